@@ -1,0 +1,400 @@
+//! Rialto's domain values: the commands that go into the matching engine and the events that
+//! come out of it.
+//!
+//! Role: the shared vocabulary of every other crate. Everything here is a plain `Copy` value.
+//!
+//! Never: I/O, clocks, allocation, floats. Prices are integer ticks (`i64`) and quantities
+//! integer lots (`u64`). Wire formats (FIX, CSV, JSON) live in adapters, not here.
+//!
+//! Invariants: a `Command` is self-contained (it carries everything the engine needs, so the
+//! engine is a pure function of the command stream); an `Event` says what happened to exactly
+//! one order, trade or price level.
+#![forbid(unsafe_code)]
+
+/// Price in the instrument's integer price unit. A valid limit price is positive and a multiple
+/// of the instrument's `tick`.
+pub type PriceTicks = i64;
+/// Quantity in integer units. A valid quantity is positive and a multiple of the instrument's
+/// `lot`.
+pub type QtyLots = u64;
+/// Engine-wide order identifier, unique for the life of the engine (live or past).
+pub type OrderId = u64;
+/// The owner of an order. Only the owner may cancel or replace it.
+pub type AccountId = u32;
+/// Index of an instrument in the engine's instrument table (0-based, dense).
+pub type SymbolId = u32;
+/// Engine-assigned trade identifier, strictly increasing from 1.
+pub type TradeId = u64;
+
+/// Maximum length of a symbol in bytes.
+pub const SYMBOL_LEN_MAX: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    Buy,
+    Sell,
+}
+
+impl Side {
+    pub fn opposite(self) -> Side {
+        match self {
+            Side::Buy => Side::Sell,
+            Side::Sell => Side::Buy,
+        }
+    }
+    /// `B` or `S`, as in the CSV and JSON formats.
+    pub fn as_char(self) -> char {
+        match self {
+            Side::Buy => 'B',
+            Side::Sell => 'S',
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OrdType {
+    Limit,
+    /// Never rests: whatever does not trade on arrival is canceled with `NoLiquidity`.
+    Market,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimeInForce {
+    /// Good till canceled.
+    Gtc,
+    /// Rests until canceled or until the trading day ends (`Command::ExpireDay`).
+    Day,
+    /// Immediate or cancel: the remainder after arrival is canceled (`CancelReason::Ioc`).
+    Ioc,
+    /// Fill or kill: the whole quantity trades on arrival or nothing does.
+    Fok,
+}
+
+/// Self-trade prevention mode, chosen per (aggressor) order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum StpMode {
+    /// Cancel the aggressor's remainder when it would trade with its own account.
+    #[default]
+    CancelNewest,
+    /// Cancel the resting order of the same account and go on matching.
+    CancelOldest,
+    /// Cancel both the resting order and the aggressor's remainder.
+    CancelBoth,
+    /// Let the account trade with itself.
+    None,
+}
+
+impl StpMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StpMode::CancelNewest => "cancel_newest",
+            StpMode::CancelOldest => "cancel_oldest",
+            StpMode::CancelBoth => "cancel_both",
+            StpMode::None => "none",
+        }
+    }
+}
+
+/// An instrument: its symbol and the grid its prices and quantities must lie on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Instrument {
+    pub symbol: Symbol,
+    /// Smallest price increment, in price units (>= 1).
+    pub tick: PriceTicks,
+    /// Smallest quantity increment (>= 1).
+    pub lot: QtyLots,
+}
+
+/// A short ASCII symbol stored inline (no allocation), e.g. `ACME`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Symbol {
+    len: u8,
+    bytes: [u8; SYMBOL_LEN_MAX],
+}
+
+impl Symbol {
+    /// Returns `None` if `s` is empty, longer than `SYMBOL_LEN_MAX`, or not printable ASCII
+    /// without spaces or commas.
+    pub fn new(s: &str) -> Option<Symbol> {
+        let b = s.as_bytes();
+        if b.is_empty()
+            || b.len() > SYMBOL_LEN_MAX
+            || !b.iter().all(|c| c.is_ascii_graphic() && *c != b',')
+        {
+            return None;
+        }
+        let mut bytes = [0u8; SYMBOL_LEN_MAX];
+        bytes[..b.len()].copy_from_slice(b);
+        Some(Symbol {
+            len: b.len() as u8,
+            bytes,
+        })
+    }
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever stored (checked in `new`).
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for Symbol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl std::fmt::Display for Symbol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A new order. `price` is ignored (and should be 0) for market orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NewOrder {
+    pub id: OrderId,
+    pub account: AccountId,
+    pub symbol: SymbolId,
+    pub side: Side,
+    pub ord_type: OrdType,
+    pub tif: TimeInForce,
+    pub price: PriceTicks,
+    pub qty: QtyLots,
+    /// Rejected (`PostOnlyWouldCross`) instead of trading on arrival.
+    pub post_only: bool,
+    pub stp: StpMode,
+}
+
+/// What the engine is asked to do. Every command is answered by at least one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Command {
+    New(NewOrder),
+    /// Cancel a resting order of `account`.
+    Cancel {
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+    },
+    /// Set a resting order's price and remaining quantity.
+    Replace {
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        price: PriceTicks,
+        qty: QtyLots,
+    },
+    /// Cancel every resting order of `account`, optionally only on one symbol and/or side.
+    MassCancel {
+        account: AccountId,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+    },
+    /// End of the trading day: cancel every resting DAY order (optionally of one symbol)
+    /// with `CancelReason::Expired`.
+    ExpireDay {
+        symbol: Option<SymbolId>,
+    },
+}
+
+/// Which field of a command made it invalid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Field {
+    Id,
+    Account,
+    Symbol,
+    Side,
+    OrdType,
+    Tif,
+    Price,
+    Qty,
+    Stp,
+}
+
+impl Field {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::Account => "account",
+            Field::Symbol => "symbol",
+            Field::Side => "side",
+            Field::OrdType => "type",
+            Field::Tif => "tif",
+            Field::Price => "price",
+            Field::Qty => "qty",
+            Field::Stp => "stp",
+        }
+    }
+}
+
+/// Why a command was refused. The order (or the book) is unchanged by a rejected command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RejectReason {
+    /// A new order reused the id of a live or past order.
+    DuplicateId,
+    /// A field is out of range or off the instrument's tick or lot grid.
+    Invalid(Field),
+    /// Cancel or replace of an order that is not resting, or that belongs to another account.
+    UnknownOrder,
+    /// A post-only order (or a replace of one) would have traded on arrival.
+    PostOnlyWouldCross,
+    /// A preallocated limit (orders, price levels) is full.
+    CapacityExceeded,
+}
+
+impl RejectReason {
+    /// The reason as written in the offline matcher's JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::DuplicateId => "duplicate_id",
+            RejectReason::Invalid(_) => "invalid",
+            RejectReason::UnknownOrder => "unknown_order",
+            RejectReason::PostOnlyWouldCross => "post_only_would_cross",
+            RejectReason::CapacityExceeded => "capacity_exceeded",
+        }
+    }
+}
+
+/// Why (part of) an order left the book or never rested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CancelReason {
+    /// Canceled on the owner's request (cancel or mass cancel).
+    User,
+    /// Remainder of an IOC order.
+    Ioc,
+    /// A FOK order that could not fill completely.
+    Fok,
+    /// Self-trade prevention.
+    Stp,
+    /// Remainder of a market order.
+    NoLiquidity,
+    /// A DAY order at the end of the trading day.
+    Expired,
+}
+
+impl CancelReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CancelReason::User => "user",
+            CancelReason::Ioc => "ioc",
+            CancelReason::Fok => "fok",
+            CancelReason::Stp => "stp",
+            CancelReason::NoLiquidity => "no_liquidity",
+            CancelReason::Expired => "expired",
+        }
+    }
+}
+
+/// What the engine did. Events of one command are emitted in the order they happen:
+/// `Accepted` (or `Replaced`) before the trades it causes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// A new order passed validation. Emitted before any of its trades.
+    Accepted {
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        side: Side,
+        price: PriceTicks,
+        qty: QtyLots,
+    },
+    /// A command was refused; `id` is the order named by the command (0 for a mass cancel).
+    Rejected { id: OrderId, reason: RejectReason },
+    /// One match between an aggressor (taker) and a resting order (maker), at the maker's price.
+    Trade {
+        trade_id: TradeId,
+        symbol: SymbolId,
+        price: PriceTicks,
+        qty: QtyLots,
+        maker_id: OrderId,
+        taker_id: OrderId,
+        maker_account: AccountId,
+        taker_account: AccountId,
+        taker_side: Side,
+        /// Maker's remaining quantity after this trade (0 = filled, left the book).
+        maker_leaves: QtyLots,
+        /// Taker's remaining quantity after this trade.
+        taker_leaves: QtyLots,
+    },
+    /// `qty` of order `id` was canceled; the order is no longer live.
+    Canceled {
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        reason: CancelReason,
+        qty: QtyLots,
+    },
+    /// A replace was applied; `qty` is the new remaining quantity. Emitted before its trades.
+    Replaced {
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        price: PriceTicks,
+        qty: QtyLots,
+        /// False if the order kept its place in the queue.
+        lost_priority: bool,
+    },
+    /// A mass cancel finished, after one `Canceled` per order it canceled.
+    MassCanceled { account: AccountId, count: u64 },
+    /// The aggregate resting quantity at one price changed (market data). `qty == 0` means the
+    /// level is gone. Emitted after the order event that caused it.
+    Level {
+        symbol: SymbolId,
+        side: Side,
+        price: PriceTicks,
+        qty: QtyLots,
+        orders: u32,
+    },
+}
+
+/// Where the engine writes events. Implemented by whatever consumes them (a Vec in tests, the
+/// gateway's publisher, the flash1 report queue). Must not fail.
+pub trait EventSink {
+    fn on_event(&mut self, event: &Event);
+}
+
+impl EventSink for Vec<Event> {
+    #[inline]
+    fn on_event(&mut self, event: &Event) {
+        self.push(*event);
+    }
+}
+
+/// Discards events (benchmarks that only want the engine's work).
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    #[inline]
+    fn on_event(&mut self, _event: &Event) {}
+}
+
+/// Anything that applies commands with Rialto's matching semantics: the fast engine and the
+/// naive reference model used to check it.
+pub trait Matcher {
+    fn apply<S: EventSink>(&mut self, cmd: &Command, sink: &mut S);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbol_roundtrip_and_limits() {
+        assert_eq!(Symbol::new("ACME").unwrap().as_str(), "ACME");
+        assert!(Symbol::new("").is_none());
+        assert!(Symbol::new("A,B").is_none());
+        assert!(Symbol::new("A B").is_none());
+        assert!(Symbol::new(&"X".repeat(SYMBOL_LEN_MAX + 1)).is_none());
+        assert_eq!(
+            Symbol::new(&"X".repeat(SYMBOL_LEN_MAX))
+                .unwrap()
+                .as_str()
+                .len(),
+            SYMBOL_LEN_MAX
+        );
+    }
+
+    #[test]
+    fn side_opposite() {
+        assert_eq!(Side::Buy.opposite(), Side::Sell);
+        assert_eq!(Side::Sell.opposite(), Side::Buy);
+    }
+}
