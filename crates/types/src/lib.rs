@@ -335,7 +335,15 @@ pub enum Event {
     /// A mass cancel finished, after one `Canceled` per order it canceled.
     MassCanceled { account: AccountId, count: u64 },
     /// The aggregate resting quantity at one price changed (market data). `qty == 0` means the
-    /// level is gone. Emitted after the order event that caused it.
+    /// level is gone. Emitted after the order event that caused it, by this exact rule (the engine
+    /// and the reference model must agree byte for byte):
+    /// - each `Trade` is immediately followed by the `Level` of the maker's side and price;
+    /// - an order coming to rest emits its `Level` right after the event that made it rest
+    ///   (`Accepted`/`Replaced`, or the last `Trade`/`Canceled` of that command);
+    /// - a canceled resting order's `Canceled` is immediately followed by its `Level`;
+    /// - a replace that keeps priority emits `Replaced` then `Level`; one that loses priority emits
+    ///   `Replaced`, the `Level` of the old price, then its trades, then the `Level` of the new
+    ///   price if it rests.
     Level {
         symbol: SymbolId,
         side: Side,
