@@ -16,11 +16,12 @@
 //! the tick, else `Invalid(Price)` (a market order's price is ignored); then the id must never
 //! have been used (`DuplicateId`; an id is used once a new order with it was *accepted*, so a
 //! rejected new order does not use its id); then a post-only order that would trade on arrival
-//! is rejected (`PostOnlyWouldCross`). Cancel: the order must rest on that symbol and belong to
-//! that account, else `UnknownOrder`. Replace: symbol in range (else `UnknownOrder`), quantity
-//! (`Invalid(Qty)`), price (`Invalid(Price)`), then the order as for cancel (`UnknownOrder`),
-//! then the post-only rule. Mass cancel and end of day with a symbol out of range:
-//! `Rejected { id: 0, Invalid(Symbol) }`. A rejected command changes nothing.
+//! is rejected (`PostOnlyWouldCross`). Cancel: symbol id in range (else `Invalid(Symbol)`), then
+//! the order must rest on that symbol and belong to that account, else `UnknownOrder`. Replace:
+//! symbol in range (`Invalid(Symbol)`), quantity (`Invalid(Qty)`), price (`Invalid(Price)`),
+//! then the order as for cancel (`UnknownOrder`), then the post-only rule. Mass cancel and end
+//! of day with a symbol out of range: `Rejected { id: 0, Invalid(Symbol) }`. A rejected command
+//! changes nothing.
 //!
 //! **New.** `Accepted` (price 0 for a market order), then the trades, then the remainder:
 //! a market order's remainder is canceled `NoLiquidity` (whatever its time in force), an IOC's

@@ -525,6 +525,9 @@ impl Reference {
         symbol: SymbolId,
         sink: &mut S,
     ) {
+        if symbol as usize >= self.books.len() {
+            return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
+        }
         match self.owned(id, account, symbol) {
             Some(order) => self.cancel_resting(symbol, order, CancelReason::User, sink),
             None => Self::reject(sink, id, RejectReason::UnknownOrder),
@@ -541,7 +544,7 @@ impl Reference {
         sink: &mut S,
     ) {
         let Some(inst) = self.instruments.get(symbol as usize).copied() else {
-            return Self::reject(sink, id, RejectReason::UnknownOrder);
+            return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
         };
         if qty == 0 || qty % inst.lot != 0 {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Qty));

@@ -1,6 +1,8 @@
 //! Runs every `scenarios/*.scn` file against the reference model and against the engine.
 //! A failure names the file, the line, the scenario, and the expected and actual events.
 
+mod common;
+
 use std::path::PathBuf;
 
 use model::scenario::{self, Outcome, Scenario};
@@ -49,5 +51,11 @@ fn run_all<M: model::Inspect>(make: impl Fn(&[types::Instrument]) -> M + Copy) -
 #[test]
 fn scenarios_pass_on_the_reference() {
     let o = run_all(Reference::new);
+    assert!(o.scenarios >= 60 && o.commands >= 200, "{o:?}");
+}
+
+#[test]
+fn scenarios_pass_on_the_engine() {
+    let o = run_all(common::Eng::new);
     assert!(o.scenarios >= 60 && o.commands >= 200, "{o:?}");
 }
