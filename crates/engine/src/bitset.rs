@@ -1,0 +1,161 @@
+//! A hierarchical bitset over price-ladder indices: which price levels are non-empty.
+//!
+//! Role: O(log64 n) "next non-empty level at or above / at or below i" for the ladder, so the
+//! best price is found again in a few word operations after the best level empties.
+//!
+//! Never: allocates after construction.
+//!
+//! Invariants: a bit in layer k+1 is set iff the corresponding 64-bit word of layer k is
+//! non-zero; layer 0 holds one bit per index.
+
+#[derive(Clone, Debug)]
+pub(crate) struct BitSet {
+    /// `layers[0]` is the leaf layer; the last layer has a single word.
+    layers: Vec<Vec<u64>>,
+    len: usize,
+}
+
+impl BitSet {
+    /// A bitset for indices `0..len`, all clear.
+    pub(crate) fn new(len: usize) -> BitSet {
+        let mut layers = Vec::new();
+        let mut bits = len.max(1);
+        loop {
+            let words = bits.div_ceil(64);
+            layers.push(vec![0u64; words]);
+            if words == 1 {
+                break;
+            }
+            bits = words;
+        }
+        BitSet { layers, len }
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> bool {
+        i < self.len && self.layers[0][i >> 6] & (1u64 << (i & 63)) != 0
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, mut i: usize) {
+        for layer in self.layers.iter_mut() {
+            let w = &mut layer[i >> 6];
+            let was = *w;
+            *w = was | (1u64 << (i & 63));
+            if was != 0 {
+                return;
+            }
+            i >>= 6;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn clear(&mut self, mut i: usize) {
+        for layer in self.layers.iter_mut() {
+            let w = &mut layer[i >> 6];
+            *w &= !(1u64 << (i & 63));
+            if *w != 0 {
+                return;
+            }
+            i >>= 6;
+        }
+    }
+
+    /// The smallest set index `>= i`.
+    #[inline]
+    pub(crate) fn next_ge(&self, i: usize) -> Option<usize> {
+        let mut layer = 0;
+        let mut idx = i;
+        loop {
+            let words = &self.layers[layer];
+            let w = idx >> 6;
+            if w >= words.len() {
+                return None;
+            }
+            let m = words[w] & (!0u64 << (idx & 63));
+            if m != 0 {
+                idx = (w << 6) | m.trailing_zeros() as usize;
+                break;
+            }
+            layer += 1;
+            if layer == self.layers.len() {
+                return None;
+            }
+            idx = w + 1;
+        }
+        while layer > 0 {
+            layer -= 1;
+            idx = (idx << 6) | self.layers[layer][idx].trailing_zeros() as usize;
+        }
+        Some(idx)
+    }
+
+    /// The largest set index `<= i`.
+    #[inline]
+    pub(crate) fn prev_le(&self, i: usize) -> Option<usize> {
+        let mut layer = 0;
+        let mut idx = i.min(self.len.saturating_sub(1));
+        loop {
+            let words = &self.layers[layer];
+            let w = idx >> 6;
+            let m = words[w] & (!0u64 >> (63 - (idx & 63)));
+            if m != 0 {
+                idx = (w << 6) | (63 - m.leading_zeros() as usize);
+                break;
+            }
+            layer += 1;
+            if w == 0 || layer == self.layers.len() {
+                return None;
+            }
+            idx = w - 1;
+        }
+        while layer > 0 {
+            layer -= 1;
+            idx = (idx << 6) | (63 - self.layers[layer][idx].leading_zeros() as usize);
+        }
+        Some(idx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_next(v: &[bool], i: usize) -> Option<usize> {
+        (i..v.len()).find(|&j| v[j])
+    }
+    fn naive_prev(v: &[bool], i: usize) -> Option<usize> {
+        (0..=i.min(v.len() - 1)).rev().find(|&j| v[j])
+    }
+
+    #[test]
+    fn matches_naive_on_pseudo_random_ops() {
+        for len in [1usize, 63, 64, 65, 4096, 5000, 300_000] {
+            let mut b = BitSet::new(len);
+            let mut v = vec![false; len];
+            let mut x: u64 = 0x1234_5678 ^ len as u64;
+            for step in 0..3000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let i = (x as usize) % len;
+                if step % 3 == 2 {
+                    b.clear(i);
+                    v[i] = false;
+                } else {
+                    b.set(i);
+                    v[i] = true;
+                }
+                let q = (x >> 32) as usize % len;
+                assert_eq!(b.next_ge(q), naive_next(&v, q), "len {len} q {q}");
+                assert_eq!(b.prev_le(q), naive_prev(&v, q), "len {len} q {q}");
+                assert_eq!(b.get(q), v[q]);
+            }
+            for i in 0..len {
+                b.clear(i);
+            }
+            assert_eq!(b.next_ge(0), None);
+            assert_eq!(b.prev_le(len - 1), None);
+        }
+    }
+}

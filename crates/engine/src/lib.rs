@@ -1,0 +1,1037 @@
+//! Rialto's matching engine: a deterministic price-time state machine over one book per
+//! instrument. Commands in, events out.
+//!
+//! Role: the exchange's single source of truth for resting orders and trades. `Engine::apply`
+//! (the `types::Matcher` impl) validates a command, matches it and reports every consequence to
+//! an `EventSink`, in the order it happens.
+//!
+//! Never: reads a clock, an RNG, a socket or a file; uses floats; allocates per command in steady
+//! state (the order slab, id index and price ladders are preallocated; see `EngineConfig` for the
+//! few amortized growth paths); iterates a `HashMap` (no `RandomState` anywhere).
+//!
+//! Invariants (checked by `check_invariants`, after every command in tests): a book is never
+//! crossed at rest; every resting quantity is positive; each level is a FIFO in arrival order
+//! and its aggregates equal the sum of its orders; the id index points at exactly the resting
+//! orders.
+//!
+//! # Semantics (issue 2, "Semantics (normative)", and the doc comments in `types`)
+//! - Validation order, for a new order: symbol (`Invalid(Symbol)`), quantity zero or off the lot
+//!   (`Invalid(Qty)`), limit price non-positive or off the tick (`Invalid(Price)`; market orders
+//!   ignore their price), duplicate id (`DuplicateId`), post-only would cross
+//!   (`PostOnlyWouldCross`), capacity (`CapacityExceeded`: a GTC/DAY limit order while the order
+//!   slab is full, or whose price cannot fit its side's ladder window of `levels_max` ticks).
+//!   Cancel and replace check symbol, (replace: quantity, price,) then `UnknownOrder`.
+//! - Used ids: an id becomes used when a `New` with it is `Accepted` (whatever happens to it
+//!   afterwards: rests, trades, is canceled). A rejected `New` does not use its id.
+//! - A new order emits `Accepted` (market orders report price 0), then its trades (each followed
+//!   by the `Level` of the maker's price), then either a `Canceled` of the remainder (`Stp` when
+//!   self-trade prevention stopped it, else `NoLiquidity` for market orders, `Ioc` for IOC) or,
+//!   for a GTC/DAY limit order, the `Level` of the price it rests at.
+//! - FOK: before any trade, the engine counts the quantity it could fill within its limit. With
+//!   STP `None` every crossing order counts; `CancelOldest` skips orders of its own account
+//!   (they would be canceled, and matching goes on); `CancelNewest` and `CancelBoth` count only
+//!   the quantity ahead of the first crossing order of its own account. If it falls short: no
+//!   trade, no STP cancel, the book is untouched, `Canceled{Fok, qty: full}`.
+//! - Post-only: rejected if it would trade on arrival, i.e. it crosses the opposite best price
+//!   (own orders included; a post-only market order crosses any non-empty opposite side).
+//! - STP, for an aggressor meeting a resting order of its own account with mode: `CancelNewest`:
+//!   stop, cancel the aggressor's remainder (`Stp`); `CancelOldest`: cancel the resting order
+//!   (`Stp`, then its `Level`) and go on; `CancelBoth`: cancel the resting order, then the
+//!   aggressor's remainder; `None`: trade.
+//! - Replace: same price and qty <= remaining keeps priority (`Replaced{lost_priority: false}`,
+//!   then `Level`). Otherwise: if the order was entered post-only and the new price crosses,
+//!   `PostOnlyWouldCross` and nothing changes; else `Replaced{lost_priority: true}`, `Level` of
+//!   the old price, trades as an aggressor with its own tif/stp, then the remainder rests at the
+//!   back of the new price (`Level`), or is canceled `Stp`.
+//! - `RestingOrder::orig_qty` is the quantity the order last entered the book with: the `New`'s
+//!   quantity, or the quantity set by the last replace.
+//! - Mass cancel and expire walk symbols ascending, then buy before sell, then priority order.
+#![forbid(unsafe_code)]
+
+mod bitset;
+mod ids;
+mod ladder;
+mod snapshot;
+
+use ids::{IdIndex, DEAD};
+use ladder::{Ladder, Order, NIL};
+pub use snapshot::SnapshotError;
+use types::{
+    AccountId, CancelReason, Command, Event, EventSink, Field, Instrument, Matcher, NewOrder,
+    OrdType, OrderId, PriceTicks, QtyLots, RejectReason, Side, StpMode, Symbol, SymbolId,
+    TimeInForce,
+};
+
+/// Preallocation limits. Everything is reserved in `Engine::new`; nothing grows per command
+/// except the amortized paths named below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Maximum number of resting orders across all books (slab capacity, reserved up front).
+    pub orders_max: usize,
+    /// Initial width, in ticks, of each side's price ladder window.
+    pub levels_initial: usize,
+    /// Maximum width, in ticks, of a side's price ladder window (rounded up to a power of two).
+    /// The window re-centres or doubles (amortized) while the resting prices of a side span
+    /// less than this; an order to rest beyond it is refused with `CapacityExceeded`.
+    pub levels_max: usize,
+    /// Ids below this are indexed directly (4 bytes each, committed by the OS as touched).
+    pub ids_direct: usize,
+    /// Initial capacity of the hash table for ids >= `ids_direct`; it doubles beyond a load of
+    /// 1/2 (amortized growth: the one allocation a command may cause after warm-up, and only
+    /// for sparse ids).
+    pub ids_hashed_initial: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            orders_max: 1 << 20,
+            levels_initial: 1 << 12,
+            levels_max: 1 << 22,
+            ids_direct: 1 << 22,
+            ids_hashed_initial: 1 << 12,
+        }
+    }
+}
+
+/// Why an engine could not be built from its instruments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Two instruments share a symbol.
+    DuplicateSymbol(String),
+    /// A tick or lot below 1.
+    BadGrid(String),
+    /// More instruments than `SymbolId` can number, or `orders_max` beyond `u32` slots.
+    TooMany,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::DuplicateSymbol(s) => write!(f, "duplicate symbol {s}"),
+            ConfigError::BadGrid(s) => write!(f, "instrument {s}: tick and lot must be >= 1"),
+            ConfigError::TooMany => write!(f, "too many instruments or orders_max too large"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A resting order, as seen from outside the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RestingOrder {
+    pub id: OrderId,
+    pub account: AccountId,
+    pub symbol: SymbolId,
+    pub side: Side,
+    pub price: PriceTicks,
+    /// Remaining quantity (> 0).
+    pub qty: QtyLots,
+    /// Quantity the order last entered the book with (the new order's, or the last replace's).
+    pub orig_qty: QtyLots,
+    pub tif: TimeInForce,
+    pub post_only: bool,
+    pub stp: StpMode,
+}
+
+impl RestingOrder {
+    fn of(o: &Order) -> RestingOrder {
+        RestingOrder {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            side: o.side,
+            price: o.price,
+            qty: o.qty,
+            orig_qty: o.orig_qty,
+            tif: o.tif,
+            post_only: o.post_only,
+            stp: o.stp,
+        }
+    }
+}
+
+#[inline]
+fn side_ix(side: Side) -> usize {
+    match side {
+        Side::Buy => 0,
+        Side::Sell => 1,
+    }
+}
+
+/// The matching engine. See the crate documentation for its exact semantics.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    instruments: Vec<Instrument>,
+    /// (symbol, id) sorted by symbol, for `symbol_id`.
+    by_symbol: Vec<(Symbol, SymbolId)>,
+    config: EngineConfig,
+    /// Per instrument: [bids, asks].
+    books: Vec<[Ladder; 2]>,
+    /// Order slab; capacity `orders_max`, reserved up front.
+    orders: Vec<Order>,
+    free_head: u32,
+    live: usize,
+    ids: IdIndex,
+    next_trade_id: u64,
+    next_seq: u64,
+}
+
+/// How matching an aggressor ended.
+struct MatchEnd {
+    left: QtyLots,
+    /// Self-trade prevention canceled the aggressor's remainder.
+    stp_stop: bool,
+}
+
+/// The aggressor's fixed attributes during one match.
+#[derive(Clone, Copy)]
+struct Taker {
+    id: OrderId,
+    account: AccountId,
+    symbol: SymbolId,
+    side: Side,
+    /// `None` for a market order.
+    limit: Option<PriceTicks>,
+    stp: StpMode,
+}
+
+#[inline]
+fn crosses(side: Side, limit: Option<PriceTicks>, maker_price: PriceTicks) -> bool {
+    match limit {
+        None => true,
+        Some(l) => match side {
+            Side::Buy => maker_price <= l,
+            Side::Sell => maker_price >= l,
+        },
+    }
+}
+
+#[inline]
+fn level_event<S: EventSink>(sink: &mut S, symbol: SymbolId, lad: &Ladder, idx: usize) {
+    let l = &lad.levels[idx];
+    sink.on_event(&Event::Level {
+        symbol,
+        side: lad.side,
+        price: lad.price_of(idx),
+        qty: l.qty,
+        orders: l.count,
+    });
+}
+
+impl Engine {
+    /// Builds an engine. Panics (with the reason) if the instruments are invalid; use
+    /// `try_new` to get the error instead.
+    pub fn new(instruments: &[Instrument], config: EngineConfig) -> Engine {
+        match Engine::try_new(instruments, config) {
+            Ok(e) => e,
+            Err(e) => panic!("engine: invalid instruments: {e}"),
+        }
+    }
+
+    /// Builds an engine, or says why its instruments or config are invalid.
+    pub fn try_new(
+        instruments: &[Instrument],
+        config: EngineConfig,
+    ) -> Result<Engine, ConfigError> {
+        if instruments.len() > u32::MAX as usize || config.orders_max >= u32::MAX as usize - 1 {
+            return Err(ConfigError::TooMany);
+        }
+        let mut by_symbol: Vec<(Symbol, SymbolId)> = Vec::with_capacity(instruments.len());
+        for (i, inst) in instruments.iter().enumerate() {
+            if inst.tick < 1 || inst.lot < 1 {
+                return Err(ConfigError::BadGrid(inst.symbol.to_string()));
+            }
+            by_symbol.push((inst.symbol, i as SymbolId));
+        }
+        by_symbol.sort();
+        for w in by_symbol.windows(2) {
+            if w[0].0 == w[1].0 {
+                return Err(ConfigError::DuplicateSymbol(w[0].0.to_string()));
+            }
+        }
+        let books = instruments
+            .iter()
+            .map(|inst| {
+                [
+                    Ladder::new(
+                        Side::Buy,
+                        inst.tick,
+                        config.levels_initial,
+                        config.levels_max,
+                    ),
+                    Ladder::new(
+                        Side::Sell,
+                        inst.tick,
+                        config.levels_initial,
+                        config.levels_max,
+                    ),
+                ]
+            })
+            .collect();
+        Ok(Engine {
+            instruments: instruments.to_vec(),
+            by_symbol,
+            config,
+            books,
+            orders: Vec::with_capacity(config.orders_max),
+            free_head: NIL,
+            live: 0,
+            ids: IdIndex::new(config.ids_direct, config.ids_hashed_initial),
+            next_trade_id: 1,
+            next_seq: 1,
+        })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn instruments(&self) -> &[Instrument] {
+        &self.instruments
+    }
+
+    pub fn symbol_id(&self, symbol: &str) -> Option<SymbolId> {
+        let s = Symbol::new(symbol)?;
+        self.by_symbol
+            .binary_search_by(|(k, _)| k.cmp(&s))
+            .ok()
+            .map(|i| self.by_symbol[i].1)
+    }
+
+    /// Number of resting orders across all books.
+    pub fn resting_count(&self) -> usize {
+        self.live
+    }
+
+    /// The id the next trade will get.
+    pub fn next_trade_id(&self) -> u64 {
+        self.next_trade_id
+    }
+
+    fn best(&self, symbol: SymbolId, side: Side) -> Option<(PriceTicks, QtyLots)> {
+        let lad = &self.books.get(symbol as usize)?[side_ix(side)];
+        let i = lad.best_idx()?;
+        Some((lad.price_of(i), lad.levels[i].qty))
+    }
+
+    /// Best bid price and the aggregate quantity there.
+    #[inline]
+    pub fn best_bid(&self, symbol: SymbolId) -> Option<(PriceTicks, QtyLots)> {
+        self.best(symbol, Side::Buy)
+    }
+
+    /// Best ask price and the aggregate quantity there.
+    #[inline]
+    pub fn best_ask(&self, symbol: SymbolId) -> Option<(PriceTicks, QtyLots)> {
+        self.best(symbol, Side::Sell)
+    }
+
+    /// Aggregate resting quantity at exactly `price` (0 if none).
+    #[inline]
+    pub fn depth_at(&self, symbol: SymbolId, side: Side, price: PriceTicks) -> QtyLots {
+        let Some(book) = self.books.get(symbol as usize) else {
+            return 0;
+        };
+        let lad = &book[side_ix(side)];
+        match lad.idx_of(price) {
+            Some(i) => lad.levels[i].qty,
+            None => 0,
+        }
+    }
+
+    /// Resting orders of one side in priority order: best price first, then time.
+    pub fn resting(&self, symbol: SymbolId, side: Side) -> impl Iterator<Item = RestingOrder> + '_ {
+        let lad = self.books.get(symbol as usize).map(|b| &b[side_ix(side)]);
+        let mut level = lad.and_then(|l| l.best_idx());
+        let mut slot = match (lad, level) {
+            (Some(l), Some(i)) => l.levels[i].head,
+            _ => NIL,
+        };
+        std::iter::from_fn(move || {
+            let lad = lad?;
+            if slot == NIL {
+                return None;
+            }
+            let o = &self.orders[slot as usize];
+            slot = o.next;
+            if slot == NIL {
+                level = level.and_then(|i| lad.next_worse(i));
+                if let Some(i) = level {
+                    slot = lad.levels[i].head;
+                }
+            }
+            Some(RestingOrder::of(o))
+        })
+    }
+
+    /// A live resting order by id.
+    pub fn order(&self, id: OrderId) -> Option<RestingOrder> {
+        let slot = self.ids.live_slot(id)?;
+        Some(RestingOrder::of(&self.orders[slot as usize]))
+    }
+
+    /// Whether `id` was ever accepted (the duplicate-id rule).
+    pub fn id_used(&self, id: OrderId) -> bool {
+        self.ids.is_used(id)
+    }
+
+    // ---------------------------------------------------------------- slab
+
+    #[inline]
+    fn slab_full(&self) -> bool {
+        self.free_head == NIL && self.orders.len() >= self.config.orders_max
+    }
+
+    #[inline]
+    fn alloc_slot(&mut self, o: Order) -> u32 {
+        self.live += 1;
+        if self.free_head != NIL {
+            let s = self.free_head;
+            self.free_head = self.orders[s as usize].next;
+            self.orders[s as usize] = o;
+            s
+        } else {
+            self.orders.push(o);
+            (self.orders.len() - 1) as u32
+        }
+    }
+
+    #[inline]
+    fn free_slot(orders: &mut [Order], free_head: &mut u32, live: &mut usize, slot: u32) {
+        let o = &mut orders[slot as usize];
+        o.qty = 0;
+        o.id = 0;
+        o.prev = NIL;
+        o.next = *free_head;
+        *free_head = slot;
+        *live -= 1;
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    fn reject<S: EventSink>(sink: &mut S, id: OrderId, reason: RejectReason) {
+        sink.on_event(&Event::Rejected { id, reason });
+    }
+
+    #[inline]
+    fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+        let sym = o.symbol as usize;
+        let Some(inst) = self.instruments.get(sym) else {
+            return Self::reject(sink, o.id, RejectReason::Invalid(Field::Symbol));
+        };
+        if o.qty == 0 || (inst.lot != 1 && o.qty % inst.lot != 0) {
+            return Self::reject(sink, o.id, RejectReason::Invalid(Field::Qty));
+        }
+        let market = o.ord_type == OrdType::Market;
+        if !market && (o.price <= 0 || (inst.tick != 1 && o.price % inst.tick != 0)) {
+            return Self::reject(sink, o.id, RejectReason::Invalid(Field::Price));
+        }
+        if self.ids.is_used(o.id) {
+            return Self::reject(sink, o.id, RejectReason::DuplicateId);
+        }
+        let limit = if market { None } else { Some(o.price) };
+        if o.post_only && self.would_cross(o.symbol, o.side, limit) {
+            return Self::reject(sink, o.id, RejectReason::PostOnlyWouldCross);
+        }
+        let may_rest = !market && matches!(o.tif, TimeInForce::Gtc | TimeInForce::Day);
+        if may_rest && (self.slab_full() || !self.books[sym][side_ix(o.side)].can_hold(o.price)) {
+            return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
+        }
+        sink.on_event(&Event::Accepted {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            side: o.side,
+            price: if market { 0 } else { o.price },
+            qty: o.qty,
+        });
+        let taker = Taker {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            side: o.side,
+            limit,
+            stp: o.stp,
+        };
+        if o.tif == TimeInForce::Fok && !self.fok_fillable(&taker, o.qty) {
+            self.ids.set(o.id, DEAD);
+            return sink.on_event(&Event::Canceled {
+                id: o.id,
+                account: o.account,
+                symbol: o.symbol,
+                reason: CancelReason::Fok,
+                qty: o.qty,
+            });
+        }
+        let end = self.match_taker(&taker, o.qty, sink);
+        if end.left == 0 {
+            self.ids.set(o.id, DEAD);
+            return;
+        }
+        let reason = if end.stp_stop {
+            CancelReason::Stp
+        } else if market {
+            CancelReason::NoLiquidity
+        } else {
+            match o.tif {
+                TimeInForce::Ioc => CancelReason::Ioc,
+                // Unreachable after a successful FOK check; cancel rather than rest.
+                TimeInForce::Fok => CancelReason::Fok,
+                TimeInForce::Gtc | TimeInForce::Day => {
+                    let slot = self.alloc_slot(Order {
+                        id: o.id,
+                        price: o.price,
+                        qty: end.left,
+                        orig_qty: o.qty,
+                        seq: 0,
+                        prev: NIL,
+                        next: NIL,
+                        account: o.account,
+                        symbol: o.symbol,
+                        side: o.side,
+                        tif: o.tif,
+                        post_only: o.post_only,
+                        stp: o.stp,
+                    });
+                    self.ids.set(o.id, slot + 1);
+                    self.rest(slot, sink);
+                    return;
+                }
+            }
+        };
+        self.ids.set(o.id, DEAD);
+        sink.on_event(&Event::Canceled {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            reason,
+            qty: end.left,
+        });
+    }
+
+    /// Links `slot` (price, qty, side, symbol set) at the back of its level and emits `Level`.
+    #[inline]
+    fn rest<S: EventSink>(&mut self, slot: u32, sink: &mut S) {
+        let (sym, side, price) = {
+            let o = &mut self.orders[slot as usize];
+            o.seq = self.next_seq;
+            (o.symbol, o.side, o.price)
+        };
+        self.next_seq += 1;
+        let lad = &mut self.books[sym as usize][side_ix(side)];
+        let idx = lad.ensure(price);
+        lad.push_back(&mut self.orders, idx, slot);
+        level_event(sink, sym, lad, idx);
+    }
+
+    #[inline]
+    fn would_cross(&self, symbol: SymbolId, side: Side, limit: Option<PriceTicks>) -> bool {
+        let opp = &self.books[symbol as usize][side_ix(side.opposite())];
+        match opp.best_idx() {
+            None => false,
+            Some(i) => crosses(side, limit, opp.price_of(i)),
+        }
+    }
+
+    /// Whether a FOK of `qty` could fill completely now (see the crate docs for STP).
+    fn fok_fillable(&self, t: &Taker, qty: QtyLots) -> bool {
+        let opp = &self.books[t.symbol as usize][side_ix(t.side.opposite())];
+        let mut need = qty;
+        let mut level = opp.best_idx();
+        while let Some(i) = level {
+            if !crosses(t.side, t.limit, opp.price_of(i)) {
+                return false;
+            }
+            let lvl = &opp.levels[i];
+            if t.stp == StpMode::None {
+                if lvl.qty >= need {
+                    return true;
+                }
+                need -= lvl.qty;
+            } else {
+                let mut s = lvl.head;
+                while s != NIL {
+                    let m = &self.orders[s as usize];
+                    if m.account == t.account {
+                        if t.stp != StpMode::CancelOldest {
+                            return false;
+                        }
+                    } else {
+                        if m.qty >= need {
+                            return true;
+                        }
+                        need -= m.qty;
+                    }
+                    s = m.next;
+                }
+            }
+            level = opp.next_worse(i);
+        }
+        false
+    }
+
+    /// Matches an aggressor against the opposite side. Emits trades, STP cancels of makers and
+    /// `Level`s; leaves the aggressor's own remainder to the caller.
+    #[inline]
+    fn match_taker<S: EventSink>(&mut self, t: &Taker, qty: QtyLots, sink: &mut S) -> MatchEnd {
+        let mut left = qty;
+        let Engine {
+            books,
+            orders,
+            free_head,
+            live,
+            ids,
+            next_trade_id,
+            ..
+        } = self;
+        let opp = &mut books[t.symbol as usize][side_ix(t.side.opposite())];
+        while left > 0 {
+            let Some(idx) = opp.best_idx() else { break };
+            let price = opp.price_of(idx);
+            if !crosses(t.side, t.limit, price) {
+                break;
+            }
+            let mut slot = opp.levels[idx].head;
+            while slot != NIL && left > 0 {
+                let m = &mut orders[slot as usize];
+                let next = m.next;
+                if m.account == t.account && t.stp != StpMode::None {
+                    if t.stp == StpMode::CancelNewest {
+                        return MatchEnd {
+                            left,
+                            stp_stop: true,
+                        };
+                    }
+                    // CancelOldest or CancelBoth: cancel the resting order.
+                    let (mid, mqty, macct) = (m.id, m.qty, m.account);
+                    opp.unlink(orders, idx, slot);
+                    ids.set(mid, DEAD);
+                    Self::free_slot(orders, free_head, live, slot);
+                    sink.on_event(&Event::Canceled {
+                        id: mid,
+                        account: macct,
+                        symbol: t.symbol,
+                        reason: CancelReason::Stp,
+                        qty: mqty,
+                    });
+                    level_event(sink, t.symbol, opp, idx);
+                    if t.stp == StpMode::CancelBoth {
+                        return MatchEnd {
+                            left,
+                            stp_stop: true,
+                        };
+                    }
+                    slot = next;
+                    continue;
+                }
+                let q = left.min(m.qty);
+                m.qty -= q;
+                left -= q;
+                let (mid, macct, mleft) = (m.id, m.account, m.qty);
+                let trade_id = *next_trade_id;
+                *next_trade_id += 1;
+                sink.on_event(&Event::Trade {
+                    trade_id,
+                    symbol: t.symbol,
+                    price,
+                    qty: q,
+                    maker_id: mid,
+                    taker_id: t.id,
+                    maker_account: macct,
+                    taker_account: t.account,
+                    taker_side: t.side,
+                    maker_leaves: mleft,
+                    taker_leaves: left,
+                });
+                // The level loses `q`; a filled maker (now qty 0) then leaves it.
+                opp.levels[idx].qty -= q;
+                if mleft == 0 {
+                    opp.unlink(orders, idx, slot);
+                    ids.set(mid, DEAD);
+                    Self::free_slot(orders, free_head, live, slot);
+                }
+                level_event(sink, t.symbol, opp, idx);
+                slot = next;
+            }
+        }
+        MatchEnd {
+            left,
+            stp_stop: false,
+        }
+    }
+
+    fn cancel<S: EventSink>(
+        &mut self,
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        sink: &mut S,
+    ) {
+        if symbol as usize >= self.books.len() {
+            return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
+        }
+        let Some(slot) = self.ids.live_slot(id) else {
+            return Self::reject(sink, id, RejectReason::UnknownOrder);
+        };
+        let o = self.orders[slot as usize];
+        if o.account != account || o.symbol != symbol {
+            return Self::reject(sink, id, RejectReason::UnknownOrder);
+        }
+        self.cancel_slot(slot, CancelReason::User, sink);
+    }
+
+    /// Removes a resting order and emits `Canceled` then `Level`.
+    fn cancel_slot<S: EventSink>(&mut self, slot: u32, reason: CancelReason, sink: &mut S) {
+        let o = self.orders[slot as usize];
+        let lad = &mut self.books[o.symbol as usize][side_ix(o.side)];
+        let idx = lad
+            .idx_of(o.price)
+            .expect("engine: resting order inside its ladder window");
+        lad.unlink(&mut self.orders, idx, slot);
+        self.ids.set(o.id, DEAD);
+        Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
+        sink.on_event(&Event::Canceled {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            reason,
+            qty: o.qty,
+        });
+        level_event(sink, o.symbol, lad, idx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn replace<S: EventSink>(
+        &mut self,
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        price: PriceTicks,
+        qty: QtyLots,
+        requeue: bool,
+        sink: &mut S,
+    ) {
+        let Some(inst) = self.instruments.get(symbol as usize) else {
+            return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
+        };
+        if qty == 0 || (inst.lot != 1 && qty % inst.lot != 0) {
+            return Self::reject(sink, id, RejectReason::Invalid(Field::Qty));
+        }
+        if price <= 0 || (inst.tick != 1 && price % inst.tick != 0) {
+            return Self::reject(sink, id, RejectReason::Invalid(Field::Price));
+        }
+        let Some(slot) = self.ids.live_slot(id) else {
+            return Self::reject(sink, id, RejectReason::UnknownOrder);
+        };
+        let o = self.orders[slot as usize];
+        if o.account != account || o.symbol != symbol {
+            return Self::reject(sink, id, RejectReason::UnknownOrder);
+        }
+        let si = side_ix(o.side);
+        if !requeue && price == o.price && qty <= o.qty {
+            let lad = &mut self.books[symbol as usize][si];
+            let idx = lad
+                .idx_of(price)
+                .expect("engine: resting order inside its ladder window");
+            lad.levels[idx].qty -= o.qty - qty;
+            let r = &mut self.orders[slot as usize];
+            r.qty = qty;
+            r.orig_qty = qty;
+            sink.on_event(&Event::Replaced {
+                id,
+                account,
+                symbol,
+                price,
+                qty,
+                lost_priority: false,
+            });
+            level_event(sink, symbol, lad, idx);
+            return;
+        }
+        if o.post_only && self.would_cross(symbol, o.side, Some(price)) {
+            return Self::reject(sink, id, RejectReason::PostOnlyWouldCross);
+        }
+        if !self.books[symbol as usize][si].can_hold(price) {
+            return Self::reject(sink, id, RejectReason::CapacityExceeded);
+        }
+        sink.on_event(&Event::Replaced {
+            id,
+            account,
+            symbol,
+            price,
+            qty,
+            lost_priority: true,
+        });
+        {
+            let lad = &mut self.books[symbol as usize][si];
+            let idx = lad
+                .idx_of(o.price)
+                .expect("engine: resting order inside its ladder window");
+            lad.unlink(&mut self.orders, idx, slot);
+            level_event(sink, symbol, lad, idx);
+        }
+        let taker = Taker {
+            id,
+            account,
+            symbol,
+            side: o.side,
+            limit: Some(price),
+            stp: o.stp,
+        };
+        let end = self.match_taker(&taker, qty, sink);
+        if end.left > 0 && !end.stp_stop {
+            let r = &mut self.orders[slot as usize];
+            r.price = price;
+            r.qty = end.left;
+            r.orig_qty = qty;
+            self.rest(slot, sink);
+            return;
+        }
+        self.ids.set(id, DEAD);
+        Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
+        if end.stp_stop {
+            sink.on_event(&Event::Canceled {
+                id,
+                account,
+                symbol,
+                reason: CancelReason::Stp,
+                qty: end.left,
+            });
+        }
+    }
+
+    /// Flash1's "modify": cancel and reinsert under the same id at `price` and `qty`, always
+    /// losing priority (even at the same price with less quantity). Validation and events are
+    /// those of a replace that loses priority: `Replaced{lost_priority: true}`, the old
+    /// `Level`, then trades, then the new `Level` if it rests.
+    pub fn modify_requeue<S: EventSink>(
+        &mut self,
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        price: PriceTicks,
+        qty: QtyLots,
+        sink: &mut S,
+    ) {
+        self.replace(id, account, symbol, price, qty, true, sink);
+    }
+
+    /// Cancels, in (symbol, side, priority) order, every resting order of the selected books
+    /// for which `pick` is true.
+    fn cancel_where<S: EventSink>(
+        &mut self,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+        reason: CancelReason,
+        pick: impl Fn(&Order) -> bool,
+        sink: &mut S,
+    ) -> u64 {
+        let syms = match symbol {
+            Some(s) => s as usize..s as usize + 1,
+            None => 0..self.books.len(),
+        };
+        let mut count = 0;
+        for sym in syms {
+            for sd in [Side::Buy, Side::Sell] {
+                if side.is_some_and(|x| x != sd) {
+                    continue;
+                }
+                let mut level = self.books[sym][side_ix(sd)].best_idx();
+                while let Some(idx) = level {
+                    let mut slot = self.books[sym][side_ix(sd)].levels[idx].head;
+                    // Find the next level before this one may disappear.
+                    level = self.books[sym][side_ix(sd)].next_worse(idx);
+                    while slot != NIL {
+                        let next = self.orders[slot as usize].next;
+                        if pick(&self.orders[slot as usize]) {
+                            self.cancel_slot(slot, reason, sink);
+                            count += 1;
+                        }
+                        slot = next;
+                    }
+                }
+            }
+        }
+        count
+    }
+
+    fn mass_cancel<S: EventSink>(
+        &mut self,
+        account: AccountId,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+        sink: &mut S,
+    ) {
+        if symbol.is_some_and(|s| s as usize >= self.books.len()) {
+            return Self::reject(sink, 0, RejectReason::Invalid(Field::Symbol));
+        }
+        let count = self.cancel_where(
+            symbol,
+            side,
+            CancelReason::User,
+            |o| o.account == account,
+            sink,
+        );
+        sink.on_event(&Event::MassCanceled { account, count });
+    }
+
+    fn expire_day<S: EventSink>(&mut self, symbol: Option<SymbolId>, sink: &mut S) {
+        if symbol.is_some_and(|s| s as usize >= self.books.len()) {
+            return Self::reject(sink, 0, RejectReason::Invalid(Field::Symbol));
+        }
+        self.cancel_where(
+            symbol,
+            None,
+            CancelReason::Expired,
+            |o| o.tif == TimeInForce::Day,
+            sink,
+        );
+    }
+
+    // ---------------------------------------------------------------- checks
+
+    /// Checks every structural invariant; the error names the first one broken.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut resting = 0usize;
+        for (sym, book) in self.books.iter().enumerate() {
+            for lad in book.iter() {
+                lad.check().map_err(|e| format!("symbol {sym}: {e}"))?;
+                let mut last_price: Option<PriceTicks> = None;
+                for idx in lad.iter_levels() {
+                    let price = lad.price_of(idx);
+                    if let Some(lp) = last_price {
+                        let ok = match lad.side {
+                            Side::Buy => price < lp,
+                            Side::Sell => price > lp,
+                        };
+                        if !ok {
+                            return Err(format!("symbol {sym}: levels out of order at {price}"));
+                        }
+                    }
+                    last_price = Some(price);
+                    let lvl = &lad.levels[idx];
+                    let (mut q, mut n, mut prev, mut s) = (0u64, 0u32, NIL, lvl.head);
+                    let mut last_seq = 0u64;
+                    while s != NIL {
+                        let o = &self.orders[s as usize];
+                        if o.prev != prev {
+                            return Err(format!("order {}: broken prev link", o.id));
+                        }
+                        if o.qty == 0 {
+                            return Err(format!("order {}: zero quantity at rest", o.id));
+                        }
+                        if o.price != price || o.side != lad.side || o.symbol as usize != sym {
+                            return Err(format!("order {}: on the wrong level", o.id));
+                        }
+                        if o.seq <= last_seq {
+                            return Err(format!("order {}: out of time priority", o.id));
+                        }
+                        if !matches!(o.tif, TimeInForce::Gtc | TimeInForce::Day) {
+                            return Err(format!("order {}: {:?} at rest", o.id, o.tif));
+                        }
+                        if self.ids.live_slot(o.id) != Some(s) {
+                            return Err(format!("order {}: id index does not point at it", o.id));
+                        }
+                        last_seq = o.seq;
+                        q += o.qty;
+                        n += 1;
+                        prev = s;
+                        s = o.next;
+                    }
+                    if prev != lvl.tail || q != lvl.qty || n != lvl.count {
+                        return Err(format!(
+                            "symbol {sym} {:?} {price}: level says qty {} orders {}, has {q} {n}",
+                            lad.side, lvl.qty, lvl.count
+                        ));
+                    }
+                    resting += n as usize;
+                }
+            }
+            if let (Some((b, _)), Some((a, _))) = (
+                self.best_bid(sym as SymbolId),
+                self.best_ask(sym as SymbolId),
+            ) {
+                if b >= a {
+                    return Err(format!("symbol {sym}: crossed at rest, bid {b} >= ask {a}"));
+                }
+            }
+        }
+        if resting != self.live {
+            return Err(format!(
+                "{resting} orders in books, {} counted live",
+                self.live
+            ));
+        }
+        let mut free = 0usize;
+        let mut s = self.free_head;
+        while s != NIL {
+            free += 1;
+            if free > self.orders.len() {
+                return Err("free list has a cycle".into());
+            }
+            s = self.orders[s as usize].next;
+        }
+        if free + self.live != self.orders.len() {
+            return Err(format!(
+                "slab: {free} free + {} live != {} slots",
+                self.live,
+                self.orders.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// A deterministic hash of the whole matching state: every book's orders in priority order
+    /// with all their fields, the trade-id counter and the set of used ids. Equal states give
+    /// equal hashes whatever their history or memory layout (a restored engine included).
+    pub fn state_hash(&self) -> u64 {
+        let mut h = snapshot::Hasher::new();
+        h.u64(self.instruments.len() as u64);
+        for (sym, inst) in self.instruments.iter().enumerate() {
+            h.bytes(inst.symbol.as_str().as_bytes());
+            h.u64(inst.tick as u64);
+            h.u64(inst.lot);
+            for side in [Side::Buy, Side::Sell] {
+                h.u64(0x5157_0000 + side_ix(side) as u64);
+                for o in self.resting(sym as SymbolId, side) {
+                    snapshot::hash_order(&mut h, &o);
+                }
+            }
+        }
+        h.u64(self.next_trade_id);
+        h.u64(self.ids.used_count);
+        h.u64(self.ids.used_digest);
+        h.finish()
+    }
+}
+
+impl Matcher for Engine {
+    #[inline]
+    fn apply<S: EventSink>(&mut self, cmd: &Command, sink: &mut S) {
+        match *cmd {
+            Command::New(ref o) => self.new_order(o, sink),
+            Command::Cancel {
+                id,
+                account,
+                symbol,
+            } => self.cancel(id, account, symbol, sink),
+            Command::Replace {
+                id,
+                account,
+                symbol,
+                price,
+                qty,
+            } => self.replace(id, account, symbol, price, qty, false, sink),
+            Command::MassCancel {
+                account,
+                symbol,
+                side,
+            } => self.mass_cancel(account, symbol, side, sink),
+            Command::ExpireDay { symbol } => self.expire_day(symbol, sink),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,358 @@
+//! Snapshot, restore and the state hash's hasher.
+//!
+//! Role: a versioned, checksummed binary image of the engine's matching state from which an
+//! identical engine (same `state_hash`, same future behaviour) can be rebuilt; a shortcut for
+//! replaying the journal, never a replacement for it.
+//!
+//! Format v1 (little-endian): `b"RIALTOSN"`, `u32` version, `u64` payload length, payload,
+//! `u64` checksum of the payload. Payload: the config, the instruments, the trade-id counter,
+//! the used ids ascending, then each side's resting orders in priority order.
+//!
+//! Never: trusts the bytes. Every field is checked; the rebuilt engine must pass
+//! `check_invariants` before it is returned.
+
+use crate::{Engine, EngineConfig, RestingOrder, NIL};
+use types::{Instrument, Side, StpMode, Symbol, TimeInForce, SYMBOL_LEN_MAX};
+
+const MAGIC: &[u8; 8] = b"RIALTOSN";
+const VERSION: u32 = 1;
+
+/// Why a snapshot could not be restored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// The bytes end before the named part.
+    Truncated(&'static str),
+    BadMagic,
+    UnsupportedVersion(u32),
+    ChecksumMismatch,
+    /// A field holds an impossible value (named), or the rebuilt state breaks an invariant.
+    Corrupt(String),
+}
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotError::Truncated(what) => write!(f, "snapshot truncated in {what}"),
+            SnapshotError::BadMagic => write!(f, "not a Rialto engine snapshot"),
+            SnapshotError::UnsupportedVersion(v) => write!(f, "unsupported snapshot version {v}"),
+            SnapshotError::ChecksumMismatch => write!(f, "snapshot checksum mismatch"),
+            SnapshotError::Corrupt(why) => write!(f, "corrupt snapshot: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+/// A fixed, platform-independent 64-bit hash (word-wise multiply-rotate with a splitmix
+/// finish). Not cryptographic: it detects corruption and divergence, not tampering.
+pub(crate) struct Hasher {
+    h: u64,
+    n: u64,
+}
+
+impl Hasher {
+    pub(crate) fn new() -> Hasher {
+        Hasher {
+            h: 0x243f_6a88_85a3_08d3,
+            n: 0,
+        }
+    }
+    #[inline]
+    pub(crate) fn u64(&mut self, x: u64) {
+        self.h = (self.h ^ x)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+        self.n += 1;
+    }
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        for c in b.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.u64(u64::from_le_bytes(w));
+        }
+    }
+    pub(crate) fn finish(&self) -> u64 {
+        crate::ids::mix64(self.h ^ self.n)
+    }
+}
+
+fn tif_code(t: TimeInForce) -> u8 {
+    match t {
+        TimeInForce::Gtc => 0,
+        TimeInForce::Day => 1,
+        TimeInForce::Ioc => 2,
+        TimeInForce::Fok => 3,
+    }
+}
+
+fn stp_code(s: StpMode) -> u8 {
+    match s {
+        StpMode::CancelNewest => 0,
+        StpMode::CancelOldest => 1,
+        StpMode::CancelBoth => 2,
+        StpMode::None => 3,
+    }
+}
+
+pub(crate) fn hash_order(h: &mut Hasher, o: &RestingOrder) {
+    h.u64(o.id);
+    h.u64(o.account as u64 | (o.symbol as u64) << 32);
+    h.u64(o.price as u64);
+    h.u64(o.qty);
+    h.u64(o.orig_qty);
+    h.u64(
+        crate::side_ix(o.side) as u64
+            | (tif_code(o.tif) as u64) << 8
+            | (o.post_only as u64) << 16
+            | (stp_code(o.stp) as u64) << 24,
+    );
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], SnapshotError> {
+        if self.b.len() < n {
+            return Err(SnapshotError::Truncated(what));
+        }
+        let (a, rest) = self.b.split_at(n);
+        self.b = rest;
+        Ok(a)
+    }
+    fn u8(&mut self, what: &'static str) -> Result<u8, SnapshotError> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32, SnapshotError> {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(self.take(4, what)?);
+        Ok(u32::from_le_bytes(w))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64, SnapshotError> {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(self.take(8, what)?);
+        Ok(u64::from_le_bytes(w))
+    }
+}
+
+fn corrupt(why: impl Into<String>) -> SnapshotError {
+    SnapshotError::Corrupt(why.into())
+}
+
+impl Engine {
+    /// Appends a versioned, checksummed snapshot of the whole matching state to `out`.
+    pub fn snapshot(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes()); // payload length, patched below
+        let payload = out.len();
+        let c = &self.config;
+        for v in [
+            c.orders_max,
+            c.levels_initial,
+            c.levels_max,
+            c.ids_direct,
+            c.ids_hashed_initial,
+        ] {
+            out.extend_from_slice(&(v as u64).to_le_bytes());
+        }
+        out.extend_from_slice(&(self.instruments.len() as u32).to_le_bytes());
+        for inst in &self.instruments {
+            let s = inst.symbol.as_str().as_bytes();
+            out.push(s.len() as u8);
+            out.extend_from_slice(s);
+            out.extend_from_slice(&inst.tick.to_le_bytes());
+            out.extend_from_slice(&inst.lot.to_le_bytes());
+        }
+        out.extend_from_slice(&self.next_trade_id.to_le_bytes());
+        let used = self.ids.all_used();
+        out.extend_from_slice(&(used.len() as u64).to_le_bytes());
+        for (id, _) in &used {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.live as u64).to_le_bytes());
+        for sym in 0..self.instruments.len() {
+            for side in [Side::Buy, Side::Sell] {
+                for o in self.resting(sym as u32, side) {
+                    out.extend_from_slice(&o.id.to_le_bytes());
+                    out.extend_from_slice(&o.account.to_le_bytes());
+                    out.extend_from_slice(&o.symbol.to_le_bytes());
+                    out.push(crate::side_ix(o.side) as u8);
+                    out.extend_from_slice(&o.price.to_le_bytes());
+                    out.extend_from_slice(&o.qty.to_le_bytes());
+                    out.extend_from_slice(&o.orig_qty.to_le_bytes());
+                    out.push(tif_code(o.tif));
+                    out.push(o.post_only as u8);
+                    out.push(stp_code(o.stp));
+                }
+            }
+        }
+        let len = (out.len() - payload) as u64;
+        out[payload - 8..payload].copy_from_slice(&len.to_le_bytes());
+        let sum = checksum(&out[payload..]);
+        out.extend_from_slice(&sum.to_le_bytes());
+        debug_assert!(out.len() > start);
+    }
+
+    /// Rebuilds an engine from `snapshot`'s bytes. The result has the same `state_hash` and
+    /// behaves identically on every future command.
+    pub fn restore(bytes: &[u8]) -> Result<Engine, SnapshotError> {
+        let mut r = Reader { b: bytes };
+        if r.take(8, "magic")? != MAGIC {
+            return Err(SnapshotError::BadMagic);
+        }
+        let version = r.u32("version")?;
+        if version != VERSION {
+            return Err(SnapshotError::UnsupportedVersion(version));
+        }
+        let len = r.u64("length")?;
+        let len = usize::try_from(len).map_err(|_| SnapshotError::Truncated("payload"))?;
+        let payload = r.take(len, "payload")?;
+        let sum = r.u64("checksum")?;
+        if !r.b.is_empty() {
+            return Err(corrupt("trailing bytes after the checksum"));
+        }
+        if checksum(payload) != sum {
+            return Err(SnapshotError::ChecksumMismatch);
+        }
+        let mut r = Reader { b: payload };
+        let mut cfg = [0usize; 5];
+        for v in cfg.iter_mut() {
+            *v = usize::try_from(r.u64("config")?).map_err(|_| corrupt("config value"))?;
+        }
+        let config = EngineConfig {
+            orders_max: cfg[0],
+            levels_initial: cfg[1],
+            levels_max: cfg[2],
+            ids_direct: cfg[3],
+            ids_hashed_initial: cfg[4],
+        };
+        if config.levels_max > 1 << 40
+            || config.levels_initial > 1 << 40
+            || config.ids_direct > 1 << 40
+        {
+            return Err(corrupt("config limits out of range"));
+        }
+        let n_inst = r.u32("instruments")? as usize;
+        let mut instruments = Vec::with_capacity(n_inst.min(1 << 16));
+        for _ in 0..n_inst {
+            let n = r.u8("symbol")? as usize;
+            if n > SYMBOL_LEN_MAX {
+                return Err(corrupt("symbol length"));
+            }
+            let s = r.take(n, "symbol")?;
+            let symbol = std::str::from_utf8(s)
+                .ok()
+                .and_then(Symbol::new)
+                .ok_or_else(|| corrupt("symbol"))?;
+            let tick = r.u64("tick")? as i64;
+            let lot = r.u64("lot")?;
+            instruments.push(Instrument { symbol, tick, lot });
+        }
+        let mut e = Engine::try_new(&instruments, config).map_err(|e| corrupt(e.to_string()))?;
+        e.next_trade_id = r.u64("trade id")?;
+        if e.next_trade_id == 0 {
+            return Err(corrupt("trade id counter 0"));
+        }
+        let n_used = r.u64("used ids")?;
+        let mut last: Option<u64> = None;
+        for _ in 0..n_used {
+            let id = r.u64("used ids")?;
+            if last.is_some_and(|l| l >= id) {
+                return Err(corrupt("used ids not strictly ascending"));
+            }
+            last = Some(id);
+            e.ids.set(id, crate::ids::DEAD);
+        }
+        let n_live = r.u64("orders")?;
+        if n_live > config.orders_max as u64 {
+            return Err(corrupt("more resting orders than orders_max"));
+        }
+        for _ in 0..n_live {
+            let id = r.u64("order")?;
+            let account = r.u32("order")?;
+            let symbol = r.u32("order")?;
+            let side = match r.u8("order")? {
+                0 => Side::Buy,
+                1 => Side::Sell,
+                _ => return Err(corrupt("order side")),
+            };
+            let price = r.u64("order")? as i64;
+            let qty = r.u64("order")?;
+            let orig_qty = r.u64("order")?;
+            let tif = match r.u8("order")? {
+                0 => TimeInForce::Gtc,
+                1 => TimeInForce::Day,
+                _ => return Err(corrupt("resting order tif")),
+            };
+            let post_only = match r.u8("order")? {
+                0 => false,
+                1 => true,
+                _ => return Err(corrupt("order post_only")),
+            };
+            let stp = match r.u8("order")? {
+                0 => StpMode::CancelNewest,
+                1 => StpMode::CancelOldest,
+                2 => StpMode::CancelBoth,
+                3 => StpMode::None,
+                _ => return Err(corrupt("order stp")),
+            };
+            let inst = instruments
+                .get(symbol as usize)
+                .ok_or_else(|| corrupt("order symbol"))?;
+            if qty == 0 || qty % inst.lot != 0 || price <= 0 || price % inst.tick != 0 {
+                return Err(corrupt(format!("order {id}: price or qty off grid")));
+            }
+            match e.ids.get(id) {
+                crate::ids::DEAD => {}
+                0 => return Err(corrupt(format!("order {id}: id not in the used set"))),
+                _ => return Err(corrupt(format!("order {id}: resting twice"))),
+            }
+            if !e.books[symbol as usize][crate::side_ix(side)].can_hold(price) {
+                return Err(corrupt(format!(
+                    "order {id}: price outside the ladder limit"
+                )));
+            }
+            if let Some(last) = e.resting(symbol, side).last() {
+                let worse_or_equal = match side {
+                    Side::Buy => price <= last.price,
+                    Side::Sell => price >= last.price,
+                };
+                if !worse_or_equal {
+                    return Err(corrupt(format!("order {id}: out of priority order")));
+                }
+            }
+            let slot = e.alloc_slot(crate::Order {
+                id,
+                price,
+                qty,
+                orig_qty,
+                seq: 0,
+                prev: NIL,
+                next: NIL,
+                account,
+                symbol,
+                side,
+                tif,
+                post_only,
+                stp,
+            });
+            e.ids.set(id, slot + 1);
+            e.rest(slot, &mut types::NullSink);
+        }
+        if !r.b.is_empty() {
+            return Err(corrupt("trailing bytes in the payload"));
+        }
+        e.check_invariants().map_err(corrupt)?;
+        Ok(e)
+    }
+}
+
+fn checksum(b: &[u8]) -> u64 {
+    let mut h = Hasher::new();
+    h.bytes(b);
+    h.finish()
+}
