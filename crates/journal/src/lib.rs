@@ -1,0 +1,42 @@
+//! Rialto's journal: a durable, append-only log of opaque records, plus snapshots.
+//!
+//! Role: make every sequenced command durable before its effects are released, and give it
+//! back, in order and verified, at start-up. The server's journal thread appends many records
+//! and commits once per batch (group commit); replay reads them back with [`JournalReader`].
+//!
+//! Layout on disk (`DIR` is the server's data directory):
+//! - `DIR/journal/<first seq, 20 digits>.seg`: segment files, preallocated to
+//!   [`JournalConfig::segment_size_bytes`], each a header then records back to back
+//!   ([`format`] has the byte layouts). Sequence numbers are global and strictly consecutive,
+//!   starting at 1.
+//! - `DIR/journal/LOCK`: flock'ed by the one writer.
+//! - `DIR/snapshots/<seq, 20 digits>.snap`: see [`snapshot`].
+//!
+//! Durability modes ([`Durability`]): `Process` releases a record once its write returned
+//! (survives kill -9), `Fsync` once fdatasync returned (survives power loss).
+//!
+//! Recovery ([`JournalWriter::open`]) truncates a torn tail and refuses corruption before the
+//! tail with an error naming the segment file and byte offset; the exact rule and why it is
+//! safe are in [`reader`].
+//!
+//! Never: interprets payloads, reads a clock (timestamps come from the caller, i.e. the
+//! sequencer), skips or repairs a bad record in the middle, or allocates per record.
+//!
+//! Invariants: record `n + 1` follows record `n` with no gap; every record returned by a reader
+//! passed its CRC32C; bytes after the last record of the active segment are zero.
+#![forbid(unsafe_code)]
+
+mod error;
+pub mod format;
+mod fuzz;
+pub mod reader;
+pub mod snapshot;
+pub mod tools;
+pub mod writer;
+
+pub use error::{Corruption, JournalError};
+pub use format::RecordFault;
+pub use fuzz::fuzz_recover;
+pub use reader::{list_segments, JournalReader, Record, SegmentFile, SegmentSummary, TornTail};
+pub use tools::{dump, verify, DumpSummary, VerifyReport};
+pub use writer::{Durability, JournalConfig, JournalWriter, RecoveryReport};

@@ -1,0 +1,462 @@
+//! Reading the journal: records in sequence order across segments, every one checksum-verified,
+//! and the end-of-journal rule that separates a torn tail from corruption.
+//!
+//! Role: the only code that walks segment bytes. Recovery ([`crate::JournalWriter::open`]),
+//! replay, `verify` and `dump` all use [`JournalReader`], so they can never disagree about what
+//! is valid.
+//!
+//! Never: modifies a file, skips a bad record, or returns a record whose checksum or sequence
+//! number is wrong. It allocates only when it opens a segment or examines an invalid tail,
+//! never per record.
+//!
+//! # The end rule (torn tail vs corruption)
+//! The reader decodes records back to back until the bytes at offset `P` are not a valid record
+//! with the next sequence number. Then:
+//! 1. A record with a valid checksum but the wrong sequence number is corruption
+//!    ([`Corruption::SeqDiscontinuity`]): a torn write cannot produce a matching CRC, and the
+//!    writer zero-fills every byte it has not written, so stale records cannot exist.
+//! 2. If every byte from `P` to the end of the file is zero, the segment ends cleanly at `P`.
+//!    For a sealed segment the next segment must start at the next sequence number.
+//! 3. Otherwise, in a sealed (not last) segment it is corruption: the writer fdatasyncs a
+//!    segment before it creates the next, so a sealed segment is never torn.
+//! 4. Otherwise, in the last segment, the reader searches every byte offset after `P` for a
+//!    valid record (checksum matches) whose sequence number could follow (at least the expected
+//!    one, and at most as many more as records could fit). If one exists, the bad bytes at `P`
+//!    are not the end of what was written: corruption
+//!    ([`Corruption::InvalidRecordBeforeValid`]). If none exists, everything from `P` on is an
+//!    incomplete write: a torn tail ([`TornTail`]), which recovery truncates (zero-fills).
+//!
+//! A checksum-bad final record with nothing valid after it is therefore a torn tail even if the
+//! damage was a bit flip: the two cannot be told apart from the bytes, and the record was
+//! written by the batch that was in flight at the crash (in `Process` mode a record is released
+//! only after its write returned; if a later write completed, rule 4 finds its records). The
+//! rule can refuse a journal that is in fact only torn: after a power loss, pages of the last,
+//! never-acknowledged fsync batch may reach the disk out of order, leaving a valid record after
+//! a missing one. That case stops start-up with an error (safe, never silent) for an operator to
+//! inspect with `verify`.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Corruption, JournalError};
+use crate::format::{
+    self, decode_record, decode_segment_header, RecordFault, JOURNAL_SUBDIR, PAYLOAD_LEN_MAX,
+    RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, SEGMENT_SUFFIX, TEMP_SUFFIX,
+};
+
+/// Bytes read per refill. Larger than the largest record so one refill always completes one.
+const READ_CHUNK: usize = 4 << 20;
+const _: () = assert!(READ_CHUNK >= RECORD_HEADER_LEN + PAYLOAD_LEN_MAX as usize);
+
+/// One record as read from the journal. `payload` borrows the reader's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub seq: u64,
+    pub timestamp_ns: u64,
+    pub kind: u16,
+    pub payload: &'a [u8],
+    /// The segment file holding the record.
+    pub segment: &'a Path,
+    /// Byte offset of the record's header in `segment`.
+    pub offset: u64,
+}
+
+/// A segment file found in the journal directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentFile {
+    pub path: PathBuf,
+    /// The first sequence number from the file name.
+    pub first_seq: u64,
+}
+
+/// What one segment contained, as far as the reader got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentSummary {
+    pub path: PathBuf,
+    /// First sequence number from the segment header.
+    pub first_seq: u64,
+    /// Last valid record's sequence number (`None` if the segment holds no record yet).
+    pub last_seq: Option<u64>,
+    /// Valid records read from this segment (all of them unless the reader started mid-segment).
+    pub records: u64,
+    /// Offset just after the last valid record: where the next record goes.
+    pub end_offset: u64,
+    /// File length (preallocated size).
+    pub file_len: u64,
+}
+
+/// An incomplete write at the end of the last segment (see the end rule in the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornTail {
+    pub segment: PathBuf,
+    /// Offset of the first byte that is not part of a valid record.
+    pub offset: u64,
+    /// Non-zero bytes from `offset` to the last non-zero byte of the file: what is dropped.
+    pub bytes_dropped: u64,
+    /// Why the bytes at `offset` are not a record.
+    pub fault: RecordFault,
+}
+
+/// Lists the segment files (`<20 digits>.seg`) of `data_dir/journal`, sorted by first sequence
+/// number, and the leftover temporary files (`*.tmp`) of an interrupted segment creation.
+/// A missing directory is an empty journal.
+pub fn list_segments(data_dir: &Path) -> Result<(Vec<SegmentFile>, Vec<PathBuf>), JournalError> {
+    let dir = data_dir.join(JOURNAL_SUBDIR);
+    let mut segments = Vec::new();
+    let mut temps = Vec::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((segments, temps)),
+        Err(e) => return Err(JournalError::io("read directory", &dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| JournalError::io("read directory", &dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(first_seq) = format::parse_segment_file_name(name) {
+            segments.push(SegmentFile {
+                path: entry.path(),
+                first_seq,
+            });
+        } else if name.ends_with(TEMP_SUFFIX)
+            && name
+                .strip_suffix(TEMP_SUFFIX)
+                .is_some_and(|n| n.ends_with(SEGMENT_SUFFIX))
+        {
+            temps.push(entry.path());
+        }
+    }
+    segments.sort_by_key(|s| s.first_seq);
+    temps.sort();
+    Ok((segments, temps))
+}
+
+/// Reads records in sequence order across all segments, verifying each (see module docs).
+///
+/// It is a lending iterator: [`JournalReader::next_record`] returns a [`Record`] borrowing the
+/// reader, valid until the next call.
+///
+/// ```no_run
+/// # fn main() -> Result<(), journal::JournalError> {
+/// let mut reader = journal::JournalReader::open(std::path::Path::new("data"), 1)?;
+/// while let Some(rec) = reader.next_record()? {
+///     println!("{} kind={} {} bytes", rec.seq, rec.kind, rec.payload.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct JournalReader {
+    segments: Vec<SegmentFile>,
+    /// Index in `segments` of the open segment (or of the next one to open).
+    seg_idx: usize,
+    file: Option<File>,
+    file_len: u64,
+    buf: Vec<u8>,
+    /// Valid bytes of `buf` are `pos..end`; `buf[0]` is at file offset `buf_file_off`.
+    pos: usize,
+    end: usize,
+    buf_file_off: u64,
+    /// Sequence number the next record must have (0 = take it from the first segment header).
+    expected_seq: u64,
+    from_seq: u64,
+    summaries: Vec<SegmentSummary>,
+    torn_tail: Option<TornTail>,
+    done: bool,
+}
+
+impl JournalReader {
+    /// Opens the journal in `data_dir` for reading records with `seq >= from_seq` (0 or 1 read
+    /// everything). Records before `from_seq` in the starting segment are still verified.
+    /// Fails with [`JournalError::SeqNotInJournal`] if older segments were removed and
+    /// `from_seq` precedes the first one.
+    pub fn open(data_dir: &Path, from_seq: u64) -> Result<JournalReader, JournalError> {
+        let (segments, _temps) = list_segments(data_dir)?;
+        let mut seg_idx = 0;
+        if let Some(first) = segments.first() {
+            if from_seq > 1 && from_seq < first.first_seq {
+                return Err(JournalError::SeqNotInJournal {
+                    requested: from_seq,
+                    first_available: first.first_seq,
+                });
+            }
+            // The last segment whose first record is at or before `from_seq`.
+            seg_idx = segments
+                .iter()
+                .rposition(|s| s.first_seq <= from_seq)
+                .unwrap_or(0);
+        }
+        Ok(JournalReader {
+            segments,
+            seg_idx,
+            file: None,
+            file_len: 0,
+            buf: vec![0u8; READ_CHUNK],
+            pos: 0,
+            end: 0,
+            buf_file_off: 0,
+            expected_seq: 0,
+            from_seq,
+            summaries: Vec::new(),
+            torn_tail: None,
+            done: false,
+        })
+    }
+
+    /// The segments found when the reader was opened.
+    pub fn segments(&self) -> &[SegmentFile] {
+        &self.segments
+    }
+
+    /// Summaries of the segments visited so far (complete once `next_record` returned `None`).
+    pub fn summaries(&self) -> &[SegmentSummary] {
+        &self.summaries
+    }
+
+    /// The torn tail found at the end of the last segment, if any (known once `next_record`
+    /// returned `None`).
+    pub fn torn_tail(&self) -> Option<&TornTail> {
+        self.torn_tail.as_ref()
+    }
+
+    /// The sequence number the next record would have (after the end: the next one to append).
+    /// 0 until the first segment has been opened; for an empty journal it stays 0.
+    pub fn next_seq(&self) -> u64 {
+        self.expected_seq
+    }
+
+    /// The next record with `seq >= from_seq`, `Ok(None)` at the clean or torn end of the
+    /// journal, or the corruption that stops reading. After an error the reader is finished.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, JournalError> {
+        // Find the next record's position first, then build the borrow (keeps the borrow
+        // checker happy with the loop).
+        let (start, header) = loop {
+            if self.done {
+                return Ok(None);
+            }
+            if self.file.is_none() {
+                if self.seg_idx >= self.segments.len() {
+                    self.done = true;
+                    return Ok(None);
+                }
+                self.open_segment()?;
+                continue;
+            }
+            let avail = &self.buf[self.pos..self.end];
+            match decode_record(avail) {
+                Ok(h) => {
+                    if h.seq != self.expected_seq {
+                        let offset = self.offset_of(self.pos);
+                        return Err(self.fail(
+                            offset,
+                            Corruption::SeqDiscontinuity {
+                                expected: self.expected_seq,
+                                found: h.seq,
+                            },
+                        ));
+                    }
+                    let start = self.pos;
+                    self.pos += h.total_len();
+                    self.expected_seq += 1;
+                    let end_offset = self.offset_of(self.pos);
+                    let summary = self.summaries.last_mut().expect("segment summary exists");
+                    summary.last_seq = Some(h.seq);
+                    summary.records += 1;
+                    summary.end_offset = end_offset;
+                    if h.seq >= self.from_seq {
+                        break (start, h);
+                    }
+                }
+                Err(RecordFault::Truncated) if self.refill()? => {}
+                Err(fault) => self.end_of_segment(fault)?,
+            }
+        };
+        let payload_start = start + RECORD_HEADER_LEN;
+        Ok(Some(Record {
+            seq: header.seq,
+            timestamp_ns: header.timestamp_ns,
+            kind: header.kind,
+            payload: &self.buf[payload_start..payload_start + header.payload_len as usize],
+            segment: &self.segments[self.seg_idx].path,
+            offset: self.buf_file_off + start as u64,
+        }))
+    }
+
+    #[inline]
+    fn offset_of(&self, buf_pos: usize) -> u64 {
+        self.buf_file_off + buf_pos as u64
+    }
+
+    fn seg_path(&self) -> &Path {
+        &self.segments[self.seg_idx].path
+    }
+
+    fn fail(&mut self, offset: u64, problem: Corruption) -> JournalError {
+        self.done = true;
+        self.file = None;
+        JournalError::Corrupt {
+            segment: self.seg_path().to_path_buf(),
+            offset,
+            problem,
+        }
+    }
+
+    /// Opens `segments[seg_idx]`, checks its header against its name and the previous segment,
+    /// and positions the buffer at its first record.
+    fn open_segment(&mut self) -> Result<(), JournalError> {
+        let seg = &self.segments[self.seg_idx];
+        let file = File::open(&seg.path).map_err(|e| JournalError::io("open", &seg.path, e))?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| JournalError::io("stat", &seg.path, e))?
+            .len();
+        let mut header = [0u8; SEGMENT_HEADER_LEN];
+        let header_len = read_up_to(&file, &mut header, 0)
+            .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;
+        let name_seq = seg.first_seq;
+        let header_seq = match decode_segment_header(&header[..header_len]) {
+            Ok(s) => s,
+            Err(why) => return Err(self.fail(0, Corruption::BadSegmentHeader(why))),
+        };
+        if header_seq != name_seq {
+            return Err(self.fail(
+                0,
+                Corruption::SegmentNameMismatch {
+                    name_seq,
+                    header_seq,
+                },
+            ));
+        }
+        if self.expected_seq != 0 && header_seq != self.expected_seq {
+            return Err(self.fail(
+                0,
+                Corruption::SegmentGap {
+                    expected_first_seq: self.expected_seq,
+                    found_first_seq: header_seq,
+                },
+            ));
+        }
+        self.expected_seq = header_seq;
+        self.file = Some(file);
+        self.file_len = file_len;
+        self.pos = 0;
+        self.end = 0;
+        self.buf_file_off = SEGMENT_HEADER_LEN as u64;
+        self.summaries.push(SegmentSummary {
+            path: self.segments[self.seg_idx].path.clone(),
+            first_seq: header_seq,
+            last_seq: None,
+            records: 0,
+            end_offset: SEGMENT_HEADER_LEN as u64,
+            file_len,
+        });
+        Ok(())
+    }
+
+    /// Moves the unread bytes to the front of the buffer and reads more. Returns false if the
+    /// file has no more bytes.
+    fn refill(&mut self) -> Result<bool, JournalError> {
+        let file_off = self.buf_file_off + self.end as u64;
+        if file_off >= self.file_len {
+            return Ok(false);
+        }
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.buf_file_off += self.pos as u64;
+        self.end -= self.pos;
+        self.pos = 0;
+        let want = ((self.file_len - file_off) as usize).min(self.buf.len() - self.end);
+        let file = self.file.as_ref().expect("segment open");
+        let n = read_up_to(file, &mut self.buf[self.end..self.end + want], file_off)
+            .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;
+        self.end += n;
+        Ok(n > 0)
+    }
+
+    /// Applies the end rule (module docs) at the current position.
+    fn end_of_segment(&mut self, fault: RecordFault) -> Result<(), JournalError> {
+        let offset = self.offset_of(self.pos);
+        let rest = self.read_rest(offset)?;
+        let nonzero_end = rest.iter().rposition(|&b| b != 0).map(|i| i + 1);
+        let is_last = self.seg_idx + 1 == self.segments.len();
+        let Some(nonzero_end) = nonzero_end else {
+            // Clean end of this segment.
+            self.file = None;
+            self.seg_idx += 1;
+            if is_last {
+                self.done = true;
+            }
+            return Ok(());
+        };
+        let fault = if rest.len() >= RECORD_HEADER_LEN && rest[..RECORD_HEADER_LEN] == [0; 28] {
+            RecordFault::Zeroed
+        } else {
+            fault
+        };
+        if !is_last {
+            return Err(self.fail(offset, Corruption::InvalidRecordInSealedSegment { fault }));
+        }
+        if let Some((at, seq)) = find_valid_record(&rest, self.expected_seq) {
+            return Err(self.fail(
+                offset,
+                Corruption::InvalidRecordBeforeValid {
+                    fault,
+                    next_valid_offset: offset + at as u64,
+                    next_valid_seq: seq,
+                },
+            ));
+        }
+        self.torn_tail = Some(TornTail {
+            segment: self.seg_path().to_path_buf(),
+            offset,
+            bytes_dropped: nonzero_end as u64,
+            fault,
+        });
+        self.file = None;
+        self.done = true;
+        Ok(())
+    }
+
+    /// All bytes of the open segment from `offset` to its end.
+    fn read_rest(&self, offset: u64) -> Result<Vec<u8>, JournalError> {
+        let len = self.file_len.saturating_sub(offset) as usize;
+        let mut rest = vec![0u8; len];
+        let file = self.file.as_ref().expect("segment open");
+        let n = read_up_to(file, &mut rest, offset)
+            .map_err(|e| JournalError::io("read", self.seg_path(), e))?;
+        rest.truncate(n);
+        Ok(rest)
+    }
+}
+
+/// Finds, at any offset >= 1 of `rest`, a valid record whose sequence number could follow a
+/// record expected to have `expected_seq`: at least `expected_seq` and at most as many more as
+/// records fit before that offset. Returns its offset in `rest` and its sequence number.
+fn find_valid_record(rest: &[u8], expected_seq: u64) -> Option<(usize, u64)> {
+    if rest.len() < RECORD_HEADER_LEN {
+        return None;
+    }
+    for at in 1..=rest.len() - RECORD_HEADER_LEN {
+        let seq = format::peek_seq(&rest[at..]);
+        let seq_max = expected_seq.saturating_add((at / RECORD_HEADER_LEN) as u64);
+        if seq < expected_seq || seq > seq_max {
+            continue;
+        }
+        if let Ok(h) = decode_record(&rest[at..]) {
+            return Some((at, h.seq));
+        }
+    }
+    None
+}
+
+/// Reads as many bytes as available into `buf` from `offset` (short only at end of file).
+fn read_up_to(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}

@@ -1,0 +1,503 @@
+//! The journal writer: recovery on open, then appends with group commit.
+//!
+//! Role: the single writer of `DIR/journal`. It owns the sequence numbers: record `n + 1` is
+//! always appended right after record `n`, with no gap, across segment rolls and restarts.
+//!
+//! Never: allocates or makes a syscall per record on the hot path (`append` copies into a
+//! preallocated batch buffer; a write happens only when the buffer or the segment is full, or
+//! at `commit`); reports a sequence number as durable before the write (or fdatasync) that makes
+//! it so has returned; continues after a failed write or fdatasync (the writer is poisoned).
+//!
+//! Invariants: bytes past the write position of the active segment are zero (preallocated or
+//! zero-filled by recovery), so the reader's end rule holds; a segment is fdatasynced before the
+//! next one is created; a segment file only gets its final name after its header is on disk.
+//!
+//! The server's journal thread loop:
+//! ```no_run
+//! # use journal::{Durability, JournalConfig, JournalWriter};
+//! # fn main() -> Result<(), journal::JournalError> {
+//! let (mut writer, report) = JournalWriter::open("data".as_ref(), JournalConfig::default())?;
+//! println!("{report}");
+//! # let queue: Vec<(u16, u64, Vec<u8>)> = Vec::new();
+//! loop {
+//!     for (kind, timestamp_ns, payload) in &queue {
+//!         // drain the queue: each command gets its sequence number here
+//!         let _seq = writer.append(*kind, *timestamp_ns, payload)?;
+//!     }
+//!     let durable_seq = writer.commit(Durability::Process)?; // one write for the whole batch
+//!     // publish "durable up to durable_seq": events of those commands may now be released
+//! #   let _ = durable_seq; break;
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::JournalError;
+use crate::format::{
+    encode_segment_header, seal_record, segment_file_name, JOURNAL_SUBDIR, LOCK_FILE,
+    PAYLOAD_LEN_MAX, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, TEMP_SUFFIX,
+};
+use crate::reader::{list_segments, JournalReader, SegmentSummary, TornTail};
+
+/// When `commit` may report records as durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// After the write syscall returned: the bytes are in the kernel's page cache, so they
+    /// survive a crash or kill -9 of the process, but not a power loss or kernel crash.
+    Process,
+    /// After fdatasync returned: the bytes are on stable storage and survive power loss.
+    Fsync,
+}
+
+impl Durability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Process => "process",
+            Durability::Fsync => "fsync",
+        }
+    }
+}
+
+/// Sizes of the writer. All buffers are allocated once, at open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JournalConfig {
+    /// Size a new segment is preallocated to; a segment rolls when the next record does not
+    /// fit. Default 64 MiB.
+    pub segment_size_bytes: u64,
+    /// Batch buffer: `append` copies records here; it is written when full or at `commit`.
+    /// Default 1 MiB.
+    pub batch_buffer_bytes: usize,
+    /// Largest payload `append` accepts (at most [`PAYLOAD_LEN_MAX`]). Default 64 KiB.
+    pub payload_len_max: u32,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        JournalConfig {
+            segment_size_bytes: 64 << 20,
+            batch_buffer_bytes: 1 << 20,
+            payload_len_max: 64 << 10,
+        }
+    }
+}
+
+impl JournalConfig {
+    /// Checks the limits: `payload_len_max <= PAYLOAD_LEN_MAX`, and both the batch buffer and an
+    /// empty segment hold at least one record of `payload_len_max` bytes.
+    pub fn validate(&self) -> Result<(), JournalError> {
+        let record_max = RECORD_HEADER_LEN + self.payload_len_max as usize;
+        if self.payload_len_max > PAYLOAD_LEN_MAX {
+            return Err(JournalError::InvalidConfig(format!(
+                "payload_len_max {} exceeds the format maximum {PAYLOAD_LEN_MAX}",
+                self.payload_len_max
+            )));
+        }
+        if self.batch_buffer_bytes < record_max {
+            return Err(JournalError::InvalidConfig(format!(
+                "batch_buffer_bytes {} is smaller than one maximal record ({record_max})",
+                self.batch_buffer_bytes
+            )));
+        }
+        if self.segment_size_bytes < (SEGMENT_HEADER_LEN + record_max) as u64 {
+            return Err(JournalError::InvalidConfig(format!(
+                "segment_size_bytes {} cannot hold one maximal record ({} with the header)",
+                self.segment_size_bytes,
+                SEGMENT_HEADER_LEN + record_max
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What recovery found and did when the journal was opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Every segment, in order, as found (before truncation).
+    pub segments: Vec<SegmentSummary>,
+    /// Valid records in the journal.
+    pub records: u64,
+    /// First and last valid sequence numbers (`None` for an empty journal).
+    pub first_seq: Option<u64>,
+    pub last_seq: Option<u64>,
+    /// The torn tail that was truncated (zero-filled), if there was one.
+    pub truncated: Option<TornTail>,
+    /// Leftover `*.seg.tmp` files of an interrupted segment creation, removed.
+    pub removed_temp_files: Vec<PathBuf>,
+    /// True if no segment existed and the first one was created.
+    pub created: bool,
+}
+
+impl fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.first_seq, self.last_seq) {
+            (Some(a), Some(b)) => write!(
+                f,
+                "journal: {} records (seq {a}..={b}) in {} segment(s)",
+                self.records,
+                self.segments.len()
+            )?,
+            _ => write!(
+                f,
+                "journal: empty ({} segment(s){})",
+                self.segments.len(),
+                if self.created { ", created" } else { "" }
+            )?,
+        }
+        if let Some(t) = &self.truncated {
+            write!(
+                f,
+                "; torn tail truncated in {} at offset {}: {} bytes dropped ({})",
+                t.segment.display(),
+                t.offset,
+                t.bytes_dropped,
+                t.fault.as_str()
+            )?;
+        }
+        for p in &self.removed_temp_files {
+            write!(f, "; removed leftover {}", p.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Appends records with group commit. See the module docs for the thread loop.
+pub struct JournalWriter {
+    journal_dir: PathBuf,
+    config: JournalConfig,
+    /// Holds the flock for the writer's lifetime.
+    _lock: File,
+    file: File,
+    seg_path: PathBuf,
+    /// Preallocated length of the active segment: records must end at or before it.
+    seg_capacity: u64,
+    /// File offset where `buf[0]` goes.
+    write_off: u64,
+    buf: Box<[u8]>,
+    buf_len: usize,
+    next_seq: u64,
+    /// Last sequence number whose write returned.
+    written_seq: u64,
+    /// Last sequence number covered by a completed fdatasync.
+    synced_seq: u64,
+    poisoned: bool,
+}
+
+impl JournalWriter {
+    /// Opens (creating if needed) the journal in `data_dir/journal`, runs recovery and returns
+    /// the writer positioned after the last valid record.
+    ///
+    /// Recovery reads and verifies every segment (see [`crate::reader`] for the end rule),
+    /// removes leftover temporary segment files, and zero-fills a torn tail of the last
+    /// segment (fdatasynced before returning). Corruption before the tail is an error naming
+    /// the segment file and byte offset; nothing is modified in that case.
+    pub fn open(
+        data_dir: &Path,
+        config: JournalConfig,
+    ) -> Result<(JournalWriter, RecoveryReport), JournalError> {
+        config.validate()?;
+        let journal_dir = data_dir.join(JOURNAL_SUBDIR);
+        std::fs::create_dir_all(&journal_dir)
+            .map_err(|e| JournalError::io("create directory", &journal_dir, e))?;
+        let lock = lock_journal(&journal_dir)?;
+
+        let mut report = RecoveryReport::default();
+        let (_, temps) = list_segments(data_dir)?;
+        let mut reader = JournalReader::open(data_dir, 0)?;
+        while let Some(rec) = reader.next_record()? {
+            if report.first_seq.is_none() {
+                report.first_seq = Some(rec.seq);
+            }
+            report.last_seq = Some(rec.seq);
+            report.records += 1;
+        }
+        report.segments = reader.summaries().to_vec();
+        report.truncated = reader.torn_tail().cloned();
+
+        for t in temps {
+            std::fs::remove_file(&t).map_err(|e| JournalError::io("remove", &t, e))?;
+            report.removed_temp_files.push(t);
+        }
+
+        let buf = vec![0u8; config.batch_buffer_bytes].into_boxed_slice();
+        let (file, seg_path, seg_capacity, write_off, next_seq) = match report.segments.last() {
+            None => {
+                report.created = true;
+                let (file, path) = create_segment(&journal_dir, 1, config.segment_size_bytes)?;
+                (
+                    file,
+                    path,
+                    config.segment_size_bytes,
+                    SEGMENT_HEADER_LEN as u64,
+                    1,
+                )
+            }
+            Some(last) => {
+                let path = last.path.clone();
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| JournalError::io("open", &path, e))?;
+                let capacity = last.file_len.max(config.segment_size_bytes);
+                if report.truncated.is_some() {
+                    // Zero-fill everything after the last valid record, so the invariant "bytes
+                    // past the write position are zero" holds again.
+                    file.set_len(last.end_offset)
+                        .map_err(|e| JournalError::io("truncate", &path, e))?;
+                }
+                preallocate(&file, &path, capacity)?;
+                file.sync_all()
+                    .map_err(|e| JournalError::io("fsync", &path, e))?;
+                let next_seq = last.last_seq.map_or(last.first_seq, |s| s + 1);
+                (file, path, capacity, last.end_offset, next_seq)
+            }
+        };
+        let last_seq = next_seq - 1;
+        Ok((
+            JournalWriter {
+                journal_dir,
+                config,
+                _lock: lock,
+                file,
+                seg_path,
+                seg_capacity,
+                write_off,
+                buf,
+                buf_len: 0,
+                next_seq,
+                written_seq: last_seq,
+                synced_seq: last_seq,
+                poisoned: false,
+            },
+            report,
+        ))
+    }
+
+    /// Appends one record and returns its sequence number. The record is only buffered: it is
+    /// durable after a later [`JournalWriter::commit`] returns a sequence number >= it.
+    /// Allocation-free; makes a write syscall only if the batch buffer or segment is full.
+    #[inline]
+    pub fn append(
+        &mut self,
+        kind: u16,
+        timestamp_ns: u64,
+        payload: &[u8],
+    ) -> Result<u64, JournalError> {
+        self.append_with(kind, timestamp_ns, payload.len(), |dst| {
+            dst.copy_from_slice(payload)
+        })
+    }
+
+    /// Like [`JournalWriter::append`], but `encode` writes the `payload_len` payload bytes
+    /// straight into the batch buffer (no intermediate copy). `encode` must write every byte
+    /// of the slice it is given: the slice still holds bytes of earlier batches.
+    #[inline]
+    pub fn append_with(
+        &mut self,
+        kind: u16,
+        timestamp_ns: u64,
+        payload_len: usize,
+        encode: impl FnOnce(&mut [u8]),
+    ) -> Result<u64, JournalError> {
+        if self.poisoned {
+            return Err(JournalError::Poisoned);
+        }
+        if payload_len > self.config.payload_len_max as usize {
+            return Err(JournalError::PayloadTooLarge {
+                len: payload_len,
+                max: self.config.payload_len_max,
+            });
+        }
+        let total = RECORD_HEADER_LEN + payload_len;
+        if self.write_off + (self.buf_len + total) as u64 > self.seg_capacity {
+            self.roll()?;
+        }
+        if self.buf_len + total > self.buf.len() {
+            self.flush()?;
+        }
+        let seq = self.next_seq;
+        let rec = &mut self.buf[self.buf_len..self.buf_len + total];
+        encode(&mut rec[RECORD_HEADER_LEN..]);
+        seal_record(rec, seq, timestamp_ns, kind);
+        self.buf_len += total;
+        self.next_seq += 1;
+        Ok(seq)
+    }
+
+    /// Writes every buffered record with one write syscall and, for [`Durability::Fsync`],
+    /// fdatasyncs the segment. Returns the last sequence number durable in that sense (0 if the
+    /// journal is empty). With nothing buffered it makes no syscall, except that `Fsync` after
+    /// earlier `Process` commits syncs what they wrote.
+    pub fn commit(&mut self, mode: Durability) -> Result<u64, JournalError> {
+        if self.poisoned {
+            return Err(JournalError::Poisoned);
+        }
+        self.flush()?;
+        match mode {
+            Durability::Process => Ok(self.written_seq),
+            Durability::Fsync => {
+                self.sync()?;
+                Ok(self.synced_seq)
+            }
+        }
+    }
+
+    /// Sequence number the next `append` will return.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Last sequence number whose write returned (durable against a process crash).
+    pub fn written_seq(&self) -> u64 {
+        self.written_seq
+    }
+
+    /// Last sequence number covered by fdatasync (durable against power loss).
+    pub fn synced_seq(&self) -> u64 {
+        self.synced_seq
+    }
+
+    /// Records appended but not yet written.
+    pub fn pending_records(&self) -> u64 {
+        self.next_seq - 1 - self.written_seq
+    }
+
+    /// The active segment file.
+    pub fn segment_path(&self) -> &Path {
+        &self.seg_path
+    }
+
+    /// The journal directory (`data_dir/journal`).
+    pub fn journal_dir(&self) -> &Path {
+        &self.journal_dir
+    }
+
+    fn flush(&mut self) -> Result<(), JournalError> {
+        if self.buf_len == 0 {
+            return Ok(());
+        }
+        if let Err(e) = self
+            .file
+            .write_all_at(&self.buf[..self.buf_len], self.write_off)
+        {
+            self.poisoned = true;
+            return Err(JournalError::io("write", &self.seg_path, e));
+        }
+        self.write_off += self.buf_len as u64;
+        self.buf_len = 0;
+        self.written_seq = self.next_seq - 1;
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<(), JournalError> {
+        if self.synced_seq == self.written_seq {
+            return Ok(());
+        }
+        if let Err(e) = self.file.sync_data() {
+            // After a failed fdatasync the page cache state is unknown (it may have dropped the
+            // dirty pages); retrying could report lost data as durable.
+            self.poisoned = true;
+            return Err(JournalError::io("fdatasync", &self.seg_path, e));
+        }
+        self.synced_seq = self.written_seq;
+        Ok(())
+    }
+
+    /// Seals the active segment (write + fdatasync) and creates the next one.
+    fn roll(&mut self) -> Result<(), JournalError> {
+        self.flush()?;
+        self.sync()?;
+        let (file, path) = match create_segment(
+            &self.journal_dir,
+            self.next_seq,
+            self.config.segment_size_bytes,
+        ) {
+            Ok(x) => x,
+            Err(e) => {
+                self.poisoned = true;
+                return Err(e);
+            }
+        };
+        self.file = file;
+        self.seg_path = path;
+        self.seg_capacity = self.config.segment_size_bytes;
+        self.write_off = SEGMENT_HEADER_LEN as u64;
+        Ok(())
+    }
+}
+
+/// Takes the journal's exclusive lock (flock on `LOCK`), held until the returned file closes.
+fn lock_journal(journal_dir: &Path) -> Result<File, JournalError> {
+    let path = journal_dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| JournalError::io("open", &path, e))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(JournalError::Locked { path }),
+        Err(e) => Err(JournalError::io("flock", &path, e.into())),
+    }
+}
+
+/// Creates segment `first_seq`: preallocated `<name>.tmp` with its header, fsynced, renamed to
+/// its final name, directory fsynced. A crash at any point leaves either no segment or a
+/// complete empty one (plus perhaps a `.tmp` that recovery removes).
+fn create_segment(
+    journal_dir: &Path,
+    first_seq: u64,
+    size: u64,
+) -> Result<(File, PathBuf), JournalError> {
+    let name = segment_file_name(first_seq);
+    let path = journal_dir.join(&name);
+    let tmp = journal_dir.join(format!("{name}{TEMP_SUFFIX}"));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(|e| JournalError::io("create", &tmp, e))?;
+    preallocate(&file, &tmp, size)?;
+    file.write_all_at(&encode_segment_header(first_seq), 0)
+        .map_err(|e| JournalError::io("write", &tmp, e))?;
+    file.sync_all()
+        .map_err(|e| JournalError::io("fsync", &tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| JournalError::io("rename", &tmp, e))?;
+    sync_dir(journal_dir)?;
+    Ok((file, path))
+}
+
+/// Allocates blocks for `0..size` (zero-filled, file length `size`), so later writes need no
+/// block allocation and fdatasync no size update. Falls back to a sparse `set_len` where the
+/// filesystem has no fallocate.
+fn preallocate(file: &File, path: &Path, size: u64) -> Result<(), JournalError> {
+    match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::empty(), 0, size) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::OPNOTSUPP) | Err(rustix::io::Errno::NOSYS) => {
+            let len = file
+                .metadata()
+                .map_err(|e| JournalError::io("stat", path, e))?
+                .len();
+            if len < size {
+                file.set_len(size)
+                    .map_err(|e| JournalError::io("extend", path, e))?;
+            }
+            Ok(())
+        }
+        Err(e) => Err(JournalError::io("fallocate", path, e.into())),
+    }
+}
+
+/// fsyncs a directory so that entries created or renamed in it survive power loss.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), JournalError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| JournalError::io("fsync directory", dir, e))
+}
