@@ -9,8 +9,25 @@ use types::{Command, EventSink, Instrument, Matcher, Side, SymbolId};
 pub struct Eng(pub Engine);
 
 impl Eng {
+    /// The engine with its default (production) limits.
+    #[allow(dead_code)] // each test binary uses one of the constructors
     pub fn new(instruments: &[Instrument]) -> Eng {
         Eng(Engine::new(instruments, EngineConfig::default()))
+    }
+
+    /// The engine with small limits, so that random streams exercise the ladder's re-centring
+    /// and growth and the id table's hashed part and growth; still far above what a test
+    /// stream rests, so the engine never answers `CapacityExceeded` where the reference trades.
+    #[allow(dead_code)]
+    pub fn small(instruments: &[Instrument]) -> Eng {
+        let config = EngineConfig {
+            orders_max: 1 << 12,
+            levels_initial: 8,
+            levels_max: 1 << 12,
+            ids_direct: 1 << 8,
+            ids_hashed_initial: 8,
+        };
+        Eng(Engine::new(instruments, config))
     }
 }
 
