@@ -293,8 +293,8 @@ impl Builder {
                     price = 0;
                 }
                 let account = u32::from(account);
-                if !self.seen.contains_key(&id) {
-                    self.seen.insert(id, (account, symbol));
+                if let std::collections::btree_map::Entry::Vacant(e) = self.seen.entry(id) {
+                    e.insert((account, symbol));
                     self.order.push(id);
                 }
                 Command::New(NewOrder {
