@@ -1,0 +1,657 @@
+//! Zero-copy tag=value decoder: frame detection, BodyLength and CheckSum validation, and a
+//! message view whose fields are `(tag, &[u8])` slices of the caller's buffer.
+//!
+//! Role: the first thing every inbound byte meets. `frame` says whether a buffer starts with a
+//! complete, intact message (and how long it is); `Decoder::decode` splits it into fields.
+//!
+//! Never: allocates per message (the field array is preallocated once, `Limits::fields_max`),
+//! copies values, uses floats, or panics on any input.
+//!
+//! Invariants: a `Message` always has BeginString, BodyLength and MsgType as its first three
+//! fields and CheckSum as its last, and its BodyLength and CheckSum were verified. Errors say
+//! exactly what was wrong so the session can choose between ignoring a garbled frame and
+//! answering with the right Reject.
+
+use crate::decimal::{Decimal, DecimalError};
+use crate::tags;
+use crate::time::parse_utc_timestamp;
+
+/// Field delimiter.
+pub const SOH: u8 = 0x01;
+
+/// Size limits enforced by the decoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest whole message accepted, header and trailer included.
+    pub msg_len_max: usize,
+    /// Most fields accepted in one message, header and trailer included.
+    pub fields_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            msg_len_max: 8192,
+            fields_max: 256,
+        }
+    }
+}
+
+/// Why the start of a buffer is not an intact frame. The FIX rule for all of these is the
+/// same: the message is garbled, ignore it (no Reject, no sequence number consumed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameError {
+    /// The buffer does not start with `8=` and a short BeginString value.
+    BadBeginString,
+    /// The second field is not `9=` followed by digits.
+    BadBodyLength,
+    /// The trailer `10=NNN<SOH>` is not where BodyLength says it is.
+    BodyLengthMismatch,
+    /// The declared CheckSum differs from the sum of the bytes.
+    BadCheckSum { declared: u8, computed: u8 },
+    /// The declared size exceeds `Limits::msg_len_max`.
+    TooLong { len: usize, max: usize },
+}
+
+impl FrameError {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FrameError::BadBeginString => "garbled: no BeginString(8)",
+            FrameError::BadBodyLength => "garbled: no valid BodyLength(9)",
+            FrameError::BodyLengthMismatch => "garbled: BodyLength(9) does not match the trailer",
+            FrameError::BadCheckSum { .. } => "garbled: wrong CheckSum(10)",
+            FrameError::TooLong { .. } => "garbled: message longer than the limit",
+        }
+    }
+}
+
+const BEGIN_STRING_MAX: usize = 16;
+const BODY_LENGTH_DIGITS_MAX: usize = 7;
+const TRAILER_LEN: usize = 7; // "10=NNN\x01"
+
+/// Looks at the start of `buf`: `Ok(Some(len))` if it holds a complete intact message of `len`
+/// bytes, `Ok(None)` if more bytes are needed, or why the bytes can never become a message.
+pub fn frame(buf: &[u8], msg_len_max: usize) -> Result<Option<usize>, FrameError> {
+    // "8=" BeginString SOH
+    for (i, &want) in b"8=".iter().enumerate() {
+        match buf.get(i) {
+            None => return Ok(None),
+            Some(&c) if c != want => return Err(FrameError::BadBeginString),
+            Some(_) => {}
+        }
+    }
+    let mut i = 2;
+    loop {
+        match buf.get(i) {
+            None if i - 2 <= BEGIN_STRING_MAX => return Ok(None),
+            Some(&SOH) if i > 2 => break,
+            Some(c) if i - 2 < BEGIN_STRING_MAX && c.is_ascii_graphic() => i += 1,
+            _ => return Err(FrameError::BadBeginString),
+        }
+    }
+    i += 1;
+    // "9=" digits SOH
+    for want in b"9=" {
+        match buf.get(i) {
+            None => return Ok(None),
+            Some(c) if c != want => return Err(FrameError::BadBodyLength),
+            Some(_) => i += 1,
+        }
+    }
+    let digits_start = i;
+    let mut body_len: usize = 0;
+    loop {
+        match buf.get(i) {
+            None if i - digits_start <= BODY_LENGTH_DIGITS_MAX => return Ok(None),
+            Some(&SOH) if i > digits_start => break,
+            Some(c) if c.is_ascii_digit() && i - digits_start < BODY_LENGTH_DIGITS_MAX => {
+                body_len = body_len * 10 + (c - b'0') as usize;
+                i += 1;
+            }
+            _ => return Err(FrameError::BadBodyLength),
+        }
+    }
+    let body_start = i + 1;
+    let body_end = body_start + body_len;
+    let total = body_end + TRAILER_LEN;
+    if total > msg_len_max {
+        return Err(FrameError::TooLong {
+            len: total,
+            max: msg_len_max,
+        });
+    }
+    if buf.len() < total {
+        return Ok(None);
+    }
+    let trailer = &buf[body_end..total];
+    if body_len == 0
+        || buf[body_end - 1] != SOH
+        || &trailer[..3] != b"10="
+        || trailer[6] != SOH
+        || !trailer[3..6].iter().all(u8::is_ascii_digit)
+    {
+        return Err(FrameError::BodyLengthMismatch);
+    }
+    let declared = trailer[3..6]
+        .iter()
+        .fold(0u32, |a, c| a * 10 + (c - b'0') as u32);
+    let computed = checksum(&buf[..body_end]);
+    if declared != computed as u32 {
+        return Err(FrameError::BadCheckSum {
+            declared: declared as u8,
+            computed,
+        });
+    }
+    Ok(Some(total))
+}
+
+/// Sum of the bytes modulo 256 (the FIX CheckSum).
+#[inline]
+pub fn checksum(bytes: &[u8]) -> u8 {
+    // Sum in u32 chunks: the compiler vectorizes this well, and a message never overflows it.
+    let mut sum: u32 = 0;
+    for &b in bytes {
+        sum = sum.wrapping_add(b as u32);
+    }
+    sum as u8
+}
+
+/// After a garbled frame at the start of `buf`: how many bytes to drop so that `buf` starts at
+/// the next plausible message (`8=FIX` right after an SOH). Always at least 1 for a non-empty
+/// buffer; keeps a short tail that might be the start of the next message.
+pub fn resync(buf: &[u8]) -> usize {
+    const START: &[u8] = b"8=FIX";
+    if buf.is_empty() {
+        return 0;
+    }
+    let mut i = 1;
+    while i < buf.len() {
+        if buf[i - 1] == SOH && buf[i..].starts_with(START) {
+            return i;
+        }
+        // A partial start at the very end: keep it.
+        if buf[i - 1] == SOH && START.starts_with(&buf[i..]) {
+            return i;
+        }
+        i += 1;
+    }
+    buf.len()
+}
+
+/// A field's position in the decoded buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldPos {
+    pub tag: u32,
+    start: u32,
+    end: u32,
+}
+
+/// Why a framed message could not be split into fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DecodeError {
+    /// The buffer does not start with a complete message.
+    Incomplete,
+    /// The frame itself is garbled (see `FrameError`).
+    Frame(FrameError),
+    /// More than `Limits::fields_max` fields.
+    TooManyFields { max: usize },
+    /// A field without a valid tag number (not digits, zero, leading zero, or no `=`), at this
+    /// byte offset of the message.
+    InvalidTag { offset: usize },
+    /// `tag=` with nothing before the SOH.
+    EmptyValue { tag: u32 },
+    /// BeginString, BodyLength or MsgType is not where it must be (first three fields).
+    HeaderOrder { tag: u32 },
+}
+
+/// A field-level problem found while reading a decoded message: which tag and what kind, so
+/// the session can answer with `SessionRejectReason` and `RefTagID`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldError {
+    pub tag: u32,
+    pub kind: FieldErrorKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldErrorKind {
+    /// A required tag is absent (373=1).
+    Missing,
+    /// The value does not parse as the tag's type (373=6).
+    BadFormat,
+    /// The value parses but is not allowed (373=5), e.g. Side=7 or a price off the tick.
+    BadValue,
+    /// NoXxx count differs from the entries present (373=16).
+    GroupCount,
+}
+
+impl FieldError {
+    pub fn missing(tag: u32) -> FieldError {
+        FieldError {
+            tag,
+            kind: FieldErrorKind::Missing,
+        }
+    }
+    pub fn bad_format(tag: u32) -> FieldError {
+        FieldError {
+            tag,
+            kind: FieldErrorKind::BadFormat,
+        }
+    }
+    pub fn bad_value(tag: u32) -> FieldError {
+        FieldError {
+            tag,
+            kind: FieldErrorKind::BadValue,
+        }
+    }
+    /// The matching SessionRejectReason (373) value.
+    pub fn session_reject_reason(self) -> crate::SessionRejectReason {
+        use crate::SessionRejectReason as R;
+        match self.kind {
+            FieldErrorKind::Missing => R::RequiredTagMissing,
+            FieldErrorKind::BadFormat => R::IncorrectDataFormat,
+            FieldErrorKind::BadValue => R::ValueIncorrect,
+            FieldErrorKind::GroupCount => R::IncorrectNumInGroupCount,
+        }
+    }
+}
+
+/// Splits framed messages into fields. Holds the preallocated field array; reuse one per
+/// connection.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    fields: Vec<FieldPos>,
+    limits: Limits,
+}
+
+impl Decoder {
+    pub fn new(limits: Limits) -> Decoder {
+        Decoder {
+            fields: Vec::with_capacity(limits.fields_max),
+            limits,
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Decodes the message at the start of `buf` (which may hold more bytes after it).
+    pub fn decode<'a>(&'a mut self, buf: &'a [u8]) -> Result<Message<'a>, DecodeError> {
+        let len = match frame(buf, self.limits.msg_len_max) {
+            Ok(Some(len)) => len,
+            Ok(None) => return Err(DecodeError::Incomplete),
+            Err(e) => return Err(DecodeError::Frame(e)),
+        };
+        let buf = &buf[..len];
+        self.fields.clear();
+        if self.fields.capacity() < self.limits.fields_max {
+            self.fields.reserve(self.limits.fields_max);
+        }
+        let mut i = 0;
+        let mut data_len: Option<(u32, usize)> = None;
+        while i < len {
+            // Tag: digits up to '='.
+            let tag_start = i;
+            let mut tag: u32 = 0;
+            while i < len && buf[i].is_ascii_digit() && i - tag_start < 9 {
+                tag = tag * 10 + (buf[i] - b'0') as u32;
+                i += 1;
+            }
+            if i == tag_start || i >= len || buf[i] != b'=' || tag == 0 || buf[tag_start] == b'0' {
+                return Err(DecodeError::InvalidTag { offset: tag_start });
+            }
+            i += 1;
+            let start = i;
+            let end = match data_len {
+                Some((data_tag, n)) if data_tag == tag => {
+                    if start + n >= len || buf[start + n] != SOH {
+                        return Err(DecodeError::Frame(FrameError::BodyLengthMismatch));
+                    }
+                    start + n
+                }
+                _ => match buf[start..].iter().position(|&c| c == SOH) {
+                    Some(p) => start + p,
+                    None => return Err(DecodeError::Frame(FrameError::BodyLengthMismatch)),
+                },
+            };
+            data_len = None;
+            if end == start {
+                return Err(DecodeError::EmptyValue { tag });
+            }
+            if let Some(data_tag) = tags::data_tag_for_length(tag) {
+                if let Some(n) = parse_u64(&buf[start..end]) {
+                    data_len = Some((data_tag, n as usize));
+                }
+            }
+            if self.fields.len() == self.limits.fields_max {
+                return Err(DecodeError::TooManyFields {
+                    max: self.limits.fields_max,
+                });
+            }
+            self.fields.push(FieldPos {
+                tag,
+                start: start as u32,
+                end: end as u32,
+            });
+            i = end + 1;
+        }
+        // frame() checked the 8, 9 prefix and the 10 trailer bytes; a data field must not have
+        // swallowed the trailer, and MsgType must be third.
+        match self.fields.last() {
+            Some(f) if f.tag == tags::CHECK_SUM && f.start as usize == len - 4 => {}
+            _ => return Err(DecodeError::Frame(FrameError::BodyLengthMismatch)),
+        }
+        match self.fields.get(2) {
+            Some(f) if f.tag == tags::MSG_TYPE => {}
+            _ => {
+                return Err(DecodeError::HeaderOrder {
+                    tag: tags::MSG_TYPE,
+                })
+            }
+        }
+        Ok(Message {
+            buf,
+            fields: &self.fields,
+        })
+    }
+}
+
+/// A decoded message: a view over the caller's buffer. Cheap to copy.
+#[derive(Clone, Copy, Debug)]
+pub struct Message<'a> {
+    buf: &'a [u8],
+    fields: &'a [FieldPos],
+}
+
+impl<'a> Message<'a> {
+    /// The whole message, header to trailer.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+    /// Length of the message in bytes (how much to consume from the input).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    pub fn begin_string(&self) -> &'a [u8] {
+        self.value_at(0)
+    }
+    pub fn msg_type(&self) -> &'a [u8] {
+        self.value_at(2)
+    }
+    pub fn field_count(&self) -> usize {
+        self.fields.len()
+    }
+    /// The `i`-th field (0 = BeginString). Panics if `i >= field_count()`.
+    pub fn field(&self, i: usize) -> (u32, &'a [u8]) {
+        (self.fields[i].tag, self.value_at(i))
+    }
+    fn value_at(&self, i: usize) -> &'a [u8] {
+        let f = self.fields[i];
+        &self.buf[f.start as usize..f.end as usize]
+    }
+    /// All fields in wire order, trailer included.
+    pub fn fields(&self) -> Fields<'a> {
+        Fields {
+            buf: self.buf,
+            fields: self.fields,
+        }
+    }
+    /// Fields after the standard header up to (not including) the CheckSum, i.e. the ones an
+    /// application reads. The header is everything up to the last of the header tags that
+    /// follow MsgType.
+    pub fn body(&self) -> Fields<'a> {
+        let n = self.fields.len();
+        let mut start = 3;
+        while start < n - 1 && is_header_tag(self.fields[start].tag) {
+            start += 1;
+        }
+        Fields {
+            buf: self.buf,
+            fields: &self.fields[start..n - 1],
+        }
+    }
+    /// Index of the first field with `tag`.
+    pub fn position(&self, tag: u32) -> Option<usize> {
+        self.fields.iter().position(|f| f.tag == tag)
+    }
+    /// The value of the first field with `tag`.
+    pub fn get(&self, tag: u32) -> Option<&'a [u8]> {
+        self.fields().get(tag)
+    }
+    pub fn require(&self, tag: u32) -> Result<&'a [u8], FieldError> {
+        self.fields().require(tag)
+    }
+    pub fn get_u64(&self, tag: u32) -> Result<Option<u64>, FieldError> {
+        self.fields().get_u64(tag)
+    }
+    pub fn require_u64(&self, tag: u32) -> Result<u64, FieldError> {
+        self.fields().require_u64(tag)
+    }
+    pub fn get_char(&self, tag: u32) -> Result<Option<u8>, FieldError> {
+        self.fields().get_char(tag)
+    }
+    pub fn get_bool(&self, tag: u32) -> Result<Option<bool>, FieldError> {
+        self.fields().get_bool(tag)
+    }
+    pub fn get_decimal(&self, tag: u32) -> Result<Option<Decimal>, FieldError> {
+        self.fields().get_decimal(tag)
+    }
+    pub fn get_timestamp(&self, tag: u32) -> Result<Option<u64>, FieldError> {
+        self.fields().get_timestamp(tag)
+    }
+    /// The repeating group counted by `count_tag`; see `Fields::group`.
+    pub fn group(&self, count_tag: u32, member_tags: &'a [u32]) -> Result<Group<'a>, FieldError> {
+        self.fields().group(count_tag, member_tags)
+    }
+}
+
+/// Header tags that may follow MsgType (FIX 4.4 / FIXT.1.1 standard header).
+pub fn is_header_tag(tag: u32) -> bool {
+    matches!(
+        tag,
+        34 | 43
+            | 49
+            | 50
+            | 52
+            | 56
+            | 57
+            | 90
+            | 91
+            | 97
+            | 115
+            | 116
+            | 122
+            | 128
+            | 129
+            | 142
+            | 143
+            | 144
+            | 145
+            | 212
+            | 213
+            | 347
+            | 369
+            | 627
+            | 628
+            | 629
+            | 630
+            | 1128
+            | 1129
+            | 1156
+    )
+}
+
+/// A run of fields (a whole message, its body, or one repeating-group entry) with typed getters.
+#[derive(Clone, Copy, Debug)]
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    fields: &'a [FieldPos],
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (u32, &'a [u8]);
+    fn next(&mut self) -> Option<(u32, &'a [u8])> {
+        let (first, rest) = self.fields.split_first()?;
+        self.fields = rest;
+        Some((
+            first.tag,
+            &self.buf[first.start as usize..first.end as usize],
+        ))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.fields.len(), Some(self.fields.len()))
+    }
+}
+
+impl<'a> Fields<'a> {
+    pub fn get(&self, tag: u32) -> Option<&'a [u8]> {
+        self.fields
+            .iter()
+            .find(|f| f.tag == tag)
+            .map(|f| &self.buf[f.start as usize..f.end as usize])
+    }
+    pub fn require(&self, tag: u32) -> Result<&'a [u8], FieldError> {
+        self.get(tag).ok_or(FieldError::missing(tag))
+    }
+    pub fn get_u64(&self, tag: u32) -> Result<Option<u64>, FieldError> {
+        self.get(tag)
+            .map(|v| parse_u64(v).ok_or(FieldError::bad_format(tag)))
+            .transpose()
+    }
+    pub fn require_u64(&self, tag: u32) -> Result<u64, FieldError> {
+        self.get_u64(tag)?.ok_or(FieldError::missing(tag))
+    }
+    /// A single-character field.
+    pub fn get_char(&self, tag: u32) -> Result<Option<u8>, FieldError> {
+        self.get(tag)
+            .map(|v| match v {
+                [c] => Ok(*c),
+                _ => Err(FieldError::bad_format(tag)),
+            })
+            .transpose()
+    }
+    /// A `Boolean` field (`Y` or `N`).
+    pub fn get_bool(&self, tag: u32) -> Result<Option<bool>, FieldError> {
+        self.get(tag)
+            .map(|v| match v {
+                b"Y" => Ok(true),
+                b"N" => Ok(false),
+                _ => Err(FieldError::bad_format(tag)),
+            })
+            .transpose()
+    }
+    pub fn get_decimal(&self, tag: u32) -> Result<Option<Decimal>, FieldError> {
+        self.get(tag)
+            .map(|v| Decimal::parse(v).map_err(|e| decimal_error(tag, e)))
+            .transpose()
+    }
+    /// A `UTCTimestamp` as nanoseconds since the epoch.
+    pub fn get_timestamp(&self, tag: u32) -> Result<Option<u64>, FieldError> {
+        self.get(tag)
+            .map(|v| parse_utc_timestamp(v).ok_or(FieldError::bad_format(tag)))
+            .transpose()
+    }
+
+    /// The repeating group whose count field is `count_tag`. `member_tags` lists the tags an
+    /// entry may hold, its first element being the delimiter that starts every entry; the
+    /// group ends at the first field that is not a member. A missing count field is an empty
+    /// group; a count that differs from the entries found is a `GroupCount` error.
+    pub fn group(&self, count_tag: u32, member_tags: &'a [u32]) -> Result<Group<'a>, FieldError> {
+        let empty = Group {
+            buf: self.buf,
+            fields: &[],
+            members: member_tags,
+        };
+        let Some(pos) = self.fields.iter().position(|f| f.tag == count_tag) else {
+            return Ok(empty);
+        };
+        let count = self.get_u64(count_tag)?.unwrap_or(0);
+        let rest = &self.fields[pos + 1..];
+        let Some(&delimiter) = member_tags.first() else {
+            return Err(FieldError {
+                tag: count_tag,
+                kind: FieldErrorKind::GroupCount,
+            });
+        };
+        let len = rest
+            .iter()
+            .position(|f| !member_tags.contains(&f.tag))
+            .unwrap_or(rest.len());
+        let fields = &rest[..len];
+        let entries = fields.iter().filter(|f| f.tag == delimiter).count() as u64;
+        if entries != count || fields.first().is_some_and(|f| f.tag != delimiter) {
+            return Err(FieldError {
+                tag: count_tag,
+                kind: FieldErrorKind::GroupCount,
+            });
+        }
+        Ok(Group {
+            buf: self.buf,
+            fields,
+            members: member_tags,
+        })
+    }
+}
+
+/// A repeating group: iterate to get one `Fields` per entry.
+#[derive(Clone, Copy, Debug)]
+pub struct Group<'a> {
+    buf: &'a [u8],
+    fields: &'a [FieldPos],
+    members: &'a [u32],
+}
+
+impl<'a> Iterator for Group<'a> {
+    type Item = Fields<'a>;
+    fn next(&mut self) -> Option<Fields<'a>> {
+        let delimiter = *self.members.first()?;
+        if self.fields.is_empty() {
+            return None;
+        }
+        let len = self.fields[1..]
+            .iter()
+            .position(|f| f.tag == delimiter)
+            .map_or(self.fields.len(), |p| p + 1);
+        let (entry, rest) = self.fields.split_at(len);
+        self.fields = rest;
+        Some(Fields {
+            buf: self.buf,
+            fields: entry,
+        })
+    }
+}
+
+fn decimal_error(tag: u32, e: DecimalError) -> FieldError {
+    match e {
+        DecimalError::Format | DecimalError::Overflow => FieldError::bad_format(tag),
+        _ => FieldError::bad_value(tag),
+    }
+}
+
+/// Digits only, at most 19 of them (no sign, no spaces): `None` otherwise.
+#[inline]
+pub fn parse_u64(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in v {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    Some(n)
+}
+
+/// Scans a possibly malformed frame for `<SOH>34=digits<SOH>`: the MsgSeqNum of a message the
+/// decoder refused, so the session can still account for it.
+pub fn scan_msg_seq_num(buf: &[u8]) -> Option<u64> {
+    let pat = b"\x0134=";
+    let p = buf.windows(pat.len()).position(|w| w == pat)? + pat.len();
+    let end = buf[p..].iter().position(|&c| c == SOH)? + p;
+    parse_u64(&buf[p..end])
+}
