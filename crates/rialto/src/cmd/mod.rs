@@ -1,0 +1,70 @@
+//! The subcommands of `rialto`. Each lives in its own module with a clap `Args` struct and a
+//! `run(args) -> CmdResult`; adding one means a new module, a variant of `Command` and a line
+//! in `run`.
+
+mod bench;
+mod bench_engine;
+mod match_;
+
+use clap::{Parser, Subcommand};
+
+/// What a subcommand returns; the error is printed by `main` and the exit code is 1.
+pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Rialto: a deterministic price-time matching engine and the exchange around it.
+#[derive(Parser, Debug)]
+#[command(name = "rialto", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Replay an order stream (CSV) through the engine and print its events as JSON lines.
+    Match(match_::Args),
+    /// Benchmarks (see `rialto bench --help`).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+pub fn run(cli: Cli) -> CmdResult {
+    match cli.command {
+        Command::Match(args) => match_::run(args),
+        Command::Bench(b) => bench::run(b),
+    }
+}
+
+/// True if `e` is (or wraps) an I/O error from writing into a closed pipe, e.g.
+/// `rialto match ... | head`; that ends the run quietly.
+pub fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::BrokenPipe {
+                return true;
+            }
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// Opens `path` for buffered reading, naming it in the error.
+pub fn open(path: &std::path::Path) -> Result<std::io::BufReader<std::fs::File>, String> {
+    std::fs::File::open(path)
+        .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads `--instruments FILE` (if given) into a fresh symbol table.
+pub fn read_instruments(
+    path: Option<&std::path::Path>,
+) -> Result<rialto::symbols::SymbolTable, String> {
+    let mut symbols = rialto::symbols::SymbolTable::new();
+    if let Some(path) = path {
+        rialto::instruments_csv::read_instruments(open(path)?, &mut symbols)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(symbols)
+}

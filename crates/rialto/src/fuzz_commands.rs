@@ -1,0 +1,148 @@
+//! Decodes arbitrary bytes into a short sequence of engine commands, for the engine fuzz target
+//! and its regression tests.
+//!
+//! Role: maps every byte string to a valid-typed `Command` sequence that stays in a small space
+//! (few ids, accounts, symbols and prices) so collisions, crosses, STP and replaces are common.
+//! Some fields deliberately go out of range (zero quantity, non-positive price, off-grid values)
+//! so validation is exercised too.
+//!
+//! Never: panics; reads past the input (missing bytes read as zero).
+//!
+//! Encoding: each command takes 8 bytes `[op, id, acct, sym_side, kind, price, qty, extra]`.
+
+use types::{Command, Instrument, NewOrder, OrdType, Side, StpMode, Symbol, SymbolId, TimeInForce};
+
+/// The instruments the decoded commands refer to: `A` (tick 1, lot 1) and `B` (tick 5, lot 10).
+pub fn instruments() -> Vec<Instrument> {
+    vec![
+        Instrument {
+            symbol: Symbol::new("A").expect("valid symbol"),
+            tick: 1,
+            lot: 1,
+        },
+        Instrument {
+            symbol: Symbol::new("B").expect("valid symbol"),
+            tick: 5,
+            lot: 10,
+        },
+    ]
+}
+
+/// Decodes `data` into commands (8 bytes each; a short tail is zero-padded).
+pub fn decode(data: &[u8]) -> Vec<Command> {
+    data.chunks(8)
+        .map(|chunk| {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            decode_one(b)
+        })
+        .collect()
+}
+
+fn decode_one(b: [u8; 8]) -> Command {
+    let [op, id, acct, sym_side, kind, price, qty, extra] = b;
+    let id = u64::from(id % 48);
+    let account = u32::from(acct % 4) + 1;
+    // Symbol 2 does not exist: exercises the invalid-symbol path now and then.
+    let symbol: SymbolId = match sym_side % 16 {
+        15 => 2,
+        n => u32::from(n & 1),
+    };
+    let side = if sym_side & 0x10 == 0 {
+        Side::Buy
+    } else {
+        Side::Sell
+    };
+    let (tick, lot): (i64, u64) = if symbol == 1 { (5, 10) } else { (1, 1) };
+    // Prices around 100 ticks; 0 and negative values now and then.
+    let price = match price {
+        0 => 0,
+        1 => -tick,
+        255 => 3, // off the tick grid for symbol B
+        p => (90 + i64::from(p % 20)) * tick,
+    };
+    let qty = match qty {
+        0 => 0,
+        255 => 7, // off the lot grid for symbol B
+        q => u64::from(q % 12 + 1) * lot,
+    };
+    match op % 16 {
+        0..=8 => {
+            let (ord_type, tif) = match kind % 12 {
+                0 => (OrdType::Market, TimeInForce::Ioc),
+                1 => (OrdType::Market, TimeInForce::Fok),
+                2 | 3 => (OrdType::Limit, TimeInForce::Ioc),
+                4 => (OrdType::Limit, TimeInForce::Fok),
+                5 => (OrdType::Limit, TimeInForce::Day),
+                _ => (OrdType::Limit, TimeInForce::Gtc),
+            };
+            let stp = match (kind >> 4) % 4 {
+                0 => StpMode::CancelNewest,
+                1 => StpMode::CancelOldest,
+                2 => StpMode::CancelBoth,
+                _ => StpMode::None,
+            };
+            Command::New(NewOrder {
+                id,
+                account,
+                symbol,
+                side,
+                ord_type,
+                tif,
+                price: if ord_type == OrdType::Market && extra % 2 == 0 {
+                    0
+                } else {
+                    price
+                },
+                qty,
+                post_only: kind >> 6 == 3,
+                stp,
+            })
+        }
+        9..=11 => Command::Cancel {
+            id,
+            account,
+            symbol,
+        },
+        12..=14 => Command::Replace {
+            id,
+            account,
+            symbol,
+            price,
+            qty,
+        },
+        _ => {
+            if extra % 4 == 3 {
+                Command::ExpireDay {
+                    symbol: (extra & 4 != 0).then_some(symbol),
+                }
+            } else {
+                Command::MassCancel {
+                    account,
+                    symbol: (extra & 1 != 0).then_some(symbol),
+                    side: (extra & 2 != 0).then_some(side),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_every_byte_string() {
+        assert!(decode(&[]).is_empty());
+        assert_eq!(decode(&[1, 2, 3]).len(), 1);
+        let all: Vec<u8> = (0..16u8)
+            .flat_map(|op| [op, op, op, op, op, op, op, op + 3])
+            .collect();
+        let cmds = decode(&all);
+        assert_eq!(cmds.len(), 16);
+        assert!(cmds.iter().any(|c| matches!(c, Command::New(_))));
+        assert!(cmds.iter().any(|c| matches!(c, Command::Cancel { .. })));
+        assert!(cmds.iter().any(|c| matches!(c, Command::Replace { .. })));
+        assert!(cmds.iter().any(|c| matches!(c, Command::MassCancel { .. })));
+    }
+}
