@@ -27,10 +27,10 @@ pub struct AuditOrder {
     pub account: AccountId,
     pub side: Option<Side>,
     pub price: PriceTicks,
-    pub entered: QtyLots,
-    pub replaced_away: QtyLots,
-    pub filled: QtyLots,
-    pub canceled: QtyLots,
+    pub entered: u128,
+    pub replaced_away: u128,
+    pub filled: u128,
+    pub canceled: u128,
     /// Open quantity (resting once the command that changed it is finished).
     pub leaves: QtyLots,
     /// When the order last joined the back of a queue (acceptance or a priority-losing replace).
@@ -96,7 +96,7 @@ impl Auditor {
                         account,
                         side: Some(side),
                         price,
-                        entered: qty,
+                        entered: u128::from(qty),
                         leaves: qty,
                         queued_at: clock,
                         ..AuditOrder::default()
@@ -145,7 +145,7 @@ impl Auditor {
                     ));
                 }
                 maker.leaves -= qty;
-                maker.filled += qty;
+                maker.filled += u128::from(qty);
                 let taker = self.order(taker_id, "trade")?;
                 if taker.leaves < qty || taker.leaves - qty != taker_leaves {
                     return Err(format!(
@@ -154,7 +154,7 @@ impl Auditor {
                     ));
                 }
                 taker.leaves -= qty;
-                taker.filled += qty;
+                taker.filled += u128::from(qty);
             }
             Event::Canceled { id, qty, .. } => {
                 let o = self.order(id, "cancel")?;
@@ -165,7 +165,7 @@ impl Auditor {
                     ));
                 }
                 o.leaves = 0;
-                o.canceled += qty;
+                o.canceled += u128::from(qty);
             }
             Event::Replaced {
                 id,
@@ -189,9 +189,9 @@ impl Auditor {
                     ));
                 }
                 if qty >= o.leaves {
-                    o.entered += qty - o.leaves;
+                    o.entered += u128::from(qty - o.leaves);
                 } else {
-                    o.replaced_away += o.leaves - qty;
+                    o.replaced_away += u128::from(o.leaves - qty);
                 }
                 o.leaves = qty;
                 o.price = price;
@@ -271,7 +271,7 @@ impl Auditor {
                     }
                     prev = Some((price, a.queued_at, id));
                     let l = levels.entry((symbol, side, price)).or_insert((0, 0u32));
-                    l.0 += qty;
+                    l.0 = QtyLots::saturating_add(l.0, qty);
                     l.1 += 1;
                 }
             }
@@ -282,7 +282,7 @@ impl Auditor {
             }
         }
         for (id, o) in &self.orders {
-            if o.entered != o.filled + o.canceled + o.replaced_away + o.leaves {
+            if o.entered != o.filled + o.canceled + o.replaced_away + u128::from(o.leaves) {
                 return Err(format!("order {id} does not conserve quantity: {o:?}"));
             }
             if o.leaves > 0 && !seen.contains_key(id) {
@@ -310,5 +310,125 @@ impl Auditor {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted(id: OrderId, side: Side, price: PriceTicks, qty: QtyLots) -> Event {
+        Event::Accepted {
+            id,
+            account: 1,
+            symbol: 0,
+            side,
+            price,
+            qty,
+        }
+    }
+
+    fn level(side: Side, price: PriceTicks, qty: QtyLots, orders: u32) -> Event {
+        Event::Level {
+            symbol: 0,
+            side,
+            price,
+            qty,
+            orders,
+        }
+    }
+
+    fn trade(
+        trade_id: TradeId,
+        qty: QtyLots,
+        maker_leaves: QtyLots,
+        taker_leaves: QtyLots,
+    ) -> Event {
+        Event::Trade {
+            trade_id,
+            symbol: 0,
+            price: 10,
+            qty,
+            maker_id: 1,
+            taker_id: 2,
+            maker_account: 1,
+            taker_account: 2,
+            taker_side: Side::Sell,
+            maker_leaves,
+            taker_leaves,
+        }
+    }
+
+    #[test]
+    fn accepts_a_consistent_stream_and_book() {
+        let mut a = Auditor::new();
+        a.on_events(&[
+            accepted(1, Side::Buy, 10, 5),
+            level(Side::Buy, 10, 5, 1),
+            accepted(2, Side::Sell, 10, 3),
+            trade(1, 3, 2, 0),
+            level(Side::Buy, 10, 2, 1),
+        ])
+        .expect("consistent");
+        let book = |_, side| match side {
+            Side::Buy => vec![(1, 10, 2)],
+            Side::Sell => vec![],
+        };
+        assert_eq!(a.check_book(1, book), Ok(()));
+    }
+
+    #[test]
+    fn catches_bad_streams_and_books() {
+        let mut a = Auditor::new();
+        a.on_events(&[
+            accepted(1, Side::Buy, 10, 5),
+            accepted(2, Side::Sell, 10, 3),
+        ])
+        .expect("consistent");
+        assert!(a
+            .clone()
+            .on_event(&trade(2, 3, 2, 0))
+            .unwrap_err()
+            .contains("trade id 2 follows 0"));
+        assert!(a
+            .clone()
+            .on_event(&trade(1, 3, 1, 0))
+            .unwrap_err()
+            .contains("reported leaves 1"));
+        assert!(a
+            .clone()
+            .on_event(&accepted(1, Side::Buy, 10, 5))
+            .unwrap_err()
+            .contains("accepted twice"));
+        // The book misses order 1's level event and reports a wrong quantity.
+        a.on_events(&[Event::Canceled {
+            id: 2,
+            account: 1,
+            symbol: 0,
+            reason: types::CancelReason::Ioc,
+            qty: 3,
+        }])
+        .expect("consistent");
+        let wrong_qty = |_, side| match side {
+            Side::Buy => vec![(1, 10, 4)],
+            Side::Sell => vec![],
+        };
+        assert!(a
+            .check_book(1, wrong_qty)
+            .unwrap_err()
+            .contains("events say 5@10"));
+        let right = |_, side| match side {
+            Side::Buy => vec![(1, 10, 5)],
+            Side::Sell => vec![],
+        };
+        assert!(a
+            .check_book(1, right)
+            .unwrap_err()
+            .contains("Level events disagree"));
+        let empty = |_, _| vec![];
+        assert!(a
+            .check_book(1, empty)
+            .unwrap_err()
+            .contains("does not rest"));
     }
 }

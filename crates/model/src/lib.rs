@@ -61,6 +61,12 @@
 //! then `Level`; one that loses priority emits `Replaced`, `Level` (old price), the trades, then
 //! `Level` (new price) if it rests. A `Level` is emitted even if the aggregate did not change.
 //!
+//! **Limits.** The issue sets no maximum quantity. The reference reports a level whose
+//! aggregate would exceed `u64::MAX` as `u64::MAX` (saturating) rather than panic; that case is
+//! outside the engine contract until a maximum order quantity exists. The reference has no
+//! capacity limits, so it never emits `CapacityExceeded`; compare with the engine only while
+//! the engine does not emit it either.
+//!
 //! Invariants checked after every command in tests: see [`Reference::check_invariants`] and
 //! [`audit::Auditor`].
 #![forbid(unsafe_code)]

@@ -39,15 +39,16 @@ pub struct RestingOrder {
     pub seq: u64,
 }
 
-/// Where every lot of one accepted order went. Kept for dead orders too.
+/// Where every lot of one accepted order went. Kept for dead orders too. Sums are `u128`:
+/// repeated replaces can enter more than `u64::MAX` lots over an order's life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct OrderLedger {
     /// Quantity on acceptance plus every increase made by replaces.
-    pub entered: QtyLots,
+    pub entered: u128,
     /// Quantity removed by replaces that lowered the remaining quantity.
-    pub replaced_away: QtyLots,
-    pub filled: QtyLots,
-    pub canceled: QtyLots,
+    pub replaced_away: u128,
+    pub filled: u128,
+    pub canceled: u128,
     /// Quantity still resting (0 once the order is dead).
     pub remaining: QtyLots,
 }
@@ -156,7 +157,7 @@ impl Reference {
         for o in self.resting(symbol, side) {
             match out.last_mut() {
                 Some(last) if last.0 == o.price => {
-                    last.1 += o.qty;
+                    last.1 = last.1.saturating_add(o.qty);
                     last.2 += 1;
                 }
                 _ => out.push((o.price, o.qty, 1)),
@@ -235,7 +236,7 @@ impl Reference {
             if !self.used_ids.contains(id) {
                 return Err(format!("order {id} has a ledger but its id is not used"));
             }
-            if l.entered != l.filled + l.canceled + l.replaced_away + l.remaining {
+            if l.entered != l.filled + l.canceled + l.replaced_away + u128::from(l.remaining) {
                 return Err(format!("order {id} does not conserve quantity: {l:?}"));
             }
             if l.remaining != live.get(id).copied().unwrap_or(0) {
@@ -261,7 +262,7 @@ impl Reference {
         let mut orders = 0;
         for o in self.resting(symbol, side) {
             if o.price == price {
-                qty += o.qty;
+                qty = QtyLots::saturating_add(qty, o.qty);
                 orders += 1;
             }
         }
@@ -312,7 +313,7 @@ impl Reference {
         qty: QtyLots,
     ) {
         if let Some(l) = self.ledgers.get_mut(&id) {
-            l.canceled += qty;
+            l.canceled += u128::from(qty);
             l.remaining -= qty;
         }
         sink.on_event(&Event::Canceled {
@@ -347,14 +348,14 @@ impl Reference {
             }
             if maker.account == taker.account {
                 match taker.stp {
-                    StpMode::None => sum += maker.qty,
+                    StpMode::None => sum = QtyLots::saturating_add(sum, maker.qty),
                     // The own order is canceled and matching goes on past it.
                     StpMode::CancelOldest => {}
                     // Matching stops at the first own order.
                     StpMode::CancelNewest | StpMode::CancelBoth => break,
                 }
             } else {
-                sum += maker.qty;
+                sum = QtyLots::saturating_add(sum, maker.qty);
             }
         }
         sum
@@ -404,7 +405,7 @@ impl Reference {
             }
             for (id, q) in [(maker.id, qty), (taker.id, qty)] {
                 if let Some(l) = self.ledgers.get_mut(&id) {
-                    l.filled += q;
+                    l.filled += u128::from(q);
                     l.remaining -= q;
                 }
             }
@@ -465,7 +466,7 @@ impl Reference {
         self.ledgers.insert(
             o.id,
             OrderLedger {
-                entered: o.qty,
+                entered: u128::from(o.qty),
                 remaining: o.qty,
                 ..OrderLedger::default()
             },
@@ -564,9 +565,9 @@ impl Reference {
         }
         if let Some(l) = self.ledgers.get_mut(&id) {
             if qty >= order.qty {
-                l.entered += qty - order.qty;
+                l.entered += u128::from(qty - order.qty);
             } else {
-                l.replaced_away += order.qty - qty;
+                l.replaced_away += u128::from(order.qty - qty);
             }
             l.remaining = qty;
         }
@@ -691,5 +692,126 @@ impl Matcher for Reference {
             } => self.mass_cancel(account, symbol, side, sink),
             Command::ExpireDay { symbol } => self.expire_day(symbol, sink),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::Symbol;
+
+    fn insts() -> Vec<Instrument> {
+        ["ACME", "BETA"]
+            .map(|s| Instrument {
+                symbol: Symbol::new(s).expect("valid"),
+                tick: 1,
+                lot: 1,
+            })
+            .to_vec()
+    }
+
+    fn limit(
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        side: Side,
+        price: i64,
+        qty: u64,
+    ) -> Command {
+        Command::New(NewOrder {
+            id,
+            account,
+            symbol,
+            side,
+            ord_type: OrdType::Limit,
+            tif: TimeInForce::Gtc,
+            price,
+            qty,
+            post_only: false,
+            stp: StpMode::CancelNewest,
+        })
+    }
+
+    fn trade_ids(events: &[Event]) -> Vec<TradeId> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Trade { trade_id, .. } => Some(*trade_id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn trade_ids_count_from_one_across_symbols() {
+        let mut r = Reference::new(&insts());
+        let mut ev = Vec::new();
+        for cmd in [
+            limit(1, 1, 0, Side::Sell, 10, 2),
+            limit(2, 1, 1, Side::Sell, 10, 1),
+            limit(3, 2, 0, Side::Buy, 10, 2),
+            limit(4, 2, 1, Side::Buy, 10, 1),
+        ] {
+            r.apply(&cmd, &mut ev);
+        }
+        assert_eq!(trade_ids(&ev), vec![1, 2]);
+        assert_eq!(r.next_trade_id(), 3);
+        assert!(r.check_invariants().is_ok());
+    }
+
+    #[test]
+    fn ledger_follows_fills_replaces_and_cancels() {
+        let mut r = Reference::new(&insts());
+        let mut ev = Vec::new();
+        r.apply(&limit(1, 1, 0, Side::Buy, 10, 10), &mut ev);
+        r.apply(&limit(2, 2, 0, Side::Sell, 10, 4), &mut ev);
+        let replace = |qty| Command::Replace {
+            id: 1,
+            account: 1,
+            symbol: 0,
+            price: 10,
+            qty,
+        };
+        r.apply(&replace(3), &mut ev);
+        r.apply(&replace(9), &mut ev);
+        r.apply(
+            &Command::Cancel {
+                id: 1,
+                account: 1,
+                symbol: 0,
+            },
+            &mut ev,
+        );
+        let l = r.ledger(1).expect("accepted");
+        assert_eq!(
+            l,
+            OrderLedger {
+                entered: 16,
+                replaced_away: 3,
+                filled: 4,
+                canceled: 9,
+                remaining: 0
+            }
+        );
+        assert!(r.is_used(1) && r.find(1).is_none());
+        assert!(r.check_invariants().is_ok());
+    }
+
+    #[test]
+    fn huge_quantities_do_not_panic() {
+        let mut r = Reference::new(&insts());
+        let mut ev = Vec::new();
+        r.apply(&limit(1, 1, 0, Side::Buy, i64::MAX, u64::MAX), &mut ev);
+        r.apply(&limit(2, 2, 0, Side::Buy, i64::MAX, u64::MAX), &mut ev);
+        assert_eq!(r.levels(0, Side::Buy), vec![(i64::MAX, u64::MAX, 2)]);
+        let mut fok = limit(3, 3, 0, Side::Sell, 1, u64::MAX);
+        if let Command::New(o) = &mut fok {
+            o.tif = TimeInForce::Fok;
+        }
+        ev.clear();
+        r.apply(&fok, &mut ev);
+        assert_eq!(trade_ids(&ev), vec![1]);
+        assert_eq!(r.levels(0, Side::Buy), vec![(i64::MAX, u64::MAX, 1)]);
+        assert!(r.check_invariants().is_ok());
     }
 }
