@@ -1,0 +1,190 @@
+package rialto.interop;
+
+import java.math.BigDecimal;
+import java.util.Set;
+import quickfix.FieldNotFound;
+import quickfix.Message;
+import quickfix.field.TransactTime;
+
+/**
+ * Builders for the FIX 4.4 order-entry requests the tests send, and {@link Msg}, a received
+ * message with field-by-field assertions that name the field and show the whole message.
+ */
+public final class Fix {
+    private Fix() {
+    }
+
+    public static final char BUY = '1';
+    public static final char SELL = '2';
+    public static final char MARKET = '1';
+    public static final char LIMIT = '2';
+    public static final char DAY = '0';
+    public static final char GTC = '1';
+    public static final char IOC = '3';
+    public static final char FOK = '4';
+
+    /** NewOrderSingle (D). price null for market orders. */
+    public static Message newOrder(String clOrdId, String symbol, char side, long qty, String price, char ordType,
+            char tif, boolean postOnly) {
+        Message m = new quickfix.fix44.NewOrderSingle();
+        m.setString(11, clOrdId);
+        m.setString(55, symbol);
+        m.setChar(54, side);
+        m.setField(new TransactTime(FixClients.now()));
+        m.setString(38, Long.toString(qty));
+        m.setChar(40, ordType);
+        if (price != null) {
+            m.setString(44, price);
+        }
+        m.setChar(59, tif);
+        if (postOnly) {
+            m.setString(18, "6");
+        }
+        return m;
+    }
+
+    public static Message limit(String clOrdId, String symbol, char side, long qty, String price) {
+        return newOrder(clOrdId, symbol, side, qty, price, LIMIT, DAY, false);
+    }
+
+    /** OrderCancelRequest (F). */
+    public static Message cancel(String clOrdId, String origClOrdId, String symbol, char side) {
+        Message m = new quickfix.fix44.OrderCancelRequest();
+        m.setString(41, origClOrdId);
+        m.setString(11, clOrdId);
+        m.setString(55, symbol);
+        m.setChar(54, side);
+        m.setField(new TransactTime(FixClients.now()));
+        return m;
+    }
+
+    /** OrderCancelReplaceRequest (G) of a limit order: new price and total quantity. */
+    public static Message replace(String clOrdId, String origClOrdId, String symbol, char side, long qty,
+            String price) {
+        Message m = new quickfix.fix44.OrderCancelReplaceRequest();
+        m.setString(41, origClOrdId);
+        m.setString(11, clOrdId);
+        m.setString(55, symbol);
+        m.setChar(54, side);
+        m.setField(new TransactTime(FixClients.now()));
+        m.setString(38, Long.toString(qty));
+        m.setChar(40, LIMIT);
+        m.setString(44, price);
+        return m;
+    }
+
+    /** OrderMassCancelRequest (q): type '1' by symbol, '7' all orders. */
+    public static Message massCancel(String clOrdId, char type, String symbol) {
+        Message m = new quickfix.fix44.OrderMassCancelRequest();
+        m.setString(11, clOrdId);
+        m.setChar(530, type);
+        if (symbol != null) {
+            m.setString(55, symbol);
+        }
+        m.setField(new TransactTime(FixClients.now()));
+        return m;
+    }
+
+    /** OrderStatusRequest (H). */
+    public static Message status(String clOrdId, String symbol, char side) {
+        Message m = new quickfix.fix44.OrderStatusRequest();
+        m.setString(11, clOrdId);
+        m.setString(55, symbol);
+        m.setChar(54, side);
+        return m;
+    }
+
+    /** A received message under test. Each check throws AssertionError naming the field. */
+    public static final class Msg {
+        public final Message m;
+        public final String what;
+
+        public Msg(Message m, String what) {
+            this.m = m;
+            this.what = what;
+        }
+
+        public String get(int tag) {
+            try {
+                return m.isSetField(tag) ? m.getString(tag) : null;
+            } catch (FieldNotFound e) {
+                return null;
+            }
+        }
+
+        public String type() {
+            return FixClients.type(m);
+        }
+
+        AssertionError fail(String detail) {
+            return new AssertionError(what + ": " + detail + "\n    got " + FixClients.dump(m));
+        }
+
+        /** The field is present with exactly this text. */
+        public Msg is(int tag, String expected) {
+            String v = get(tag);
+            if (v == null) {
+                throw fail(FixClients.tagName(tag) + " missing, expected " + expected);
+            }
+            if (!v.equals(expected)) {
+                throw fail(FixClients.tagName(tag) + " is " + v + ", expected " + expected);
+            }
+            return this;
+        }
+
+        public Msg is(int tag, char expected) {
+            return is(tag, String.valueOf(expected));
+        }
+
+        /** The field is one of these values. */
+        public Msg oneOf(int tag, Set<String> expected) {
+            String v = get(tag);
+            if (v == null || !expected.contains(v)) {
+                throw fail(FixClients.tagName(tag) + " is " + v + ", expected one of " + expected);
+            }
+            return this;
+        }
+
+        /** The field is present and numerically equal (100.5 == 100.50). */
+        public Msg num(int tag, String expected) {
+            String v = get(tag);
+            if (v == null) {
+                throw fail(FixClients.tagName(tag) + " missing, expected " + expected);
+            }
+            BigDecimal got;
+            try {
+                got = new BigDecimal(v);
+            } catch (NumberFormatException e) {
+                throw fail(FixClients.tagName(tag) + " is not a number: " + v);
+            }
+            if (got.compareTo(new BigDecimal(expected)) != 0) {
+                throw fail(FixClients.tagName(tag) + " is " + v + ", expected " + expected);
+            }
+            return this;
+        }
+
+        public Msg num(int tag, long expected) {
+            return num(tag, Long.toString(expected));
+        }
+
+        /** The field is present and not empty. */
+        public Msg has(int tag) {
+            String v = get(tag);
+            if (v == null || v.isEmpty()) {
+                throw fail(FixClients.tagName(tag) + " missing");
+            }
+            return this;
+        }
+
+        /** A reject reason is given: a Text(58) or a reject code (103, 102, 380, 532). */
+        public Msg hasReason() {
+            for (int tag : new int[] {58, 103, 102, 380, 532}) {
+                String v = get(tag);
+                if (v != null && !v.isEmpty()) {
+                    return this;
+                }
+            }
+            throw fail("no reason given (Text 58 or a reject reason code)");
+        }
+    }
+}

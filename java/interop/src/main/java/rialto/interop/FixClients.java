@@ -1,0 +1,342 @@
+package rialto.interop;
+
+import java.io.File;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import quickfix.Application;
+import quickfix.ConfigError;
+import quickfix.DataDictionary;
+import quickfix.DefaultMessageFactory;
+import quickfix.FieldNotFound;
+import quickfix.FileStoreFactory;
+import quickfix.LogFactory;
+import quickfix.Message;
+import quickfix.ScreenLogFactory;
+import quickfix.Session;
+import quickfix.SessionID;
+import quickfix.SessionSettings;
+import quickfix.SocketInitiator;
+import quickfix.field.MsgType;
+import quickfix.field.PossDupFlag;
+import quickfix.field.Text;
+
+/**
+ * A QuickFIX/J initiator holding one or more FIX 4.4 sessions to an exchange (TargetCompID
+ * RIALTO), with an inbox per session that tests read with bounded waits.
+ *
+ * <p>Sequence numbers: sessions use QuickFIX/J's FileStore in {@code storeDir}, like a real
+ * exchange member, so a later run against the same server resumes the sequence (the server
+ * persists its side too). {@code reset=true} sends ResetSeqNumFlag(141)=Y on Logon instead, for a
+ * server whose data dir was wiped while the client store was kept (or the other way round).
+ *
+ * <p>Never: swallows a session-level problem. A Reject (35=3) or Logout text in either direction
+ * is recorded and shown with any failure.
+ */
+public final class FixClients implements AutoCloseable {
+
+    /** Options for the initiator. */
+    public record Config(String host, int port, File storeDir, boolean reset, boolean verbose) {
+    }
+
+    /** One session's view: what it received and how to send. */
+    public static final class Client {
+        public final String name;
+        public final SessionID sessionId;
+        final LinkedBlockingQueue<Message> queue = new LinkedBlockingQueue<>();
+        final List<Message> pending = new ArrayList<>();
+        final List<String> problems = new CopyOnWriteArrayList<>();
+        final CountDownLatch loggedOn = new CountDownLatch(1);
+        final CountDownLatch loggedOut = new CountDownLatch(1);
+        volatile boolean logoutReceived;
+        /** Optional hook called on the QuickFIX/J thread for each application message. */
+        volatile Consumer<Message> listener;
+
+        Client(String name, SessionID sessionId) {
+            this.name = name;
+            this.sessionId = sessionId;
+        }
+
+        /** Sends an application message; fails if QuickFIX/J refuses it. */
+        public void send(Message m) {
+            Session s = Session.lookupSession(sessionId);
+            if (s == null || !s.send(m)) {
+                throw new AssertionError(name + ": could not send " + FixClients.dump(m) + problemsText());
+            }
+        }
+
+        /**
+         * The first received application message (in arrival order) that matches, waiting at most
+         * timeoutMs. Non-matching messages stay in the inbox for later expectations.
+         */
+        public Message await(String what, Predicate<Message> p, long timeoutMs) {
+            for (Iterator<Message> it = pending.iterator(); it.hasNext();) {
+                Message m = it.next();
+                if (p.test(m)) {
+                    it.remove();
+                    return m;
+                }
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            while (true) {
+                long left = deadline - System.nanoTime();
+                Message m;
+                try {
+                    m = left > 0 ? queue.poll(left, TimeUnit.NANOSECONDS) : queue.poll();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted");
+                }
+                if (m == null) {
+                    throw new AssertionError(name + ": no " + what + " within " + timeoutMs + " ms"
+                            + inboxText() + problemsText());
+                }
+                if (p.test(m)) {
+                    return m;
+                }
+                pending.add(m);
+            }
+        }
+
+        /** Everything received and not yet consumed; empties the inbox. */
+        public List<Message> drain() {
+            List<Message> out = new ArrayList<>(pending);
+            pending.clear();
+            queue.drainTo(out);
+            return out;
+        }
+
+        public List<String> problems() {
+            return problems;
+        }
+
+        String inboxText() {
+            List<Message> all = new ArrayList<>(pending);
+            all.addAll(queue);
+            if (all.isEmpty()) {
+                return "; inbox empty";
+            }
+            StringBuilder sb = new StringBuilder("; inbox holds " + all.size() + " other message(s):");
+            for (Message m : all) {
+                sb.append("\n    ").append(dump(m));
+            }
+            return sb.toString();
+        }
+
+        String problemsText() {
+            if (problems.isEmpty()) {
+                return "";
+            }
+            return "; session problems: " + String.join(" | ", problems);
+        }
+    }
+
+    private final Map<String, Client> clients = new LinkedHashMap<>();
+    private final Map<SessionID, Client> bySession = new LinkedHashMap<>();
+    private final SocketInitiator initiator;
+    private final Config config;
+
+    public FixClients(Config config, List<String> senderCompIds) throws ConfigError {
+        this.config = config;
+        SessionSettings s = new SessionSettings();
+        s.setString("ConnectionType", "initiator");
+        s.setString("SocketConnectHost", config.host());
+        s.setLong("SocketConnectPort", config.port());
+        s.setLong("HeartBtInt", 30);
+        s.setLong("ReconnectInterval", 1);
+        s.setString("NonStopSession", "Y");
+        s.setString("UseDataDictionary", "Y");
+        s.setString("DataDictionary", "FIX44.xml");
+        s.setString("SocketTcpNoDelay", "Y");
+        s.setString("FileStorePath", config.storeDir().getPath());
+        s.setString("ResetOnLogon", config.reset() ? "Y" : "N");
+        s.setString("ResetOnLogout", "N");
+        s.setString("ResetOnDisconnect", "N");
+        for (String sender : senderCompIds) {
+            SessionID sid = new SessionID("FIX.4.4", sender, "RIALTO");
+            s.setString(sid, "BeginString", "FIX.4.4");
+            s.setString(sid, "SenderCompID", sender);
+            s.setString(sid, "TargetCompID", "RIALTO");
+            Client c = new Client(sender, sid);
+            clients.put(sender, c);
+            bySession.put(sid, c);
+        }
+        LogFactory log = config.verbose() ? new ScreenLogFactory(true, true, true) : null;
+        initiator = new SocketInitiator(new App(), new FileStoreFactory(s), s, log, new DefaultMessageFactory());
+    }
+
+    public Client client(String sender) {
+        return clients.get(sender);
+    }
+
+    /** Connects every session and waits until each is logged on. */
+    public void logon(long timeoutMs) throws ConfigError {
+        initiator.start();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (Client c : clients.values()) {
+            long left = deadline - System.nanoTime();
+            boolean ok;
+            try {
+                ok = c.loggedOn.await(Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ok = false;
+            }
+            if (!ok) {
+                throw new AssertionError(c.name + ": not logged on to " + config.host() + ":" + config.port()
+                        + " within " + timeoutMs + " ms" + c.problemsText()
+                        + (config.reset() ? "" : "; if the server's data dir and this client's sequence store "
+                                + config.storeDir() + " disagree, delete the store or rerun with --reset"));
+            }
+        }
+    }
+
+    /** Sends Logout on every session and waits for the sessions to end. */
+    public void logout(long timeoutMs) {
+        for (Client c : clients.values()) {
+            Session s = Session.lookupSession(c.sessionId);
+            if (s != null) {
+                s.logout("interop test done");
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (Client c : clients.values()) {
+            try {
+                if (!c.loggedOut.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    throw new AssertionError(c.name + ": no Logout answer within " + timeoutMs + " ms"
+                            + c.problemsText());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted");
+            }
+            if (!c.logoutReceived) {
+                throw new AssertionError(c.name + ": session ended without the server's Logout" + c.problemsText());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        initiator.stop(true);
+    }
+
+    private final class App implements Application {
+        @Override
+        public void onCreate(SessionID sessionId) {
+        }
+
+        @Override
+        public void onLogon(SessionID sessionId) {
+            Client c = bySession.get(sessionId);
+            if (c != null) {
+                c.loggedOn.countDown();
+            }
+        }
+
+        @Override
+        public void onLogout(SessionID sessionId) {
+            Client c = bySession.get(sessionId);
+            if (c != null && c.loggedOn.getCount() == 0) {
+                c.loggedOut.countDown();
+            }
+        }
+
+        @Override
+        public void toAdmin(Message message, SessionID sessionId) {
+            note(message, sessionId, "we sent");
+        }
+
+        @Override
+        public void fromAdmin(Message message, SessionID sessionId) {
+            Client c = bySession.get(sessionId);
+            if (c != null && MsgType.LOGOUT.equals(type(message))) {
+                c.logoutReceived = true;
+            }
+            note(message, sessionId, "server sent");
+        }
+
+        private void note(Message message, SessionID sessionId, String who) {
+            Client c = bySession.get(sessionId);
+            String t = type(message);
+            if (c == null) {
+                return;
+            }
+            if (MsgType.REJECT.equals(t) || (MsgType.LOGOUT.equals(t) && message.isSetField(Text.FIELD))) {
+                c.problems.add(who + " " + dump(message));
+            }
+        }
+
+        @Override
+        public void toApp(Message message, SessionID sessionId) {
+        }
+
+        @Override
+        public void fromApp(Message message, SessionID sessionId) {
+            Client c = bySession.get(sessionId);
+            if (c == null) {
+                return;
+            }
+            try {
+                if (message.getHeader().isSetField(PossDupFlag.FIELD)
+                        && message.getHeader().getBoolean(PossDupFlag.FIELD)) {
+                    return; // a resend of an earlier run's message
+                }
+            } catch (FieldNotFound e) {
+                // checked just above
+            }
+            Consumer<Message> l = c.listener;
+            if (l != null) {
+                l.accept(message);
+            } else {
+                c.queue.add(message);
+            }
+        }
+    }
+
+    static String type(Message m) {
+        try {
+            return m.getHeader().getString(MsgType.FIELD);
+        } catch (FieldNotFound e) {
+            return "?";
+        }
+    }
+
+    private static DataDictionary dictionary;
+
+    static synchronized DataDictionary dictionary() {
+        if (dictionary == null) {
+            try {
+                dictionary = new DataDictionary("FIX44.xml");
+            } catch (ConfigError e) {
+                throw new IllegalStateException("FIX44.xml not on the classpath", e);
+            }
+        }
+        return dictionary;
+    }
+
+    /** Name of a FIX tag, e.g. 150 -> ExecType. */
+    static String tagName(int tag) {
+        String n = dictionary().getFieldName(tag);
+        return n == null ? Integer.toString(tag) : n + "(" + tag + ")";
+    }
+
+    /** The message with | for SOH. */
+    public static String dump(Message m) {
+        return m.toString().replace('\u0001', '|');
+    }
+
+    static LocalDateTime now() {
+        return LocalDateTime.now(ZoneOffset.UTC);
+    }
+}

@@ -1,0 +1,200 @@
+package rialto.interop;
+
+import java.io.File;
+import java.io.PrintStream;
+import java.util.List;
+
+/**
+ * Command line of the interop program.
+ *
+ * <pre>
+ * java -jar interop.jar [--host H] [--port P] [--store-dir D] [--reset] [--timeout-ms T] [--verbose]
+ *     runs the scripted order-entry scenario as CLIENT1, CLIENT2, CLIENT3; exit 0 if every step passes
+ * java -jar interop.jar --latency N --rate R [--warmup W] [--sender CLIENT9] [--flow rest|ioc]
+ *                       [--window 1000] [--symbol ACME] [--host H] [--port P] ...
+ *     measures NewOrderSingle -> first ExecutionReport round trips on one session
+ * </pre>
+ *
+ * Defaults come from system properties fix.host (127.0.0.1) and fix.port (9878). Exit codes:
+ * 0 pass, 1 a check failed, 2 bad arguments.
+ */
+public final class Main {
+    private Main() {
+    }
+
+    static final String USAGE = """
+            usage: interop [--host 127.0.0.1] [--port 9878] [--store-dir DIR] [--reset] [--timeout-ms 5000]
+                           [--verbose]
+                   interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
+                           [--window 1000] [--symbol ACME] [--host ..] [--port ..] [--store-dir ..] [--reset]
+              --store-dir  QuickFIX/J FileStore for the client's sequence numbers
+                           (default target/fix-store/HOST_PORT); keep it as long as the server keeps its data
+              --reset      send ResetSeqNumFlag(141)=Y on Logon (both sides restart at 1)
+            """;
+
+    /** Parsed options (package-private for tests). */
+    record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose,
+            long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol) {
+    }
+
+    static Options parse(String[] args) {
+        String host = System.getProperty("fix.host", "127.0.0.1");
+        int port = Integer.parseInt(System.getProperty("fix.port", "9878"));
+        String store = System.getProperty("fix.store");
+        boolean reset = Boolean.parseBoolean(System.getProperty("fix.reset", "false"));
+        long timeoutMs = 5000;
+        boolean verbose = false;
+        long latency = 0;
+        long rate = 0;
+        long warmup = -1;
+        String sender = "CLIENT9";
+        String flow = "rest";
+        int window = 1000;
+        String symbol = "ACME";
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--host" -> host = value(args, ++i, a);
+                case "--port" -> port = (int) number(args, ++i, a, 1, 65535);
+                case "--store-dir" -> store = value(args, ++i, a);
+                case "--reset" -> reset = true;
+                case "--timeout-ms" -> timeoutMs = number(args, ++i, a, 1, 3_600_000);
+                case "--verbose" -> verbose = true;
+                case "--latency" -> latency = number(args, ++i, a, 1, 100_000_000);
+                case "--rate" -> rate = number(args, ++i, a, 1, 10_000_000);
+                case "--warmup" -> warmup = number(args, ++i, a, 0, 100_000_000);
+                case "--sender" -> sender = value(args, ++i, a);
+                case "--flow" -> {
+                    flow = value(args, ++i, a);
+                    if (!flow.equals("rest") && !flow.equals("ioc")) {
+                        throw new IllegalArgumentException("--flow must be rest or ioc, got '" + flow + "'");
+                    }
+                }
+                case "--window" -> window = (int) number(args, ++i, a, 0, 1_000_000);
+                case "--symbol" -> symbol = value(args, ++i, a);
+                case "-h", "--help" -> {
+                    System.out.print(USAGE);
+                    System.exit(0);
+                }
+                default -> throw new IllegalArgumentException("unknown argument '" + a + "'");
+            }
+        }
+        if (latency > 0 && rate == 0) {
+            throw new IllegalArgumentException("--latency needs --rate");
+        }
+        if (rate > 0 && latency == 0) {
+            throw new IllegalArgumentException("--rate is only for --latency N");
+        }
+        if (warmup < 0) {
+            warmup = Math.min(latency / 10, 2000);
+        }
+        File storeDir = new File(store != null ? store : "target/fix-store/" + host + "_" + port);
+        return new Options(host, port, storeDir, reset, timeoutMs, verbose, latency, rate, warmup, sender, flow,
+                window, symbol);
+    }
+
+    private static String value(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(flag + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static long number(String[] args, int i, String flag, long min, long max) {
+        String v = value(args, i, flag);
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + " needs a whole number, got '" + v + "'");
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException(flag + " must be in " + min + ".." + max + ", got " + n);
+        }
+        return n;
+    }
+
+    /** Runs the scenario; returns true if every step passed. */
+    static boolean interop(Options o, PrintStream out) throws Exception {
+        out.println("interop: FIX 4.4 against " + o.host() + ":" + o.port() + " (store " + o.storeDir()
+                + (o.reset() ? ", ResetSeqNumFlag=Y" : "") + ")");
+        FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), o.storeDir(), o.reset(),
+                o.verbose()), List.of("CLIENT1", "CLIENT2", "CLIENT3"));
+        try {
+            try {
+                fix.logon(Math.max(10_000, o.timeoutMs()));
+                out.println("ok    logon of CLIENT1, CLIENT2, CLIENT3");
+            } catch (AssertionError e) {
+                out.println("FAIL  logon");
+                out.println("      " + e.getMessage());
+                return false;
+            }
+            Scenario s = new Scenario(fix, o.timeoutMs(), out);
+            int passed = s.run();
+            for (String n : s.notes()) {
+                out.println("note: " + n);
+            }
+            boolean ok = passed == s.size();
+            try {
+                fix.logout(o.timeoutMs());
+                out.println("ok    logout answered on every session");
+            } catch (AssertionError e) {
+                out.println("FAIL  logout");
+                out.println("      " + e.getMessage());
+                ok = false;
+            }
+            out.println("interop: " + passed + "/" + s.size() + " scenario steps passed, ClOrdID prefix "
+                    + s.prefix() + (ok ? " -> PASS" : " -> FAIL"));
+            return ok;
+        } finally {
+            fix.close();
+        }
+    }
+
+    /** Runs the latency client; returns the number of errors. */
+    static long latency(Options o, PrintStream out) throws Exception {
+        FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), o.storeDir(), o.reset(),
+                o.verbose()), List.of(o.sender()));
+        try {
+            fix.logon(Math.max(10_000, o.timeoutMs()));
+            LatencyClient lc = new LatencyClient(fix.client(o.sender()), new LatencyClient.Config(o.latencyCount(),
+                    o.rate(), o.warmup(), o.flow(), o.window(), o.symbol(), Math.max(o.timeoutMs(), 10_000)), out);
+            lc.run();
+            fix.logout(o.timeoutMs());
+            return lc.errors();
+        } finally {
+            fix.close();
+        }
+    }
+
+    public static void main(String[] args) {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
+        Options o;
+        try {
+            o = parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("interop: " + e.getMessage());
+            System.err.print(USAGE);
+            System.exit(2);
+            return;
+        }
+        int code;
+        try {
+            if (o.latencyCount() > 0) {
+                code = latency(o, System.out) == 0 ? 0 : 1;
+            } else {
+                code = interop(o, System.out) ? 0 : 1;
+            }
+        } catch (AssertionError e) {
+            System.out.println("FAIL  " + e.getMessage());
+            code = 1;
+        } catch (Exception e) {
+            System.out.println("FAIL  " + e);
+            code = 1;
+        }
+        System.out.flush();
+        System.exit(code);
+    }
+}
