@@ -151,9 +151,39 @@ struct Translate<'a, O: ReportOut> {
     id_refused: bool,
     /// The engine refused for a reason flash1 has no report for.
     refused_other: bool,
+    /// A modify was applied (ModifyAck due).
+    replaced: bool,
 }
 
-impl<O: ReportOut> Translate<'_, O> {
+impl<'a, O: ReportOut> Translate<'a, O> {
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn new(
+        out: &'a mut O,
+        flash_of: &'a HashMap<OrderId, OrderId>,
+        kind: Kind,
+        seq: u64,
+        id: u64,
+        side: u8,
+        price: i64,
+        qty: u32,
+    ) -> Self {
+        Translate {
+            out,
+            flash_of,
+            kind,
+            seq,
+            id,
+            side,
+            price,
+            qty,
+            cancel_pending: false,
+            id_refused: false,
+            refused_other: false,
+            replaced: false,
+        }
+    }
+
     #[inline]
     fn flash_id(&self, engine_id: OrderId) -> OrderId {
         if engine_id >= ALIAS_BASE {
@@ -206,11 +236,9 @@ impl<O: ReportOut> EventSink for Translate<'_, O> {
                     CANCEL_ACK, self.side, self.seq, self.id, self.price, qty as u32,
                 )),
             },
-            Event::Replaced { .. } => {
-                self.out.push(&report(
-                    MODIFY_ACK, self.side, self.seq, self.id, self.price, self.qty,
-                ));
-            }
+            // The ModifyAck follows the reinsert's trades (as in flash1's reference adapters);
+            // `on_modify` pushes it once the engine is done.
+            Event::Replaced { .. } => self.replaced = true,
             Event::Rejected { reason, .. } => match (self.kind, reason) {
                 (Kind::New, RejectReason::DuplicateId | RejectReason::Invalid(Field::Id)) => {
                     self.id_refused = true
@@ -237,15 +265,20 @@ impl Default for Adapter {
 }
 
 impl Adapter {
-    /// An empty book.
+    /// An empty book with `engine_config()`.
     pub fn new() -> Adapter {
+        Adapter::with_config(engine_config())
+    }
+
+    /// An empty book with the given engine limits (tests and tuning).
+    pub fn with_config(config: EngineConfig) -> Adapter {
         let instrument = Instrument {
             symbol: Symbol::new("FLASH1").expect("FLASH1 is a valid symbol"),
             tick: 1,
             lot: 1,
         };
         Adapter {
-            engine: Engine::new(&[instrument], engine_config()),
+            engine: Engine::new(&[instrument], config),
             alias_of: HashMap::new(),
             flash_of: HashMap::new(),
             next_alias: ALIAS_BASE,
@@ -303,36 +336,30 @@ impl Adapter {
             post_only: false,
             stp: StpMode::None,
         };
-        let mut t = Translate {
+        let mut t = Translate::new(
             out,
-            flash_of: &self.flash_of,
-            kind: Kind::New,
-            seq: m.sequence_number,
-            id: m.order_id,
-            side: m.side,
-            price: m.price_ticks,
-            qty: m.quantity,
-            cancel_pending: false,
-            id_refused: false,
-            refused_other: false,
-        };
+            &self.flash_of,
+            Kind::New,
+            m.sequence_number,
+            m.order_id,
+            m.side,
+            m.price_ticks,
+            m.quantity,
+        );
         self.engine.apply(&Command::New(cmd), &mut t);
         let (id_refused, refused_other) = (t.id_refused, t.refused_other);
         if id_refused {
             cmd.id = self.new_alias(m.order_id);
-            let mut t = Translate {
+            let mut t = Translate::new(
                 out,
-                flash_of: &self.flash_of,
-                kind: Kind::New,
-                seq: m.sequence_number,
-                id: m.order_id,
-                side: m.side,
-                price: m.price_ticks,
-                qty: m.quantity,
-                cancel_pending: false,
-                id_refused: false,
-                refused_other: false,
-            };
+                &self.flash_of,
+                Kind::New,
+                m.sequence_number,
+                m.order_id,
+                m.side,
+                m.price_ticks,
+                m.quantity,
+            );
             self.engine.apply(&Command::New(cmd), &mut t);
             if t.id_refused || t.refused_other {
                 self.unrepresentable.new_orders += 1;
@@ -350,19 +377,16 @@ impl Adapter {
             account: ACCOUNT,
             symbol: SYMBOL,
         };
-        let mut t = Translate {
+        let mut t = Translate::new(
             out,
-            flash_of: &self.flash_of,
-            kind: Kind::Cancel,
-            seq: m.sequence_number,
-            id: m.order_id,
-            side: 0,
-            price: 0,
-            qty: 0,
-            cancel_pending: false,
-            id_refused: false,
-            refused_other: false,
-        };
+            &self.flash_of,
+            Kind::Cancel,
+            m.sequence_number,
+            m.order_id,
+            0,
+            0,
+            0,
+        );
         self.engine.apply(&cmd, &mut t);
         if t.refused_other {
             self.unrepresentable.cancels += 1;
@@ -373,19 +397,16 @@ impl Adapter {
     #[inline]
     pub fn on_modify<O: ReportOut>(&mut self, m: &ModifyMsg, out: &mut O) {
         let id = self.engine_id(m.order_id);
-        let mut t = Translate {
+        let mut t = Translate::new(
             out,
-            flash_of: &self.flash_of,
-            kind: Kind::Modify,
-            seq: m.sequence_number,
-            id: m.order_id,
-            side: m.side,
-            price: m.new_price_ticks,
-            qty: m.new_quantity,
-            cancel_pending: false,
-            id_refused: false,
-            refused_other: false,
-        };
+            &self.flash_of,
+            Kind::Modify,
+            m.sequence_number,
+            m.order_id,
+            m.side,
+            m.new_price_ticks,
+            m.new_quantity,
+        );
         self.engine.modify_requeue(
             id,
             ACCOUNT,
@@ -394,7 +415,16 @@ impl Adapter {
             u64::from(m.new_quantity),
             &mut t,
         );
-        if t.refused_other {
+        if t.replaced {
+            out.push(&report(
+                MODIFY_ACK,
+                m.side,
+                m.sequence_number,
+                m.order_id,
+                m.new_price_ticks,
+                m.new_quantity,
+            ));
+        } else if t.refused_other {
             self.unrepresentable.modifies += 1;
         }
     }
