@@ -157,25 +157,20 @@ pub fn checksum(bytes: &[u8]) -> u8 {
 }
 
 /// After a garbled frame at the start of `buf`: how many bytes to drop so that `buf` starts at
-/// the next plausible message (`8=FIX` right after an SOH). Always at least 1 for a non-empty
-/// buffer; keeps a short tail that might be the start of the next message.
+/// the next plausible message (`8=FIX`). Always at least 1 for a non-empty buffer; keeps a
+/// short tail that might be the start of the next message.
 pub fn resync(buf: &[u8]) -> usize {
     const START: &[u8] = b"8=FIX";
-    if buf.is_empty() {
-        return 0;
-    }
-    let mut i = 1;
-    while i < buf.len() {
-        if buf[i - 1] == SOH && buf[i..].starts_with(START) {
-            return i;
-        }
-        // A partial start at the very end: keep it.
-        if buf[i - 1] == SOH && START.starts_with(&buf[i..]) {
-            return i;
-        }
-        i += 1;
-    }
-    buf.len()
+    (1..buf.len())
+        .find(|&i| {
+            let rest = &buf[i..];
+            if rest.len() >= START.len() {
+                rest.starts_with(START)
+            } else {
+                START.starts_with(rest)
+            }
+        })
+        .unwrap_or(buf.len())
 }
 
 /// A field's position in the decoded buffer.

@@ -1,0 +1,370 @@
+//! Codec tests: golden messages from the FIX literature, round trips, and every frame and
+//! field error the decoder reports.
+
+use fix::decode::{checksum, frame, resync, scan_msg_seq_num, DecodeError, Decoder, FrameError};
+use fix::{Decimal, Encoder, FieldErrorKind, FixVersion, Header, Limits, TimePrecision};
+
+fn soh(s: &str) -> Vec<u8> {
+    s.replace('|', "\x01").into_bytes()
+}
+
+fn pipes(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).replace('\x01', "|")
+}
+
+/// The Logon example from the FIX 4.2 literature (Wikipedia's "FIX protocol" article).
+const GOLDEN_LOGON: &str =
+    "8=FIX.4.2|9=65|35=A|49=SERVER|56=CLIENT|34=177|52=20090107-18:15:16|98=0|108=30|10=062|";
+
+/// The ExecutionReport example from the same source.
+const GOLDEN_EXEC: &str = "8=FIX.4.2|9=178|35=8|49=PHLX|56=PERS|52=20071123-05:30:00.000|\
+11=ATOMNOCCC9990900|20=3|150=E|39=E|55=MSFT|167=CS|54=1|38=15|40=2|44=15|\
+58=PHLX EQUITY TESTING|59=0|47=C|32=0|31=0|151=15|14=0|6=0|10=128|";
+
+#[test]
+fn golden_logon_decodes() {
+    let bytes = soh(GOLDEN_LOGON);
+    assert_eq!(frame(&bytes, 8192), Ok(Some(bytes.len())));
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(&bytes).unwrap();
+    assert_eq!(m.begin_string(), b"FIX.4.2");
+    assert_eq!(m.msg_type(), b"A");
+    assert_eq!(m.get(49), Some(&b"SERVER"[..]));
+    assert_eq!(m.get_u64(34), Ok(Some(177)));
+    assert_eq!(m.get_u64(108), Ok(Some(30)));
+    assert_eq!(
+        m.get_timestamp(52),
+        Ok(fix::parse_utc_timestamp(b"20090107-18:15:16"))
+    );
+    let tags: Vec<u32> = m.fields().map(|(t, _)| t).collect();
+    assert_eq!(tags, [8, 9, 35, 49, 56, 34, 52, 98, 108, 10]);
+    let body: Vec<u32> = m.body().map(|(t, _)| t).collect();
+    assert_eq!(body, [98, 108]);
+}
+
+#[test]
+fn golden_execution_report_decodes() {
+    let bytes = soh(GOLDEN_EXEC);
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(&bytes).unwrap();
+    assert_eq!(m.msg_type(), b"8");
+    assert_eq!(m.get(58), Some(&b"PHLX EQUITY TESTING"[..]));
+    assert_eq!(m.get_decimal(44), Ok(Some(Decimal::new(15, 0))));
+    assert_eq!(m.get_char(150), Ok(Some(b'E')));
+    assert_eq!(m.len(), bytes.len());
+}
+
+#[test]
+fn fixedge_sample_has_placeholder_length_and_is_garbled() {
+    // The FIXEdge benchmark prints its order with 9=1 and 10=000 placeholders.
+    let bytes = soh("8=FIX.4.2|9=1|35=D|49=BLP|56=SCHB|34=01|50=30737|52=20000809-20:20:50|\
+11=90001008|1=10030003|21=2|55=TESTA|54=1|38=4000|40=2|59=0|44=30|47=I|60=20000809-18:20:32|10=000|");
+    assert_eq!(frame(&bytes, 8192), Err(FrameError::BodyLengthMismatch));
+}
+
+fn encode_nos(enc: &mut Encoder, version: FixVersion) -> Vec<u8> {
+    enc.begin(b"D");
+    enc.header(&Header {
+        sender_comp_id: b"CLIENT1",
+        target_comp_id: b"RIALTO",
+        msg_seq_num: 42,
+        sending_time_ns: 1_700_000_000_123_456_789,
+        poss_dup: false,
+        orig_sending_time: None,
+        time_precision: TimePrecision::Micros,
+    });
+    enc.field(11, b"ORD-1");
+    enc.field(1, b"ACC");
+    enc.field(55, b"ACME");
+    enc.field_char(54, b'1');
+    enc.field_u64(38, 100);
+    enc.field_char(40, b'2');
+    enc.field_decimal(44, Decimal::new(1234, 2));
+    enc.field_char(59, b'0');
+    enc.field_i64(9999, -5);
+    enc.field_bool(43, true);
+    enc.finish(version).to_vec()
+}
+
+#[test]
+fn encode_decode_round_trip() {
+    let mut enc = Encoder::default();
+    for version in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
+        let bytes = encode_nos(&mut enc, version);
+        assert_eq!(enc.bytes(), &bytes[..]);
+        let mut d = Decoder::new(Limits::default());
+        let m = d.decode(&bytes).unwrap();
+        assert_eq!(m.begin_string(), version.begin_string());
+        assert_eq!(m.msg_type(), b"D");
+        assert_eq!(m.get_u64(34), Ok(Some(42)));
+        assert_eq!(m.get(52), Some(&b"20231114-22:13:20.123456"[..]));
+        assert_eq!(m.get_decimal(44), Ok(Some(Decimal::new(1234, 2))));
+        assert_eq!(m.get(9999), Some(&b"-5"[..]));
+        // BodyLength counts from after "9=..|" to before "10=".
+        let declared: usize = std::str::from_utf8(m.get(9).unwrap())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let body_start = bytes.windows(4).position(|w| w == b"\x0135=").unwrap() + 1;
+        assert_eq!(declared, bytes.len() - 7 - body_start);
+        let cs = checksum(&bytes[..bytes.len() - 7]);
+        assert_eq!(m.get(10), Some(format!("{cs:03}").as_bytes()));
+    }
+}
+
+#[test]
+fn encoder_reuse_gives_identical_bytes() {
+    let mut enc = Encoder::with_capacity(64);
+    let a = encode_nos(&mut enc, FixVersion::Fix44);
+    let b = encode_nos(&mut enc, FixVersion::Fix44);
+    assert_eq!(a, b);
+    assert_eq!(
+        pipes(&a),
+        "8=FIX.4.4|9=127|35=D|49=CLIENT1|56=RIALTO|34=42|52=20231114-22:13:20.123456|11=ORD-1|\
+1=ACC|55=ACME|54=1|38=100|40=2|44=12.34|59=0|9999=-5|43=Y|10=080|"
+    );
+}
+
+#[test]
+fn every_prefix_is_incomplete_never_an_error() {
+    let bytes = soh(GOLDEN_EXEC);
+    let mut d = Decoder::new(Limits::default());
+    for n in 0..bytes.len() {
+        assert_eq!(frame(&bytes[..n], 8192), Ok(None), "prefix {n}");
+        assert!(matches!(
+            d.decode(&bytes[..n]),
+            Err(DecodeError::Incomplete)
+        ));
+    }
+    // Two messages back to back: the first is framed alone.
+    let mut two = bytes.clone();
+    two.extend_from_slice(&soh(GOLDEN_LOGON));
+    assert_eq!(frame(&two, 8192), Ok(Some(bytes.len())));
+    assert_eq!(
+        frame(&two[bytes.len()..], 8192),
+        Ok(Some(two.len() - bytes.len()))
+    );
+}
+
+#[test]
+fn bad_checksum_is_reported_with_both_values() {
+    let mut bytes = soh(GOLDEN_LOGON);
+    let n = bytes.len();
+    bytes[n - 2] = b'3'; // 10=063
+    assert_eq!(
+        frame(&bytes, 8192),
+        Err(FrameError::BadCheckSum {
+            declared: 63,
+            computed: 62
+        })
+    );
+    // A flipped body byte also breaks the sum.
+    let mut bytes = soh(GOLDEN_LOGON);
+    bytes[30] ^= 1;
+    assert!(matches!(
+        frame(&bytes, 8192),
+        Err(FrameError::BadCheckSum { .. })
+    ));
+}
+
+#[test]
+fn body_length_errors() {
+    for (text, err) in [
+        // Too short: trailer expected earlier.
+        (
+            GOLDEN_LOGON.replace("9=65", "9=60"),
+            FrameError::BodyLengthMismatch,
+        ),
+        // Too long: trailer expected later (same total length as given here).
+        (
+            GOLDEN_LOGON.replace("9=65", "9=58"),
+            FrameError::BodyLengthMismatch,
+        ),
+        (
+            GOLDEN_LOGON.replace("9=65", "9=6x"),
+            FrameError::BadBodyLength,
+        ),
+        (
+            GOLDEN_LOGON.replace("9=65", "9="),
+            FrameError::BadBodyLength,
+        ),
+        (
+            GOLDEN_LOGON.replace("9=65", "99=65"),
+            FrameError::BadBodyLength,
+        ),
+        (
+            GOLDEN_LOGON.replace("8=FIX", "X=FIX"),
+            FrameError::BadBeginString,
+        ),
+        (
+            GOLDEN_LOGON.replace("10=062", "10=62x"),
+            FrameError::BodyLengthMismatch,
+        ),
+    ] {
+        let bytes = soh(&text);
+        assert_eq!(frame(&bytes, 8192), Err(err), "{text}");
+    }
+    assert_eq!(
+        frame(&soh("8=FIX.4.4|9=99999|35=0|"), 1024),
+        Err(FrameError::TooLong {
+            len: 18 + 99999 + 7,
+            max: 1024
+        })
+    );
+    assert_eq!(
+        frame(&soh("8=FIX.4.4|9=12345678|"), 1 << 30),
+        Err(FrameError::BadBodyLength)
+    );
+    assert_eq!(
+        frame(b"8=FIX.4.4.FIX.4.4.FIX.4.4", 8192),
+        Err(FrameError::BadBeginString)
+    );
+}
+
+/// Builds a frame with correct BodyLength and CheckSum around an arbitrary body.
+fn framed(body: &str) -> Vec<u8> {
+    let body = soh(body);
+    let mut m = format!("8=FIX.4.4\x019={}\x01", body.len()).into_bytes();
+    m.extend_from_slice(&body);
+    let cs = checksum(&m);
+    m.extend_from_slice(format!("10={cs:03}\x01").as_bytes());
+    m
+}
+
+#[test]
+fn field_level_errors_after_a_valid_frame() {
+    let mut d = Decoder::new(Limits::default());
+    let cases: [(&str, DecodeError); 5] = [
+        ("35=D|34=2|abc=1|", DecodeError::InvalidTag { offset: 0 }),
+        ("35=D|34=2|55|", DecodeError::InvalidTag { offset: 0 }),
+        ("35=D|34=2|055=X|", DecodeError::InvalidTag { offset: 0 }),
+        ("35=D|34=2|55=|", DecodeError::EmptyValue { tag: 55 }),
+        ("34=2|35=D|", DecodeError::HeaderOrder { tag: 35 }),
+    ];
+    for (body, want) in cases {
+        let m = framed(body);
+        let got = d.decode(&m).map(|_| ()).unwrap_err();
+        match (got, want) {
+            (DecodeError::InvalidTag { .. }, DecodeError::InvalidTag { .. }) => {}
+            _ => assert_eq!(got, want, "{body}"),
+        }
+        // The session can still find the sequence number of what it refuses.
+        assert_eq!(scan_msg_seq_num(&m), Some(2), "{body}");
+    }
+}
+
+#[test]
+fn limits_on_fields() {
+    let mut d = Decoder::new(Limits {
+        msg_len_max: 8192,
+        fields_max: 8,
+    });
+    // 8, 9, 35, 1, 2, 3, 4, 10: exactly the limit.
+    assert!(d.decode(&framed("35=0|1=a|2=b|3=c|4=d|")).is_ok());
+    assert_eq!(
+        d.decode(&framed("35=0|1=a|2=b|3=c|4=d|5=e|")).map(|_| ()),
+        Err(DecodeError::TooManyFields { max: 8 })
+    );
+}
+
+#[test]
+fn typed_getter_errors_name_the_tag() {
+    let m = framed("35=D|34=x|38=1.5|44=1e3|54=12|43=T|");
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(&m).unwrap();
+    let e = m.get_u64(34).unwrap_err();
+    assert_eq!((e.tag, e.kind), (34, FieldErrorKind::BadFormat));
+    assert_eq!(m.get_decimal(38), Ok(Some(Decimal::new(15, 1))));
+    assert_eq!(m.get_decimal(44).unwrap_err().tag, 44);
+    assert_eq!(m.get_char(54).unwrap_err().kind, FieldErrorKind::BadFormat);
+    assert_eq!(m.get_bool(43).unwrap_err().tag, 43);
+    assert_eq!(m.require(11).unwrap_err().kind, FieldErrorKind::Missing);
+    assert_eq!(m.get_u64(11), Ok(None));
+}
+
+#[test]
+fn repeating_groups() {
+    // NoPartyIDs(453)=2 with PartyID 448, PartyIDSource 447, PartyRole 452.
+    let bytes = framed("35=D|11=A|453=2|448=P1|447=D|452=1|448=P2|452=3|55=ACME|");
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(&bytes).unwrap();
+    const PARTY: &[u32] = &[448, 447, 452];
+    let entries: Vec<Vec<(u32, String)>> = m
+        .group(453, PARTY)
+        .unwrap()
+        .map(|e| e.map(|(t, v)| (t, pipes(v))).collect())
+        .collect();
+    assert_eq!(
+        entries,
+        vec![
+            vec![(448, "P1".into()), (447, "D".into()), (452, "1".into())],
+            vec![(448, "P2".into()), (452, "3".into())],
+        ]
+    );
+    // Entry getters work per entry.
+    let second = m.group(453, PARTY).unwrap().nth(1).unwrap();
+    assert_eq!(second.get(452), Some(&b"3"[..]));
+    // An absent group is empty; a wrong count is an error on the count tag.
+    assert_eq!(m.group(78, &[79]).unwrap().count(), 0);
+    let bad = framed("35=D|453=3|448=P1|448=P2|55=X|");
+    let mut d2 = Decoder::new(Limits::default());
+    let m2 = d2.decode(&bad).unwrap();
+    let e = m2.group(453, PARTY).unwrap_err();
+    assert_eq!((e.tag, e.kind), (453, FieldErrorKind::GroupCount));
+}
+
+#[test]
+fn data_fields_may_contain_soh() {
+    // RawDataLength(95)=5, RawData(96) holds an SOH.
+    let bytes = framed("35=A|95=5|96=ab|cd|108=30|");
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(&bytes).unwrap();
+    assert_eq!(m.get(96), Some(&b"ab\x01cd"[..]));
+    assert_eq!(m.get_u64(108), Ok(Some(30)));
+}
+
+#[test]
+fn resync_finds_the_next_message() {
+    let mut buf = b"garbage\x01".to_vec();
+    buf.extend_from_slice(&soh(GOLDEN_LOGON));
+    assert_eq!(frame(&buf, 8192), Err(FrameError::BadBeginString));
+    let skip = resync(&buf);
+    assert_eq!(skip, 8);
+    assert_eq!(frame(&buf[skip..], 8192), Ok(Some(buf.len() - 8)));
+    assert_eq!(resync(b"xyz"), 3);
+    assert_eq!(resync(b"xy\x018=F"), 3, "keeps a partial start");
+    assert_eq!(resync(b""), 0);
+}
+
+#[test]
+fn fuzz_decode_survives_mutations() {
+    let seeds = [
+        soh(GOLDEN_LOGON),
+        soh(GOLDEN_EXEC),
+        framed("35=D|95=200|96=x|"),
+    ];
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    for seed in &seeds {
+        for _ in 0..1000 {
+            let mut b = seed.clone();
+            for _ in 0..(x % 4 + 1) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let i = (x as usize) % b.len();
+                match x % 3 {
+                    0 => b[i] = (x >> 8) as u8,
+                    1 => {
+                        b.remove(i);
+                        if b.is_empty() {
+                            b.push(b'8');
+                        }
+                    }
+                    _ => b.insert(i, (x >> 16) as u8),
+                }
+            }
+            fix::fuzz_decode(&b);
+            fix::fuzz_session(&b);
+        }
+    }
+}

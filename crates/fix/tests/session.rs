@@ -1,0 +1,844 @@
+//! Session rules, one test per rule: Logon, heartbeats, sequence gaps and resends, sequence
+//! resets, serving ResendRequest, Logout, and Reject for malformed messages.
+
+use fix::app::{ExecType, ExecutionReport, OrdStatus};
+use fix::{
+    Decimal, Decoder, DisconnectReason, Encoder, FixVersion, Header, Limits, MemoryStore, Message,
+    MessageStore, Session, SessionConfig, SessionEvent, SessionHandler, SessionRejectReason,
+    SessionState, TimePrecision,
+};
+
+const T0: u64 = 1_700_000_000_000_000_000;
+const SEC: u64 = 1_000_000_000;
+
+#[derive(Default)]
+struct Rec {
+    out: Vec<Vec<u8>>,
+    app: Vec<Vec<u8>>,
+    events: Vec<SessionEvent>,
+}
+
+impl SessionHandler for Rec {
+    fn send(&mut self, bytes: &[u8]) {
+        self.out.push(bytes.to_vec());
+    }
+    fn on_app_message(&mut self, msg: &Message<'_>) {
+        self.app.push(msg.as_bytes().to_vec());
+    }
+    fn on_event(&mut self, event: SessionEvent) {
+        self.events.push(event);
+    }
+}
+
+impl Rec {
+    fn take(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.out)
+    }
+    fn disconnected(&self) -> Option<DisconnectReason> {
+        self.events.iter().find_map(|e| match e {
+            SessionEvent::Disconnect(r) => Some(*r),
+            _ => None,
+        })
+    }
+}
+
+/// Value of `tag` in an encoded message, as a string.
+fn f(bytes: &[u8], tag: u32) -> Option<String> {
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(bytes).expect("session output decodes");
+    m.get(tag).map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
+fn mt(bytes: &[u8]) -> String {
+    f(bytes, 35).unwrap()
+}
+
+/// An inbound message from CLIENT1 to RIALTO. `body` uses `|` for SOH.
+struct In<'a> {
+    version: FixVersion,
+    msg_type: &'a str,
+    seq: u64,
+    body: &'a str,
+    poss_dup: bool,
+    orig_sending_time: Option<&'a str>,
+    sender: &'a str,
+    sending_time_ns: u64,
+}
+
+impl<'a> In<'a> {
+    fn new(msg_type: &'a str, seq: u64, body: &'a str) -> In<'a> {
+        In {
+            version: FixVersion::Fix44,
+            msg_type,
+            seq,
+            body,
+            poss_dup: false,
+            orig_sending_time: None,
+            sender: "CLIENT1",
+            sending_time_ns: T0,
+        }
+    }
+    fn dup(mut self) -> In<'a> {
+        self.poss_dup = true;
+        self.orig_sending_time = Some("20231114-22:13:19.000");
+        self
+    }
+    fn bytes(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.begin(self.msg_type.as_bytes());
+        e.header(&Header {
+            sender_comp_id: self.sender.as_bytes(),
+            target_comp_id: b"RIALTO",
+            msg_seq_num: self.seq,
+            sending_time_ns: self.sending_time_ns,
+            poss_dup: self.poss_dup,
+            orig_sending_time: self.orig_sending_time.map(str::as_bytes),
+            time_precision: TimePrecision::Millis,
+        });
+        for kv in self.body.split('|').filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').unwrap();
+            e.field(k.parse().unwrap(), v.as_bytes());
+        }
+        e.finish(self.version).to_vec()
+    }
+}
+
+fn cfg() -> SessionConfig {
+    SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1")
+}
+
+fn feed(s: &mut Session<MemoryStore>, msg: In<'_>, now: u64, h: &mut Rec) {
+    let b = msg.bytes();
+    assert_eq!(s.on_bytes(&b, now, h), b.len());
+}
+
+/// A session that has accepted CLIENT1's Logon (seq 1) at T0; output cleared.
+fn logged_on() -> (Session<MemoryStore>, Rec) {
+    let mut s = Session::new(cfg(), MemoryStore::new(1000));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
+    assert_eq!(s.state(), SessionState::Active);
+    h.out.clear();
+    h.events.clear();
+    (s, h)
+}
+
+fn nos(cl: &str) -> String {
+    format!("11={cl}|55=ACME|54=1|38=100|40=2|44=10.00|59=0|60=20231114-22:13:20.000|")
+}
+
+fn exec_report(cl: &[u8]) -> ExecutionReport<'_> {
+    ExecutionReport {
+        order_id: Some(7),
+        cl_ord_id: cl,
+        orig_cl_ord_id: None,
+        exec_id: 1,
+        exec_type: ExecType::New,
+        ord_status: OrdStatus::New,
+        account: None,
+        symbol: b"ACME",
+        side: types::Side::Buy,
+        ord_type: Some(types::OrdType::Limit),
+        time_in_force: None,
+        order_qty: 100,
+        price: Some(Decimal::new(1000, 2)),
+        last: None,
+        leaves_qty: 100,
+        cum_qty: 0,
+        avg_px: Decimal::new(0, 2),
+        ord_rej_reason: None,
+        text: None,
+        transact_time_ns: T0,
+        time_precision: TimePrecision::Millis,
+    }
+}
+
+#[test]
+fn logon_accepted_and_answered() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
+    assert_eq!(h.events, [SessionEvent::LoggedOn { reset: false }]);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "A");
+    assert_eq!(f(&out[0], 108).as_deref(), Some("30"));
+    assert_eq!(f(&out[0], 98).as_deref(), Some("0"));
+    assert_eq!(f(&out[0], 34).as_deref(), Some("1"));
+    assert_eq!(f(&out[0], 49).as_deref(), Some("RIALTO"));
+    assert_eq!(f(&out[0], 56).as_deref(), Some("CLIENT1"));
+    assert_eq!((s.next_in(), s.next_out()), (2, 2));
+    assert_eq!(s.heart_bt_int_s(), 30);
+}
+
+#[test]
+fn logon_with_wrong_comp_id_is_dropped_silently() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.sender = "INTRUDER";
+    feed(&mut s, m, T0, &mut h);
+    assert!(h.out.is_empty());
+    assert_eq!(h.disconnected(), Some(DisconnectReason::BadCompId));
+    assert_eq!(s.state(), SessionState::Disconnected);
+    assert_eq!(s.next_in(), 1, "a refused Logon consumes nothing");
+}
+
+#[test]
+fn logon_password_checked() {
+    let mut c = cfg();
+    c.password = Some("secret".into());
+    for (body, ok) in [
+        ("98=0|108=30|554=secret|", true),
+        ("98=0|108=30|554=wrong|", false),
+        ("98=0|108=30|", false),
+    ] {
+        let mut s = Session::new(c.clone(), MemoryStore::new(10));
+        let mut h = Rec::default();
+        s.on_connected(T0);
+        feed(&mut s, In::new("A", 1, body), T0, &mut h);
+        if ok {
+            assert_eq!(s.state(), SessionState::Active);
+        } else {
+            assert_eq!(h.disconnected(), Some(DisconnectReason::BadPassword));
+            assert_eq!(h.out.len(), 1);
+            assert_eq!(mt(&h.out[0]), "5");
+            assert_eq!(f(&h.out[0], 58).as_deref(), Some("Invalid password"));
+        }
+    }
+}
+
+#[test]
+fn logon_heartbeat_interval_negotiated_within_bounds() {
+    for (hb, ok) in [
+        ("0", false),
+        ("1", true),
+        ("300", true),
+        ("301", false),
+        ("x", false),
+    ] {
+        let mut s = Session::new(cfg(), MemoryStore::new(10));
+        let mut h = Rec::default();
+        s.on_connected(T0);
+        let body = format!("98=0|108={hb}|");
+        feed(&mut s, In::new("A", 1, &body), T0, &mut h);
+        assert_eq!(s.state() == SessionState::Active, ok, "108={hb}");
+        if !ok {
+            assert_eq!(h.disconnected(), Some(DisconnectReason::BadLogon));
+            assert_eq!(mt(&h.out[0]), "5");
+        }
+    }
+}
+
+#[test]
+fn first_message_must_be_logon() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("D", 1, &nos("A1")), T0, &mut h);
+    assert!(h.out.is_empty() && h.app.is_empty());
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::FirstMessageNotLogon)
+    );
+}
+
+#[test]
+fn logon_timeout() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    s.on_tick(T0 + 9 * SEC, &mut h);
+    assert_eq!(s.state(), SessionState::AwaitingLogon);
+    s.on_tick(T0 + 10 * SEC, &mut h);
+    assert_eq!(h.disconnected(), Some(DisconnectReason::LogonTimeout));
+}
+
+#[test]
+fn heartbeat_sent_when_idle() {
+    let (mut s, mut h) = logged_on();
+    s.on_tick(T0 + 29 * SEC, &mut h);
+    assert!(h.out.is_empty());
+    // Keep the inbound side alive so only our heartbeat is due.
+    feed(&mut s, In::new("0", 2, ""), T0 + 29 * SEC, &mut h);
+    s.on_tick(T0 + 30 * SEC, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "0");
+    assert_eq!(f(&out[0], 112), None);
+}
+
+#[test]
+fn test_request_then_timeout_when_counterparty_is_silent() {
+    let (mut s, mut h) = logged_on();
+    s.on_tick(T0 + 35 * SEC, &mut h); // 30 s + 20 % not yet reached
+    assert!(h.out.iter().all(|m| mt(m) != "1"));
+    s.on_tick(T0 + 36 * SEC, &mut h);
+    let tr: Vec<_> = h.take().into_iter().filter(|m| mt(m) == "1").collect();
+    assert_eq!(tr.len(), 1);
+    assert!(f(&tr[0], 112).is_some());
+    s.on_tick(T0 + 71 * SEC, &mut h);
+    assert_eq!(h.disconnected(), None);
+    s.on_tick(T0 + 72 * SEC, &mut h);
+    assert_eq!(h.disconnected(), Some(DisconnectReason::HeartbeatTimeout));
+}
+
+#[test]
+fn answered_test_request_keeps_the_session() {
+    let (mut s, mut h) = logged_on();
+    s.on_tick(T0 + 36 * SEC, &mut h);
+    let id = f(h.out.iter().find(|m| mt(m) == "1").unwrap(), 112).unwrap();
+    let body = format!("112={id}|");
+    let mut hb = In::new("0", 2, &body);
+    hb.sending_time_ns = T0 + 37 * SEC;
+    feed(&mut s, hb, T0 + 37 * SEC, &mut h);
+    s.on_tick(T0 + 72 * SEC, &mut h);
+    assert_eq!(h.disconnected(), None);
+    assert_eq!(s.state(), SessionState::Active);
+}
+
+#[test]
+fn test_request_answered_with_heartbeat() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("1", 2, "112=PING-7|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "0");
+    assert_eq!(f(&out[0], 112).as_deref(), Some("PING-7"));
+}
+
+#[test]
+fn application_messages_delivered_in_order() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("D", 2, &nos("A1")), T0, &mut h);
+    feed(&mut s, In::new("D", 3, &nos("A2")), T0, &mut h);
+    assert_eq!(h.app.len(), 2);
+    assert_eq!(f(&h.app[1], 11).as_deref(), Some("A2"));
+    assert!(h.out.is_empty());
+    assert_eq!(s.next_in(), 4);
+}
+
+#[test]
+fn gap_triggers_one_resend_request_and_queued_messages_follow_the_fill() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("D", 5, &nos("A5")), T0, &mut h);
+    feed(&mut s, In::new("D", 6, &nos("A6")), T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1, "one ResendRequest for the whole gap");
+    assert_eq!(mt(&out[0]), "2");
+    assert_eq!(f(&out[0], 7).as_deref(), Some("2"));
+    assert_eq!(f(&out[0], 16).as_deref(), Some("0"));
+    assert!(h.app.is_empty());
+    assert_eq!(s.queued(), 2);
+    assert!(h.events.contains(&SessionEvent::GapDetected {
+        expected: 2,
+        received: 5
+    }));
+    // The counterparty resends 2..=6 (5 and 6 again, as PossDup).
+    for (seq, cl) in [(2, "A2"), (3, "A3"), (4, "A4"), (5, "A5"), (6, "A6")] {
+        feed(&mut s, In::new("D", seq, &nos(cl)).dup(), T0, &mut h);
+    }
+    let cls: Vec<String> = h.app.iter().map(|m| f(m, 11).unwrap()).collect();
+    assert_eq!(cls, ["A2", "A3", "A4", "A5", "A6"]);
+    assert_eq!(s.next_in(), 7);
+    assert_eq!(s.queued(), 0);
+    assert!(h.out.is_empty());
+}
+
+#[test]
+fn gap_filled_by_sequence_reset_gap_fill() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("D", 5, &nos("A5")), T0, &mut h);
+    h.take();
+    feed(&mut s, In::new("4", 2, "123=Y|36=5|").dup(), T0, &mut h);
+    assert_eq!(h.app.len(), 1, "queued 5 delivered after the fill");
+    assert_eq!(f(&h.app[0], 11).as_deref(), Some("A5"));
+    assert_eq!(s.next_in(), 6);
+    assert!(h.events.contains(&SessionEvent::SequenceReset {
+        next_in: 5,
+        gap_fill: true
+    }));
+}
+
+#[test]
+fn seq_too_low_without_poss_dup_logs_out() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("D", 2, &nos("A2")), T0, &mut h);
+    feed(&mut s, In::new("D", 2, &nos("A2")), T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(
+        f(&out[0], 58).as_deref(),
+        Some("MsgSeqNum too low, expecting 3 but received 2")
+    );
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::SeqTooLow {
+            expected: 3,
+            received: 2
+        })
+    );
+    assert_eq!(h.app.len(), 1);
+}
+
+#[test]
+fn poss_dup_duplicate_is_ignored() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("D", 2, &nos("A2")), T0, &mut h);
+    feed(&mut s, In::new("D", 2, &nos("A2")).dup(), T0, &mut h);
+    assert_eq!(h.app.len(), 1);
+    assert!(h.out.is_empty());
+    assert!(h
+        .events
+        .contains(&SessionEvent::DuplicateIgnored { seq: 2 }));
+    feed(&mut s, In::new("D", 3, &nos("A3")), T0, &mut h);
+    assert_eq!(h.app.len(), 2);
+}
+
+#[test]
+fn sequence_reset_reset_mode_ignores_seq_and_moves_forward_only() {
+    let (mut s, mut h) = logged_on();
+    // MsgSeqNum is ignored in Reset mode (here it is even "too high").
+    feed(&mut s, In::new("4", 99, "36=10|"), T0, &mut h);
+    assert_eq!(s.next_in(), 10);
+    assert!(h.out.is_empty());
+    feed(&mut s, In::new("4", 10, "36=5|"), T0, &mut h);
+    assert_eq!(s.next_in(), 10);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("5"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("36"));
+    feed(&mut s, In::new("D", 10, &nos("A10")), T0, &mut h);
+    assert_eq!(h.app.len(), 1);
+}
+
+#[test]
+fn resend_request_served_with_poss_dup_and_gap_fills_for_admin() {
+    let (mut s, mut h) = logged_on(); // our Logon was seq 1
+    let t1 = T0 + SEC;
+    s.send_app(&exec_report(b"C2"), t1, &mut h); // 2
+    s.send_app(&exec_report(b"C3"), t1, &mut h); // 3
+    feed(&mut s, In::new("1", 2, "112=X|"), t1, &mut h); // our Heartbeat is 4
+    s.send_app(&exec_report(b"C5"), t1, &mut h); // 5
+    let originals = h.take();
+    assert_eq!(originals.len(), 4);
+    let now = T0 + 5 * SEC;
+    let mut rr = In::new("2", 3, "7=1|16=0|");
+    rr.sending_time_ns = now;
+    feed(&mut s, rr, now, &mut h);
+    let out = h.take();
+    let summary: Vec<(String, String)> = out.iter().map(|m| (mt(m), f(m, 34).unwrap())).collect();
+    assert_eq!(
+        summary,
+        [
+            ("4".into(), "1".into()),
+            ("8".into(), "2".into()),
+            ("8".into(), "3".into()),
+            ("4".into(), "4".into()),
+            ("8".into(), "5".into()),
+        ]
+    );
+    // Gap fills: PossDup, GapFillFlag, NewSeqNo of the next message.
+    assert_eq!(f(&out[0], 123).as_deref(), Some("Y"));
+    assert_eq!(f(&out[0], 36).as_deref(), Some("2"));
+    assert_eq!(f(&out[3], 36).as_deref(), Some("5"));
+    assert_eq!(f(&out[3], 43).as_deref(), Some("Y"));
+    // Resent application messages: PossDup, OrigSendingTime = original SendingTime, new
+    // SendingTime, same body.
+    for (resent, original) in [(&out[1], &originals[0]), (&out[4], &originals[3])] {
+        assert_eq!(f(resent, 43).as_deref(), Some("Y"));
+        assert_eq!(f(resent, 122), f(original, 52));
+        assert_eq!(f(resent, 52).as_deref(), Some("20231114-22:13:25.000"));
+        assert_eq!(f(resent, 11), f(original, 11));
+        assert_eq!(f(resent, 37), f(original, 37));
+    }
+    assert_eq!(s.next_out(), 6, "resends reuse old numbers");
+    assert!(h.events.contains(&SessionEvent::ResendServed {
+        begin: 1,
+        end: 5,
+        resent: 3
+    }));
+}
+
+#[test]
+fn resend_request_with_explicit_end_and_store_gaps() {
+    let (mut s, mut h) = logged_on();
+    for _ in 0..4 {
+        s.send_app(&exec_report(b"C"), T0, &mut h); // 2..=5
+    }
+    h.take();
+    feed(&mut s, In::new("2", 2, "7=3|16=4|"), T0, &mut h);
+    let out = h.take();
+    let seqs: Vec<String> = out.iter().map(|m| f(m, 34).unwrap()).collect();
+    assert_eq!(seqs, ["3", "4"]);
+    assert!(out.iter().all(|m| mt(m) == "8"));
+    // A message the store lost is gap-filled.
+    let mut s2 = Session::new(cfg(), MemoryStore::new(1));
+    let mut h2 = Rec::default();
+    s2.on_connected(T0);
+    feed(&mut s2, In::new("A", 1, "98=0|108=30|"), T0, &mut h2);
+    s2.send_app(&exec_report(b"C"), T0, &mut h2); // 2, evicted
+    s2.send_app(&exec_report(b"C"), T0, &mut h2); // 3, kept
+    h2.take();
+    feed(&mut s2, In::new("2", 2, "7=2|16=0|"), T0, &mut h2);
+    let out = h2.take();
+    assert_eq!(mt(&out[0]), "4");
+    assert_eq!(f(&out[0], 36).as_deref(), Some("3"));
+    assert_eq!(mt(&out[1]), "8");
+}
+
+#[test]
+fn logout_initiated_by_counterparty() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("5", 2, ""), T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(h.disconnected(), Some(DisconnectReason::LogoutComplete));
+    assert_eq!(s.state(), SessionState::Disconnected);
+}
+
+#[test]
+fn logout_initiated_by_us_waits_for_the_answer() {
+    let (mut s, mut h) = logged_on();
+    s.logout(b"shutting down", T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(f(&out[0], 58).as_deref(), Some("shutting down"));
+    assert_eq!(s.state(), SessionState::LogoutSent);
+    feed(&mut s, In::new("5", 2, ""), T0 + SEC, &mut h);
+    assert!(h.out.is_empty(), "no second Logout");
+    assert_eq!(h.disconnected(), Some(DisconnectReason::LogoutComplete));
+    // Without an answer, the timeout ends it.
+    let (mut s, mut h) = logged_on();
+    s.logout(b"", T0, &mut h);
+    s.on_tick(T0 + 4 * SEC, &mut h);
+    assert_eq!(h.disconnected(), None);
+    s.on_tick(T0 + 5 * SEC, &mut h);
+    assert_eq!(h.disconnected(), Some(DisconnectReason::LogoutTimeout));
+}
+
+#[test]
+fn malformed_message_gets_reject_and_session_continues() {
+    let (mut s, mut h) = logged_on();
+    // Empty value: the decoder refuses the field; the session still finds MsgSeqNum.
+    let mut bad = In::new("D", 2, "11=A|55=X|").bytes();
+    let body = String::from_utf8(bad.clone())
+        .unwrap()
+        .replace("55=X\x01", "55=\x01");
+    bad = reframe(&body);
+    s.on_bytes(&bad, T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 45).as_deref(), Some("2"));
+    assert_eq!(f(&out[0], 373).as_deref(), Some("4"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("55"));
+    assert_eq!(s.next_in(), 3);
+    // Missing required field in a session message.
+    feed(&mut s, In::new("1", 3, ""), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("1"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("112"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("1"));
+    // And the session goes on.
+    feed(&mut s, In::new("D", 4, &nos("A4")), T0, &mut h);
+    assert_eq!(h.app.len(), 1);
+    assert_eq!(s.state(), SessionState::Active);
+}
+
+/// Recomputes BodyLength and CheckSum of a hand-edited message.
+fn reframe(msg: &str) -> Vec<u8> {
+    let start = msg.find("\x0135=").unwrap() + 1;
+    let end = msg.rfind("10=").unwrap();
+    let body = &msg[start..end];
+    let mut out = Vec::new();
+    fix::wrap_body(FixVersion::Fix44, body.as_bytes(), &mut out);
+    out
+}
+
+#[test]
+fn garbled_frames_are_ignored_without_consuming_a_seq() {
+    let (mut s, mut h) = logged_on();
+    let mut b = In::new("D", 2, &nos("A2")).bytes();
+    let n = b.len();
+    b[n - 3] = if b[n - 3] == b'9' { b'0' } else { b'9' }; // wrong checksum
+    let good = In::new("D", 2, &nos("A2")).bytes();
+    let mut stream = b"junk".to_vec();
+    stream.extend_from_slice(&b);
+    stream.extend_from_slice(&good);
+    assert_eq!(s.on_bytes(&stream, T0, &mut h), stream.len());
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        SessionEvent::Garbled(fix::FrameError::BadCheckSum { .. })
+    )));
+    assert_eq!(h.app.len(), 1);
+    assert_eq!(s.next_in(), 3);
+    assert!(h.out.is_empty());
+}
+
+#[test]
+fn partial_input_is_kept_until_complete() {
+    let (mut s, mut h) = logged_on();
+    let b = In::new("D", 2, &nos("A2")).bytes();
+    assert_eq!(s.on_bytes(&b[..10], T0, &mut h), 0);
+    assert_eq!(s.on_bytes(&b, T0, &mut h), b.len());
+    assert_eq!(h.app.len(), 1);
+}
+
+#[test]
+fn logon_with_reset_seq_num_flag_resets_both_sides() {
+    let (mut s, mut h) = logged_on();
+    s.send_app(&exec_report(b"C"), T0, &mut h);
+    feed(&mut s, In::new("D", 2, &nos("A2")), T0, &mut h);
+    s.on_disconnected();
+    assert_eq!((s.next_in(), s.next_out()), (3, 3));
+    s.on_connected(T0);
+    let mut h = Rec::default();
+    feed(&mut s, In::new("A", 1, "98=0|108=30|141=Y|"), T0, &mut h);
+    assert_eq!(h.events, [SessionEvent::LoggedOn { reset: true }]);
+    assert_eq!(f(&h.out[0], 141).as_deref(), Some("Y"));
+    assert_eq!(f(&h.out[0], 34).as_deref(), Some("1"));
+    assert_eq!((s.next_in(), s.next_out()), (2, 2));
+    assert!(s.store().is_empty());
+}
+
+#[test]
+fn reconnect_resumes_from_persisted_sequence_numbers() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    s.set_next_in(50);
+    s.set_next_out(70);
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 50, "98=0|108=30|"), T0, &mut h);
+    assert_eq!(f(&h.out[0], 34).as_deref(), Some("70"));
+    assert_eq!((s.next_in(), s.next_out()), (51, 71));
+    // A Logon below the expected number ends the session.
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    s.set_next_in(50);
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 49, "98=0|108=30|"), T0, &mut h);
+    assert_eq!(
+        f(&h.out[0], 58).as_deref(),
+        Some("MsgSeqNum too low, expecting 50 but received 49")
+    );
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::SeqTooLow {
+            expected: 50,
+            received: 49
+        })
+    );
+}
+
+#[test]
+fn logon_with_seq_too_high_is_accepted_then_resend_requested() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 5, "98=0|108=30|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "A");
+    assert_eq!(mt(&out[1]), "2");
+    assert_eq!(f(&out[1], 7).as_deref(), Some("1"));
+    // Counterparty gap-fills 1..=5 (its Logon included) and goes on at 6.
+    feed(&mut s, In::new("4", 1, "123=Y|36=6|").dup(), T0, &mut h);
+    feed(&mut s, In::new("D", 6, &nos("A6")), T0, &mut h);
+    assert_eq!(h.app.len(), 1);
+    assert!(h.out.is_empty());
+}
+
+#[test]
+fn messages_sent_while_disconnected_are_sequenced_and_resent() {
+    let (mut s, mut h) = logged_on();
+    s.on_disconnected();
+    let seq = s.send_app(&exec_report(b"FILL"), T0, &mut h);
+    assert_eq!(seq, 2);
+    assert!(h.out.is_empty(), "nothing goes out without a connection");
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 2, "98=0|108=30|"), T0, &mut h);
+    feed(&mut s, In::new("2", 3, "7=2|16=0|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "A");
+    assert_eq!(f(&out[0], 34).as_deref(), Some("3"));
+    assert_eq!(mt(&out[1]), "8");
+    assert_eq!(f(&out[1], 11).as_deref(), Some("FILL"));
+    assert_eq!(f(&out[1], 43).as_deref(), Some("Y"));
+    assert_eq!(mt(&out[2]), "4", "our Logon (3) is gap-filled");
+}
+
+#[test]
+fn wrong_comp_id_after_logon_rejects_and_logs_out() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body);
+    m.sender = "OTHER";
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("9"));
+    assert_eq!(mt(&out[1]), "5");
+    assert_eq!(h.disconnected(), Some(DisconnectReason::CompIdProblem));
+    assert!(h.app.is_empty());
+}
+
+#[test]
+fn sending_time_accuracy_checked() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body);
+    m.sending_time_ns = T0 - 121 * SEC;
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(f(&out[0], 373).as_deref(), Some("10"));
+    assert_eq!(mt(&out[1]), "5");
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::SendingTimeAccuracy)
+    );
+}
+
+#[test]
+fn poss_dup_without_orig_sending_time_is_rejected() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body);
+    m.poss_dup = true;
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("1"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("122"));
+    assert!(h.app.is_empty());
+    assert_eq!(s.next_in(), 3);
+    assert_eq!(s.state(), SessionState::Active);
+}
+
+#[test]
+fn gateway_rejects_an_app_message_through_the_session() {
+    let (mut s, mut h) = logged_on();
+    feed(
+        &mut s,
+        In::new("D", 2, "11=A|55=ACME|54=9|38=1|40=2|44=1|"),
+        T0,
+        &mut h,
+    );
+    let bytes = h.app.pop().unwrap();
+    let mut d = Decoder::new(Limits::default());
+    let m = d.decode(&bytes).unwrap();
+    let e = fix::app::NewOrderSingle::parse(&m).unwrap_err();
+    s.send_reject(
+        2,
+        Some(m.msg_type()),
+        Some(e.tag),
+        e.session_reject_reason(),
+        b"Side",
+        T0,
+        &mut h,
+    );
+    let out = h.take();
+    assert_eq!(f(&out[0], 371).as_deref(), Some("54"));
+    assert_eq!(
+        f(&out[0], 373),
+        Some((SessionRejectReason::ValueIncorrect as u32).to_string())
+    );
+}
+
+#[test]
+fn fixt_logon_requires_and_echoes_default_appl_ver_id() {
+    let c = SessionConfig::new(FixVersion::Fix50Sp2, "RIALTO", "CLIENT1");
+    let mut s = Session::new(c.clone(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|1137=9|");
+    m.version = FixVersion::Fix50Sp2;
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(s.state(), SessionState::Active);
+    assert_eq!(f(&h.out[0], 8).as_deref(), Some("FIXT.1.1"));
+    assert_eq!(f(&h.out[0], 1137).as_deref(), Some("9"));
+    let mut s = Session::new(c, MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.version = FixVersion::Fix50Sp2;
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(h.disconnected(), Some(DisconnectReason::BadLogon));
+}
+
+#[test]
+fn wrong_begin_string_on_logon_is_dropped() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.version = FixVersion::Fix42;
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(h.disconnected(), Some(DisconnectReason::UnsupportedVersion));
+    assert!(h.out.is_empty());
+}
+
+#[test]
+fn fix42_session_works_end_to_end() {
+    let c = SessionConfig::new(FixVersion::Fix42, "RIALTO", "CLIENT1");
+    let mut s = Session::new(c, MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.version = FixVersion::Fix42;
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(f(&h.out[0], 8).as_deref(), Some("FIX.4.2"));
+    let mut m = In::new("D", 2, "11=A|21=1|55=ACME|54=1|38=100|40=2|44=10|");
+    m.version = FixVersion::Fix42;
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(h.app.len(), 1);
+    s.send_app(&exec_report(b"A"), T0, &mut h);
+    let er = h.out.last().unwrap();
+    assert_eq!(f(er, 20).as_deref(), Some("0"));
+    assert_eq!(f(er, 150).as_deref(), Some("0"));
+}
+
+#[test]
+fn memory_store_keeps_the_last_messages() {
+    let mut st = MemoryStore::new(2);
+    let mut out = Vec::new();
+    st.put(1, b"a");
+    st.put(2, b"b");
+    st.put(3, b"c");
+    assert!(!st.get(1, &mut out));
+    assert!(st.get(3, &mut out));
+    assert_eq!(out, b"c");
+    st.reset();
+    assert!(!st.get(3, &mut out));
+}
+
+#[test]
+fn queue_overflow_drops_and_asks_again() {
+    let mut c = cfg();
+    c.queue_max = 2;
+    let mut s = Session::new(c, MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
+    h.take();
+    for seq in 3..=6 {
+        let cl = format!("A{seq}");
+        feed(&mut s, In::new("D", seq, &nos(&cl)), T0, &mut h);
+    }
+    assert_eq!(s.queued(), 2);
+    assert_eq!(h.take().len(), 1, "one ResendRequest");
+    // The counterparty only resends 2 (its resend raced with 5 and 6).
+    feed(&mut s, In::new("D", 2, &nos("A2")).dup(), T0, &mut h);
+    assert_eq!(h.app.len(), 3, "2, then queued 3 and 4");
+    assert_eq!(s.next_in(), 5);
+    // 7 arrives: 5 and 6 were dropped, so a new ResendRequest from 5.
+    feed(&mut s, In::new("D", 7, &nos("A7")), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "2");
+    assert_eq!(f(&out[0], 7).as_deref(), Some("5"));
+}
