@@ -4,7 +4,9 @@
 
 mod bench;
 mod bench_engine;
+mod journal;
 mod match_;
+mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -26,12 +28,19 @@ enum Command {
     /// Benchmarks (see `rialto bench --help`).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Run the exchange server (FIX order entry, journal, recovery).
+    Serve(serve::Args),
+    /// Check or print a server's journal.
+    #[command(subcommand)]
+    Journal(journal::JournalCommand),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Match(args) => match_::run(args),
         Command::Bench(b) => bench::run(b),
+        Command::Serve(a) => serve::run(a),
+        Command::Journal(j) => journal::run(j),
     }
 }
 

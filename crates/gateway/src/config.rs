@@ -1,0 +1,393 @@
+//! Server configuration: what `rialto serve` reads from `rialto.toml`, and the embedded defaults
+//! used when there is no file.
+//!
+//! Role: parse and validate once at start; everything downstream sees a `Config` whose
+//! instruments, firms and sessions are consistent (unique names, known firms, valid ticks).
+//!
+//! Never: read the clock or the network; change after start (the journal's meaning depends on
+//! the instrument table, so instruments are only ever appended to the end of the list).
+//!
+//! Defaults (no config file): FIX 4.4 on 127.0.0.1:9878 as TargetCompID `RIALTO`, data in
+//! `./data`, `process` durability, instruments `ACME` `BOLT` `CRNK` (tick 0.01, lot 1), sessions
+//! `CLIENT1`..`CLIENT9` (accounts 1..9) and `BOT1`..`BOT64` (accounts 101..164, for `rialto bench`
+//! and `rialto demo`), each its own firm, no password.
+
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use types::{AccountId, Instrument, Symbol};
+
+/// When a command's effects may leave the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// After the journal write returned (survives kill -9 of the exchange).
+    #[default]
+    Process,
+    /// After fdatasync of the batch (survives power loss).
+    Fsync,
+}
+
+impl Durability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Process => "process",
+            Durability::Fsync => "fsync",
+        }
+    }
+}
+
+/// One tradable instrument. `tick` is a decimal string (`"0.01"`); prices on the wire are
+/// decimals that must be whole multiples of it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstrumentConfig {
+    pub symbol: String,
+    pub tick: String,
+    #[serde(default = "one")]
+    pub lot: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FirmConfig {
+    pub name: String,
+    /// Accounts of the firm; the first is the default for orders without tag 1 (Account).
+    pub accounts: Vec<AccountId>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionConfig {
+    /// The client's SenderCompID (our TargetCompID on outbound messages).
+    pub sender_comp_id: String,
+    /// Our CompID as the client addresses it; defaults to the server's `comp_id`.
+    #[serde(default)]
+    pub target_comp_id: Option<String>,
+    /// `FIX.4.4` (default), `FIX.4.2` or `FIXT.1.1`.
+    #[serde(default = "fix44")]
+    pub fix_version: String,
+    /// Required in Logon tag 554 when set.
+    #[serde(default)]
+    pub password: Option<String>,
+    pub firm: String,
+}
+
+fn fix44() -> String {
+    "FIX.4.4".to_string()
+}
+
+/// The file format of `rialto.toml` (every key optional).
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub comp_id: Option<String>,
+    pub durability: Option<Durability>,
+    pub snapshot_every_commands: Option<u64>,
+    pub snapshot_every_secs: Option<u64>,
+    pub inbound_queue_capacity: Option<usize>,
+    pub resend_store_max: Option<usize>,
+    pub instruments: Option<Vec<InstrumentConfig>>,
+    pub firms: Option<Vec<FirmConfig>>,
+    pub sessions: Option<Vec<SessionConfig>>,
+}
+
+/// A validated instrument: its engine definition plus the decimal scale of its prices.
+#[derive(Clone, Copy, Debug)]
+pub struct InstrumentDef {
+    pub instrument: Instrument,
+    /// Price unit is 10^-price_decimals; `instrument.tick` is in that unit.
+    pub price_decimals: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct FirmDef {
+    pub name: String,
+    pub accounts: Vec<AccountId>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SessionDef {
+    pub sender_comp_id: String,
+    pub target_comp_id: String,
+    pub begin_string: String,
+    pub password: Option<String>,
+    pub firm: usize,
+}
+
+/// The validated configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub durability: Durability,
+    /// Take a snapshot after this many journaled commands (0 = never by count).
+    pub snapshot_every_commands: u64,
+    /// Take a snapshot after this many seconds with new commands (0 = never by time).
+    pub snapshot_every_secs: u64,
+    /// Capacity of the network -> sequencer queue; half of it is reserved for session-level
+    /// messages and "exchange busy" rejects.
+    pub inbound_queue_capacity: usize,
+    /// Outbound messages kept per session for ResendRequest (older ones are gap-filled).
+    pub resend_store_max: usize,
+    pub instruments: Vec<InstrumentDef>,
+    pub firms: Vec<FirmDef>,
+    pub sessions: Vec<SessionDef>,
+}
+
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "config: {}", self.0)
+    }
+}
+impl std::error::Error for ConfigError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(msg.into()))
+}
+
+/// Parses a decimal tick like `0.01` into (units, decimals): `0.05` -> (5, 2), `1` -> (1, 0).
+pub fn parse_tick(s: &str) -> Result<(i64, u32), ConfigError> {
+    let s = s.trim();
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, f.trim_end_matches('0')),
+        None => (s, ""),
+    };
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 9
+    {
+        return err(format!("tick {s:?} is not a positive decimal"));
+    }
+    let digits = format!("{int}{frac}");
+    let units: i64 = digits
+        .parse()
+        .map_err(|_| ConfigError(format!("tick {s:?} is out of range")))?;
+    if units <= 0 {
+        return err(format!("tick {s:?} must be positive"));
+    }
+    Ok((units, frac.len() as u32))
+}
+
+impl Config {
+    /// The embedded defaults (see the module doc).
+    pub fn defaults() -> Config {
+        Config::from_file(FileConfig::default()).expect("embedded defaults are valid")
+    }
+
+    /// Parses TOML text; keys left out take the embedded defaults.
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let file: FileConfig = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        Config::from_file(file)
+    }
+
+    pub fn from_file(file: FileConfig) -> Result<Config, ConfigError> {
+        let comp_id = file.comp_id.unwrap_or_else(|| "RIALTO".to_string());
+        let listen_text = file.listen.unwrap_or_else(|| "127.0.0.1:9878".to_string());
+        let listen: SocketAddr = listen_text
+            .parse()
+            .map_err(|_| ConfigError(format!("listen {listen_text:?} is not an ip:port")))?;
+        let instruments_cfg = file.instruments.unwrap_or_else(|| {
+            ["ACME", "BOLT", "CRNK"]
+                .iter()
+                .map(|s| InstrumentConfig {
+                    symbol: s.to_string(),
+                    tick: "0.01".to_string(),
+                    lot: 1,
+                })
+                .collect()
+        });
+        let (firms_cfg, sessions_cfg) = match (file.firms, file.sessions) {
+            (Some(f), Some(s)) => (f, s),
+            (None, None) => default_firms_and_sessions(),
+            _ => return err("give both [[firms]] and [[sessions]], or neither"),
+        };
+        let mut instruments = Vec::new();
+        let mut seen = HashSet::new();
+        for i in &instruments_cfg {
+            let symbol = Symbol::new(&i.symbol)
+                .ok_or_else(|| ConfigError(format!("symbol {:?} is not valid", i.symbol)))?;
+            if !seen.insert(i.symbol.clone()) {
+                return err(format!("symbol {} is listed twice", i.symbol));
+            }
+            let (tick, price_decimals) = parse_tick(&i.tick)?;
+            if i.lot == 0 {
+                return err(format!("lot of {} must be >= 1", i.symbol));
+            }
+            instruments.push(InstrumentDef {
+                instrument: Instrument {
+                    symbol,
+                    tick,
+                    lot: i.lot,
+                },
+                price_decimals,
+            });
+        }
+        if instruments.is_empty() {
+            return err("no instruments");
+        }
+        let mut firms = Vec::new();
+        let mut accounts_seen = HashSet::new();
+        for f in &firms_cfg {
+            if f.accounts.is_empty() {
+                return err(format!("firm {} has no accounts", f.name));
+            }
+            if firms.iter().any(|x: &FirmDef| x.name == f.name) {
+                return err(format!("firm {} is listed twice", f.name));
+            }
+            for a in &f.accounts {
+                if !accounts_seen.insert(*a) {
+                    return err(format!("account {a} belongs to two firms"));
+                }
+            }
+            firms.push(FirmDef {
+                name: f.name.clone(),
+                accounts: f.accounts.clone(),
+            });
+        }
+        let mut sessions = Vec::new();
+        for s in &sessions_cfg {
+            let firm = firms.iter().position(|f| f.name == s.firm).ok_or_else(|| {
+                ConfigError(format!(
+                    "session {}: unknown firm {}",
+                    s.sender_comp_id, s.firm
+                ))
+            })?;
+            if !matches!(s.fix_version.as_str(), "FIX.4.4" | "FIX.4.2" | "FIXT.1.1") {
+                return err(format!(
+                    "session {}: fix_version {} (use FIX.4.4, FIX.4.2 or FIXT.1.1)",
+                    s.sender_comp_id, s.fix_version
+                ));
+            }
+            let target = s.target_comp_id.clone().unwrap_or_else(|| comp_id.clone());
+            if sessions.iter().any(|x: &SessionDef| {
+                x.sender_comp_id == s.sender_comp_id && x.target_comp_id == target
+            }) {
+                return err(format!("session {} is listed twice", s.sender_comp_id));
+            }
+            sessions.push(SessionDef {
+                sender_comp_id: s.sender_comp_id.clone(),
+                target_comp_id: target,
+                begin_string: s.fix_version.clone(),
+                password: s.password.clone(),
+                firm,
+            });
+        }
+        if sessions.len() > u16::MAX as usize {
+            return err("too many sessions");
+        }
+        let cap = file.inbound_queue_capacity.unwrap_or(65_536);
+        if cap < 16 {
+            return err("inbound_queue_capacity must be >= 16");
+        }
+        Ok(Config {
+            listen,
+            data_dir: file.data_dir.unwrap_or_else(|| PathBuf::from("./data")),
+            durability: file.durability.unwrap_or_default(),
+            snapshot_every_commands: file.snapshot_every_commands.unwrap_or(1_000_000),
+            snapshot_every_secs: file.snapshot_every_secs.unwrap_or(60),
+            inbound_queue_capacity: cap,
+            resend_store_max: file.resend_store_max.unwrap_or(100_000).max(1),
+            instruments,
+            firms,
+            sessions,
+        })
+    }
+
+    pub fn engine_instruments(&self) -> Vec<Instrument> {
+        self.instruments.iter().map(|i| i.instrument).collect()
+    }
+}
+
+fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
+    let mut firms = Vec::new();
+    let mut sessions = Vec::new();
+    let mut add = |name: String, account: AccountId| {
+        firms.push(FirmConfig {
+            name: name.clone(),
+            accounts: vec![account],
+        });
+        sessions.push(SessionConfig {
+            sender_comp_id: name.clone(),
+            target_comp_id: None,
+            fix_version: fix44(),
+            password: None,
+            firm: name,
+        });
+    };
+    for i in 1..=9u32 {
+        add(format!("CLIENT{i}"), i);
+    }
+    for i in 1..=64u32 {
+        add(format!("BOT{i}"), 100 + i);
+    }
+    (firms, sessions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_issue() {
+        let c = Config::defaults();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:9878");
+        assert_eq!(c.instruments.len(), 3);
+        assert_eq!(c.instruments[0].instrument.tick, 1);
+        assert_eq!(c.instruments[0].price_decimals, 2);
+        assert_eq!(c.sessions.len(), 73);
+        assert_eq!(c.sessions[0].sender_comp_id, "CLIENT1");
+        assert_eq!(c.sessions[0].target_comp_id, "RIALTO");
+        assert_eq!(c.durability, Durability::Process);
+    }
+
+    #[test]
+    fn ticks_parse_exactly() {
+        assert_eq!(parse_tick("0.01").unwrap(), (1, 2));
+        assert_eq!(parse_tick("0.05").unwrap(), (5, 2));
+        assert_eq!(parse_tick("0.50").unwrap(), (5, 1));
+        assert_eq!(parse_tick("1").unwrap(), (1, 0));
+        assert!(parse_tick("0").is_err());
+        assert!(parse_tick("-1").is_err());
+        assert!(parse_tick("abc").is_err());
+    }
+
+    #[test]
+    fn toml_file_overrides() {
+        let c = Config::from_toml(
+            r#"
+listen = "127.0.0.1:0"
+durability = "fsync"
+[[instruments]]
+symbol = "XYZ"
+tick = "0.5"
+lot = 10
+[[firms]]
+name = "F"
+accounts = [7, 8]
+[[sessions]]
+sender_comp_id = "A"
+password = "pw"
+firm = "F"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.durability, Durability::Fsync);
+        assert_eq!(c.instruments[0].instrument.tick, 5);
+        assert_eq!(c.sessions[0].password.as_deref(), Some("pw"));
+        assert!(Config::from_toml("[[sessions]]\nsender_comp_id='A'\nfirm='nope'\n").is_err());
+        assert!(Config::from_toml("bogus = 1").is_err());
+    }
+}

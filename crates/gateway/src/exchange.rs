@@ -1,0 +1,1786 @@
+//! The exchange state machine: FIX sessions, ClOrdID <-> order mapping and the matching engine,
+//! driven only by journaled `Input`s.
+//!
+//! Role: given the next journaled input (with its sequence number and timestamp), update every
+//! piece of exchange state and write the FIX messages it causes into an `Outbox`. The server
+//! calls it only after the input is durable; recovery calls it on the journal tail and throws
+//! the outbox away. Because it is a pure function of the input stream, everything a restart
+//! must restore (inbound/outbound MsgSeqNum, the outbound store for ResendRequest, ClOrdID
+//! uniqueness and mapping, the engine's books) is rebuilt by replay: outbound messages are
+//! regenerated, never journaled.
+//!
+//! Never: reads a clock (time is the record's timestamp), touches a socket or a file, iterates a
+//! `HashMap` where the order can reach the output or the snapshot (keys are sorted first).
+//!
+//! Invariants: an order can be canceled or replaced only through the session that owns its
+//! ClOrdID (so only by its own firm); anyone else gets "unknown order" and nothing changes. A
+//! ClOrdID is used at most once per session, for the life of the session (sequence resets
+//! included). Outbound MsgSeqNum increases by one per message sent on a session.
+
+use crate::config::{Config, InstrumentDef};
+use crate::record::{ConnId, FixMsg, Input, InvalidKind, NewOrderMsg};
+use crate::wire::{push_u64, push_utc_timestamp, MsgWriter};
+use engine::{Engine, EngineConfig};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use types::{
+    CancelReason, Command, Event, Matcher, NewOrder, OrdType, OrderId, RejectReason, Side, StpMode,
+    TimeInForce,
+};
+
+/// Terminal orders kept for OrderStatusRequest before the oldest are forgotten.
+const DONE_ORDERS_MAX: usize = 1 << 20;
+
+/// FIX messages to send, in order, after a batch of inputs was applied.
+#[derive(Default)]
+pub struct Outbox {
+    pub buf: Vec<u8>,
+    /// (connection, start, end, close the connection after sending).
+    pub items: Vec<OutItem>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct OutItem {
+    pub conn: ConnId,
+    pub start: usize,
+    pub end: usize,
+    pub close: bool,
+}
+
+impl Outbox {
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.items.clear();
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    fn close(&mut self, conn: ConnId) {
+        let at = self.buf.len();
+        self.items.push(OutItem {
+            conn,
+            start: at,
+            end: at,
+            close: true,
+        });
+    }
+}
+
+/// One application message kept for ResendRequest: the fields after the standard header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Stored {
+    seq: u64,
+    msg_type: u8,
+    sending_ts: u64,
+    body: Box<[u8]>,
+}
+
+#[derive(Clone, Debug)]
+struct Session {
+    /// Next MsgSeqNum expected from the client.
+    in_seq: u64,
+    /// MsgSeqNum of our next message.
+    out_seq: u64,
+    conn: Option<ConnId>,
+    heartbeat_secs: u32,
+    last_recv_ns: u64,
+    last_sent_ns: u64,
+    test_request_sent_ns: u64,
+    logout_sent: bool,
+    /// Highest MsgSeqNum for which a ResendRequest is outstanding (0: none).
+    resend_until: u64,
+    store: VecDeque<Stored>,
+    cl_ord_ids: HashMap<Box<str>, OrderId>,
+}
+
+impl Session {
+    fn new() -> Session {
+        Session {
+            in_seq: 1,
+            out_seq: 1,
+            conn: None,
+            heartbeat_secs: 30,
+            last_recv_ns: 0,
+            last_sent_ns: 0,
+            test_request_sent_ns: 0,
+            logout_sent: false,
+            resend_until: 0,
+            store: VecDeque::new(),
+            cl_ord_ids: HashMap::new(),
+        }
+    }
+}
+
+/// What the gateway remembers of an order (the engine knows only ids and ticks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct OrderInfo {
+    session: u16,
+    account: u32,
+    symbol: u32,
+    side: Side,
+    ord_type: OrdType,
+    tif: TimeInForce,
+    price: i64,
+    /// Current ClOrdID (the latest accepted cancel/replace's).
+    cl_ord_id: Box<str>,
+    order_qty: u64,
+    cum_qty: u64,
+    leaves_qty: u64,
+    /// Sum of price * qty over fills, in price units.
+    notional: i128,
+    /// FIX OrdStatus of a terminal order (0 while live).
+    done_status: u8,
+}
+
+/// Counters the server reports (not part of the replicated state).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub orders: u64,
+    pub execution_reports: u64,
+    pub trades: u64,
+    pub busy_rejects: u64,
+}
+
+/// The request whose events are being turned into messages.
+struct Ctx {
+    session: u16,
+    seq: u64,
+    ts: u64,
+    exec_n: u32,
+    cl_ord_id: Box<str>,
+    orig_cl_ord_id: Box<str>,
+    kind: CtxKind,
+    mass_count: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CtxKind {
+    New,
+    Cancel,
+    Replace,
+    Mass,
+    Other,
+}
+
+pub struct Exchange {
+    cfg: Arc<Config>,
+    engine: Engine,
+    sessions: Vec<Session>,
+    conns: HashMap<ConnId, u16>,
+    orders: HashMap<OrderId, OrderInfo>,
+    done: VecDeque<OrderId>,
+    next_order_id: OrderId,
+    last_seq: u64,
+    events: Vec<Event>,
+    w: MsgWriter,
+    body: Vec<u8>,
+    pub stats: Stats,
+    /// When set, every engine event is also appended here (for `journal dump`).
+    pub event_log: Option<Vec<Event>>,
+}
+
+fn engine_config() -> EngineConfig {
+    EngineConfig::default()
+}
+
+impl Exchange {
+    pub fn new(cfg: Arc<Config>) -> Exchange {
+        let engine = Engine::new(&cfg.engine_instruments(), engine_config());
+        let sessions = (0..cfg.sessions.len()).map(|_| Session::new()).collect();
+        Exchange {
+            cfg,
+            engine,
+            sessions,
+            conns: HashMap::new(),
+            orders: HashMap::new(),
+            done: VecDeque::new(),
+            next_order_id: 1,
+            last_seq: 0,
+            events: Vec::with_capacity(64),
+            w: MsgWriter::new(),
+            body: Vec::with_capacity(512),
+            stats: Stats::default(),
+            event_log: None,
+        }
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.cfg
+    }
+
+    /// Sequence number of the last applied input (0 = none).
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Applies journal record `seq` (stamped `ts_ns`). Records must come in sequence order.
+    pub fn apply(&mut self, seq: u64, ts_ns: u64, input: &Input, out: &mut Outbox) {
+        assert!(
+            seq > self.last_seq,
+            "journal record {seq} applied after {}",
+            self.last_seq
+        );
+        self.last_seq = seq;
+        match input {
+            Input::Startup => {
+                self.conns.clear();
+                for s in &mut self.sessions {
+                    s.conn = None;
+                    s.logout_sent = false;
+                    s.resend_until = 0;
+                }
+            }
+            Input::Tick => self.on_tick(ts_ns, out),
+            Input::Shutdown => {
+                for ix in 0..self.sessions.len() {
+                    if let Some(conn) = self.sessions[ix].conn {
+                        self.send_logout(ix as u16, ts_ns, "exchange shutting down", out);
+                        out.close(conn);
+                        self.unbind(conn);
+                    }
+                }
+            }
+            Input::Disconnected { conn } => self.unbind(*conn),
+            Input::Fix {
+                conn,
+                seq: msg_seq,
+                poss_dup,
+                msg,
+            } => self.on_fix(seq, ts_ns, *conn, *msg_seq, *poss_dup, msg, out),
+        }
+    }
+
+    fn unbind(&mut self, conn: ConnId) {
+        if let Some(ix) = self.conns.remove(&conn) {
+            let s = &mut self.sessions[ix as usize];
+            s.conn = None;
+            s.logout_sent = false;
+            s.resend_until = 0;
+        }
+    }
+
+    fn on_tick(&mut self, ts: u64, out: &mut Outbox) {
+        for ix in 0..self.sessions.len() {
+            let s = &self.sessions[ix];
+            let Some(conn) = s.conn else { continue };
+            let hb_ns = s.heartbeat_secs.max(1) as u64 * 1_000_000_000;
+            if s.test_request_sent_ns != 0 && ts >= s.test_request_sent_ns + hb_ns {
+                self.send_logout(ix as u16, ts, "heartbeat timeout", out);
+                out.close(conn);
+                self.unbind(conn);
+                continue;
+            }
+            if s.test_request_sent_ns == 0 && ts >= s.last_recv_ns + hb_ns + hb_ns / 5 {
+                self.body.clear();
+                let mut b = std::mem::take(&mut self.body);
+                b.extend_from_slice(b"112=TEST");
+                push_u64(&mut b, ts / 1_000_000);
+                b.push(1);
+                self.send(ix as u16, b'1', ts, &b, out);
+                self.body = b;
+                self.sessions[ix].test_request_sent_ns = ts;
+            } else if ts >= self.sessions[ix].last_sent_ns + hb_ns {
+                self.send(ix as u16, b'0', ts, &[], out);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_fix(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        conn: ConnId,
+        msg_seq: u64,
+        poss_dup: bool,
+        msg: &FixMsg,
+        out: &mut Outbox,
+    ) {
+        let Some(&ix) = self.conns.get(&conn) else {
+            match msg {
+                FixMsg::Logon { .. } => self.on_logon(ts, conn, msg_seq, msg, out),
+                _ => out.close(conn),
+            }
+            return;
+        };
+        let s = &mut self.sessions[ix as usize];
+        s.last_recv_ns = ts;
+        s.test_request_sent_ns = 0;
+        if let FixMsg::SequenceReset {
+            new_seq,
+            gap_fill: false,
+        } = msg
+        {
+            if *new_seq > s.in_seq {
+                s.in_seq = *new_seq;
+            }
+            return;
+        }
+        if msg_seq == 0 {
+            self.send_logout(ix, ts, "MsgSeqNum(34) missing", out);
+            out.close(conn);
+            self.unbind(conn);
+            return;
+        }
+        if msg_seq < s.in_seq {
+            if !poss_dup {
+                let text = format!(
+                    "MsgSeqNum too low, expecting {} but received {}",
+                    s.in_seq, msg_seq
+                );
+                self.send_logout(ix, ts, &text, out);
+                out.close(conn);
+                self.unbind(conn);
+            }
+            return;
+        }
+        if msg_seq > s.in_seq {
+            // Gap: ask once for everything missing; answer ResendRequest and Logout anyway.
+            if s.resend_until < s.in_seq {
+                s.resend_until = msg_seq;
+                let from = s.in_seq;
+                let mut b = std::mem::take(&mut self.body);
+                b.clear();
+                b.extend_from_slice(b"7=");
+                push_u64(&mut b, from);
+                b.extend_from_slice(b"\x0116=0\x01");
+                self.send(ix, b'2', ts, &b, out);
+                self.body = b;
+            }
+            match msg {
+                FixMsg::ResendRequest { begin, end } => self.resend(ix, ts, *begin, *end, out),
+                FixMsg::Logout { .. } => self.on_logout(ix, ts, conn, out),
+                _ => {}
+            }
+            return;
+        }
+        s.in_seq += 1;
+        match msg {
+            FixMsg::Logon { .. } => {
+                self.session_reject(ix, ts, msg_seq, 0, "A", "already logged on", out)
+            }
+            FixMsg::Heartbeat { .. } | FixMsg::SessionReject => {}
+            FixMsg::TestRequest { test_req_id } => {
+                let mut b = std::mem::take(&mut self.body);
+                b.clear();
+                b.extend_from_slice(b"112=");
+                b.extend_from_slice(test_req_id.as_bytes());
+                b.push(1);
+                self.send(ix, b'0', ts, &b, out);
+                self.body = b;
+            }
+            FixMsg::ResendRequest { begin, end } => self.resend(ix, ts, *begin, *end, out),
+            FixMsg::SequenceReset { new_seq, .. } => {
+                let s = &mut self.sessions[ix as usize];
+                if *new_seq > s.in_seq {
+                    s.in_seq = *new_seq;
+                }
+            }
+            FixMsg::Logout { .. } => self.on_logout(ix, ts, conn, out),
+            FixMsg::New(n) => self.on_new(ix, seq, ts, n, out),
+            FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            } => self.on_cancel(ix, seq, ts, cl_ord_id, orig_cl_ord_id, None, out),
+            FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                symbol,
+                price,
+                qty,
+            } => self.on_cancel(
+                ix,
+                seq,
+                ts,
+                cl_ord_id,
+                orig_cl_ord_id,
+                Some((*symbol, *price, *qty)),
+                out,
+            ),
+            FixMsg::MassCancel {
+                cl_ord_id,
+                request_type,
+                symbol,
+                side,
+            } => self.on_mass_cancel(ix, seq, ts, cl_ord_id, *request_type, *symbol, *side, out),
+            FixMsg::Status { cl_ord_id } => self.on_status(ix, seq, ts, cl_ord_id, out),
+            FixMsg::Invalid {
+                kind,
+                msg_type,
+                ref_tag,
+                cl_ord_id,
+                orig_cl_ord_id,
+                reason,
+            } => match kind {
+                InvalidKind::Session => {
+                    self.session_reject(ix, ts, msg_seq, *ref_tag, msg_type, reason, out)
+                }
+                InvalidKind::Business => {
+                    self.business_reject(ix, ts, msg_seq, msg_type, cl_ord_id, reason, out)
+                }
+                InvalidKind::Order => self.order_reject(ix, seq, ts, cl_ord_id, reason, out),
+                InvalidKind::CancelReject { replace } => self.cancel_reject(
+                    ix,
+                    ts,
+                    cl_ord_id,
+                    orig_cl_ord_id,
+                    None,
+                    *replace,
+                    1,
+                    reason,
+                    out,
+                ),
+            },
+            FixMsg::Busy {
+                msg_type,
+                cl_ord_id,
+                orig_cl_ord_id,
+            } => {
+                self.stats.busy_rejects += 1;
+                match msg_type.as_str() {
+                    "D" => self.order_reject(ix, seq, ts, cl_ord_id, "exchange busy", out),
+                    "F" | "G" => self.cancel_reject(
+                        ix,
+                        ts,
+                        cl_ord_id,
+                        orig_cl_ord_id,
+                        None,
+                        msg_type == "G",
+                        3,
+                        "exchange busy",
+                        out,
+                    ),
+                    _ => self.business_reject(
+                        ix,
+                        ts,
+                        msg_seq,
+                        msg_type,
+                        cl_ord_id,
+                        "exchange busy",
+                        out,
+                    ),
+                }
+            }
+        }
+    }
+
+    fn on_logon(&mut self, ts: u64, conn: ConnId, msg_seq: u64, msg: &FixMsg, out: &mut Outbox) {
+        let FixMsg::Logon {
+            sender,
+            target,
+            begin_string,
+            heartbeat_secs,
+            reset,
+            password,
+        } = msg
+        else {
+            return;
+        };
+        let found = self
+            .cfg
+            .sessions
+            .iter()
+            .position(|d| &d.sender_comp_id == sender && &d.target_comp_id == target);
+        let refuse = |out: &mut Outbox, text: &str| {
+            let mut w = MsgWriter::new();
+            w.str(35, "5").u64(34, 1).str(49, target).str(56, sender);
+            let mut t = Vec::new();
+            push_utc_timestamp(&mut t, ts);
+            w.field(52, &t).str(58, text);
+            let start = out.buf.len();
+            w.finish(begin_string, &mut out.buf);
+            out.items.push(OutItem {
+                conn,
+                start,
+                end: out.buf.len(),
+                close: true,
+            });
+        };
+        let Some(ix) = found else {
+            refuse(out, "unknown SenderCompID/TargetCompID");
+            return;
+        };
+        let def = &self.cfg.sessions[ix];
+        if &def.begin_string != begin_string {
+            refuse(out, "wrong BeginString");
+            return;
+        }
+        if let Some(pw) = &def.password {
+            if pw != password {
+                refuse(out, "bad password");
+                return;
+            }
+        }
+        if self.sessions[ix].conn.is_some() {
+            refuse(out, "session already logged on");
+            return;
+        }
+        if *heartbeat_secs == 0 || *heartbeat_secs > 3600 {
+            refuse(out, "HeartBtInt(108) must be 1..3600");
+            return;
+        }
+        let s = &mut self.sessions[ix];
+        if *reset {
+            s.in_seq = 1;
+            s.out_seq = 1;
+            s.store.clear();
+        }
+        if msg_seq < s.in_seq {
+            let text = format!(
+                "MsgSeqNum too low, expecting {} but received {}",
+                s.in_seq, msg_seq
+            );
+            refuse(out, &text);
+            return;
+        }
+        s.conn = Some(conn);
+        s.heartbeat_secs = *heartbeat_secs;
+        s.last_recv_ns = ts;
+        s.test_request_sent_ns = 0;
+        s.logout_sent = false;
+        s.resend_until = 0;
+        let gap = msg_seq > s.in_seq;
+        if !gap {
+            s.in_seq += 1;
+        }
+        self.conns.insert(conn, ix as u16);
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
+        b.extend_from_slice(b"98=0\x01108=");
+        push_u64(&mut b, *heartbeat_secs as u64);
+        b.push(1);
+        if *reset {
+            b.extend_from_slice(b"141=Y\x01");
+        }
+        self.send(ix as u16, b'A', ts, &b, out);
+        if gap {
+            let s = &mut self.sessions[ix];
+            s.resend_until = msg_seq;
+            b.clear();
+            b.extend_from_slice(b"7=");
+            push_u64(&mut b, s.in_seq);
+            b.extend_from_slice(b"\x0116=0\x01");
+            self.send(ix as u16, b'2', ts, &b, out);
+        }
+        self.body = b;
+    }
+
+    fn on_logout(&mut self, ix: u16, ts: u64, conn: ConnId, out: &mut Outbox) {
+        if !self.sessions[ix as usize].logout_sent {
+            self.send_logout(ix, ts, "", out);
+        }
+        out.close(conn);
+        self.unbind(conn);
+    }
+
+    fn send_logout(&mut self, ix: u16, ts: u64, text: &str, out: &mut Outbox) {
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
+        if !text.is_empty() {
+            b.extend_from_slice(b"58=");
+            b.extend_from_slice(text.as_bytes());
+            b.push(1);
+        }
+        self.send(ix, b'5', ts, &b, out);
+        self.body = b;
+        self.sessions[ix as usize].logout_sent = true;
+    }
+
+    /// Sends (and for application messages, stores) one message on session `ix`. Messages to
+    /// a session with no connection are still numbered and stored: the client gets them by
+    /// ResendRequest after its next logon.
+    fn send(&mut self, ix: u16, msg_type: u8, ts: u64, body: &[u8], out: &mut Outbox) {
+        let s = &mut self.sessions[ix as usize];
+        let seq = s.out_seq;
+        s.out_seq += 1;
+        s.last_sent_ns = ts;
+        let is_app = !matches!(msg_type, b'0' | b'1' | b'2' | b'3' | b'4' | b'5' | b'A');
+        if is_app {
+            if s.store.len() >= self.cfg.resend_store_max {
+                s.store.pop_front();
+            }
+            s.store.push_back(Stored {
+                seq,
+                msg_type,
+                sending_ts: ts,
+                body: body.into(),
+            });
+        }
+        if let Some(conn) = s.conn {
+            self.write(ix, conn, msg_type, seq, ts, None, body, out);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        ix: u16,
+        conn: ConnId,
+        msg_type: u8,
+        seq: u64,
+        ts: u64,
+        orig_ts: Option<u64>,
+        body: &[u8],
+        out: &mut Outbox,
+    ) {
+        let def = &self.cfg.sessions[ix as usize];
+        let w = &mut self.w;
+        w.clear();
+        w.field(35, &[msg_type])
+            .u64(34, seq)
+            .str(49, &def.target_comp_id)
+            .str(56, &def.sender_comp_id);
+        let mut t = [0u8; 32];
+        let mut tv = Vec::with_capacity(24);
+        push_utc_timestamp(&mut tv, ts);
+        t[..tv.len()].copy_from_slice(&tv);
+        if let Some(o) = orig_ts {
+            w.str(43, "Y");
+            w.field(52, &tv);
+            tv.clear();
+            push_utc_timestamp(&mut tv, o);
+            w.field(122, &tv);
+        } else {
+            w.field(52, &tv);
+        }
+        w.raw(body);
+        let start = out.buf.len();
+        w.finish(&def.begin_string, &mut out.buf);
+        out.items.push(OutItem {
+            conn,
+            start,
+            end: out.buf.len(),
+            close: false,
+        });
+    }
+
+    /// Answers a ResendRequest: stored application messages with PossDupFlag=Y and
+    /// OrigSendingTime, SequenceReset-GapFill over admin messages and anything not stored.
+    fn resend(&mut self, ix: u16, ts: u64, begin: u64, end: u64, out: &mut Outbox) {
+        let s = &self.sessions[ix as usize];
+        let Some(conn) = s.conn else { return };
+        let last = s.out_seq - 1;
+        let end = if end == 0 || end > last { last } else { end };
+        let begin = begin.max(1);
+        if begin > end {
+            return;
+        }
+        let msgs: Vec<Stored> = s
+            .store
+            .iter()
+            .filter(|m| m.seq >= begin && m.seq <= end)
+            .cloned()
+            .collect();
+        let mut next = begin;
+        let mut b = Vec::with_capacity(32);
+        let gap_fill =
+            |this: &mut Exchange, from: u64, to: u64, b: &mut Vec<u8>, out: &mut Outbox| {
+                b.clear();
+                b.extend_from_slice(b"123=Y\x0136=");
+                push_u64(b, to);
+                b.push(1);
+                this.write(ix, conn, b'4', from, ts, Some(ts), b, out);
+            };
+        for m in msgs {
+            if m.seq > next {
+                gap_fill(self, next, m.seq, &mut b, out);
+            }
+            self.write(
+                ix,
+                conn,
+                m.msg_type,
+                m.seq,
+                ts,
+                Some(m.sending_ts),
+                &m.body,
+                out,
+            );
+            next = m.seq + 1;
+        }
+        if next <= end {
+            gap_fill(self, next, end + 1, &mut b, out);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn session_reject(
+        &mut self,
+        ix: u16,
+        ts: u64,
+        ref_seq: u64,
+        ref_tag: u32,
+        msg_type: &str,
+        text: &str,
+        out: &mut Outbox,
+    ) {
+        let mut b = Vec::with_capacity(96);
+        b.extend_from_slice(b"45=");
+        push_u64(&mut b, ref_seq);
+        b.push(1);
+        if ref_tag != 0 {
+            b.extend_from_slice(b"371=");
+            push_u64(&mut b, ref_tag as u64);
+            b.push(1);
+        }
+        if !msg_type.is_empty() {
+            b.extend_from_slice(b"372=");
+            b.extend_from_slice(msg_type.as_bytes());
+            b.push(1);
+        }
+        b.extend_from_slice(b"58=");
+        b.extend_from_slice(text.as_bytes());
+        b.push(1);
+        self.send(ix, b'3', ts, &b, out);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn business_reject(
+        &mut self,
+        ix: u16,
+        ts: u64,
+        ref_seq: u64,
+        msg_type: &str,
+        cl_ord_id: &str,
+        text: &str,
+        out: &mut Outbox,
+    ) {
+        let mut b = Vec::with_capacity(96);
+        b.extend_from_slice(b"45=");
+        push_u64(&mut b, ref_seq);
+        b.extend_from_slice(b"\x01372=");
+        b.extend_from_slice(msg_type.as_bytes());
+        b.push(1);
+        if !cl_ord_id.is_empty() {
+            b.extend_from_slice(b"379=");
+            b.extend_from_slice(cl_ord_id.as_bytes());
+            b.push(1);
+        }
+        // 380: 3 = unsupported message type, 0 = other (including "exchange busy").
+        let reason: &[u8] = if text.starts_with("unsupported") {
+            b"3"
+        } else {
+            b"0"
+        };
+        b.extend_from_slice(b"380=");
+        b.extend_from_slice(reason);
+        b.extend_from_slice(b"\x0158=");
+        b.extend_from_slice(text.as_bytes());
+        b.push(1);
+        self.send(ix, b'j', ts, &b, out);
+    }
+
+    /// ExecutionReport ExecType=8 for a NewOrderSingle refused before reaching the engine.
+    fn order_reject(
+        &mut self,
+        ix: u16,
+        seq: u64,
+        ts: u64,
+        cl_ord_id: &str,
+        text: &str,
+        out: &mut Outbox,
+    ) {
+        let mut b = Vec::with_capacity(160);
+        b.extend_from_slice(b"37=NONE\x0111=");
+        b.extend_from_slice(cl_ord_id.as_bytes());
+        b.extend_from_slice(b"\x0117=");
+        push_u64(&mut b, seq);
+        b.extend_from_slice(b".0\x01150=8\x0139=8\x01151=0\x0114=0\x016=0\x01103=");
+        let code: &[u8] = if text.starts_with("unknown symbol") {
+            b"1"
+        } else if text.starts_with("duplicate") {
+            b"6"
+        } else {
+            b"99"
+        };
+        b.extend_from_slice(code);
+        b.extend_from_slice(b"\x0158=");
+        b.extend_from_slice(text.as_bytes());
+        b.extend_from_slice(b"\x0160=");
+        push_utc_timestamp(&mut b, ts);
+        b.push(1);
+        self.stats.execution_reports += 1;
+        self.send(ix, b'8', ts, &b, out);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cancel_reject(
+        &mut self,
+        ix: u16,
+        ts: u64,
+        cl_ord_id: &str,
+        orig_cl_ord_id: &str,
+        order: Option<(OrderId, u8)>,
+        replace: bool,
+        reason_code: u8,
+        text: &str,
+        out: &mut Outbox,
+    ) {
+        let mut b = Vec::with_capacity(160);
+        b.extend_from_slice(b"37=");
+        match order {
+            Some((id, _)) => push_u64(&mut b, id),
+            None => b.extend_from_slice(b"NONE"),
+        }
+        b.extend_from_slice(b"\x0111=");
+        b.extend_from_slice(cl_ord_id.as_bytes());
+        b.extend_from_slice(b"\x0141=");
+        b.extend_from_slice(orig_cl_ord_id.as_bytes());
+        b.extend_from_slice(b"\x0139=");
+        b.push(order.map(|o| o.1).unwrap_or(b'8'));
+        b.extend_from_slice(b"\x01434=");
+        b.push(if replace { b'2' } else { b'1' });
+        b.extend_from_slice(b"\x01102=");
+        push_u64(&mut b, reason_code as u64);
+        b.extend_from_slice(b"\x0158=");
+        b.extend_from_slice(text.as_bytes());
+        b.push(1);
+        self.send(ix, b'9', ts, &b, out);
+    }
+
+    fn firm_account(&self, ix: u16, requested: Option<u32>) -> Option<u32> {
+        let firm = &self.cfg.firms[self.cfg.sessions[ix as usize].firm];
+        match requested {
+            None => Some(firm.accounts[0]),
+            Some(a) if firm.accounts.contains(&a) => Some(a),
+            Some(_) => None,
+        }
+    }
+
+    fn on_new(&mut self, ix: u16, seq: u64, ts: u64, n: &NewOrderMsg, out: &mut Outbox) {
+        self.stats.orders += 1;
+        if self.sessions[ix as usize]
+            .cl_ord_ids
+            .contains_key(n.cl_ord_id.as_str())
+        {
+            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "duplicate ClOrdID", out);
+        }
+        let Some(account) = self.firm_account(ix, n.account) else {
+            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown account", out);
+        };
+        let id = self.next_order_id;
+        self.next_order_id += 1;
+        self.sessions[ix as usize]
+            .cl_ord_ids
+            .insert(n.cl_ord_id.as_str().into(), id);
+        let cmd = Command::New(NewOrder {
+            id,
+            account,
+            symbol: n.symbol,
+            side: n.side,
+            ord_type: n.ord_type,
+            tif: n.tif,
+            price: if n.ord_type == OrdType::Market {
+                0
+            } else {
+                n.price
+            },
+            qty: n.qty,
+            post_only: n.post_only,
+            stp: StpMode::CancelNewest,
+        });
+        // Remember the order's static fields before the engine runs: its events refer to it.
+        self.orders.insert(
+            id,
+            OrderInfo {
+                session: ix,
+                account,
+                symbol: n.symbol,
+                side: n.side,
+                ord_type: n.ord_type,
+                tif: n.tif,
+                price: if n.ord_type == OrdType::Market {
+                    0
+                } else {
+                    n.price
+                },
+                cl_ord_id: n.cl_ord_id.as_str().into(),
+                order_qty: n.qty,
+                cum_qty: 0,
+                leaves_qty: n.qty,
+                notional: 0,
+                done_status: 0,
+            },
+        );
+        let mut ctx = Ctx {
+            session: ix,
+            seq,
+            ts,
+            exec_n: 0,
+            cl_ord_id: n.cl_ord_id.as_str().into(),
+            orig_cl_ord_id: "".into(),
+            kind: CtxKind::New,
+            mass_count: 0,
+        };
+        self.run(&cmd, &mut ctx, out);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_cancel(
+        &mut self,
+        ix: u16,
+        seq: u64,
+        ts: u64,
+        cl_ord_id: &str,
+        orig_cl_ord_id: &str,
+        replace: Option<(u32, i64, u64)>,
+        out: &mut Outbox,
+    ) {
+        let is_replace = replace.is_some();
+        let sess = &self.sessions[ix as usize];
+        let live = sess
+            .cl_ord_ids
+            .get(orig_cl_ord_id)
+            .and_then(|id| self.orders.get(id).map(|o| (*id, o)))
+            .filter(|(_, o)| o.done_status == 0 && o.session == ix);
+        let Some((id, info)) = live else {
+            return self.cancel_reject(
+                ix,
+                ts,
+                cl_ord_id,
+                orig_cl_ord_id,
+                None,
+                is_replace,
+                1,
+                "unknown order",
+                out,
+            );
+        };
+        let status = ord_status(info);
+        if sess.cl_ord_ids.contains_key(cl_ord_id) {
+            return self.cancel_reject(
+                ix,
+                ts,
+                cl_ord_id,
+                orig_cl_ord_id,
+                Some((id, status)),
+                is_replace,
+                6,
+                "duplicate ClOrdID",
+                out,
+            );
+        }
+        let (account, symbol, cum) = (info.account, info.symbol, info.cum_qty);
+        let cmd = match replace {
+            None => Command::Cancel {
+                id,
+                account,
+                symbol,
+            },
+            Some((new_symbol, price, qty)) => {
+                let reason = if new_symbol != symbol {
+                    Some("symbol differs from the order's")
+                } else if qty <= cum {
+                    Some("OrderQty at or below the filled quantity")
+                } else if info.ord_type == OrdType::Market {
+                    Some("market orders cannot be replaced")
+                } else {
+                    None
+                };
+                if let Some(r) = reason {
+                    return self.cancel_reject(
+                        ix,
+                        ts,
+                        cl_ord_id,
+                        orig_cl_ord_id,
+                        Some((id, status)),
+                        true,
+                        99,
+                        r,
+                        out,
+                    );
+                }
+                Command::Replace {
+                    id,
+                    account,
+                    symbol,
+                    price,
+                    qty: qty - cum,
+                }
+            }
+        };
+        self.sessions[ix as usize]
+            .cl_ord_ids
+            .insert(cl_ord_id.into(), id);
+        let mut ctx = Ctx {
+            session: ix,
+            seq,
+            ts,
+            exec_n: 0,
+            cl_ord_id: cl_ord_id.into(),
+            orig_cl_ord_id: orig_cl_ord_id.into(),
+            kind: if is_replace {
+                CtxKind::Replace
+            } else {
+                CtxKind::Cancel
+            },
+            mass_count: 0,
+        };
+        self.run(&cmd, &mut ctx, out);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_mass_cancel(
+        &mut self,
+        ix: u16,
+        seq: u64,
+        ts: u64,
+        cl_ord_id: &str,
+        request_type: u8,
+        symbol: Option<u32>,
+        side: Option<Side>,
+        out: &mut Outbox,
+    ) {
+        let mut ctx = Ctx {
+            session: ix,
+            seq,
+            ts,
+            exec_n: 0,
+            cl_ord_id: cl_ord_id.into(),
+            orig_cl_ord_id: "".into(),
+            kind: CtxKind::Mass,
+            mass_count: 0,
+        };
+        let reject = match request_type {
+            7 => None,
+            1 if symbol.is_some() => None,
+            1 => Some("MassCancelRequestType 1 needs Symbol(55)"),
+            _ => Some("unsupported MassCancelRequestType (use 1 or 7)"),
+        };
+        if reject.is_none() {
+            let firm = self.cfg.sessions[ix as usize].firm;
+            let accounts = self.cfg.firms[firm].accounts.clone();
+            let symbol = if request_type == 7 { None } else { symbol };
+            for account in accounts {
+                let cmd = Command::MassCancel {
+                    account,
+                    symbol,
+                    side,
+                };
+                self.run(&cmd, &mut ctx, out);
+            }
+        }
+        let mut b = Vec::with_capacity(128);
+        b.extend_from_slice(b"11=");
+        b.extend_from_slice(cl_ord_id.as_bytes());
+        b.extend_from_slice(b"\x0137=");
+        push_u64(&mut b, seq);
+        b.extend_from_slice(b"\x01530=");
+        push_u64(&mut b, request_type as u64);
+        b.extend_from_slice(b"\x01531=");
+        match reject {
+            None => push_u64(&mut b, request_type as u64),
+            Some(_) => b.push(b'0'),
+        }
+        b.extend_from_slice(b"\x01533=");
+        push_u64(&mut b, ctx.mass_count);
+        b.push(1);
+        if let Some(s) = symbol {
+            b.extend_from_slice(b"55=");
+            b.extend_from_slice(self.symbol_str(s).as_bytes());
+            b.push(1);
+        }
+        if let Some(side) = side {
+            b.extend_from_slice(b"54=");
+            b.push(side_char(side));
+            b.push(1);
+        }
+        if let Some(r) = reject {
+            b.extend_from_slice(b"532=99\x0158=");
+            b.extend_from_slice(r.as_bytes());
+            b.push(1);
+        }
+        self.send(ix, b'r', ts, &b, out);
+    }
+
+    fn on_status(&mut self, ix: u16, seq: u64, ts: u64, cl_ord_id: &str, out: &mut Outbox) {
+        let id = self.sessions[ix as usize]
+            .cl_ord_ids
+            .get(cl_ord_id)
+            .copied();
+        let Some(id) = id.filter(|id| self.orders.contains_key(id)) else {
+            let mut b = Vec::with_capacity(128);
+            b.extend_from_slice(b"37=NONE\x0111=");
+            b.extend_from_slice(cl_ord_id.as_bytes());
+            b.extend_from_slice(b"\x0117=");
+            push_u64(&mut b, seq);
+            b.extend_from_slice(
+                b".0\x01150=I\x0139=8\x01151=0\x0114=0\x016=0\x0158=unknown order\x01",
+            );
+            self.stats.execution_reports += 1;
+            return self.send(ix, b'8', ts, &b, out);
+        };
+        let mut ctx = Ctx {
+            session: ix,
+            seq,
+            ts,
+            exec_n: 0,
+            cl_ord_id: cl_ord_id.into(),
+            orig_cl_ord_id: "".into(),
+            kind: CtxKind::Other,
+            mass_count: 0,
+        };
+        self.exec_report(&mut ctx, id, b'I', None, None, out);
+    }
+
+    fn symbol_str(&self, symbol: u32) -> &str {
+        self.cfg
+            .instruments
+            .get(symbol as usize)
+            .map(|i| i.instrument.symbol.as_str())
+            .unwrap_or("?")
+    }
+
+    /// Applies one engine command and turns its events into messages.
+    fn run(&mut self, cmd: &Command, ctx: &mut Ctx, out: &mut Outbox) {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        self.engine.apply(cmd, &mut events);
+        if let Some(log) = &mut self.event_log {
+            log.extend_from_slice(&events);
+        }
+        for ev in &events {
+            self.on_event(ev, ctx, out);
+        }
+        self.events = events;
+    }
+
+    fn on_event(&mut self, ev: &Event, ctx: &mut Ctx, out: &mut Outbox) {
+        match *ev {
+            Event::Accepted { id, .. } => self.exec_report(ctx, id, b'0', None, None, out),
+            Event::Rejected { id, reason } => {
+                let text = reject_text(reason);
+                match ctx.kind {
+                    CtxKind::New => {
+                        let cl = ctx.cl_ord_id.clone();
+                        self.orders.remove(&id);
+                        self.order_reject(ctx.session, ctx.seq, ctx.ts, &cl, text, out);
+                    }
+                    CtxKind::Cancel | CtxKind::Replace => {
+                        let (cl, orig) = (ctx.cl_ord_id.clone(), ctx.orig_cl_ord_id.clone());
+                        let status = self.orders.get(&id).map(|o| (id, ord_status(o)));
+                        let code = if reason == RejectReason::UnknownOrder {
+                            1
+                        } else {
+                            99
+                        };
+                        self.cancel_reject(
+                            ctx.session,
+                            ctx.ts,
+                            &cl,
+                            &orig,
+                            status,
+                            ctx.kind == CtxKind::Replace,
+                            code,
+                            text,
+                            out,
+                        );
+                    }
+                    CtxKind::Mass | CtxKind::Other => {}
+                }
+            }
+            Event::Trade {
+                price,
+                qty,
+                maker_id,
+                taker_id,
+                maker_leaves,
+                taker_leaves,
+                ..
+            } => {
+                self.stats.trades += 1;
+                for (id, leaves) in [(maker_id, maker_leaves), (taker_id, taker_leaves)] {
+                    if let Some(o) = self.orders.get_mut(&id) {
+                        o.cum_qty += qty;
+                        o.leaves_qty = leaves;
+                        o.notional += price as i128 * qty as i128;
+                        if leaves == 0 {
+                            o.done_status = b'2';
+                        }
+                    }
+                    self.exec_report(ctx, id, b'F', Some((price, qty)), None, out);
+                    if leaves == 0 {
+                        self.retire(id);
+                    }
+                }
+            }
+            Event::Canceled { id, reason, .. } => {
+                if let Some(o) = self.orders.get_mut(&id) {
+                    o.leaves_qty = 0;
+                    o.done_status = b'4';
+                }
+                if ctx.kind == CtxKind::Mass {
+                    ctx.mass_count += 1;
+                }
+                let text = match reason {
+                    CancelReason::User => None,
+                    r => Some(r.as_str()),
+                };
+                self.exec_report(ctx, id, b'4', None, text, out);
+                self.retire(id);
+            }
+            Event::Replaced { id, price, qty, .. } => {
+                if let Some(o) = self.orders.get_mut(&id) {
+                    o.price = price;
+                    o.leaves_qty = qty;
+                    o.order_qty = o.cum_qty + qty;
+                    o.cl_ord_id = ctx.cl_ord_id.clone();
+                }
+                self.exec_report(ctx, id, b'5', None, None, out);
+            }
+            Event::MassCanceled { .. } | Event::Level { .. } => {}
+        }
+    }
+
+    /// Moves a terminal order to the bounded list of done orders.
+    fn retire(&mut self, id: OrderId) {
+        self.done.push_back(id);
+        if self.done.len() > DONE_ORDERS_MAX {
+            if let Some(old) = self.done.pop_front() {
+                self.orders.remove(&old);
+            }
+        }
+    }
+
+    /// ExecutionReport for order `id` to its owning session.
+    fn exec_report(
+        &mut self,
+        ctx: &mut Ctx,
+        id: OrderId,
+        exec_type: u8,
+        last: Option<(i64, u64)>,
+        text: Option<&str>,
+        out: &mut Outbox,
+    ) {
+        let Some(o) = self.orders.get(&id) else {
+            return;
+        };
+        let inst = self.cfg.instruments[o.symbol as usize];
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
+        b.extend_from_slice(b"37=");
+        push_u64(&mut b, id);
+        // The requester's ClOrdID on its own cancel/replace; the order's own otherwise.
+        let own_request = o.session == ctx.session
+            && matches!(
+                ctx.kind,
+                CtxKind::Cancel | CtxKind::Replace | CtxKind::Other
+            )
+            && matches!(exec_type, b'4' | b'5' | b'I');
+        b.extend_from_slice(b"\x0111=");
+        if own_request {
+            b.extend_from_slice(ctx.cl_ord_id.as_bytes());
+            if !ctx.orig_cl_ord_id.is_empty() {
+                b.extend_from_slice(b"\x0141=");
+                b.extend_from_slice(ctx.orig_cl_ord_id.as_bytes());
+            }
+        } else {
+            b.extend_from_slice(o.cl_ord_id.as_bytes());
+        }
+        b.extend_from_slice(b"\x0117=");
+        push_u64(&mut b, ctx.seq);
+        b.push(b'.');
+        push_u64(&mut b, ctx.exec_n as u64);
+        ctx.exec_n += 1;
+        b.extend_from_slice(b"\x01150=");
+        b.push(exec_type);
+        b.extend_from_slice(b"\x0139=");
+        b.push(ord_status(o));
+        b.extend_from_slice(b"\x011=");
+        push_u64(&mut b, o.account as u64);
+        b.extend_from_slice(b"\x0155=");
+        b.extend_from_slice(inst.instrument.symbol.as_str().as_bytes());
+        b.extend_from_slice(b"\x0154=");
+        b.push(side_char(o.side));
+        b.extend_from_slice(b"\x0140=");
+        b.push(match o.ord_type {
+            OrdType::Market => b'1',
+            OrdType::Limit => b'2',
+        });
+        if o.ord_type == OrdType::Limit {
+            b.extend_from_slice(b"\x0144=");
+            push_price(&mut b, o.price as i128, 1, inst);
+        }
+        b.extend_from_slice(b"\x0159=");
+        b.push(match o.tif {
+            TimeInForce::Day => b'0',
+            TimeInForce::Gtc => b'1',
+            TimeInForce::Ioc => b'3',
+            TimeInForce::Fok => b'4',
+        });
+        b.extend_from_slice(b"\x0138=");
+        push_u64(&mut b, o.order_qty);
+        if let Some((px, qty)) = last {
+            b.extend_from_slice(b"\x0131=");
+            push_price(&mut b, px as i128, 1, inst);
+            b.extend_from_slice(b"\x0132=");
+            push_u64(&mut b, qty);
+        }
+        b.extend_from_slice(b"\x01151=");
+        push_u64(&mut b, o.leaves_qty);
+        b.extend_from_slice(b"\x0114=");
+        push_u64(&mut b, o.cum_qty);
+        b.extend_from_slice(b"\x016=");
+        if o.cum_qty == 0 {
+            b.push(b'0');
+        } else {
+            push_price(&mut b, o.notional, o.cum_qty, inst);
+        }
+        if let Some(t) = text {
+            b.extend_from_slice(b"\x0158=");
+            b.extend_from_slice(t.as_bytes());
+        }
+        b.extend_from_slice(b"\x0160=");
+        push_utc_timestamp(&mut b, ctx.ts);
+        b.push(1);
+        let session = o.session;
+        self.stats.execution_reports += 1;
+        self.send(session, b'8', ctx.ts, &b, out);
+        self.body = b;
+    }
+
+    /// Engine hash and gateway hash, combined: equal exactly when engine state and every
+    /// session's sequence numbers, store, ClOrdIDs and order records are equal.
+    pub fn state_hash(&self) -> u64 {
+        let mut buf = Vec::new();
+        self.snapshot_gateway(&mut buf);
+        let g = fnv1a(&buf);
+        self.engine.state_hash() ^ g.rotate_left(17).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Appends the full state (gateway then engine) to `out`.
+    pub fn snapshot(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(SNAP_MAGIC);
+        let len_at = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let start = out.len();
+        self.snapshot_gateway(out);
+        let len = (out.len() - start) as u64;
+        out[len_at..len_at + 8].copy_from_slice(&len.to_le_bytes());
+        self.engine.snapshot(out);
+    }
+
+    fn snapshot_gateway(&self, out: &mut Vec<u8>) {
+        let mut e = SnapWriter(out);
+        e.u64(self.last_seq);
+        e.u64(self.next_order_id);
+        e.u64(self.cfg.instruments.len() as u64);
+        e.u64(self.sessions.len() as u64);
+        for s in &self.sessions {
+            e.u64(s.in_seq);
+            e.u64(s.out_seq);
+            e.u64(s.conn.unwrap_or(0));
+            e.u64(s.conn.is_some() as u64);
+            e.u64(s.heartbeat_secs as u64);
+            e.u64(s.last_recv_ns);
+            e.u64(s.last_sent_ns);
+            e.u64(s.test_request_sent_ns);
+            e.u64(s.logout_sent as u64);
+            e.u64(s.resend_until);
+            e.u64(s.store.len() as u64);
+            for m in &s.store {
+                e.u64(m.seq);
+                e.u64(m.msg_type as u64);
+                e.u64(m.sending_ts);
+                e.bytes(&m.body);
+            }
+            let mut ids: Vec<(&str, OrderId)> =
+                s.cl_ord_ids.iter().map(|(k, v)| (&**k, *v)).collect();
+            ids.sort_unstable();
+            e.u64(ids.len() as u64);
+            for (k, v) in ids {
+                e.bytes(k.as_bytes());
+                e.u64(v);
+            }
+        }
+        let mut orders: Vec<(&OrderId, &OrderInfo)> = self.orders.iter().collect();
+        orders.sort_unstable_by_key(|(id, _)| **id);
+        e.u64(orders.len() as u64);
+        for (id, o) in orders {
+            e.u64(*id);
+            e.u64(o.session as u64);
+            e.u64(o.account as u64);
+            e.u64(o.symbol as u64);
+            e.u64(side_char(o.side) as u64);
+            e.u64(match o.ord_type {
+                OrdType::Limit => 1,
+                OrdType::Market => 2,
+            });
+            e.u64(tif_code(o.tif));
+            e.u64(o.price as u64);
+            e.bytes(o.cl_ord_id.as_bytes());
+            e.u64(o.order_qty);
+            e.u64(o.cum_qty);
+            e.u64(o.leaves_qty);
+            e.bytes(&o.notional.to_le_bytes());
+            e.u64(o.done_status as u64);
+        }
+        e.u64(self.done.len() as u64);
+        for id in &self.done {
+            e.u64(*id);
+        }
+    }
+
+    /// Rebuilds an exchange from `snapshot` bytes taken with the same configuration.
+    pub fn restore(cfg: Arc<Config>, bytes: &[u8]) -> Result<Exchange, String> {
+        let mut x = Exchange::new(cfg);
+        let mut r = SnapReader(bytes);
+        if r.take(SNAP_MAGIC.len())? != SNAP_MAGIC {
+            return Err("snapshot: bad magic".into());
+        }
+        let len = r.u64()? as usize;
+        let gateway = r.take(len)?;
+        x.engine = Engine::restore(r.0).map_err(|e| format!("snapshot: engine: {e:?}"))?;
+        let mut r = SnapReader(gateway);
+        x.last_seq = r.u64()?;
+        x.next_order_id = r.u64()?;
+        if r.u64()? != x.cfg.instruments.len() as u64 {
+            return Err("snapshot: instrument count differs from the config".into());
+        }
+        let n = r.u64()? as usize;
+        if n != x.sessions.len() {
+            return Err(format!(
+                "snapshot: {n} sessions but the config has {}",
+                x.sessions.len()
+            ));
+        }
+        for s in &mut x.sessions {
+            s.in_seq = r.u64()?;
+            s.out_seq = r.u64()?;
+            let conn = r.u64()?;
+            s.conn = (r.u64()? == 1).then_some(conn);
+            s.heartbeat_secs = r.u64()? as u32;
+            s.last_recv_ns = r.u64()?;
+            s.last_sent_ns = r.u64()?;
+            s.test_request_sent_ns = r.u64()?;
+            s.logout_sent = r.u64()? == 1;
+            s.resend_until = r.u64()?;
+            for _ in 0..r.count()? {
+                let seq = r.u64()?;
+                let msg_type = r.u64()? as u8;
+                let sending_ts = r.u64()?;
+                let body = r.bytes()?.into();
+                s.store.push_back(Stored {
+                    seq,
+                    msg_type,
+                    sending_ts,
+                    body,
+                });
+            }
+            for _ in 0..r.count()? {
+                let k = std::str::from_utf8(r.bytes()?)
+                    .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?;
+                let v = r.u64()?;
+                s.cl_ord_ids.insert(k.into(), v);
+            }
+        }
+        for (ix, s) in x.sessions.iter().enumerate() {
+            if let Some(c) = s.conn {
+                x.conns.insert(c, ix as u16);
+            }
+        }
+        for _ in 0..r.count()? {
+            let id = r.u64()?;
+            let session = r.u64()? as u16;
+            let account = r.u64()? as u32;
+            let symbol = r.u64()? as u32;
+            let side = if r.u64()? == b'1' as u64 {
+                Side::Buy
+            } else {
+                Side::Sell
+            };
+            let ord_type = if r.u64()? == 2 {
+                OrdType::Market
+            } else {
+                OrdType::Limit
+            };
+            let tif = match r.u64()? {
+                0 => TimeInForce::Day,
+                1 => TimeInForce::Gtc,
+                3 => TimeInForce::Ioc,
+                _ => TimeInForce::Fok,
+            };
+            let price = r.u64()? as i64;
+            let cl_ord_id = std::str::from_utf8(r.bytes()?)
+                .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?
+                .into();
+            let order_qty = r.u64()?;
+            let cum_qty = r.u64()?;
+            let leaves_qty = r.u64()?;
+            let nb = r.bytes()?;
+            let notional = i128::from_le_bytes(
+                nb.try_into()
+                    .map_err(|_| "snapshot: bad notional".to_string())?,
+            );
+            let done_status = r.u64()? as u8;
+            if session as usize >= x.sessions.len() {
+                return Err("snapshot: order of an unknown session".into());
+            }
+            x.orders.insert(
+                id,
+                OrderInfo {
+                    session,
+                    account,
+                    symbol,
+                    side,
+                    ord_type,
+                    tif,
+                    price,
+                    cl_ord_id,
+                    order_qty,
+                    cum_qty,
+                    leaves_qty,
+                    notional,
+                    done_status,
+                },
+            );
+        }
+        for _ in 0..r.count()? {
+            x.done.push_back(r.u64()?);
+        }
+        if !r.0.is_empty() {
+            return Err("snapshot: trailing bytes in the gateway state".into());
+        }
+        Ok(x)
+    }
+
+    /// Number of live (not terminal) orders the gateway tracks.
+    pub fn live_orders(&self) -> usize {
+        self.orders.values().filter(|o| o.done_status == 0).count()
+    }
+
+    /// (inbound expected, outbound next) MsgSeqNum of session `sender_comp_id`.
+    pub fn session_seqs(&self, sender_comp_id: &str) -> Option<(u64, u64)> {
+        let ix = self
+            .cfg
+            .sessions
+            .iter()
+            .position(|s| s.sender_comp_id == sender_comp_id)?;
+        let s = &self.sessions[ix];
+        Some((s.in_seq, s.out_seq))
+    }
+}
+
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOGW";
+
+struct SnapWriter<'a>(&'a mut Vec<u8>);
+impl SnapWriter<'_> {
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+}
+
+struct SnapReader<'a>(&'a [u8]);
+impl<'a> SnapReader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err("snapshot: truncated".into());
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn count(&mut self) -> Result<u64, String> {
+        let n = self.u64()?;
+        if n > self.0.len() as u64 {
+            return Err("snapshot: count larger than the data".into());
+        }
+        Ok(n)
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u64()?;
+        if n > self.0.len() as u64 {
+            return Err("snapshot: truncated".into());
+        }
+        self.take(n as usize)
+    }
+}
+
+fn fnv1a(b: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &x in b {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+fn tif_code(t: TimeInForce) -> u64 {
+    match t {
+        TimeInForce::Day => 0,
+        TimeInForce::Gtc => 1,
+        TimeInForce::Ioc => 3,
+        TimeInForce::Fok => 4,
+    }
+}
+
+fn side_char(s: Side) -> u8 {
+    match s {
+        Side::Buy => b'1',
+        Side::Sell => b'2',
+    }
+}
+
+fn ord_status(o: &OrderInfo) -> u8 {
+    if o.done_status != 0 {
+        o.done_status
+    } else if o.cum_qty > 0 {
+        b'1'
+    } else {
+        b'0'
+    }
+}
+
+fn reject_text(r: RejectReason) -> &'static str {
+    match r {
+        RejectReason::DuplicateId => "duplicate order id",
+        RejectReason::Invalid(f) => match f {
+            types::Field::Price => "invalid price (off the tick or not positive)",
+            types::Field::Qty => "invalid quantity (zero or off the lot)",
+            types::Field::Symbol => "unknown symbol",
+            _ => "invalid field",
+        },
+        RejectReason::UnknownOrder => "unknown order",
+        RejectReason::PostOnlyWouldCross => "post-only order would cross",
+        RejectReason::CapacityExceeded => "exchange capacity exceeded",
+    }
+}
+
+/// Writes `num / den` price units as a decimal with the instrument's decimals, exactly when
+/// the quotient terminates within 8 more digits, rounded half-up beyond that.
+pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
+    const EXTRA: u32 = 8;
+    let den = den.max(1) as i128;
+    let scaled = num * 10i128.pow(EXTRA);
+    let q = if scaled >= 0 {
+        (scaled + den / 2) / den
+    } else {
+        (scaled - den / 2) / den
+    };
+    let decimals = inst.price_decimals + EXTRA;
+    let neg = q < 0;
+    let q = q.unsigned_abs();
+    let p = 10u128.pow(decimals);
+    let (int, mut frac) = (q / p, q % p);
+    if neg {
+        out.push(b'-');
+    }
+    push_u64(out, int as u64);
+    if frac == 0 {
+        return;
+    }
+    let mut digits = decimals;
+    while frac % 10 == 0 {
+        frac /= 10;
+        digits -= 1;
+    }
+    out.push(b'.');
+    let s = frac.to_string();
+    for _ in s.len()..digits as usize {
+        out.push(b'0');
+    }
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Parses a FIX price decimal into price units of `inst`: `Err` says why (not a number, off the
+/// tick, out of range).
+pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
+    let s = std::str::from_utf8(text).map_err(|_| "price is not a decimal")?;
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (s, ""),
+    };
+    if (int.is_empty() && frac.is_empty())
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || int.len() > 15
+    {
+        return Err("price is not a decimal");
+    }
+    let dec = inst.price_decimals as usize;
+    let frac_trim = frac.trim_end_matches('0');
+    if frac_trim.len() > dec {
+        return Err("price is off the tick");
+    }
+    let mut units: i64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| "price out of range")?
+    };
+    units = units
+        .checked_mul(10i64.pow(dec as u32))
+        .ok_or("price out of range")?;
+    if !frac_trim.is_empty() {
+        let f: i64 = frac_trim.parse().map_err(|_| "price is not a decimal")?;
+        units += f * 10i64.pow((dec - frac_trim.len()) as u32);
+    }
+    if neg {
+        units = -units;
+    }
+    if units <= 0 {
+        return Err("price must be positive");
+    }
+    if units % inst.instrument.tick != 0 {
+        return Err("price is off the tick");
+    }
+    Ok(units)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::{Instrument, Symbol};
+
+    fn inst(tick: i64, dec: u32) -> InstrumentDef {
+        InstrumentDef {
+            instrument: Instrument {
+                symbol: Symbol::new("X").unwrap(),
+                tick,
+                lot: 1,
+            },
+            price_decimals: dec,
+        }
+    }
+
+    #[test]
+    fn prices_convert_exactly() {
+        let i = inst(1, 2);
+        assert_eq!(parse_price(b"12.34", &i), Ok(1234));
+        assert_eq!(parse_price(b"12.3", &i), Ok(1230));
+        assert_eq!(parse_price(b"12", &i), Ok(1200));
+        assert_eq!(parse_price(b"12.340000", &i), Ok(1234));
+        assert_eq!(parse_price(b"12.345", &i), Err("price is off the tick"));
+        assert_eq!(parse_price(b"0", &i), Err("price must be positive"));
+        assert!(parse_price(b"1e5", &i).is_err());
+        assert_eq!(
+            parse_price(b"0.07", &inst(5, 2)),
+            Err("price is off the tick")
+        );
+        assert_eq!(parse_price(b"0.05", &inst(5, 2)), Ok(5));
+        let fmt = |n: i128, d: u64| {
+            let mut v = Vec::new();
+            push_price(&mut v, n, d, i);
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(fmt(1234, 1), "12.34");
+        assert_eq!(fmt(1200, 1), "12");
+        assert_eq!(fmt(1000 + 1001, 2), "10.005");
+        assert_eq!(fmt(100, 3), "0.3333333333");
+    }
+}

@@ -1,0 +1,662 @@
+//! The journaled input of the exchange: every record the sequencer appends, and its binary
+//! encoding (the payload of one journal record).
+//!
+//! Role: the complete, self-contained input of the deterministic `Exchange` state machine. An
+//! `Input` is what the network thread made of one FIX message (already parsed and checked
+//! against the instrument table) or one connection/timer event. Replaying the same `Input`s with
+//! the same timestamps rebuilds the same engine, ClOrdID maps, session sequence numbers and
+//! outbound message store, byte for byte.
+//!
+//! Never: carry raw socket bytes, pointers or anything that depends on the process (connection
+//! ids are opaque numbers that only route output while the process lives).
+//!
+//! Encoding: one tag byte, then fixed-width little-endian integers and `u16`-length-prefixed
+//! strings. Decoding rejects unknown tags, short input and trailing bytes.
+
+use std::fmt;
+use types::{OrdType, Side, TimeInForce};
+
+/// A TCP connection, numbered by the network thread from 1 within one process run.
+pub type ConnId = u64;
+
+/// Longest ClOrdID, Text or CompID accepted from a client.
+pub const STR_LEN_MAX: usize = 64;
+
+/// Journal record kind of an `Input` (the journal's own kinds are separate).
+pub const KIND_INPUT: u8 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A new process run starts: every session is disconnected.
+    Startup,
+    /// Timer: heartbeats and test requests fall due on the record's timestamp.
+    Tick,
+    /// Clean stop: Logout to every logged-on session.
+    Shutdown,
+    /// The TCP connection closed.
+    Disconnected { conn: ConnId },
+    /// One framed FIX message from a connection.
+    Fix {
+        conn: ConnId,
+        /// MsgSeqNum (34), 0 if missing.
+        seq: u64,
+        poss_dup: bool,
+        msg: FixMsg,
+    },
+}
+
+/// What a FIX message asked for, after parsing and static checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FixMsg {
+    Logon {
+        sender: String,
+        target: String,
+        begin_string: String,
+        heartbeat_secs: u32,
+        reset: bool,
+        password: String,
+    },
+    Heartbeat {
+        test_req_id: String,
+    },
+    TestRequest {
+        test_req_id: String,
+    },
+    ResendRequest {
+        begin: u64,
+        end: u64,
+    },
+    SequenceReset {
+        new_seq: u64,
+        gap_fill: bool,
+    },
+    Logout {
+        text: String,
+    },
+    /// An inbound session-level Reject (35=3): only consumes its sequence number.
+    SessionReject,
+    New(NewOrderMsg),
+    Cancel {
+        cl_ord_id: String,
+        orig_cl_ord_id: String,
+    },
+    Replace {
+        cl_ord_id: String,
+        orig_cl_ord_id: String,
+        /// Price in ticks of the order's instrument unit (checked on tick by the network side
+        /// against tag 55; the exchange checks it is the order's symbol).
+        symbol: u32,
+        price: i64,
+        /// New total order quantity (OrderQty).
+        qty: u64,
+    },
+    MassCancel {
+        cl_ord_id: String,
+        /// MassCancelRequestType (530): 1 symbol, 7 all orders.
+        request_type: u8,
+        symbol: Option<u32>,
+        side: Option<Side>,
+    },
+    Status {
+        cl_ord_id: String,
+    },
+    /// A message that failed a static check; answered with a reject of `kind`.
+    Invalid {
+        kind: InvalidKind,
+        msg_type: String,
+        ref_tag: u32,
+        cl_ord_id: String,
+        orig_cl_ord_id: String,
+        reason: String,
+    },
+    /// An application message shed because the exchange was over its queue limit.
+    Busy {
+        msg_type: String,
+        cl_ord_id: String,
+        orig_cl_ord_id: String,
+    },
+}
+
+/// How an invalid message is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvalidKind {
+    /// Session-level Reject (35=3).
+    Session,
+    /// BusinessMessageReject (35=j).
+    Business,
+    /// ExecutionReport with ExecType=8 (a NewOrderSingle).
+    Order,
+    /// OrderCancelReject (35=9) for a cancel (434=1) or replace (434=2).
+    CancelReject { replace: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewOrderMsg {
+    pub cl_ord_id: String,
+    pub symbol: u32,
+    pub side: Side,
+    pub ord_type: OrdType,
+    pub tif: TimeInForce,
+    pub price: i64,
+    pub qty: u64,
+    /// Tag 1, if given (must be one of the firm's accounts).
+    pub account: Option<u32>,
+    pub post_only: bool,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct DecodeError(pub &'static str);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad input record: {}", self.0)
+    }
+}
+impl std::error::Error for DecodeError {}
+
+struct Enc<'a>(&'a mut Vec<u8>);
+impl Enc<'_> {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        let b = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+        self.0.extend_from_slice(&(b.len() as u16).to_le_bytes());
+        self.0.extend_from_slice(b);
+    }
+}
+
+struct Dec<'a>(&'a [u8]);
+impl<'a> Dec<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.0.len() < n {
+            return Err(DecodeError("short record"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn bool(&mut self) -> Result<bool, DecodeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DecodeError("bad bool")),
+        }
+    }
+    fn str(&mut self) -> Result<String, DecodeError> {
+        let n = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| DecodeError("string is not UTF-8"))
+    }
+}
+
+fn side_code(s: Side) -> u8 {
+    match s {
+        Side::Buy => 1,
+        Side::Sell => 2,
+    }
+}
+fn side_from(c: u8) -> Result<Side, DecodeError> {
+    match c {
+        1 => Ok(Side::Buy),
+        2 => Ok(Side::Sell),
+        _ => Err(DecodeError("bad side")),
+    }
+}
+fn opt_side_code(s: Option<Side>) -> u8 {
+    s.map(side_code).unwrap_or(0)
+}
+fn opt_side_from(c: u8) -> Result<Option<Side>, DecodeError> {
+    if c == 0 {
+        Ok(None)
+    } else {
+        side_from(c).map(Some)
+    }
+}
+
+impl Input {
+    /// Appends the binary encoding of `self` to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut e = Enc(out);
+        match self {
+            Input::Startup => e.u8(1),
+            Input::Tick => e.u8(2),
+            Input::Shutdown => e.u8(3),
+            Input::Disconnected { conn } => {
+                e.u8(4);
+                e.u64(*conn);
+            }
+            Input::Fix {
+                conn,
+                seq,
+                poss_dup,
+                msg,
+            } => {
+                e.u8(5);
+                e.u64(*conn);
+                e.u64(*seq);
+                e.u8(*poss_dup as u8);
+                encode_msg(&mut e, msg);
+            }
+        }
+    }
+
+    pub fn decode(b: &[u8]) -> Result<Input, DecodeError> {
+        let mut d = Dec(b);
+        let input = match d.u8()? {
+            1 => Input::Startup,
+            2 => Input::Tick,
+            3 => Input::Shutdown,
+            4 => Input::Disconnected { conn: d.u64()? },
+            5 => {
+                let conn = d.u64()?;
+                let seq = d.u64()?;
+                let poss_dup = d.bool()?;
+                let msg = decode_msg(&mut d)?;
+                Input::Fix {
+                    conn,
+                    seq,
+                    poss_dup,
+                    msg,
+                }
+            }
+            _ => return Err(DecodeError("unknown input tag")),
+        };
+        if !d.0.is_empty() {
+            return Err(DecodeError("trailing bytes"));
+        }
+        Ok(input)
+    }
+
+    /// True for messages that count against the application share of the inbound queue.
+    pub fn is_application(&self) -> bool {
+        matches!(
+            self,
+            Input::Fix {
+                msg: FixMsg::New(_)
+                    | FixMsg::Cancel { .. }
+                    | FixMsg::Replace { .. }
+                    | FixMsg::MassCancel { .. }
+                    | FixMsg::Status { .. },
+                ..
+            }
+        )
+    }
+}
+
+fn encode_msg(e: &mut Enc, m: &FixMsg) {
+    match m {
+        FixMsg::Logon {
+            sender,
+            target,
+            begin_string,
+            heartbeat_secs,
+            reset,
+            password,
+        } => {
+            e.u8(1);
+            e.str(sender);
+            e.str(target);
+            e.str(begin_string);
+            e.u32(*heartbeat_secs);
+            e.u8(*reset as u8);
+            e.str(password);
+        }
+        FixMsg::Heartbeat { test_req_id } => {
+            e.u8(2);
+            e.str(test_req_id);
+        }
+        FixMsg::TestRequest { test_req_id } => {
+            e.u8(3);
+            e.str(test_req_id);
+        }
+        FixMsg::ResendRequest { begin, end } => {
+            e.u8(4);
+            e.u64(*begin);
+            e.u64(*end);
+        }
+        FixMsg::SequenceReset { new_seq, gap_fill } => {
+            e.u8(5);
+            e.u64(*new_seq);
+            e.u8(*gap_fill as u8);
+        }
+        FixMsg::Logout { text } => {
+            e.u8(6);
+            e.str(text);
+        }
+        FixMsg::SessionReject => e.u8(7),
+        FixMsg::New(n) => {
+            e.u8(8);
+            e.str(&n.cl_ord_id);
+            e.u32(n.symbol);
+            e.u8(side_code(n.side));
+            e.u8(match n.ord_type {
+                OrdType::Limit => 1,
+                OrdType::Market => 2,
+            });
+            e.u8(match n.tif {
+                TimeInForce::Day => 0,
+                TimeInForce::Gtc => 1,
+                TimeInForce::Ioc => 3,
+                TimeInForce::Fok => 4,
+            });
+            e.i64(n.price);
+            e.u64(n.qty);
+            e.u8(n.account.is_some() as u8);
+            e.u32(n.account.unwrap_or(0));
+            e.u8(n.post_only as u8);
+        }
+        FixMsg::Cancel {
+            cl_ord_id,
+            orig_cl_ord_id,
+        } => {
+            e.u8(9);
+            e.str(cl_ord_id);
+            e.str(orig_cl_ord_id);
+        }
+        FixMsg::Replace {
+            cl_ord_id,
+            orig_cl_ord_id,
+            symbol,
+            price,
+            qty,
+        } => {
+            e.u8(10);
+            e.str(cl_ord_id);
+            e.str(orig_cl_ord_id);
+            e.u32(*symbol);
+            e.i64(*price);
+            e.u64(*qty);
+        }
+        FixMsg::MassCancel {
+            cl_ord_id,
+            request_type,
+            symbol,
+            side,
+        } => {
+            e.u8(11);
+            e.str(cl_ord_id);
+            e.u8(*request_type);
+            e.u8(symbol.is_some() as u8);
+            e.u32(symbol.unwrap_or(0));
+            e.u8(opt_side_code(*side));
+        }
+        FixMsg::Status { cl_ord_id } => {
+            e.u8(12);
+            e.str(cl_ord_id);
+        }
+        FixMsg::Invalid {
+            kind,
+            msg_type,
+            ref_tag,
+            cl_ord_id,
+            orig_cl_ord_id,
+            reason,
+        } => {
+            e.u8(13);
+            e.u8(match kind {
+                InvalidKind::Session => 1,
+                InvalidKind::Business => 2,
+                InvalidKind::Order => 3,
+                InvalidKind::CancelReject { replace: false } => 4,
+                InvalidKind::CancelReject { replace: true } => 5,
+            });
+            e.str(msg_type);
+            e.u32(*ref_tag);
+            e.str(cl_ord_id);
+            e.str(orig_cl_ord_id);
+            e.str(reason);
+        }
+        FixMsg::Busy {
+            msg_type,
+            cl_ord_id,
+            orig_cl_ord_id,
+        } => {
+            e.u8(14);
+            e.str(msg_type);
+            e.str(cl_ord_id);
+            e.str(orig_cl_ord_id);
+        }
+    }
+}
+
+fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
+    Ok(match d.u8()? {
+        1 => FixMsg::Logon {
+            sender: d.str()?,
+            target: d.str()?,
+            begin_string: d.str()?,
+            heartbeat_secs: d.u32()?,
+            reset: d.bool()?,
+            password: d.str()?,
+        },
+        2 => FixMsg::Heartbeat {
+            test_req_id: d.str()?,
+        },
+        3 => FixMsg::TestRequest {
+            test_req_id: d.str()?,
+        },
+        4 => FixMsg::ResendRequest {
+            begin: d.u64()?,
+            end: d.u64()?,
+        },
+        5 => FixMsg::SequenceReset {
+            new_seq: d.u64()?,
+            gap_fill: d.bool()?,
+        },
+        6 => FixMsg::Logout { text: d.str()? },
+        7 => FixMsg::SessionReject,
+        8 => {
+            let cl_ord_id = d.str()?;
+            let symbol = d.u32()?;
+            let side = side_from(d.u8()?)?;
+            let ord_type = match d.u8()? {
+                1 => OrdType::Limit,
+                2 => OrdType::Market,
+                _ => return Err(DecodeError("bad ord type")),
+            };
+            let tif = match d.u8()? {
+                0 => TimeInForce::Day,
+                1 => TimeInForce::Gtc,
+                3 => TimeInForce::Ioc,
+                4 => TimeInForce::Fok,
+                _ => return Err(DecodeError("bad tif")),
+            };
+            let price = d.i64()?;
+            let qty = d.u64()?;
+            let has_account = d.bool()?;
+            let account = d.u32()?;
+            let post_only = d.bool()?;
+            FixMsg::New(NewOrderMsg {
+                cl_ord_id,
+                symbol,
+                side,
+                ord_type,
+                tif,
+                price,
+                qty,
+                account: has_account.then_some(account),
+                post_only,
+            })
+        }
+        9 => FixMsg::Cancel {
+            cl_ord_id: d.str()?,
+            orig_cl_ord_id: d.str()?,
+        },
+        10 => FixMsg::Replace {
+            cl_ord_id: d.str()?,
+            orig_cl_ord_id: d.str()?,
+            symbol: d.u32()?,
+            price: d.i64()?,
+            qty: d.u64()?,
+        },
+        11 => {
+            let cl_ord_id = d.str()?;
+            let request_type = d.u8()?;
+            let has_symbol = d.bool()?;
+            let symbol = d.u32()?;
+            let side = opt_side_from(d.u8()?)?;
+            FixMsg::MassCancel {
+                cl_ord_id,
+                request_type,
+                symbol: has_symbol.then_some(symbol),
+                side,
+            }
+        }
+        12 => FixMsg::Status {
+            cl_ord_id: d.str()?,
+        },
+        13 => {
+            let kind = match d.u8()? {
+                1 => InvalidKind::Session,
+                2 => InvalidKind::Business,
+                3 => InvalidKind::Order,
+                4 => InvalidKind::CancelReject { replace: false },
+                5 => InvalidKind::CancelReject { replace: true },
+                _ => return Err(DecodeError("bad invalid kind")),
+            };
+            FixMsg::Invalid {
+                kind,
+                msg_type: d.str()?,
+                ref_tag: d.u32()?,
+                cl_ord_id: d.str()?,
+                orig_cl_ord_id: d.str()?,
+                reason: d.str()?,
+            }
+        }
+        14 => FixMsg::Busy {
+            msg_type: d.str()?,
+            cl_ord_id: d.str()?,
+            orig_cl_ord_id: d.str()?,
+        },
+        _ => return Err(DecodeError("unknown message tag")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_roundtrips_and_garbage_is_refused() {
+        let msgs = vec![
+            FixMsg::Logon {
+                sender: "C".into(),
+                target: "R".into(),
+                begin_string: "FIX.4.4".into(),
+                heartbeat_secs: 30,
+                reset: true,
+                password: "p".into(),
+            },
+            FixMsg::Heartbeat {
+                test_req_id: "x".into(),
+            },
+            FixMsg::TestRequest {
+                test_req_id: "y".into(),
+            },
+            FixMsg::ResendRequest { begin: 3, end: 0 },
+            FixMsg::SequenceReset {
+                new_seq: 9,
+                gap_fill: true,
+            },
+            FixMsg::Logout { text: "bye".into() },
+            FixMsg::SessionReject,
+            FixMsg::New(NewOrderMsg {
+                cl_ord_id: "a".into(),
+                symbol: 2,
+                side: Side::Sell,
+                ord_type: OrdType::Market,
+                tif: TimeInForce::Ioc,
+                price: -5,
+                qty: 7,
+                account: Some(3),
+                post_only: true,
+            }),
+            FixMsg::Cancel {
+                cl_ord_id: "b".into(),
+                orig_cl_ord_id: "a".into(),
+            },
+            FixMsg::Replace {
+                cl_ord_id: "c".into(),
+                orig_cl_ord_id: "b".into(),
+                symbol: 1,
+                price: 100,
+                qty: 5,
+            },
+            FixMsg::MassCancel {
+                cl_ord_id: "m".into(),
+                request_type: 1,
+                symbol: Some(0),
+                side: Some(Side::Buy),
+            },
+            FixMsg::Status {
+                cl_ord_id: "a".into(),
+            },
+            FixMsg::Invalid {
+                kind: InvalidKind::CancelReject { replace: true },
+                msg_type: "G".into(),
+                ref_tag: 44,
+                cl_ord_id: "c".into(),
+                orig_cl_ord_id: "d".into(),
+                reason: "off tick".into(),
+            },
+            FixMsg::Busy {
+                msg_type: "D".into(),
+                cl_ord_id: "z".into(),
+                orig_cl_ord_id: String::new(),
+            },
+        ];
+        let mut inputs = vec![
+            Input::Startup,
+            Input::Tick,
+            Input::Shutdown,
+            Input::Disconnected { conn: 4 },
+        ];
+        for (i, m) in msgs.into_iter().enumerate() {
+            inputs.push(Input::Fix {
+                conn: 1,
+                seq: i as u64,
+                poss_dup: i % 2 == 0,
+                msg: m,
+            });
+        }
+        for i in inputs {
+            let mut b = Vec::new();
+            i.encode(&mut b);
+            assert_eq!(Input::decode(&b).unwrap(), i);
+            if b.len() > 1 {
+                assert!(Input::decode(&b[..b.len() - 1]).is_err());
+            }
+            b.push(0);
+            assert!(Input::decode(&b).is_err());
+        }
+        assert!(Input::decode(&[]).is_err());
+        assert!(Input::decode(&[99]).is_err());
+    }
+}

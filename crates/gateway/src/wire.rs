@@ -1,0 +1,370 @@
+//! FIX tag=value framing for the gateway's hot path: split a byte stream into checksummed
+//! messages, read fields by tag, and write messages with BodyLength and CheckSum.
+//!
+//! Role: bytes <-> fields only. Session rules and business meaning live in `session` and
+//! `exchange`.
+//!
+//! Never: allocate per field on decode (fields are ranges into the caller's buffer); panic on
+//! any input; accept a message whose BodyLength or CheckSum is wrong (such a message is
+//! reported as garbled and skipped, as the FIX session layer requires).
+
+pub const SOH: u8 = 0x01;
+/// Longest message accepted; a longer BodyLength is treated as garbage.
+pub const MSG_LEN_MAX: usize = 8192;
+/// Most fields accepted in one message.
+pub const FIELDS_MAX: usize = 256;
+
+/// One decoded frame.
+#[derive(Debug)]
+pub enum Frame {
+    /// A complete message with a valid checksum: `len` bytes starting at the buffer's start.
+    Message { len: usize },
+    /// `len` bytes that are not a valid message (bad checksum, garbage); skip them.
+    Garbled { len: usize, reason: &'static str },
+}
+
+/// Looks for the next frame at the start of `buf`. `None`: need more bytes.
+pub fn next_frame(buf: &[u8]) -> Option<Frame> {
+    if buf.is_empty() {
+        return None;
+    }
+    if !buf.starts_with(b"8=") {
+        // Skip to the next "8=" that follows a SOH (or to the end).
+        let skip = find(&buf[1..], b"\x018=")
+            .map(|p| p + 2)
+            .unwrap_or(buf.len());
+        return Some(Frame::Garbled {
+            len: skip,
+            reason: "no BeginString",
+        });
+    }
+    let soh1 = match buf.iter().take(32).position(|&b| b == SOH) {
+        Some(p) => p,
+        None if buf.len() < 32 => return None,
+        None => {
+            return Some(Frame::Garbled {
+                len: 2,
+                reason: "BeginString too long",
+            })
+        }
+    };
+    let rest = &buf[soh1 + 1..];
+    if rest.len() < 3 {
+        return None;
+    }
+    if !rest.starts_with(b"9=") {
+        return Some(Frame::Garbled {
+            len: 2,
+            reason: "BodyLength is not the second field",
+        });
+    }
+    let soh2 = match rest.iter().take(12).position(|&b| b == SOH) {
+        Some(p) => p,
+        None if rest.len() < 12 => return None,
+        None => {
+            return Some(Frame::Garbled {
+                len: 2,
+                reason: "BodyLength too long",
+            })
+        }
+    };
+    let body_len = match parse_u64(&rest[2..soh2]) {
+        Some(n) if (n as usize) <= MSG_LEN_MAX => n as usize,
+        _ => {
+            return Some(Frame::Garbled {
+                len: 2,
+                reason: "BodyLength is not a number in range",
+            })
+        }
+    };
+    let body_start = soh1 + 1 + soh2 + 1;
+    let trailer = body_start + body_len;
+    let total = trailer + 7; // "10=NNN\x01"
+    if buf.len() < total {
+        return None;
+    }
+    let t = &buf[trailer..total];
+    if !(t.starts_with(b"10=") && t[6] == SOH) {
+        // Resynchronise on the next message.
+        let skip = find(&buf[1..], b"\x018=")
+            .map(|p| p + 2)
+            .unwrap_or(buf.len());
+        return Some(Frame::Garbled {
+            len: skip,
+            reason: "CheckSum not where BodyLength says",
+        });
+    }
+    let sum = buf[..trailer].iter().fold(0u8, |a, &b| a.wrapping_add(b));
+    match parse_u64(&t[3..6]) {
+        Some(c) if c == sum as u64 => Some(Frame::Message { len: total }),
+        _ => Some(Frame::Garbled {
+            len: total,
+            reason: "CheckSum mismatch",
+        }),
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+pub fn parse_u64(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 19 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    Some(n)
+}
+
+/// The fields of one message, as (tag, value range) into the message bytes.
+#[derive(Default)]
+pub struct Fields {
+    tags: Vec<(u32, u32, u32)>,
+}
+
+/// Why a message's fields could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FieldsError {
+    BadTag,
+    TooMany,
+    Empty,
+}
+
+impl Fields {
+    pub fn new() -> Fields {
+        Fields {
+            tags: Vec::with_capacity(64),
+        }
+    }
+
+    /// Splits a complete message (as framed by `next_frame`) into fields.
+    pub fn parse(&mut self, msg: &[u8]) -> Result<(), FieldsError> {
+        self.tags.clear();
+        let mut i = 0;
+        while i < msg.len() {
+            let eq = match msg[i..].iter().position(|&b| b == b'=') {
+                Some(p) => i + p,
+                None => return Err(FieldsError::BadTag),
+            };
+            let tag = parse_u64(&msg[i..eq]).ok_or(FieldsError::BadTag)?;
+            if tag == 0 || tag > u32::MAX as u64 {
+                return Err(FieldsError::BadTag);
+            }
+            let end = match msg[eq + 1..].iter().position(|&b| b == SOH) {
+                Some(p) => eq + 1 + p,
+                None => return Err(FieldsError::BadTag),
+            };
+            if self.tags.len() == FIELDS_MAX {
+                return Err(FieldsError::TooMany);
+            }
+            self.tags.push((tag as u32, (eq + 1) as u32, end as u32));
+            i = end + 1;
+        }
+        if self.tags.is_empty() {
+            return Err(FieldsError::Empty);
+        }
+        Ok(())
+    }
+
+    /// First value of `tag`.
+    pub fn get<'a>(&self, msg: &'a [u8], tag: u32) -> Option<&'a [u8]> {
+        self.tags
+            .iter()
+            .find(|t| t.0 == tag)
+            .map(|&(_, s, e)| &msg[s as usize..e as usize])
+    }
+
+    pub fn get_str<'a>(&self, msg: &'a [u8], tag: u32) -> Option<&'a str> {
+        self.get(msg, tag).and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    pub fn get_u64(&self, msg: &[u8], tag: u32) -> Option<u64> {
+        self.get(msg, tag).and_then(parse_u64)
+    }
+
+    pub fn iter<'a>(&'a self, msg: &'a [u8]) -> impl Iterator<Item = (u32, &'a [u8])> + 'a {
+        self.tags
+            .iter()
+            .map(move |&(t, s, e)| (t, &msg[s as usize..e as usize]))
+    }
+}
+
+/// Writes one message: call `field`s for the body (from MsgType on), then `finish`.
+pub struct MsgWriter {
+    body: Vec<u8>,
+}
+
+impl Default for MsgWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MsgWriter {
+    pub fn new() -> MsgWriter {
+        MsgWriter {
+            body: Vec::with_capacity(512),
+        }
+    }
+    pub fn clear(&mut self) {
+        self.body.clear();
+    }
+    pub fn field(&mut self, tag: u32, value: &[u8]) -> &mut Self {
+        push_u64(&mut self.body, tag as u64);
+        self.body.push(b'=');
+        self.body.extend_from_slice(value);
+        self.body.push(SOH);
+        self
+    }
+    /// Appends already-encoded fields (`tag=value<SOH>`...).
+    pub fn raw(&mut self, fields: &[u8]) -> &mut Self {
+        self.body.extend_from_slice(fields);
+        self
+    }
+    pub fn str(&mut self, tag: u32, value: &str) -> &mut Self {
+        self.field(tag, value.as_bytes())
+    }
+    pub fn u64(&mut self, tag: u32, value: u64) -> &mut Self {
+        push_u64(&mut self.body, tag as u64);
+        self.body.push(b'=');
+        push_u64(&mut self.body, value);
+        self.body.push(SOH);
+        self
+    }
+    /// Appends the complete message (BeginString, BodyLength, body, CheckSum) to `out`.
+    pub fn finish(&self, begin_string: &str, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(b"8=");
+        out.extend_from_slice(begin_string.as_bytes());
+        out.push(SOH);
+        out.extend_from_slice(b"9=");
+        push_u64(out, self.body.len() as u64);
+        out.push(SOH);
+        out.extend_from_slice(&self.body);
+        let sum = out[start..].iter().fold(0u8, |a, &b| a.wrapping_add(b));
+        out.extend_from_slice(b"10=");
+        out.push(b'0' + sum / 100);
+        out.push(b'0' + (sum / 10) % 10);
+        out.push(b'0' + sum % 10);
+        out.push(SOH);
+    }
+}
+
+pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+/// UTCTimestamp with milliseconds (`YYYYMMDD-HH:MM:SS.sss`) of `ts_ns` since the Unix epoch.
+pub fn push_utc_timestamp(out: &mut Vec<u8>, ts_ns: u64) {
+    let secs = ts_ns / 1_000_000_000;
+    let ms = (ts_ns / 1_000_000) % 1000;
+    let days = (secs / 86_400) as i64;
+    let sod = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let mut y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    if m <= 2 {
+        y += 1;
+    }
+    let two = |out: &mut Vec<u8>, v: u64| {
+        out.push(b'0' + (v / 10) as u8);
+        out.push(b'0' + (v % 10) as u8);
+    };
+    let y = y.clamp(0, 9999) as u64;
+    two(out, y / 100);
+    two(out, y % 100);
+    two(out, m as u64);
+    two(out, d as u64);
+    out.push(b'-');
+    two(out, sod / 3600);
+    out.push(b':');
+    two(out, (sod / 60) % 60);
+    out.push(b':');
+    two(out, sod % 60);
+    out.push(b'.');
+    out.push(b'0' + (ms / 100) as u8);
+    two(out, ms % 100);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(body: &str) -> Vec<u8> {
+        let mut w = MsgWriter::new();
+        for f in body.split('|').filter(|f| !f.is_empty()) {
+            let (t, v) = f.split_once('=').unwrap();
+            w.str(t.parse().unwrap(), v);
+        }
+        let mut out = Vec::new();
+        w.finish("FIX.4.4", &mut out);
+        out
+    }
+
+    #[test]
+    fn frames_roundtrip_and_checksum() {
+        let m = msg("35=0|34=2|49=A|56=B|");
+        match next_frame(&m) {
+            Some(Frame::Message { len }) => assert_eq!(len, m.len()),
+            other => panic!("{other:?}"),
+        }
+        assert!(next_frame(&m[..m.len() - 1]).is_none());
+        let mut bad = m.clone();
+        let n = bad.len();
+        bad[n - 3] = if bad[n - 3] == b'9' { b'0' } else { b'9' };
+        assert!(matches!(next_frame(&bad), Some(Frame::Garbled { .. })));
+        let mut f = Fields::new();
+        f.parse(&m).unwrap();
+        assert_eq!(f.get_str(&m, 35), Some("0"));
+        assert_eq!(f.get_u64(&m, 34), Some(2));
+    }
+
+    #[test]
+    fn garbage_is_skipped_not_fatal() {
+        let mut buf = b"garbage\x01".to_vec();
+        buf.extend_from_slice(&msg("35=0|"));
+        let Some(Frame::Garbled { len, .. }) = next_frame(&buf) else {
+            panic!()
+        };
+        assert!(matches!(
+            next_frame(&buf[len..]),
+            Some(Frame::Message { .. })
+        ));
+        assert!(matches!(
+            next_frame(b"8=FIX.4.4\x019=abc\x01"),
+            Some(Frame::Garbled { .. })
+        ));
+        let mut f = Fields::new();
+        assert!(f.parse(b"35=0\x01x=1\x01").is_err());
+    }
+
+    #[test]
+    fn timestamps() {
+        let mut out = Vec::new();
+        push_utc_timestamp(&mut out, 1_700_000_000_123_000_000);
+        assert_eq!(std::str::from_utf8(&out).unwrap(), "20231114-22:13:20.123");
+    }
+}

@@ -1,0 +1,52 @@
+//! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR] [--durability MODE]`:
+//! the exchange server (crate `gateway`). Glue only: read the config, apply the overrides,
+//! run until SIGINT/SIGTERM.
+
+use super::CmdResult;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// TOML configuration (instruments, firms, sessions, durability, listen address). Without
+    /// it: FIX 4.4 on 127.0.0.1:9878 as RIALTO, sessions CLIENT1..CLIENT9 and BOT1..BOT64,
+    /// instruments ACME BOLT CRNK (tick 0.01), data in ./data.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Directory of the journal and snapshots (overrides the config's data_dir).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Listen address, e.g. 127.0.0.1:9878 (overrides the config's listen).
+    #[arg(long)]
+    listen: Option<String>,
+    /// `process` (release after write returned) or `fsync` (after fdatasync).
+    #[arg(long)]
+    durability: Option<String>,
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let text = match &args.config {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
+        None => None,
+    };
+    let mut cfg = match &text {
+        Some(t) => gateway::Config::from_toml(t)?,
+        None => gateway::Config::defaults(),
+    };
+    if let Some(d) = args.data_dir {
+        cfg.data_dir = d;
+    }
+    if let Some(l) = args.listen {
+        cfg.listen = l
+            .parse()
+            .map_err(|_| format!("--listen {l:?} is not an ip:port"))?;
+    }
+    if let Some(d) = args.durability {
+        cfg.durability = match d.as_str() {
+            "process" => gateway::Durability::Process,
+            "fsync" => gateway::Durability::Fsync,
+            _ => return Err(format!("--durability {d:?}: use process or fsync").into()),
+        };
+    }
+    gateway::serve_until_signal(cfg, text.as_deref())?;
+    Ok(())
+}
