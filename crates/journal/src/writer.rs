@@ -41,7 +41,7 @@ use crate::format::{
     encode_segment_header, seal_record, segment_file_name, JOURNAL_SUBDIR, LOCK_FILE,
     PAYLOAD_LEN_MAX, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, TEMP_SUFFIX,
 };
-use crate::reader::{list_segments, JournalReader, SegmentSummary, TornTail};
+use crate::reader::{list_segments, JournalReader, Record, SegmentSummary, TornTail};
 
 /// When `commit` may report records as durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -198,6 +198,23 @@ impl JournalWriter {
         data_dir: &Path,
         config: JournalConfig,
     ) -> Result<(JournalWriter, RecoveryReport), JournalError> {
+        Self::open_replaying(data_dir, config, u64::MAX, |_| Ok(()))
+    }
+
+    /// [`JournalWriter::open`] that also hands every valid record with `seq >= from_seq` to
+    /// `on_record` during the recovery scan, so start-up reads the journal once: load the
+    /// snapshot at `S`, then `open_replaying(dir, config, S + 1, apply)`.
+    ///
+    /// Records are delivered in order as they are verified; a torn tail is never delivered.
+    /// If corruption is found after some records were delivered, the error is returned and the
+    /// caller must discard the state it built. An error from `on_record` stops the scan and
+    /// is returned unchanged; the journal is then not modified.
+    pub fn open_replaying<E: From<JournalError>>(
+        data_dir: &Path,
+        config: JournalConfig,
+        from_seq: u64,
+        mut on_record: impl FnMut(&Record<'_>) -> Result<(), E>,
+    ) -> Result<(JournalWriter, RecoveryReport), E> {
         config.validate()?;
         let journal_dir = data_dir.join(JOURNAL_SUBDIR);
         std::fs::create_dir_all(&journal_dir)
@@ -213,6 +230,9 @@ impl JournalWriter {
             }
             report.last_seq = Some(rec.seq);
             report.records += 1;
+            if rec.seq >= from_seq {
+                on_record(&rec)?;
+            }
         }
         report.segments = reader.summaries().to_vec();
         report.truncated = reader.torn_tail().cloned();

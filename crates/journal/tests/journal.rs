@@ -508,3 +508,37 @@ fn fuzz_entry_point_handles_odd_inputs() {
         journal::fuzz_recover(&b[..i]);
     }
 }
+
+#[test]
+fn open_replaying_delivers_records_from_seq_once_and_never_the_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_journal(dir.path(), 300, small_config());
+    let read = read_all(dir.path()).unwrap();
+    let (_, seg, off) = read.last().unwrap();
+    flip_bit(seg, off + 3, 2); // torn last record
+    let mut got = Vec::new();
+    let (w, report) =
+        JournalWriter::open_replaying::<JournalError>(dir.path(), small_config(), 250, |r| {
+            got.push((r.seq, r.payload.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(report.last_seq, Some(299));
+    assert!(report.truncated.is_some());
+    let expect: Vec<_> = written[249..299]
+        .iter()
+        .map(|w| (w.seq, w.payload.clone()))
+        .collect();
+    assert_eq!(got, expect);
+    drop(w);
+
+    // The caller's error stops recovery before anything is modified.
+    let err = JournalWriter::open_replaying::<Wrapped>(dir.path(), small_config(), 1, |r| {
+        if r.seq == 5 {
+            Err(Wrapped("apply failed".into()))
+        } else {
+            Ok(())
+        }
+    });
+    assert_eq!(err.err().unwrap().0, "apply failed");
+}
