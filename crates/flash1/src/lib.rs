@@ -7,6 +7,12 @@
 //! `engine::Engine` itself; `adapter` translates messages into commands and events into flash1
 //! reports, which go into the report transport the harness hands to `engine_init`.
 //!
+//! Transport: by default the library exports `engine_get_transport`, offering `ring::Ring`, which
+//! publishes reports to the drainer in batches (the header allows an engine its own queue; it
+//! changes only how reports travel, never which). `RIALTO_FLASH1_TRANSPORT=harness` in the
+//! environment declines it, so the harness's default queue is used; any transport the harness
+//! passes to `engine_init` other than the ring is driven through its `push`.
+//!
 //! Never: matches outside the engine, answers a query from a shadow book, looks ahead across a
 //! batch (each message is fully matched and reported before the next is read), or defers work
 //! past `engine_flush` (matching is synchronous on the calling thread).
@@ -18,12 +24,14 @@
 
 pub mod abi;
 pub mod adapter;
+pub mod ring;
 
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
 use abi::{CancelMsg, MeMsg, ModifyMsg, NewOrderMsg, Report, Transport, MSG_CANCEL, MSG_NEW};
 use adapter::{Adapter, ReportOut};
+use ring::Ring;
 
 /// Reports into the harness-supplied transport (`transport->push(report_sink, &report)`).
 struct HarnessOut {
@@ -53,9 +61,39 @@ impl ReportOut for HarnessOut {
     }
 }
 
+/// Where this run's reports go.
+enum Out {
+    Harness(HarnessOut),
+    /// The ring `ring_create` made; it outlives the engine (the harness destroys the transport
+    /// after `engine_shutdown`).
+    Ring(&'static Ring),
+}
+
+impl ReportOut for Out {
+    #[inline]
+    fn push(&mut self, report: &Report) {
+        match self {
+            Out::Ring(r) => {
+                r.push(report, true);
+            }
+            Out::Harness(h) => h.push(report),
+        }
+    }
+}
+
+impl Out {
+    /// Makes every report pushed so far visible to the drainer.
+    #[inline]
+    fn publish(&self) {
+        if let Out::Ring(r) = self {
+            r.publish();
+        }
+    }
+}
+
 struct State {
     adapter: Adapter,
-    out: HarnessOut,
+    out: Out,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -77,18 +115,27 @@ pub unsafe extern "C" fn engine_init(
     transport: *const Transport,
     report_sink: *mut c_void,
 ) {
-    // SAFETY: the caller passes NULL or a valid vtable (see above); `as_ref` handles NULL.
-    let push = unsafe { transport.as_ref() }.and_then(|t| t.push);
-    if push.is_none() {
-        eprintln!("flash1: engine_init got no transport push function; reports will be dropped");
-    }
-    *state() = Some(State {
-        adapter: Adapter::new(),
-        out: HarnessOut {
+    let out = if std::ptr::eq(transport, &RING_TRANSPORT) && !report_sink.is_null() {
+        // SAFETY: with our own vtable the handle is the `Ring` that `ring_create` leaked; the
+        // harness destroys it only after `engine_shutdown`, which drops this reference.
+        Out::Ring(unsafe { &*(report_sink as *const Ring) })
+    } else {
+        // SAFETY: the caller passes NULL or a valid vtable (see above); `as_ref` handles NULL.
+        let push = unsafe { transport.as_ref() }.and_then(|t| t.push);
+        if push.is_none() {
+            eprintln!(
+                "flash1: engine_init got no transport push function; reports will be dropped"
+            );
+        }
+        Out::Harness(HarnessOut {
             push,
             handle: report_sink,
             dropped: 0,
-        },
+        })
+    };
+    *state() = Some(State {
+        adapter: Adapter::new(),
+        out,
     });
 }
 
@@ -97,11 +144,18 @@ pub unsafe extern "C" fn engine_init(
 pub extern "C" fn engine_shutdown() {
     if let Some(s) = state().take() {
         let u = s.adapter.unrepresentable();
-        if u != adapter::Unrepresentable::default() || s.out.dropped != 0 {
+        let dropped = match &s.out {
+            Out::Harness(h) => h.dropped,
+            Out::Ring(r) => {
+                r.publish();
+                0
+            }
+        };
+        if u != adapter::Unrepresentable::default() || dropped != 0 {
             eprintln!(
                 "flash1: messages without a flash1 report: {} new, {} cancel, {} modify; \
                  reports dropped: {}",
-                u.new_orders, u.cancels, u.modifies, s.out.dropped
+                u.new_orders, u.cancels, u.modifies, dropped
             );
         }
     }
@@ -119,6 +173,7 @@ pub unsafe extern "C" fn engine_on_new_order(order: *const NewOrderMsg) {
     };
     if let Some(s) = state().as_mut() {
         s.adapter.on_new_order(m, &mut s.out);
+        s.out.publish();
     }
 }
 
@@ -134,6 +189,7 @@ pub unsafe extern "C" fn engine_on_cancel(cancel: *const CancelMsg) {
     };
     if let Some(s) = state().as_mut() {
         s.adapter.on_cancel(m, &mut s.out);
+        s.out.publish();
     }
 }
 
@@ -149,6 +205,7 @@ pub unsafe extern "C" fn engine_on_modify(modify: *const ModifyMsg) {
     };
     if let Some(s) = state().as_mut() {
         s.adapter.on_modify(m, &mut s.out);
+        s.out.publish();
     }
 }
 
@@ -185,12 +242,84 @@ pub unsafe extern "C" fn engine_on_batch(msgs: *const MeMsg, n: u32) {
             _ => {}
         }
     }
+    s.out.publish();
 }
 
-/// `engine_flush`: matching is synchronous and every report is pushed before the message's
-/// call returns, so there is nothing left to do.
+/// `engine_flush`: matching is synchronous and every report is pushed (and published) before
+/// the message's call returns; this publishes once more for good measure.
 #[no_mangle]
-pub extern "C" fn engine_flush() {}
+pub extern "C" fn engine_flush() {
+    if let Some(s) = state().as_ref() {
+        s.out.publish();
+    }
+}
+
+/// The ring transport's vtable (see the crate docs).
+static RING_TRANSPORT: Transport = Transport {
+    create: Some(ring_create),
+    push: Some(ring_push),
+    drain: Some(ring_drain),
+    flush: Some(ring_flush),
+    destroy: Some(ring_destroy),
+};
+
+/// `engine_get_transport`: the ring, unless `RIALTO_FLASH1_TRANSPORT=harness` (then NULL, which
+/// the harness takes as "use the default queue").
+#[no_mangle]
+pub extern "C" fn engine_get_transport() -> *const Transport {
+    match std::env::var("RIALTO_FLASH1_TRANSPORT") {
+        Ok(v) if v == "harness" => std::ptr::null(),
+        _ => &RING_TRANSPORT,
+    }
+}
+
+unsafe extern "C" fn ring_create(capacity: u32) -> *mut c_void {
+    Box::into_raw(Box::new(Ring::new(capacity as usize))) as *mut c_void
+}
+
+/// # Safety
+/// `handle` came from `ring_create` and is not destroyed; only the producer thread pushes.
+unsafe extern "C" fn ring_push(handle: *mut c_void, report: *const Report) -> i32 {
+    // SAFETY: see above; `report` is NULL or a valid report for the call.
+    match unsafe { ((handle as *const Ring).as_ref(), report.as_ref()) } {
+        (Some(ring), Some(r)) => i32::from(ring.push(r, false)),
+        _ => 0,
+    }
+}
+
+/// # Safety
+/// `handle` came from `ring_create`; `out` has room for `max` reports; one consumer thread.
+unsafe extern "C" fn ring_drain(handle: *mut c_void, out: *mut Report, max: u32) -> u32 {
+    if out.is_null() || max == 0 {
+        return 0;
+    }
+    // SAFETY: see above: a live ring, and `max` writable reports at `out`.
+    let (ring, out) = unsafe {
+        (
+            (handle as *const Ring).as_ref(),
+            std::slice::from_raw_parts_mut(out, max as usize),
+        )
+    };
+    ring.map_or(0, |r| r.drain(out) as u32)
+}
+
+/// # Safety
+/// `handle` came from `ring_create`; called on the producer thread.
+unsafe extern "C" fn ring_flush(handle: *mut c_void) {
+    // SAFETY: see above.
+    if let Some(r) = unsafe { (handle as *const Ring).as_ref() } {
+        r.publish();
+    }
+}
+
+/// # Safety
+/// `handle` came from `ring_create`, is destroyed once, and nothing uses it afterwards.
+unsafe extern "C" fn ring_destroy(handle: *mut c_void) {
+    if !handle.is_null() {
+        // SAFETY: see above; this is the `Box` `ring_create` leaked.
+        drop(unsafe { Box::from_raw(handle as *mut Ring) });
+    }
+}
 
 /// `engine_query_best_bid`: the engine's best bid, or `INT64_MIN` if there is none.
 #[no_mangle]
