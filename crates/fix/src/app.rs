@@ -667,3 +667,79 @@ impl AppMessage for BusinessMessageReject<'_> {
         }
     }
 }
+
+/// Outbound NewOrderSingle, for clients written with this crate (load generator, tests).
+impl AppMessage for NewOrderSingle<'_> {
+    fn msg_type(&self) -> &'static [u8] {
+        msg_type::NEW_ORDER_SINGLE
+    }
+    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
+        if let Some(a) = self.account {
+            enc.field(tags::ACCOUNT, a);
+        }
+        enc.field(tags::SYMBOL, self.symbol);
+        enc.field_char(tags::SIDE, side_code(self.side));
+        enc.field_u64(tags::ORDER_QTY, self.order_qty);
+        enc.field_char(tags::ORD_TYPE, ord_type_code(self.ord_type));
+        if let Some(p) = self.price {
+            enc.field_decimal(tags::PRICE, p);
+        }
+        enc.field_char(tags::TIME_IN_FORCE, tif_code(self.time_in_force));
+        if self.post_only {
+            enc.field(tags::EXEC_INST, b"6");
+        }
+        if let Some(t) = self.transact_time {
+            enc.field(tags::TRANSACT_TIME, t);
+        }
+    }
+}
+
+/// Outbound OrderCancelRequest, for clients written with this crate.
+impl AppMessage for OrderCancelRequest<'_> {
+    fn msg_type(&self) -> &'static [u8] {
+        msg_type::ORDER_CANCEL_REQUEST
+    }
+    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+        enc.field(tags::ORIG_CL_ORD_ID, self.orig_cl_ord_id);
+        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
+        if let Some(id) = self.order_id {
+            enc.field(tags::ORDER_ID, id);
+        }
+        if let Some(a) = self.account {
+            enc.field(tags::ACCOUNT, a);
+        }
+        enc.field(tags::SYMBOL, self.symbol);
+        enc.field_char(tags::SIDE, side_code(self.side));
+    }
+}
+
+/// Outbound OrderCancelReplaceRequest, for clients written with this crate.
+impl AppMessage for OrderCancelReplaceRequest<'_> {
+    fn msg_type(&self) -> &'static [u8] {
+        msg_type::ORDER_CANCEL_REPLACE_REQUEST
+    }
+    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+        enc.field(tags::ORIG_CL_ORD_ID, self.orig_cl_ord_id);
+        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
+        if let Some(id) = self.order_id {
+            enc.field(tags::ORDER_ID, id);
+        }
+        if let Some(a) = self.account {
+            enc.field(tags::ACCOUNT, a);
+        }
+        enc.field(tags::SYMBOL, self.symbol);
+        enc.field_char(tags::SIDE, side_code(self.side));
+        enc.field_u64(tags::ORDER_QTY, self.order_qty);
+        enc.field_char(tags::ORD_TYPE, ord_type_code(self.ord_type));
+        if let Some(p) = self.price {
+            enc.field_decimal(tags::PRICE, p);
+        }
+        if let Some(t) = self.time_in_force {
+            enc.field_char(tags::TIME_IN_FORCE, tif_code(t));
+        }
+        if self.post_only {
+            enc.field(tags::EXEC_INST, b"6");
+        }
+    }
+}

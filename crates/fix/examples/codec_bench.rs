@@ -1,0 +1,251 @@
+//! Codec micro benchmark: ns per message to decode and to encode a NewOrderSingle and an
+//! ExecutionReport, and for a logged-on session to take an order and send its report.
+//!
+//! Run: `cargo run --release -p fix --example codec_bench [-- --iters N]`
+//! Each figure is the median of 3 runs of N messages (default 1,000,000). The printed `hash`
+//! sums values read back from every message so the work cannot be optimized away; it must not
+//! change when the code gets faster.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use fix::app::{AppMessage, ExecType, ExecutionReport, NewOrderSingle, OrdStatus};
+use fix::{
+    avg_px, Decimal, Decoder, Encoder, FixVersion, Header, Limits, MemoryStore, Message, Session,
+    SessionConfig, SessionEvent, SessionHandler, TimePrecision,
+};
+use types::{OrdType, Side, TimeInForce};
+
+const T0: u64 = 1_700_000_000_000_000_000;
+const CENT: Decimal = Decimal::new(1, 2);
+
+fn header(sender: &'static [u8], target: &'static [u8], seq: u64) -> Header<'static> {
+    Header {
+        sender_comp_id: sender,
+        target_comp_id: target,
+        msg_seq_num: seq,
+        sending_time_ns: T0 + seq * 1000,
+        poss_dup: false,
+        orig_sending_time: None,
+        time_precision: TimePrecision::Micros,
+    }
+}
+
+fn order(cl: &[u8]) -> NewOrderSingle<'_> {
+    NewOrderSingle {
+        cl_ord_id: cl,
+        account: Some(b"ACC1"),
+        symbol: b"ACME",
+        side: Side::Buy,
+        order_qty: 100,
+        ord_type: OrdType::Limit,
+        price: Some(Decimal::new(10125, 2)),
+        time_in_force: TimeInForce::Day,
+        post_only: false,
+        transact_time: Some(b"20231114-22:13:20.123456"),
+    }
+}
+
+fn fill(cl: &[u8], i: u64) -> ExecutionReport<'_> {
+    ExecutionReport {
+        order_id: Some(1_000_000 + i),
+        cl_ord_id: cl,
+        orig_cl_ord_id: None,
+        exec_id: 5_000_000 + i,
+        exec_type: ExecType::Trade,
+        ord_status: OrdStatus::PartiallyFilled,
+        account: Some(b"ACC1"),
+        symbol: b"ACME",
+        side: Side::Buy,
+        ord_type: Some(OrdType::Limit),
+        time_in_force: Some(TimeInForce::Day),
+        order_qty: 300,
+        price: Some(Decimal::new(10125, 2)),
+        last: Some((100, Decimal::new(10125, 2))),
+        leaves_qty: 200,
+        cum_qty: 100,
+        avg_px: avg_px(10125 * 100, 100, CENT, 4).unwrap_or(Decimal::ZERO),
+        ord_rej_reason: None,
+        text: None,
+        transact_time_ns: T0 + i,
+        time_precision: TimePrecision::Micros,
+    }
+}
+
+fn encode(enc: &mut Encoder, msg: &impl AppMessage, h: &Header<'_>) -> u64 {
+    enc.begin(msg.msg_type());
+    enc.header(h);
+    msg.encode_body(FixVersion::Fix44, enc);
+    let b = enc.finish(FixVersion::Fix44);
+    b[b.len() - 4] as u64 + b.len() as u64
+}
+
+/// Runs `f` `iters` times, 3 times over; returns (median ns/msg, hash).
+fn measure(iters: u64, mut f: impl FnMut(u64) -> u64) -> (f64, u64) {
+    let mut runs = [0f64; 3];
+    let mut hash = 0u64;
+    for r in &mut runs {
+        hash = 0;
+        let start = Instant::now();
+        for i in 0..iters {
+            hash = hash.wrapping_add(f(black_box(i)));
+        }
+        *r = start.elapsed().as_nanos() as f64 / iters as f64;
+    }
+    runs.sort_by(|a, b| a.total_cmp(b));
+    (runs[1], hash)
+}
+
+#[derive(Default)]
+struct Sink {
+    orders: u64,
+    bytes: u64,
+}
+
+impl SessionHandler for Sink {
+    fn send(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len() as u64;
+    }
+    fn on_app_message(&mut self, msg: &Message<'_>) {
+        if let Ok(o) = NewOrderSingle::parse(msg) {
+            self.orders += o.order_qty;
+        }
+    }
+    fn on_event(&mut self, _event: SessionEvent) {}
+}
+
+/// Returns one line per figure: `name ns_per_msg hash`.
+fn run(iters: u64) -> Vec<(&'static str, f64, u64)> {
+    let mut enc = Encoder::default();
+    let mut dec = Decoder::new(Limits::default());
+    let mut out = Vec::new();
+
+    encode(
+        &mut enc,
+        &order(b"ORD-0000001"),
+        &header(b"CLIENT1", b"RIALTO", 2),
+    );
+    let nos = enc.bytes().to_vec();
+    encode(
+        &mut enc,
+        &fill(b"ORD-0000001", 1),
+        &header(b"RIALTO", b"CLIENT1", 2),
+    );
+    let er = enc.bytes().to_vec();
+
+    let (ns, hash) = measure(iters, |_| {
+        let m = dec.decode(black_box(&nos)).expect("valid NewOrderSingle");
+        let o = NewOrderSingle::parse(&m).expect("valid NewOrderSingle");
+        let ticks = o.price.map_or(0, |p| p.to_ticks(CENT).unwrap_or(0));
+        o.order_qty + ticks as u64 + o.cl_ord_id.len() as u64
+    });
+    out.push(("decode+parse NewOrderSingle", ns, hash));
+
+    let (ns, hash) = measure(iters, |_| {
+        let m = dec.decode(black_box(&er)).expect("valid ExecutionReport");
+        m.get_u64(14).ok().flatten().unwrap_or(0) + m.field_count() as u64
+    });
+    out.push(("decode ExecutionReport", ns, hash));
+
+    let (ns, hash) = measure(iters, |i| {
+        encode(
+            &mut enc,
+            &order(b"ORD-0000001"),
+            &header(b"CLIENT1", b"RIALTO", i + 2),
+        )
+    });
+    out.push(("encode NewOrderSingle", ns, hash));
+
+    let (ns, hash) = measure(iters, |i| {
+        encode(
+            &mut enc,
+            &fill(b"ORD-0000001", i),
+            &header(b"RIALTO", b"CLIENT1", i + 2),
+        )
+    });
+    out.push(("encode ExecutionReport", ns, hash));
+
+    // Session: one NewOrderSingle in (sequence, header and SendingTime checks, delivery and
+    // parse) and one ExecutionReport out (encode, store, send), per message pair.
+    let frames: Vec<Vec<u8>> = (0..1024u64)
+        .map(|i| {
+            encode(
+                &mut enc,
+                &order(b"ORD-0000001"),
+                &header(b"CLIENT1", b"RIALTO", i),
+            );
+            enc.bytes().to_vec()
+        })
+        .collect();
+    let (ns, hash) = {
+        let mut runs = [0f64; 3];
+        let mut hash = 0;
+        for r in &mut runs {
+            let mut cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
+            cfg.sending_time_tolerance_ns = None;
+            let mut s = Session::new(cfg, MemoryStore::new(1024));
+            let mut sink = Sink::default();
+            let mut elapsed = 0u128;
+            let mut done = 0u64;
+            let mut seq_base = 0u64;
+            while done < iters {
+                // Re-log-on every 1022 orders so the prebuilt frames' numbers line up.
+                s.on_disconnected();
+                s.set_next_in(1);
+                s.on_connected(T0);
+                s.on_bytes(&logon(&mut enc), T0, &mut sink);
+                let batch = (iters - done).min(1022);
+                let start = Instant::now();
+                for f in &frames[2..2 + batch as usize] {
+                    s.on_bytes(f, T0, &mut sink);
+                    s.send_app(&fill(b"ORD-0000001", seq_base), T0, &mut sink);
+                }
+                elapsed += start.elapsed().as_nanos();
+                done += batch;
+                seq_base += batch;
+            }
+            *r = elapsed as f64 / iters as f64;
+            hash = sink.orders;
+        }
+        runs.sort_by(|a, b| a.total_cmp(b));
+        (runs[1], hash)
+    };
+    out.push(("session NewOrderSingle in + ExecutionReport out", ns, hash));
+    out
+}
+
+fn logon(enc: &mut Encoder) -> Vec<u8> {
+    enc.begin(b"A");
+    enc.header(&header(b"CLIENT1", b"RIALTO", 1));
+    enc.field(98, b"0");
+    enc.field(108, b"30");
+    enc.finish(FixVersion::Fix44).to_vec()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let iters = match args.iter().position(|a| a == "--iters") {
+        Some(i) => match args.get(i + 1).and_then(|v| v.parse::<u64>().ok()) {
+            Some(n) if n > 0 => n,
+            _ => {
+                eprintln!("usage: codec_bench [--iters N]  (N > 0)");
+                std::process::exit(2);
+            }
+        },
+        None => 1_000_000,
+    };
+    println!("fix codec bench: {iters} messages per run, median of 3 runs");
+    for (name, ns, hash) in run(iters) {
+        println!("{name:<50} {ns:>8.1} ns/msg   hash={hash}");
+    }
+}
+
+#[test]
+fn bench_runs_with_tiny_parameters() {
+    let lines = run(2000);
+    assert_eq!(lines.len(), 5);
+    // Hashes are fixed by the inputs: 2000 orders of 100 at 101.25 (10125 ticks), ClOrdID 11.
+    assert_eq!(lines[0].2, 2000 * (100 + 10125 + 11));
+    assert_eq!(lines[4].2, 2000 * 100);
+    assert!(lines.iter().all(|l| l.1 > 0.0));
+}
