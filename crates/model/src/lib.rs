@@ -72,9 +72,11 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod lockstep;
 pub mod reference;
 pub mod scenario;
 
 pub use audit::Auditor;
+pub use lockstep::{Lockstep, LockstepError};
 pub use reference::{OrderLedger, Reference, ReferenceBook, RestingOrder};
 pub use scenario::{render_event, Inspect};

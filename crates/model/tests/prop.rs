@@ -14,7 +14,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::Eng;
-use model::{Auditor, Inspect, Reference};
+use model::{Inspect, Lockstep, Reference};
 use proptest::prelude::*;
 use types::{
     Command, Event, Instrument, Matcher, NewOrder, OrdType, OrderId, Side, StpMode, Symbol,
@@ -400,47 +400,12 @@ fn commands(ops: &[Op]) -> Vec<Command> {
         .collect()
 }
 
-fn show(events: &[Event]) -> String {
-    events
-        .iter()
-        .map(|e| format!("\n      {e:?}"))
-        .collect::<String>()
-}
-
-fn check<M: Inspect>(m: &M, audit: &Auditor, who: &str) -> Result<(), String> {
-    audit
-        .check_book(instruments().len() as SymbolId, |s, d| m.resting_view(s, d))
-        .and_then(|()| m.check())
-        .map_err(|e| format!("{who}: {e}"))
-}
-
 /// Feeds `cmds` to both matchers; the error describes the first divergence or broken invariant.
 fn compare(cmds: &[Command]) -> Result<(), String> {
     let insts = instruments();
-    let mut reference = Reference::new(&insts);
-    let mut engine = Eng::small(&insts);
-    let mut audit_ref = Auditor::new();
-    let mut audit_eng = Auditor::new();
-    for (i, cmd) in cmds.iter().enumerate() {
-        let mut want = Vec::new();
-        let mut got = Vec::new();
-        reference.apply(cmd, &mut want);
-        engine.apply(cmd, &mut got);
-        let at = || format!("command #{i}: {cmd:?}");
-        if want != got {
-            return Err(format!(
-                "{}\n  reference:{}\n  engine:{}",
-                at(),
-                show(&want),
-                show(&got)
-            ));
-        }
-        audit_ref
-            .on_events(&want)
-            .and_then(|()| audit_eng.on_events(&got))
-            .and_then(|()| check(&reference, &audit_ref, "reference"))
-            .and_then(|()| check(&engine, &audit_eng, "engine"))
-            .map_err(|e| format!("{}\n  events:{}\n  {e}", at(), show(&want)))?;
+    let mut both = Lockstep::new(&insts, Eng::small(&insts));
+    for cmd in cmds {
+        both.apply(cmd).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
