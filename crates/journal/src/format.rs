@@ -12,8 +12,9 @@
 //! crc32c u32` where the CRC covers bytes `0..28`.
 //!
 //! Record, [`RECORD_HEADER_LEN`] = 28 bytes of header followed by `length` payload bytes:
-//! `length u32 | crc32c u32 | seq u64 | timestamp_ns u64 | kind u16 | reserved u16 (0) | payload`
-//! where the CRC covers `length`, every header byte after the CRC field, and the payload.
+//! `crc32c u32 | length u32 | seq u64 | timestamp_ns u64 | kind u16 | reserved u16 (0) | payload`
+//! where the CRC covers everything after itself: the rest of the header and the payload (one
+//! contiguous range, so one CRC call per record).
 //! Records are packed back to back after the segment header; the unused rest of a segment is
 //! zero (preallocated).
 //!
@@ -148,20 +149,13 @@ impl RecordHeader {
 #[inline]
 pub fn seal_record(buf: &mut [u8], seq: u64, timestamp_ns: u64, kind: u16) {
     let payload_len = (buf.len() - RECORD_HEADER_LEN) as u32;
-    buf[0..4].copy_from_slice(&payload_len.to_le_bytes());
+    buf[4..8].copy_from_slice(&payload_len.to_le_bytes());
     buf[8..16].copy_from_slice(&seq.to_le_bytes());
     buf[16..24].copy_from_slice(&timestamp_ns.to_le_bytes());
     buf[24..26].copy_from_slice(&kind.to_le_bytes());
     buf[26..28].copy_from_slice(&0u16.to_le_bytes());
-    let crc = record_crc(buf);
-    buf[4..8].copy_from_slice(&crc.to_le_bytes());
-}
-
-/// CRC32C of a whole record (`buf` = header + payload), skipping the CRC field itself.
-#[inline]
-fn record_crc(buf: &[u8]) -> u32 {
-    let crc = crc32c::crc32c(&buf[0..4]);
-    crc32c::crc32c_append(crc, &buf[8..])
+    let crc = crc32c::crc32c(&buf[4..]);
+    buf[0..4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Decodes the record at the start of `buf`.
@@ -175,7 +169,7 @@ pub fn decode_record(buf: &[u8]) -> Result<RecordHeader, RecordFault> {
     if buf.len() < RECORD_HEADER_LEN {
         return Err(RecordFault::Truncated);
     }
-    let payload_len = u32_at(buf, 0);
+    let payload_len = u32_at(buf, 4);
     if payload_len > PAYLOAD_LEN_MAX {
         return Err(RecordFault::LengthTooLarge);
     }
@@ -186,7 +180,7 @@ pub fn decode_record(buf: &[u8]) -> Result<RecordHeader, RecordFault> {
     if buf.len() < total {
         return Err(RecordFault::Truncated);
     }
-    if u32_at(buf, 4) != record_crc(&buf[..total]) {
+    if u32_at(buf, 0) != crc32c::crc32c(&buf[4..total]) {
         return Err(RecordFault::ChecksumMismatch);
     }
     Ok(RecordHeader {

@@ -374,10 +374,8 @@ impl JournalReader {
     /// Applies the end rule (module docs) at the current position.
     fn end_of_segment(&mut self, fault: RecordFault) -> Result<(), JournalError> {
         let offset = self.offset_of(self.pos);
-        let rest = self.read_rest(offset)?;
-        let nonzero_end = rest.iter().rposition(|&b| b != 0).map(|i| i + 1);
         let is_last = self.seg_idx + 1 == self.segments.len();
-        let Some(nonzero_end) = nonzero_end else {
+        let Some(nonzero_end) = self.nonzero_end(offset)? else {
             // Clean end of this segment.
             self.file = None;
             self.seg_idx += 1;
@@ -386,6 +384,8 @@ impl JournalReader {
             }
             return Ok(());
         };
+        // Rare path from here on: the rest of the segment is not zero.
+        let rest = self.read_rest(offset)?;
         let fault = if rest.len() >= RECORD_HEADER_LEN && rest[..RECORD_HEADER_LEN] == [0; 28] {
             RecordFault::Zeroed
         } else {
@@ -407,12 +407,36 @@ impl JournalReader {
         self.torn_tail = Some(TornTail {
             segment: self.seg_path().to_path_buf(),
             offset,
-            bytes_dropped: nonzero_end as u64,
+            bytes_dropped: nonzero_end - offset,
             fault,
         });
         self.file = None;
         self.done = true;
         Ok(())
+    }
+
+    /// File offset just after the last non-zero byte of the open segment at or after
+    /// `offset`, or `None` if all are zero. Reads in chunks through the record buffer (its
+    /// contents are discarded).
+    fn nonzero_end(&mut self, offset: u64) -> Result<Option<u64>, JournalError> {
+        self.pos = 0;
+        self.end = 0;
+        let mut last = None;
+        let mut at = offset;
+        let file = self.file.as_ref().expect("segment open");
+        while at < self.file_len {
+            let want = ((self.file_len - at) as usize).min(self.buf.len());
+            let n = read_up_to(file, &mut self.buf[..want], at)
+                .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(i) = self.buf[..n].iter().rposition(|&b| b != 0) {
+                last = Some(at + i as u64 + 1);
+            }
+            at += n as u64;
+        }
+        Ok(last)
     }
 
     /// All bytes of the open segment from `offset` to its end.
