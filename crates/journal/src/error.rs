@@ -25,6 +25,8 @@ pub enum Corruption {
     },
     /// A record with a valid checksum has the wrong sequence number.
     SeqDiscontinuity { expected: u64, found: u64 },
+    /// A record has sequence number `u64::MAX`, which the writer never assigns.
+    SeqOutOfRange { found: u64 },
     /// An invalid record in a segment that is not the last one (sealed segments are fsynced
     /// before the next one is created, so they cannot have a torn tail).
     InvalidRecordInSealedSegment { fault: RecordFault },
@@ -59,6 +61,9 @@ impl fmt::Display for Corruption {
                 f,
                 "sequence discontinuity: expected seq {expected}, found {found}"
             ),
+            Corruption::SeqOutOfRange { found } => {
+                write!(f, "sequence number {found} is out of range")
+            }
             Corruption::InvalidRecordInSealedSegment { fault } => {
                 write!(f, "{} in a sealed (not last) segment", fault.as_str())
             }
@@ -100,6 +105,8 @@ pub enum JournalError {
         requested: u64,
         first_available: u64,
     },
+    /// Every sequence number has been used (`u64::MAX` is never assigned).
+    SeqExhausted,
     /// Another process (or writer) holds the journal's lock.
     Locked { path: PathBuf },
     /// An earlier write or fdatasync failed; the file state is unknown, so the writer refuses
@@ -148,6 +155,7 @@ impl fmt::Display for JournalError {
             JournalError::Locked { path } => {
                 write!(f, "journal is locked by another writer: {}", path.display())
             }
+            JournalError::SeqExhausted => write!(f, "journal sequence numbers exhausted"),
             JournalError::Poisoned => write!(
                 f,
                 "an earlier journal write or fdatasync failed; reopen the journal to recover"

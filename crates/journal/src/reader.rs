@@ -254,9 +254,13 @@ impl JournalReader {
                             },
                         ));
                     }
+                    let Some(next) = h.seq.checked_add(1) else {
+                        let offset = self.offset_of(self.pos);
+                        return Err(self.fail(offset, Corruption::SeqOutOfRange { found: h.seq }));
+                    };
                     let start = self.pos;
                     self.pos += h.total_len();
-                    self.expected_seq += 1;
+                    self.expected_seq = next;
                     let end_offset = self.offset_of(self.pos);
                     let summary = self.summaries.last_mut().expect("segment summary exists");
                     summary.last_seq = Some(h.seq);

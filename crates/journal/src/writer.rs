@@ -332,6 +332,9 @@ impl JournalWriter {
                 max: self.config.payload_len_max,
             });
         }
+        if self.next_seq == u64::MAX {
+            return Err(JournalError::SeqExhausted);
+        }
         let total = RECORD_HEADER_LEN + payload_len;
         if self.write_off + (self.buf_len + total) as u64 > self.seg_capacity {
             self.roll()?;

@@ -107,3 +107,34 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The fuzz entry point holds its invariants on arbitrary bytes.
+    #[test]
+    fn fuzz_recover_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+        journal::fuzz_recover(&bytes);
+    }
+
+    /// ... and on real segments with random damage (where it reaches the deeper paths).
+    #[test]
+    fn fuzz_recover_on_damaged_segments(
+        n in 1u64..60,
+        flips in proptest::collection::vec((any::<usize>(), 0u8..8), 0..4),
+        cut in proptest::option::of(any::<usize>()),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        write_journal(dir.path(), n, small_config());
+        let (segments, _) = journal::list_segments(dir.path()).unwrap();
+        let mut bytes = std::fs::read(&segments[segments.len() - 1].path).unwrap();
+        let used = bytes.iter().rposition(|&b| b != 0).map_or(1, |i| i + 1);
+        for (at, bit) in flips {
+            bytes[at % used] ^= 1 << bit;
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut % (used + 1));
+        }
+        journal::fuzz_recover(&bytes);
+    }
+}

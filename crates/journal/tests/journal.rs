@@ -542,3 +542,27 @@ fn open_replaying_delivers_records_from_seq_once_and_never_the_torn_tail() {
     });
     assert_eq!(err.err().unwrap().0, "apply failed");
 }
+
+#[test]
+fn sequence_numbers_end_before_u64_max() {
+    // A journal whose segment starts at u64::MAX - 1: one record fits, then appends are refused.
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir_all(&jdir).unwrap();
+    let first = u64::MAX - 1;
+    std::fs::write(
+        jdir.join(journal::format::segment_file_name(first)),
+        journal::format::encode_segment_header(first),
+    )
+    .unwrap();
+    let (mut w, _) = reopen(dir.path()).unwrap();
+    assert_eq!(w.append(0, 0, b"last").unwrap(), first);
+    assert!(matches!(
+        w.append(0, 0, b"x"),
+        Err(JournalError::SeqExhausted)
+    ));
+    w.commit(Durability::Fsync).unwrap();
+    drop(w);
+    let (_, report) = reopen(dir.path()).unwrap();
+    assert_eq!(report.last_seq, Some(first));
+}
