@@ -164,7 +164,9 @@ pub struct NewOrder {
     pub stp: StpMode,
 }
 
-/// What the engine is asked to do. Every command is answered by at least one event.
+/// What the engine is asked to do. Every order-entry command (`New`, `Cancel`, `Replace`,
+/// `MassCancel`) is answered by at least one event; `ExpireDay` emits one `Canceled` per expired
+/// order and nothing when there is none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Command {
     New(NewOrder),
