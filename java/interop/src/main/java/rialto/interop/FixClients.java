@@ -137,7 +137,9 @@ public final class FixClients implements AutoCloseable {
             if (problems.isEmpty()) {
                 return "";
             }
-            return "; session problems: " + String.join(" | ", problems);
+            List<String> shown = problems.subList(0, Math.min(3, problems.size()));
+            String more = problems.size() > 3 ? " | (" + (problems.size() - 3) + " more)" : "";
+            return "; session problems: " + String.join(" | ", shown) + more;
         }
     }
 

@@ -104,8 +104,8 @@ public final class LatencyClient {
             long now;
             while ((now = System.nanoTime()) < intended) {
                 long left = intended - now;
-                if (left > 200_000) {
-                    LockSupport.parkNanos(left - 100_000);
+                if (left > 80_000) {
+                    LockSupport.parkNanos(left - 60_000);
                 } else {
                     Thread.onSpinWait();
                 }

@@ -34,7 +34,7 @@ public final class RefExchange {
     }
 
     /** Parsed command line. */
-    record Options(String host, int port, String dataDir, boolean memoryStore, boolean verbose) {
+    public record Options(String host, int port, String dataDir, boolean memoryStore, boolean verbose) {
     }
 
     static final String USAGE = """
@@ -48,7 +48,7 @@ public final class RefExchange {
               --verbose   log every FIX message and session event to stdout
             """;
 
-    static Options parse(String[] args) {
+    public static Options parse(String[] args) {
         String host = "127.0.0.1";
         int port = 9879;
         String dataDir = "refexchange-data";
