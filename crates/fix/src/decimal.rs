@@ -208,31 +208,37 @@ impl Decimal {
     /// Appends the value as FIX text with exactly `scale` fractional digits (`12.30`, `-0.05`,
     /// `7`).
     pub fn write(self, out: &mut Vec<u8>) {
-        if self.mantissa < 0 {
-            out.push(b'-');
-        }
-        let mut digits = [b'0'; 40];
+        let mut buf = [0u8; DECIMAL_LEN_MAX];
+        let n = self.format(&mut buf);
+        out.extend_from_slice(&buf[..n]);
+    }
+
+    /// Writes the value as FIX text into `out`; returns its length.
+    #[inline]
+    pub fn format(self, out: &mut [u8; DECIMAL_LEN_MAX]) -> usize {
         let mut v = self.mantissa.unsigned_abs();
-        let mut n = 0;
-        while v > 0 {
-            digits[n] = b'0' + (v % 10) as u8;
-            v /= 10;
-            n += 1;
-        }
         let scale = (self.scale as usize).min(SCALE_MAX as usize);
-        // At least one integer digit and `scale` fractional digits (zeros are already there).
-        let total = n.max(scale + 1);
-        for i in (scale..total).rev() {
-            out.push(digits[i]);
-        }
-        if scale > 0 {
-            out.push(b'.');
-            for i in (0..scale).rev() {
-                out.push(digits[i]);
+        let digits = (v.checked_ilog10().unwrap_or(0) as usize + 1).max(scale + 1);
+        let sign = usize::from(self.mantissa < 0);
+        let len = sign + digits + usize::from(scale > 0);
+        out[0] = b'-';
+        let mut i = len;
+        for k in 0..digits {
+            if k == scale && scale > 0 {
+                i -= 1;
+                out[i] = b'.';
             }
+            i -= 1;
+            out[i] = b'0' + (v % 10) as u8;
+            v /= 10;
         }
+        len
     }
 }
+
+/// Longest text `Decimal::format` writes: sign, 19 digits, point, and up to `SCALE_MAX` leading
+/// fractional zeros.
+pub const DECIMAL_LEN_MAX: usize = 1 + 19 + 1 + SCALE_MAX as usize + 1;
 
 /// AvgPx of fills: `notional_ticks` (the sum of `price_ticks * qty` over the fills) divided by
 /// `cum_qty`, in price units of `tick`, rounded half away from zero to `digits` decimals. Zero

@@ -277,7 +277,14 @@ impl Decoder {
             Ok(None) => return Err(DecodeError::Incomplete),
             Err(e) => return Err(DecodeError::Frame(e)),
         };
-        let buf = &buf[..len];
+        self.decode_framed(&buf[..len])
+    }
+
+    /// Splits `buf`, which `frame` has already accepted as one whole message, into fields
+    /// without summing it again. Safe on any input (errors, never panics), but BodyLength and
+    /// CheckSum are only verified by `frame`/`decode`.
+    pub fn decode_framed<'a>(&'a mut self, buf: &'a [u8]) -> Result<Message<'a>, DecodeError> {
+        let len = buf.len();
         self.fields.clear();
         if self.fields.capacity() < self.limits.fields_max {
             self.fields.reserve(self.limits.fields_max);
@@ -336,8 +343,11 @@ impl Decoder {
             Some(f) if f.tag == tags::CHECK_SUM && f.start as usize == len - 4 => {}
             _ => return Err(DecodeError::Frame(FrameError::BodyLengthMismatch)),
         }
-        match self.fields.get(2) {
-            Some(f) if f.tag == tags::MSG_TYPE => {}
+        match self.fields.get(..3) {
+            Some([b, l, t])
+                if b.tag == tags::BEGIN_STRING
+                    && l.tag == tags::BODY_LENGTH
+                    && t.tag == tags::MSG_TYPE => {}
             _ => {
                 return Err(DecodeError::HeaderOrder {
                     tag: tags::MSG_TYPE,

@@ -12,9 +12,12 @@
 //! correct; the decoder accepts everything the encoder writes.
 
 use crate::decimal::Decimal;
+use crate::decimal::DECIMAL_LEN_MAX;
 use crate::decode::{checksum, SOH};
 use crate::tags;
-use crate::time::{write_utc_timestamp, TimePrecision};
+use crate::time::{
+    format_date, format_time_of_day, TimePrecision, DATE_LEN, NS_PER_DAY, UTC_TIMESTAMP_LEN_MAX,
+};
 use crate::FixVersion;
 
 /// Room in front of the body for `8=<BeginString>|9=<len>|`.
@@ -35,30 +38,84 @@ pub struct Header<'a> {
 }
 
 /// Builds one message at a time in a buffer that is reused across messages.
+///
+/// The buffer is a zero-filled area of fixed size with a write cursor, so fixed-size pieces
+/// (timestamps, numbers) are written in place without a `memcpy` call; it doubles only when a
+/// message does not fit (never in steady state).
 #[derive(Debug)]
 pub struct Encoder {
     buf: Vec<u8>,
+    len: usize,
     start: usize,
+    /// `YYYYMMDD-` of `cached_day` (days since the epoch): the date changes once a day.
+    cached_day: u64,
+    cached_date: [u8; DATE_LEN],
 }
 
 impl Default for Encoder {
     fn default() -> Encoder {
-        Encoder::with_capacity(512)
+        Encoder::with_capacity(1024)
     }
 }
 
 impl Encoder {
     pub fn with_capacity(capacity: usize) -> Encoder {
+        let mut cached_date = [0u8; DATE_LEN];
+        format_date(0, &mut cached_date);
         Encoder {
-            buf: Vec::with_capacity(capacity.max(GAP + 64)),
+            buf: vec![0; capacity.max(GAP + 128)],
+            len: GAP,
             start: 0,
+            cached_day: 0,
+            cached_date,
         }
+    }
+
+    /// Makes room for `n` more bytes (plus slack for fixed-size writes).
+    #[inline]
+    fn reserve(&mut self, n: usize) {
+        let need = self.len + n + SLACK;
+        if need > self.buf.len() {
+            self.grow(need);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, need: usize) {
+        let size = need.max(self.buf.len() * 2);
+        self.buf.resize(size, 0);
+    }
+
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.reserve(bytes.len());
+        let end = self.len + bytes.len();
+        self.buf[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+    }
+
+    #[inline]
+    fn put_byte(&mut self, b: u8) {
+        self.reserve(1);
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// Decimal digits of `v`, written in place.
+    #[inline]
+    fn put_u64(&mut self, mut v: u64) {
+        let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
+        self.reserve(n);
+        for d in self.buf[self.len..self.len + n].iter_mut().rev() {
+            *d = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        self.len += n;
     }
 
     /// Starts a new message of `msg_type`, discarding the previous one.
     pub fn begin(&mut self, msg_type: &[u8]) {
-        self.buf.clear();
-        self.buf.resize(GAP, 0);
+        self.len = GAP;
         self.start = 0;
         self.field(tags::MSG_TYPE, msg_type);
     }
@@ -79,40 +136,42 @@ impl Encoder {
 
     #[inline]
     fn tag(&mut self, tag: u32) {
-        write_u64(&mut self.buf, tag as u64);
-        self.buf.push(b'=');
+        self.put_u64(tag as u64);
+        self.put_byte(b'=');
     }
 
     /// A field with a raw value. The value must not contain SOH (except in `data` fields).
     #[inline]
     pub fn field(&mut self, tag: u32, value: &[u8]) {
         self.tag(tag);
-        self.buf.extend_from_slice(value);
-        self.buf.push(SOH);
+        self.put(value);
+        self.put_byte(SOH);
     }
 
     #[inline]
     pub fn field_u64(&mut self, tag: u32, value: u64) {
         self.tag(tag);
-        write_u64(&mut self.buf, value);
-        self.buf.push(SOH);
+        self.put_u64(value);
+        self.put_byte(SOH);
     }
 
     #[inline]
     pub fn field_i64(&mut self, tag: u32, value: i64) {
         self.tag(tag);
         if value < 0 {
-            self.buf.push(b'-');
+            self.put_byte(b'-');
         }
-        write_u64(&mut self.buf, value.unsigned_abs());
-        self.buf.push(SOH);
+        self.put_u64(value.unsigned_abs());
+        self.put_byte(SOH);
     }
 
     #[inline]
     pub fn field_char(&mut self, tag: u32, value: u8) {
         self.tag(tag);
-        self.buf.push(value);
-        self.buf.push(SOH);
+        self.reserve(2);
+        self.buf[self.len] = value;
+        self.buf[self.len + 1] = SOH;
+        self.len += 2;
     }
 
     #[inline]
@@ -124,21 +183,36 @@ impl Encoder {
     #[inline]
     pub fn field_decimal(&mut self, tag: u32, value: Decimal) {
         self.tag(tag);
-        value.write(&mut self.buf);
-        self.buf.push(SOH);
+        let mut text = [0u8; DECIMAL_LEN_MAX];
+        let n = value.format(&mut text);
+        self.reserve(DECIMAL_LEN_MAX);
+        // Fixed-size copy (no memcpy call); only `n` bytes count.
+        self.buf[self.len..self.len + DECIMAL_LEN_MAX].copy_from_slice(&text);
+        self.len += n;
+        self.put_byte(SOH);
     }
 
     /// A `UTCTimestamp` from nanoseconds since the epoch.
     #[inline]
     pub fn field_timestamp(&mut self, tag: u32, epoch_ns: u64, precision: TimePrecision) {
         self.tag(tag);
-        write_utc_timestamp(&mut self.buf, epoch_ns, precision);
-        self.buf.push(SOH);
+        let day = epoch_ns / NS_PER_DAY;
+        if day != self.cached_day {
+            format_date(day, &mut self.cached_date);
+            self.cached_day = day;
+        }
+        let mut text = [0u8; UTC_TIMESTAMP_LEN_MAX];
+        text[..DATE_LEN].copy_from_slice(&self.cached_date);
+        let n = format_time_of_day(epoch_ns, precision, &mut text);
+        self.reserve(UTC_TIMESTAMP_LEN_MAX);
+        self.buf[self.len..self.len + UTC_TIMESTAMP_LEN_MAX].copy_from_slice(&text);
+        self.len += n;
+        self.put_byte(SOH);
     }
 
     /// Writes BeginString, BodyLength and CheckSum and returns the complete message.
     pub fn finish(&mut self, version: FixVersion) -> &[u8] {
-        let body_len = self.buf.len() - GAP;
+        let body_len = self.len - GAP;
         let mut prefix = [0u8; GAP];
         let mut n = 0;
         for part in [b"8=".as_slice(), version.begin_string(), b"\x019="] {
@@ -153,20 +227,30 @@ impl Encoder {
         n += 1;
         self.start = GAP - n;
         self.buf[self.start..GAP].copy_from_slice(&prefix[..n]);
-        let sum = checksum(&self.buf[self.start..]);
-        self.buf.extend_from_slice(b"10=");
-        self.buf.push(b'0' + sum / 100);
-        self.buf.push(b'0' + sum / 10 % 10);
-        self.buf.push(b'0' + sum % 10);
-        self.buf.push(SOH);
-        &self.buf[self.start..]
+        let sum = checksum(&self.buf[self.start..self.len]);
+        self.reserve(7);
+        let t = &mut self.buf[self.len..self.len + 7];
+        t.copy_from_slice(&[
+            b'1',
+            b'0',
+            b'=',
+            b'0' + sum / 100,
+            b'0' + sum / 10 % 10,
+            b'0' + sum % 10,
+            SOH,
+        ]);
+        self.len += 7;
+        &self.buf[self.start..self.len]
     }
 
     /// The message produced by the last `finish`.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf[self.start..]
+        &self.buf[self.start..self.len]
     }
 }
+
+/// Room kept after the cursor so that fixed-size pieces can be copied whole.
+const SLACK: usize = 64;
 
 /// Formats `v` in decimal into the end of `buf`, returning the digits.
 #[inline]

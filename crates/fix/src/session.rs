@@ -364,7 +364,7 @@ impl<S: MessageStore> Session<S> {
             match frame(rest, self.cfg.limits.msg_len_max) {
                 Ok(None) => break,
                 Ok(Some(len)) => {
-                    self.on_frame(&rest[..len], now_ns, h);
+                    self.on_framed(&rest[..len], now_ns, h);
                     consumed += len;
                 }
                 Err(e) => {
@@ -376,15 +376,25 @@ impl<S: MessageStore> Session<S> {
         consumed
     }
 
-    /// One complete frame (as delimited by `frame`).
+    /// One complete message (e.g. delimited by the gateway with `frame`); BodyLength and
+    /// CheckSum are verified again.
     pub fn on_frame<H: SessionHandler>(&mut self, bytes: &[u8], now_ns: u64, h: &mut H) {
+        match frame(bytes, self.cfg.limits.msg_len_max) {
+            Ok(Some(len)) if len == bytes.len() => self.on_framed(bytes, now_ns, h),
+            Ok(_) => h.on_event(SessionEvent::Garbled(FrameError::BodyLengthMismatch)),
+            Err(e) => h.on_event(SessionEvent::Garbled(e)),
+        }
+    }
+
+    /// A message that `frame` accepted.
+    fn on_framed<H: SessionHandler>(&mut self, bytes: &[u8], now_ns: u64, h: &mut H) {
         if self.state == SessionState::Disconnected {
             return;
         }
         self.last_recv_ns = now_ns;
         self.test_request_sent_ns = None;
         let mut decoder = std::mem::take(&mut self.decoder);
-        match decoder.decode(bytes) {
+        match decoder.decode_framed(bytes) {
             Ok(msg) => self.on_message(&msg, now_ns, h),
             Err(e) => self.on_malformed(bytes, e, now_ns, h),
         }
@@ -875,7 +885,7 @@ impl<S: MessageStore> Session<S> {
             }
             let q = self.queue.remove(0);
             let mut decoder = std::mem::take(&mut self.queue_decoder);
-            if let Ok(msg) = decoder.decode(&q.bytes) {
+            if let Ok(msg) = decoder.decode_framed(&q.bytes) {
                 // It passed the header checks when it arrived.
                 self.process(&msg, q.seq, now_ns, h);
             }

@@ -48,41 +48,76 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn push2(out: &mut Vec<u8>, v: u32) {
-    out.push(b'0' + (v / 10 % 10) as u8);
-    out.push(b'0' + (v % 10) as u8);
+/// Longest `UTCTimestamp` text: `YYYYMMDD-HH:MM:SS.sssssssss`.
+pub const UTC_TIMESTAMP_LEN_MAX: usize = 27;
+/// Length of the date part `YYYYMMDD-`.
+pub const DATE_LEN: usize = 9;
+pub(crate) const NS_PER_DAY: u64 = NS_PER_SEC * SECS_PER_DAY;
+
+#[inline]
+fn put2(out: &mut [u8], at: usize, v: u32) {
+    out[at] = b'0' + (v / 10 % 10) as u8;
+    out[at + 1] = b'0' + (v % 10) as u8;
 }
 
-/// Appends `epoch_ns` as a `UTCTimestamp` with the given precision (truncated, not rounded).
-pub fn write_utc_timestamp(out: &mut Vec<u8>, epoch_ns: u64, precision: TimePrecision) {
-    let secs = epoch_ns / NS_PER_SEC;
-    let frac_ns = (epoch_ns % NS_PER_SEC) as u32;
-    let (y, mo, d) = civil_from_days((secs / SECS_PER_DAY) as i64);
-    let sod = (secs % SECS_PER_DAY) as u32;
+/// `YYYYMMDD-` of day `days` since the epoch.
+pub(crate) fn format_date(days: u64, out: &mut [u8; DATE_LEN]) {
+    let (y, mo, d) = civil_from_days(days as i64);
     let y = y as u32;
-    push2(out, y / 100);
-    push2(out, y % 100);
-    push2(out, mo);
-    push2(out, d);
-    out.push(b'-');
-    push2(out, sod / 3600);
-    out.push(b':');
-    push2(out, sod / 60 % 60);
-    out.push(b':');
-    push2(out, sod % 60);
+    put2(out, 0, y / 100);
+    put2(out, 2, y % 100);
+    put2(out, 4, mo);
+    put2(out, 6, d);
+    out[8] = b'-';
+}
+
+/// `HH:MM:SS[.fff...]` of the time of day of `epoch_ns`, written at `out[DATE_LEN..]`.
+/// Returns the total length (date part included).
+#[inline]
+pub(crate) fn format_time_of_day(
+    epoch_ns: u64,
+    precision: TimePrecision,
+    out: &mut [u8; UTC_TIMESTAMP_LEN_MAX],
+) -> usize {
+    let ns_of_day = epoch_ns % NS_PER_DAY;
+    let sod = (ns_of_day / NS_PER_SEC) as u32;
+    let frac_ns = (ns_of_day % NS_PER_SEC) as u32;
+    put2(out, 9, sod / 3600);
+    out[11] = b':';
+    put2(out, 12, sod / 60 % 60);
+    out[14] = b':';
+    put2(out, 15, sod % 60);
     let (digits, mut v) = match precision {
-        TimePrecision::Seconds => return,
+        TimePrecision::Seconds => return 17,
         TimePrecision::Millis => (3, frac_ns / 1_000_000),
         TimePrecision::Micros => (6, frac_ns / 1_000),
         TimePrecision::Nanos => (9, frac_ns),
     };
-    out.push(b'.');
-    let mut buf = [b'0'; 9];
-    for i in (0..digits).rev() {
-        buf[i] = b'0' + (v % 10) as u8;
+    out[17] = b'.';
+    for i in (18..18 + digits).rev() {
+        out[i] = b'0' + (v % 10) as u8;
         v /= 10;
     }
-    out.extend_from_slice(&buf[..digits]);
+    18 + digits
+}
+
+/// Writes `epoch_ns` as a `UTCTimestamp` into `out`; returns its length.
+pub fn format_utc_timestamp(
+    epoch_ns: u64,
+    precision: TimePrecision,
+    out: &mut [u8; UTC_TIMESTAMP_LEN_MAX],
+) -> usize {
+    let mut date = [0u8; DATE_LEN];
+    format_date(epoch_ns / NS_PER_DAY, &mut date);
+    out[..DATE_LEN].copy_from_slice(&date);
+    format_time_of_day(epoch_ns, precision, out)
+}
+
+/// Appends `epoch_ns` as a `UTCTimestamp` with the given precision (truncated, not rounded).
+pub fn write_utc_timestamp(out: &mut Vec<u8>, epoch_ns: u64, precision: TimePrecision) {
+    let mut buf = [0u8; UTC_TIMESTAMP_LEN_MAX];
+    let n = format_utc_timestamp(epoch_ns, precision, &mut buf);
+    out.extend_from_slice(&buf[..n]);
 }
 
 fn digits(b: &[u8]) -> Option<u32> {
