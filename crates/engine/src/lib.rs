@@ -53,7 +53,7 @@ mod ids;
 mod ladder;
 mod snapshot;
 
-use ids::{IdIndex, DEAD};
+use ids::IdIndex;
 use ladder::{Ladder, Order, NIL};
 pub use snapshot::SnapshotError;
 use types::{
@@ -80,6 +80,9 @@ pub struct EngineConfig {
     /// 1/2 (amortized growth: the one allocation a command may cause after warm-up, and only
     /// for sparse ids).
     pub ids_hashed_initial: usize,
+    /// Initial capacity of the resting-id -> slot table; it doubles when the resting orders
+    /// exceed half of it (amortized growth, only past the previous peak).
+    pub live_index_initial: usize,
 }
 
 impl Default for EngineConfig {
@@ -90,6 +93,7 @@ impl Default for EngineConfig {
             levels_max: 1 << 22,
             ids_direct: 1 << 22,
             ids_hashed_initial: 1 << 12,
+            live_index_initial: 1 << 14,
         }
     }
 }
@@ -277,7 +281,11 @@ impl Engine {
             orders: Vec::with_capacity(config.orders_max),
             free_head: NIL,
             live: 0,
-            ids: IdIndex::new(config.ids_direct, config.ids_hashed_initial),
+            ids: IdIndex::new(
+                config.ids_direct,
+                config.ids_hashed_initial,
+                config.live_index_initial,
+            ),
             next_trade_id: 1,
             next_seq: 1,
         })
@@ -454,8 +462,8 @@ impl Engine {
             limit,
             stp: o.stp,
         };
+        self.ids.mark_used(o.id);
         if o.tif == TimeInForce::Fok && !self.fok_fillable(&taker, o.qty) {
-            self.ids.set(o.id, DEAD);
             return sink.on_event(&Event::Canceled {
                 id: o.id,
                 account: o.account,
@@ -466,7 +474,6 @@ impl Engine {
         }
         let end = self.match_taker(&taker, o.qty, sink);
         if end.left == 0 {
-            self.ids.set(o.id, DEAD);
             return;
         }
         let reason = if end.stp_stop {
@@ -494,13 +501,12 @@ impl Engine {
                         post_only: o.post_only,
                         stp: o.stp,
                     });
-                    self.ids.set(o.id, slot + 1);
+                    self.ids.set_live(o.id, slot);
                     self.rest(slot, sink);
                     return;
                 }
             }
         };
-        self.ids.set(o.id, DEAD);
         sink.on_event(&Event::Canceled {
             id: o.id,
             account: o.account,
@@ -606,7 +612,7 @@ impl Engine {
                     // CancelOldest or CancelBoth: cancel the resting order.
                     let (mid, mqty, macct) = (m.id, m.qty, m.account);
                     opp.unlink(orders, idx, slot);
-                    ids.set(mid, DEAD);
+                    ids.set_gone(mid);
                     Self::free_slot(orders, free_head, live, slot);
                     sink.on_event(&Event::Canceled {
                         id: mid,
@@ -648,7 +654,7 @@ impl Engine {
                 opp.levels[idx].qty -= q;
                 if mleft == 0 {
                     opp.unlink(orders, idx, slot);
-                    ids.set(mid, DEAD);
+                    ids.set_gone(mid);
                     Self::free_slot(orders, free_head, live, slot);
                 }
                 level_event(sink, t.symbol, opp, idx);
@@ -689,7 +695,7 @@ impl Engine {
             .idx_of(o.price)
             .expect("engine: resting order inside its ladder window");
         lad.unlink(&mut self.orders, idx, slot);
-        self.ids.set(o.id, DEAD);
+        self.ids.set_gone(o.id);
         Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
         sink.on_event(&Event::Canceled {
             id: o.id,
@@ -788,7 +794,7 @@ impl Engine {
             self.rest(slot, sink);
             return;
         }
-        self.ids.set(id, DEAD);
+        self.ids.set_gone(id);
         Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
         if end.stp_stop {
             sink.on_event(&Event::Canceled {
@@ -957,10 +963,11 @@ impl Engine {
                 }
             }
         }
-        if resting != self.live {
+        if resting != self.live || resting != self.ids.live_len() {
             return Err(format!(
-                "{resting} orders in books, {} counted live",
-                self.live
+                "{resting} orders in books, {} counted live, {} in the id index",
+                self.live,
+                self.ids.live_len()
             ));
         }
         let mut free = 0usize;

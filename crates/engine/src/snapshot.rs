@@ -156,6 +156,7 @@ impl Engine {
             c.levels_max,
             c.ids_direct,
             c.ids_hashed_initial,
+            c.live_index_initial,
         ] {
             out.extend_from_slice(&(v as u64).to_le_bytes());
         }
@@ -170,7 +171,7 @@ impl Engine {
         out.extend_from_slice(&self.next_trade_id.to_le_bytes());
         let used = self.ids.all_used();
         out.extend_from_slice(&(used.len() as u64).to_le_bytes());
-        for (id, _) in &used {
+        for id in &used {
             out.extend_from_slice(&id.to_le_bytes());
         }
         out.extend_from_slice(&(self.live as u64).to_le_bytes());
@@ -219,7 +220,7 @@ impl Engine {
             return Err(SnapshotError::ChecksumMismatch);
         }
         let mut r = Reader { b: payload };
-        let mut cfg = [0usize; 5];
+        let mut cfg = [0usize; 6];
         for v in cfg.iter_mut() {
             *v = usize::try_from(r.u64("config")?).map_err(|_| corrupt("config value"))?;
         }
@@ -229,11 +230,9 @@ impl Engine {
             levels_max: cfg[2],
             ids_direct: cfg[3],
             ids_hashed_initial: cfg[4],
+            live_index_initial: cfg[5],
         };
-        if config.levels_max > 1 << 40
-            || config.levels_initial > 1 << 40
-            || config.ids_direct > 1 << 40
-        {
+        if cfg.iter().any(|v| *v > 1 << 40) {
             return Err(corrupt("config limits out of range"));
         }
         let n_inst = r.u32("instruments")? as usize;
@@ -265,7 +264,7 @@ impl Engine {
                 return Err(corrupt("used ids not strictly ascending"));
             }
             last = Some(id);
-            e.ids.set(id, crate::ids::DEAD);
+            e.ids.mark_used(id);
         }
         let n_live = r.u64("orders")?;
         if n_live > config.orders_max as u64 {
@@ -306,10 +305,11 @@ impl Engine {
             if qty == 0 || qty % inst.lot != 0 || price <= 0 || price % inst.tick != 0 {
                 return Err(corrupt(format!("order {id}: price or qty off grid")));
             }
-            match e.ids.get(id) {
-                crate::ids::DEAD => {}
-                0 => return Err(corrupt(format!("order {id}: id not in the used set"))),
-                _ => return Err(corrupt(format!("order {id}: resting twice"))),
+            if !e.ids.is_used(id) {
+                return Err(corrupt(format!("order {id}: id not in the used set")));
+            }
+            if e.ids.live_slot(id).is_some() {
+                return Err(corrupt(format!("order {id}: resting twice")));
             }
             if !e.books[symbol as usize][crate::side_ix(side)].can_hold(price) {
                 return Err(corrupt(format!(
@@ -340,7 +340,7 @@ impl Engine {
                 post_only,
                 stp,
             });
-            e.ids.set(id, slot + 1);
+            e.ids.set_live(id, slot);
             e.rest(slot, &mut types::NullSink);
         }
         if !r.b.is_empty() {
