@@ -14,6 +14,42 @@
 //! CheckSum; a session consumes inbound sequence numbers strictly in order and never delivers
 //! an application message twice for the same MsgSeqNum (PossDup repeats of a consumed number
 //! are dropped).
+//!
+//! How the gateway drives a session (no socket here: bytes and time are plain inputs):
+//!
+//! ```
+//! use fix::{FixVersion, MemoryStore, Message, Session, SessionConfig, SessionEvent, SessionHandler};
+//!
+//! struct Conn { wire: Vec<u8>, orders: usize, closed: bool }
+//! impl SessionHandler for Conn {
+//!     fn send(&mut self, bytes: &[u8]) { self.wire.extend_from_slice(bytes) } // write(2) it
+//!     fn on_app_message(&mut self, msg: &Message<'_>) {
+//!         if let Ok(_order) = fix::app::NewOrderSingle::parse(msg) { self.orders += 1 }
+//!     }
+//!     fn on_event(&mut self, e: SessionEvent) {
+//!         if let SessionEvent::Disconnect(_) = e { self.closed = true } // close the socket
+//!     }
+//! }
+//!
+//! let cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
+//! let mut session = Session::new(cfg, MemoryStore::new(10_000));
+//! session.set_next_in(1); // restored from disk after a restart
+//! session.set_next_out(1);
+//! let mut conn = Conn { wire: Vec::new(), orders: 0, closed: false };
+//! let now_ns = 1_700_000_000_000_000_000;
+//! session.on_connected(now_ns);
+//!
+//! let mut logon = Vec::new();
+//! fix::wrap_body(FixVersion::Fix44,
+//!     b"35=A\x0149=CLIENT1\x0156=RIALTO\x0134=1\x0152=20231114-22:13:20\x0198=0\x01108=30\x01",
+//!     &mut logon);
+//! let consumed = session.on_bytes(&logon, now_ns, &mut conn); // keep the unconsumed tail
+//! assert_eq!(consumed, logon.len());
+//! assert_eq!(session.state(), fix::SessionState::Active);
+//! assert!(conn.wire.starts_with(b"8=FIX.4.4\x01")); // our Logon answer
+//! session.on_tick(now_ns + 1_000_000_000, &mut conn); // call it periodically
+//! assert_eq!((session.next_in(), session.next_out()), (2, 2)); // persist these
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod app;
@@ -31,7 +67,7 @@ pub use decode::{
 };
 pub use encode::{Encoder, Header};
 pub use session::{
-    DisconnectReason, MemoryStore, MessageStore, Session, SessionConfig, SessionEvent,
+    identify, DisconnectReason, MemoryStore, MessageStore, Session, SessionConfig, SessionEvent,
     SessionHandler, SessionState,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};

@@ -622,10 +622,12 @@ impl<S: MessageStore> Session<S> {
                 return;
             }
             if t == msg_type::RESEND_REQUEST {
-                // Serve it now (the counterparty may be waiting on it to fill our gap).
+                // Serve it now (the counterparty may be waiting on it to fill our gap) and do
+                // not queue it: its number comes back as a gap fill.
                 self.serve_resend(msg, seq, now_ns, h);
+            } else {
+                self.enqueue(msg, seq);
             }
-            self.enqueue(msg, seq);
             self.request_resend(seq, now_ns, h);
             return;
         }

@@ -842,3 +842,24 @@ fn queue_overflow_drops_and_asks_again() {
     assert_eq!(mt(&out[0]), "2");
     assert_eq!(f(&out[0], 7).as_deref(), Some("5"));
 }
+
+#[test]
+fn resend_request_ahead_of_a_gap_is_served_once() {
+    let (mut s, mut h) = logged_on();
+    s.send_app(&exec_report(b"C2"), T0, &mut h); // our 2
+    h.take();
+    // Their 2 is missing; their 3 asks us to resend from 2.
+    feed(&mut s, In::new("2", 3, "7=2|16=0|"), T0, &mut h);
+    let out = h.take();
+    let types: Vec<String> = out.iter().map(|m| mt(m)).collect();
+    assert_eq!(
+        types,
+        ["8", "2"],
+        "served at once, then our own ResendRequest"
+    );
+    // They gap-fill 2..=3 (the ResendRequest is admin): nothing is served twice.
+    feed(&mut s, In::new("4", 2, "123=Y|36=4|").dup(), T0, &mut h);
+    assert!(h.out.is_empty());
+    assert_eq!(s.next_in(), 4);
+    assert_eq!(s.queued(), 0);
+}
