@@ -91,11 +91,16 @@ pub enum JournalError {
         source: io::Error,
     },
     /// The journal is damaged at `segment`, byte `offset`. Never skipped or guessed around.
+    /// `last_valid_seq` is the last record read intact before it (0 if none): an operator who
+    /// decides to give up the rest can pass it to [`crate::tools::truncate_after`].
     Corrupt {
         segment: PathBuf,
         offset: u64,
+        last_valid_seq: u64,
         problem: Corruption,
     },
+    /// [`crate::tools::truncate_after`] was asked to keep a record the journal does not have.
+    TruncatePointMissing { last_kept_seq: u64, last_seq: u64 },
     /// A [`crate::JournalConfig`] value is out of range.
     InvalidConfig(String),
     /// `append` was given a payload larger than the configured maximum.
@@ -135,11 +140,21 @@ impl fmt::Display for JournalError {
             JournalError::Corrupt {
                 segment,
                 offset,
+                last_valid_seq,
                 problem,
             } => write!(
                 f,
-                "journal corrupt in {} at byte offset {offset}: {problem}",
+                "journal corrupt in {} at byte offset {offset} (after seq {last_valid_seq}): \
+                 {problem}",
                 segment.display()
+            ),
+            JournalError::TruncatePointMissing {
+                last_kept_seq,
+                last_seq,
+            } => write!(
+                f,
+                "cannot truncate after seq {last_kept_seq}: the journal's last valid seq is \
+                 {last_seq}"
             ),
             JournalError::InvalidConfig(why) => write!(f, "invalid journal config: {why}"),
             JournalError::PayloadTooLarge { len, max } => {

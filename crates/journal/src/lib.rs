@@ -7,7 +7,7 @@
 //! Layout on disk (`DIR` is the server's data directory):
 //! - `DIR/journal/<first seq, 20 digits>.seg`: segment files, preallocated to
 //!   [`JournalConfig::segment_size_bytes`], each a header then records back to back
-//!   ([`format`] has the byte layouts). Sequence numbers are global and strictly consecutive,
+//!   ([`mod@format`] has the byte layouts). Sequence numbers are global and strictly consecutive,
 //!   starting at 1.
 //! - `DIR/journal/LOCK`: flock'ed by the one writer.
 //! - `DIR/snapshots/<seq, 20 digits>.snap`: see [`snapshot`].
@@ -38,5 +38,5 @@ pub use error::{Corruption, JournalError};
 pub use format::RecordFault;
 pub use fuzz::fuzz_recover;
 pub use reader::{list_segments, JournalReader, Record, SegmentFile, SegmentSummary, TornTail};
-pub use tools::{dump, verify, DumpSummary, VerifyReport};
+pub use tools::{dump, truncate_after, verify, DumpSummary, TruncateReport, VerifyReport};
 pub use writer::{Durability, JournalConfig, JournalWriter, RecoveryReport};

@@ -300,6 +300,7 @@ impl JournalReader {
         JournalError::Corrupt {
             segment: self.seg_path().to_path_buf(),
             offset,
+            last_valid_seq: self.expected_seq.saturating_sub(1),
             problem,
         }
     }

@@ -144,7 +144,7 @@ pub fn load_latest(data_dir: &Path) -> Result<SnapshotLoad, JournalError> {
 }
 
 /// Deletes all but the `keep` newest snapshots (at least one is always kept) and leftover
-/// `.snap.tmp` files. Call it after a successful [`write`], so the newest is known valid.
+/// `.snap.tmp` files. Call it after a successful [`write()`], so the newest is known valid.
 /// Returns the removed paths.
 pub fn prune(data_dir: &Path, keep: usize) -> Result<Vec<PathBuf>, JournalError> {
     let keep = keep.max(1);

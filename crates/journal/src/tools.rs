@@ -4,8 +4,10 @@
 //! print. Payloads are opaque here: callers decode them in the callback (the server adds the
 //! state hash to `verify` by replaying each record through the engine in `on_record`).
 //!
-//! Never: modifies, truncates or locks the journal (safe to run next to a stopped or running
+//! Never: `verify` and `dump` modify or lock nothing (safe next to a stopped or running
 //! server; on a running one the tail may be reported as torn while a write is in flight).
+//! [`truncate_after`] is the one operator repair: it modifies the journal only on an explicit
+//! request, under the writer lock.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -91,4 +93,82 @@ pub fn dump(
     }
     summary.torn_tail = reader.torn_tail().cloned();
     Ok(summary)
+}
+
+/// What [`truncate_after`] removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TruncateReport {
+    /// The segment that now ends the journal, and the offset from which it was zero-filled.
+    pub segment: PathBuf,
+    pub offset: u64,
+    /// Whole segments deleted because they start after the kept record.
+    pub removed_segments: Vec<PathBuf>,
+}
+
+/// Operator repair: drops every record after `last_kept_seq`, whatever state it is in, so the
+/// journal ends at `last_kept_seq` and a writer continues at `last_kept_seq + 1`.
+///
+/// This is the explicit decision recovery never takes by itself (it refuses corruption before
+/// the tail): use it after inspecting a [`JournalError::Corrupt`], typically with its
+/// `last_valid_seq`. Every record up to `last_kept_seq` must read back valid, else that error
+/// is returned and nothing changes. Takes the writer lock, so it fails while a server runs.
+/// Records dropped here may have been acknowledged to clients: the caller owns that decision.
+pub fn truncate_after(data_dir: &Path, last_kept_seq: u64) -> Result<TruncateReport, JournalError> {
+    let journal_dir = data_dir.join(crate::format::JOURNAL_SUBDIR);
+    let _lock = crate::writer::lock_journal(&journal_dir)?;
+    let mut reader = JournalReader::open(data_dir, 0)?;
+    let mut cut = None;
+    let mut last_seq = 0;
+    if reader.segments().first().map(|s| s.first_seq) == Some(last_kept_seq + 1) {
+        // Keep nothing: the first segment is cut right after its header.
+        let first = &reader.segments()[0];
+        cut = Some((first.path.clone(), crate::format::SEGMENT_HEADER_LEN as u64));
+    }
+    while cut.is_none() {
+        match reader.next_record()? {
+            Some(rec) => {
+                last_seq = rec.seq;
+                if rec.seq == last_kept_seq {
+                    let end =
+                        rec.offset + (crate::format::RECORD_HEADER_LEN + rec.payload.len()) as u64;
+                    cut = Some((rec.segment.to_path_buf(), end));
+                }
+            }
+            None => {
+                return Err(JournalError::TruncatePointMissing {
+                    last_kept_seq,
+                    last_seq,
+                })
+            }
+        }
+    }
+    let (segment, offset) = cut.expect("cut point found");
+    let mut report = TruncateReport {
+        segment,
+        offset,
+        removed_segments: Vec::new(),
+    };
+    // Delete later segments newest first, so a crash part-way leaves a journal that still
+    // ends in one contiguous run.
+    for seg in reader.segments().iter().rev() {
+        if seg.first_seq > last_kept_seq && seg.path != report.segment {
+            std::fs::remove_file(&seg.path)
+                .map_err(|e| JournalError::io("remove", &seg.path, e))?;
+            report.removed_segments.push(seg.path.clone());
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&report.segment)
+        .map_err(|e| JournalError::io("open", &report.segment, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| JournalError::io("stat", &report.segment, e))?
+        .len();
+    file.set_len(offset)
+        .and_then(|()| file.set_len(len))
+        .and_then(|()| file.sync_all())
+        .map_err(|e| JournalError::io("truncate", &report.segment, e))?;
+    crate::writer::sync_dir(&journal_dir)?;
+    Ok(report)
 }

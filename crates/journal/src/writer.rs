@@ -454,7 +454,7 @@ impl JournalWriter {
 }
 
 /// Takes the journal's exclusive lock (flock on `LOCK`), held until the returned file closes.
-fn lock_journal(journal_dir: &Path) -> Result<File, JournalError> {
+pub(crate) fn lock_journal(journal_dir: &Path) -> Result<File, JournalError> {
     let path = journal_dir.join(LOCK_FILE);
     let file = OpenOptions::new()
         .create(true)

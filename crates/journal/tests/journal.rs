@@ -246,8 +246,10 @@ fn bit_flips_before_the_tail_are_refused_with_segment_and_offset() {
             Err(JournalError::Corrupt {
                 segment,
                 offset,
+                last_valid_seq,
                 problem,
             }) => {
+                assert_eq!(last_valid_seq, rec.seq - 1);
                 assert_eq!(segment, seg_copy, "seq {}", rec.seq);
                 assert_eq!(offset, *off, "seq {}", rec.seq);
                 if *seg == last_seg {
@@ -264,6 +266,7 @@ fn bit_flips_before_the_tail_are_refused_with_segment_and_offset() {
                 let msg = JournalError::Corrupt {
                     segment,
                     offset,
+                    last_valid_seq,
                     problem,
                 }
                 .to_string();
@@ -333,6 +336,7 @@ fn missing_or_inconsistent_segments_are_refused() {
             segment,
             offset: 0,
             problem: Corruption::SegmentGap { .. },
+            ..
         }) => assert!(segment.ends_with(segments[3].path.file_name().unwrap())),
         other => panic!("{:?}", other.map(|x| x.1)),
     }
@@ -565,4 +569,47 @@ fn sequence_numbers_end_before_u64_max() {
     drop(w);
     let (_, report) = reopen(dir.path()).unwrap();
     assert_eq!(report.last_seq, Some(first));
+}
+
+#[test]
+fn operator_truncation_after_corruption_lets_the_journal_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_journal(dir.path(), 300, small_config());
+    let read = read_all(dir.path()).unwrap();
+    let (rec, seg, off) = &read[100];
+    flip_bit(seg, off + 30, 3);
+    let last_valid_seq = match reopen(dir.path()) {
+        Err(JournalError::Corrupt { last_valid_seq, .. }) => last_valid_seq,
+        other => panic!("{:?}", other.map(|x| x.1)),
+    };
+    assert_eq!(last_valid_seq, rec.seq - 1);
+    // Asking to keep the corrupt record itself is refused, nothing changes.
+    assert!(matches!(
+        journal::truncate_after(dir.path(), rec.seq),
+        Err(JournalError::Corrupt { .. })
+    ));
+    let report = journal::truncate_after(dir.path(), last_valid_seq).unwrap();
+    assert_eq!((&report.segment, report.offset), (seg, *off));
+    assert!(!report.removed_segments.is_empty());
+    let (mut w, rec_report) = reopen(dir.path()).unwrap();
+    assert_eq!(rec_report.last_seq, Some(last_valid_seq));
+    assert!(rec_report.truncated.is_none());
+    assert_eq!(w.append(0, 0, b"resumed").unwrap(), last_valid_seq + 1);
+    w.commit(Durability::Process).unwrap();
+    drop(w);
+    let read = read_all(dir.path()).unwrap();
+    assert_eq!(read.len() as u64, last_valid_seq + 1);
+    assert!(written
+        .iter()
+        .zip(&read[..read.len() - 1])
+        .all(|(w, (r, _, _))| w == r));
+
+    // Keeping nothing, and a point past the end.
+    assert!(matches!(
+        journal::truncate_after(dir.path(), 10_000),
+        Err(JournalError::TruncatePointMissing { .. })
+    ));
+    journal::truncate_after(dir.path(), 0).unwrap();
+    let (w, report) = reopen(dir.path()).unwrap();
+    assert_eq!((report.records, w.next_seq()), (0, 1));
 }
