@@ -25,6 +25,8 @@
 //!    are not the end of what was written: corruption
 //!    ([`Corruption::InvalidRecordBeforeValid`]). If none exists, everything from `P` on is an
 //!    incomplete write: a torn tail ([`TornTail`]), which recovery truncates (zero-fills).
+//!    Before deciding, the reader re-reads the rest (a few times): if the record at `P` has
+//!    become valid meanwhile, a live writer was mid-write and reading simply goes on.
 //!
 //! A checksum-bad final record with nothing valid after it is therefore a torn tail even if the
 //! damage was a bit flip: the two cannot be told apart from the bytes, and the record was
@@ -48,6 +50,9 @@ use crate::format::{
 /// Bytes read per refill. Larger than the largest record so one refill always completes one.
 const READ_CHUNK: usize = 4 << 20;
 const _: () = assert!(READ_CHUNK >= RECORD_HEADER_LEN + PAYLOAD_LEN_MAX as usize);
+
+/// How often the end check reads an apparently corrupt tail of the last segment.
+const LIVE_REREADS: u32 = 3;
 
 /// One record as read from the journal. `payload` borrows the reader's buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,7 +395,27 @@ impl JournalReader {
             return Ok(());
         };
         // Rare path from here on: the rest of the segment is not zero.
-        let rest = self.read_rest(offset)?;
+        // Next to a live writer (verify or dump while a server runs) a read can race a write:
+        // the record at `offset` may be completed since it was read, or even be read before
+        // later pages of the same write. So look again (a few times, error path only) before
+        // calling a valid record after an invalid one corruption.
+        let mut rest = self.read_rest(offset)?;
+        let mut attempt = 1;
+        loop {
+            if decode_record(&rest).is_ok_and(|h| h.seq == self.expected_seq) {
+                self.buf_file_off = offset;
+                return Ok(());
+            }
+            if attempt == LIVE_REREADS
+                || !is_last
+                || find_valid_record(&rest, self.expected_seq).is_none()
+            {
+                break;
+            }
+            attempt += 1;
+            std::thread::yield_now();
+            rest = self.read_rest(offset)?;
+        }
         let fault = if rest.len() >= RECORD_HEADER_LEN && rest[..RECORD_HEADER_LEN] == [0; 28] {
             RecordFault::Zeroed
         } else {

@@ -613,3 +613,31 @@ fn operator_truncation_after_corruption_lets_the_journal_open() {
     let (w, report) = reopen(dir.path()).unwrap();
     assert_eq!((report.records, w.next_seq()), (0, 1));
 }
+
+#[test]
+fn verify_next_to_a_live_writer_never_reports_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = reopen(dir.path()).unwrap();
+    let path = dir.path().to_path_buf();
+    let writer = std::thread::spawn(move || {
+        for round in 0..400u64 {
+            for i in 0..5 {
+                w.append(1, round, &payload(round * 5 + i)).unwrap();
+            }
+            w.commit(Durability::Process).unwrap();
+        }
+        w.next_seq() - 1
+    });
+    let mut last = 0;
+    while !writer.is_finished() {
+        let report = journal::verify::<JournalError>(&path, |_| Ok(()))
+            .unwrap_or_else(|e| panic!("live verify: {e}"));
+        let seen = report.last_seq.unwrap_or(0);
+        assert!(seen >= last, "verify went backwards: {seen} < {last}");
+        last = seen;
+    }
+    let total = writer.join().unwrap();
+    let report = journal::verify::<JournalError>(&path, |_| Ok(())).unwrap();
+    assert_eq!(report.last_seq, Some(total));
+    assert!(report.torn_tail.is_none());
+}
