@@ -28,7 +28,8 @@ public final class Main {
                    interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
                            [--window 1000] [--symbol ACME] [--host ..] [--port ..] [--store-dir ..] [--reset]
               --store-dir  QuickFIX/J FileStore for the client's sequence numbers
-                           (default target/fix-store/HOST_PORT); keep it as long as the server keeps its data
+                           (default fix-store/HOST_PORT next to the jar, i.e. in target/); keep it as long
+                           as the server keeps its data
               --reset      send ResetSeqNumFlag(141)=Y on Logon (both sides restart at 1)
             """;
 
@@ -88,9 +89,22 @@ public final class Main {
         if (warmup < 0) {
             warmup = Math.min(latency / 10, 2000);
         }
-        File storeDir = new File(store != null ? store : "target/fix-store/" + host + "_" + port);
+        File storeDir = new File(store != null ? store : besideJar("fix-store/" + host + "_" + port));
         return new Options(host, port, storeDir, reset, timeoutMs, verbose, latency, rate, warmup, sender, flow,
                 window, symbol);
+    }
+
+    /** A path next to the running jar (target/), or under target/ of the working directory otherwise. */
+    static String besideJar(String name) {
+        try {
+            File code = new File(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (code.isFile()) {
+                return new File(code.getParentFile(), name).getPath();
+            }
+        } catch (Exception e) {
+            // fall through to the working directory
+        }
+        return "target/" + name;
     }
 
     private static String value(String[] args, int i, String flag) {

@@ -43,7 +43,7 @@ public final class RefExchange {
               --host      address to listen on (default 127.0.0.1)
               --port      FIX port (default 9879)
               --data-dir  where the FileStore keeps sequence numbers and sent messages
-                          (default ./refexchange-data)
+                          (default: refexchange-data next to the jar, i.e. in target/)
               --store     file (default: QuickFIX/J FileStore, no fsync) or memory (MemoryStore)
               --verbose   log every FIX message and session event to stdout
             """;
@@ -51,7 +51,7 @@ public final class RefExchange {
     public static Options parse(String[] args) {
         String host = "127.0.0.1";
         int port = 9879;
-        String dataDir = "refexchange-data";
+        String dataDir = besideJar("refexchange-data");
         boolean memory = false;
         boolean verbose = false;
         for (int i = 0; i < args.length; i++) {
@@ -89,6 +89,19 @@ public final class RefExchange {
             }
         }
         return new Options(host, port, dataDir, memory, verbose);
+    }
+
+    /** A path next to the running jar (target/), or in the working directory when not run from a jar. */
+    static String besideJar(String name) {
+        try {
+            File code = new File(RefExchange.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (code.isFile()) {
+                return new File(code.getParentFile(), name).getPath();
+            }
+        } catch (Exception e) {
+            // fall through to the working directory
+        }
+        return name;
     }
 
     private static String value(String[] args, int i, String flag) {
