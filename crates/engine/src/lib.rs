@@ -76,13 +76,11 @@ pub struct EngineConfig {
     pub levels_max: usize,
     /// Ids below this are indexed directly (4 bytes each, committed by the OS as touched).
     pub ids_direct: usize,
-    /// Initial capacity of the hash table for ids >= `ids_direct`; it doubles beyond a load of
-    /// 1/2 (amortized growth: the one allocation a command may cause after warm-up, and only
-    /// for sparse ids).
+    /// Initial capacity of the two id hash tables: used ids >= `ids_direct`, and resting id ->
+    /// slot. Each doubles beyond a load of 1/2: amortized growth, the only allocation a command
+    /// can cause after warm-up, and only when sparse ids arrive or the number of resting orders
+    /// passes its previous peak.
     pub ids_hashed_initial: usize,
-    /// Initial capacity of the resting-id -> slot table; it doubles when the resting orders
-    /// exceed half of it (amortized growth, only past the previous peak).
-    pub live_index_initial: usize,
 }
 
 impl Default for EngineConfig {
@@ -93,7 +91,6 @@ impl Default for EngineConfig {
             levels_max: 1 << 22,
             ids_direct: 1 << 22,
             ids_hashed_initial: 1 << 12,
-            live_index_initial: 1 << 14,
         }
     }
 }
@@ -284,7 +281,7 @@ impl Engine {
             ids: IdIndex::new(
                 config.ids_direct,
                 config.ids_hashed_initial,
-                config.live_index_initial,
+                config.ids_hashed_initial,
             ),
             next_trade_id: 1,
             next_seq: 1,

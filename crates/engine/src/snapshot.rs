@@ -156,7 +156,6 @@ impl Engine {
             c.levels_max,
             c.ids_direct,
             c.ids_hashed_initial,
-            c.live_index_initial,
         ] {
             out.extend_from_slice(&(v as u64).to_le_bytes());
         }
@@ -220,7 +219,7 @@ impl Engine {
             return Err(SnapshotError::ChecksumMismatch);
         }
         let mut r = Reader { b: payload };
-        let mut cfg = [0usize; 6];
+        let mut cfg = [0usize; 5];
         for v in cfg.iter_mut() {
             *v = usize::try_from(r.u64("config")?).map_err(|_| corrupt("config value"))?;
         }
@@ -230,7 +229,6 @@ impl Engine {
             levels_max: cfg[2],
             ids_direct: cfg[3],
             ids_hashed_initial: cfg[4],
-            live_index_initial: cfg[5],
         };
         if cfg.iter().any(|v| *v > 1 << 40) {
             return Err(corrupt("config limits out of range"));

@@ -29,7 +29,6 @@ fn small_config() -> EngineConfig {
         levels_max: 1 << 12,
         ids_direct: 1000,
         ids_hashed_initial: 16,
-        live_index_initial: 16,
     }
 }
 
