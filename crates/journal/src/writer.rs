@@ -360,6 +360,10 @@ impl JournalWriter {
             return Err(JournalError::Poisoned);
         }
         self.flush()?;
+        assert!(
+            self.synced_seq <= self.written_seq && self.written_seq < self.next_seq,
+            "journal sequence bookkeeping broken"
+        );
         match mode {
             Durability::Process => Ok(self.written_seq),
             Durability::Fsync => {
@@ -403,6 +407,11 @@ impl JournalWriter {
         if self.buf_len == 0 {
             return Ok(());
         }
+        // Invariant (kept in release): a batch never crosses the preallocated segment end.
+        assert!(
+            self.write_off + self.buf_len as u64 <= self.seg_capacity,
+            "journal batch would cross the segment end"
+        );
         if let Err(e) = self
             .file
             .write_all_at(&self.buf[..self.buf_len], self.write_off)
