@@ -1,7 +1,8 @@
 //! Codec micro benchmark: ns per message to decode and to encode a NewOrderSingle and an
 //! ExecutionReport, and for a logged-on session to take an order and send its report.
 //!
-//! Run: `cargo run --release -p fix --example codec_bench [-- --iters N]`
+//! Run: `cargo run --release -p fix --example codec_bench [-- --iters N] [--only NAME]`
+//! (NAME: decode-nos, decode-er, encode-nos, encode-er, session).
 //! Each figure is the median of 3 runs of N messages (default 1,000,000). The printed `hash`
 //! sums values read back from every message so the work cannot be optimized away; it must not
 //! change when the code gets faster.
@@ -115,7 +116,17 @@ impl SessionHandler for Sink {
 }
 
 /// Returns one line per figure: `name ns_per_msg hash`.
-fn run(iters: u64) -> Vec<(&'static str, f64, u64)> {
+/// Benchmark names, in order, for `--only`.
+const NAMES: [&str; 5] = [
+    "decode-nos",
+    "decode-er",
+    "encode-nos",
+    "encode-er",
+    "session",
+];
+
+fn run(iters: u64, only: Option<usize>) -> Vec<(&'static str, f64, u64)> {
+    let want = |k: usize| only.is_none() || only == Some(k);
     let mut enc = Encoder::default();
     let mut dec = Decoder::new(Limits::default());
     let mut out = Vec::new();
@@ -133,84 +144,94 @@ fn run(iters: u64) -> Vec<(&'static str, f64, u64)> {
     );
     let er = enc.bytes().to_vec();
 
-    let (ns, hash) = measure(iters, |_| {
-        let m = dec.decode(black_box(&nos)).expect("valid NewOrderSingle");
-        let o = NewOrderSingle::parse(&m).expect("valid NewOrderSingle");
-        let ticks = o.price.map_or(0, |p| p.to_ticks(CENT).unwrap_or(0));
-        o.order_qty + ticks as u64 + o.cl_ord_id.len() as u64
-    });
-    out.push(("decode+parse NewOrderSingle", ns, hash));
+    if want(0) {
+        let (ns, hash) = measure(iters, |_| {
+            let m = dec.decode(black_box(&nos)).expect("valid NewOrderSingle");
+            let o = NewOrderSingle::parse(&m).expect("valid NewOrderSingle");
+            let ticks = o.price.map_or(0, |p| p.to_ticks(CENT).unwrap_or(0));
+            o.order_qty + ticks as u64 + o.cl_ord_id.len() as u64
+        });
+        out.push(("decode+parse NewOrderSingle", ns, hash));
+    }
 
-    let (ns, hash) = measure(iters, |_| {
-        let m = dec.decode(black_box(&er)).expect("valid ExecutionReport");
-        m.get_u64(14).ok().flatten().unwrap_or(0) + m.field_count() as u64
-    });
-    out.push(("decode ExecutionReport", ns, hash));
+    if want(1) {
+        let (ns, hash) = measure(iters, |_| {
+            let m = dec.decode(black_box(&er)).expect("valid ExecutionReport");
+            m.get_u64(14).ok().flatten().unwrap_or(0) + m.field_count() as u64
+        });
+        out.push(("decode ExecutionReport", ns, hash));
+    }
 
-    let (ns, hash) = measure(iters, |i| {
-        encode(
-            &mut enc,
-            &order(b"ORD-0000001"),
-            &header(b"CLIENT1", b"RIALTO", i + 2),
-        )
-    });
-    out.push(("encode NewOrderSingle", ns, hash));
-
-    let (ns, hash) = measure(iters, |i| {
-        encode(
-            &mut enc,
-            &fill(b"ORD-0000001", i),
-            &header(b"RIALTO", b"CLIENT1", i + 2),
-        )
-    });
-    out.push(("encode ExecutionReport", ns, hash));
-
-    // Session: one NewOrderSingle in (sequence, header and SendingTime checks, delivery and
-    // parse) and one ExecutionReport out (encode, store, send), per message pair.
-    let frames: Vec<Vec<u8>> = (0..1024u64)
-        .map(|i| {
+    if want(2) {
+        let (ns, hash) = measure(iters, |i| {
             encode(
                 &mut enc,
                 &order(b"ORD-0000001"),
-                &header(b"CLIENT1", b"RIALTO", i),
-            );
-            enc.bytes().to_vec()
-        })
-        .collect();
-    let (ns, hash) = {
-        let mut runs = [0f64; 3];
-        let mut hash = 0;
-        for r in &mut runs {
-            let mut cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
-            cfg.sending_time_tolerance_ns = None;
-            let mut s = Session::new(cfg, MemoryStore::new(1024));
-            let mut sink = Sink::default();
-            let mut elapsed = 0u128;
-            let mut done = 0u64;
-            let mut seq_base = 0u64;
-            while done < iters {
-                // Re-log-on every 1022 orders so the prebuilt frames' numbers line up.
-                s.on_disconnected();
-                s.set_next_in(1);
-                s.on_connected(T0);
-                s.on_bytes(&logon(&mut enc), T0, &mut sink);
-                let batch = (iters - done).min(1022);
-                let start = Instant::now();
-                for f in &frames[2..2 + batch as usize] {
-                    s.on_bytes(f, T0, &mut sink);
-                    s.send_app(&fill(b"ORD-0000001", seq_base), T0, &mut sink);
+                &header(b"CLIENT1", b"RIALTO", i + 2),
+            )
+        });
+        out.push(("encode NewOrderSingle", ns, hash));
+    }
+
+    if want(3) {
+        let (ns, hash) = measure(iters, |i| {
+            encode(
+                &mut enc,
+                &fill(b"ORD-0000001", i),
+                &header(b"RIALTO", b"CLIENT1", i + 2),
+            )
+        });
+        out.push(("encode ExecutionReport", ns, hash));
+    }
+
+    if want(4) {
+        // Session: one NewOrderSingle in (sequence, header and SendingTime checks, delivery and
+        // parse) and one ExecutionReport out (encode, store, send), per message pair.
+        let frames: Vec<Vec<u8>> = (0..1024u64)
+            .map(|i| {
+                encode(
+                    &mut enc,
+                    &order(b"ORD-0000001"),
+                    &header(b"CLIENT1", b"RIALTO", i),
+                );
+                enc.bytes().to_vec()
+            })
+            .collect();
+        let (ns, hash) = {
+            let mut runs = [0f64; 3];
+            let mut hash = 0;
+            for r in &mut runs {
+                let mut cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
+                cfg.sending_time_tolerance_ns = None;
+                let mut s = Session::new(cfg, MemoryStore::new(1024));
+                let mut sink = Sink::default();
+                let mut elapsed = 0u128;
+                let mut done = 0u64;
+                let mut seq_base = 0u64;
+                while done < iters {
+                    // Re-log-on every 1022 orders so the prebuilt frames' numbers line up.
+                    s.on_disconnected();
+                    s.set_next_in(1);
+                    s.on_connected(T0);
+                    s.on_bytes(&logon(&mut enc), T0, &mut sink);
+                    let batch = (iters - done).min(1022);
+                    let start = Instant::now();
+                    for f in &frames[2..2 + batch as usize] {
+                        s.on_bytes(f, T0, &mut sink);
+                        s.send_app(&fill(b"ORD-0000001", seq_base), T0, &mut sink);
+                    }
+                    elapsed += start.elapsed().as_nanos();
+                    done += batch;
+                    seq_base += batch;
                 }
-                elapsed += start.elapsed().as_nanos();
-                done += batch;
-                seq_base += batch;
+                *r = elapsed as f64 / iters as f64;
+                hash = sink.orders;
             }
-            *r = elapsed as f64 / iters as f64;
-            hash = sink.orders;
-        }
-        runs.sort_by(|a, b| a.total_cmp(b));
-        (runs[1], hash)
-    };
-    out.push(("session NewOrderSingle in + ExecutionReport out", ns, hash));
+            runs.sort_by(|a, b| a.total_cmp(b));
+            (runs[1], hash)
+        };
+        out.push(("session NewOrderSingle in + ExecutionReport out", ns, hash));
+    }
     out
 }
 
@@ -224,25 +245,38 @@ fn logon(enc: &mut Encoder) -> Vec<u8> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let only = match args.iter().position(|a| a == "--only") {
+        Some(i) => match args
+            .get(i + 1)
+            .and_then(|v| NAMES.iter().position(|n| n == v))
+        {
+            Some(k) => Some(k),
+            None => {
+                eprintln!("--only takes one of {NAMES:?}");
+                std::process::exit(2);
+            }
+        },
+        None => None,
+    };
     let iters = match args.iter().position(|a| a == "--iters") {
         Some(i) => match args.get(i + 1).and_then(|v| v.parse::<u64>().ok()) {
             Some(n) if n > 0 => n,
             _ => {
-                eprintln!("usage: codec_bench [--iters N]  (N > 0)");
+                eprintln!("usage: codec_bench [--iters N] [--only NAME]  (N > 0)");
                 std::process::exit(2);
             }
         },
         None => 1_000_000,
     };
     println!("fix codec bench: {iters} messages per run, median of 3 runs");
-    for (name, ns, hash) in run(iters) {
+    for (name, ns, hash) in run(iters, only) {
         println!("{name:<50} {ns:>8.1} ns/msg   hash={hash}");
     }
 }
 
 #[test]
 fn bench_runs_with_tiny_parameters() {
-    let lines = run(2000);
+    let lines = run(2000, None);
     assert_eq!(lines.len(), 5);
     // Hashes are fixed by the inputs: 2000 orders of 100 at 101.25 (10125 ticks), ClOrdID 11.
     assert_eq!(lines[0].2, 2000 * (100 + 10125 + 11));

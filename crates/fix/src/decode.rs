@@ -292,37 +292,49 @@ impl Decoder {
         let mut i = 0;
         let mut data_len: Option<(u32, usize)> = None;
         while i < len {
-            // Tag: digits up to '='.
+            // Tag: 1 to 9 digits, no leading zero, then '='.
             let tag_start = i;
             let mut tag: u32 = 0;
-            while i < len && buf[i].is_ascii_digit() && i - tag_start < 9 {
-                tag = tag * 10 + (buf[i] - b'0') as u32;
+            loop {
+                let Some(&c) = buf.get(i) else {
+                    return Err(DecodeError::InvalidTag { offset: tag_start });
+                };
+                if c == b'=' {
+                    break;
+                }
+                let d = c.wrapping_sub(b'0');
+                if d > 9 || i - tag_start >= 9 {
+                    return Err(DecodeError::InvalidTag { offset: tag_start });
+                }
+                tag = tag * 10 + d as u32;
                 i += 1;
             }
-            if i == tag_start || i >= len || buf[i] != b'=' || tag == 0 || buf[tag_start] == b'0' {
+            if i == tag_start || buf[tag_start] == b'0' {
                 return Err(DecodeError::InvalidTag { offset: tag_start });
             }
             i += 1;
             let start = i;
-            let end = match data_len {
+            let end = match data_len.take() {
                 Some((data_tag, n)) if data_tag == tag => {
-                    if start + n >= len || buf[start + n] != SOH {
+                    if buf.get(start + n) != Some(&SOH) {
                         return Err(DecodeError::Frame(FrameError::BodyLengthMismatch));
                     }
                     start + n
                 }
-                _ => match buf[start..].iter().position(|&c| c == SOH) {
-                    Some(p) => start + p,
+                _ => match find_soh(buf, start) {
+                    Some(p) => p,
                     None => return Err(DecodeError::Frame(FrameError::BodyLengthMismatch)),
                 },
             };
-            data_len = None;
             if end == start {
                 return Err(DecodeError::EmptyValue { tag });
             }
-            if let Some(data_tag) = tags::data_tag_for_length(tag) {
-                if let Some(n) = parse_u64(&buf[start..end]) {
-                    data_len = Some((data_tag, n as usize));
+            // Every data-length tag is >= 90; most tags are not.
+            if tag >= 90 {
+                if let Some(data_tag) = tags::data_tag_for_length(tag) {
+                    if let Some(n) = parse_u64(&buf[start..end]) {
+                        data_len = Some((data_tag, n as usize));
+                    }
                 }
             }
             if self.fields.len() == self.limits.fields_max {
@@ -634,6 +646,27 @@ fn decimal_error(tag: u32, e: DecimalError) -> FieldError {
         DecimalError::Format | DecimalError::Overflow => FieldError::bad_format(tag),
         _ => FieldError::bad_value(tag),
     }
+}
+
+/// Index of the first SOH at or after `from`, eight bytes at a time.
+#[inline]
+fn find_soh(buf: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while let Some(chunk) = buf.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        // Bytes equal to SOH become zero; the lowest set high bit marks the first of them
+        // (borrows only create false hits above a true one).
+        let x = u64::from_le_bytes(word) ^ ONES;
+        let hits = x.wrapping_sub(ONES) & !x & HIGHS;
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    buf.get(i..)?.iter().position(|&c| c == SOH).map(|p| i + p)
 }
 
 /// Digits only, at most 19 of them (no sign, no spaces): `None` otherwise.

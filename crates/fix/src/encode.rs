@@ -101,14 +101,26 @@ impl Encoder {
         self.len += 1;
     }
 
-    /// Decimal digits of `v`, written in place.
+    /// Decimal digits of `v`, written in place two at a time.
     #[inline]
     fn put_u64(&mut self, mut v: u64) {
         let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
         self.reserve(n);
-        for d in self.buf[self.len..self.len + n].iter_mut().rev() {
-            *d = b'0' + (v % 10) as u8;
-            v /= 10;
+        let out = &mut self.buf[self.len..self.len + n];
+        let mut i = n;
+        while v >= 100 {
+            let r = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            out[i] = DIGIT_PAIRS[r];
+            out[i + 1] = DIGIT_PAIRS[r + 1];
+        }
+        if v >= 10 {
+            let r = v as usize * 2;
+            out[0] = DIGIT_PAIRS[r];
+            out[1] = DIGIT_PAIRS[r + 1];
+        } else {
+            out[0] = b'0' + v as u8;
         }
         self.len += n;
     }
@@ -134,10 +146,33 @@ impl Encoder {
         }
     }
 
+    /// `tag=`; tags below 1000 (nearly all) without a division loop.
     #[inline]
     fn tag(&mut self, tag: u32) {
-        self.put_u64(tag as u64);
-        self.put_byte(b'=');
+        if tag >= 1000 {
+            self.put_u64(tag as u64);
+            self.put_byte(b'=');
+            return;
+        }
+        self.reserve(4);
+        let t = tag as usize;
+        let out = &mut self.buf[self.len..self.len + 4];
+        let n = if t < 10 {
+            out[0] = b'0' + t as u8;
+            1
+        } else if t < 100 {
+            out[0] = DIGIT_PAIRS[t * 2];
+            out[1] = DIGIT_PAIRS[t * 2 + 1];
+            2
+        } else {
+            let r = (t % 100) * 2;
+            out[0] = b'0' + (t / 100) as u8;
+            out[1] = DIGIT_PAIRS[r];
+            out[2] = DIGIT_PAIRS[r + 1];
+            3
+        };
+        out[n] = b'=';
+        self.len += n + 1;
     }
 
     /// A field with a raw value. The value must not contain SOH (except in `data` fields).
@@ -248,6 +283,13 @@ impl Encoder {
         &self.buf[self.start..self.len]
     }
 }
+
+/// "00" to "99".
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 /// Room kept after the cursor so that fixed-size pieces can be copied whole.
 const SLACK: usize = 64;
