@@ -134,11 +134,12 @@ public final class FixClients implements AutoCloseable {
         }
 
         String problemsText() {
-            if (problems.isEmpty()) {
+            List<String> all = new ArrayList<>(problems); // a snapshot: QuickFIX/J may add while we print
+            if (all.isEmpty()) {
                 return "";
             }
-            List<String> shown = problems.subList(0, Math.min(3, problems.size()));
-            String more = problems.size() > 3 ? " | (" + (problems.size() - 3) + " more)" : "";
+            List<String> shown = all.subList(0, Math.min(3, all.size()));
+            String more = all.size() > 3 ? " | (" + (all.size() - 3) + " more)" : "";
             return "; session problems: " + String.join(" | ", shown) + more;
         }
     }

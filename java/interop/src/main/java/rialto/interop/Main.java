@@ -206,6 +206,7 @@ public final class Main {
             code = 1;
         } catch (Exception e) {
             System.out.println("FAIL  " + e);
+            e.printStackTrace(System.out);
             code = 1;
         }
         System.out.flush();

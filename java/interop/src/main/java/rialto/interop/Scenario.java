@@ -227,7 +227,7 @@ public final class Scenario {
                 passed++;
             } catch (AssertionError | RuntimeException e) {
                 out.println("FAIL  " + name);
-                out.println("      " + e.getMessage());
+                out.println("      " + (e instanceof AssertionError ? e.getMessage() : e.toString()));
                 return passed;
             }
         }
