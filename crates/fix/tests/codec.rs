@@ -338,14 +338,25 @@ fn resync_finds_the_next_message() {
 
 #[test]
 fn fuzz_decode_survives_mutations() {
+    // FIX_FUZZ_ITERS=1000000 cargo test -p fix --test codec fuzz  for a longer run.
+    let iters: usize = std::env::var("FIX_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     let seeds = [
         soh(GOLDEN_LOGON),
         soh(GOLDEN_EXEC),
         framed("35=D|95=200|96=x|"),
+        // Session traffic from CLIENT1 to RIALTO: order, gap fill, resend request, reset.
+        framed("35=D|49=CLIENT1|56=RIALTO|34=2|52=20231114-22:13:20|11=A|55=X|54=1|38=1|40=2|44=1|"),
+        framed("35=4|49=CLIENT1|56=RIALTO|34=2|43=Y|52=20231114-22:13:20|122=20231114-22:13:20|123=Y|36=9|"),
+        framed("35=2|49=CLIENT1|56=RIALTO|34=2|52=20231114-22:13:20|7=1|16=0|"),
+        framed("35=4|49=CLIENT1|56=RIALTO|34=7|52=20231114-22:13:20|36=3|"),
+        framed("35=1|49=CLIENT1|56=RIALTO|34=5|52=20231114-22:13:20|112=T|"),
     ];
     let mut x: u64 = 0x9E3779B97F4A7C15;
     for seed in &seeds {
-        for _ in 0..1000 {
+        for _ in 0..iters / seeds.len() + 1 {
             let mut b = seed.clone();
             for _ in 0..(x % 4 + 1) {
                 x ^= x << 13;
