@@ -863,3 +863,95 @@ fn resend_request_ahead_of_a_gap_is_served_once() {
     assert_eq!(s.next_in(), 4);
     assert_eq!(s.queued(), 0);
 }
+
+#[test]
+fn orig_sending_time_after_sending_time_rejects_and_logs_out() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body);
+    m.poss_dup = true;
+    m.orig_sending_time = Some("20231114-22:13:21.000"); // one second after SendingTime
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("10"));
+    assert_eq!(mt(&out[1]), "5");
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::SendingTimeAccuracy)
+    );
+    assert!(h.app.is_empty());
+}
+
+#[test]
+fn wrong_begin_string_after_logon_logs_out() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body);
+    m.version = FixVersion::Fix42;
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(f(&out[0], 58).as_deref(), Some("Incorrect BeginString"));
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::BeginStringMismatch)
+    );
+}
+
+#[test]
+fn missing_msg_seq_num_logs_out() {
+    let (mut s, mut h) = logged_on();
+    let mut b = Vec::new();
+    fix::wrap_body(
+        FixVersion::Fix44,
+        b"35=0\x0149=CLIENT1\x0156=RIALTO\x0152=20231114-22:13:20.000\x01",
+        &mut b,
+    );
+    s.on_bytes(&b, T0, &mut h);
+    assert_eq!(mt(&h.out[0]), "5");
+    assert_eq!(h.disconnected(), Some(DisconnectReason::MissingMsgSeqNum));
+}
+
+#[test]
+fn gap_fill_that_does_not_move_forward_is_rejected() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("4", 2, "123=Y|36=2|").dup(), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("5"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("36"));
+    assert_eq!(s.next_in(), 3, "the rejected message's number is consumed");
+}
+
+#[test]
+fn reject_from_counterparty_is_reported_and_session_goes_on() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("3", 2, "45=7|373=5|58=bad|"), T0, &mut h);
+    assert!(h
+        .events
+        .contains(&SessionEvent::RejectReceived { ref_seq_num: 7 }));
+    assert!(h.out.is_empty());
+    assert_eq!(s.state(), SessionState::Active);
+    assert_eq!(s.next_in(), 3);
+}
+
+#[test]
+fn bytes_while_disconnected_are_discarded() {
+    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    let b = In::new("A", 1, "98=0|108=30|").bytes();
+    assert_eq!(s.on_bytes(&b, T0, &mut h), b.len());
+    assert!(h.out.is_empty() && h.events.is_empty());
+    assert_eq!(s.next_in(), 1);
+}
+
+#[test]
+fn second_logon_in_session_is_rejected() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("A", 2, "98=0|108=30|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 45).as_deref(), Some("2"));
+    assert_eq!(s.state(), SessionState::Active);
+}
