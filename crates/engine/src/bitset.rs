@@ -1,45 +1,72 @@
 //! A hierarchical bitset over price-ladder indices: which price levels are non-empty.
 //!
-//! Role: O(log64 n) "next non-empty level at or above / at or below i" for the ladder, so the
-//! best price is found again in a few word operations after the best level empties.
+//! Role: "next non-empty level at or above / at or below i" in a few word operations (one per
+//! layer of 64-way fan-out), so the best price is found again quickly after the best level
+//! empties, however far away the next one is.
 //!
 //! Never: allocates after construction.
 //!
 //! Invariants: a bit in layer k+1 is set iff the corresponding 64-bit word of layer k is
-//! non-zero; layer 0 holds one bit per index.
+//! non-zero; layer 0 holds one bit per index. All layers live in one `Vec` (layer 0 first).
 
 #[derive(Clone, Debug)]
 pub(crate) struct BitSet {
-    /// `layers[0]` is the leaf layer; the last layer has a single word.
-    layers: Vec<Vec<u64>>,
+    words: Vec<u64>,
+    /// Start of each layer in `words`, and the number of words in it.
+    starts: [usize; 8],
+    lens: [usize; 8],
+    layers: usize,
     len: usize,
 }
 
 impl BitSet {
     /// A bitset for indices `0..len`, all clear.
     pub(crate) fn new(len: usize) -> BitSet {
-        let mut layers = Vec::new();
+        let mut starts = [0; 8];
+        let mut lens = [0; 8];
+        let mut layers = 0;
+        let mut total = 0;
         let mut bits = len.max(1);
         loop {
             let words = bits.div_ceil(64);
-            layers.push(vec![0u64; words]);
+            starts[layers] = total;
+            lens[layers] = words;
+            total += words;
+            layers += 1;
             if words == 1 {
                 break;
             }
             bits = words;
         }
-        BitSet { layers, len }
+        BitSet {
+            words: vec![0; total],
+            starts,
+            lens,
+            layers,
+            len,
+        }
     }
 
     #[inline]
     pub(crate) fn get(&self, i: usize) -> bool {
-        i < self.len && self.layers[0][i >> 6] & (1u64 << (i & 63)) != 0
+        i < self.len && self.words[i >> 6] & (1u64 << (i & 63)) != 0
     }
 
     #[inline]
-    pub(crate) fn set(&mut self, mut i: usize) {
-        for layer in self.layers.iter_mut() {
-            let w = &mut layer[i >> 6];
+    pub(crate) fn set(&mut self, i: usize) {
+        let w = &mut self.words[i >> 6];
+        let was = *w;
+        *w = was | (1u64 << (i & 63));
+        if was == 0 {
+            self.set_upper(i >> 6);
+        }
+    }
+
+    /// Sets the summary bits above leaf word `i` (layer 0 word `i` just became non-empty).
+    #[cold]
+    fn set_upper(&mut self, mut i: usize) {
+        for k in 1..self.layers {
+            let w = &mut self.words[self.starts[k] + (i >> 6)];
             let was = *w;
             *w = was | (1u64 << (i & 63));
             if was != 0 {
@@ -50,9 +77,19 @@ impl BitSet {
     }
 
     #[inline]
-    pub(crate) fn clear(&mut self, mut i: usize) {
-        for layer in self.layers.iter_mut() {
-            let w = &mut layer[i >> 6];
+    pub(crate) fn clear(&mut self, i: usize) {
+        let w = &mut self.words[i >> 6];
+        *w &= !(1u64 << (i & 63));
+        if *w == 0 {
+            self.clear_upper(i >> 6);
+        }
+    }
+
+    /// Clears the summary bits above leaf word `i` (layer 0 word `i` just became empty).
+    #[cold]
+    fn clear_upper(&mut self, mut i: usize) {
+        for k in 1..self.layers {
+            let w = &mut self.words[self.starts[k] + (i >> 6)];
             *w &= !(1u64 << (i & 63));
             if *w != 0 {
                 return;
@@ -64,28 +101,39 @@ impl BitSet {
     /// The smallest set index `>= i`.
     #[inline]
     pub(crate) fn next_ge(&self, i: usize) -> Option<usize> {
+        // Fast path: within the same leaf word.
+        if let Some(&word) = self.words[..self.lens[0]].get(i >> 6) {
+            let m = word & (!0u64 << (i & 63));
+            if m != 0 {
+                return Some((i & !63) | m.trailing_zeros() as usize);
+            }
+        }
+        self.next_ge_slow(i)
+    }
+
+    #[inline(never)]
+    fn next_ge_slow(&self, i: usize) -> Option<usize> {
         let mut layer = 0;
         let mut idx = i;
         loop {
-            let words = &self.layers[layer];
             let w = idx >> 6;
-            if w >= words.len() {
+            if w >= self.lens[layer] {
                 return None;
             }
-            let m = words[w] & (!0u64 << (idx & 63));
+            let m = self.words[self.starts[layer] + w] & (!0u64 << (idx & 63));
             if m != 0 {
                 idx = (w << 6) | m.trailing_zeros() as usize;
                 break;
             }
             layer += 1;
-            if layer == self.layers.len() {
+            if layer == self.layers {
                 return None;
             }
             idx = w + 1;
         }
         while layer > 0 {
             layer -= 1;
-            idx = (idx << 6) | self.layers[layer][idx].trailing_zeros() as usize;
+            idx = (idx << 6) | self.words[self.starts[layer] + idx].trailing_zeros() as usize;
         }
         Some(idx)
     }
@@ -93,25 +141,37 @@ impl BitSet {
     /// The largest set index `<= i`.
     #[inline]
     pub(crate) fn prev_le(&self, i: usize) -> Option<usize> {
+        // Fast path: within the same leaf word.
+        if i < self.len {
+            let m = self.words[i >> 6] & (!0u64 >> (63 - (i & 63)));
+            if m != 0 {
+                return Some((i & !63) | (63 - m.leading_zeros() as usize));
+            }
+        }
+        self.prev_le_slow(i)
+    }
+
+    #[inline(never)]
+    fn prev_le_slow(&self, i: usize) -> Option<usize> {
         let mut layer = 0;
         let mut idx = i.min(self.len.saturating_sub(1));
         loop {
-            let words = &self.layers[layer];
             let w = idx >> 6;
-            let m = words[w] & (!0u64 >> (63 - (idx & 63)));
+            let m = self.words[self.starts[layer] + w] & (!0u64 >> (63 - (idx & 63)));
             if m != 0 {
                 idx = (w << 6) | (63 - m.leading_zeros() as usize);
                 break;
             }
             layer += 1;
-            if w == 0 || layer == self.layers.len() {
+            if w == 0 || layer == self.layers {
                 return None;
             }
             idx = w - 1;
         }
         while layer > 0 {
             layer -= 1;
-            idx = (idx << 6) | (63 - self.layers[layer][idx].leading_zeros() as usize);
+            let word = self.words[self.starts[layer] + idx];
+            idx = (idx << 6) | (63 - word.leading_zeros() as usize);
         }
         Some(idx)
     }

@@ -57,7 +57,7 @@ impl LiveMap {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, id: u64) -> Option<u32> {
         let mask = self.t.len() - 1;
         let mut b = fib(id, self.shift);
@@ -74,7 +74,7 @@ impl LiveMap {
     }
 
     /// Inserts or overwrites.
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, id: u64, slot: u32) {
         let mask = self.t.len() - 1;
         let mut b = fib(id, self.shift);
@@ -97,7 +97,7 @@ impl LiveMap {
     }
 
     /// Removes `id` if present (backward-shift deletion: no tombstones).
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, id: u64) {
         let mask = self.t.len() - 1;
         let mut i = fib(id, self.shift);
@@ -159,9 +159,6 @@ pub(crate) struct IdIndex {
     used_shift: u32,
     used_hashed: usize,
     live: LiveMap,
-    /// Number of ids ever used, and an order-independent digest of them (for the state hash).
-    pub(crate) used_count: u64,
-    pub(crate) used_digest: u64,
 }
 
 impl IdIndex {
@@ -175,13 +172,11 @@ impl IdIndex {
             used_shift: 64 - cap.trailing_zeros(),
             used_hashed: 0,
             live: LiveMap::new(live_initial),
-            used_count: 0,
-            used_digest: 0,
         }
     }
 
     /// Finds the bucket of sparse id `id`: `Ok` if present, `Err(empty bucket)` if not.
-    #[inline]
+    #[inline(always)]
     fn used_bucket(&self, id: u64) -> Result<usize, usize> {
         let mask = self.used_keys.len() - 1;
         let mut b = fib(id, self.used_shift);
@@ -198,7 +193,7 @@ impl IdIndex {
     }
 
     /// Whether `id` was ever accepted.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_used(&self, id: u64) -> bool {
         if id < self.direct_len {
             let i = id as usize;
@@ -209,30 +204,36 @@ impl IdIndex {
     }
 
     /// Records `id` as used for ever. Idempotent.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn mark_used(&mut self, id: u64) {
         if id < self.direct_len {
             let i = id as usize;
-            let w = &mut self.used_bits[i >> 6];
-            let bit = 1u64 << (i & 63);
-            if *w & bit != 0 {
-                return;
-            }
-            *w |= bit;
-        } else {
-            match self.used_bucket(id) {
-                Ok(_) => return,
-                Err(b) => {
-                    self.used_keys[b] = id;
-                    self.used_hashed += 1;
-                    if self.used_hashed * 2 > self.used_keys.len() {
-                        self.grow_used();
-                    }
-                }
+            self.used_bits[i >> 6] |= 1u64 << (i & 63);
+        } else if let Err(b) = self.used_bucket(id) {
+            self.used_keys[b] = id;
+            self.used_hashed += 1;
+            if self.used_hashed * 2 > self.used_keys.len() {
+                self.grow_used();
             }
         }
-        self.used_count += 1;
-        self.used_digest = self.used_digest.wrapping_add(mix64(id));
+    }
+
+    /// The number of used ids and an order-independent digest of them (for the state hash;
+    /// O(direct range / 64 + hash capacity), never on the hot path).
+    pub(crate) fn used_digest(&self) -> (u64, u64) {
+        let mut count = 0u64;
+        let mut digest = 0u64;
+        for (w, &bits) in self.used_bits.iter().enumerate() {
+            if bits != 0 {
+                count += bits.count_ones() as u64;
+                digest = digest.wrapping_add(mix64(mix64(w as u64) ^ bits));
+            }
+        }
+        for &k in self.used_keys.iter().filter(|k| **k != 0) {
+            count += 1;
+            digest = digest.wrapping_add(mix64(k ^ 0x5bd1_e995_0000_0000));
+        }
+        (count, digest)
     }
 
     fn grow_used(&mut self) {
@@ -247,20 +248,20 @@ impl IdIndex {
     }
 
     /// The slab slot of a resting order.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn live_slot(&self, id: u64) -> Option<u32> {
         self.live.get(id)
     }
 
     /// Records that used id `id` now rests in `slot`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set_live(&mut self, id: u64, slot: u32) {
         debug_assert!(self.is_used(id));
         self.live.put(id, slot);
     }
 
     /// Records that `id` no longer rests.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set_gone(&mut self, id: u64) {
         self.live.remove(id);
     }
@@ -322,7 +323,7 @@ mod tests {
         assert_eq!(ix.live_slot(ids[1]), None);
         assert_eq!(ix.live_slot(ids[2]), None);
         assert!(ix.is_used(ids[1]) && ix.is_used(ids[2]));
-        assert_eq!(ix.used_count, 50 + 1000, "50 distinct even direct ids");
+        assert_eq!(ix.used_digest().0, 50 + 1000, "50 distinct even direct ids");
         let all = ix.all_used();
         assert_eq!(all.len(), 1050);
         assert!(all.windows(2).all(|w| w[0] < w[1]));

@@ -21,8 +21,10 @@ use types::{AccountId, OrderId, PriceTicks, QtyLots, Side, StpMode, SymbolId, Ti
 /// "No slot" in the intrusive lists.
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// A slab record: one resting order (or a free slot, linked through `next`).
+/// A slab record: one resting order (or a free slot, linked through `next`). Aligned to a
+/// cache line so that touching an order costs one line, not two.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub(crate) struct Order {
     pub id: OrderId,
     pub price: PriceTicks,

@@ -388,7 +388,7 @@ impl Engine {
         self.free_head == NIL && self.orders.len() >= self.config.orders_max
     }
 
-    #[inline]
+    #[inline(always)]
     fn alloc_slot(&mut self, o: Order) -> u32 {
         self.live += 1;
         if self.free_head != NIL {
@@ -440,8 +440,17 @@ impl Engine {
             return Self::reject(sink, o.id, RejectReason::PostOnlyWouldCross);
         }
         let may_rest = !market && matches!(o.tif, TimeInForce::Gtc | TimeInForce::Day);
-        if may_rest && (self.slab_full() || !self.books[sym][side_ix(o.side)].can_hold(o.price)) {
-            return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
+        // Where it would rest, if the window already covers its price (the common case).
+        let mut rest_idx = None;
+        if may_rest {
+            if self.slab_full() {
+                return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
+            }
+            let own = &self.books[sym][side_ix(o.side)];
+            rest_idx = own.idx_of(o.price);
+            if rest_idx.is_none() && !own.can_hold(o.price) {
+                return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
+            }
         }
         sink.on_event(&Event::Accepted {
             id: o.id,
@@ -469,7 +478,14 @@ impl Engine {
                 qty: o.qty,
             });
         }
-        let end = self.match_taker(&taker, o.qty, sink);
+        let end = if self.would_cross(o.symbol, o.side, limit) {
+            self.match_taker(&taker, o.qty, sink)
+        } else {
+            MatchEnd {
+                left: o.qty,
+                stp_stop: false,
+            }
+        };
         if end.left == 0 {
             return;
         }
@@ -499,7 +515,7 @@ impl Engine {
                         stp: o.stp,
                     });
                     self.ids.set_live(o.id, slot);
-                    self.rest(slot, sink);
+                    self.rest(slot, rest_idx, sink);
                     return;
                 }
             }
@@ -514,8 +530,9 @@ impl Engine {
     }
 
     /// Links `slot` (price, qty, side, symbol set) at the back of its level and emits `Level`.
+    /// `idx` is the level's ladder index if the caller knows it.
     #[inline]
-    fn rest<S: EventSink>(&mut self, slot: u32, sink: &mut S) {
+    fn rest<S: EventSink>(&mut self, slot: u32, idx: Option<usize>, sink: &mut S) {
         let (sym, side, price) = {
             let o = &mut self.orders[slot as usize];
             o.seq = self.next_seq;
@@ -523,7 +540,10 @@ impl Engine {
         };
         self.next_seq += 1;
         let lad = &mut self.books[sym as usize][side_ix(side)];
-        let idx = lad.ensure(price);
+        let idx = match idx {
+            Some(i) => i,
+            None => lad.ensure(price),
+        };
         lad.push_back(&mut self.orders, idx, slot);
         level_event(sink, sym, lad, idx);
     }
@@ -788,7 +808,7 @@ impl Engine {
             r.price = price;
             r.qty = end.left;
             r.orig_qty = qty;
-            self.rest(slot, sink);
+            self.rest(slot, None, sink);
             return;
         }
         self.ids.set_gone(id);
@@ -1004,8 +1024,9 @@ impl Engine {
             }
         }
         h.u64(self.next_trade_id);
-        h.u64(self.ids.used_count);
-        h.u64(self.ids.used_digest);
+        let (used_count, used_digest) = self.ids.used_digest();
+        h.u64(used_count);
+        h.u64(used_digest);
         h.finish()
     }
 }

@@ -339,7 +339,7 @@ impl Engine {
                 stp,
             });
             e.ids.set_live(id, slot);
-            e.rest(slot, &mut types::NullSink);
+            e.rest(slot, None, &mut types::NullSink);
         }
         if !r.b.is_empty() {
             return Err(corrupt("trailing bytes in the payload"));
