@@ -19,7 +19,9 @@
 //!   (`Invalid(Qty)`), limit price non-positive or off the tick (`Invalid(Price)`; market orders
 //!   ignore their price), duplicate id (`DuplicateId`), post-only would cross
 //!   (`PostOnlyWouldCross`), capacity (`CapacityExceeded`: a GTC/DAY limit order while the order
-//!   slab is full, or whose price cannot fit its side's ladder window of `levels_max` ticks).
+//!   slab is full, whose price cannot fit its side's ladder window of `levels_max` ticks, or
+//!   whose quantity would overflow the `u64` aggregate of its price level; the same checks apply
+//!   to a replace that loses priority, before anything changes).
 //!   Cancel and replace check symbol, (replace: quantity, price,) then `UnknownOrder`.
 //! - Used ids: an id becomes used when a `New` with it is `Accepted` (whatever happens to it
 //!   afterwards: rests, trades, is canceled). A rejected `New` does not use its id.
@@ -448,7 +450,12 @@ impl Engine {
             }
             let own = &self.books[sym][side_ix(o.side)];
             rest_idx = own.idx_of(o.price);
-            if rest_idx.is_none() && !own.can_hold(o.price) {
+            let fits = match rest_idx {
+                // The level's aggregate must stay representable.
+                Some(i) => own.levels[i].qty.checked_add(o.qty).is_some(),
+                None => own.can_hold(o.price),
+            };
+            if !fits {
                 return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
             }
         }
@@ -775,7 +782,15 @@ impl Engine {
         if o.post_only && self.would_cross(symbol, o.side, Some(price)) {
             return Self::reject(sink, id, RejectReason::PostOnlyWouldCross);
         }
-        if !self.books[symbol as usize][si].can_hold(price) {
+        let own = &self.books[symbol as usize][si];
+        let fits = match own.idx_of(price) {
+            Some(i) => {
+                let others = own.levels[i].qty - if price == o.price { o.qty } else { 0 };
+                others.checked_add(qty).is_some()
+            }
+            None => own.can_hold(price),
+        };
+        if !fits {
             return Self::reject(sink, id, RejectReason::CapacityExceeded);
         }
         sink.on_event(&Event::Replaced {
@@ -957,7 +972,9 @@ impl Engine {
                             return Err(format!("order {}: id index does not point at it", o.id));
                         }
                         last_seq = o.seq;
-                        q += o.qty;
+                        q = q
+                            .checked_add(o.qty)
+                            .ok_or_else(|| format!("level {price}: aggregate overflows u64"))?;
                         n += 1;
                         prev = s;
                         s = o.next;

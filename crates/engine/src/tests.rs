@@ -978,3 +978,33 @@ fn bad_instruments_are_errors() {
     assert_eq!(e.symbol_id("NOPE"), None);
     assert_eq!(e.instruments().len(), 2);
 }
+
+#[test]
+fn level_aggregate_overflow_is_refused_not_wrapped() {
+    let mut t = new_engine();
+    let big = u64::MAX / 2 + 1;
+    assert_eq!(kinds(&t.buy(1, 1, 100, big)), "AL");
+    assert_eq!(
+        t.buy(2, 2, 100, big),
+        vec![E::Rejected {
+            id: 2,
+            reason: RR::CapacityExceeded
+        }]
+    );
+    assert!(!t.e.id_used(2));
+    // An IOC never rests, so it is not limited; nor is another price.
+    assert_eq!(kinds(&t.buy(3, 2, 99, big)), "AL");
+    assert_eq!(
+        t.replace(3, 2, 100, big),
+        vec![E::Rejected {
+            id: 3,
+            reason: RR::CapacityExceeded
+        }]
+    );
+    // Replacing the order with itself at the same price is fine.
+    assert_eq!(kinds(&t.replace(1, 1, 100, u64::MAX)), "PLL");
+    let ev = t.sell(4, 3, 99, u64::MAX);
+    assert_eq!(trades(&ev), vec![(1, 4, 100, u64::MAX)]);
+    assert_eq!(t.ids(Side::Sell), vec![]);
+    assert_eq!(t.ids(Side::Buy), vec![(3, 99, big)]);
+}
