@@ -309,9 +309,14 @@ impl Engine {
             if e.ids.live_slot(id).is_some() {
                 return Err(corrupt(format!("order {id}: resting twice")));
             }
-            if !e.books[symbol as usize][crate::side_ix(side)].can_hold(price) {
+            let own = &e.books[symbol as usize][crate::side_ix(side)];
+            let fits = match own.idx_of(price) {
+                Some(i) => own.levels[i].qty.checked_add(qty).is_some(),
+                None => own.can_hold(price),
+            };
+            if !fits {
                 return Err(corrupt(format!(
-                    "order {id}: price outside the ladder limit"
+                    "order {id}: beyond the ladder or level limits"
                 )));
             }
             if let Some(last) = e.resting(symbol, side).last() {
