@@ -26,7 +26,7 @@ use crate::{BusinessRejectReason, FixVersion};
 
 /// An outbound application message the session can send.
 pub trait AppMessage {
-    fn msg_type(&self) -> &'static [u8];
+    fn msg_type(&self) -> &[u8];
     /// Writes the body fields (the session writes header and trailer).
     fn encode_body(&self, version: FixVersion, enc: &mut Encoder);
 }
@@ -483,7 +483,7 @@ pub struct ExecutionReport<'a> {
 }
 
 impl AppMessage for ExecutionReport<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::EXECUTION_REPORT
     }
     fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
@@ -560,7 +560,7 @@ pub struct OrderCancelReject<'a> {
 }
 
 impl AppMessage for OrderCancelReject<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::ORDER_CANCEL_REJECT
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
@@ -609,7 +609,7 @@ pub struct OrderMassCancelReport<'a> {
 }
 
 impl AppMessage for OrderMassCancelReport<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::ORDER_MASS_CANCEL_REPORT
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
@@ -650,7 +650,7 @@ pub struct BusinessMessageReject<'a> {
 }
 
 impl AppMessage for BusinessMessageReject<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::BUSINESS_MESSAGE_REJECT
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
@@ -670,7 +670,7 @@ impl AppMessage for BusinessMessageReject<'_> {
 
 /// Outbound NewOrderSingle, for clients written with this crate (load generator, tests).
 impl AppMessage for NewOrderSingle<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::NEW_ORDER_SINGLE
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
@@ -697,7 +697,7 @@ impl AppMessage for NewOrderSingle<'_> {
 
 /// Outbound OrderCancelRequest, for clients written with this crate.
 impl AppMessage for OrderCancelRequest<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::ORDER_CANCEL_REQUEST
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
@@ -716,7 +716,7 @@ impl AppMessage for OrderCancelRequest<'_> {
 
 /// Outbound OrderCancelReplaceRequest, for clients written with this crate.
 impl AppMessage for OrderCancelReplaceRequest<'_> {
-    fn msg_type(&self) -> &'static [u8] {
+    fn msg_type(&self) -> &[u8] {
         msg_type::ORDER_CANCEL_REPLACE_REQUEST
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
