@@ -29,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapter;
+pub mod client;
 pub mod config;
 pub mod exchange;
 pub mod record;

@@ -315,7 +315,8 @@ impl Server {
                 poll,
                 listener,
                 conns: HashMap::new(),
-                next_conn: 1,
+                // Tokens 0 and 1 are the listener and the waker.
+                next_conn: 2,
                 in_tx,
                 pending: VecDeque::new(),
                 out_rx,
@@ -434,7 +435,9 @@ impl Core {
                 shutdown |= matches!(input, Input::Shutdown);
             }
             let n = batch.len() as u64;
-            self.since_snapshot += n;
+            // Timer ticks alone do not make a snapshot due.
+            self.since_snapshot +=
+                batch.iter().filter(|i| !matches!(i, Input::Tick)).count() as u64;
             self.counters.inputs.fetch_add(n, Ordering::Relaxed);
             self.counters.batches.fetch_add(1, Ordering::Relaxed);
             self.counters

@@ -1,0 +1,251 @@
+//! A small blocking FIX 4.4 initiator for tests, the crash loop and tools: connect, send with
+//! the `fix` crate's `Encoder`, read framed messages with bounded timeouts.
+//!
+//! Role: drive a server from outside exactly as a client would (real sockets). It keeps its
+//! own sequence numbers so a test can reconnect without a reset, and answers nothing on its
+//! own: the caller sees every message (helpers skip heartbeats when asked).
+//!
+//! Never: used by the server; sleeps as synchronisation (every wait is a socket read with a
+//! deadline).
+
+use crate::wire::{next_frame, Fields, Frame};
+use fix::{Encoder, FixVersion, Header, TimePrecision};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// One received message with its fields as text.
+#[derive(Clone, Debug)]
+pub struct Msg {
+    pub raw: Vec<u8>,
+    pub fields: Vec<(u32, String)>,
+}
+
+impl Msg {
+    pub fn get(&self, tag: u32) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn msg_type(&self) -> &str {
+        self.get(35).unwrap_or("")
+    }
+    pub fn seq(&self) -> u64 {
+        self.get(34).and_then(|s| s.parse().ok()).unwrap_or(0)
+    }
+    pub fn u64(&self, tag: u32) -> Option<u64> {
+        self.get(tag).and_then(|s| s.parse().ok())
+    }
+    pub fn poss_dup(&self) -> bool {
+        self.get(43) == Some("Y")
+    }
+    /// `35=8|11=..` style text, for assertion messages.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.raw).replace('\x01', "|")
+    }
+}
+
+pub struct FixClient {
+    stream: TcpStream,
+    pub sender: String,
+    pub target: String,
+    /// MsgSeqNum of our next message.
+    pub out_seq: u64,
+    rbuf: Vec<u8>,
+    enc: Encoder,
+    fields: Fields,
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+impl FixClient {
+    /// Connects (no Logon yet). `out_seq` is the first MsgSeqNum to send.
+    pub fn connect(
+        addr: SocketAddr,
+        sender: &str,
+        target: &str,
+        out_seq: u64,
+    ) -> io::Result<FixClient> {
+        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+        stream.set_nodelay(true)?;
+        Ok(FixClient {
+            stream,
+            sender: sender.to_string(),
+            target: target.to_string(),
+            out_seq,
+            rbuf: Vec::with_capacity(1 << 16),
+            enc: Encoder::default(),
+            fields: Fields::new(),
+        })
+    }
+
+    /// Encodes and sends one message with the standard header; returns its MsgSeqNum.
+    pub fn send(&mut self, msg_type: &str, body: &[(u32, &str)]) -> io::Result<u64> {
+        self.send_with(msg_type, body, false)
+    }
+
+    /// Like `send`, optionally with PossDupFlag=Y (a resent message).
+    pub fn send_with(
+        &mut self,
+        msg_type: &str,
+        body: &[(u32, &str)],
+        poss_dup: bool,
+    ) -> io::Result<u64> {
+        let seq = self.out_seq;
+        self.out_seq += 1;
+        self.send_seq(msg_type, seq, body, poss_dup)?;
+        Ok(seq)
+    }
+
+    /// Sends with an explicit MsgSeqNum (does not change `out_seq`).
+    pub fn send_seq(
+        &mut self,
+        msg_type: &str,
+        seq: u64,
+        body: &[(u32, &str)],
+        poss_dup: bool,
+    ) -> io::Result<()> {
+        let now = now_ns();
+        let mut orig = Vec::new();
+        fix::write_utc_timestamp(&mut orig, now, TimePrecision::Millis);
+        self.enc.begin(msg_type.as_bytes());
+        self.enc.header(&Header {
+            sender_comp_id: self.sender.as_bytes(),
+            target_comp_id: self.target.as_bytes(),
+            msg_seq_num: seq,
+            sending_time_ns: now,
+            poss_dup,
+            orig_sending_time: poss_dup.then_some(orig.as_slice()),
+            time_precision: TimePrecision::Millis,
+        });
+        for (tag, value) in body {
+            self.enc.field(*tag, value.as_bytes());
+        }
+        let bytes = self.enc.finish(FixVersion::Fix44);
+        self.stream.write_all(bytes)
+    }
+
+    /// Sends raw bytes (for malformed-input tests).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.stream.write_all(bytes)
+    }
+
+    /// Sends Logon (35=A) with HeartBtInt `hb_secs`.
+    pub fn logon(&mut self, hb_secs: u32, reset: bool) -> io::Result<u64> {
+        let hb = hb_secs.to_string();
+        let mut body: Vec<(u32, &str)> = vec![(98, "0"), (108, &hb)];
+        if reset {
+            body.push((141, "Y"));
+        }
+        self.send("A", &body)
+    }
+
+    /// Next message, or `Ok(None)` at the deadline. `Err` on EOF or a socket error.
+    pub fn recv(&mut self, timeout: Duration) -> io::Result<Option<Msg>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(m) = self.parse_one() {
+                return Ok(Some(m));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            self.stream.set_read_timeout(Some(left))?;
+            let mut tmp = [0u8; 65536];
+            match self.stream.read(&mut tmp) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "connection closed by the server",
+                    ))
+                }
+                Ok(n) => self.rbuf.extend_from_slice(&tmp[..n]),
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || e.kind() == io::ErrorKind::TimedOut =>
+                {
+                    return Ok(None)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn parse_one(&mut self) -> Option<Msg> {
+        loop {
+            match next_frame(&self.rbuf)? {
+                Frame::Garbled { len, .. } => {
+                    self.rbuf.drain(..len);
+                }
+                Frame::Message { len } => {
+                    let raw: Vec<u8> = self.rbuf.drain(..len).collect();
+                    if self.fields.parse(&raw).is_err() {
+                        continue;
+                    }
+                    let fields = self
+                        .fields
+                        .iter(&raw)
+                        .map(|(t, v)| (t, String::from_utf8_lossy(v).into_owned()))
+                        .collect();
+                    return Some(Msg { raw, fields });
+                }
+            }
+        }
+    }
+
+    /// Next message that is not a Heartbeat (TestRequests are answered), within `timeout`.
+    pub fn next_app(&mut self, timeout: Duration) -> io::Result<Msg> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.recv(left)? {
+                None => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no message before the deadline",
+                    ))
+                }
+                Some(m) if m.msg_type() == "0" => continue,
+                Some(m) if m.msg_type() == "1" => {
+                    let id = m.get(112).unwrap_or("").to_string();
+                    self.send("0", &[(112, &id)])?;
+                }
+                Some(m) => return Ok(m),
+            }
+        }
+    }
+
+    /// Reads until a message of `msg_type` arrives; returns it and everything skipped.
+    pub fn expect(&mut self, msg_type: &str, timeout: Duration) -> io::Result<(Msg, Vec<Msg>)> {
+        let deadline = Instant::now() + timeout;
+        let mut skipped = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self.next_app(left).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "waiting for 35={msg_type}: {e}; got {:?}",
+                        skipped.iter().map(Msg::text).collect::<Vec<_>>()
+                    ),
+                )
+            })?;
+            if m.msg_type() == msg_type {
+                return Ok((m, skipped));
+            }
+            skipped.push(m);
+        }
+    }
+
+    pub fn shutdown(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}

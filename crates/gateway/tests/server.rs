@@ -1,0 +1,440 @@
+//! End-to-end tests of the server over real sockets on 127.0.0.1 (ephemeral ports, temp data
+//! directories), driven by a raw FIX client built on the `fix` crate's encoder.
+
+use gateway::client::{FixClient, Msg};
+use gateway::{Config, Server};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(10);
+
+fn config(dir: &Path) -> Config {
+    let mut c = Config::defaults();
+    c.listen = "127.0.0.1:0".parse().unwrap();
+    c.data_dir = dir.to_path_buf();
+    c
+}
+
+fn start(cfg: Config) -> Server {
+    Server::start(cfg, Arc::new(|_: &str| {})).expect("server starts")
+}
+
+fn logon(server: &Server, who: &str) -> FixClient {
+    logon_at(server, who, 1, true)
+}
+
+fn logon_at(server: &Server, who: &str, seq: u64, reset: bool) -> FixClient {
+    let mut c = FixClient::connect(server.addr, who, "RIALTO", seq).unwrap();
+    c.logon(30, reset).unwrap();
+    let (m, _) = c.expect("A", T).unwrap();
+    assert_eq!(m.get(49), Some("RIALTO"));
+    assert_eq!(m.get(56), Some(who));
+    c
+}
+
+fn new_order(c: &mut FixClient, cl: &str, sym: &str, side: &str, px: &str, qty: &str) {
+    c.send(
+        "D",
+        &[
+            (11, cl),
+            (55, sym),
+            (54, side),
+            (38, qty),
+            (40, "2"),
+            (44, px),
+            (59, "1"),
+            (60, "20260101-00:00:00.000"),
+        ],
+    )
+    .unwrap();
+}
+
+fn er(c: &mut FixClient) -> Msg {
+    c.expect("8", T).unwrap().0
+}
+
+fn check(m: &Msg, pairs: &[(u32, &str)]) {
+    for (tag, v) in pairs {
+        assert_eq!(m.get(*tag), Some(*v), "tag {tag} in {}", m.text());
+    }
+}
+
+#[test]
+fn orders_fill_on_both_sides_with_exact_quantities_and_prices() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT1");
+    let mut b = logon(&server, "CLIENT2");
+
+    new_order(&mut a, "a1", "ACME", "1", "10.01", "10");
+    let ack = er(&mut a);
+    check(
+        &ack,
+        &[
+            (11, "a1"),
+            (150, "0"),
+            (39, "0"),
+            (151, "10"),
+            (14, "0"),
+            (44, "10.01"),
+            (55, "ACME"),
+        ],
+    );
+    new_order(&mut a, "a2", "ACME", "1", "10.02", "5");
+    check(&er(&mut a), &[(11, "a2"), (150, "0")]);
+
+    // Sell 8 at 10: fills 5 @ 10.02 then 3 @ 10.01.
+    new_order(&mut b, "b1", "ACME", "2", "10", "8");
+    let b_ack = er(&mut b);
+    check(&b_ack, &[(11, "b1"), (150, "0"), (39, "0")]);
+    let f1 = er(&mut b);
+    check(
+        &f1,
+        &[
+            (150, "F"),
+            (39, "1"),
+            (31, "10.02"),
+            (32, "5"),
+            (14, "5"),
+            (151, "3"),
+            (6, "10.02"),
+        ],
+    );
+    let f2 = er(&mut b);
+    check(
+        &f2,
+        &[
+            (150, "F"),
+            (39, "2"),
+            (31, "10.01"),
+            (32, "3"),
+            (14, "8"),
+            (151, "0"),
+        ],
+    );
+    // (5 * 10.02 + 3 * 10.01) / 8 = 10.01625, exactly.
+    check(&f2, &[(6, "10.01625")]);
+
+    let m1 = er(&mut a);
+    check(
+        &m1,
+        &[
+            (11, "a2"),
+            (150, "F"),
+            (39, "2"),
+            (32, "5"),
+            (14, "5"),
+            (151, "0"),
+        ],
+    );
+    let m2 = er(&mut a);
+    check(
+        &m2,
+        &[
+            (11, "a1"),
+            (150, "F"),
+            (39, "1"),
+            (31, "10.01"),
+            (32, "3"),
+            (14, "3"),
+            (151, "7"),
+            (6, "10.01"),
+        ],
+    );
+    assert_ne!(m1.get(17), m2.get(17), "ExecIDs are unique");
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn cancel_replace_and_only_the_owner_may_touch_an_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT1");
+    let mut b = logon(&server, "CLIENT2");
+    new_order(&mut a, "o1", "BOLT", "1", "5.00", "100");
+    let ack = er(&mut a);
+    let order_id = ack.get(37).unwrap().to_string();
+
+    // Another firm names the same ClOrdID: unknown order, nothing changes.
+    b.send("F", &[(11, "x1"), (41, "o1"), (55, "BOLT"), (54, "1")])
+        .unwrap();
+    let (rej, _) = b.expect("9", T).unwrap();
+    check(&rej, &[(434, "1"), (102, "1"), (58, "unknown order")]);
+    b.send(
+        "G",
+        &[
+            (11, "x2"),
+            (41, "o1"),
+            (55, "BOLT"),
+            (54, "1"),
+            (38, "1"),
+            (40, "2"),
+            (44, "1"),
+        ],
+    )
+    .unwrap();
+    let (rej, _) = b.expect("9", T).unwrap();
+    check(&rej, &[(434, "2"), (58, "unknown order")]);
+
+    // The owner replaces: new price and quantity, new ClOrdID.
+    a.send(
+        "G",
+        &[
+            (11, "o2"),
+            (41, "o1"),
+            (55, "BOLT"),
+            (54, "1"),
+            (38, "60"),
+            (40, "2"),
+            (44, "5.05"),
+        ],
+    )
+    .unwrap();
+    let rep = er(&mut a);
+    check(
+        &rep,
+        &[
+            (150, "5"),
+            (39, "0"),
+            (11, "o2"),
+            (41, "o1"),
+            (38, "60"),
+            (151, "60"),
+            (44, "5.05"),
+        ],
+    );
+    assert_eq!(rep.get(37), Some(order_id.as_str()));
+    // Status by the new ClOrdID.
+    a.send("H", &[(11, "o2"), (55, "BOLT"), (54, "1")]).unwrap();
+    check(&er(&mut a), &[(150, "I"), (39, "0"), (151, "60")]);
+    // Off-tick replace is refused with a reason and changes nothing.
+    a.send(
+        "G",
+        &[
+            (11, "o3"),
+            (41, "o2"),
+            (55, "BOLT"),
+            (54, "1"),
+            (38, "60"),
+            (40, "2"),
+            (44, "5.055"),
+        ],
+    )
+    .unwrap();
+    let (rej, _) = a.expect("9", T).unwrap();
+    check(&rej, &[(434, "2"), (58, "price is off the tick")]);
+    // Cancel.
+    a.send("F", &[(11, "o4"), (41, "o2"), (55, "BOLT"), (54, "1")])
+        .unwrap();
+    let c = er(&mut a);
+    check(
+        &c,
+        &[(150, "4"), (39, "4"), (11, "o4"), (41, "o2"), (151, "0")],
+    );
+    // Cancel again: no longer live.
+    a.send("F", &[(11, "o5"), (41, "o2"), (55, "BOLT"), (54, "1")])
+        .unwrap();
+    let (rej, _) = a.expect("9", T).unwrap();
+    check(&rej, &[(58, "unknown order")]);
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn bad_input_is_rejected_with_a_reason_and_the_session_lives_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT1");
+    new_order(&mut a, "r1", "NOPE", "1", "1.00", "1");
+    check(
+        &er(&mut a),
+        &[(150, "8"), (39, "8"), (58, "unknown symbol NOPE")],
+    );
+    new_order(&mut a, "r2", "ACME", "1", "1.005", "1");
+    check(&er(&mut a), &[(150, "8"), (58, "price is off the tick")]);
+    new_order(&mut a, "r3", "ACME", "1", "1.00", "0");
+    check(
+        &er(&mut a),
+        &[(150, "8"), (58, "OrderQty(38) must be positive")],
+    );
+    new_order(&mut a, "r4", "ACME", "1", "1.00", "1");
+    check(&er(&mut a), &[(150, "0")]);
+    new_order(&mut a, "r4", "ACME", "1", "1.00", "1");
+    check(&er(&mut a), &[(150, "8"), (58, "duplicate ClOrdID")]);
+    // Unsupported message type: BusinessMessageReject.
+    a.send("AE", &[(571, "1")]).unwrap();
+    let (j, _) = a.expect("j", T).unwrap();
+    check(&j, &[(372, "AE"), (380, "3")]);
+    // Garbage bytes and a message with a bad checksum are skipped.
+    a.send_raw(b"this is not fix\x01").unwrap();
+    a.send_raw(b"8=FIX.4.4\x019=5\x0135=0\x0110=000\x01")
+        .unwrap();
+    // Missing ClOrdID: session-level Reject.
+    a.send(
+        "D",
+        &[(55, "ACME"), (54, "1"), (38, "1"), (40, "2"), (44, "1")],
+    )
+    .unwrap();
+    let (r, _) = a.expect("3", T).unwrap();
+    check(&r, &[(371, "11")]);
+    // Still alive: TestRequest is answered.
+    a.send("1", &[(112, "ping")]).unwrap();
+    let m = loop {
+        let m = a.recv(T).unwrap().expect("heartbeat");
+        if m.msg_type() == "0" {
+            break m;
+        }
+    };
+    check(&m, &[(112, "ping")]);
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn mass_cancel_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT3");
+    for (i, sym) in ["ACME", "BOLT", "CRNK"].iter().enumerate() {
+        new_order(&mut a, &format!("m{i}"), sym, "2", "20.00", "7");
+        check(&er(&mut a), &[(150, "0")]);
+    }
+    a.send("H", &[(11, "m1"), (55, "BOLT"), (54, "2")]).unwrap();
+    check(
+        &er(&mut a),
+        &[(150, "I"), (39, "0"), (11, "m1"), (151, "7")],
+    );
+    a.send("H", &[(11, "nope"), (55, "BOLT"), (54, "2")])
+        .unwrap();
+    check(&er(&mut a), &[(150, "I"), (58, "unknown order")]);
+    // Mass cancel one symbol, then everything.
+    a.send("q", &[(11, "mc1"), (530, "1"), (55, "ACME")])
+        .unwrap();
+    let (r, skipped) = a.expect("r", T).unwrap();
+    check(&r, &[(530, "1"), (531, "1"), (533, "1")]);
+    assert_eq!(skipped.len(), 1);
+    check(&skipped[0], &[(150, "4"), (11, "m0")]);
+    a.send("q", &[(11, "mc2"), (530, "7")]).unwrap();
+    let (r, skipped) = a.expect("r", T).unwrap();
+    check(&r, &[(531, "7"), (533, "2")]);
+    assert_eq!(skipped.len(), 2);
+    a.send("H", &[(11, "m2"), (55, "CRNK"), (54, "2")]).unwrap();
+    check(&er(&mut a), &[(150, "I"), (39, "4"), (151, "0")]);
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn resend_request_replays_reports_with_possdup_and_gap_fills_admin() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT4");
+    new_order(&mut a, "s1", "ACME", "1", "3.00", "1");
+    let first = er(&mut a);
+    new_order(&mut a, "s2", "ACME", "1", "3.00", "2");
+    let second = er(&mut a);
+    a.send("2", &[(7, "1"), (16, "0")]).unwrap();
+    // Seq 1 was the Logon: gap fill 1 -> 2. Then both reports, PossDup, same bodies.
+    let (gf, _) = a.expect("4", T).unwrap();
+    check(&gf, &[(34, "1"), (123, "Y"), (36, "2"), (43, "Y")]);
+    for orig in [&first, &second] {
+        let m = er(&mut a);
+        assert!(m.poss_dup(), "{}", m.text());
+        assert!(m.get(122).is_some());
+        assert_eq!(m.seq(), orig.seq());
+        assert_eq!(m.get(17), orig.get(17));
+        assert_eq!(m.get(11), orig.get(11));
+    }
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn logon_checks_compids_password_and_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::from_toml(
+        r#"
+listen = "127.0.0.1:0"
+[[firms]]
+name = "F"
+accounts = [1]
+[[sessions]]
+sender_comp_id = "SECRET"
+password = "pw"
+firm = "F"
+"#,
+    )
+    .unwrap();
+    cfg.data_dir = dir.path().to_path_buf();
+    let server = start(cfg);
+    let mut x = FixClient::connect(server.addr, "WHO", "RIALTO", 1).unwrap();
+    x.logon(30, true).unwrap();
+    let (lo, _) = x.expect("5", T).unwrap();
+    assert!(lo.get(58).unwrap().contains("unknown"));
+    let mut y = FixClient::connect(server.addr, "SECRET", "RIALTO", 1).unwrap();
+    y.send("A", &[(98, "0"), (108, "30"), (554, "bad")])
+        .unwrap();
+    let (lo, _) = y.expect("5", T).unwrap();
+    check(&lo, &[(58, "bad password")]);
+    let mut z = FixClient::connect(server.addr, "SECRET", "RIALTO", 1).unwrap();
+    z.send("A", &[(98, "0"), (108, "30"), (554, "pw")]).unwrap();
+    z.expect("A", T).unwrap();
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn restart_resumes_sequence_numbers_and_clordid_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT5");
+    new_order(&mut a, "k1", "CRNK", "1", "7.00", "9");
+    let ack = er(&mut a);
+    let order_id = ack.get(37).unwrap().to_string();
+    let server_seq = ack.seq();
+    let client_next = a.out_seq;
+    let hash = server.shutdown().unwrap();
+    // The clean stop sent a Logout.
+    let (lo, _) = a.expect("5", T).unwrap();
+    assert_eq!(lo.seq(), server_seq + 1);
+    drop(a);
+
+    let server = start(config(dir.path()));
+    assert_eq!(
+        server.recovered.state_hash, hash,
+        "restart restores the exact state"
+    );
+    // No reset: the client continues its numbers, the server continues its own.
+    let mut a = logon_at(&server, "CLIENT5", client_next + 1, false);
+    // Our Logout's seq (client_next) was consumed by the old run; the server had no Logout
+    // from us, so it asks for it: expect a ResendRequest or a plain continuation.
+    let logon_seq = a.out_seq - 1;
+    assert_eq!(logon_seq, client_next + 1);
+    let mut got_resend = false;
+    while let Some(m) = a.recv(Duration::from_millis(300)).unwrap() {
+        if m.msg_type() == "2" {
+            got_resend = true;
+            check(&m, &[(7, &client_next.to_string())]);
+        }
+    }
+    assert!(got_resend, "gap in our numbers is detected without a reset");
+    // Fill the gap (our seq client_next and the Logon itself).
+    let upto = (a.out_seq).to_string();
+    a.send_seq("4", client_next, &[(123, "Y"), (36, &upto)], true)
+        .unwrap();
+    // The old order is still known by its ClOrdID.
+    a.send("H", &[(11, "k1"), (55, "CRNK"), (54, "1")]).unwrap();
+    let st = er(&mut a);
+    check(&st, &[(150, "I"), (39, "0"), (151, "9")]);
+    assert_eq!(st.get(37), Some(order_id.as_str()));
+    assert!(
+        st.seq() > server_seq + 2,
+        "server numbers continue: {}",
+        st.text()
+    );
+    new_order(&mut a, "k1", "CRNK", "1", "7.00", "1");
+    check(&er(&mut a), &[(150, "8"), (58, "duplicate ClOrdID")]);
+    a.send("F", &[(11, "k2"), (41, "k1"), (55, "CRNK"), (54, "1")])
+        .unwrap();
+    check(&er(&mut a), &[(150, "4"), (11, "k2"), (41, "k1")]);
+    let hash2 = server.shutdown().unwrap();
+    let v = gateway::tools::verify(dir.path(), config(dir.path())).unwrap();
+    assert_eq!(v.full_replay_hash, hash2);
+    assert!(v.hashes_agree());
+}
