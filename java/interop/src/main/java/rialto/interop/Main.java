@@ -8,7 +8,7 @@ import java.util.List;
  * Command line of the interop program.
  *
  * <pre>
- * java -jar interop.jar [--host H] [--port P] [--store-dir D] [--reset] [--timeout-ms T] [--verbose]
+ * java -jar interop.jar [--host H] [--port P] [--store-dir D] [--reset] [--timeout-ms T] [--keep-going] [--verbose]
  *     runs the scripted order-entry scenario as CLIENT1, CLIENT2, CLIENT3; exit 0 if every step passes
  * java -jar interop.jar --latency N --rate R [--warmup W] [--sender CLIENT9] [--flow rest|ioc]
  *                       [--window 1000] [--symbol ACME] [--host H] [--port P] ...
@@ -24,17 +24,18 @@ public final class Main {
 
     static final String USAGE = """
             usage: interop [--host 127.0.0.1] [--port 9878] [--store-dir DIR] [--reset] [--timeout-ms 5000]
-                           [--verbose]
+                           [--keep-going] [--verbose]
                    interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
                            [--window 1000] [--symbol ACME] [--host ..] [--port ..] [--store-dir ..] [--reset]
               --store-dir  QuickFIX/J FileStore for the client's sequence numbers
                            (default fix-store/HOST_PORT next to the jar, i.e. in target/); keep it as long
                            as the server keeps its data
               --reset      send ResetSeqNumFlag(141)=Y on Logon (both sides restart at 1)
+              --keep-going after a failed step, mass-cancel and run the remaining steps (default: stop)
             """;
 
     /** Parsed options (package-private for tests). */
-    record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose,
+    record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose, boolean keepGoing,
             long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol) {
     }
 
@@ -45,6 +46,7 @@ public final class Main {
         boolean reset = Boolean.parseBoolean(System.getProperty("fix.reset", "false"));
         long timeoutMs = 5000;
         boolean verbose = false;
+        boolean keepGoing = false;
         long latency = 0;
         long rate = 0;
         long warmup = -1;
@@ -61,6 +63,7 @@ public final class Main {
                 case "--reset" -> reset = true;
                 case "--timeout-ms" -> timeoutMs = number(args, ++i, a, 1, 3_600_000);
                 case "--verbose" -> verbose = true;
+                case "--keep-going" -> keepGoing = true;
                 case "--latency" -> latency = number(args, ++i, a, 1, 100_000_000);
                 case "--rate" -> rate = number(args, ++i, a, 1, 10_000_000);
                 case "--warmup" -> warmup = number(args, ++i, a, 0, 100_000_000);
@@ -90,7 +93,7 @@ public final class Main {
             warmup = Math.min(latency / 10, 2000);
         }
         File storeDir = new File(store != null ? store : besideJar("fix-store/" + host + "_" + port));
-        return new Options(host, port, storeDir, reset, timeoutMs, verbose, latency, rate, warmup, sender, flow,
+        return new Options(host, port, storeDir, reset, timeoutMs, verbose, keepGoing, latency, rate, warmup, sender, flow,
                 window, symbol);
     }
 
@@ -144,7 +147,7 @@ public final class Main {
                 return false;
             }
             Scenario s = new Scenario(fix, o.timeoutMs(), out);
-            int passed = s.run();
+            int passed = s.run(o.keepGoing());
             for (String n : s.notes()) {
                 out.println("note: " + n);
             }

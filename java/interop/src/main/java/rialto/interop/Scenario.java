@@ -214,8 +214,12 @@ public final class Scenario {
         steps.add(s);
     }
 
-    /** Runs every step in order and stops at the first failure. Returns the number passed. */
-    public int run() {
+    /**
+     * Runs every step in order. Stops at the first failure unless keepGoing, in which case each
+     * firm's orders are mass-canceled and the next step runs (later steps that build on the failed
+     * one may then fail too). Returns the number of steps passed.
+     */
+    public int run(boolean keepGoing) {
         build();
         int passed = 0;
         for (int i = 0; i < steps.size(); i++) {
@@ -228,10 +232,32 @@ public final class Scenario {
             } catch (AssertionError | RuntimeException e) {
                 out.println("FAIL  " + name);
                 out.println("      " + (e instanceof AssertionError ? e.getMessage() : e.toString()));
-                return passed;
+                if (!keepGoing) {
+                    return passed;
+                }
+                recover();
             }
         }
         return passed;
+    }
+
+    /** After a failed step: cancel everything the three firms have resting and forget the inboxes. */
+    private void recover() {
+        for (Client c : all) {
+            try {
+                c.send(Fix.massCancel(id(), '7', null));
+            } catch (AssertionError e) {
+                out.println("      (recovery: " + e.getMessage() + ")");
+            }
+        }
+        try {
+            Thread.sleep(500);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Client c : all) {
+            c.drain();
+        }
     }
 
     public int size() {
