@@ -47,6 +47,11 @@ impl BitSet {
         }
     }
 
+    /// Clears every bit.
+    pub(crate) fn clear_all(&mut self) {
+        self.words.fill(0);
+    }
+
     #[inline]
     pub(crate) fn get(&self, i: usize) -> bool {
         i < self.len && self.words[i >> 6] & (1u64 << (i & 63)) != 0

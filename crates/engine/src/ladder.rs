@@ -5,7 +5,8 @@
 //! the next best price after the best level empties.
 //!
 //! The window `[base, base + len * tick)` covers every resting price of the side. When a price to
-//! rest falls outside, the window re-centres or doubles (amortized, the only allocation here) up
+//! rest falls outside, the window re-centres in place (O(width), no allocation) or, if the
+//! resting prices span more than half of it, doubles (amortized, the only allocation here) up
 //! to `levels_max` ticks wide; a price that would need more is refused by the engine beforehand
 //! (`CapacityExceeded`). Aggressors never need a slot, so their limit price may lie anywhere.
 //!
@@ -210,6 +211,28 @@ impl Ladder {
                 self.bits = BitSet::new(len);
             }
             self.base = base;
+        } else if len == self.levels.len() {
+            // Same width: shift the levels in place (no allocation), then rebuild the bitset.
+            let shift = (base as i128 - self.base as i128) / tick;
+            let n = len as i128;
+            if shift > 0 {
+                let k = shift.min(n) as usize;
+                self.levels.copy_within(k.., 0);
+                self.levels[len - k..].fill(Level::EMPTY);
+            } else {
+                let k = (-shift).min(n) as usize;
+                self.levels.copy_within(..len - k, k);
+                self.levels[..k].fill(Level::EMPTY);
+            }
+            self.bits.clear_all();
+            for (i, l) in self.levels.iter().enumerate() {
+                if l.count > 0 {
+                    self.bits.set(i);
+                }
+            }
+            let best_price = self.price_of(self.best);
+            self.base = base;
+            self.best = ((best_price as i128 - base as i128) / tick) as usize;
         } else {
             let mut levels = vec![Level::EMPTY; len];
             let mut bits = BitSet::new(len);

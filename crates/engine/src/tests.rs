@@ -1008,3 +1008,29 @@ fn level_aggregate_overflow_is_refused_not_wrapped() {
     assert_eq!(t.ids(Side::Sell), vec![]);
     assert_eq!(t.ids(Side::Buy), vec![(3, 99, big)]);
 }
+
+#[test]
+fn ladder_recentres_in_place_as_the_market_trends() {
+    // A market that trends far beyond the window, with a few orders always resting: the window
+    // re-centres (same width) many times; priority and aggregates survive every move.
+    let mut t = new_engine();
+    let mut id = 1;
+    for step in 0..400i64 {
+        let p = 10_000 + step * 7;
+        t.buy(id, 1, p, 2);
+        t.buy(id + 1, 2, p, 3);
+        t.sell(id + 2, 3, p + 50, 1);
+        if step >= 3 {
+            // Keep about three steps of orders resting.
+            t.cancel(id - 9, 1);
+            t.cancel(id - 8, 2);
+            t.cancel(id - 7, 3);
+        }
+        id += 3;
+    }
+    let bids = t.ids(Side::Buy);
+    assert_eq!(bids.len(), 6);
+    assert_eq!(bids[0], (id - 3, 10_000 + 399 * 7, 2));
+    assert_eq!(bids[1], (id - 2, 10_000 + 399 * 7, 3));
+    assert_eq!(t.e.depth_at(ACME, Side::Buy, 10_000 + 398 * 7), 5);
+}

@@ -2,7 +2,7 @@
 //! stream (its own test binary: it installs a counting global allocator).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 use engine::{Engine, EngineConfig};
 use types::{Event, EventSink, Matcher};
@@ -12,22 +12,34 @@ mod mixed;
 
 struct Counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Allocations made by this thread (tests run in parallel threads).
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: the slot may be gone while the thread is being torn down.
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+fn allocs() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
 
 // SAFETY: forwards every call to the system allocator unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -72,11 +84,11 @@ fn no_allocation_per_command_after_warm_up() {
         engine.apply(c, &mut tally);
     }
     engine.check_invariants().unwrap();
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     for c in &steady {
         engine.apply(c, &mut tally);
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = allocs() - before;
     engine.check_invariants().unwrap();
     // The stream must be realistic for the proof to mean something.
     let [acc, rej, trades, canceled, replaced, _, levels] = tally.n;
@@ -98,4 +110,58 @@ fn no_allocation_per_command_after_warm_up() {
         "heap allocations during {} commands",
         steady.len()
     );
+}
+
+#[test]
+fn no_allocation_when_the_market_trends_far() {
+    // Prices climb without end while a few orders rest: each side's ladder window re-centres in
+    // place again and again and never needs to grow.
+    use types::{Command, NewOrder, OrdType, Side, StpMode, TimeInForce};
+    let mut engine = Engine::new(&mixed::instruments(), EngineConfig::default());
+    let mut tally = Tally::default();
+    let order = |id: u64, side, price| {
+        Command::New(NewOrder {
+            id,
+            account: (id % 7) as u32,
+            symbol: 0,
+            side,
+            ord_type: OrdType::Limit,
+            tif: TimeInForce::Gtc,
+            price,
+            qty: 5,
+            post_only: false,
+            stp: StpMode::CancelNewest,
+        })
+    };
+    let mut step = |engine: &mut Engine, tally: &mut Tally, k: u64| {
+        let p = 1_000 + k as i64 * 3;
+        let id = 1 + k * 2;
+        engine.apply(&order(id, Side::Buy, p), tally);
+        engine.apply(&order(id + 1, Side::Sell, p + 100), tally);
+        if k >= 20 {
+            for old in [id - 40, id - 39] {
+                engine.apply(
+                    &Command::Cancel {
+                        id: old,
+                        account: (old % 7) as u32,
+                        symbol: 0,
+                    },
+                    tally,
+                );
+            }
+        }
+    };
+    for k in 0..100_000 {
+        step(&mut engine, &mut tally, k);
+    }
+    let before = allocs();
+    for k in 100_000..300_000 {
+        step(&mut engine, &mut tally, k);
+    }
+    let allocs = allocs() - before;
+    engine.check_invariants().unwrap();
+    assert!(engine.resting_count() >= 20, "{}", engine.resting_count());
+    // The price moved 600_000 ticks: far beyond any window.
+    assert!(engine.best_bid(0).unwrap().0 > 800_000);
+    assert_eq!(allocs, 0);
 }
