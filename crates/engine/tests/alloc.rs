@@ -133,7 +133,7 @@ fn no_allocation_when_the_market_trends_far() {
             stp: StpMode::CancelNewest,
         })
     };
-    let mut step = |engine: &mut Engine, tally: &mut Tally, k: u64| {
+    let step = |engine: &mut Engine, tally: &mut Tally, k: u64| {
         let p = 1_000 + k as i64 * 3;
         let id = 1 + k * 2;
         engine.apply(&order(id, Side::Buy, p), tally);
