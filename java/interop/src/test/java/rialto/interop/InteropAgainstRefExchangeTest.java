@@ -17,8 +17,12 @@ import rialto.refexchange.RefExchange;
 
 /**
  * Runs the interop scenario and a short latency run against the reference exchange started in
- * this JVM on a free port, so `mvn test` proves the test program and the peer agree. Against
- * Rialto the same scenario runs through `java/run-interop.sh HOST PORT`.
+ * this JVM on a free port, so `mvn test` proves the test program and the peer agree.
+ *
+ * <p>With {@code -Dfix.port=P} (and optionally {@code -Dfix.host=H}, {@code -Dfix.reset=true}) the
+ * same tests run against that external server instead, e.g. Rialto:
+ * {@code mvn -q test -Dfix.host=127.0.0.1 -Dfix.port=9878}. The client's sequence store is then
+ * {@code target/fix-store/H_P}, the one {@code run-interop.sh} uses.
  */
 class InteropAgainstRefExchangeTest {
     private static RefExchange.Running exchange;
@@ -28,6 +32,9 @@ class InteropAgainstRefExchangeTest {
     @BeforeAll
     static void start() throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        if (System.getProperty("fix.port") != null) {
+            return; // external server: Main.parse reads fix.host, fix.port, fix.reset
+        }
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
@@ -38,11 +45,14 @@ class InteropAgainstRefExchangeTest {
 
     @AfterAll
     static void stop() {
-        exchange.stop();
+        if (exchange != null) {
+            exchange.stop();
+        }
     }
 
     private Main.Options options(String... extra) {
-        String[] base = {"--port", Integer.toString(port), "--store-dir", dir.resolve("client").toString()};
+        String[] base = exchange == null ? new String[0]
+            : new String[] {"--port", Integer.toString(port), "--store-dir", dir.resolve("client").toString()};
         String[] all = new String[base.length + extra.length];
         System.arraycopy(base, 0, all, 0, base.length);
         System.arraycopy(extra, 0, all, base.length, extra.length);
@@ -57,7 +67,7 @@ class InteropAgainstRefExchangeTest {
             String out = buf.toString(StandardCharsets.UTF_8);
             assertTrue(ok, "run " + run + ":\n" + out);
             assertTrue(out.contains("-> PASS"), out);
-            assertTrue(new File(dir.resolve("client").toFile(), "FIX.4.4-CLIENT1-RIALTO.senderseqnums").isFile());
+            assertTrue(new File(options().storeDir(), "FIX.4.4-CLIENT1-RIALTO.senderseqnums").isFile());
         }
     }
 
