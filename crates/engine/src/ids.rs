@@ -96,21 +96,35 @@ impl LiveMap {
         }
     }
 
+    /// The bucket holding `id`, and its slot.
+    #[inline(always)]
+    fn find(&self, id: u64) -> Option<(usize, u32)> {
+        let mask = self.t.len() - 1;
+        let mut b = fib(id, self.shift);
+        loop {
+            let e = self.t[b];
+            if e.slot == NIL {
+                return None;
+            }
+            if e.id == id {
+                return Some((b, e.slot));
+            }
+            b = (b + 1) & mask;
+        }
+    }
+
     /// Removes `id` if present (backward-shift deletion: no tombstones).
     #[inline(always)]
     fn remove(&mut self, id: u64) {
-        let mask = self.t.len() - 1;
-        let mut i = fib(id, self.shift);
-        loop {
-            let e = self.t[i];
-            if e.slot == NIL {
-                return;
-            }
-            if e.id == id {
-                break;
-            }
-            i = (i + 1) & mask;
+        if let Some((b, _)) = self.find(id) {
+            self.remove_at(b);
         }
+    }
+
+    /// Empties bucket `i` (found by `find`) and closes the gap.
+    #[inline(always)]
+    fn remove_at(&mut self, mut i: usize) {
+        let mask = self.t.len() - 1;
         self.len -= 1;
         let mut j = i;
         loop {
@@ -251,6 +265,19 @@ impl IdIndex {
     #[inline(always)]
     pub(crate) fn live_slot(&self, id: u64) -> Option<u32> {
         self.live.get(id)
+    }
+
+    /// Where resting id `id` is in the live table, and its slot (see `remove_live_at`).
+    #[inline(always)]
+    pub(crate) fn live_find(&self, id: u64) -> Option<(usize, u32)> {
+        self.live.find(id)
+    }
+
+    /// Records that the id found by `live_find` at `bucket` no longer rests (no table change
+    /// may happen in between).
+    #[inline(always)]
+    pub(crate) fn remove_live_at(&mut self, bucket: usize) {
+        self.live.remove_at(bucket);
     }
 
     /// Records that used id `id` now rests in `slot`.

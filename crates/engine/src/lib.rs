@@ -701,25 +701,36 @@ impl Engine {
         if symbol as usize >= self.books.len() {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
         }
-        let Some(slot) = self.ids.live_slot(id) else {
+        let Some((bucket, slot)) = self.ids.live_find(id) else {
             return Self::reject(sink, id, RejectReason::UnknownOrder);
         };
-        let o = self.orders[slot as usize];
+        let o = &self.orders[slot as usize];
         if o.account != account || o.symbol != symbol {
             return Self::reject(sink, id, RejectReason::UnknownOrder);
         }
-        self.cancel_slot(slot, CancelReason::User, sink);
+        self.cancel_slot(slot, CancelReason::User, Some(bucket), sink);
     }
 
     /// Removes a resting order and emits `Canceled` then `Level`.
-    fn cancel_slot<S: EventSink>(&mut self, slot: u32, reason: CancelReason, sink: &mut S) {
+    /// `bucket` is the order's place in the id index if the caller just looked it up.
+    #[inline]
+    fn cancel_slot<S: EventSink>(
+        &mut self,
+        slot: u32,
+        reason: CancelReason,
+        bucket: Option<usize>,
+        sink: &mut S,
+    ) {
         let o = self.orders[slot as usize];
         let lad = &mut self.books[o.symbol as usize][side_ix(o.side)];
         let idx = lad
             .idx_of(o.price)
             .expect("engine: resting order inside its ladder window");
         lad.unlink(&mut self.orders, idx, slot);
-        self.ids.set_gone(o.id);
+        match bucket {
+            Some(b) => self.ids.remove_live_at(b),
+            None => self.ids.set_gone(o.id),
+        }
         Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
         sink.on_event(&Event::Canceled {
             id: o.id,
@@ -817,7 +828,14 @@ impl Engine {
             limit: Some(price),
             stp: o.stp,
         };
-        let end = self.match_taker(&taker, qty, sink);
+        let end = if self.would_cross(symbol, o.side, Some(price)) {
+            self.match_taker(&taker, qty, sink)
+        } else {
+            MatchEnd {
+                left: qty,
+                stp_stop: false,
+            }
+        };
         if end.left > 0 && !end.stp_stop {
             let r = &mut self.orders[slot as usize];
             r.price = price;
@@ -883,7 +901,7 @@ impl Engine {
                     while slot != NIL {
                         let next = self.orders[slot as usize].next;
                         if pick(&self.orders[slot as usize]) {
-                            self.cancel_slot(slot, reason, sink);
+                            self.cancel_slot(slot, reason, None, sink);
                             count += 1;
                         }
                         slot = next;
