@@ -8,10 +8,21 @@ pub enum BenchCommand {
     /// Drive the matching engine in process with a generated (or preloaded) command stream and
     /// report throughput and per-command latency.
     Engine(super::bench_engine::Args),
+    /// N FIX bot sessions against an exchange, open loop with a realistic order mix; latency
+    /// from intended send time to first ExecutionReport, the seeds' percentile table.
+    Fix(super::bench_fix::Args),
+    /// One `bench fix` run per offered rate: latency-vs-load table with the knee, CSV and SVG.
+    Sweep(super::bench_sweep::Args),
+    /// One session, NewOrderSingle -> ExecutionReport round trip at a fixed rate (FIXEdge's
+    /// single-session echo scenario).
+    Echo(super::bench_echo::Args),
 }
 
 pub fn run(cmd: BenchCommand) -> CmdResult {
     match cmd {
         BenchCommand::Engine(args) => super::bench_engine::run(args),
+        BenchCommand::Fix(args) => super::bench_fix::run(args),
+        BenchCommand::Sweep(args) => super::bench_sweep::run(args),
+        BenchCommand::Echo(args) => super::bench_echo::run(args),
     }
 }

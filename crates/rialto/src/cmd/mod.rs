@@ -3,7 +3,11 @@
 //! in `run`.
 
 mod bench;
+mod bench_echo;
 mod bench_engine;
+mod bench_fix;
+mod bench_sweep;
+mod demo;
 mod journal;
 mod match_;
 mod serve;
@@ -33,6 +37,8 @@ enum Command {
     /// Check or print a server's journal.
     #[command(subcommand)]
     Journal(journal::JournalCommand),
+    /// The exchange with simulated traders and live statistics (start here).
+    Demo(demo::Args),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
@@ -41,6 +47,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Bench(b) => bench::run(b),
         Command::Serve(a) => serve::run(a),
         Command::Journal(j) => journal::run(j),
+        Command::Demo(a) => demo::run(a),
     }
 }
 

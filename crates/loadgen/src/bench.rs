@@ -1,0 +1,186 @@
+//! The benchmark programs as library calls: `run_fix` (N bots with the order mix, Ember's
+//! throughput test), `run_echo` (one session, NewOrderSingle -> ExecutionReport round trip,
+//! FIXEdge's single-session scenario) and the once-a-second progress line.
+//!
+//! Role: the `rialto bench fix|echo|sweep` subcommands are thin wrappers over these, so tests
+//! and the sweep call exactly what users run.
+//!
+//! Never: prints to stdout (results are returned; progress goes to the writer given, stderr in
+//! the binary).
+
+use crate::driver::{Driver, DriverConfig, Observer, View};
+use crate::mix::{EchoGenerator, Market, MixConfig, MixGenerator};
+use crate::stats::{at, us, RunResult};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `rialto bench fix` settings.
+#[derive(Clone, Debug)]
+pub struct FixBench {
+    pub addr: SocketAddr,
+    pub target_comp_id: String,
+    /// Bots are `<prefix>1..<prefix>N` (default `BOT`).
+    pub sender_prefix: String,
+    pub bots: usize,
+    pub rate_per_bot: u64,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub window: usize,
+    pub seed: u64,
+    pub mix: MixConfig,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl FixBench {
+    pub fn new(addr: SocketAddr) -> FixBench {
+        FixBench {
+            addr,
+            target_comp_id: "RIALTO".into(),
+            sender_prefix: "BOT".into(),
+            bots: 10,
+            rate_per_bot: 1_000,
+            warmup: Duration::from_secs(2),
+            duration: Duration::from_secs(10),
+            window: 100,
+            seed: 1,
+            mix: MixConfig::default(),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// Prints one progress line per second.
+pub struct Progress<'w> {
+    pub out: &'w mut dyn Write,
+}
+
+impl Observer for Progress<'_> {
+    fn on_second(&mut self, v: &View<'_>, _market: &mut Market) {
+        let s = v.last_second;
+        let _ = writeln!(
+            self.out,
+            "[{:>4} s] {:<9} sent {:>7}/s  acks {:>7}/s  fills {:>7}/s  rejects {:>5}/s  shed {:>6}/s  errors {}  p50 {} µs  p99 {} µs  in flight {}{}",
+            v.elapsed_s,
+            v.phase.as_str(),
+            s.sent,
+            s.acks,
+            s.fills,
+            s.rejects,
+            s.shed,
+            v.totals.errors,
+            us(at(v.last_second_latency, 50.0)),
+            us(at(v.last_second_latency, 99.0)),
+            v.in_flight,
+            if v.behind_ns > 1_000_000 {
+                format!("  behind schedule {} ms", v.behind_ns / 1_000_000)
+            } else {
+                String::new()
+            }
+        );
+        let _ = self.out.flush();
+    }
+}
+
+/// N bots at `rate_per_bot` each with the order mix; returns the measured result.
+pub fn run_fix(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, String> {
+    b.mix.validate()?;
+    if b.bots == 0 {
+        return Err("--bots must be at least 1".into());
+    }
+    let mut cfg = DriverConfig::new(b.addr, b.bots, b.rate_per_bot);
+    cfg.target_comp_id = b.target_comp_id.clone();
+    cfg.sender_comp_ids = (1..=b.bots)
+        .map(|i| format!("{}{i}", b.sender_prefix))
+        .collect();
+    cfg.warmup = b.warmup;
+    cfg.duration = Some(b.duration);
+    cfg.window = b.window;
+    cfg.stop = b.stop.clone();
+    let mut driver = Driver::connect(cfg)?;
+    let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
+        .map(|i| {
+            MixGenerator::new(
+                b.mix.clone(),
+                b.seed.wrapping_mul(1_000_003).wrapping_add(i),
+            )
+        })
+        .collect();
+    let mut market = Market::default_contract();
+    let mut result = driver.run(&mut gens, &mut market, &mut Progress { out: progress })?;
+    for n in driver.finish() {
+        let _ = writeln!(progress, "note: {n}");
+    }
+    result.error_notes.truncate(crate::stats::ERROR_NOTES_MAX);
+    Ok(result)
+}
+
+/// A flag set by Ctrl-C (SIGINT) or SIGTERM: a run stops sending, drains and reports.
+pub fn stop_on_ctrl_c() -> Result<Arc<AtomicBool>, String> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, flag.clone())
+            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+    }
+    Ok(flag)
+}
+
+/// `rialto bench echo` settings.
+#[derive(Clone, Debug)]
+pub struct EchoBench {
+    pub addr: SocketAddr,
+    pub target_comp_id: String,
+    pub sender_comp_id: String,
+    pub rate: u64,
+    /// Measured round trips.
+    pub count: u64,
+    pub warmup: Duration,
+    pub seed: u64,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl EchoBench {
+    pub fn new(addr: SocketAddr) -> EchoBench {
+        EchoBench {
+            addr,
+            target_comp_id: "RIALTO".into(),
+            sender_comp_id: "CLIENT1".into(),
+            rate: 2_000,
+            count: 200_000,
+            warmup: Duration::ZERO,
+            seed: 1,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// One session at a fixed rate: NewOrderSingle (IOC, far from the mid, so it never trades and
+/// never rests) -> its first ExecutionReport.
+pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, String> {
+    if b.rate == 0 || b.count == 0 {
+        return Err("--rate and --count must be at least 1".into());
+    }
+    let mut cfg = DriverConfig::new(b.addr, 1, b.rate);
+    cfg.target_comp_id = b.target_comp_id.clone();
+    cfg.sender_comp_ids = vec![b.sender_comp_id.clone()];
+    cfg.warmup = b.warmup;
+    // Exactly `count` measured requests: k from k_measure to k_measure + count.
+    cfg.duration = Some(Duration::from_nanos(
+        (u128::from(b.count) * 1_000_000_000 / u128::from(b.rate)) as u64,
+    ));
+    cfg.window = 1;
+    cfg.stop = b.stop.clone();
+    let mut driver = Driver::connect(cfg)?;
+    let mut gens = vec![EchoGenerator::new(b.seed)];
+    let result = driver.run(
+        &mut gens,
+        &mut Market::default_contract(),
+        &mut Progress { out: progress },
+    )?;
+    for n in driver.finish() {
+        let _ = writeln!(progress, "note: {n}");
+    }
+    Ok(result)
+}

@@ -1,0 +1,582 @@
+//! `rialto demo`: the exchange with embedded defaults in this process, and simulated traders
+//! trading on it over loopback FIX, with live statistics once a second.
+//!
+//! Role: what a newcomer runs first. Three market makers quote two levels on both sides of
+//! every instrument around a mid that drifts (a random walk, moved once a second), refreshing
+//! quotes with cancel/replace; three takers send market and IOC orders that cross the spread
+//! (like the ZeroMQ exchange example's gateway generating random orders at a given rate). The
+//! traders are `driver` bots (BOT1..BOT6), so they are real FIX sessions through the real
+//! gateway, sequencer, journal and engine.
+//!
+//! What the screen shows: orders in (requests/s sent by the traders), reports out (FIX
+//! application messages/s received), trades/s (fills / 2: every trade has a demo trader on
+//! both sides), ack latency P50/P99 of the last second (request -> first execution report),
+//! and per instrument the top of book (bid size @ price | ask price @ size), aggregated from
+//! the traders' own resting orders as reported to them, and the last trade.
+//!
+//! Never: binds anything but 127.0.0.1; needs a config file or anything installed.
+
+use crate::driver::{wall_ns, Driver, DriverConfig, Observer, Report, View};
+use crate::mix::{Action, Market, Strategy};
+use crate::orders::{BotOrders, SlotState};
+use crate::rng::Rng;
+use crate::stats::{at, percentile_table, us, RunResult};
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use types::{OrdType, Side, TimeInForce};
+
+/// Quote levels per side per instrument of each market maker.
+const LEVELS: u32 = 2;
+const MAKERS: usize = 3;
+const TAKERS: usize = 3;
+/// Half the quoted spread, in ticks.
+const HALF_SPREAD_TICKS: i64 = 3;
+/// Distance between a maker's quote levels, in ticks.
+const LEVEL_STEP_TICKS: i64 = 2;
+
+/// A simulated trader of the demo.
+#[derive(Clone, Debug)]
+pub enum Trader {
+    Maker { rng: Rng, cursor: u32 },
+    Taker { rng: Rng },
+}
+
+impl Trader {
+    pub fn maker(seed: u64) -> Trader {
+        Trader::Maker {
+            rng: Rng::new(seed),
+            cursor: 0,
+        }
+    }
+    pub fn taker(seed: u64) -> Trader {
+        Trader::Taker {
+            rng: Rng::new(seed),
+        }
+    }
+    /// Slots a maker needs: two sides, `LEVELS` each, per instrument.
+    pub fn maker_window(symbols: usize) -> usize {
+        symbols * 2 * LEVELS as usize
+    }
+}
+
+/// Quote position `p` (0-based) of a maker: (symbol, side, level).
+fn quote_position(p: u32) -> (u16, Side, u32) {
+    let level = p % LEVELS;
+    let side = if (p / LEVELS).is_multiple_of(2) {
+        Side::Buy
+    } else {
+        Side::Sell
+    };
+    ((p / LEVELS / 2) as u16, side, level)
+}
+
+fn quote_price(mid: i64, side: Side, level: u32, jitter: i64) -> i64 {
+    let away = HALF_SPREAD_TICKS + i64::from(level) * LEVEL_STEP_TICKS + jitter;
+    match side {
+        Side::Buy => (mid - away).max(1),
+        Side::Sell => mid + away,
+    }
+}
+
+impl Strategy for Trader {
+    fn next(&mut self, orders: &mut BotOrders, market: &Market) -> Action {
+        let nsym = market.symbols.len().max(1);
+        match self {
+            Trader::Maker { rng, cursor } => {
+                let positions = (nsym * 2 * LEVELS as usize) as u32;
+                // Refresh the next quote position that has no request in flight.
+                for _ in 0..positions {
+                    let p = *cursor % positions;
+                    *cursor = cursor.wrapping_add(1);
+                    let (symbol, side, level) = quote_position(p);
+                    let slot = p + 1;
+                    let mid = market.symbols[symbol as usize % nsym].mid_ticks;
+                    let price = quote_price(mid, side, level, rng.below(2) as i64);
+                    let qty = 50 + rng.below(451);
+                    match orders.slot(slot).map(|s| s.state) {
+                        Some(SlotState::Free) if orders.alloc_at(slot) => {
+                            return Action::New {
+                                symbol,
+                                side,
+                                ord_type: OrdType::Limit,
+                                tif: TimeInForce::Day,
+                                price_ticks: price,
+                                qty,
+                                slot,
+                            };
+                        }
+                        Some(SlotState::Live) => {
+                            return Action::Replace {
+                                slot,
+                                price_ticks: price,
+                                qty,
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Action::Idle
+            }
+            Trader::Taker { rng } => {
+                let symbol = rng.below(nsym as u64) as u16;
+                let mid = market.symbols[symbol as usize].mid_ticks;
+                let side = if rng.below(2) == 0 {
+                    Side::Buy
+                } else {
+                    Side::Sell
+                };
+                let qty = 1 + rng.below(40);
+                if rng.below(2) == 0 {
+                    Action::New {
+                        symbol,
+                        side,
+                        ord_type: OrdType::Market,
+                        tif: TimeInForce::Day,
+                        price_ticks: 0,
+                        qty,
+                        slot: 0,
+                    }
+                } else {
+                    // Crosses the makers' first level.
+                    let away = HALF_SPREAD_TICKS + 1;
+                    let price = match side {
+                        Side::Buy => mid + away,
+                        Side::Sell => (mid - away).max(1),
+                    };
+                    Action::New {
+                        symbol,
+                        side,
+                        ord_type: OrdType::Limit,
+                        tif: TimeInForce::Ioc,
+                        price_ticks: price,
+                        qty,
+                        slot: 0,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How to run the demo.
+#[derive(Clone, Debug)]
+pub struct DemoConfig {
+    /// Requests per second over all traders.
+    pub rate: u64,
+    /// Journal and snapshots; a fresh temporary directory when `None`.
+    pub data_dir: Option<PathBuf>,
+    /// Where the exchange listens; 127.0.0.1:9878, or a free port if that one is taken.
+    pub listen: Option<SocketAddr>,
+    /// Stop after this long (tests); otherwise run until Ctrl-C.
+    pub duration: Option<Duration>,
+    pub durability: gateway::Durability,
+    pub seed: u64,
+    /// Redraw in place (ANSI) instead of printing a new block each second. Default: when
+    /// stdout is a terminal.
+    pub redraw: Option<bool>,
+}
+
+impl Default for DemoConfig {
+    fn default() -> DemoConfig {
+        DemoConfig {
+            rate: 2_000,
+            data_dir: None,
+            listen: None,
+            duration: None,
+            durability: gateway::Durability::Process,
+            seed: 1,
+            redraw: None,
+        }
+    }
+}
+
+fn decimal_text(d: fix::Decimal) -> String {
+    let mut v = Vec::with_capacity(24);
+    d.write(&mut v);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+/// What the live display keeps between seconds.
+struct Display<'w> {
+    out: &'w mut dyn Write,
+    redraw: bool,
+    drawn_lines: usize,
+    header: String,
+    reports_second: u64,
+    reports_total: u64,
+    /// Last trade per symbol: (price text, qty).
+    last: Vec<Option<(String, u64)>>,
+    rng: Rng,
+    failed: Option<std::io::Error>,
+}
+
+impl Display<'_> {
+    fn top_of_book(view: &View<'_>, market: &Market) -> Vec<String> {
+        let n = market.symbols.len();
+        // Per symbol: best bid (price, qty), best ask (price, qty).
+        let mut bid: Vec<Option<(i64, u64)>> = vec![None; n];
+        let mut ask: Vec<Option<(i64, u64)>> = vec![None; n];
+        for b in 0..view.bot_count() {
+            let orders = view.orders(b);
+            for i in 0..orders.live_count() {
+                let Some(s) = orders.slot(orders.live_at(i)) else {
+                    continue;
+                };
+                let sym = s.symbol as usize;
+                if sym >= n {
+                    continue;
+                }
+                let (p, q) = (s.price_ticks, s.leaves_qty);
+                let (best, sign) = match s.side {
+                    Side::Buy => (&mut bid[sym], 1),
+                    Side::Sell => (&mut ask[sym], -1),
+                };
+                *best = match *best {
+                    None => Some((p, q)),
+                    Some((bp, bq)) if bp == p => Some((p, bq + q)),
+                    Some((bp, _)) if (p - bp) * sign > 0 => Some((p, q)),
+                    keep => keep,
+                };
+            }
+        }
+        let px = |ticks: i64, d: u8| decimal_text(fix::Decimal::new(ticks, d));
+        (0..n)
+            .map(|i| {
+                let d = market.symbols[i].price_decimals;
+                let b = bid[i].map_or("-".to_string(), |(p, q)| format!("{q} @ {}", px(p, d)));
+                let a = ask[i].map_or("-".to_string(), |(p, q)| format!("{} @ {q}", px(p, d)));
+                format!("{:<6} {:>16} | {:<16}", market.symbols[i].name, b, a)
+            })
+            .collect()
+    }
+}
+
+impl Observer for Display<'_> {
+    fn on_report(&mut self, _bot: usize, r: &Report<'_>) {
+        let _ = r;
+        self.reports_second += 1;
+        self.reports_total += 1;
+    }
+
+    fn on_second(&mut self, view: &View<'_>, market: &mut Market) {
+        let s = view.last_second;
+        let t = view.totals;
+        let mut lines = vec![format!("{} · {} s", self.header, view.elapsed_s)];
+        lines.push(format!(
+            "orders in {:>7}/s   reports out {:>7}/s   trades {:>6}/s   messages {:>7}/s",
+            s.sent,
+            self.reports_second,
+            s.fills / 2,
+            s.sent + self.reports_second
+        ));
+        lines.push(format!(
+            "ack latency P50 {} µs  P99 {} µs   totals: orders {}, reports {}, trades {}, rejects {}, shed {}, errors {}",
+            us(at(view.last_second_latency, 50.0)),
+            us(at(view.last_second_latency, 99.0)),
+            t.sent,
+            self.reports_total,
+            t.fills / 2,
+            t.rejects,
+            t.shed,
+            t.errors
+        ));
+        lines.push(format!(
+            "{:<6} {:>16} | {:<16} {}",
+            "SYMBOL", "BID size @ px", "ASK px @ size", "LAST"
+        ));
+        let book = Display::top_of_book(view, market);
+        for (i, row) in book.into_iter().enumerate() {
+            let last = match self.last.get(i).cloned().flatten() {
+                Some((p, q)) => format!("{p} x {q}"),
+                None => "-".to_string(),
+            };
+            lines.push(format!("{row} {last}"));
+        }
+        self.reports_second = 0;
+        if self.failed.is_none() {
+            let mut text = String::new();
+            if self.redraw && self.drawn_lines > 0 {
+                text.push_str(&format!("\x1b[{}A\x1b[J", self.drawn_lines));
+            }
+            for l in &lines {
+                text.push_str(l);
+                text.push('\n');
+            }
+            if !self.redraw {
+                text.push('\n');
+            }
+            if let Err(e) = self
+                .out
+                .write_all(text.as_bytes())
+                .and_then(|_| self.out.flush())
+            {
+                self.failed = Some(e);
+            }
+            self.drawn_lines = lines.len();
+        }
+        // The market moves: each mid takes a small random step.
+        for sym in &mut market.symbols {
+            sym.mid_ticks = (sym.mid_ticks + self.rng.normal(2)).max(100);
+        }
+    }
+}
+
+/// A `Display` wrapper that also records the last trade per symbol (needs the market's names).
+struct DemoObserver<'w> {
+    display: Display<'w>,
+    names: Vec<Vec<u8>>,
+    decimals: Vec<u8>,
+}
+
+impl Observer for DemoObserver<'_> {
+    fn on_report(&mut self, bot: usize, r: &Report<'_>) {
+        self.display.on_report(bot, r);
+        if r.is_fill() {
+            if let (Some(i), Some(px), Some(qty)) = (
+                self.names.iter().position(|n| n.as_slice() == r.symbol),
+                r.last_px,
+                r.last_qty,
+            ) {
+                let ticks = px.to_ticks(fix::Decimal::new(1, self.decimals[i]));
+                let text = match ticks {
+                    Ok(t) => decimal_text(fix::Decimal::new(t, self.decimals[i])),
+                    Err(_) => decimal_text(px),
+                };
+                self.display.last[i] = Some((text, qty));
+            }
+        }
+    }
+    fn on_second(&mut self, view: &View<'_>, market: &mut Market) {
+        self.display.on_second(view, market);
+    }
+}
+
+/// What a finished demo reports.
+pub struct DemoSummary {
+    pub result: RunResult,
+    pub elapsed: Duration,
+    pub reports: u64,
+    pub data_dir: PathBuf,
+    pub state_hash: u64,
+    pub addr: SocketAddr,
+}
+
+/// Default listen address, or a free port when 9878 is taken.
+fn pick_listen(requested: Option<SocketAddr>) -> SocketAddr {
+    if let Some(a) = requested {
+        return a;
+    }
+    let default: SocketAddr = ([127, 0, 0, 1], 9878).into();
+    match std::net::TcpListener::bind(default) {
+        Ok(_) => default,
+        Err(_) => ([127, 0, 0, 1], 0).into(),
+    }
+}
+
+/// Runs the demo, writing the live display and the summary to `out`. Stops on Ctrl-C
+/// (SIGINT/SIGTERM) or after `cfg.duration`.
+pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String> {
+    if cfg.rate == 0 {
+        return Err("--rate must be at least 1 order/s".into());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+    }
+    let data_dir = match &cfg.data_dir {
+        Some(d) => d.clone(),
+        None => tempfile::Builder::new()
+            .prefix("rialto-demo-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a data dir: {e}"))?
+            .keep(),
+    };
+    let mut gcfg = gateway::Config::defaults();
+    gcfg.data_dir = data_dir.clone();
+    gcfg.listen = pick_listen(cfg.listen);
+    gcfg.durability = cfg.durability;
+    let durability = gcfg.durability;
+    let log_lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let sink = log_lines.clone();
+    let logger: gateway::server::Logger = Arc::new(move |m: &str| {
+        if let Ok(mut v) = sink.lock() {
+            if v.len() < 1000 {
+                v.push(m.to_string());
+            }
+        }
+    });
+    let server = gateway::Server::start(gcfg, logger).map_err(|e| format!("exchange: {e}"))?;
+    let addr = server.addr;
+    let w = |out: &mut dyn Write, s: String| out.write_all(s.as_bytes()).map_err(|e| e.to_string());
+    w(
+        out,
+        format!(
+            "Rialto demo: exchange listening for FIX 4.4 on {addr} (TargetCompID RIALTO, sessions CLIENT1..9 free for you), durability {}, journal in {}\n\
+             {MAKERS} market makers (BOT1..BOT{MAKERS}) quote ACME BOLT CRNK around a drifting mid; {TAKERS} takers send market and IOC orders; {} orders/s. Ctrl-C to stop.\n\n",
+            durability.as_str(),
+            data_dir.display(),
+            cfg.rate
+        ),
+    )?;
+    let market0 = crate::mix::Market::default_contract();
+    let nbots = MAKERS + TAKERS;
+    let mut dcfg = DriverConfig::new(addr, nbots, cfg.rate.div_ceil(nbots as u64).max(1));
+    dcfg.warmup = Duration::ZERO;
+    dcfg.duration = cfg.duration;
+    dcfg.window = Trader::maker_window(market0.symbols.len());
+    dcfg.stop = stop.clone();
+    dcfg.drain_timeout = Duration::from_secs(5);
+    dcfg.run_seed = wall_ns() / 1_000_000;
+    let started = Instant::now();
+    let outcome = (|| -> Result<(RunResult, u64, Vec<String>), String> {
+        let mut driver = Driver::connect(dcfg)?;
+        let mut traders: Vec<Trader> = (0..nbots)
+            .map(|i| {
+                let seed = cfg.seed.wrapping_mul(1000).wrapping_add(i as u64);
+                if i < MAKERS {
+                    Trader::maker(seed)
+                } else {
+                    Trader::taker(seed)
+                }
+            })
+            .collect();
+        let mut market = market0.clone();
+        let redraw = cfg
+            .redraw
+            .unwrap_or_else(|| std::io::stdout().is_terminal());
+        let mut obs = DemoObserver {
+            display: Display {
+                out: &mut *out,
+                redraw,
+                drawn_lines: 0,
+                header: format!("Rialto demo · {addr} · {}", durability.as_str()),
+                reports_second: 0,
+                reports_total: 0,
+                last: vec![None; market.symbols.len()],
+                rng: Rng::new(cfg.seed ^ 0x5eed),
+                failed: None,
+            },
+            names: market
+                .symbols
+                .iter()
+                .map(|s| s.name.as_bytes().to_vec())
+                .collect(),
+            decimals: market.symbols.iter().map(|s| s.price_decimals).collect(),
+        };
+        let result = driver.run(&mut traders, &mut market, &mut obs)?;
+        let reports = obs.display.reports_total;
+        let notes = driver.finish();
+        Ok((result, reports, notes))
+    })();
+    let elapsed = started.elapsed();
+    let hash = server.shutdown().map_err(|e| format!("exchange: {e}"))?;
+    let (result, reports, notes) = outcome?;
+    let c = &result.counters;
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\nRialto demo stopped after {:.1} s\n\
+         orders sent {} (new {}, cancel {}, replace {}), reports received {}, trades {}, rejects {}, shed {}, errors {}\n\
+         ack latency, order request -> first execution report, whole run:\n{}",
+        elapsed.as_secs_f64(),
+        c.sent,
+        c.sent_new,
+        c.sent_cancel,
+        c.sent_replace,
+        reports,
+        c.fills / 2,
+        c.rejects,
+        c.shed,
+        c.errors,
+        percentile_table(&result.latency)
+    ));
+    for n in result.error_notes.iter().chain(notes.iter()) {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&format!(
+        "journal: {} (state hash {hash:016x}); check it with: rialto journal verify {}\n",
+        data_dir.join("journal").display(),
+        data_dir.display()
+    ));
+    w(out, s)?;
+    let _ = out.flush();
+    Ok(DemoSummary {
+        result,
+        elapsed,
+        reports,
+        data_dir,
+        state_hash: hash,
+        addr,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn makers_quote_both_sides_and_takers_cross() {
+        let market = Market::default_contract();
+        let mut orders = BotOrders::new(Trader::maker_window(market.symbols.len()));
+        let mut m = Trader::maker(1);
+        let mut sides = [0, 0];
+        for k in 0..12 {
+            match m.next(&mut orders, &market) {
+                Action::New {
+                    slot,
+                    side,
+                    symbol,
+                    price_ticks,
+                    qty,
+                    ..
+                } => {
+                    let mid = market.symbols[symbol as usize].mid_ticks;
+                    match side {
+                        Side::Buy => assert!(price_ticks < mid),
+                        Side::Sell => assert!(price_ticks > mid),
+                    }
+                    sides[side as usize] += 1;
+                    orders.on_new_sent(slot, k, symbol, side, price_ticks, qty);
+                    orders.on_new_ack(slot, k);
+                }
+                other => panic!("expected a new quote, got {other:?}"),
+            }
+        }
+        assert_eq!(sides, [6, 6]);
+        // Once every position is quoted, the maker replaces.
+        assert!(matches!(
+            m.next(&mut orders, &market),
+            Action::Replace { .. }
+        ));
+        let mut t = Trader::taker(2);
+        for _ in 0..100 {
+            match t.next(&mut orders, &market) {
+                Action::New {
+                    ord_type: OrdType::Limit,
+                    tif,
+                    side,
+                    price_ticks,
+                    symbol,
+                    ..
+                } => {
+                    assert_eq!(tif, TimeInForce::Ioc);
+                    let mid = market.symbols[symbol as usize].mid_ticks;
+                    match side {
+                        Side::Buy => assert!(price_ticks > mid + HALF_SPREAD_TICKS),
+                        Side::Sell => assert!(price_ticks < mid - HALF_SPREAD_TICKS),
+                    }
+                }
+                Action::New {
+                    ord_type: OrdType::Market,
+                    slot,
+                    ..
+                } => assert_eq!(slot, 0),
+                other => panic!("taker sent {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,1275 @@
+//! The load generator's engine: N FIX initiator sessions driven open-loop from one thread.
+//!
+//! Role: connect and log on every bot (ResetSeqNumFlag=Y), then send request `k` of the run at
+//! its **intended** time `k / (bots * rate)` seconds after the start, to bot `k % bots`, whatever
+//! happened to earlier requests (open loop: no coordinated omission). The first answer to each
+//! request (ExecutionReport New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from
+//! that intended time into an HdrHistogram, so time the request spent waiting in the generator
+//! (because it fell behind, or TCP pushed back) counts as latency, as it would for a client.
+//! After the measured period: drain the answers, mass cancel every bot's orders, log out.
+//!
+//! How it stays cheap on a 2-core machine shared with the exchange: one thread, one `mio`
+//! poll over every connection; a `timerfd` (ns precision, no timer slack) wakes it at the next
+//! intended send time; requests due together are encoded into each bot's write buffer and
+//! written with one `write` per bot; reads are batched per wake-up and timestamped once per
+//! `read`. The `fix` crate's `Encoder` and `Decoder` are reused; ClOrdIDs are formatted on the
+//! stack; nothing is allocated per message once the buffers have grown.
+//!
+//! Never: spins (it parks in `epoll_wait` until the timer or a socket wakes it, except when the
+//! next request is due within `SPIN_NS`); drops a due request silently (when a bot's write
+//! buffer is full the schedule waits and the delay is measured); lets a bot cancel or replace an
+//! order it does not believe live (`BotOrders`).
+//!
+//! Invariants: each request is answered at most once in the statistics (the first answer; its
+//! kind is in the ClOrdID); only requests whose intended time falls in the measured period are
+//! counted and timed; fills are counted when received after the warm-up.
+
+use crate::clordid::{self, ClOrdId, KIND_CANCEL, KIND_MASS_CANCEL, KIND_NEW, KIND_REPLACE};
+use crate::mix::{Action, Market, Strategy};
+use crate::orders::BotOrders;
+use crate::stats::{new_histogram, Counters, RunResult, ERROR_NOTES_MAX};
+use fix::{Decimal, Decoder, Encoder, FixVersion, Header, Limits, Message, TimePrecision};
+use hdrhistogram::Histogram;
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use rustix::fd::{AsRawFd, OwnedFd};
+use rustix::time::{
+    timerfd_create, timerfd_settime, ClockId, Itimerspec, TimerfdClockId, TimerfdFlags,
+    TimerfdTimerFlags, Timespec,
+};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use types::{OrdType, Side, TimeInForce};
+
+const TIMER: Token = Token(usize::MAX - 1);
+/// Unsent bytes per bot above which the schedule waits for the socket (TCP back-pressure).
+const WBUF_MAX: usize = 4 << 20;
+const RBUF_SIZE: usize = 256 << 10;
+/// Most requests generated between two looks at the sockets.
+const BURST_MAX: usize = 1024;
+/// A request due sooner than this is not slept for.
+const SPIN_NS: u64 = 5_000;
+/// Longest single wait, so the stop flag and the once-a-second tick are seen.
+const WAIT_MAX: Duration = Duration::from_millis(100);
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// Where and how to drive load.
+#[derive(Clone, Debug)]
+pub struct DriverConfig {
+    pub addr: SocketAddr,
+    /// The exchange's CompID (our TargetCompID).
+    pub target_comp_id: String,
+    /// One SenderCompID per bot.
+    pub sender_comp_ids: Vec<String>,
+    /// Requests per second of each bot.
+    pub rate_per_bot: u64,
+    /// Unmeasured period at the start.
+    pub warmup: Duration,
+    /// Measured period; `None` runs until `stop` is set.
+    pub duration: Option<Duration>,
+    /// Active-orders window (slots) per bot.
+    pub window: usize,
+    pub heartbeat_secs: u32,
+    /// How long to wait for answers after the last request.
+    pub drain_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Seed of the run tag in ClOrdIDs (e.g. the wall clock in ms).
+    pub run_seed: u64,
+    /// Set by Ctrl-C handlers (or a test) to end the run early.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl DriverConfig {
+    /// Defaults for the default contract: TargetCompID `RIALTO`, bots `BOT1..BOTn`.
+    pub fn new(addr: SocketAddr, bots: usize, rate_per_bot: u64) -> DriverConfig {
+        DriverConfig {
+            addr,
+            target_comp_id: "RIALTO".to_string(),
+            sender_comp_ids: (1..=bots).map(|i| format!("BOT{i}")).collect(),
+            rate_per_bot,
+            warmup: Duration::from_secs(1),
+            duration: Some(Duration::from_secs(10)),
+            window: 100,
+            heartbeat_secs: 30,
+            drain_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+            run_seed: wall_ns() / 1_000_000,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.sender_comp_ids.is_empty() {
+            return Err("at least one bot is needed".into());
+        }
+        if self.rate_per_bot == 0 {
+            return Err("the rate per bot must be at least 1 request/s".into());
+        }
+        if self
+            .rate_per_bot
+            .checked_mul(self.sender_comp_ids.len() as u64)
+            .is_none_or(|r| r > 100_000_000)
+        {
+            return Err("the total rate must be at most 100,000,000 requests/s".into());
+        }
+        if self.heartbeat_secs == 0 {
+            return Err("the heartbeat interval must be at least 1 s".into());
+        }
+        Ok(())
+    }
+}
+
+/// What the run is doing (for progress displays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Warmup,
+    Measuring,
+    Draining,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warm-up",
+            Phase::Measuring => "measuring",
+            Phase::Draining => "draining",
+        }
+    }
+}
+
+/// One inbound application message, as far as the driver reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a> {
+    /// MsgType (first byte): `8`, `9`, `r`, `j`, `3`.
+    pub msg_type: u8,
+    pub cl_ord_id: &'a [u8],
+    pub orig_cl_ord_id: Option<&'a [u8]>,
+    /// ExecType (150), 0 if absent.
+    pub exec_type: u8,
+    pub symbol: &'a [u8],
+    /// Side (54): `1` buy, `2` sell, 0 if absent.
+    pub side: u8,
+    pub leaves_qty: Option<u64>,
+    pub last_qty: Option<u64>,
+    pub last_px: Option<Decimal>,
+    pub text: Option<&'a [u8]>,
+}
+
+impl Report<'_> {
+    /// True for the exchange's load-shedding answer ("exchange busy").
+    pub fn is_busy(&self) -> bool {
+        self.text
+            .is_some_and(|t| t.windows(4).any(|w| w.eq_ignore_ascii_case(b"busy")))
+    }
+
+    /// True for an ExecutionReport of a trade (FIX 4.4 `F`, FIX 4.2 `1`/`2`).
+    pub fn is_fill(&self) -> bool {
+        self.msg_type == b'8' && matches!(self.exec_type, b'F' | b'1' | b'2')
+    }
+}
+
+/// The live state shown to an `Observer` once a second.
+pub struct View<'a> {
+    /// Seconds since the schedule started.
+    pub elapsed_s: u64,
+    pub phase: Phase,
+    /// Counters of the measured period so far.
+    pub totals: &'a Counters,
+    /// Counters of the last second (warm-up included).
+    pub last_second: &'a Counters,
+    /// Latency of the last second's answers (warm-up included).
+    pub last_second_latency: &'a Histogram<u64>,
+    /// Requests sent and not answered yet.
+    pub in_flight: u64,
+    /// How far the generator is behind its schedule, in ns.
+    pub behind_ns: u64,
+    bots: &'a [Bot],
+}
+
+impl View<'_> {
+    pub fn bot_count(&self) -> usize {
+        self.bots.len()
+    }
+    pub fn orders(&self, bot: usize) -> &BotOrders {
+        &self.bots[bot].orders
+    }
+}
+
+/// Hooks for displays and simulations; every method has a default that does nothing.
+pub trait Observer {
+    /// Every application message a bot receives (after the driver has accounted for it).
+    fn on_report(&mut self, _bot: usize, _report: &Report<'_>) {}
+    /// Once a second; may move the market (the demo's drifting mid).
+    fn on_second(&mut self, _view: &View<'_>, _market: &mut Market) {}
+}
+
+/// An observer that does nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+struct Bot {
+    name: String,
+    stream: TcpStream,
+    out_seq: u64,
+    in_seq: u64,
+    rbuf: Vec<u8>,
+    rlen: usize,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    dirty: bool,
+    logged_on: bool,
+    closed: bool,
+    logout_sent: bool,
+    logout_received: bool,
+    mass_cancel_done: bool,
+    last_send_ns: u64,
+    orders: BotOrders,
+}
+
+impl Bot {
+    fn unsent(&self) -> usize {
+        self.wbuf.len() - self.wpos
+    }
+}
+
+/// Accounting of a run, separate from the sockets so messages can be handled while a bot's
+/// read buffer is borrowed.
+struct Stats {
+    run: [u8; clordid::RUN_LEN],
+    total_rate: u64,
+    k_measure: u64,
+    k_end: u64,
+    totals: Counters,
+    second: Counters,
+    latency: Histogram<u64>,
+    shed_latency: Histogram<u64>,
+    second_latency: Histogram<u64>,
+    sent_all: u64,
+    answered_all: u64,
+    last_measured_send_ns: u64,
+    notes: Vec<String>,
+    count_fills: bool,
+}
+
+impl Stats {
+    /// Intended send time of request `k`, ns after the start.
+    fn intended_ns(&self, k: u64) -> u64 {
+        (u128::from(k) * u128::from(NS_PER_S) / u128::from(self.total_rate)) as u64
+    }
+
+    fn error(&mut self, note: String) {
+        self.totals.errors += 1;
+        self.second.errors += 1;
+        if self.notes.len() < ERROR_NOTES_MAX {
+            self.notes.push(note);
+        }
+    }
+
+    /// Accounts for the first answer to request `k`.
+    fn answer(&mut self, k: u64, outcome: Outcome, recv_ns: u64) {
+        if k >= self.k_end {
+            return;
+        }
+        self.answered_all += 1;
+        let latency = recv_ns.saturating_sub(self.intended_ns(k)).max(1);
+        let measured = k >= self.k_measure;
+        for (c, on) in [(&mut self.second, true), (&mut self.totals, measured)] {
+            if !on {
+                continue;
+            }
+            c.answered += 1;
+            match outcome {
+                Outcome::Ack => c.acks += 1,
+                Outcome::Reject => c.rejects += 1,
+                Outcome::Shed => c.shed += 1,
+            }
+        }
+        if outcome == Outcome::Shed {
+            if measured {
+                self.shed_latency.saturating_record(latency);
+            }
+            return;
+        }
+        self.second_latency.saturating_record(latency);
+        if measured {
+            self.latency.saturating_record(latency);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Ack,
+    Reject,
+    Shed,
+}
+
+/// Wall clock, ns since the Unix epoch.
+pub fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn mono_ns() -> u64 {
+    let t = rustix::time::clock_gettime(ClockId::Monotonic);
+    t.tv_sec as u64 * NS_PER_S + t.tv_nsec as u64
+}
+
+/// Connected, logged-on bots ready to run a schedule.
+pub struct Driver {
+    cfg: DriverConfig,
+    poll: Poll,
+    events: Events,
+    timer: OwnedFd,
+    bots: Vec<Bot>,
+    dec: Decoder,
+    enc: Encoder,
+    /// Monotonic and wall clock at the same instant, to stamp SendingTime without a syscall.
+    mono0: u64,
+    wall0: u64,
+}
+
+impl Driver {
+    /// Connects every bot and logs it on (ResetSeqNumFlag=Y). Fails with the first refusal.
+    pub fn connect(cfg: DriverConfig) -> Result<Driver, String> {
+        cfg.validate()?;
+        let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
+        let timer = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )
+        .map_err(|e| format!("timerfd: {e}"))?;
+        poll.registry()
+            .register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)
+            .map_err(|e| format!("timerfd: {e}"))?;
+        let mut bots = Vec::with_capacity(cfg.sender_comp_ids.len());
+        for (i, name) in cfg.sender_comp_ids.iter().enumerate() {
+            let s = std::net::TcpStream::connect_timeout(&cfg.addr, cfg.connect_timeout)
+                .map_err(|e| format!("{name}: cannot connect to {}: {e}", cfg.addr))?;
+            s.set_nodelay(true)
+                .and_then(|_| s.set_nonblocking(true))
+                .map_err(|e| format!("{name}: {e}"))?;
+            let mut stream = TcpStream::from_std(s);
+            poll.registry()
+                .register(
+                    &mut stream,
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                )
+                .map_err(|e| format!("{name}: {e}"))?;
+            bots.push(Bot {
+                name: name.clone(),
+                stream,
+                out_seq: 1,
+                in_seq: 1,
+                rbuf: vec![0; RBUF_SIZE],
+                rlen: 0,
+                wbuf: Vec::with_capacity(64 << 10),
+                wpos: 0,
+                dirty: false,
+                logged_on: false,
+                closed: false,
+                logout_sent: false,
+                logout_received: false,
+                mass_cancel_done: false,
+                last_send_ns: 0,
+                orders: BotOrders::new(cfg.window),
+            });
+        }
+        let mut d = Driver {
+            poll,
+            events: Events::with_capacity(1024),
+            timer,
+            bots,
+            dec: Decoder::new(Limits::default()),
+            enc: Encoder::default(),
+            mono0: mono_ns(),
+            wall0: wall_ns(),
+            cfg,
+        };
+        d.logon()?;
+        Ok(d)
+    }
+
+    pub fn bot_count(&self) -> usize {
+        self.bots.len()
+    }
+
+    fn wall_at(&self, mono: u64) -> u64 {
+        self.wall0 + mono.saturating_sub(self.mono0)
+    }
+
+    fn logon(&mut self) -> Result<(), String> {
+        let hb = self.cfg.heartbeat_secs;
+        let now = mono_ns();
+        for i in 0..self.bots.len() {
+            let wall = self.wall_at(now);
+            let enc = &mut self.enc;
+            let bot = &mut self.bots[i];
+            begin(enc, b"A", bot, &self.cfg.target_comp_id, wall, now);
+            enc.field(98, b"0");
+            enc.field_u64(108, u64::from(hb));
+            enc.field(141, b"Y");
+            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+            flush(bot);
+        }
+        let mut stats = self.idle_stats();
+        let deadline = mono_ns() + self.cfg.connect_timeout.as_nanos() as u64;
+        while !self.bots.iter().all(|b| b.logged_on) {
+            if mono_ns() > deadline {
+                let waiting: Vec<&str> = self
+                    .bots
+                    .iter()
+                    .filter(|b| !b.logged_on)
+                    .map(|b| b.name.as_str())
+                    .collect();
+                return Err(format!(
+                    "no Logon answer within {:?} for {}",
+                    self.cfg.connect_timeout,
+                    waiting.join(", ")
+                ));
+            }
+            self.pump(&mut stats, &mut Quiet, Some(deadline))?;
+            if let Some(b) = self.bots.iter().find(|b| b.closed || b.logout_received) {
+                let why = stats.notes.last().cloned().unwrap_or_default();
+                return Err(format!(
+                    "{}: logon refused or connection closed: {why}",
+                    b.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stats for phases that are not measured (logon, mass cancel).
+    fn idle_stats(&self) -> Stats {
+        Stats {
+            run: clordid::run_tag(self.cfg.run_seed),
+            total_rate: 1,
+            k_measure: u64::MAX,
+            k_end: 0,
+            totals: Counters::default(),
+            second: Counters::default(),
+            latency: new_histogram(),
+            shed_latency: new_histogram(),
+            second_latency: new_histogram(),
+            sent_all: 0,
+            answered_all: 0,
+            last_measured_send_ns: 0,
+            notes: Vec::new(),
+            count_fills: false,
+        }
+    }
+
+    /// Runs the schedule with one strategy per bot, then drains the answers. Call `finish`
+    /// afterwards to cancel the bots' orders and log out.
+    pub fn run<S: Strategy, O: Observer>(
+        &mut self,
+        strategies: &mut [S],
+        market: &mut Market,
+        observer: &mut O,
+    ) -> Result<RunResult, String> {
+        if strategies.len() != self.bots.len() {
+            return Err(format!(
+                "{} strategies for {} bots",
+                strategies.len(),
+                self.bots.len()
+            ));
+        }
+        let nbots = self.bots.len() as u64;
+        let total_rate = self.cfg.rate_per_bot * nbots;
+        let warmup_ns = self.cfg.warmup.as_nanos() as u64;
+        let k_measure =
+            (u128::from(warmup_ns) * u128::from(total_rate)).div_ceil(u128::from(NS_PER_S)) as u64;
+        let k_end = match self.cfg.duration {
+            Some(d) => {
+                let end_ns = warmup_ns + d.as_nanos() as u64;
+                (u128::from(end_ns) * u128::from(total_rate)).div_ceil(u128::from(NS_PER_S)) as u64
+            }
+            None => u64::MAX,
+        };
+        let mut st = Stats {
+            total_rate,
+            k_measure,
+            k_end,
+            ..self.idle_stats()
+        };
+        let t0 = mono_ns();
+        let mut k_next: u64 = 0;
+        let mut next_tick = NS_PER_S;
+        let mut phase = if warmup_ns > 0 {
+            Phase::Warmup
+        } else {
+            Phase::Measuring
+        };
+        st.count_fills = phase == Phase::Measuring;
+        let mut drain_deadline: Option<u64> = None;
+        loop {
+            let now = mono_ns() - t0;
+            if phase == Phase::Warmup && now >= warmup_ns {
+                phase = Phase::Measuring;
+                st.count_fills = true;
+            }
+            if self.cfg.stop.load(Ordering::Relaxed) && st.k_end > k_next {
+                st.k_end = k_next;
+            }
+            // Generate every request that is due.
+            let mut blocked = false;
+            let mut burst = 0;
+            while k_next < st.k_end && burst < BURST_MAX && st.intended_ns(k_next) <= now {
+                let b = (k_next % nbots) as usize;
+                if self.bots[b].closed {
+                    k_next += 1;
+                    continue;
+                }
+                if self.bots[b].unsent() > WBUF_MAX {
+                    blocked = true;
+                    break;
+                }
+                let action = strategies[b].next(&mut self.bots[b].orders, market);
+                let wall = self.wall_at(t0 + now);
+                self.send_action(b, k_next, action, market, wall, t0 + now, &mut st);
+                if k_next >= st.k_measure {
+                    st.last_measured_send_ns = now;
+                }
+                k_next += 1;
+                burst += 1;
+            }
+            for bot in self.bots.iter_mut().filter(|b| b.dirty) {
+                bot.dirty = false;
+                if !flush(bot) {
+                    bot.closed = true;
+                    st.error(format!("{}: write failed, connection lost", bot.name));
+                }
+            }
+            if now >= next_tick {
+                next_tick += NS_PER_S;
+                self.heartbeats(t0 + now);
+                let behind = if k_next < st.k_end {
+                    now.saturating_sub(st.intended_ns(k_next))
+                } else {
+                    0
+                };
+                let view = View {
+                    elapsed_s: now / NS_PER_S,
+                    phase,
+                    totals: &st.totals,
+                    last_second: &st.second,
+                    last_second_latency: &st.second_latency,
+                    in_flight: st.sent_all - st.answered_all,
+                    behind_ns: behind,
+                    bots: &self.bots,
+                };
+                observer.on_second(&view, market);
+                st.second = Counters::default();
+                st.second_latency.reset();
+            }
+            if k_next >= st.k_end {
+                if phase != Phase::Draining {
+                    phase = Phase::Draining;
+                    drain_deadline = Some(now + self.cfg.drain_timeout.as_nanos() as u64);
+                }
+                let all_out = self.bots.iter().all(|b| b.closed || b.unsent() == 0);
+                if (st.answered_all >= st.sent_all && all_out)
+                    || drain_deadline.is_some_and(|d| now >= d)
+                    || self.bots.iter().all(|b| b.closed)
+                {
+                    break;
+                }
+            }
+            // Wait for the next due request, a socket, or the tick.
+            let wake = if blocked || k_next >= st.k_end {
+                next_tick
+            } else if burst >= BURST_MAX {
+                now
+            } else {
+                st.intended_ns(k_next).min(next_tick)
+            };
+            let deadline = if wake <= now + SPIN_NS {
+                None
+            } else {
+                Some(t0 + wake)
+            };
+            let zero_wait = deadline.is_none();
+            self.pump_with(&mut st, observer, deadline, zero_wait, t0)?;
+        }
+        let end = mono_ns() - t0;
+        // Unanswered measured requests are errors.
+        let unanswered = st.totals.sent.saturating_sub(st.totals.answered);
+        if unanswered > 0 {
+            st.totals.errors += unanswered;
+            if st.notes.len() < ERROR_NOTES_MAX {
+                st.notes.push(format!(
+                    "{unanswered} measured requests unanswered after the drain timeout"
+                ));
+            }
+        }
+        let measured_ns = match self.cfg.duration {
+            Some(d) => {
+                (d.as_nanos() as u64).max(st.last_measured_send_ns.saturating_sub(warmup_ns))
+            }
+            None => end.saturating_sub(warmup_ns),
+        }
+        .max(1);
+        let measured_secs = measured_ns as f64 / 1e9;
+        Ok(RunResult {
+            rate_offered: total_rate,
+            rate_achieved: st.totals.sent as f64 / measured_secs,
+            bots: self.bots.len(),
+            measured_secs,
+            counters: st.totals,
+            latency: st.latency,
+            shed_latency: st.shed_latency,
+            error_notes: st.notes,
+        })
+    }
+
+    /// Mass-cancels every bot's orders (waiting for the reports) and logs out. Errors here do
+    /// not change the measured result; they are returned as notes.
+    pub fn finish(mut self) -> Vec<String> {
+        let mut st = self.idle_stats();
+        let now = mono_ns();
+        for i in 0..self.bots.len() {
+            if self.bots[i].closed {
+                continue;
+            }
+            let wall = self.wall_at(now);
+            let id = ClOrdId::new(KIND_MASS_CANCEL, &st.run, i as u64, 0);
+            let enc = &mut self.enc;
+            let bot = &mut self.bots[i];
+            begin(enc, b"q", bot, &self.cfg.target_comp_id, wall, now);
+            enc.field(11, id.as_bytes());
+            enc.field(530, b"7");
+            enc.field_timestamp(60, wall, TimePrecision::Millis);
+            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+            flush(bot);
+        }
+        let deadline = mono_ns() + 5 * NS_PER_S;
+        while mono_ns() < deadline && !self.bots.iter().all(|b| b.closed || b.mass_cancel_done) {
+            if self.pump(&mut st, &mut Quiet, Some(deadline)).is_err() {
+                break;
+            }
+        }
+        for b in self
+            .bots
+            .iter()
+            .filter(|b| !b.closed && !b.mass_cancel_done)
+        {
+            st.notes
+                .push(format!("{}: no OrderMassCancelReport within 5 s", b.name));
+        }
+        let now = mono_ns();
+        for i in 0..self.bots.len() {
+            if self.bots[i].closed {
+                continue;
+            }
+            let wall = self.wall_at(now);
+            let enc = &mut self.enc;
+            let bot = &mut self.bots[i];
+            begin(enc, b"5", bot, &self.cfg.target_comp_id, wall, now);
+            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+            bot.logout_sent = true;
+            flush(bot);
+        }
+        let deadline = mono_ns() + 2 * NS_PER_S;
+        while mono_ns() < deadline && !self.bots.iter().all(|b| b.closed || b.logout_received) {
+            if self.pump(&mut st, &mut Quiet, Some(deadline)).is_err() {
+                break;
+            }
+        }
+        for b in &self.bots {
+            let _ = b.stream.shutdown(std::net::Shutdown::Both);
+        }
+        st.notes
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_action(
+        &mut self,
+        b: usize,
+        k: u64,
+        action: Action,
+        market: &Market,
+        wall: u64,
+        mono: u64,
+        st: &mut Stats,
+    ) {
+        let measured = k >= st.k_measure;
+        let enc = &mut self.enc;
+        let bot = &mut self.bots[b];
+        let sym = |i: u16| market.symbols.get(i as usize);
+        match action {
+            Action::Idle => return,
+            Action::New {
+                symbol,
+                side,
+                ord_type,
+                tif,
+                price_ticks,
+                qty,
+                slot,
+            } => {
+                let Some(spec) = sym(symbol) else {
+                    if slot != 0 {
+                        bot.orders.release(slot);
+                    }
+                    return;
+                };
+                let id = ClOrdId::new(KIND_NEW, &st.run, k, slot);
+                begin(enc, b"D", bot, &self.cfg.target_comp_id, wall, mono);
+                enc.field(11, id.as_bytes());
+                enc.field(55, spec.name.as_bytes());
+                enc.field_char(54, side_code(side));
+                enc.field_u64(38, qty);
+                match ord_type {
+                    OrdType::Market => enc.field_char(40, b'1'),
+                    OrdType::Limit => {
+                        enc.field_char(40, b'2');
+                        enc.field_decimal(44, Decimal::new(price_ticks, spec.price_decimals));
+                    }
+                }
+                enc.field_char(59, tif_code(tif));
+                enc.field_timestamp(60, wall, TimePrecision::Millis);
+                if slot != 0 {
+                    bot.orders
+                        .on_new_sent(slot, k, symbol, side, price_ticks, qty);
+                }
+                count_sent(st, measured, |c| c.sent_new += 1);
+            }
+            Action::Cancel { slot } | Action::Replace { slot, .. } => {
+                let Some(s) = bot.orders.slot(slot).copied() else {
+                    return;
+                };
+                let Some(spec) = sym(s.symbol) else { return };
+                let replace = match action {
+                    Action::Replace {
+                        price_ticks, qty, ..
+                    } => Some((price_ticks, qty)),
+                    _ => None,
+                };
+                let kind = if replace.is_some() {
+                    KIND_REPLACE
+                } else {
+                    KIND_CANCEL
+                };
+                let orig = ClOrdId::new(s.cur_kind, &st.run, s.cur_k, slot);
+                let id = ClOrdId::new(kind, &st.run, k, slot);
+                begin(
+                    enc,
+                    if replace.is_some() { b"G" } else { b"F" },
+                    bot,
+                    &self.cfg.target_comp_id,
+                    wall,
+                    mono,
+                );
+                enc.field(41, orig.as_bytes());
+                enc.field(11, id.as_bytes());
+                enc.field(55, spec.name.as_bytes());
+                enc.field_char(54, side_code(s.side));
+                match replace {
+                    Some((price, qty)) => {
+                        enc.field_u64(38, qty);
+                        enc.field_char(40, b'2');
+                        enc.field_decimal(44, Decimal::new(price, spec.price_decimals));
+                        enc.field_char(59, b'0');
+                    }
+                    None => enc.field_u64(38, s.leaves_qty.max(1)),
+                }
+                enc.field_timestamp(60, wall, TimePrecision::Millis);
+                bot.orders.on_request_sent(slot, k, replace);
+                if replace.is_some() {
+                    count_sent(st, measured, |c| c.sent_replace += 1);
+                } else {
+                    count_sent(st, measured, |c| c.sent_cancel += 1);
+                }
+            }
+        }
+        bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+        bot.dirty = true;
+        st.sent_all += 1;
+    }
+
+    fn heartbeats(&mut self, mono: u64) {
+        let every = u64::from(self.cfg.heartbeat_secs) * NS_PER_S;
+        for i in 0..self.bots.len() {
+            let bot = &self.bots[i];
+            if bot.closed || mono.saturating_sub(bot.last_send_ns) < every {
+                continue;
+            }
+            let wall = self.wall_at(mono);
+            let enc = &mut self.enc;
+            let bot = &mut self.bots[i];
+            begin(enc, b"0", bot, &self.cfg.target_comp_id, wall, mono);
+            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+            flush(bot);
+        }
+    }
+
+    /// One wait (until `deadline`, monotonic ns, or at most `WAIT_MAX`) and the handling of
+    /// whatever woke it.
+    fn pump<O: Observer>(
+        &mut self,
+        st: &mut Stats,
+        observer: &mut O,
+        deadline: Option<u64>,
+    ) -> Result<(), String> {
+        self.pump_with(st, observer, deadline, false, 0)
+    }
+
+    fn pump_with<O: Observer>(
+        &mut self,
+        st: &mut Stats,
+        observer: &mut O,
+        deadline: Option<u64>,
+        zero_wait: bool,
+        t0: u64,
+    ) -> Result<(), String> {
+        let timeout = if zero_wait {
+            Some(Duration::ZERO)
+        } else {
+            if let Some(d) = deadline {
+                let spec = Itimerspec {
+                    it_interval: Timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    },
+                    it_value: Timespec {
+                        tv_sec: (d / NS_PER_S) as _,
+                        tv_nsec: (d % NS_PER_S) as _,
+                    },
+                };
+                timerfd_settime(&self.timer, TimerfdTimerFlags::ABSTIME, &spec)
+                    .map_err(|e| format!("timerfd: {e}"))?;
+            }
+            Some(WAIT_MAX)
+        };
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        let mut ready = [0usize; 64];
+        let mut n = 0;
+        let mut writable = [0usize; 64];
+        let mut nw = 0;
+        for ev in self.events.iter() {
+            let Token(i) = ev.token();
+            if i >= self.bots.len() {
+                continue;
+            }
+            if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && n < ready.len() {
+                ready[n] = i;
+                n += 1;
+            }
+            if ev.is_writable() && nw < writable.len() {
+                writable[nw] = i;
+                nw += 1;
+            }
+        }
+        for &i in &writable[..nw] {
+            let bot = &mut self.bots[i];
+            if !bot.closed && bot.unsent() > 0 && !flush(bot) {
+                bot.closed = true;
+                st.error(format!("{}: write failed, connection lost", bot.name));
+            }
+        }
+        for &i in &ready[..n] {
+            self.read_bot(i, st, observer, t0);
+        }
+        // More than 64 ready sockets: read the rest too (rare; bots are few).
+        if self.events.iter().count() > ready.len() {
+            for i in 0..self.bots.len() {
+                self.read_bot(i, st, observer, t0);
+            }
+        }
+        Ok(())
+    }
+
+    fn read_bot<O: Observer>(&mut self, i: usize, st: &mut Stats, observer: &mut O, t0: u64) {
+        if self.bots[i].closed {
+            return;
+        }
+        loop {
+            let bot = &mut self.bots[i];
+            if bot.rlen == bot.rbuf.len() {
+                // A message larger than the buffer: grow once (never in steady state).
+                let size = bot.rbuf.len() * 2;
+                bot.rbuf.resize(size, 0);
+            }
+            let want = bot.rbuf.len() - bot.rlen;
+            let got = match bot.stream.read(&mut bot.rbuf[bot.rlen..]) {
+                Ok(0) => {
+                    bot.closed = true;
+                    if !(bot.logout_sent && bot.logout_received) {
+                        let name = bot.name.clone();
+                        st.error(format!("{name}: connection closed by the exchange"));
+                    }
+                    bot.orders.clear();
+                    return;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    bot.closed = true;
+                    let name = bot.name.clone();
+                    st.error(format!("{name}: read failed: {e}"));
+                    return;
+                }
+            };
+            let recv = mono_ns().saturating_sub(t0);
+            bot.rlen += got;
+            self.parse_bot(i, st, observer, recv);
+            if got < want {
+                return;
+            }
+        }
+    }
+
+    fn parse_bot<O: Observer>(&mut self, i: usize, st: &mut Stats, observer: &mut O, recv: u64) {
+        let mut rbuf = std::mem::take(&mut self.bots[i].rbuf);
+        let rlen = self.bots[i].rlen;
+        let mut pos = 0;
+        while pos < rlen {
+            match fix::frame(&rbuf[pos..rlen], self.dec.limits().msg_len_max) {
+                Ok(None) => break,
+                Ok(Some(len)) => {
+                    let frame = &rbuf[pos..pos + len];
+                    pos += len;
+                    match self.dec.decode(frame) {
+                        Ok(msg) => on_message(
+                            i,
+                            &mut self.bots[i],
+                            &msg,
+                            st,
+                            &mut self.enc,
+                            &self.cfg,
+                            self.wall0,
+                            self.mono0,
+                            recv,
+                            observer,
+                        ),
+                        Err(e) => {
+                            let name = self.bots[i].name.clone();
+                            st.error(format!("{name}: undecodable message: {e:?}"));
+                        }
+                    }
+                }
+                Err(e) => {
+                    let name = self.bots[i].name.clone();
+                    st.error(format!("{name}: garbled input: {}", e.as_str()));
+                    pos += fix::resync(&rbuf[pos..rlen]).max(1);
+                }
+            }
+        }
+        rbuf.copy_within(pos..rlen, 0);
+        let bot = &mut self.bots[i];
+        bot.rlen = rlen - pos;
+        bot.rbuf = rbuf;
+        if bot.dirty {
+            bot.dirty = false;
+            if !flush(bot) {
+                bot.closed = true;
+            }
+        }
+    }
+}
+
+fn count_sent(st: &mut Stats, measured: bool, f: impl Fn(&mut Counters)) {
+    st.second.sent += 1;
+    f(&mut st.second);
+    if measured {
+        st.totals.sent += 1;
+        f(&mut st.totals);
+    }
+}
+
+fn side_code(side: Side) -> u8 {
+    match side {
+        Side::Buy => b'1',
+        Side::Sell => b'2',
+    }
+}
+
+fn tif_code(tif: TimeInForce) -> u8 {
+    match tif {
+        TimeInForce::Day => b'0',
+        TimeInForce::Gtc => b'1',
+        TimeInForce::Ioc => b'3',
+        TimeInForce::Fok => b'4',
+    }
+}
+
+/// Starts a message with the standard header and takes the bot's next MsgSeqNum.
+fn begin(enc: &mut Encoder, msg_type: &[u8], bot: &mut Bot, target: &str, wall: u64, mono: u64) {
+    enc.begin(msg_type);
+    enc.header(&Header {
+        sender_comp_id: bot.name.as_bytes(),
+        target_comp_id: target.as_bytes(),
+        msg_seq_num: bot.out_seq,
+        sending_time_ns: wall,
+        poss_dup: false,
+        orig_sending_time: None,
+        time_precision: TimePrecision::Millis,
+    });
+    bot.out_seq += 1;
+    bot.last_send_ns = mono;
+}
+
+/// Writes as much of the bot's buffer as the socket takes. False if the connection is gone.
+fn flush(bot: &mut Bot) -> bool {
+    while bot.wpos < bot.wbuf.len() {
+        match bot.stream.write(&bot.wbuf[bot.wpos..]) {
+            Ok(0) => return false,
+            Ok(n) => bot.wpos += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    if bot.wpos == bot.wbuf.len() {
+        bot.wbuf.clear();
+        bot.wpos = 0;
+    } else if bot.wpos > (1 << 20) && bot.wpos * 2 > bot.wbuf.len() {
+        bot.wbuf.drain(..bot.wpos);
+        bot.wpos = 0;
+    }
+    true
+}
+
+/// Reads the fields the driver needs in one pass.
+fn report<'a>(msg: &Message<'a>) -> Report<'a> {
+    let mut r = Report {
+        msg_type: msg.msg_type().first().copied().unwrap_or(0),
+        cl_ord_id: b"",
+        orig_cl_ord_id: None,
+        exec_type: 0,
+        symbol: b"",
+        side: 0,
+        leaves_qty: None,
+        last_qty: None,
+        last_px: None,
+        text: None,
+    };
+    for (tag, v) in msg.body() {
+        match tag {
+            11 => r.cl_ord_id = v,
+            41 => r.orig_cl_ord_id = Some(v),
+            150 => r.exec_type = v.first().copied().unwrap_or(0),
+            55 => r.symbol = v,
+            54 => r.side = v.first().copied().unwrap_or(0),
+            151 => r.leaves_qty = parse_qty(v),
+            32 => r.last_qty = parse_qty(v),
+            31 => r.last_px = Decimal::parse(v).ok(),
+            58 => r.text = Some(v),
+            379 if r.cl_ord_id.is_empty() => r.cl_ord_id = v,
+            _ => {}
+        }
+    }
+    r
+}
+
+/// A whole quantity (`100` or `100.0`).
+fn parse_qty(v: &[u8]) -> Option<u64> {
+    Decimal::parse(v)
+        .ok()
+        .and_then(|d| d.to_integer().ok())
+        .and_then(|n| u64::try_from(n).ok())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn on_message<O: Observer>(
+    i: usize,
+    bot: &mut Bot,
+    msg: &Message<'_>,
+    st: &mut Stats,
+    enc: &mut Encoder,
+    cfg: &DriverConfig,
+    wall0: u64,
+    mono0: u64,
+    recv: u64,
+    observer: &mut O,
+) {
+    let seq = msg.get_u64(34).ok().flatten().unwrap_or(0);
+    let mt = msg.msg_type();
+    let poss_dup = msg.get(43) == Some(b"Y");
+    let is_reset = mt == b"4";
+    if !is_reset && seq != 0 {
+        if seq > bot.in_seq && bot.logged_on {
+            let name = bot.name.clone();
+            st.error(format!(
+                "{name}: inbound sequence gap, expected {} got {seq}",
+                bot.in_seq
+            ));
+        }
+        if seq < bot.in_seq && poss_dup {
+            return;
+        }
+        bot.in_seq = seq + 1;
+    }
+    let now_mono = mono_ns();
+    let wall = wall0 + now_mono.saturating_sub(mono0);
+    match mt {
+        b"A" => {
+            bot.logged_on = true;
+            return;
+        }
+        b"0" => return,
+        b"1" => {
+            let id = msg.get(112).unwrap_or(b"");
+            begin(enc, b"0", bot, &cfg.target_comp_id, wall, now_mono);
+            enc.field(112, id);
+            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+            bot.dirty = true;
+            return;
+        }
+        b"2" => {
+            // We keep no store: answer with a gap fill up to our next number.
+            let begin_no = msg.get_u64(7).ok().flatten().unwrap_or(1);
+            let next = bot.out_seq;
+            enc.begin(b"4");
+            let mut ts = Vec::new();
+            fix::write_utc_timestamp(&mut ts, wall, TimePrecision::Millis);
+            enc.header(&Header {
+                sender_comp_id: bot.name.as_bytes(),
+                target_comp_id: cfg.target_comp_id.as_bytes(),
+                msg_seq_num: begin_no,
+                sending_time_ns: wall,
+                poss_dup: true,
+                orig_sending_time: Some(&ts),
+                time_precision: TimePrecision::Millis,
+            });
+            enc.field(123, b"Y");
+            enc.field_u64(36, next);
+            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+            bot.dirty = true;
+            return;
+        }
+        b"4" => {
+            if let Ok(Some(n)) = msg.get_u64(36) {
+                bot.in_seq = n;
+            }
+            return;
+        }
+        b"5" => {
+            bot.logout_received = true;
+            if !bot.logout_sent {
+                let text = String::from_utf8_lossy(msg.get(58).unwrap_or(b"")).into_owned();
+                let name = bot.name.clone();
+                st.error(format!("{name}: logged out by the exchange: {text}"));
+                begin(enc, b"5", bot, &cfg.target_comp_id, wall, now_mono);
+                bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
+                bot.logout_sent = true;
+                bot.dirty = true;
+            }
+            return;
+        }
+        _ => {}
+    }
+    let r = report(msg);
+    let parsed = clordid::parse(&st.run, r.cl_ord_id);
+    match r.msg_type {
+        b'8' => {
+            if let Some(p) = parsed {
+                on_execution_report(bot, st, &r, p, recv);
+            }
+        }
+        b'9' => {
+            if let Some(p) = parsed {
+                if matches!(p.kind, KIND_CANCEL | KIND_REPLACE) {
+                    let outcome = if r.is_busy() {
+                        Outcome::Shed
+                    } else {
+                        Outcome::Reject
+                    };
+                    st.answer(p.k, outcome, recv);
+                    bot.orders.on_cancel_rejected(p.slot, p.k);
+                }
+            }
+        }
+        b'r' => bot.mass_cancel_done = true,
+        b'j' => match parsed {
+            Some(p) if r.is_busy() && p.kind != KIND_MASS_CANCEL => {
+                st.answer(p.k, Outcome::Shed, recv);
+                if p.kind == KIND_NEW {
+                    bot.orders.on_gone(p.slot, p.k);
+                } else {
+                    bot.orders.on_cancel_rejected(p.slot, p.k);
+                }
+            }
+            _ => {
+                let text = String::from_utf8_lossy(r.text.unwrap_or(b"")).into_owned();
+                let name = bot.name.clone();
+                st.error(format!("{name}: business reject: {text}"));
+            }
+        },
+        b'3' => {
+            let text = String::from_utf8_lossy(r.text.unwrap_or(b"")).into_owned();
+            let name = bot.name.clone();
+            st.error(format!("{name}: session reject: {text}"));
+        }
+        _ => {}
+    }
+    observer.on_report(i, &r);
+}
+
+fn on_execution_report(
+    bot: &mut Bot,
+    st: &mut Stats,
+    r: &Report<'_>,
+    p: clordid::Parsed,
+    recv: u64,
+) {
+    let slot = p.slot;
+    match r.exec_type {
+        b'0' if p.kind == KIND_NEW => {
+            st.answer(p.k, Outcome::Ack, recv);
+            bot.orders.on_new_ack(slot, p.k);
+        }
+        b'8' => {
+            let outcome = if r.is_busy() {
+                Outcome::Shed
+            } else {
+                Outcome::Reject
+            };
+            if p.kind == KIND_NEW {
+                st.answer(p.k, outcome, recv);
+                bot.orders.on_gone(slot, p.k);
+            } else {
+                st.answer(p.k, outcome, recv);
+                bot.orders.on_cancel_rejected(slot, p.k);
+            }
+        }
+        b'F' | b'1' | b'2' => {
+            if st.count_fills {
+                st.totals.fills += 1;
+            }
+            st.second.fills += 1;
+            if let Some(leaves) = r.leaves_qty {
+                bot.orders.on_leaves(slot, p.k, leaves);
+            }
+        }
+        b'4' => {
+            if p.kind == KIND_CANCEL {
+                st.answer(p.k, Outcome::Ack, recv);
+            } else {
+                if st.count_fills {
+                    st.totals.exchange_cancels += 1;
+                }
+                st.second.exchange_cancels += 1;
+            }
+            bot.orders.on_gone(slot, p.k);
+        }
+        b'5' if p.kind == KIND_REPLACE => {
+            st.answer(p.k, Outcome::Ack, recv);
+            bot.orders.on_replaced(slot, p.k, r.leaves_qty);
+        }
+        b'C' => bot.orders.on_gone(slot, p.k),
+        _ => {}
+    }
+}

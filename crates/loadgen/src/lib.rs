@@ -1,0 +1,35 @@
+//! Rialto's load generator: the programs behind `rialto bench fix`, `bench echo`,
+//! `bench sweep` and `rialto demo`.
+//!
+//! Role: drive an exchange over FIX exactly as clients would (real TCP sessions, one per bot),
+//! open loop at fixed offered rates, and report request -> first answer latency as the seeds do
+//! (HdrHistogram percentile tables, a one-line summary), plus sweeps across rates (table, CSV,
+//! SVG chart) and a live demo with simulated market makers and takers.
+//!
+//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots send: the order mix, echo, instruments), `orders` (each bot's
+//! active-orders window), `clordid` (ClOrdIDs that carry the request index), `driver` (the
+//! one-threaded open-loop FIX engine), `stats` (counters, histograms, the printed formats),
+//! `sweep` (runs per rate, knee detection, CSV), `svg` (the latency-vs-load chart), `spawn` (a
+//! `rialto serve` child for one run), `demo` (the in-process exchange with simulated traders).
+//!
+//! Never: measures from the actual send time (always from the intended one: no coordinated
+//! omission); hides load shedding (exchange-busy rejects are counted apart from business
+//! rejects, and excluded from the latency of accepted requests); talks to anything but the
+//! address it is given (the demo and tests bind 127.0.0.1).
+#![forbid(unsafe_code)]
+
+pub mod bench;
+pub mod clordid;
+pub mod demo;
+pub mod driver;
+pub mod mix;
+pub mod orders;
+pub mod rng;
+pub mod spawn;
+pub mod stats;
+pub mod svg;
+pub mod sweep;
+
+pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, Report, View};
+pub use mix::{Action, EchoGenerator, Market, MixConfig, MixGenerator, Strategy, SymbolSpec};
+pub use stats::{Counters, RunResult};

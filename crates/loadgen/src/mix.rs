@@ -1,0 +1,463 @@
+//! What bots send: the instruments they trade, the `Action`s a generator produces, and the
+//! generators of `rialto bench fix` (Ember-like order mix) and `rialto bench echo`.
+//!
+//! Role: decide the next request of one bot from its seed, its live orders and the market
+//! (mid prices). The driver turns an `Action` into FIX bytes.
+//!
+//! Never: I/O, clocks, floats; a generator's output is a pure function of its seed and of the
+//! sequence of `BotOrders` states it is shown (tested: same seed, same stream).
+//!
+//! Invariants: cancels and replaces name only live slots of the bot itself; a resting order is
+//! only sent with a slot (so the active-orders window bounds what a bot keeps in the book).
+
+use crate::orders::{BotOrders, SlotState};
+use crate::rng::Rng;
+use types::{OrdType, Side, TimeInForce};
+
+/// One instrument as the bots see it: prices are integer ticks of 10^-`price_decimals`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolSpec {
+    pub name: String,
+    pub price_decimals: u8,
+    /// Price around which orders are generated, in ticks.
+    pub mid_ticks: i64,
+}
+
+/// The instruments and their current mids (the demo moves them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Market {
+    pub symbols: Vec<SymbolSpec>,
+}
+
+impl Market {
+    /// The default contract of `rialto serve` and the reference exchange: ACME, BOLT, CRNK,
+    /// tick 0.01, mids 100.00, 50.00 and 25.00.
+    pub fn default_contract() -> Market {
+        let s = |name: &str, mid| SymbolSpec {
+            name: name.to_string(),
+            price_decimals: 2,
+            mid_ticks: mid,
+        };
+        Market {
+            symbols: vec![s("ACME", 10_000), s("BOLT", 5_000), s("CRNK", 2_500)],
+        }
+    }
+}
+
+/// The next request of a bot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// A NewOrderSingle. `slot` is 0 for orders that cannot rest (market, IOC).
+    New {
+        symbol: u16,
+        side: Side,
+        ord_type: OrdType,
+        tif: TimeInForce,
+        price_ticks: i64,
+        qty: u64,
+        slot: u32,
+    },
+    /// OrderCancelRequest of the live order in `slot`.
+    Cancel { slot: u32 },
+    /// OrderCancelReplaceRequest of the live order in `slot`.
+    Replace {
+        slot: u32,
+        price_ticks: i64,
+        qty: u64,
+    },
+    /// Nothing this time (the schedule slot passes unused).
+    Idle,
+}
+
+impl Action {
+    /// `N`, `C`, `R` or `-`, for tests and traces.
+    pub fn letter(&self) -> char {
+        match self {
+            Action::New { .. } => 'N',
+            Action::Cancel { .. } => 'C',
+            Action::Replace { .. } => 'R',
+            Action::Idle => '-',
+        }
+    }
+}
+
+/// A request generator for one bot. `orders` is the bot's own window: a generator that
+/// returns a resting `New` has taken its slot with `alloc`/`alloc_at`.
+pub trait Strategy {
+    fn next(&mut self, orders: &mut BotOrders, market: &Market) -> Action;
+}
+
+/// Proportions of the bench order mix, in percent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MixConfig {
+    /// Share of requests that cancel a live order (when the bot has one).
+    pub cancel_pct: u32,
+    /// Share of requests that replace a live order (when the bot has one).
+    pub replace_pct: u32,
+    /// Share of new orders that are market orders.
+    pub market_pct: u32,
+    /// Share of new limit orders that are IOC (the rest are DAY and rest).
+    pub ioc_pct: u32,
+    /// Standard deviation of limit prices around the mid, in ticks.
+    pub sd_ticks: i64,
+    /// Buys are centred this many ticks below the mid, sells above it.
+    pub offset_ticks: i64,
+    /// Quantities are uniform in 1..=qty_max.
+    pub qty_max: u64,
+}
+
+impl Default for MixConfig {
+    fn default() -> MixConfig {
+        MixConfig {
+            cancel_pct: 20,
+            replace_pct: 10,
+            market_pct: 10,
+            ioc_pct: 15,
+            sd_ticks: 8,
+            offset_ticks: 3,
+            qty_max: 100,
+        }
+    }
+}
+
+impl MixConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cancel_pct + self.replace_pct > 100 {
+            return Err("cancel_pct + replace_pct must be at most 100".into());
+        }
+        if self.market_pct > 100 || self.ioc_pct > 100 {
+            return Err("market_pct and ioc_pct must be at most 100".into());
+        }
+        if self.sd_ticks < 1 || self.qty_max < 1 {
+            return Err("sd_ticks and qty_max must be >= 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The `rialto bench fix` bot: BUY and SELL, MARKET and (mostly) LIMIT orders with prices
+/// normally distributed around the mid, some IOC, plus cancels and replaces of its own live
+/// orders. When its window is full it cancels instead of adding.
+#[derive(Clone, Debug)]
+pub struct MixGenerator {
+    cfg: MixConfig,
+    rng: Rng,
+}
+
+impl MixGenerator {
+    pub fn new(cfg: MixConfig, seed: u64) -> MixGenerator {
+        MixGenerator {
+            cfg,
+            rng: Rng::new(seed),
+        }
+    }
+
+    /// A live slot with no request in flight, if any (a few random probes, then a scan).
+    fn pick_live(&mut self, orders: &BotOrders) -> Option<u32> {
+        let n = orders.live_count();
+        if n == 0 {
+            return None;
+        }
+        let start = self.rng.below(n as u64) as usize;
+        (0..n)
+            .map(|i| orders.live_at((start + i) % n))
+            .find(|&s| orders.slot(s).map(|x| x.state) == Some(SlotState::Live))
+    }
+
+    fn limit_price(&mut self, mid: i64, side: Side) -> i64 {
+        let centre = match side {
+            Side::Buy => mid - self.cfg.offset_ticks,
+            Side::Sell => mid + self.cfg.offset_ticks,
+        };
+        (centre + self.rng.normal(self.cfg.sd_ticks)).max(1)
+    }
+}
+
+impl Strategy for MixGenerator {
+    fn next(&mut self, orders: &mut BotOrders, market: &Market) -> Action {
+        let roll = self.rng.below(100) as u32;
+        let window_full = orders.free_count() == 0;
+        if roll < self.cfg.cancel_pct || window_full {
+            if let Some(slot) = self.pick_live(orders) {
+                return Action::Cancel { slot };
+            }
+        } else if roll < self.cfg.cancel_pct + self.cfg.replace_pct {
+            if let Some(slot) = self.pick_live(orders) {
+                let s = *orders.slot(slot).expect("live slot exists");
+                let price = (s.price_ticks + self.rng.normal(self.cfg.sd_ticks / 2 + 1)).max(1);
+                let qty = 1 + self.rng.below(self.cfg.qty_max);
+                return Action::Replace {
+                    slot,
+                    price_ticks: price,
+                    qty,
+                };
+            }
+        }
+        let symbol = self.rng.below(market.symbols.len().max(1) as u64) as u16;
+        let mid = market
+            .symbols
+            .get(symbol as usize)
+            .map_or(10_000, |s| s.mid_ticks);
+        let side = if self.rng.below(2) == 0 {
+            Side::Buy
+        } else {
+            Side::Sell
+        };
+        let qty = 1 + self.rng.below(self.cfg.qty_max);
+        if self.rng.percent(self.cfg.market_pct) {
+            return Action::New {
+                symbol,
+                side,
+                ord_type: OrdType::Market,
+                tif: TimeInForce::Day,
+                price_ticks: 0,
+                qty,
+                slot: 0,
+            };
+        }
+        let price_ticks = self.limit_price(mid, side);
+        // IOC by the mix, or because every slot is taken by orders still in flight.
+        let slot = if self.rng.percent(self.cfg.ioc_pct) {
+            None
+        } else {
+            orders.alloc()
+        };
+        Action::New {
+            symbol,
+            side,
+            ord_type: OrdType::Limit,
+            tif: if slot.is_some() {
+                TimeInForce::Day
+            } else {
+                TimeInForce::Ioc
+            },
+            price_ticks,
+            qty,
+            slot: slot.unwrap_or(0),
+        }
+    }
+}
+
+/// The echo scenario's client (FIXEdge single-session round trip): only NewOrderSingle, IOC
+/// limit orders far from the mid (alternating BUY below and SELL above) that never trade and
+/// never rest, so each one is answered by its acknowledgement (then its IOC cancel) and the
+/// book stays empty however long the run.
+#[derive(Clone, Debug)]
+pub struct EchoGenerator {
+    rng: Rng,
+    n: u64,
+    /// Distance from the mid, in ticks.
+    pub away_ticks: i64,
+}
+
+impl EchoGenerator {
+    pub fn new(seed: u64) -> EchoGenerator {
+        EchoGenerator {
+            rng: Rng::new(seed),
+            n: 0,
+            away_ticks: 1_000,
+        }
+    }
+}
+
+impl Strategy for EchoGenerator {
+    fn next(&mut self, _orders: &mut BotOrders, market: &Market) -> Action {
+        self.n += 1;
+        let symbol = (self.n % market.symbols.len().max(1) as u64) as u16;
+        let mid = market
+            .symbols
+            .get(symbol as usize)
+            .map_or(10_000, |s| s.mid_ticks);
+        let (side, price_ticks) = if self.n.is_multiple_of(2) {
+            (Side::Buy, (mid - self.away_ticks).max(1))
+        } else {
+            (Side::Sell, mid + self.away_ticks)
+        };
+        Action::New {
+            symbol,
+            side,
+            ord_type: OrdType::Limit,
+            tif: TimeInForce::Ioc,
+            price_ticks,
+            qty: 1 + self.rng.below(100),
+            slot: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plays `n` actions against an instant exchange: resting orders are acknowledged at once,
+    /// cancels succeed, replaces succeed; returns the actions.
+    fn simulate(g: &mut MixGenerator, window: usize, n: usize) -> Vec<Action> {
+        let market = Market::default_contract();
+        let mut orders = BotOrders::new(window);
+        let mut out = Vec::with_capacity(n);
+        for k in 0..n as u64 {
+            let a = g.next(&mut orders, &market);
+            match a {
+                Action::New {
+                    slot,
+                    symbol,
+                    side,
+                    price_ticks,
+                    qty,
+                    ..
+                } if slot != 0 => {
+                    orders.on_new_sent(slot, k, symbol, side, price_ticks, qty);
+                    orders.on_new_ack(slot, k);
+                }
+                Action::Cancel { slot } => {
+                    orders.on_request_sent(slot, k, None);
+                    orders.on_gone(slot, k);
+                }
+                Action::Replace {
+                    slot,
+                    price_ticks,
+                    qty,
+                } => {
+                    orders.on_request_sent(slot, k, Some((price_ticks, qty)));
+                    orders.on_replaced(slot, k, Some(qty));
+                }
+                _ => {}
+            }
+            assert!(orders.live_count() <= window);
+            out.push(a);
+        }
+        out
+    }
+
+    #[test]
+    fn same_seed_same_stream_other_seed_other_stream() {
+        let a = simulate(&mut MixGenerator::new(MixConfig::default(), 9), 50, 5_000);
+        let b = simulate(&mut MixGenerator::new(MixConfig::default(), 9), 50, 5_000);
+        let c = simulate(&mut MixGenerator::new(MixConfig::default(), 10), 50, 5_000);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn mix_proportions_follow_the_config() {
+        let cfg = MixConfig::default();
+        let acts = simulate(&mut MixGenerator::new(cfg.clone(), 1), 100_000, 100_000);
+        let count = |f: &dyn Fn(&Action) -> bool| acts.iter().filter(|a| f(a)).count() as f64;
+        let n = acts.len() as f64;
+        let cancels = count(&|a| matches!(a, Action::Cancel { .. })) / n;
+        let replaces = count(&|a| matches!(a, Action::Replace { .. })) / n;
+        let news = count(&|a| matches!(a, Action::New { .. }));
+        let market = count(&|a| {
+            matches!(
+                a,
+                Action::New {
+                    ord_type: OrdType::Market,
+                    ..
+                }
+            )
+        }) / news;
+        let limits = news * (1.0 - market);
+        let ioc = count(&|a| {
+            matches!(
+                a,
+                Action::New {
+                    ord_type: OrdType::Limit,
+                    tif: TimeInForce::Ioc,
+                    ..
+                }
+            )
+        }) / limits;
+        let buys = count(&|a| {
+            matches!(
+                a,
+                Action::New {
+                    side: Side::Buy,
+                    ..
+                }
+            )
+        }) / news;
+        // The window never fills here, so cancels/replaces only miss when nothing is live (at
+        // the very start).
+        assert!((cancels - 0.20).abs() < 0.01, "cancels {cancels}");
+        assert!((replaces - 0.10).abs() < 0.01, "replaces {replaces}");
+        assert!((market - 0.10).abs() < 0.01, "market {market}");
+        assert!((ioc - 0.15).abs() < 0.01, "ioc {ioc}");
+        assert!((buys - 0.5).abs() < 0.01, "buys {buys}");
+    }
+
+    #[test]
+    fn prices_spread_around_the_mid_on_the_tick_grid() {
+        let acts = simulate(&mut MixGenerator::new(MixConfig::default(), 3), 100, 20_000);
+        let mut buys = Vec::new();
+        for a in &acts {
+            if let Action::New {
+                symbol: 0,
+                side: Side::Buy,
+                ord_type: OrdType::Limit,
+                price_ticks,
+                ..
+            } = a
+            {
+                buys.push(*price_ticks);
+            }
+        }
+        let mean = buys.iter().sum::<i64>() / buys.len() as i64;
+        assert!((mean - (10_000 - 3)).abs() <= 1, "mean {mean}");
+        assert!(buys.iter().any(|&p| p > 10_000) && buys.iter().any(|&p| p < 9_990));
+    }
+
+    #[test]
+    fn a_full_window_cancels_instead_of_adding() {
+        let acts = simulate(&mut MixGenerator::new(MixConfig::default(), 5), 4, 2_000);
+        let resting_news = acts
+            .iter()
+            .filter(|a| matches!(a, Action::New { slot, .. } if *slot != 0))
+            .count();
+        let cancels = acts
+            .iter()
+            .filter(|a| matches!(a, Action::Cancel { .. }))
+            .count();
+        assert!(
+            cancels * 2 > resting_news,
+            "{cancels} cancels for {resting_news} news"
+        );
+    }
+
+    #[test]
+    fn echo_orders_never_cross_and_never_rest() {
+        let market = Market::default_contract();
+        let mut g = EchoGenerator::new(1);
+        let mut orders = BotOrders::new(1);
+        for _ in 0..1_000 {
+            match g.next(&mut orders, &market) {
+                Action::New {
+                    symbol,
+                    side,
+                    tif,
+                    price_ticks,
+                    slot,
+                    ..
+                } => {
+                    let mid = market.symbols[symbol as usize].mid_ticks;
+                    assert_eq!((tif, slot), (TimeInForce::Ioc, 0));
+                    match side {
+                        Side::Buy => assert!(price_ticks < mid),
+                        Side::Sell => assert!(price_ticks > mid),
+                    }
+                }
+                other => panic!("echo sent {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn config_validation_names_the_problem() {
+        let bad = MixConfig {
+            cancel_pct: 80,
+            replace_pct: 30,
+            ..MixConfig::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("cancel_pct"));
+        assert!(MixConfig::default().validate().is_ok());
+    }
+}

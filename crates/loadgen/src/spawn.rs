@@ -1,0 +1,205 @@
+//! A server child process for one benchmark run: `rialto serve` (or any command, e.g. the
+//! QuickFIX/J reference exchange) on a free loopback port with a fresh temporary data
+//! directory, stopped with SIGTERM (then SIGKILL) and cleaned up afterwards.
+//!
+//! Role: make a sweep one command, and give every run the same fresh start.
+//!
+//! Never: listens anywhere but 127.0.0.1; sleeps as synchronisation beyond polling for the
+//! port with a deadline; leaves the child running (Drop kills it).
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What to start. `{port}` and `{dir}` in `args` are replaced by the chosen port and the
+/// temporary data directory.
+#[derive(Clone, Debug)]
+pub struct SpawnSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub ready_timeout: Duration,
+}
+
+impl SpawnSpec {
+    /// `rialto serve` from the executable `rialto` with the given durability.
+    pub fn rialto(exe: PathBuf, durability: &str) -> SpawnSpec {
+        SpawnSpec {
+            program: exe,
+            args: vec![
+                "serve".into(),
+                "--listen".into(),
+                "127.0.0.1:{port}".into(),
+                "--data-dir".into(),
+                "{dir}".into(),
+                "--durability".into(),
+                durability.into(),
+            ],
+            ready_timeout: Duration::from_secs(20),
+        }
+    }
+
+    /// A command line split on whitespace (`java -jar x.jar --port {port}`).
+    pub fn from_command_line(line: &str) -> Result<SpawnSpec, String> {
+        let mut parts = line.split_whitespace();
+        let program = parts
+            .next()
+            .ok_or("the spawn command is empty")?
+            .to_string();
+        Ok(SpawnSpec {
+            program: PathBuf::from(program),
+            args: parts.map(str::to_string).collect(),
+            ready_timeout: Duration::from_secs(60),
+        })
+    }
+}
+
+/// A running child server.
+pub struct SpawnedServer {
+    child: Option<Child>,
+    pub addr: SocketAddr,
+    pub data_dir: tempfile::TempDir,
+    log_path: PathBuf,
+}
+
+/// A free port on 127.0.0.1 (bound and released; the child binds it right after).
+pub fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+impl SpawnedServer {
+    pub fn start(spec: &SpawnSpec) -> Result<SpawnedServer, String> {
+        let data_dir = tempfile::Builder::new()
+            .prefix("rialto-bench-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a temporary data dir: {e}"))?;
+        let port = free_port()?;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let dir = data_dir.path().join("data");
+        let args: Vec<String> = spec
+            .args
+            .iter()
+            .map(|a| {
+                a.replace("{port}", &port.to_string())
+                    .replace("{dir}", &dir.display().to_string())
+            })
+            .collect();
+        let log_path = data_dir.path().join("server.log");
+        let log =
+            std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(&spec.program)
+            .args(&args)
+            .current_dir(data_dir.path())
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
+        let mut server = SpawnedServer {
+            child: Some(child),
+            addr,
+            data_dir,
+            log_path,
+        };
+        let deadline = Instant::now() + spec.ready_timeout;
+        loop {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(server);
+            }
+            if let Some(c) = server.child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    return Err(format!(
+                        "{} exited ({status}) before listening on {addr}: {}",
+                        spec.program.display(),
+                        server.log_tail()
+                    ));
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{} did not listen on {addr} within {:?}: {}",
+                    spec.program.display(),
+                    spec.ready_timeout,
+                    server.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The last lines of the child's output.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(5)..].join(" | ")
+    }
+
+    /// SIGTERM, wait up to 20 s for a clean stop, then SIGKILL. Returns the child's output tail
+    /// if it did not stop cleanly.
+    pub fn stop(mut self) -> Result<(), String> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let pid = rustix::process::Pid::from_child(&child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) if status.success() => return Ok(()),
+                Ok(Some(status)) => {
+                    return Err(format!("server exited with {status}: {}", self.log_tail()))
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "server did not stop within 20 s, killed: {}",
+                        self.log_tail()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for SpawnedServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_split_and_substitute() {
+        let s = SpawnSpec::from_command_line("java -jar r.jar --port {port}").unwrap();
+        assert_eq!(s.program, PathBuf::from("java"));
+        assert_eq!(s.args, vec!["-jar", "r.jar", "--port", "{port}"]);
+        assert!(SpawnSpec::from_command_line("  ").is_err());
+        let r = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "fsync");
+        assert!(r.args.contains(&"fsync".to_string()));
+    }
+
+    #[test]
+    fn a_missing_program_is_a_clear_error() {
+        let spec = SpawnSpec {
+            program: PathBuf::from("/nonexistent/rialto-nope"),
+            args: vec![],
+            ready_timeout: Duration::from_secs(1),
+        };
+        let e = SpawnedServer::start(&spec).err().unwrap();
+        assert!(e.contains("cannot start /nonexistent/rialto-nope"), "{e}");
+    }
+}

@@ -1,0 +1,320 @@
+//! What a run counted and measured, and how it is printed: the seeds' percentile table
+//! (`Percentile : Microseconds : Event count`, MIN through 99.999999% to `MAX, TOTAL`), the
+//! counters, and the one summary line scripts parse.
+//!
+//! Role: keep formatting in one place so `bench fix`, `bench echo`, `bench sweep` and the demo
+//! print the same thing.
+//!
+//! Never: floats in what is measured (latencies are integer nanoseconds in an HdrHistogram;
+//! floats only appear when printing microseconds and rates).
+
+use hdrhistogram::Histogram;
+use std::fmt::Write as _;
+
+/// Highest latency the histograms hold: one hour in ns (larger values are clamped).
+pub const LATENCY_NS_MAX: u64 = 3_600_000_000_000;
+
+/// A latency histogram in nanoseconds, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("constant bounds are valid")
+}
+
+/// What happened to the requests of a run (or of one second of it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Requests written: new orders, cancels, replaces.
+    pub sent: u64,
+    pub sent_new: u64,
+    pub sent_cancel: u64,
+    pub sent_replace: u64,
+    /// Requests whose first answer arrived.
+    pub answered: u64,
+    /// First answers that accepted the request: ExecType New, Replaced, or Canceled for a cancel.
+    pub acks: u64,
+    /// ExecutionReports with ExecType Trade (one per side of each trade that involves a bot).
+    pub fills: u64,
+    /// Orders canceled by the exchange, not on request: IOC and market remainders, self-trade
+    /// prevention.
+    pub exchange_cancels: u64,
+    /// First answers that refused the request for a business reason (order reject, cancel
+    /// reject: too late to cancel, unknown order, ...).
+    pub rejects: u64,
+    /// Requests refused because the exchange was overloaded ("exchange busy"): load shed.
+    pub shed: u64,
+    /// Protocol problems: session rejects, unexpected logouts or disconnects, garbled frames,
+    /// sequence gaps, unanswered requests at the end of the run.
+    pub errors: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        self.sent += o.sent;
+        self.sent_new += o.sent_new;
+        self.sent_cancel += o.sent_cancel;
+        self.sent_replace += o.sent_replace;
+        self.answered += o.answered;
+        self.acks += o.acks;
+        self.fills += o.fills;
+        self.exchange_cancels += o.exchange_cancels;
+        self.rejects += o.rejects;
+        self.shed += o.shed;
+        self.errors += o.errors;
+    }
+}
+
+/// The result of one measured run.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Offered request rate over all bots, per second.
+    pub rate_offered: u64,
+    /// Measured requests written per second of the measured period (lower than offered when the
+    /// generator fell behind, e.g. under TCP back-pressure).
+    pub rate_achieved: f64,
+    pub bots: usize,
+    /// Length of the measured period in seconds.
+    pub measured_secs: f64,
+    pub counters: Counters,
+    /// Request -> first answer latency (ns) of measured requests, shed ones excluded.
+    pub latency: Histogram<u64>,
+    /// The same for shed requests.
+    pub shed_latency: Histogram<u64>,
+    /// The first few error descriptions (at most `ERROR_NOTES_MAX`).
+    pub error_notes: Vec<String>,
+}
+
+pub const ERROR_NOTES_MAX: usize = 10;
+
+/// The percentiles of the seeds' tables.
+const PERCENTILES: [(&str, f64); 9] = [
+    ("50.0%", 50.0),
+    ("90.0%", 90.0),
+    ("99.0%", 99.0),
+    ("99.9%", 99.9),
+    ("99.99%", 99.99),
+    ("99.999%", 99.999),
+    ("99.9999%", 99.9999),
+    ("99.99999%", 99.99999),
+    ("99.999999%", 99.999999),
+];
+
+/// Nanoseconds as microseconds with one decimal.
+pub fn us(ns: u64) -> String {
+    format!("{}.{}", ns / 1000, ns % 1000 / 100)
+}
+
+/// Latency at `pct` percent in ns (0 for an empty histogram).
+pub fn at(h: &Histogram<u64>, pct: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_percentile(pct)
+    }
+}
+
+/// The seeds' table: `Percentile : Microseconds : Event count`, one line per percentile, the
+/// count being the number of samples at or below that latency.
+pub fn percentile_table(h: &Histogram<u64>) -> String {
+    let mut out = String::from("Percentile : Microseconds : Event count\n");
+    if h.is_empty() {
+        out.push_str("(no samples)\n");
+        return out;
+    }
+    let below = |v: u64| h.count_between(0, v);
+    let _ = writeln!(out, "MIN : {} : {}", us(h.min()), below(h.min()));
+    for (name, p) in PERCENTILES {
+        let v = h.value_at_percentile(p);
+        let _ = writeln!(out, "{name} : {} : {}", us(v), below(v));
+    }
+    let _ = writeln!(out, "MAX, TOTAL : {} : {}", us(h.max()), h.len());
+    out
+}
+
+impl RunResult {
+    /// The counters block printed after the table.
+    pub fn counters_text(&self) -> String {
+        let c = &self.counters;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "offered {} req/s, achieved {:.0} req/s over {:.1} s ({} bots)",
+            self.rate_offered, self.rate_achieved, self.measured_secs, self.bots
+        );
+        let _ = writeln!(
+            s,
+            "sent {} (new {}, cancel {}, replace {}), answered {}",
+            c.sent, c.sent_new, c.sent_cancel, c.sent_replace, c.answered
+        );
+        let _ = writeln!(
+            s,
+            "acks {}, fills {}, exchange cancels {}, rejects {}, shed {} (exchange busy), errors {}",
+            c.acks, c.fills, c.exchange_cancels, c.rejects, c.shed, c.errors
+        );
+        if c.shed > 0 {
+            let _ = writeln!(
+                s,
+                "shed latency: p50 {} us, p99 {} us",
+                us(at(&self.shed_latency, 50.0)),
+                us(at(&self.shed_latency, 99.0))
+            );
+        }
+        for e in &self.error_notes {
+            let _ = writeln!(s, "error: {e}");
+        }
+        s
+    }
+
+    /// The last line of every run, for scripts.
+    pub fn summary_line(&self) -> String {
+        let h = &self.latency;
+        let c = &self.counters;
+        format!(
+            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={}",
+            self.rate_offered,
+            self.rate_achieved,
+            us(at(h, 50.0)),
+            us(at(h, 90.0)),
+            us(at(h, 99.0)),
+            us(at(h, 99.9)),
+            us(at(h, 99.99)),
+            us(if h.is_empty() { 0 } else { h.max() }),
+            c.acks,
+            c.fills,
+            c.rejects,
+            c.shed,
+            c.errors
+        )
+    }
+
+    /// Table, counters and summary line: what `bench fix` prints.
+    pub fn report(&self) -> String {
+        format!(
+            "{}{}{}\n",
+            percentile_table(&self.latency),
+            self.counters_text(),
+            self.summary_line()
+        )
+    }
+}
+
+/// Parses a `key=value key=value` summary line into pairs (for scripts and tests).
+pub fn parse_summary_line(line: &str) -> Result<Vec<(String, f64)>, String> {
+    line.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("{kv:?} is not key=value"))?;
+            let v: f64 = v
+                .parse()
+                .map_err(|_| format!("{k}: {v:?} is not a number"))?;
+            Ok((k.to_string(), v))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result_with(samples_ns: &[u64]) -> RunResult {
+        let mut h = new_histogram();
+        for &s in samples_ns {
+            h.record(s).unwrap();
+        }
+        RunResult {
+            rate_offered: 10_000,
+            rate_achieved: 9_998.4,
+            bots: 2,
+            measured_secs: 2.0,
+            counters: Counters {
+                sent: 20_000,
+                acks: 19_000,
+                fills: 3_000,
+                rejects: 12,
+                ..Counters::default()
+            },
+            latency: h,
+            shed_latency: new_histogram(),
+            error_notes: vec![],
+        }
+    }
+
+    #[test]
+    fn table_has_the_seed_format() {
+        let samples: Vec<u64> = (1..=1000).map(|i| i * 1_000).collect();
+        let h = result_with(&samples).latency;
+        let t = percentile_table(&h);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 12);
+        assert_eq!(lines[0], "Percentile : Microseconds : Event count");
+        assert_eq!(lines[1], "MIN : 1.0 : 1");
+        let names = [
+            "50.0%",
+            "90.0%",
+            "99.0%",
+            "99.9%",
+            "99.99%",
+            "99.999%",
+            "99.9999%",
+            "99.99999%",
+            "99.999999%",
+        ];
+        let wanted_us = [
+            500.0, 900.0, 990.0, 999.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0,
+        ];
+        let wanted_count = [500, 900, 990, 999, 1000, 1000, 1000, 1000, 1000];
+        for (i, name) in names.iter().enumerate() {
+            let parts: Vec<&str> = lines[2 + i].split(" : ").collect();
+            assert_eq!(parts[0], *name);
+            let v: f64 = parts[1].parse().unwrap();
+            // 3 significant digits and percentile rounding: within 0.2%.
+            assert!(
+                (v - wanted_us[i]).abs() <= wanted_us[i] * 0.002,
+                "{}",
+                lines[2 + i]
+            );
+            let count: u64 = parts[2].parse().unwrap();
+            assert!(count.abs_diff(wanted_count[i]) <= 1, "{}", lines[2 + i]);
+        }
+        assert!(lines[11].starts_with("MAX, TOTAL : 1000."), "{}", lines[11]);
+        assert!(lines[11].ends_with(" : 1000"));
+    }
+
+    #[test]
+    fn empty_table_says_so() {
+        assert!(percentile_table(&new_histogram()).contains("(no samples)"));
+    }
+
+    #[test]
+    fn summary_line_parses_back() {
+        let r = result_with(&[20_000, 30_000, 40_000]);
+        let line = r.summary_line();
+        assert!(line.starts_with("rate_offered=10000 rate_achieved=9998 p50_us=30.0 "));
+        let kv = parse_summary_line(&line).unwrap();
+        let get = |k: &str| kv.iter().find(|(x, _)| x == k).unwrap().1;
+        assert_eq!(get("rejects"), 12.0);
+        assert_eq!(get("errors"), 0.0);
+        assert_eq!(get("shed"), 0.0);
+        assert_eq!(get("p99_us"), 40.0);
+        for key in ["p999_us", "acks", "fills", "rate_achieved"] {
+            assert!(kv.iter().any(|(k, _)| k == key), "{key} missing");
+        }
+        assert!(parse_summary_line("a=1 b").is_err());
+        assert!(parse_summary_line("a=x").is_err());
+    }
+
+    #[test]
+    fn report_ends_with_the_summary_line() {
+        let r = result_with(&[5_000]);
+        let text = r.report();
+        assert_eq!(text.lines().last().unwrap(), r.summary_line());
+        assert!(text.contains("acks 19000, fills 3000"));
+        assert!(text.contains("shed 0 (exchange busy)"));
+    }
+
+    #[test]
+    fn microseconds_have_one_decimal() {
+        assert_eq!(us(0), "0.0");
+        assert_eq!(us(1_234), "1.2");
+        assert_eq!(us(1_299_999), "1299.9");
+    }
+}

@@ -1,0 +1,332 @@
+//! A small SVG line chart: linear x axis, logarithmic y axis, one polyline per series, a legend
+//! and an optional vertical marker (the knee). Used for `sweep.svg` (latency percentiles
+//! against load).
+//!
+//! Role: a self-contained picture that any browser shows, written without a plotting library.
+//!
+//! Never: emits text that is not XML-escaped; draws a point at y <= 0 (undefined on a log axis).
+
+use std::fmt::Write as _;
+
+/// One line of the chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub name: String,
+    /// (x, y) in data units, drawn in the given order.
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    /// A vertical dashed line at x with a label.
+    pub marker: Option<(f64, String)>,
+}
+
+const W: f64 = 900.0;
+const H: f64 = 540.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 30.0;
+const TOP: f64 = 50.0;
+const BOTTOM: f64 = 60.0;
+const COLORS: [&str; 8] = [
+    "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+];
+
+/// Escapes `&`, `<`, `>`, `"` and `'`.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A round step for about `n` ticks over `span`.
+fn nice_step(span: f64, n: f64) -> f64 {
+    let raw = (span / n).max(f64::MIN_POSITIVE);
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let nice = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * mag
+}
+
+fn fmt_num(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Renders the chart as a complete SVG document.
+pub fn render(chart: &Chart) -> String {
+    let pts = || {
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|p| p.0.is_finite() && p.1.is_finite() && p.1 > 0.0)
+    };
+    let x_max = pts()
+        .map(|p| p.0)
+        .chain(chart.marker.iter().map(|m| m.0))
+        .fold(0.0f64, f64::max);
+    let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
+    let (y_lo, y_hi) = pts().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+        (lo.min(p.1), hi.max(p.1))
+    });
+    let (d_lo, d_hi) = if y_lo <= y_hi {
+        let lo = y_lo.log10().floor();
+        let hi = y_hi.log10().ceil();
+        (lo, if hi > lo { hi } else { lo + 1.0 })
+    } else {
+        (0.0, 3.0)
+    };
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let sx = |x: f64| LEFT + x / x_max * pw;
+    let sy = |y: f64| TOP + ph - (y.log10() - d_lo) / (d_hi - d_lo) * ph;
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">
+<rect x="0" y="0" width="{W}" height="{H}" fill="white"/>
+<text x="{}" y="28" text-anchor="middle" font-size="16">{}</text>"#,
+        W / 2.0,
+        escape(&chart.title)
+    );
+    // Horizontal grid: decades and 2x, 5x.
+    let mut d = d_lo;
+    while d <= d_hi + 1e-9 {
+        for (m, major) in [(1.0, true), (2.0, false), (5.0, false)] {
+            let v = m * 10f64.powf(d);
+            if v.log10() > d_hi + 1e-9 {
+                continue;
+            }
+            let y = sy(v);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}" stroke-width="1"/>"##,
+                LEFT + pw,
+                if major { "#cccccc" } else { "#eeeeee" }
+            );
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                LEFT - 6.0,
+                y + 4.0,
+                fmt_num(v)
+            );
+        }
+        d += 1.0;
+    }
+    // Vertical grid.
+    let step = nice_step(x_max, 8.0);
+    let mut x = 0.0;
+    while x <= x_max + 1e-9 {
+        let px = sx(x);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eeeeee" stroke-width="1"/>"##,
+            TOP + ph
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            TOP + ph + 18.0,
+            fmt_num(x)
+        );
+        x += step;
+    }
+    // Axes and labels.
+    let _ = writeln!(
+        s,
+        r#"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="black" stroke-width="1"/>
+<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>
+<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{}</text>"#,
+        LEFT + pw / 2.0,
+        H - 18.0,
+        escape(&chart.x_label),
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        escape(&chart.y_label)
+    );
+    if let Some((mx, label)) = &chart.marker {
+        let px = sx(*mx);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,4"/>
+<text x="{:.1}" y="{:.1}" fill="#d62728">{}</text>"##,
+            TOP + ph,
+            px + 4.0,
+            TOP + 14.0,
+            escape(label)
+        );
+    }
+    // Series.
+    for (i, series) in chart.series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let points: Vec<(f64, f64)> = series
+            .points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite() && p.1 > 0.0)
+            .map(|&(x, y)| (sx(x), sy(y)))
+            .collect();
+        let path: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<g class="series" data-name="{}"><polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            escape(&series.name),
+            path.join(" ")
+        );
+        for (x, y) in &points {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#
+            );
+        }
+        s.push_str("</g>\n");
+        // Legend entry.
+        let ly = TOP + 16.0 + i as f64 * 18.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"/>
+<text x="{:.1}" y="{:.1}">{}</text>"#,
+            LEFT + 12.0,
+            LEFT + 36.0,
+            LEFT + 42.0,
+            ly + 4.0,
+            escape(&series.name)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> Chart {
+        Chart {
+            title: "Latency vs load <test> & co".into(),
+            x_label: "Load (K rps)".into(),
+            y_label: "Latency (µs)".into(),
+            series: vec![
+                Series {
+                    name: "P50".into(),
+                    points: vec![(10.0, 20.0), (20.0, 25.0), (50.0, 90.0)],
+                },
+                Series {
+                    name: "P99".into(),
+                    points: vec![(10.0, 40.0), (20.0, 60.0), (50.0, 2_500.0)],
+                },
+            ],
+            marker: Some((50.0, "knee".into())),
+        }
+    }
+
+    /// A minimal well-formedness check: every tag opened is closed in order, attributes quoted.
+    fn well_formed(svg: &str) -> Result<(), String> {
+        let mut stack: Vec<String> = Vec::new();
+        let mut rest = svg;
+        while let Some(i) = rest.find('<') {
+            let text = &rest[..i];
+            if text.contains('>') {
+                return Err(format!("stray '>' in text {text:?}"));
+            }
+            let end = rest[i..].find('>').ok_or("unclosed tag")? + i;
+            let tag = &rest[i + 1..end];
+            rest = &rest[end + 1..];
+            if tag.starts_with('?') {
+                continue;
+            }
+            if !tag.matches('"').count().is_multiple_of(2) {
+                return Err(format!("unbalanced quotes in <{tag}>"));
+            }
+            if let Some(name) = tag.strip_prefix('/') {
+                match stack.pop() {
+                    Some(open) if open == name => {}
+                    other => return Err(format!("</{name}> closes {other:?}")),
+                }
+            } else if !tag.ends_with('/') {
+                let name = tag.split_whitespace().next().unwrap_or("").to_string();
+                stack.push(name);
+            }
+        }
+        if stack.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("unclosed: {stack:?}"))
+        }
+    }
+
+    #[test]
+    fn svg_is_well_formed_and_has_every_series() {
+        let svg = render(&chart());
+        well_formed(&svg).unwrap();
+        assert!(svg.starts_with("<?xml"));
+        assert!(svg.contains(r#"data-name="P50""#));
+        assert!(svg.contains(r#"data-name="P99""#));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("<circle").count(), 6);
+        assert!(svg.contains("knee"));
+        assert!(svg.contains("&lt;test&gt; &amp; co"));
+        // Log axis: decades 10, 100, 1000, 10000 are labelled.
+        for label in [">10<", ">100<", ">1000<", ">10000<"] {
+            assert!(svg.contains(label), "missing y label {label}");
+        }
+    }
+
+    #[test]
+    fn empty_and_nonpositive_points_are_skipped() {
+        let c = Chart {
+            series: vec![Series {
+                name: "P50".into(),
+                points: vec![(1.0, 0.0), (2.0, f64::NAN)],
+            }],
+            marker: None,
+            ..chart()
+        };
+        let svg = render(&c);
+        well_formed(&svg).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 0);
+    }
+
+    #[test]
+    fn checker_rejects_broken_markup() {
+        assert!(well_formed("<svg><g></svg>").is_err());
+        assert!(well_formed("<svg a=\"x></svg>").is_err());
+    }
+
+    #[test]
+    fn nice_steps() {
+        assert_eq!(nice_step(100.0, 10.0), 10.0);
+        assert_eq!(nice_step(130.0, 8.0), 20.0);
+        assert_eq!(nice_step(7.0, 8.0), 1.0);
+    }
+}

@@ -1,0 +1,340 @@
+//! A sweep: one measured run per offered rate, summarised as the seeds' latency-vs-load table,
+//! a CSV file and an SVG chart, with the knee marked.
+//!
+//! Role: turn `RunResult`s into the rows of Ember's table
+//! (`Load (K rps) | P50 | P90 | P99 | P999 | P9999`, µs) and decide where the exchange stops
+//! keeping up. The knee is the first run that is overloaded by any of these measures: P99 at or
+//! above 1 ms, achieved rate below 95% of offered, more than 1% of requests shed, or errors.
+//!
+//! Never: runs anything itself (the caller runs the bench per rate and hands results in).
+
+use crate::stats::{at, RunResult};
+use crate::svg::{self, Chart, Series};
+use std::fmt::Write as _;
+
+/// P99 at or above this is overload (ns).
+pub const KNEE_P99_NS: u64 = 1_000_000;
+/// Achieved below this share of offered is overload (percent).
+pub const KNEE_ACHIEVED_PCT: f64 = 95.0;
+/// Shed above this share of requests is overload (percent).
+pub const KNEE_SHED_PCT: f64 = 1.0;
+
+/// One run of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepRow {
+    pub rate_offered: u64,
+    pub rate_achieved: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub p9999_ns: u64,
+    pub max_ns: u64,
+    pub sent: u64,
+    pub acks: u64,
+    pub fills: u64,
+    pub rejects: u64,
+    pub shed: u64,
+    pub errors: u64,
+}
+
+impl SweepRow {
+    pub fn from_result(r: &RunResult) -> SweepRow {
+        let h = &r.latency;
+        SweepRow {
+            rate_offered: r.rate_offered,
+            rate_achieved: r.rate_achieved,
+            p50_ns: at(h, 50.0),
+            p90_ns: at(h, 90.0),
+            p99_ns: at(h, 99.0),
+            p999_ns: at(h, 99.9),
+            p9999_ns: at(h, 99.99),
+            max_ns: if h.is_empty() { 0 } else { h.max() },
+            sent: r.counters.sent,
+            acks: r.counters.acks,
+            fills: r.counters.fills,
+            rejects: r.counters.rejects,
+            shed: r.counters.shed,
+            errors: r.counters.errors,
+        }
+    }
+
+    /// Why this run counts as overloaded, or `None`.
+    pub fn overload(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if self.p99_ns >= KNEE_P99_NS {
+            why.push(format!("P99 {} us >= 1 ms", self.p99_ns / 1000));
+        }
+        let offered = self.rate_offered as f64;
+        if offered > 0.0 && self.rate_achieved * 100.0 < offered * KNEE_ACHIEVED_PCT {
+            why.push(format!(
+                "achieved {:.0}% of offered",
+                self.rate_achieved * 100.0 / offered
+            ));
+        }
+        if self.sent > 0 && self.shed as f64 * 100.0 > self.sent as f64 * KNEE_SHED_PCT {
+            why.push(format!(
+                "{:.1}% shed",
+                self.shed as f64 * 100.0 / self.sent as f64
+            ));
+        }
+        if self.errors > 0 {
+            why.push(format!("{} errors", self.errors));
+        }
+        if why.is_empty() {
+            None
+        } else {
+            Some(why.join(", "))
+        }
+    }
+}
+
+/// Index of the first overloaded row.
+pub fn knee(rows: &[SweepRow]) -> Option<usize> {
+    rows.iter().position(|r| r.overload().is_some())
+}
+
+fn k_rps(rate: f64) -> String {
+    if rate < 10_000.0 {
+        format!("{:.1}", rate / 1000.0)
+    } else {
+        format!("{:.0}", rate / 1000.0)
+    }
+}
+
+fn us0(ns: u64) -> String {
+    format!("{}", (ns + 500) / 1000)
+}
+
+/// The seeds' markdown table; the load is the achieved rate, overloaded rows carry ⚠️ and the
+/// knee row says so. A line after the table names the knee.
+pub fn table(rows: &[SweepRow]) -> String {
+    let mut s = String::from(
+        "| Load (K rps) | P50 (µs) | P90 (µs) | P99 (µs) | P999 (µs) | P9999 (µs) |\n|---|---|---|---|---|---|\n",
+    );
+    let knee_at = knee(rows);
+    for (i, r) in rows.iter().enumerate() {
+        let mark = match (knee_at, r.overload()) {
+            (Some(k), Some(_)) if k == i => " ⚠️ knee",
+            (_, Some(_)) => " ⚠️",
+            _ => "",
+        };
+        let _ = writeln!(
+            s,
+            "| {}{mark} | {} | {} | {} | {} | {} |",
+            k_rps(r.rate_achieved),
+            us0(r.p50_ns),
+            us0(r.p90_ns),
+            us0(r.p99_ns),
+            us0(r.p999_ns),
+            us0(r.p9999_ns)
+        );
+    }
+    match knee_at {
+        Some(k) => {
+            let r = &rows[k];
+            let _ = writeln!(
+                s,
+                "knee: {} K rps offered ({} K achieved): {}",
+                k_rps(r.rate_offered as f64),
+                k_rps(r.rate_achieved),
+                r.overload().unwrap_or_default()
+            );
+            if k > 0 {
+                let _ = writeln!(
+                    s,
+                    "highest rate below the knee: {} K rps offered",
+                    k_rps(rows[k - 1].rate_offered as f64)
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(s, "knee: not reached (no run overloaded)");
+        }
+    }
+    s
+}
+
+/// The rows as CSV with a header.
+pub fn csv(rows: &[SweepRow]) -> String {
+    let mut s = String::from(
+        "rate_offered,rate_achieved,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,sent,acks,fills,rejects,shed,errors,overloaded\n",
+    );
+    let k = knee(rows);
+    for (i, r) in rows.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{}",
+            r.rate_offered,
+            r.rate_achieved,
+            r.p50_ns as f64 / 1e3,
+            r.p90_ns as f64 / 1e3,
+            r.p99_ns as f64 / 1e3,
+            r.p999_ns as f64 / 1e3,
+            r.p9999_ns as f64 / 1e3,
+            r.max_ns as f64 / 1e3,
+            r.sent,
+            r.acks,
+            r.fills,
+            r.rejects,
+            r.shed,
+            r.errors,
+            match (k, r.overload()) {
+                (Some(k), Some(_)) if k == i => "knee",
+                (_, Some(_)) => "yes",
+                _ => "no",
+            }
+        );
+    }
+    s
+}
+
+/// Latency percentiles (µs, log scale) against achieved load (K rps), knee marked.
+pub fn chart(rows: &[SweepRow], title: &str) -> String {
+    let series = |name: &str, f: fn(&SweepRow) -> u64| Series {
+        name: name.to_string(),
+        points: rows
+            .iter()
+            .map(|r| (r.rate_achieved / 1000.0, f(r) as f64 / 1000.0))
+            .collect(),
+    };
+    let marker = knee(rows).map(|k| {
+        (
+            rows[k].rate_achieved / 1000.0,
+            format!(
+                "knee ({} K rps offered)",
+                k_rps(rows[k].rate_offered as f64)
+            ),
+        )
+    });
+    svg::render(&Chart {
+        title: title.to_string(),
+        x_label: "Load (K requests/s, achieved)".into(),
+        y_label: "Latency (µs, log scale)".into(),
+        series: vec![
+            series("P50", |r| r.p50_ns),
+            series("P90", |r| r.p90_ns),
+            series("P99", |r| r.p99_ns),
+            series("P99.9", |r| r.p999_ns),
+            series("P99.99", |r| r.p9999_ns),
+        ],
+        marker,
+    })
+}
+
+/// Parses `10000,20000,50k,1.5k` into rates per second.
+pub fn parse_rates(s: &str) -> Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (num, mult) = match part.strip_suffix(['k', 'K']) {
+            Some(n) => (n, 1000.0),
+            None => (part, 1.0),
+        };
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("rate {part:?} is not a number (e.g. 20000 or 20k)"))?;
+        let r = (v * mult).round();
+        if !(1.0..=1e8).contains(&r) {
+            return Err(format!("rate {part:?} is out of range 1..100000000"));
+        }
+        out.push(r as u64);
+    }
+    if out.is_empty() {
+        return Err("no rates given".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(offered: u64, achieved: f64, p99_us: u64, shed: u64) -> SweepRow {
+        SweepRow {
+            rate_offered: offered,
+            rate_achieved: achieved,
+            p50_ns: p99_us * 300,
+            p90_ns: p99_us * 600,
+            p99_ns: p99_us * 1000,
+            p999_ns: p99_us * 2000,
+            p9999_ns: p99_us * 4000,
+            max_ns: p99_us * 9000,
+            sent: 100_000,
+            acks: 90_000,
+            fills: 10_000,
+            rejects: 10,
+            shed,
+            errors: 0,
+        }
+    }
+
+    #[test]
+    fn knee_is_the_first_overloaded_run() {
+        let rows = vec![
+            row(10_000, 10_000.0, 40, 0),
+            row(20_000, 19_990.0, 80, 0),
+            row(50_000, 49_000.0, 1_500, 0),
+            row(100_000, 60_000.0, 90_000, 5_000),
+        ];
+        assert_eq!(knee(&rows), Some(2));
+        assert_eq!(knee(&rows[..2]), None);
+        assert!(rows[3].overload().unwrap().contains("shed"));
+        assert!(row(10_000, 9_000.0, 10, 0)
+            .overload()
+            .unwrap()
+            .contains("achieved 90%"));
+        let t = table(&rows);
+        assert!(t.starts_with(
+            "| Load (K rps) | P50 (µs) | P90 (µs) | P99 (µs) | P999 (µs) | P9999 (µs) |"
+        ));
+        assert!(
+            t.contains("| 49 ⚠️ knee | 450 | 900 | 1500 | 3000 | 6000 |"),
+            "{t}"
+        );
+        assert!(t.contains("| 60 ⚠️ |"));
+        assert!(t.contains("| 10 | 12 | 24 | 40 | 80 | 160 |"));
+        assert!(t.contains("knee: 50 K rps offered"));
+        assert!(t.contains("highest rate below the knee: 20 K rps offered"));
+    }
+
+    #[test]
+    fn csv_has_a_line_per_run() {
+        let rows = vec![
+            row(10_000, 10_000.0, 40, 0),
+            row(50_000, 49_000.0, 1_500, 0),
+        ];
+        let c = csv(&rows);
+        let lines: Vec<&str> = c.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("rate_offered,rate_achieved,p50_us"));
+        assert_eq!(
+            lines[1],
+            "10000,10000,12.0,24.0,40.0,80.0,160.0,360.0,100000,90000,10000,10,0,0,no"
+        );
+        assert!(lines[2].ends_with(",knee"));
+    }
+
+    #[test]
+    fn chart_has_five_percentiles_and_the_knee() {
+        let rows = vec![
+            row(10_000, 10_000.0, 40, 0),
+            row(50_000, 49_000.0, 1_500, 0),
+        ];
+        let svg = chart(&rows, "Rialto");
+        for name in ["P50", "P90", "P99", "P99.9", "P99.99"] {
+            assert!(svg.contains(&format!("data-name=\"{name}\"")), "{name}");
+        }
+        assert!(svg.contains("knee (50 K rps offered)"));
+    }
+
+    #[test]
+    fn rates_parse_with_k_suffix() {
+        assert_eq!(
+            parse_rates("10000, 20k,1.5k").unwrap(),
+            vec![10_000, 20_000, 1_500]
+        );
+        assert!(parse_rates("").is_err());
+        assert!(parse_rates("ten").unwrap_err().contains("ten"));
+        assert!(parse_rates("0").is_err());
+    }
+}

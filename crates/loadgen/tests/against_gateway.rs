@@ -1,0 +1,72 @@
+//! The driver against the real exchange server, started in this process on an ephemeral
+//! loopback port with a temporary data directory: the order mix produces acks, fills and
+//! rejects with no protocol errors; the echo scenario answers every order; and an exchange whose
+//! inbound queue is tiny sheds load explicitly, which the bench counts apart.
+
+use loadgen::{Driver, DriverConfig, EchoGenerator, Market, MixConfig, MixGenerator, Quiet};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn start_server(dir: &std::path::Path, queue: Option<usize>) -> gateway::Server {
+    let mut cfg = gateway::Config::defaults();
+    cfg.data_dir = dir.join("data");
+    cfg.listen = "127.0.0.1:0".parse().unwrap();
+    if let Some(q) = queue {
+        cfg.inbound_queue_capacity = q;
+    }
+    gateway::Server::start(cfg, Arc::new(|_m: &str| {})).expect("server starts")
+}
+
+#[test]
+fn order_mix_gets_acks_fills_and_no_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_server(dir.path(), None);
+    let mut cfg = DriverConfig::new(server.addr, 4, 500);
+    cfg.warmup = Duration::from_millis(200);
+    cfg.duration = Some(Duration::from_millis(1500));
+    cfg.window = 20;
+    let mut driver = Driver::connect(cfg).expect("bots log on");
+    let mut bots: Vec<MixGenerator> = (0..4)
+        .map(|i| MixGenerator::new(MixConfig::default(), 100 + i))
+        .collect();
+    let mut market = Market::default_contract();
+    let r = driver.run(&mut bots, &mut market, &mut Quiet).unwrap();
+    let notes = driver.finish();
+    let c = r.counters;
+    assert!(c.sent >= 2_800 && c.sent <= 3_100, "sent {}", c.sent);
+    assert_eq!(c.answered, c.sent, "{:?} {:?}", c, r.error_notes);
+    assert_eq!(c.errors, 0, "{:?}", r.error_notes);
+    assert!(c.acks > c.sent / 2, "{c:?}");
+    assert!(c.fills > 0, "{c:?}");
+    assert!(c.sent_cancel > 0 && c.sent_replace > 0, "{c:?}");
+    assert_eq!(c.shed, 0);
+    assert_eq!(r.latency.len(), c.answered);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(
+        r.rate_achieved > 1_900.0 && r.rate_achieved < 2_100.0,
+        "{}",
+        r.rate_achieved
+    );
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn echo_answers_every_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_server(dir.path(), None);
+    let mut cfg = DriverConfig::new(server.addr, 1, 1_000);
+    cfg.sender_comp_ids = vec!["CLIENT1".into()];
+    cfg.warmup = Duration::ZERO;
+    cfg.duration = Some(Duration::from_millis(500));
+    let mut driver = Driver::connect(cfg).unwrap();
+    let mut gens = vec![EchoGenerator::new(1)];
+    let r = driver
+        .run(&mut gens, &mut Market::default_contract(), &mut Quiet)
+        .unwrap();
+    driver.finish();
+    assert_eq!(r.counters.sent, 500);
+    assert_eq!(r.counters.acks, 500, "{:?}", r.counters);
+    assert_eq!(r.counters.fills, 0);
+    assert_eq!(r.counters.exchange_cancels, 500, "IOC remainders");
+    server.shutdown().unwrap();
+}

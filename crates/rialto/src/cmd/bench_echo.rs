@@ -1,0 +1,82 @@
+//! `rialto bench echo`: FIXEdge's single-session scenario. One session sends NewOrderSingle at
+//! a fixed rate (default 2,000/s, 200,000 measured); each is timed from its intended send time
+//! to its ExecutionReport. The orders are IOC limit orders far from the mid, so they never trade
+//! and never rest and the book stays empty however long the run. Prints the percentile table and
+//! the summary line.
+
+use super::bench_fix::with_server;
+use super::CmdResult;
+use loadgen::bench::{run_echo, EchoBench};
+use loadgen::spawn::SpawnSpec;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Exchange FIX port (Rialto 9878, the QuickFIX/J reference exchange 9879).
+    #[arg(long, default_value_t = 9878)]
+    port: u16,
+    /// NewOrderSingle per second.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    rate: u64,
+    /// Measured round trips.
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+    count: u64,
+    /// Unmeasured warm-up before them, seconds.
+    #[arg(long, default_value_t = 0.0)]
+    warmup: f64,
+    /// The session's SenderCompID.
+    #[arg(long, default_value = "CLIENT1")]
+    sender_comp_id: String,
+    #[arg(long, default_value = "RIALTO")]
+    target_comp_id: String,
+    /// Start `rialto serve` for the run (fresh temporary data dir, free port).
+    #[arg(long)]
+    spawn_server: bool,
+    /// Durability of the spawned server: process or fsync.
+    #[arg(long, default_value = "process", requires = "spawn_server")]
+    durability: String,
+}
+
+pub fn run(args: Args) -> CmdResult {
+    if !(0.0..=86_400.0).contains(&args.warmup) {
+        return Err(format!("--warmup {}: give seconds between 0 and 86400", args.warmup).into());
+    }
+    let spec = if args.spawn_server {
+        if !matches!(args.durability.as_str(), "process" | "fsync") {
+            return Err(format!("--durability {:?}: use process or fsync", args.durability).into());
+        }
+        Some(SpawnSpec::rialto(
+            std::env::current_exe()?,
+            &args.durability,
+        ))
+    } else {
+        None
+    };
+    let stop = loadgen::bench::stop_on_ctrl_c()?;
+    let result = with_server(
+        spec.as_ref(),
+        SocketAddr::new(args.host, args.port),
+        |addr| {
+            let mut b = EchoBench::new(addr);
+            b.rate = args.rate;
+            b.count = args.count;
+            b.warmup = Duration::from_secs_f64(args.warmup);
+            b.sender_comp_id = args.sender_comp_id.clone();
+            b.target_comp_id = args.target_comp_id.clone();
+            b.stop = stop;
+            eprintln!(
+                "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
+                b.count,
+                b.rate,
+                b.sender_comp_id,
+                b.count as f64 / b.rate as f64
+            );
+            run_echo(&b, &mut std::io::stderr())
+        },
+    )?;
+    print!("{}", result.report());
+    Ok(())
+}

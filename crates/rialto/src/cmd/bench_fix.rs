@@ -1,0 +1,171 @@
+//! `rialto bench fix`: N FIX bot sessions, each open loop at its rate with a realistic order
+//! mix (Ember's throughput test), latency from each request's intended send time to its first
+//! ExecutionReport (or reject) in an HdrHistogram. Prints the seeds' percentile table, the
+//! counters (acks, fills, rejects, shed, errors) and, last, one parseable summary line:
+//! `rate_offered=.. rate_achieved=.. p50_us=.. ... rejects=.. shed=.. errors=..`.
+//!
+//! Glue only: the work is `loadgen::bench::run_fix`. With `--spawn-server` the run gets its own
+//! `rialto serve` child on a free port with a fresh temporary data directory.
+
+use super::CmdResult;
+use loadgen::bench::{run_fix, FixBench};
+use loadgen::spawn::{SpawnSpec, SpawnedServer};
+use loadgen::MixConfig;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+/// Options shared by `bench fix` and `bench sweep`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BotArgs {
+    /// Exchange host (loopback only on shared machines).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Exchange FIX port (Rialto 9878, the QuickFIX/J reference exchange 9879).
+    #[arg(long, default_value_t = 9878)]
+    pub port: u16,
+    /// Number of bot sessions (SenderCompIDs BOT1..BOTn; the default contract has 64).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub bots: u64,
+    /// Measured period, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    /// Unmeasured warm-up before it, seconds.
+    #[arg(long, default_value_t = 2.0)]
+    pub warmup: f64,
+    /// Active-orders window: resting orders each bot keeps at most.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub window: u64,
+    /// Seed of the bots' order generators.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Standard deviation of limit prices around the mid, in ticks.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(i64).range(1..=100_000))]
+    pub sd_ticks: i64,
+    /// TargetCompID of the exchange.
+    #[arg(long, default_value = "RIALTO")]
+    pub target_comp_id: String,
+    /// Bots' SenderCompIDs are this prefix and 1..n.
+    #[arg(long, default_value = "BOT")]
+    pub sender_prefix: String,
+    /// Start `rialto serve` for each run (fresh temporary data dir, free port; --host/--port
+    /// are ignored).
+    #[arg(long)]
+    pub spawn_server: bool,
+    /// Durability of the spawned server: process or fsync.
+    #[arg(long, default_value = "process", requires = "spawn_server")]
+    pub durability: String,
+    /// Start this command for each run instead (e.g. "java -jar
+    /// java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
+    /// {dir} are replaced.
+    #[arg(long, conflicts_with = "spawn_server")]
+    pub spawn_cmd: Option<String>,
+}
+
+fn seconds(name: &str, v: f64) -> Result<Duration, String> {
+    if !(0.0..=86_400.0).contains(&v) {
+        return Err(format!("--{name} {v}: give seconds between 0 and 86400"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+impl BotArgs {
+    /// The spawn spec, if a server is to be started per run.
+    pub fn spawn_spec(&self) -> Result<Option<SpawnSpec>, String> {
+        if self.spawn_server {
+            if !matches!(self.durability.as_str(), "process" | "fsync") {
+                return Err(format!(
+                    "--durability {:?}: use process or fsync",
+                    self.durability
+                ));
+            }
+            let exe = std::env::current_exe()
+                .map_err(|e| format!("cannot find the rialto executable: {e}"))?;
+            return Ok(Some(SpawnSpec::rialto(exe, &self.durability)));
+        }
+        match &self.spawn_cmd {
+            Some(c) => Ok(Some(SpawnSpec::from_command_line(c)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The bench settings for one run at `rate_per_bot` against `addr`.
+    pub fn bench(&self, addr: SocketAddr, rate_per_bot: u64) -> Result<FixBench, String> {
+        let mut b = FixBench::new(addr);
+        b.bots = self.bots as usize;
+        b.rate_per_bot = rate_per_bot;
+        b.warmup = seconds("warmup", self.warmup)?;
+        b.duration = seconds("duration", self.duration)?;
+        if b.duration.is_zero() {
+            return Err("--duration must be more than 0".into());
+        }
+        b.window = self.window as usize;
+        b.seed = self.seed;
+        b.target_comp_id = self.target_comp_id.clone();
+        b.sender_prefix = self.sender_prefix.clone();
+        b.mix = MixConfig {
+            sd_ticks: self.sd_ticks,
+            ..MixConfig::default()
+        };
+        b.stop = loadgen::bench::stop_on_ctrl_c()?;
+        Ok(b)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.host, self.port)
+    }
+}
+
+/// Runs `f` against a spawned server (when `spec` is given) or against `addr`.
+pub fn with_server<T>(
+    spec: Option<&SpawnSpec>,
+    addr: SocketAddr,
+    f: impl FnOnce(SocketAddr) -> Result<T, String>,
+) -> Result<T, String> {
+    match spec {
+        None => f(addr),
+        Some(spec) => {
+            let server = SpawnedServer::start(spec)?;
+            eprintln!(
+                "started {} on {} (data in {})",
+                spec.program.display(),
+                server.addr,
+                server.data_dir.path().display()
+            );
+            let r = f(server.addr);
+            let stopped = server.stop();
+            let out = r?;
+            if let Err(e) = stopped {
+                eprintln!("warning: {e}");
+            }
+            Ok(out)
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bots: BotArgs,
+    /// Requests per second of each bot (open loop).
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    rate: u64,
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let spec = args.bots.spawn_spec()?;
+    let result = with_server(spec.as_ref(), args.bots.addr(), |addr| {
+        let b = args.bots.bench(addr, args.rate)?;
+        eprintln!(
+            "bench fix: {} bots x {} req/s = {} req/s offered to {addr}, warm-up {:?}, measured {:?}, window {}",
+            b.bots,
+            b.rate_per_bot,
+            b.bots as u64 * b.rate_per_bot,
+            b.warmup,
+            b.duration,
+            b.window
+        );
+        run_fix(&b, &mut std::io::stderr())
+    })?;
+    print!("{}", result.report());
+    Ok(())
+}
