@@ -1,0 +1,77 @@
+//! Runs the fuzz targets' bodies (`rialto::fuzzing`) on every saved input under
+//! `tests/fuzz_regressions/<target>/` (crashes found by `cargo fuzz` are copied there) and on a
+//! few thousand seeded pseudo-random inputs, so `cargo test` covers them without a fuzzer.
+
+use rialto::fuzzing::{check_csv, check_engine};
+use rialto::stream_gen::SplitMix64;
+use std::path::Path;
+
+fn saved_inputs(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz_regressions")
+        .join(target);
+    let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| {
+            let path = entry.expect("directory entry").path();
+            let data = std::fs::read(&path).expect("read saved input");
+            (path.display().to_string(), data)
+        })
+        .collect();
+    inputs.sort();
+    inputs
+}
+
+fn random_bytes(rng: &mut SplitMix64, len_max: u64, alphabet: &[u8]) -> Vec<u8> {
+    let len = rng.below(len_max + 1) as usize;
+    (0..len)
+        .map(|_| {
+            if alphabet.is_empty() {
+                rng.next_u64() as u8
+            } else {
+                alphabet[rng.below(alphabet.len() as u64) as usize]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn csv_reader_saved_inputs() {
+    let inputs = saved_inputs("csv_reader");
+    assert!(!inputs.is_empty(), "the seed inputs are missing");
+    for (name, data) in inputs {
+        check_csv(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn csv_reader_random_inputs() {
+    let mut rng = SplitMix64::new(0xc5f);
+    let header = b"op,id,account,symbol,side,type,tif,price,qty,stp\n";
+    let alphabet = b"NCRMBSLPGTDAYIOFK0123456789-,,,,\n\r#\" xyz";
+    for _ in 0..3000 {
+        let mut data = if rng.below(2) == 0 {
+            header.to_vec()
+        } else {
+            Vec::new()
+        };
+        data.extend(random_bytes(&mut rng, 300, alphabet));
+        check_csv(&data).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&data)));
+    }
+}
+
+#[test]
+fn engine_saved_inputs() {
+    for (name, data) in saved_inputs("engine") {
+        check_engine(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn engine_random_inputs() {
+    let mut rng = SplitMix64::new(0xe9e);
+    for _ in 0..1500 {
+        let data = random_bytes(&mut rng, 8 * 120, &[]);
+        check_engine(&data).unwrap_or_else(|e| panic!("input {data:?}: {e}"));
+    }
+}
