@@ -106,6 +106,10 @@ pub enum ConfigError {
     BadGrid(String),
     /// More instruments than `SymbolId` can number, or `orders_max` beyond `u32` slots.
     TooMany,
+    /// A config field above its maximum (named, with the maximum).
+    Limit(&'static str, usize),
+    /// The order slab could not be reserved.
+    OutOfMemory,
 }
 
 impl std::fmt::Display for ConfigError {
@@ -114,6 +118,8 @@ impl std::fmt::Display for ConfigError {
             ConfigError::DuplicateSymbol(s) => write!(f, "duplicate symbol {s}"),
             ConfigError::BadGrid(s) => write!(f, "instrument {s}: tick and lot must be >= 1"),
             ConfigError::TooMany => write!(f, "too many instruments or orders_max too large"),
+            ConfigError::Limit(name, max) => write!(f, "{name} above its maximum {max}"),
+            ConfigError::OutOfMemory => write!(f, "cannot reserve the order slab"),
         }
     }
 }
@@ -240,6 +246,22 @@ impl Engine {
         if instruments.len() > u32::MAX as usize || config.orders_max >= u32::MAX as usize - 1 {
             return Err(ConfigError::TooMany);
         }
+        // Bounds that keep every table addressable and its size sane (a snapshot's config is
+        // checked here too, so a crafted one cannot ask for absurd memory).
+        for (name, value, max) in [
+            ("levels_initial", config.levels_initial, 1usize << 30),
+            ("levels_max", config.levels_max, 1 << 30),
+            ("ids_direct", config.ids_direct, 1 << 34),
+            ("ids_hashed_initial", config.ids_hashed_initial, 1 << 30),
+        ] {
+            if value > max {
+                return Err(ConfigError::Limit(name, max));
+            }
+        }
+        let mut orders = Vec::new();
+        orders
+            .try_reserve_exact(config.orders_max)
+            .map_err(|_| ConfigError::OutOfMemory)?;
         let mut by_symbol: Vec<(Symbol, SymbolId)> = Vec::with_capacity(instruments.len());
         for (i, inst) in instruments.iter().enumerate() {
             if inst.tick < 1 || inst.lot < 1 {
@@ -277,7 +299,7 @@ impl Engine {
             by_symbol,
             config,
             books,
-            orders: Vec::with_capacity(config.orders_max),
+            orders,
             free_head: NIL,
             live: 0,
             ids: IdIndex::new(

@@ -230,9 +230,7 @@ impl Engine {
             ids_direct: cfg[3],
             ids_hashed_initial: cfg[4],
         };
-        if cfg.iter().any(|v| *v > 1 << 40) {
-            return Err(corrupt("config limits out of range"));
-        }
+
         let n_inst = r.u32("instruments")? as usize;
         let mut instruments = Vec::with_capacity(n_inst.min(1 << 16));
         for _ in 0..n_inst {

@@ -972,6 +972,22 @@ fn bad_instruments_are_errors() {
         Engine::try_new(&i, small_config()),
         Err(ConfigError::BadGrid(_))
     ));
+    let huge = EngineConfig {
+        levels_max: 1 << 40,
+        ..small_config()
+    };
+    assert_eq!(
+        Engine::try_new(&instruments(), huge).unwrap_err(),
+        ConfigError::Limit("levels_max", 1 << 30)
+    );
+    let huge = EngineConfig {
+        orders_max: u32::MAX as usize,
+        ..small_config()
+    };
+    assert_eq!(
+        Engine::try_new(&instruments(), huge).unwrap_err(),
+        ConfigError::TooMany
+    );
     let e = Engine::new(&instruments(), small_config());
     assert_eq!(e.symbol_id("TCK"), Some(1));
     assert_eq!(e.symbol_id("ACME"), Some(0));
