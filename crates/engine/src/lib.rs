@@ -14,6 +14,18 @@
 //! and its aggregates equal the sum of its orders; the id index points at exactly the resting
 //! orders.
 //!
+//! # Data structures (chosen for the hot path; see `examples/bench.rs` for figures)
+//! - Order slab (`ladder::Order`, one 64-byte cache line each) with a free list; capacity
+//!   `orders_max`, reserved up front. Price levels are intrusive doubly linked FIFO queues
+//!   through the slab, so a cancel is O(1) and a partial fill never moves an order.
+//! - Per book side, a dense price ladder (`ladder::Ladder`): level = window index, O(1) lookup
+//!   by price, best level cached, a hierarchical bitset of non-empty levels to find the next
+//!   best. The window re-centres in place and grows only when the resting prices need it.
+//! - Id index (`ids::IdIndex`): one bit per id for "ever used" (the duplicate-id rule), a small
+//!   open-addressing table resting id -> slot; deterministic multiplicative hashing.
+//! - Events are handed to a generic `EventSink` by reference; a sink that ignores a kind (the
+//!   flash1 adapter ignores most `Level`s) lets the compiler drop the work of building it.
+//!
 //! # Semantics (issue 2, "Semantics (normative)", and the doc comments in `types`)
 //! - Validation order, for a new order: symbol (`Invalid(Symbol)`), quantity zero or off the lot
 //!   (`Invalid(Qty)`), limit price non-positive or off the tick (`Invalid(Price)`; market orders
