@@ -66,15 +66,12 @@ pub struct Unrepresentable {
     pub modifies: u64,
 }
 
-/// The engine configuration for flash1's workload: up to 2^21 resting orders (a run has 10^6
-/// new orders), a ladder up to 2^22 ticks wide, ids below 2^22 indexed directly.
+/// The engine configuration for flash1's workload: the engine's defaults, with room for 2^21
+/// resting orders (a run has 10^6 new orders; ids are dense below 2^21).
 pub fn engine_config() -> EngineConfig {
     EngineConfig {
         orders_max: 1 << 21,
-        levels_initial: 1 << 16,
-        levels_max: 1 << 22,
-        ids_direct: 1 << 22,
-        ids_hashed_initial: 1 << 10,
+        ..EngineConfig::default()
     }
 }
 

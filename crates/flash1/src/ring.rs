@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn two_threads_move_every_report_in_order() {
         let ring = std::sync::Arc::new(Ring::new(1024));
-        let n = 100_000u64;
+        let n = 20_000u64;
         let consumer = {
             let ring = ring.clone();
             std::thread::spawn(move || {
