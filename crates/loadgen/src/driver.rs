@@ -52,7 +52,7 @@ const RBUF_SIZE: usize = 256 << 10;
 /// Most requests generated between two looks at the sockets.
 const BURST_MAX: usize = 1024;
 /// A request due sooner than this is not slept for.
-const SPIN_NS: u64 = 5_000;
+const SPIN_NS: u64 = 2_000;
 /// Longest single wait, so the stop flag and the once-a-second tick are seen.
 const WAIT_MAX: Duration = Duration::from_millis(100);
 const NS_PER_S: u64 = 1_000_000_000;

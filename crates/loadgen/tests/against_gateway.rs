@@ -70,3 +70,49 @@ fn echo_answers_every_order() {
     assert_eq!(r.counters.exchange_cancels, 500, "IOC remainders");
     server.shutdown().unwrap();
 }
+
+#[test]
+fn overload_is_shed_explicitly_and_the_exchange_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    // A tiny inbound queue: at most 8 orders in flight before the gateway sheds.
+    let server = start_server(dir.path(), Some(16));
+    let run = |rate_per_bot: u64, seconds_ms: u64| {
+        let mut cfg = DriverConfig::new(server.addr, 8, rate_per_bot);
+        cfg.warmup = Duration::ZERO;
+        cfg.duration = Some(Duration::from_millis(seconds_ms));
+        cfg.window = 50;
+        cfg.drain_timeout = Duration::from_secs(60);
+        let mut driver = Driver::connect(cfg).unwrap();
+        let mut bots: Vec<MixGenerator> = (0..8)
+            .map(|i| MixGenerator::new(MixConfig::default(), i))
+            .collect();
+        let r = driver
+            .run(&mut bots, &mut Market::default_contract(), &mut Quiet)
+            .unwrap();
+        driver.finish();
+        r
+    };
+    // Offered far above what a debug-build exchange with an 8-deep queue takes.
+    let hot = run(2_000, 500);
+    let c = hot.counters;
+    assert!(c.shed > 0, "no load shed: {c:?}");
+    assert_eq!(c.errors, 0, "{:?}", hot.error_notes);
+    assert_eq!(c.answered, c.sent, "every request answered, shed or not");
+    assert!(c.acks > 0);
+    // Shed answers are timed apart; accepted requests keep their own histogram.
+    assert_eq!(hot.shed_latency.len(), c.shed);
+    assert_eq!(hot.latency.len(), c.answered - c.shed);
+    assert!(
+        server
+            .counters
+            .busy_rejects
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= c.shed
+    );
+    // Load drops: nothing is shed any more.
+    let calm = run(20, 1_000);
+    assert_eq!(calm.counters.shed, 0, "{:?}", calm.counters);
+    assert_eq!(calm.counters.errors, 0, "{:?}", calm.error_notes);
+    assert!(calm.counters.acks > 0);
+    server.shutdown().unwrap();
+}

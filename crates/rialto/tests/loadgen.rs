@@ -1,0 +1,232 @@
+//! End-to-end tests of the load generator and the demo through the real `rialto` binary:
+//! `rialto serve` on an ephemeral loopback port with a temporary data dir, `bench fix` against
+//! it (summary line parsed), `bench echo` and a tiny `bench sweep` with `--spawn-server`, and a
+//! short `rialto demo`. Timing figures are never asserted; counts and formats are.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn rialto(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rialto"))
+        .args(args)
+        .output()
+        .expect("run rialto")
+}
+
+/// A fresh directory under the target dir, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let p = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("rialto-loadgen-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The `key=value` pairs of the last line of stdout.
+fn summary(out: &Output) -> Vec<(String, f64)> {
+    let stdout = text(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default().to_string();
+    loadgen::stats::parse_summary_line(&last)
+        .unwrap_or_else(|e| panic!("summary line {last:?}: {e}\nstdout:\n{stdout}"))
+}
+
+fn get(kv: &[(String, f64)], key: &str) -> f64 {
+    kv.iter()
+        .find(|(k, _)| k == key)
+        .unwrap_or_else(|| panic!("{key} missing in {kv:?}"))
+        .1
+}
+
+/// `rialto serve` on a free port; killed on drop.
+struct Serve {
+    child: Child,
+    port: u16,
+}
+
+impl Serve {
+    fn start(data_dir: &Path) -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rialto"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start rialto serve");
+        // The server prints "listening for FIX on 127.0.0.1:PORT ..." once it is ready.
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            assert!(Instant::now() < deadline, "rialto serve did not start");
+            let line = lines
+                .next()
+                .expect("rialto serve exited early")
+                .expect("read");
+            if let Some(rest) = line.split("listening for FIX on 127.0.0.1:").nth(1) {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                break digits.parse().expect("port");
+            }
+        };
+        // Keep draining its output so it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines.by_ref() {});
+        Serve { child, port }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn bench_fix_against_rialto_serve() {
+    let dir = TempDir::new("fix");
+    let server = Serve::start(&dir.path().join("data"));
+    let port = server.port.to_string();
+    let out = rialto(&[
+        "bench",
+        "fix",
+        "--port",
+        &port,
+        "--bots",
+        "4",
+        "--rate",
+        "250",
+        "--duration",
+        "2",
+        "--warmup",
+        "0.5",
+        "--window",
+        "20",
+    ]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "stderr:\n{stderr}");
+    assert!(
+        stdout.starts_with("Percentile : Microseconds : Event count\nMIN : "),
+        "{stdout}"
+    );
+    for label in ["\n50.0% : ", "\n99.999999% : ", "\nMAX, TOTAL : "] {
+        assert!(stdout.contains(label), "{label:?} missing:\n{stdout}");
+    }
+    // A progress line per second on stderr.
+    assert!(stderr.contains("measuring"), "{stderr}");
+    let kv = summary(&out);
+    assert_eq!(get(&kv, "rate_offered"), 1000.0);
+    assert!(get(&kv, "rate_achieved") > 900.0, "{kv:?}");
+    assert!(get(&kv, "acks") > 0.0, "{kv:?}");
+    assert!(get(&kv, "fills") > 0.0, "{kv:?}");
+    assert_eq!(get(&kv, "errors"), 0.0, "{stdout}");
+    assert_eq!(get(&kv, "shed"), 0.0);
+    assert!(get(&kv, "p50_us") > 0.0 && get(&kv, "p99_us") >= get(&kv, "p50_us"));
+    for key in ["p999_us", "rejects"] {
+        get(&kv, key);
+    }
+}
+
+#[test]
+fn bench_echo_and_sweep_spawn_their_server() {
+    let out = rialto(&[
+        "bench",
+        "echo",
+        "--spawn-server",
+        "--rate",
+        "1000",
+        "--count",
+        "1000",
+    ]);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    let kv = summary(&out);
+    assert_eq!(get(&kv, "acks"), 1000.0);
+    assert_eq!(get(&kv, "errors"), 0.0);
+    assert_eq!(get(&kv, "fills"), 0.0);
+
+    let dir = TempDir::new("sweep");
+    let out_dir = dir.path().join("sweep");
+    let out = rialto(&[
+        "bench",
+        "sweep",
+        "--spawn-server",
+        "--rates",
+        "500,1k",
+        "--bots",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(
+        stdout
+            .contains("| Load (K rps) | P50 (µs) | P90 (µs) | P99 (µs) | P999 (µs) | P9999 (µs) |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("knee: "), "{stdout}");
+    let csv = std::fs::read_to_string(out_dir.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("500,"), "{csv}");
+    assert!(csv.lines().nth(2).unwrap().starts_with("1000,"), "{csv}");
+    let svg = std::fs::read_to_string(out_dir.join("sweep.svg")).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("data-name=\"P99\""));
+}
+
+#[test]
+fn demo_shows_live_stats_and_a_summary() {
+    let dir = TempDir::new("demo");
+    let data = dir.path().join("demo");
+    let out = rialto(&[
+        "demo",
+        "--duration",
+        "2.5",
+        "--rate",
+        "400",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(stdout.contains("orders in"), "{stdout}");
+    assert!(stdout.contains("ack latency P50"), "{stdout}");
+    for sym in ["ACME", "BOLT", "CRNK"] {
+        assert!(stdout.contains(sym), "{stdout}");
+    }
+    assert!(stdout.contains("Rialto demo stopped after"), "{stdout}");
+    assert!(stdout.contains("Percentile : Microseconds : Event count"));
+    assert!(stdout.contains(&format!("journal: {}", data.join("journal").display())));
+    assert!(stdout.contains("errors 0"), "{stdout}");
+    // The journal the demo left is intact and replays.
+    let verify = rialto(&["journal", "verify", data.to_str().unwrap()]);
+    assert!(
+        verify.status.success(),
+        "journal verify:\n{}{}",
+        text(&verify.stdout),
+        text(&verify.stderr)
+    );
+}
