@@ -116,11 +116,25 @@ impl BitSet {
         self.next_ge_slow(i)
     }
 
+    /// `next_ge` after leaf word `i >> 6` (masked from `i`) turned out empty.
     #[inline(never)]
     fn next_ge_slow(&self, i: usize) -> Option<usize> {
-        let mut layer = 0;
-        let mut idx = i;
+        let w = i >> 6;
+        // The next leaf word: the common case in a sparse book.
+        if w + 1 >= self.lens[0] {
+            return None;
+        }
+        let m = self.words[w + 1];
+        if m != 0 {
+            return Some(((w + 1) << 6) | m.trailing_zeros() as usize);
+        }
+        // Climb: look for a non-empty leaf word after `w + 1`.
+        let mut layer = 1;
+        let mut idx = w + 2;
         loop {
+            if layer == self.layers {
+                return None;
+            }
             let w = idx >> 6;
             if w >= self.lens[layer] {
                 return None;
@@ -131,9 +145,6 @@ impl BitSet {
                 break;
             }
             layer += 1;
-            if layer == self.layers {
-                return None;
-            }
             idx = w + 1;
         }
         while layer > 0 {
@@ -146,21 +157,37 @@ impl BitSet {
     /// The largest set index `<= i`.
     #[inline]
     pub(crate) fn prev_le(&self, i: usize) -> Option<usize> {
+        let i = i.min(self.len.saturating_sub(1));
         // Fast path: within the same leaf word.
-        if i < self.len {
-            let m = self.words[i >> 6] & (!0u64 >> (63 - (i & 63)));
-            if m != 0 {
-                return Some((i & !63) | (63 - m.leading_zeros() as usize));
-            }
+        let m = self.words[i >> 6] & (!0u64 >> (63 - (i & 63)));
+        if m != 0 {
+            return Some((i & !63) | (63 - m.leading_zeros() as usize));
         }
         self.prev_le_slow(i)
     }
 
+    /// `prev_le` after leaf word `i >> 6` (masked from `i`, `i < len`) turned out empty.
     #[inline(never)]
     fn prev_le_slow(&self, i: usize) -> Option<usize> {
-        let mut layer = 0;
-        let mut idx = i.min(self.len.saturating_sub(1));
+        let w = i >> 6;
+        // The previous leaf word: the common case in a sparse book.
+        if w == 0 {
+            return None;
+        }
+        let m = self.words[w - 1];
+        if m != 0 {
+            return Some(((w - 1) << 6) | (63 - m.leading_zeros() as usize));
+        }
+        if w == 1 {
+            return None;
+        }
+        // Climb: look for a non-empty leaf word before `w - 1`.
+        let mut layer = 1;
+        let mut idx = w - 2;
         loop {
+            if layer == self.layers {
+                return None;
+            }
             let w = idx >> 6;
             let m = self.words[self.starts[layer] + w] & (!0u64 >> (63 - (idx & 63)));
             if m != 0 {
@@ -168,7 +195,7 @@ impl BitSet {
                 break;
             }
             layer += 1;
-            if w == 0 || layer == self.layers {
+            if w == 0 {
                 return None;
             }
             idx = w - 1;
@@ -215,6 +242,8 @@ mod tests {
                 assert_eq!(b.next_ge(q), naive_next(&v, q), "len {len} q {q}");
                 assert_eq!(b.prev_le(q), naive_prev(&v, q), "len {len} q {q}");
                 assert_eq!(b.get(q), v[q]);
+                assert_eq!(b.next_ge(len + q), None);
+                assert_eq!(b.prev_le(len + q), naive_prev(&v, len - 1));
             }
             for i in 0..len {
                 b.clear(i);
