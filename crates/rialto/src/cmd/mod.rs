@@ -19,7 +19,7 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Rialto: a deterministic price-time matching engine and the exchange around it.
 #[derive(Parser, Debug)]
-#[command(name = "rialto", version, about, long_about = None)]
+#[command(name = "rialto", version)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
