@@ -26,7 +26,8 @@ public final class Main {
             usage: interop [--host 127.0.0.1] [--port 9878] [--store-dir DIR] [--reset] [--timeout-ms 5000]
                            [--keep-going] [--verbose]
                    interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
-                           [--window 1000] [--symbol ACME] [--host ..] [--port ..] [--store-dir ..] [--reset]
+                           [--window 1000] [--symbol ACME] [--no-spin] [--host ..] [--port ..] [--store-dir ..]
+                           [--reset]
               --store-dir  QuickFIX/J FileStore for the client's sequence numbers
                            (default fix-store/HOST_PORT next to the jar, i.e. in target/); keep it as long
                            as the server keeps its data
@@ -36,7 +37,8 @@ public final class Main {
 
     /** Parsed options (package-private for tests). */
     record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose, boolean keepGoing,
-            long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol) {
+            long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol,
+            boolean spin) {
     }
 
     static Options parse(String[] args) {
@@ -54,6 +56,7 @@ public final class Main {
         String flow = "rest";
         int window = 1000;
         String symbol = "ACME";
+        boolean spin = true;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -76,6 +79,7 @@ public final class Main {
                 }
                 case "--window" -> window = (int) number(args, ++i, a, 0, 1_000_000);
                 case "--symbol" -> symbol = value(args, ++i, a);
+                case "--no-spin" -> spin = false;
                 case "-h", "--help" -> {
                     System.out.print(USAGE);
                     System.exit(0);
@@ -94,7 +98,7 @@ public final class Main {
         }
         File storeDir = new File(store != null ? store : besideJar("fix-store/" + host + "_" + port));
         return new Options(host, port, storeDir, reset, timeoutMs, verbose, keepGoing, latency, rate, warmup, sender, flow,
-                window, symbol);
+                window, symbol, spin);
     }
 
     /** A path next to the running jar (target/), or under target/ of the working directory otherwise. */
@@ -175,7 +179,7 @@ public final class Main {
         try {
             fix.logon(Math.max(10_000, o.timeoutMs()));
             LatencyClient lc = new LatencyClient(fix.client(o.sender()), new LatencyClient.Config(o.latencyCount(),
-                    o.rate(), o.warmup(), o.flow(), o.window(), o.symbol(), Math.max(o.timeoutMs(), 10_000)), out);
+                    o.rate(), o.warmup(), o.flow(), o.window(), o.symbol(), Math.max(o.timeoutMs(), 10_000), o.spin()), out);
             lc.run();
             fix.logout(o.timeoutMs());
             return lc.errors();
