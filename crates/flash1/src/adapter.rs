@@ -193,7 +193,7 @@ impl<'a, O: ReportOut> Translate<'a, O> {
 }
 
 impl<O: ReportOut> EventSink for Translate<'_, O> {
-    #[inline]
+    #[inline(always)]
     fn on_event(&mut self, event: &Event) {
         match *event {
             Event::Level { side, price, .. } => {
