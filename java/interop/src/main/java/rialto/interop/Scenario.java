@@ -483,6 +483,17 @@ public final class Scenario {
             status(c1, m1, "ACME", BUY, '4', 0, 0);
         });
 
+        step("an unsupported application message (OrderMassStatusRequest AF) gets BusinessMessageReject 380=3", () -> {
+            Message af = new quickfix.fix44.OrderMassStatusRequest();
+            String reqId = id();
+            af.setString(584, reqId);
+            af.setInt(585, 7);
+            c1.send(af);
+            Message m = c1.await("BusinessMessageReject of the AF",
+                    x -> "j".equals(FixClients.type(x)) && "AF".equals(field(x, 372)), timeoutMs);
+            new Msg(m, "CLIENT1 BusinessMessageReject").has(45).is(372, "AF").is(380, "3");
+        });
+
         step("nothing unexpected arrives afterwards (300 ms)", () -> quiet(300));
     }
 }
