@@ -315,6 +315,12 @@ pub fn wall_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// CPU time of this process so far, ns.
+fn process_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(ClockId::ProcessCPUTime);
+    t.tv_sec as u64 * NS_PER_S + t.tv_nsec as u64
+}
+
 fn mono_ns() -> u64 {
     let t = rustix::time::clock_gettime(ClockId::Monotonic);
     t.tv_sec as u64 * NS_PER_S + t.tv_nsec as u64
@@ -499,6 +505,7 @@ impl Driver {
             k_end,
             ..self.idle_stats()
         };
+        let cpu0 = process_cpu_ns();
         let t0 = mono_ns();
         let mut k_next: u64 = 0;
         let mut next_tick = NS_PER_S;
@@ -626,6 +633,8 @@ impl Driver {
             latency: st.latency,
             shed_latency: st.shed_latency,
             error_notes: st.notes,
+            generator_cpu_secs: process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
+            wall_secs: end as f64 / 1e9,
         })
     }
 

@@ -8,6 +8,7 @@
 //! port with a deadline; leaves the child running (Drop kills it).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -91,7 +92,10 @@ impl SpawnedServer {
         let log =
             std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        // Its own process group: Ctrl-C in the terminal stops the bench (which then drains and
+        // reports), not the server under it; the bench stops the server afterwards.
         let child = Command::new(&spec.program)
+            .process_group(0)
             .args(&args)
             .current_dir(data_dir.path())
             .stdin(Stdio::null())

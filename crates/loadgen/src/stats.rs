@@ -80,6 +80,11 @@ pub struct RunResult {
     pub shed_latency: Histogram<u64>,
     /// The first few error descriptions (at most `ERROR_NOTES_MAX`).
     pub error_notes: Vec<String>,
+    /// CPU time the generator process used during the run, seconds (it shares the machine's
+    /// cores with the exchange).
+    pub generator_cpu_secs: f64,
+    /// Wall time of the whole run (warm-up, measured period, drain), seconds.
+    pub wall_secs: f64,
 }
 
 pub const ERROR_NOTES_MAX: usize = 10;
@@ -155,6 +160,15 @@ impl RunResult {
                 "shed latency: p50 {} us, p99 {} us",
                 us(at(&self.shed_latency, 50.0)),
                 us(at(&self.shed_latency, 99.0))
+            );
+        }
+        if self.wall_secs > 0.0 {
+            let _ = writeln!(
+                s,
+                "generator CPU {:.2} s over {:.1} s ({:.0}% of one core)",
+                self.generator_cpu_secs,
+                self.wall_secs,
+                self.generator_cpu_secs * 100.0 / self.wall_secs
             );
         }
         for e in &self.error_notes {
@@ -235,6 +249,8 @@ mod tests {
             latency: h,
             shed_latency: new_histogram(),
             error_notes: vec![],
+            generator_cpu_secs: 0.5,
+            wall_secs: 2.5,
         }
     }
 
@@ -309,6 +325,7 @@ mod tests {
         assert_eq!(text.lines().last().unwrap(), r.summary_line());
         assert!(text.contains("acks 19000, fills 3000"));
         assert!(text.contains("shed 0 (exchange busy)"));
+        assert!(text.contains("generator CPU 0.50 s over 2.5 s (20% of one core)"));
     }
 
     #[test]

@@ -176,8 +176,8 @@ pub fn render(chart: &Chart) -> String {
         let px = sx(*mx);
         let _ = writeln!(
             s,
-            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,4"/>
-<text x="{:.1}" y="{:.1}" fill="#d62728">{}</text>"##,
+            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#444444" stroke-width="1.5" stroke-dasharray="6,4"/>
+<text x="{:.1}" y="{:.1}" fill="#444444">{}</text>"##,
             TOP + ph,
             px + 4.0,
             TOP + 14.0,
