@@ -95,6 +95,8 @@ pub struct FileConfig {
     pub snapshot_every_secs: Option<u64>,
     pub inbound_queue_capacity: Option<usize>,
     pub resend_store_max: Option<usize>,
+    pub orders_max: Option<usize>,
+    pub journal_segment_bytes: Option<u64>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
@@ -138,6 +140,10 @@ pub struct Config {
     pub inbound_queue_capacity: usize,
     /// Outbound messages kept per session for ResendRequest (older ones are gap-filled).
     pub resend_store_max: usize,
+    /// Most resting orders across all books (the engine preallocates them).
+    pub orders_max: usize,
+    /// Size journal segments are preallocated to (default 64 MiB).
+    pub journal_segment_bytes: u64,
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
@@ -292,6 +298,10 @@ impl Config {
         if cap < 16 {
             return err("inbound_queue_capacity must be >= 16");
         }
+        let orders_max = file.orders_max.unwrap_or(1 << 20);
+        if !(16..=(1 << 28)).contains(&orders_max) {
+            return err("orders_max must be in 16..=268435456");
+        }
         Ok(Config {
             listen,
             data_dir: file.data_dir.unwrap_or_else(|| PathBuf::from("./data")),
@@ -300,6 +310,8 @@ impl Config {
             snapshot_every_secs: file.snapshot_every_secs.unwrap_or(60),
             inbound_queue_capacity: cap,
             resend_store_max: file.resend_store_max.unwrap_or(100_000).max(1),
+            orders_max,
+            journal_segment_bytes: file.journal_segment_bytes.unwrap_or(64 << 20).max(1 << 20),
             instruments,
             firms,
             sessions,

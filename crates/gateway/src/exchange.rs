@@ -179,13 +179,18 @@ pub struct Exchange {
     pub event_log: Option<Vec<Event>>,
 }
 
-fn engine_config() -> EngineConfig {
-    EngineConfig::default()
+fn engine_config(cfg: &Config) -> EngineConfig {
+    let d = EngineConfig::default();
+    EngineConfig {
+        orders_max: cfg.orders_max,
+        ids_direct: (cfg.orders_max * 4).min(d.ids_direct),
+        ..d
+    }
 }
 
 impl Exchange {
     pub fn new(cfg: Arc<Config>) -> Exchange {
-        let engine = Engine::new(&cfg.engine_instruments(), engine_config());
+        let engine = Engine::new(&cfg.engine_instruments(), engine_config(&cfg));
         let sessions = (0..cfg.sessions.len()).map(|_| Session::new()).collect();
         Exchange {
             cfg,

@@ -230,7 +230,13 @@ impl Server {
                 data_dir.display()
             ))
         })?;
-        let (mut journal, report) = JournalWriter::open(&data_dir, JournalConfig::default())?;
+        let (mut journal, report) = JournalWriter::open(
+            &data_dir,
+            JournalConfig {
+                segment_size_bytes: cfg.journal_segment_bytes,
+                ..JournalConfig::default()
+            },
+        )?;
         log(&report.to_string());
         let (mut x, recovered) = recover(&cfg, &data_dir, true, |m| log(m))?;
         log(&format!(
