@@ -208,8 +208,8 @@ struct Display<'w> {
     header: String,
     reports_second: u64,
     reports_total: u64,
-    /// Last trade per symbol: (price text, qty).
-    last: Vec<Option<(String, u64)>>,
+    /// Last trade per symbol: (price in ticks, qty).
+    last: Vec<Option<(i64, u64)>>,
     rng: Rng,
     failed: Option<std::io::Error>,
 }
@@ -290,8 +290,11 @@ impl Observer for Display<'_> {
         ));
         let book = Display::top_of_book(view, market);
         for (i, row) in book.into_iter().enumerate() {
-            let last = match self.last.get(i).cloned().flatten() {
-                Some((p, q)) => format!("{p} x {q}"),
+            let last = match self.last.get(i).copied().flatten() {
+                Some((p, q)) => format!(
+                    "{} x {q}",
+                    decimal_text(fix::Decimal::new(p, market.symbols[i].price_decimals))
+                ),
                 None => "-".to_string(),
             };
             lines.push(format!("{row} {last}"));
@@ -341,12 +344,9 @@ impl Observer for DemoObserver<'_> {
                 r.last_px,
                 r.last_qty,
             ) {
-                let ticks = px.to_ticks(fix::Decimal::new(1, self.decimals[i]));
-                let text = match ticks {
-                    Ok(t) => decimal_text(fix::Decimal::new(t, self.decimals[i])),
-                    Err(_) => decimal_text(px),
-                };
-                self.display.last[i] = Some((text, qty));
+                if let Ok(ticks) = px.to_ticks(fix::Decimal::new(1, self.decimals[i])) {
+                    self.display.last[i] = Some((ticks, qty));
+                }
             }
         }
     }

@@ -338,6 +338,8 @@ pub struct Driver {
     /// Monotonic and wall clock at the same instant, to stamp SendingTime without a syscall.
     mono0: u64,
     wall0: u64,
+    /// Runs started so far: each run has its own ClOrdID run tag.
+    runs: u64,
 }
 
 impl Driver {
@@ -396,6 +398,7 @@ impl Driver {
             enc: Encoder::default(),
             mono0: mono_ns(),
             wall0: wall_ns(),
+            runs: 0,
             cfg,
         };
         d.logon()?;
@@ -404,6 +407,11 @@ impl Driver {
 
     pub fn bot_count(&self) -> usize {
         self.bots.len()
+    }
+
+    /// Sets the measured period of the next `run` (`None`: until the stop flag).
+    pub fn set_duration(&mut self, duration: Option<Duration>) {
+        self.cfg.duration = duration;
     }
 
     fn wall_at(&self, mono: u64) -> u64 {
@@ -455,7 +463,7 @@ impl Driver {
     /// Stats for phases that are not measured (logon, mass cancel).
     fn idle_stats(&self) -> Stats {
         Stats {
-            run: clordid::run_tag(self.cfg.run_seed),
+            run: clordid::run_tag(self.cfg.run_seed.wrapping_add(self.runs)),
             total_rate: 1,
             k_measure: u64::MAX,
             k_end: 0,
@@ -473,7 +481,8 @@ impl Driver {
     }
 
     /// Runs the schedule with one strategy per bot, then drains the answers. Call `finish`
-    /// afterwards to cancel the bots' orders and log out.
+    /// afterwards to cancel the bots' orders and log out. May be called again for another run
+    /// on the same sessions (orders left by the earlier run stay in the book until `finish`).
     pub fn run<S: Strategy, O: Observer>(
         &mut self,
         strategies: &mut [S],
@@ -499,6 +508,12 @@ impl Driver {
             }
             None => u64::MAX,
         };
+        // A new run tag: ClOrdIDs never repeat on the session, and reports about orders of an
+        // earlier run are not taken for this run's (those orders are forgotten here).
+        self.runs += 1;
+        for b in &mut self.bots {
+            b.orders.clear();
+        }
         let mut st = Stats {
             total_rate,
             k_measure,
