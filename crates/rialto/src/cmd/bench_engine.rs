@@ -219,6 +219,7 @@ pub fn run(args: Args) -> CmdResult {
         println!("  {label:<7} {:>9}", hist.value_at_quantile(q));
     }
     println!("  {:<7} {:>9}", "max", hist.max());
+    println!("  {:<7} {:>9.1}", "mean", hist.mean());
     println!(
         "ops={ops} ops_per_s={ops_per_s} p50_ns={} p99_ns={} p999_ns={} hash={hash:016x}",
         hist.value_at_quantile(0.5),
