@@ -21,6 +21,8 @@ import quickfix.DefaultMessageFactory;
 import quickfix.FieldNotFound;
 import quickfix.FileStoreFactory;
 import quickfix.LogFactory;
+import quickfix.MemoryStoreFactory;
+import quickfix.MessageStoreFactory;
 import quickfix.Message;
 import quickfix.ScreenLogFactory;
 import quickfix.Session;
@@ -45,7 +47,10 @@ import quickfix.field.Text;
  */
 public final class FixClients implements AutoCloseable {
 
-    /** Options for the initiator. */
+    /**
+     * Options for the initiator. storeDir null: QuickFIX/J MemoryStore (nothing persisted; then
+     * reset should be true so both sides start the session at 1).
+     */
     public record Config(String host, int port, File storeDir, boolean reset, boolean verbose) {
     }
 
@@ -161,7 +166,9 @@ public final class FixClients implements AutoCloseable {
         s.setString("UseDataDictionary", "Y");
         s.setString("DataDictionary", "FIX44.xml");
         s.setString("SocketTcpNoDelay", "Y");
-        s.setString("FileStorePath", config.storeDir().getPath());
+        if (config.storeDir() != null) {
+            s.setString("FileStorePath", config.storeDir().getPath());
+        }
         s.setString("ResetOnLogon", config.reset() ? "Y" : "N");
         s.setString("ResetOnLogout", "N");
         s.setString("ResetOnDisconnect", "N");
@@ -175,7 +182,8 @@ public final class FixClients implements AutoCloseable {
             bySession.put(sid, c);
         }
         LogFactory log = config.verbose() ? new ScreenLogFactory(true, true, true) : null;
-        initiator = new SocketInitiator(new App(), new FileStoreFactory(s), s, log, new DefaultMessageFactory());
+        MessageStoreFactory store = config.storeDir() != null ? new FileStoreFactory(s) : new MemoryStoreFactory();
+        initiator = new SocketInitiator(new App(), store, s, log, new DefaultMessageFactory());
     }
 
     public Client client(String sender) {
