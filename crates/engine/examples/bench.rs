@@ -88,7 +88,8 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
-fn run_mixed(n: usize, seed: u64) {
+/// Runs the mixed stream; returns the event hash.
+fn run_mixed(n: usize, seed: u64) -> u64 {
     let mut gen = mixed::Mixed::new(seed);
     let cmds: Vec<Command> = (0..n).map(|_| gen.next_command()).collect();
     let mut e = Engine::new(&mixed::instruments(), EngineConfig::default());
@@ -128,6 +129,7 @@ fn run_mixed(n: usize, seed: u64) {
         percentile(&lat, 0.999),
         sink.h ^ e.state_hash()
     );
+    sink.h ^ e.state_hash()
 }
 
 enum Flash1Msg {
@@ -138,11 +140,20 @@ enum Flash1Msg {
 
 fn load_flash1(path: &str) -> Vec<Flash1Msg> {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    assert!(b.len() >= 16, "{path}: too short");
+    parse_flash1(&b).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Parses a flash1 workload file: 16-byte header (magic, version, count), 40-byte records.
+fn parse_flash1(b: &[u8]) -> Result<Vec<Flash1Msg>, String> {
+    if b.len() < 16 {
+        return Err("shorter than the header".into());
+    }
     let count = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
-    assert_eq!(b.len(), 16 + count * 40, "{path}: size");
+    if b.len() != 16 + count * 40 {
+        return Err(format!("{} bytes for {count} records", b.len()));
+    }
     let rd = |r: &[u8], o: usize| u64::from_le_bytes(r[o..o + 8].try_into().unwrap());
-    b[16..]
+    let msgs = b[16..]
         .chunks_exact(40)
         .map(|r| {
             let qty = u32::from_le_bytes(r[4..8].try_into().unwrap()) as u64;
@@ -169,11 +180,12 @@ fn load_flash1(path: &str) -> Vec<Flash1Msg> {
                 _ => Flash1Msg::Modify(id, price, qty),
             }
         })
-        .collect()
+        .collect();
+    Ok(msgs)
 }
 
-fn run_flash1(path: &str) {
-    let msgs = load_flash1(path);
+/// Replays flash1 messages (named `name` in the output); returns the report-stream hash.
+fn run_flash1(name: &str, msgs: &[Flash1Msg]) -> u64 {
     let inst = [Instrument {
         symbol: Symbol::new("X").unwrap(),
         tick: 1,
@@ -188,7 +200,7 @@ fn run_flash1(path: &str) {
         let mut sink = ReportSink(HashSink::new());
         let c0 = cpu_ns();
         let t0 = Instant::now();
-        for m in &msgs {
+        for m in msgs {
             match *m {
                 Flash1Msg::New(ref o) => e.apply(&Command::New(*o), &mut sink),
                 Flash1Msg::Cancel(id) => e.apply(
@@ -211,7 +223,7 @@ fn run_flash1(path: &str) {
     if std::env::var_os("BENCH_STATS").is_some() {
         let mut e = Engine::new(&inst, EngineConfig::default());
         let (mut max, mut sum) = (0usize, 0usize);
-        for m in &msgs {
+        for m in msgs {
             let mut sink = types::NullSink;
             match *m {
                 Flash1Msg::New(ref o) => e.apply(&Command::New(*o), &mut sink),
@@ -240,7 +252,7 @@ fn run_flash1(path: &str) {
     cpu_rates.sort_by(|a, b| a.total_cmp(b));
     println!(
         "flash1 {}: {} msgs, median {:.2} M msgs/s ({:.1} ns/msg), min {:.2}, max {:.2}; on cpu: median {:.2} M/s ({:.1} ns/msg) hash={hash:016x}",
-        path.rsplit('/').next().unwrap_or(path),
+        name,
         msgs.len(),
         rates[rates.len() / 2] / 1e6,
         1e9 / rates[rates.len() / 2],
@@ -249,6 +261,7 @@ fn run_flash1(path: &str) {
         cpu_rates[cpu_rates.len() / 2] / 1e6,
         1e9 / cpu_rates[cpu_rates.len() / 2]
     );
+    hash
 }
 
 fn main() {
@@ -256,7 +269,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("flash1") if args.len() > 1 => {
             for p in &args[1..] {
-                run_flash1(p);
+                run_flash1(p.rsplit('/').next().unwrap_or(p), &load_flash1(p));
             }
         }
         Some("mixed") | None => {
@@ -270,5 +283,54 @@ fn main() {
             eprintln!("usage: bench mixed [commands] [seed] | bench flash1 FILE.bin...");
             std::process::exit(2);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u8, side: u8, ioc: u8, qty: u32, id: u64, price: i64) -> Vec<u8> {
+        let mut r = vec![kind, side, ioc, 0];
+        r.extend_from_slice(&qty.to_le_bytes());
+        r.extend_from_slice(&0u64.to_le_bytes());
+        r.extend_from_slice(&id.to_le_bytes());
+        r.extend_from_slice(&price.to_le_bytes());
+        r.extend_from_slice(&0i64.to_le_bytes());
+        r
+    }
+
+    #[test]
+    fn mixed_runs_deterministically_with_tiny_parameters() {
+        assert_eq!(run_mixed(3_000, 5), run_mixed(3_000, 5));
+        assert_ne!(run_mixed(3_000, 5), run_mixed(3_000, 6));
+    }
+
+    #[test]
+    fn flash1_records_parse_and_replay() {
+        let records = [
+            record(0, 0, 0, 10, 1, 100), // buy 10 @ 100
+            record(0, 1, 1, 4, 2, 99),   // IOC sell 4 @ 99: trades
+            record(2, 0, 0, 8, 1, 101),  // modify the buy
+            record(1, 0, 0, 0, 1, 0),    // cancel it
+            record(1, 0, 0, 0, 1, 0),    // cancel again: rejected
+        ];
+        let mut b = Vec::new();
+        b.extend_from_slice(&0x4D45_4257_5F30_3031u64.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&(records.len() as u32).to_le_bytes());
+        for r in &records {
+            b.extend_from_slice(r);
+        }
+        let msgs = parse_flash1(&b).unwrap();
+        assert_eq!(msgs.len(), 5);
+        assert!(
+            matches!(msgs[1], Flash1Msg::New(o) if o.tif == TimeInForce::Ioc && o.side == Side::Sell)
+        );
+        assert!(matches!(msgs[2], Flash1Msg::Modify(1, 101, 8)));
+        assert!(matches!(msgs[3], Flash1Msg::Cancel(1)));
+        assert_eq!(run_flash1("tiny", &msgs), run_flash1("tiny", &msgs));
+        assert!(parse_flash1(&b[..b.len() - 1]).is_err());
+        assert!(parse_flash1(&b[..10]).is_err());
     }
 }
