@@ -112,6 +112,7 @@ impl FixAdapter {
                     cl_ord_id: cl(11),
                     orig_cl_ord_id: cl(41),
                     reason,
+                    echo: echo(f, msg),
                 })
             }
         }
@@ -264,6 +265,7 @@ impl FixAdapter {
             }
             "H" => FixMsg::Status {
                 cl_ord_id: req_str(11, Bad::Session11)?,
+                echo: echo(f, msg),
             },
             other => {
                 return Err(Bad::Business(format!(
@@ -316,6 +318,20 @@ fn qty(msg: &[u8], f: &Fields) -> Result<u64, String> {
         Some(n) => Ok(n),
         None => Err("OrderQty(38) is not a number".into()),
     }
+}
+
+/// The order fields a reject echoes back (Symbol, Side, OrderQty, OrdType, Price), as sent,
+/// when they are present and well-formed enough to repeat.
+pub fn echo(f: &Fields, msg: &[u8]) -> String {
+    let mut out = String::new();
+    for tag in [55u32, 54, 38, 40, 44] {
+        if let Some(v) = f.get_str(msg, tag) {
+            if !v.is_empty() && v.len() <= 32 && v.bytes().all(|b| b.is_ascii_graphic()) {
+                out.push_str(&format!("{tag}={v}\x01"));
+            }
+        }
+    }
+    out
 }
 
 fn text(f: &Fields, msg: &[u8], tag: u32) -> String {

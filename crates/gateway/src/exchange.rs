@@ -412,7 +412,9 @@ impl Exchange {
                 symbol,
                 side,
             } => self.on_mass_cancel(ix, seq, ts, cl_ord_id, *request_type, *symbol, *side, out),
-            FixMsg::Status { cl_ord_id } => self.on_status(ix, seq, ts, cl_ord_id, out),
+            FixMsg::Status { cl_ord_id, echo } => {
+                self.on_status(ix, seq, ts, cl_ord_id, echo.as_bytes(), out)
+            }
             FixMsg::Invalid {
                 kind,
                 msg_type,
@@ -420,6 +422,7 @@ impl Exchange {
                 cl_ord_id,
                 orig_cl_ord_id,
                 reason,
+                echo,
             } => match kind {
                 InvalidKind::Session => {
                     self.session_reject(ix, ts, msg_seq, *ref_tag, msg_type, reason, out)
@@ -427,7 +430,9 @@ impl Exchange {
                 InvalidKind::Business => {
                     self.business_reject(ix, ts, msg_seq, msg_type, cl_ord_id, reason, out)
                 }
-                InvalidKind::Order => self.order_reject(ix, seq, ts, cl_ord_id, reason, out),
+                InvalidKind::Order => {
+                    self.order_reject(ix, seq, ts, cl_ord_id, reason, echo.as_bytes(), out)
+                }
                 InvalidKind::CancelReject { replace } => self.cancel_reject(
                     ix,
                     ts,
@@ -444,10 +449,19 @@ impl Exchange {
                 msg_type,
                 cl_ord_id,
                 orig_cl_ord_id,
+                echo,
             } => {
                 self.stats.busy_rejects += 1;
                 match msg_type.as_str() {
-                    "D" => self.order_reject(ix, seq, ts, cl_ord_id, "exchange busy", out),
+                    "D" => self.order_reject(
+                        ix,
+                        seq,
+                        ts,
+                        cl_ord_id,
+                        "exchange busy",
+                        echo.as_bytes(),
+                        out,
+                    ),
                     "F" | "G" => self.cancel_reject(
                         ix,
                         ts,
@@ -779,6 +793,7 @@ impl Exchange {
     }
 
     /// ExecutionReport ExecType=8 for a NewOrderSingle refused before reaching the engine.
+    #[allow(clippy::too_many_arguments)]
     fn order_reject(
         &mut self,
         ix: u16,
@@ -786,6 +801,7 @@ impl Exchange {
         ts: u64,
         cl_ord_id: &str,
         text: &str,
+        echo: &[u8],
         out: &mut Outbox,
     ) {
         let mut b = Vec::with_capacity(160);
@@ -793,7 +809,9 @@ impl Exchange {
         b.extend_from_slice(cl_ord_id.as_bytes());
         b.extend_from_slice(b"\x0117=");
         push_u64(&mut b, seq);
-        b.extend_from_slice(b".0\x01150=8\x0139=8\x01151=0\x0114=0\x016=0\x01103=");
+        b.extend_from_slice(b".0\x01150=8\x0139=8\x01");
+        b.extend_from_slice(echo);
+        b.extend_from_slice(b"151=0\x0114=0\x016=0\x01103=");
         let code: &[u8] = if text.starts_with("unknown symbol") {
             b"1"
         } else if text.starts_with("duplicate") {
@@ -861,10 +879,12 @@ impl Exchange {
             .cl_ord_ids
             .contains_key(n.cl_ord_id.as_str())
         {
-            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "duplicate ClOrdID", out);
+            let echo = self.echo_new(n);
+            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "duplicate ClOrdID", &echo, out);
         }
         let Some(account) = self.firm_account(ix, n.account) else {
-            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown account", out);
+            let echo = self.echo_new(n);
+            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown account", &echo, out);
         };
         let id = self.next_order_id;
         self.next_order_id += 1;
@@ -1101,7 +1121,39 @@ impl Exchange {
         self.send(ix, b'r', ts, &b, out);
     }
 
-    fn on_status(&mut self, ix: u16, seq: u64, ts: u64, cl_ord_id: &str, out: &mut Outbox) {
+    /// Symbol, Side, OrderQty, OrdType and Price of a new order, for its reject.
+    fn echo_new(&self, n: &NewOrderMsg) -> Vec<u8> {
+        let mut b = Vec::with_capacity(64);
+        let inst = self.cfg.instruments[n.symbol as usize];
+        b.extend_from_slice(b"55=");
+        b.extend_from_slice(inst.instrument.symbol.as_str().as_bytes());
+        b.extend_from_slice(b"\x0154=");
+        b.push(side_char(n.side));
+        b.extend_from_slice(b"\x0138=");
+        push_u64(&mut b, n.qty);
+        b.extend_from_slice(b"\x0140=");
+        b.push(if n.ord_type == OrdType::Market {
+            b'1'
+        } else {
+            b'2'
+        });
+        if n.ord_type == OrdType::Limit {
+            b.extend_from_slice(b"\x0144=");
+            push_price(&mut b, n.price as i128, 1, inst);
+        }
+        b.push(1);
+        b
+    }
+
+    fn on_status(
+        &mut self,
+        ix: u16,
+        seq: u64,
+        ts: u64,
+        cl_ord_id: &str,
+        echo: &[u8],
+        out: &mut Outbox,
+    ) {
         let id = self.sessions[ix as usize]
             .cl_ord_ids
             .get(cl_ord_id)
@@ -1112,9 +1164,9 @@ impl Exchange {
             b.extend_from_slice(cl_ord_id.as_bytes());
             b.extend_from_slice(b"\x0117=");
             push_u64(&mut b, seq);
-            b.extend_from_slice(
-                b".0\x01150=I\x0139=8\x01151=0\x0114=0\x016=0\x0158=unknown order\x01",
-            );
+            b.extend_from_slice(b".0\x01150=I\x0139=8\x01");
+            b.extend_from_slice(echo);
+            b.extend_from_slice(b"151=0\x0114=0\x016=0\x0158=unknown order\x01");
             self.stats.execution_reports += 1;
             return self.send(ix, b'8', ts, &b, out);
         };
@@ -1161,8 +1213,21 @@ impl Exchange {
                 match ctx.kind {
                     CtxKind::New => {
                         let cl = ctx.cl_ord_id.clone();
-                        self.orders.remove(&id);
-                        self.order_reject(ctx.session, ctx.seq, ctx.ts, &cl, text, out);
+                        let echo = match self.orders.remove(&id) {
+                            Some(o) => self.echo_new(&NewOrderMsg {
+                                cl_ord_id: String::new(),
+                                symbol: o.symbol,
+                                side: o.side,
+                                ord_type: o.ord_type,
+                                tif: o.tif,
+                                price: o.price,
+                                qty: o.order_qty,
+                                account: None,
+                                post_only: false,
+                            }),
+                            None => Vec::new(),
+                        };
+                        self.order_reject(ctx.session, ctx.seq, ctx.ts, &cl, text, &echo, out);
                     }
                     CtxKind::Cancel | CtxKind::Replace => {
                         let (cl, orig) = (ctx.cl_ord_id.clone(), ctx.orig_cl_ord_id.clone());

@@ -99,6 +99,8 @@ pub enum FixMsg {
     },
     Status {
         cl_ord_id: String,
+        /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
+        echo: String,
     },
     /// A message that failed a static check; answered with a reject of `kind`.
     Invalid {
@@ -108,12 +110,16 @@ pub enum FixMsg {
         cl_ord_id: String,
         orig_cl_ord_id: String,
         reason: String,
+        /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
+        echo: String,
     },
     /// An application message shed because the exchange was over its queue limit.
     Busy {
         msg_type: String,
         cl_ord_id: String,
         orig_cl_ord_id: String,
+        /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
+        echo: String,
     },
 }
 
@@ -407,9 +413,10 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             e.u32(symbol.unwrap_or(0));
             e.u8(opt_side_code(*side));
         }
-        FixMsg::Status { cl_ord_id } => {
+        FixMsg::Status { cl_ord_id, echo } => {
             e.u8(12);
             e.str(cl_ord_id);
+            e.str(echo);
         }
         FixMsg::Invalid {
             kind,
@@ -418,6 +425,7 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             cl_ord_id,
             orig_cl_ord_id,
             reason,
+            echo,
         } => {
             e.u8(13);
             e.u8(match kind {
@@ -432,16 +440,19 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             e.str(cl_ord_id);
             e.str(orig_cl_ord_id);
             e.str(reason);
+            e.str(echo);
         }
         FixMsg::Busy {
             msg_type,
             cl_ord_id,
             orig_cl_ord_id,
+            echo,
         } => {
             e.u8(14);
             e.str(msg_type);
             e.str(cl_ord_id);
             e.str(orig_cl_ord_id);
+            e.str(echo);
         }
     }
 }
@@ -531,6 +542,7 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
         }
         12 => FixMsg::Status {
             cl_ord_id: d.str()?,
+            echo: d.str()?,
         },
         13 => {
             let kind = match d.u8()? {
@@ -548,12 +560,14 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
                 cl_ord_id: d.str()?,
                 orig_cl_ord_id: d.str()?,
                 reason: d.str()?,
+                echo: d.str()?,
             }
         }
         14 => FixMsg::Busy {
             msg_type: d.str()?,
             cl_ord_id: d.str()?,
             orig_cl_ord_id: d.str()?,
+            echo: d.str()?,
         },
         _ => return Err(DecodeError("unknown message tag")),
     })
@@ -617,6 +631,7 @@ mod tests {
             },
             FixMsg::Status {
                 cl_ord_id: "a".into(),
+                echo: "55=X\x01".into(),
             },
             FixMsg::Invalid {
                 kind: InvalidKind::CancelReject { replace: true },
@@ -625,11 +640,13 @@ mod tests {
                 cl_ord_id: "c".into(),
                 orig_cl_ord_id: "d".into(),
                 reason: "off tick".into(),
+                echo: String::new(),
             },
             FixMsg::Busy {
                 msg_type: "D".into(),
                 cl_ord_id: "z".into(),
                 orig_cl_ord_id: String::new(),
+                echo: "54=1\x01".into(),
             },
         ];
         let mut inputs = vec![

@@ -741,7 +741,7 @@ impl Net {
                     let mut input = self.adapter.to_input(id, &mut ids, msg, &self.fields);
                     if input.is_application() {
                         if self.inflight.load(Ordering::Acquire) >= self.app_limit {
-                            input = busy(input);
+                            input = busy(input, crate::adapter::echo(&self.fields, msg));
                         } else {
                             self.inflight.fetch_add(1, Ordering::AcqRel);
                         }
@@ -835,7 +835,7 @@ impl Net {
     }
 }
 
-fn busy(input: Input) -> Input {
+fn busy(input: Input, echo: String) -> Input {
     match input {
         Input::Fix {
             conn,
@@ -856,7 +856,7 @@ fn busy(input: Input) -> Input {
                     ..
                 } => ("G", cl_ord_id, orig_cl_ord_id),
                 FixMsg::MassCancel { cl_ord_id, .. } => ("q", cl_ord_id, String::new()),
-                FixMsg::Status { cl_ord_id } => ("H", cl_ord_id, String::new()),
+                FixMsg::Status { cl_ord_id, .. } => ("H", cl_ord_id, String::new()),
                 other => {
                     return Input::Fix {
                         conn,
@@ -874,6 +874,7 @@ fn busy(input: Input) -> Input {
                     msg_type: msg_type.into(),
                     cl_ord_id: cl,
                     orig_cl_ord_id: orig,
+                    echo,
                 },
             }
         }
