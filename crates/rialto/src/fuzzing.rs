@@ -63,6 +63,8 @@ pub fn check_csv(data: &[u8]) -> Result<(), String> {
 
 /// An engine configuration small enough to build once per fuzz input, and large enough that the
 /// decoded commands (at most 48 live ids, prices within 20 ticks) never hit a capacity limit.
+// The struct update keeps this compiling when the engine grows a configuration field.
+#[allow(clippy::needless_update)]
 pub fn small_engine_config() -> engine::EngineConfig {
     engine::EngineConfig {
         orders_max: 256,
