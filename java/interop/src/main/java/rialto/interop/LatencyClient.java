@@ -65,8 +65,10 @@ public final class LatencyClient {
             out.printf(Locale.ROOT, "warm-up: %d orders at %d/s%n", cfg.warmup(), cfg.rate());
             phase(cfg.warmup(), "W");
         }
-        histogram.reset();
-        rejects = acks = fills = canceledNew = otherReports = errors = 0;
+        synchronized (this) {
+            histogram.reset();
+            rejects = acks = fills = canceledNew = otherReports = errors = 0;
+        }
         out.printf(Locale.ROOT, "measured: %d orders at %d/s on %s (flow %s)%n", cfg.count(), cfg.rate(),
                 client.name, cfg.flow());
         long[] timing = phase(cfg.count(), "M");
@@ -74,18 +76,24 @@ public final class LatencyClient {
         double seconds = timing[1] / 1e9;
         double achieved = seconds > 0 ? cfg.count() / seconds : 0;
         printTable();
-        String summary = String.format(Locale.ROOT,
-                "rate_offered=%d rate_achieved=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f rejects=%d errors=%d",
-                cfg.rate(), achieved, us(histogram.getValueAtPercentile(50)), us(histogram.getValueAtPercentile(99)),
-                us(histogram.getValueAtPercentile(99.9)), rejects, errors);
-        out.printf(Locale.ROOT, "reports: acks=%d fills=%d canceled=%d rejects=%d other=%d; sent in %.3f s%n",
-                acks, fills, canceledNew, rejects, otherReports, seconds);
-        out.println(summary);
-        return summary;
+        synchronized (this) {
+            String summary = String.format(Locale.ROOT,
+                    "rate_offered=%d rate_achieved=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f rejects=%d errors=%d",
+                    cfg.rate(), achieved, us(histogram.getValueAtPercentile(50)),
+                    us(histogram.getValueAtPercentile(99)), us(histogram.getValueAtPercentile(99.9)), rejects, errors);
+            out.printf(Locale.ROOT, "reports: acks=%d fills=%d canceled=%d rejects=%d other=%d; sent in %.3f s%n",
+                    acks, fills, canceledNew, rejects, otherReports, seconds);
+            out.println(summary);
+            return summary;
+        }
     }
 
-    public long errors() {
+    public synchronized long errors() {
         return errors;
+    }
+
+    private synchronized void addErrors(long n) {
+        errors += n;
     }
 
     /** Sends n orders on schedule and waits for their first reports. Returns {start, duration} ns. */
@@ -123,7 +131,7 @@ public final class LatencyClient {
             try {
                 client.send(order);
             } catch (AssertionError e) {
-                errors++;
+                addErrors(1);
             }
             if ("rest".equals(cfg.flow()) && cfg.window() > 0) {
                 int slot = i % ring.length;
@@ -132,7 +140,7 @@ public final class LatencyClient {
                     try {
                         client.send(Fix.cancel(cancelPrefix + tag + old, idPrefix + old, cfg.symbol(), Fix.BUY));
                     } catch (AssertionError e) {
-                        errors++;
+                        addErrors(1);
                     }
                 }
                 ring[slot] = i;
@@ -143,9 +151,7 @@ public final class LatencyClient {
             if (!done.await(cfg.timeoutMs(), TimeUnit.MILLISECONDS)) {
                 long missing = n - answeredCount.get();
                 out.printf(Locale.ROOT, "%d order(s) got no ExecutionReport within %d ms%n", missing, cfg.timeoutMs());
-                synchronized (this) {
-                    errors += missing;
-                }
+                addErrors(missing);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -165,9 +171,7 @@ public final class LatencyClient {
         try {
             if (!"8".equals(type)) {
                 if (!"9".equals(type) && !"r".equals(type)) {
-                    synchronized (this) {
-                        errors++;
-                    }
+                    addErrors(1);
                 }
                 return;
             }
@@ -203,9 +207,7 @@ public final class LatencyClient {
                 done.countDown();
             }
         } catch (FieldNotFound e) {
-            synchronized (this) {
-                errors++;
-            }
+            addErrors(1);
         }
     }
 
@@ -219,7 +221,7 @@ public final class LatencyClient {
                     && q.equals(field(x, 11)), cfg.timeoutMs());
         } catch (AssertionError e) {
             out.println("cleanup: " + e.getMessage());
-            errors++;
+            addErrors(1);
         }
         client.drain();
     }
