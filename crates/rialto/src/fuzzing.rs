@@ -2,7 +2,8 @@
 //! the regression tests run exactly what the fuzzer ran.
 //!
 //! - `check_csv`: arbitrary bytes into the order and instruments readers: never panics, every
-//!   error names a line that exists.
+//!   error names a line that exists, every command read is written back by `push_command` to a
+//!   line that reads as the same command.
 //! - `check_engine`: arbitrary bytes decoded into commands, applied to the engine and to the
 //!   naive reference model: identical events after every command, invariants of both after
 //!   every command, identical books at the end.
@@ -17,7 +18,7 @@
 //! Encoding: each command takes 8 bytes `[op, id, acct, sym_side, kind, price, qty, extra]`.
 
 use crate::instruments_csv::read_instruments;
-use crate::orders_csv::{CsvError, OrderReader};
+use crate::orders_csv::{parse_record, push_command, quote, CsvError, OrderReader};
 use crate::symbols::SymbolTable;
 use types::{
     Command, Event, Instrument, Matcher, NewOrder, OrdType, Side, StpMode, Symbol, SymbolId,
@@ -41,10 +42,22 @@ pub fn check_csv(data: &[u8]) -> Result<(), String> {
         Ok(())
     };
     let mut symbols = SymbolTable::new();
+    let mut line = Vec::new();
     match OrderReader::new(data) {
         Ok(mut reader) => loop {
             match reader.next_command(&mut symbols) {
-                Ok(Some(_)) => {}
+                Ok(Some(cmd)) => {
+                    // Every command read writes back to a line that reads as the same command.
+                    line.clear();
+                    if push_command(&mut line, &cmd, &symbols) {
+                        line.pop();
+                        let again = parse_record(&line, 2, 10, &mut symbols)
+                            .map_err(|e| format!("{cmd:?} wrote {:?}: {e}", quote(&line)))?;
+                        if again != cmd {
+                            return Err(format!("{cmd:?} read back as {again:?}"));
+                        }
+                    }
+                }
                 Ok(None) => break,
                 Err(e) => {
                     check_line(&e)?;

@@ -76,7 +76,7 @@ impl fmt::Display for CsvError {
 impl std::error::Error for CsvError {}
 
 /// Quotes a raw field for an error message: lossy UTF-8, escaped, cut after 40 characters.
-pub(crate) fn quote(raw: &[u8]) -> String {
+pub fn quote(raw: &[u8]) -> String {
     let text = String::from_utf8_lossy(raw);
     let mut out = String::with_capacity(raw.len().min(48) + 2);
     out.push('"');
@@ -461,6 +461,104 @@ pub fn parse_record(
     }
 }
 
+/// Appends `cmd` as one order-file line (with the `stp` column, i.e. for `HEADER_WITH_STP`).
+/// Returns false, appending nothing, for a command the format cannot express (`ExpireDay`).
+/// Reading the line back gives the same command (market orders read back with price 0).
+pub fn push_command(out: &mut Vec<u8>, cmd: &Command, symbols: &SymbolTable) -> bool {
+    use crate::json::{push_i64, push_u64};
+    let side_byte = |side: Side| match side {
+        Side::Buy => b'B',
+        Side::Sell => b'S',
+    };
+    match *cmd {
+        Command::New(o) => {
+            out.extend_from_slice(b"N,");
+            push_u64(out, o.id);
+            out.push(b',');
+            push_u64(out, u64::from(o.account));
+            out.push(b',');
+            out.extend_from_slice(symbols.name(o.symbol).as_bytes());
+            out.push(b',');
+            out.push(side_byte(o.side));
+            out.push(b',');
+            out.push(match (o.ord_type, o.post_only) {
+                (OrdType::Market, _) => b'M',
+                (OrdType::Limit, false) => b'L',
+                (OrdType::Limit, true) => b'P',
+            });
+            out.push(b',');
+            out.extend_from_slice(match o.tif {
+                TimeInForce::Gtc => b"GTC",
+                TimeInForce::Day => b"DAY",
+                TimeInForce::Ioc => b"IOC",
+                TimeInForce::Fok => b"FOK",
+            });
+            out.push(b',');
+            if o.ord_type == OrdType::Limit {
+                push_i64(out, o.price);
+            }
+            out.push(b',');
+            push_u64(out, o.qty);
+            out.push(b',');
+            if o.stp != StpMode::default() {
+                out.extend_from_slice(o.stp.as_str().as_bytes());
+            }
+        }
+        Command::Cancel {
+            id,
+            account,
+            symbol,
+        } => {
+            out.extend_from_slice(b"C,");
+            push_u64(out, id);
+            out.push(b',');
+            push_u64(out, u64::from(account));
+            out.push(b',');
+            out.extend_from_slice(symbols.name(symbol).as_bytes());
+            out.extend_from_slice(b",,,,,,");
+        }
+        Command::Replace {
+            id,
+            account,
+            symbol,
+            price,
+            qty,
+        } => {
+            out.extend_from_slice(b"R,");
+            push_u64(out, id);
+            out.push(b',');
+            push_u64(out, u64::from(account));
+            out.push(b',');
+            out.extend_from_slice(symbols.name(symbol).as_bytes());
+            out.extend_from_slice(b",,,,");
+            push_i64(out, price);
+            out.push(b',');
+            push_u64(out, qty);
+            out.push(b',');
+        }
+        Command::MassCancel {
+            account,
+            symbol,
+            side,
+        } => {
+            out.extend_from_slice(b"M,,");
+            push_u64(out, u64::from(account));
+            out.push(b',');
+            if let Some(symbol) = symbol {
+                out.extend_from_slice(symbols.name(symbol).as_bytes());
+            }
+            out.push(b',');
+            if let Some(side) = side {
+                out.push(side_byte(side));
+            }
+            out.extend_from_slice(b",,,,,");
+        }
+        Command::ExpireDay { .. } => return false,
+    }
+    out.push(b'\n');
+    true
+}
+
 /// Reads a whole order file into memory (for benchmarks, which must not time the parser).
 pub fn read_all<R: BufRead>(src: R, symbols: &mut SymbolTable) -> Result<Vec<Command>, CsvError> {
     let mut reader = OrderReader::new(src)?;
@@ -650,6 +748,26 @@ mod tests {
         );
         let long = format!("{H}{}\n", "9".repeat(LINE_LEN_MAX + 1));
         assert_eq!(err(&long), "line 2: line longer than 1024 bytes");
+    }
+
+    #[test]
+    fn written_commands_read_back_identically() {
+        let text = format!(
+            "{HS}N,1,7,ACME,B,L,GTC,100,5,\nN,2,8,ZED,S,M,IOC,,3,cancel_both\n\
+             N,3,7,ACME,S,P,DAY,-4,0,none\nN,4,7,ACME,S,L,FOK,4,1,cancel_oldest\n\
+             C,1,7,ACME,,,,,,\nR,3,7,ACME,,,,101,2,\nM,,7,,,,,,,\nM,,7,ZED,S,,,,,\n"
+        );
+        let (cmds, symbols) = parse(&text).unwrap();
+        let mut out = HS.as_bytes().to_vec();
+        for c in &cmds {
+            assert!(push_command(&mut out, c, &symbols));
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        assert!(!push_command(
+            &mut Vec::new(),
+            &Command::ExpireDay { symbol: None },
+            &symbols
+        ));
     }
 
     #[test]

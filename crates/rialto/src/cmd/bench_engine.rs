@@ -53,6 +53,9 @@ pub struct Args {
     /// Standard deviation of generated limit prices around the mid, in ticks.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(i64).range(1..=1_000), conflicts_with = "orders")]
     sd_ticks: i64,
+    /// Also write the stream as an order CSV (replayable with `rialto match` or `--orders`).
+    #[arg(long, value_name = "FILE")]
+    save_orders: Option<PathBuf>,
     /// Untimed warm-up passes before the measured ones.
     #[arg(long, default_value_t = 1)]
     warmup: u32,
@@ -138,6 +141,10 @@ pub fn run(args: Args) -> CmdResult {
     };
     let ops = commands.len() as u64;
     println!("rialto bench engine: {ops} commands, {source}");
+    if let Some(path) = &args.save_orders {
+        save_orders(path, &commands, &symbols).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("stream written to {}", path.display());
+    }
 
     for _ in 0..args.warmup {
         let mut e = new_engine(&symbols)?;
@@ -227,6 +234,23 @@ pub fn run(args: Args) -> CmdResult {
         hist.value_at_quantile(0.999)
     );
     Ok(())
+}
+
+fn save_orders(
+    path: &std::path::Path,
+    commands: &[Command],
+    symbols: &SymbolTable,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(out, "{}", rialto::orders_csv::HEADER_WITH_STP)?;
+    let mut line = Vec::with_capacity(128);
+    for cmd in commands {
+        line.clear();
+        rialto::orders_csv::push_command(&mut line, cmd, symbols);
+        out.write_all(&line)?;
+    }
+    out.flush()
 }
 
 fn duration_ms(d: Duration) -> f64 {
