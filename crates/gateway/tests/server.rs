@@ -13,6 +13,9 @@ fn config(dir: &Path) -> Config {
     let mut c = Config::defaults();
     c.listen = "127.0.0.1:0".parse().unwrap();
     c.data_dir = dir.to_path_buf();
+    // Small segments and engine: fast start-up in debug builds.
+    c.journal_segment_bytes = 1 << 20;
+    c.orders_max = 1 << 16;
     c
 }
 
@@ -437,4 +440,149 @@ fn restart_resumes_sequence_numbers_and_clordid_mapping() {
     let v = gateway::tools::verify(dir.path(), config(dir.path())).unwrap();
     assert_eq!(v.full_replay_hash, hash2);
     assert!(v.hashes_agree());
+}
+
+#[test]
+fn overload_is_shed_explicitly_with_exchange_busy_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.inbound_queue_capacity = 16;
+    let server = start(cfg);
+    let mut a = logon(&server, "CLIENT6");
+    // Pre-encode a burst and write it at once: the network thread parses it in one go, far
+    // faster than the journal can take it through a 16-slot queue.
+    const N: usize = 2000;
+    let mut enc = fix::Encoder::default();
+    let mut burst = Vec::new();
+    for i in 0..N {
+        enc.begin(b"D");
+        enc.header(&fix::Header {
+            sender_comp_id: b"CLIENT6",
+            target_comp_id: b"RIALTO",
+            msg_seq_num: a.out_seq + i as u64,
+            sending_time_ns: 1_800_000_000_000_000_000,
+            poss_dup: false,
+            orig_sending_time: None,
+            time_precision: fix::TimePrecision::Millis,
+        });
+        let cl = format!("b{i}");
+        for (t, v) in [
+            (11, cl.as_str()),
+            (55, "ACME"),
+            (54, if i % 2 == 0 { "1" } else { "2" }),
+            (38, "1"),
+            (40, "2"),
+            (44, if i % 2 == 0 { "9.00" } else { "11.00" }),
+            (59, "1"),
+        ] {
+            enc.field(t, v.as_bytes());
+        }
+        burst.extend_from_slice(enc.finish(fix::FixVersion::Fix44));
+    }
+    a.out_seq += N as u64;
+    a.send_raw(&burst).unwrap();
+    let (mut acked, mut busy) = (0, 0);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..N {
+        let m = er(&mut a);
+        assert!(
+            seen.insert(m.get(11).unwrap().to_string()),
+            "one report per order"
+        );
+        match m.get(150) {
+            Some("0") => acked += 1,
+            Some("8") => {
+                check(&m, &[(58, "exchange busy"), (39, "8"), (55, "ACME")]);
+                busy += 1;
+            }
+            _ => panic!("{}", m.text()),
+        }
+    }
+    assert_eq!(acked + busy, N);
+    assert!(busy > 0, "the burst overflowed the queue");
+    assert!(acked > 0, "some orders got through");
+    assert_eq!(
+        server
+            .counters
+            .busy_rejects
+            .load(std::sync::atomic::Ordering::Relaxed),
+        busy as u64
+    );
+    // Load gone: the next order is accepted again.
+    new_order(&mut a, "after", "ACME", "1", "9.00", "1");
+    check(&er(&mut a), &[(11, "after"), (150, "0")]);
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn damaged_journal_tail_is_truncated_and_middle_corruption_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = logon(&server, "CLIENT7");
+    for i in 0..20 {
+        new_order(&mut a, &format!("d{i}"), "BOLT", "1", "1.00", "1");
+        er(&mut a);
+    }
+    drop(a);
+    let hash = server.shutdown().unwrap();
+    // Without snapshots, recovery must replay the journal itself.
+    std::fs::remove_dir_all(dir.path().join("snapshots")).unwrap();
+    let seg = std::fs::read_dir(dir.path().join("journal"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "seg"))
+        .unwrap();
+    let bytes = std::fs::read(&seg).unwrap();
+    let end = bytes.iter().rposition(|&b| b != 0).unwrap() + 1;
+
+    // A torn tail (the last record cut short) is truncated; the state is that before it.
+    let torn = tempfile::tempdir().unwrap();
+    copy_data(dir.path(), torn.path());
+    let tseg = torn.path().join("journal").join(seg.file_name().unwrap());
+    let mut t = bytes.clone();
+    for b in &mut t[end - 3..end] {
+        *b = 0;
+    }
+    std::fs::write(&tseg, &t).unwrap();
+    let s = start(config(torn.path()));
+    assert_ne!(
+        s.recovered.state_hash, hash,
+        "the last record (Shutdown) was dropped"
+    );
+    s.shutdown().unwrap();
+
+    // A flipped bit in the middle stops start-up with an error naming segment and offset.
+    let bad = tempfile::tempdir().unwrap();
+    copy_data(dir.path(), bad.path());
+    let bseg = bad.path().join("journal").join(seg.file_name().unwrap());
+    let mut b = bytes.clone();
+    b[end / 2] ^= 0x10;
+    std::fs::write(&bseg, &b).unwrap();
+    let err = Server::start(config(bad.path()), Arc::new(|_: &str| {}))
+        .err()
+        .expect("corruption is refused");
+    let text = err.to_string();
+    assert!(text.contains(".seg"), "names the segment: {text}");
+    assert!(text.contains("offset"), "names the offset: {text}");
+
+    // The undamaged copy replays to the hash the server stopped with.
+    let v = gateway::tools::verify(dir.path(), config(dir.path())).unwrap();
+    assert_eq!(v.full_replay_hash, hash);
+}
+
+fn copy_data(from: &Path, to: &Path) {
+    for sub in ["journal", "snapshots"] {
+        let src = from.join(sub);
+        if !src.is_dir() {
+            continue;
+        }
+        std::fs::create_dir_all(to.join(sub)).unwrap();
+        for e in std::fs::read_dir(&src).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().unwrap() == "LOCK" {
+                continue;
+            }
+            std::fs::copy(&p, to.join(sub).join(p.file_name().unwrap())).unwrap();
+        }
+    }
 }
