@@ -245,6 +245,11 @@ impl FixClient {
         }
     }
 
+    /// A second handle on the socket, e.g. to send from another thread while this one reads.
+    pub fn try_clone_stream(&self) -> io::Result<TcpStream> {
+        self.stream.try_clone()
+    }
+
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }

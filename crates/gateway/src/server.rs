@@ -291,6 +291,7 @@ impl Server {
             std::thread::Builder::new()
                 .name("core".into())
                 .spawn(move || {
+                    let _guard = StopOnExit(stop.clone(), waker.clone());
                     let mut core = Core {
                         cfg,
                         journal,
@@ -305,13 +306,7 @@ impl Server {
                         since_snapshot: 0,
                         last_snapshot: Instant::now(),
                     };
-                    let r = core.run();
-                    if r.is_err() {
-                        // The core is gone: let the network thread stop too.
-                        stop.store(true, Ordering::SeqCst);
-                        let _ = core.waker.wake();
-                    }
-                    r
+                    core.run()
                 })
                 .map_err(|e| ServerError(e.to_string()))?
         };
@@ -333,9 +328,13 @@ impl Server {
                 stop: stop.clone(),
                 fields: Fields::new(),
             };
+            let guard = StopOnExit(stop.clone(), waker.clone());
             std::thread::Builder::new()
                 .name("net".into())
-                .spawn(move || net.run())
+                .spawn(move || {
+                    let _guard = guard;
+                    net.run()
+                })
                 .map_err(|e| ServerError(e.to_string()))?
         };
         Ok(Server {
@@ -370,6 +369,17 @@ impl Server {
             _ => return Err(ServerError("network thread panicked".into())),
         }
         Ok(hash)
+    }
+}
+
+/// Sets the stop flag when a thread ends, however it ends (return, error or panic), so the
+/// other thread and `serve_until_signal` notice and wind down instead of waiting forever.
+struct StopOnExit(Arc<AtomicBool>, Arc<Waker>);
+
+impl Drop for StopOnExit {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+        let _ = self.1.wake();
     }
 }
 
