@@ -32,6 +32,8 @@ pub struct FixBench {
     pub seed: u64,
     pub mix: MixConfig,
     pub stop: Arc<AtomicBool>,
+    /// Shortest timer tick (see `driver::Schedule`).
+    pub tick_min: Duration,
 }
 
 impl FixBench {
@@ -48,6 +50,7 @@ impl FixBench {
             seed: 1,
             mix: MixConfig::default(),
             stop: Arc::new(AtomicBool::new(false)),
+            tick_min: Duration::from_micros(20),
         }
     }
 }
@@ -99,6 +102,7 @@ pub fn run_fix(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Stri
     cfg.duration = Some(b.duration);
     cfg.window = b.window;
     cfg.stop = b.stop.clone();
+    cfg.tick_min = b.tick_min;
     let mut driver = Driver::connect(cfg)?;
     let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
         .map(|i| {
@@ -139,6 +143,7 @@ pub struct EchoBench {
     pub warmup: Duration,
     pub seed: u64,
     pub stop: Arc<AtomicBool>,
+    pub tick_min: Duration,
 }
 
 impl EchoBench {
@@ -152,6 +157,7 @@ impl EchoBench {
             warmup: Duration::ZERO,
             seed: 1,
             stop: Arc::new(AtomicBool::new(false)),
+            tick_min: Duration::from_micros(20),
         }
     }
 }
@@ -166,12 +172,10 @@ pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, St
     cfg.target_comp_id = b.target_comp_id.clone();
     cfg.sender_comp_ids = vec![b.sender_comp_id.clone()];
     cfg.warmup = b.warmup;
-    // Exactly `count` measured requests: k from k_measure to k_measure + count.
-    cfg.duration = Some(Duration::from_nanos(
-        (u128::from(b.count) * 1_000_000_000 / u128::from(b.rate)) as u64,
-    ));
+    cfg.requests = Some(b.count);
     cfg.window = 1;
     cfg.stop = b.stop.clone();
+    cfg.tick_min = b.tick_min;
     let mut driver = Driver::connect(cfg)?;
     let mut gens = vec![EchoGenerator::new(b.seed)];
     let result = driver.run(

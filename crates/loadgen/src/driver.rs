@@ -1,22 +1,25 @@
 //! The load generator's engine: N FIX initiator sessions driven open-loop from one thread.
 //!
-//! Role: connect and log on every bot (ResetSeqNumFlag=Y), then send request `k` of the run at
-//! its **intended** time `k / (bots * rate)` seconds after the start, to bot `k % bots`, whatever
-//! happened to earlier requests (open loop: no coordinated omission). The first answer to each
+//! Role: connect and log on every bot (ResetSeqNumFlag=Y), then send the requests of the run at
+//! their **intended** times, whatever happened to earlier requests (open loop: no coordinated
+//! omission). The `Schedule` offers `batch` requests every `tick_ns` (one request per tick at
+//! rates up to one per `tick_min`, 20 µs by default; above that, small batches, each batch to
+//! one bot, bots in turn), so the offered rate is exact and the generator wakes at most once per
+//! tick. The first answer to each
 //! request (ExecutionReport New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from
 //! that intended time into an HdrHistogram, so time the request spent waiting in the generator
 //! (because it fell behind, or TCP pushed back) counts as latency, as it would for a client.
 //! After the measured period: drain the answers, mass cancel every bot's orders, log out.
 //!
 //! How it stays cheap on a 2-core machine shared with the exchange: one thread, one `mio`
-//! poll over every connection; a `timerfd` (ns precision, no timer slack) wakes it at the next
-//! intended send time; requests due together are encoded into each bot's write buffer and
-//! written with one `write` per bot; reads are batched per wake-up and timestamped once per
-//! `read`. The `fix` crate's `Encoder` and `Decoder` are reused; ClOrdIDs are formatted on the
+//! poll over every connection; a periodic `timerfd` (ns precision, no timer slack, armed once
+//! per run rather than once per wait) wakes it at each tick; a batch is encoded into its bot's
+//! write buffer and written with one `write`; reads are batched per wake-up and timestamped once
+//! per `read`. The `fix` crate's `Encoder` and `Decoder` are reused; ClOrdIDs are formatted on the
 //! stack; nothing is allocated per message once the buffers have grown.
 //!
-//! Never: spins (it parks in `epoll_wait` until the timer or a socket wakes it, except when the
-//! next request is due within `SPIN_NS`); drops a due request silently (when a bot's write
+//! Never: spins (it parks in `epoll_wait` until the timer or a socket wakes it; it polls
+//! without waiting only while catching up with requests already due); drops a due request silently (when a bot's write
 //! buffer is full the schedule waits and the delay is measured); lets a bot cancel or replace an
 //! order it does not believe live (`BotOrders`).
 //!
@@ -51,8 +54,6 @@ const WBUF_MAX: usize = 4 << 20;
 const RBUF_SIZE: usize = 256 << 10;
 /// Most requests generated between two looks at the sockets.
 const BURST_MAX: usize = 1024;
-/// A request due sooner than this is not slept for.
-const SPIN_NS: u64 = 2_000;
 /// Longest single wait, so the stop flag and the once-a-second tick are seen.
 const WAIT_MAX: Duration = Duration::from_millis(100);
 const NS_PER_S: u64 = 1_000_000_000;
@@ -81,6 +82,10 @@ pub struct DriverConfig {
     pub run_seed: u64,
     /// Set by Ctrl-C handlers (or a test) to end the run early.
     pub stop: Arc<AtomicBool>,
+    /// Shortest timer tick; above one request per tick, requests go out in batches.
+    pub tick_min: Duration,
+    /// Exactly this many measured requests (overrides `duration`).
+    pub requests: Option<u64>,
 }
 
 impl DriverConfig {
@@ -99,6 +104,8 @@ impl DriverConfig {
             connect_timeout: Duration::from_secs(10),
             run_seed: wall_ns() / 1_000_000,
             stop: Arc::new(AtomicBool::new(false)),
+            tick_min: Duration::from_micros(20),
+            requests: None,
         }
     }
 
@@ -116,10 +123,54 @@ impl DriverConfig {
         {
             return Err("the total rate must be at most 100,000,000 requests/s".into());
         }
+        if self.tick_min.is_zero() || self.tick_min > Duration::from_secs(1) {
+            return Err("the timer tick must be between 1 ns and 1 s".into());
+        }
         if self.heartbeat_secs == 0 {
             return Err("the heartbeat interval must be at least 1 s".into());
         }
         Ok(())
+    }
+}
+
+/// When requests are due: `batch` requests at each multiple of `tick_ns` after the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub batch: u64,
+    pub tick_ns: u64,
+}
+
+impl Schedule {
+    /// The schedule for `total_rate` requests/s with ticks no shorter than `tick_min_ns`.
+    pub fn new(total_rate: u64, tick_min_ns: u64) -> Schedule {
+        let rate = u128::from(total_rate.max(1));
+        let ns = u128::from(NS_PER_S);
+        let batch = (rate * u128::from(tick_min_ns.max(1))).div_ceil(ns).max(1);
+        let tick_ns = ((batch * ns + rate / 2) / rate).max(1);
+        Schedule {
+            batch: batch as u64,
+            tick_ns: tick_ns as u64,
+        }
+    }
+
+    /// Intended send time of request `k`, ns after the start.
+    pub fn intended_ns(&self, k: u64) -> u64 {
+        (k / self.batch).saturating_mul(self.tick_ns)
+    }
+
+    /// Index of the first request due at or after `t_ns`.
+    pub fn first_at_or_after(&self, t_ns: u64) -> u64 {
+        t_ns.div_ceil(self.tick_ns).saturating_mul(self.batch)
+    }
+
+    /// The bot that sends request `k`.
+    pub fn bot(&self, k: u64, bots: u64) -> usize {
+        ((k / self.batch) % bots.max(1)) as usize
+    }
+
+    /// Offered requests per second.
+    pub fn rate(&self) -> f64 {
+        self.batch as f64 * 1e9 / self.tick_ns as f64
     }
 }
 
@@ -240,7 +291,7 @@ impl Bot {
 /// read buffer is borrowed.
 struct Stats {
     run: [u8; clordid::RUN_LEN],
-    total_rate: u64,
+    schedule: Schedule,
     k_measure: u64,
     k_end: u64,
     totals: Counters,
@@ -258,7 +309,7 @@ struct Stats {
 impl Stats {
     /// Intended send time of request `k`, ns after the start.
     fn intended_ns(&self, k: u64) -> u64 {
-        (u128::from(k) * u128::from(NS_PER_S) / u128::from(self.total_rate)) as u64
+        self.schedule.intended_ns(k)
     }
 
     fn error(&mut self, note: String) {
@@ -448,7 +499,7 @@ impl Driver {
                     waiting.join(", ")
                 ));
             }
-            self.pump(&mut stats, &mut Quiet, Some(deadline))?;
+            self.pump(&mut stats, &mut Quiet)?;
             if let Some(b) = self.bots.iter().find(|b| b.closed || b.logout_received) {
                 let why = stats.notes.last().cloned().unwrap_or_default();
                 return Err(format!(
@@ -464,7 +515,7 @@ impl Driver {
     fn idle_stats(&self) -> Stats {
         Stats {
             run: clordid::run_tag(self.cfg.run_seed.wrapping_add(self.runs)),
-            total_rate: 1,
+            schedule: Schedule::new(1, 1),
             k_measure: u64::MAX,
             k_end: 0,
             totals: Counters::default(),
@@ -498,15 +549,13 @@ impl Driver {
         }
         let nbots = self.bots.len() as u64;
         let total_rate = self.cfg.rate_per_bot * nbots;
+        let schedule = Schedule::new(total_rate, self.cfg.tick_min.as_nanos() as u64);
         let warmup_ns = self.cfg.warmup.as_nanos() as u64;
-        let k_measure =
-            (u128::from(warmup_ns) * u128::from(total_rate)).div_ceil(u128::from(NS_PER_S)) as u64;
-        let k_end = match self.cfg.duration {
-            Some(d) => {
-                let end_ns = warmup_ns + d.as_nanos() as u64;
-                (u128::from(end_ns) * u128::from(total_rate)).div_ceil(u128::from(NS_PER_S)) as u64
-            }
-            None => u64::MAX,
+        let k_measure = schedule.first_at_or_after(warmup_ns);
+        let k_end = match (self.cfg.requests, self.cfg.duration) {
+            (Some(n), _) => k_measure.saturating_add(n),
+            (None, Some(d)) => schedule.first_at_or_after(warmup_ns + d.as_nanos() as u64),
+            (None, None) => u64::MAX,
         };
         // A new run tag: ClOrdIDs never repeat on the session, and reports about orders of an
         // earlier run are not taken for this run's (those orders are forgotten here).
@@ -515,7 +564,7 @@ impl Driver {
             b.orders.clear();
         }
         let mut st = Stats {
-            total_rate,
+            schedule,
             k_measure,
             k_end,
             ..self.idle_stats()
@@ -531,7 +580,8 @@ impl Driver {
         };
         st.count_fills = phase == Phase::Measuring;
         let mut drain_deadline: Option<u64> = None;
-        loop {
+        let mut timer_on = false;
+        let result = loop {
             let now = mono_ns() - t0;
             if phase == Phase::Warmup && now >= warmup_ns {
                 phase = Phase::Measuring;
@@ -544,7 +594,7 @@ impl Driver {
             let mut blocked = false;
             let mut burst = 0;
             while k_next < st.k_end && burst < BURST_MAX && st.intended_ns(k_next) <= now {
-                let b = (k_next % nbots) as usize;
+                let b = schedule.bot(k_next, nbots);
                 if self.bots[b].closed {
                     k_next += 1;
                     continue;
@@ -601,25 +651,33 @@ impl Driver {
                     || drain_deadline.is_some_and(|d| now >= d)
                     || self.bots.iter().all(|b| b.closed)
                 {
-                    break;
+                    break Ok(());
                 }
             }
-            // Wait for the next due request, a socket, or the tick.
-            let wake = if blocked || k_next >= st.k_end {
-                next_tick
-            } else if burst >= BURST_MAX {
-                now
-            } else {
-                st.intended_ns(k_next).min(next_tick)
-            };
-            let deadline = if wake <= now + SPIN_NS {
-                None
-            } else {
-                Some(t0 + wake)
-            };
-            let zero_wait = deadline.is_none();
-            self.pump_with(&mut st, observer, deadline, zero_wait, t0)?;
+            // The periodic timer runs while requests are to be sent and the sockets take them.
+            let sending = k_next < st.k_end && !blocked;
+            if sending != timer_on {
+                let armed = if sending {
+                    self.arm_timer(t0 + st.intended_ns(k_next), schedule.tick_ns)
+                } else {
+                    self.arm_timer(0, 0)
+                };
+                if let Err(e) = armed {
+                    break Err(e);
+                }
+                timer_on = sending;
+            }
+            // Requests already due (a burst was cut, or the generator is catching up): look at
+            // the sockets without waiting. Otherwise park until the tick or a socket.
+            let catching_up = sending && st.intended_ns(k_next) <= now;
+            if let Err(e) = self.pump_with(&mut st, observer, catching_up, t0) {
+                break Err(e);
+            }
+        };
+        if timer_on {
+            let _ = self.arm_timer(0, 0);
         }
+        result?;
         let end = mono_ns() - t0;
         // Unanswered measured requests are errors.
         let unanswered = st.totals.sent.saturating_sub(st.totals.answered);
@@ -640,7 +698,7 @@ impl Driver {
         .max(1);
         let measured_secs = measured_ns as f64 / 1e9;
         Ok(RunResult {
-            rate_offered: total_rate,
+            rate_offered: schedule.rate().round() as u64,
             rate_achieved: st.totals.sent as f64 / measured_secs,
             bots: self.bots.len(),
             measured_secs,
@@ -675,7 +733,7 @@ impl Driver {
         }
         let deadline = mono_ns() + 5 * NS_PER_S;
         while mono_ns() < deadline && !self.bots.iter().all(|b| b.closed || b.mass_cancel_done) {
-            if self.pump(&mut st, &mut Quiet, Some(deadline)).is_err() {
+            if self.pump(&mut st, &mut Quiet).is_err() {
                 break;
             }
         }
@@ -702,7 +760,7 @@ impl Driver {
         }
         let deadline = mono_ns() + 2 * NS_PER_S;
         while mono_ns() < deadline && !self.bots.iter().all(|b| b.closed || b.logout_received) {
-            if self.pump(&mut st, &mut Quiet, Some(deadline)).is_err() {
+            if self.pump(&mut st, &mut Quiet).is_err() {
                 break;
             }
         }
@@ -834,44 +892,42 @@ impl Driver {
         }
     }
 
-    /// One wait (until `deadline`, monotonic ns, or at most `WAIT_MAX`) and the handling of
-    /// whatever woke it.
-    fn pump<O: Observer>(
-        &mut self,
-        st: &mut Stats,
-        observer: &mut O,
-        deadline: Option<u64>,
-    ) -> Result<(), String> {
-        self.pump_with(st, observer, deadline, false, 0)
+    /// Arms the timer to fire at `first_abs_ns` (monotonic) and then every `interval_ns`;
+    /// `(0, 0)` disarms it.
+    fn arm_timer(&self, first_abs_ns: u64, interval_ns: u64) -> Result<(), String> {
+        let ts = |ns: u64| Timespec {
+            tv_sec: (ns / NS_PER_S) as _,
+            tv_nsec: (ns % NS_PER_S) as _,
+        };
+        let spec = Itimerspec {
+            it_interval: ts(interval_ns),
+            // A zero value would disarm: the start of the clock stands for "now".
+            it_value: ts(if interval_ns > 0 {
+                first_abs_ns.max(1)
+            } else {
+                0
+            }),
+        };
+        timerfd_settime(&self.timer, TimerfdTimerFlags::ABSTIME, &spec)
+            .map(|_| ())
+            .map_err(|e| format!("timerfd: {e}"))
     }
 
+    /// One wait of at most `WAIT_MAX` and the handling of whatever woke it.
+    fn pump<O: Observer>(&mut self, st: &mut Stats, observer: &mut O) -> Result<(), String> {
+        self.pump_with(st, observer, false, 0)
+    }
+
+    /// Like `pump`; `zero_wait` only looks at what is ready. Receive times are taken relative
+    /// to `t0`.
     fn pump_with<O: Observer>(
         &mut self,
         st: &mut Stats,
         observer: &mut O,
-        deadline: Option<u64>,
         zero_wait: bool,
         t0: u64,
     ) -> Result<(), String> {
-        let timeout = if zero_wait {
-            Some(Duration::ZERO)
-        } else {
-            if let Some(d) = deadline {
-                let spec = Itimerspec {
-                    it_interval: Timespec {
-                        tv_sec: 0,
-                        tv_nsec: 0,
-                    },
-                    it_value: Timespec {
-                        tv_sec: (d / NS_PER_S) as _,
-                        tv_nsec: (d % NS_PER_S) as _,
-                    },
-                };
-                timerfd_settime(&self.timer, TimerfdTimerFlags::ABSTIME, &spec)
-                    .map_err(|e| format!("timerfd: {e}"))?;
-            }
-            Some(WAIT_MAX)
-        };
+        let timeout = Some(if zero_wait { Duration::ZERO } else { WAIT_MAX });
         match self.poll.poll(&mut self.events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -1295,5 +1351,82 @@ fn on_execution_report(
         }
         b'C' => bot.orders.on_gone(slot, p.k),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_is_one_request_per_tick_until_the_minimum_tick() {
+        let s = Schedule::new(2_000, 20_000);
+        assert_eq!(
+            s,
+            Schedule {
+                batch: 1,
+                tick_ns: 500_000
+            }
+        );
+        assert_eq!(s.intended_ns(3), 1_500_000);
+        assert_eq!(s.bot(3, 2), 1);
+        assert_eq!(s.first_at_or_after(1_000_000_000), 2_000);
+        assert_eq!(s.rate(), 2_000.0);
+        let s = Schedule::new(50_000, 20_000);
+        assert_eq!(
+            s,
+            Schedule {
+                batch: 1,
+                tick_ns: 20_000
+            }
+        );
+    }
+
+    #[test]
+    fn high_rates_go_out_in_batches_to_one_bot() {
+        let s = Schedule::new(300_000, 20_000);
+        assert_eq!(
+            s,
+            Schedule {
+                batch: 6,
+                tick_ns: 20_000
+            }
+        );
+        assert_eq!(s.intended_ns(5), 0);
+        assert_eq!(s.intended_ns(6), 20_000);
+        assert_eq!((s.bot(5, 10), s.bot(6, 10), s.bot(60, 10)), (0, 1, 0));
+        assert_eq!(s.first_at_or_after(1), 6);
+        // A rate that does not divide a second stays within 10 ppm.
+        let s = Schedule::new(7 * 13_333, 20_000);
+        assert!((s.rate() / 93_331.0 - 1.0).abs() < 1e-5, "{}", s.rate());
+        assert!((Schedule::new(1, 20_000).rate() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn intended_times_never_go_backwards() {
+        for rate in [1, 3, 999, 20_001, 333_333] {
+            let s = Schedule::new(rate, 20_000);
+            let mut last = 0;
+            for k in 0..10_000 {
+                let t = s.intended_ns(k);
+                assert!(t >= last);
+                last = t;
+            }
+        }
+    }
+
+    #[test]
+    fn config_errors_are_specific() {
+        let addr = "127.0.0.1:1".parse().unwrap();
+        let mut c = DriverConfig::new(addr, 2, 0);
+        assert!(c.validate().unwrap_err().contains("rate per bot"));
+        c.rate_per_bot = u64::MAX;
+        assert!(c.validate().unwrap_err().contains("total rate"));
+        c.rate_per_bot = 10;
+        c.tick_min = Duration::ZERO;
+        assert!(c.validate().unwrap_err().contains("tick"));
+        c.tick_min = Duration::from_micros(20);
+        c.sender_comp_ids.clear();
+        assert!(c.validate().unwrap_err().contains("bot"));
     }
 }

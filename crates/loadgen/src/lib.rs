@@ -30,6 +30,6 @@ pub mod stats;
 pub mod svg;
 pub mod sweep;
 
-pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, Report, View};
+pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, Report, Schedule, View};
 pub use mix::{Action, EchoGenerator, Market, MixConfig, MixGenerator, Strategy, SymbolSpec};
 pub use stats::{Counters, RunResult};

@@ -32,6 +32,9 @@ pub struct Args {
     sender_comp_id: String,
     #[arg(long, default_value = "RIALTO")]
     target_comp_id: String,
+    /// Shortest timer tick, µs (see `rialto bench fix --help`).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    tick_us: u64,
     /// Start `rialto serve` for the run (fresh temporary data dir, free port).
     #[arg(long)]
     spawn_server: bool,
@@ -67,6 +70,7 @@ pub fn run(args: Args) -> CmdResult {
             b.sender_comp_id = args.sender_comp_id.clone();
             b.target_comp_id = args.target_comp_id.clone();
             b.stop = stop;
+            b.tick_min = Duration::from_micros(args.tick_us);
             eprintln!(
                 "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
                 b.count,

@@ -54,6 +54,10 @@ pub struct BotArgs {
     /// Durability of the spawned server: process or fsync.
     #[arg(long, default_value = "process", requires = "spawn_server")]
     pub durability: String,
+    /// Shortest timer tick, µs: up to one request per tick is sent exactly on time; above
+    /// that rate, requests go out in small batches at each tick (measured from the tick).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub tick_us: u64,
     /// Start this command for each run instead (e.g. "java -jar
     /// java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
     /// {dir} are replaced.
@@ -107,6 +111,7 @@ impl BotArgs {
             ..MixConfig::default()
         };
         b.stop = loadgen::bench::stop_on_ctrl_c()?;
+        b.tick_min = Duration::from_micros(self.tick_us);
         Ok(b)
     }
 
