@@ -1,20 +1,27 @@
-//! One side of one book: a dense price ladder of FIFO levels over a window of ticks.
+//! One side of one book: a price ladder of FIFO levels over a window of ticks.
 //!
 //! Role: O(1) level lookup by price, O(1) best price, and FIFO queues of resting orders linked
 //! through the order slab (`Order::prev`/`next`). A hierarchical bitset of non-empty levels finds
 //! the next best price after the best level empties.
 //!
+//! Layout: the window holds one `u32` per tick (the level's index in a compact slab of
+//! non-empty levels, or `NIL`), so a wide, sparse book costs 4 bytes a tick and the levels in
+//! use stay together in cache; emptied levels go to a free list and are reused.
+//!
 //! The window `[base, base + len * tick)` covers every resting price of the side. When a price to
 //! rest falls outside, the window re-centres in place (O(width), no allocation) or, if the
-//! resting prices span more than half of it, doubles (amortized, the only allocation here) up
-//! to `levels_max` ticks wide; a price that would need more is refused by the engine beforehand
-//! (`CapacityExceeded`). Aggressors never need a slot, so their limit price may lie anywhere.
+//! resting prices span more than half of it, doubles (amortized) up to `levels_max` ticks wide;
+//! a price that would need more is refused by the engine beforehand (`CapacityExceeded`). The
+//! level slab grows (amortized) only past the previous peak of non-empty levels. Aggressors
+//! never need a slot, so their limit price may lie anywhere.
 //!
 //! Never: matches, emits events, or reads anything but its arguments.
 //!
-//! Invariants: a level is in the bitset iff it holds at least one order; `qty` and `count` equal
-//! the sum and number of its orders; `best` is the best set index; `base >= 0` and is a multiple
-//! of the tick, so every window index maps to one exact price.
+//! Invariants: a window index has a level iff its bit is set iff that level holds at least one
+//! order; each level slot is used by at most one window index, and every other slot is on the
+//! free list; `qty` and `count` equal the sum and number of the level's orders; `best` is the
+//! best set index; `base >= 0` and is a multiple of the tick, so every window index maps to one
+//! exact price.
 
 use crate::bitset::BitSet;
 use types::{AccountId, OrderId, PriceTicks, QtyLots, Side, StpMode, SymbolId, TimeInForce};
@@ -43,7 +50,8 @@ pub(crate) struct Order {
     pub stp: StpMode,
 }
 
-/// One price level: a FIFO queue of orders and its aggregates.
+/// One price level: a FIFO queue of orders and its aggregates. In the free list, `head` links
+/// to the next free level.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Level {
     pub qty: QtyLots,
@@ -66,7 +74,12 @@ pub(crate) struct Ladder {
     pub side: Side,
     tick: PriceTicks,
     base: PriceTicks,
-    pub levels: Vec<Level>,
+    /// The window: per tick, the index of its level in `levels`, or `NIL`. Four bytes a tick,
+    /// so a wide, sparse book stays cache-resident.
+    slots: Vec<u32>,
+    /// Non-empty levels, compact (a free list through `head` reuses emptied ones).
+    levels: Vec<Level>,
+    free_level: u32,
     bits: BitSet,
     /// Best non-empty level index, or `usize::MAX`.
     best: usize,
@@ -82,11 +95,38 @@ impl Ladder {
             side,
             tick,
             base: 0,
-            levels: vec![Level::EMPTY; len],
+            slots: vec![NIL; len],
+            levels: Vec::with_capacity(len),
+            free_level: NIL,
             bits: BitSet::new(len),
             best: NONE,
             levels_max: levels_max.max(len).next_power_of_two(),
         }
+    }
+
+    /// The level at window index `idx` (an empty one if none rests there).
+    #[inline]
+    pub(crate) fn level(&self, idx: usize) -> Level {
+        match self.slots[idx] {
+            NIL => Level::EMPTY,
+            l => self.levels[l as usize],
+        }
+    }
+
+    /// First order of the level at `idx` (`NIL` if none).
+    #[inline]
+    pub(crate) fn head(&self, idx: usize) -> u32 {
+        match self.slots[idx] {
+            NIL => NIL,
+            l => self.levels[l as usize].head,
+        }
+    }
+
+    /// Takes `qty` off the aggregate of the (non-empty) level at `idx`.
+    #[inline]
+    pub(crate) fn sub_qty(&mut self, idx: usize, qty: QtyLots) {
+        let l = self.slots[idx];
+        self.levels[l as usize].qty -= qty;
     }
 
     #[inline]
@@ -127,7 +167,7 @@ impl Ladder {
             }
             (d / self.tick) as u64
         };
-        if i < self.levels.len() as u64 {
+        if i < self.slots.len() as u64 {
             Some(i as usize)
         } else {
             None
@@ -161,7 +201,7 @@ impl Ladder {
     /// Lowest and highest non-empty price, if any.
     fn price_range(&self) -> Option<(PriceTicks, PriceTicks)> {
         let lo = self.bits.next_ge(0)?;
-        let hi = self.bits.prev_le(self.levels.len() - 1)?;
+        let hi = self.bits.prev_le(self.slots.len() - 1)?;
         Some((self.price_of(lo), self.price_of(hi)))
     }
 
@@ -192,7 +232,7 @@ impl Ladder {
             Some((lo, hi)) => (lo.min(price), hi.max(price)),
         };
         let span = ((hi as i128 - lo as i128) / tick + 1) as usize;
-        let mut len = self.levels.len();
+        let mut len = self.slots.len();
         while len < span.saturating_mul(2) && len < self.levels_max {
             len *= 2;
         }
@@ -206,27 +246,27 @@ impl Ladder {
         let base = base - base % tick;
         let base = base as PriceTicks;
         if self.is_empty() {
-            if len != self.levels.len() {
-                self.levels = vec![Level::EMPTY; len];
+            if len != self.slots.len() {
+                self.slots = vec![NIL; len];
                 self.bits = BitSet::new(len);
             }
             self.base = base;
-        } else if len == self.levels.len() {
-            // Same width: shift the levels in place (no allocation), then rebuild the bitset.
+        } else if len == self.slots.len() {
+            // Same width: shift the window in place (no allocation), then rebuild the bitset.
             let shift = (base as i128 - self.base as i128) / tick;
             let n = len as i128;
             if shift > 0 {
                 let k = shift.min(n) as usize;
-                self.levels.copy_within(k.., 0);
-                self.levels[len - k..].fill(Level::EMPTY);
+                self.slots.copy_within(k.., 0);
+                self.slots[len - k..].fill(NIL);
             } else {
                 let k = (-shift).min(n) as usize;
-                self.levels.copy_within(..len - k, k);
-                self.levels[..k].fill(Level::EMPTY);
+                self.slots.copy_within(..len - k, k);
+                self.slots[..k].fill(NIL);
             }
             self.bits.clear_all();
-            for (i, l) in self.levels.iter().enumerate() {
-                if l.count > 0 {
+            for (i, l) in self.slots.iter().enumerate() {
+                if *l != NIL {
                     self.bits.set(i);
                 }
             }
@@ -234,18 +274,18 @@ impl Ladder {
             self.base = base;
             self.best = ((best_price as i128 - base as i128) / tick) as usize;
         } else {
-            let mut levels = vec![Level::EMPTY; len];
+            let mut slots = vec![NIL; len];
             let mut bits = BitSet::new(len);
             let mut i = self.bits.next_ge(0);
             while let Some(old) = i {
                 let p = self.price_of(old);
                 let new = ((p as i128 - base as i128) / tick) as usize;
-                levels[new] = self.levels[old];
+                slots[new] = self.slots[old];
                 bits.set(new);
                 i = self.bits.next_ge(old + 1);
             }
             let best_price = self.price_of(self.best);
-            self.levels = levels;
+            self.slots = slots;
             self.bits = bits;
             self.base = base;
             self.best = ((best_price as i128 - base as i128) / tick) as usize;
@@ -257,13 +297,25 @@ impl Ladder {
     /// Appends `slot` to the back of the level at `idx`.
     #[inline]
     pub(crate) fn push_back(&mut self, orders: &mut [Order], idx: usize, slot: u32) {
-        if self.levels[idx].tail == NIL {
+        let mut l = self.slots[idx];
+        if l == NIL {
+            l = if self.free_level != NIL {
+                let l = self.free_level;
+                self.free_level = self.levels[l as usize].head;
+                self.levels[l as usize] = Level::EMPTY;
+                l
+            } else {
+                // Amortized growth past the previous peak of non-empty levels.
+                self.levels.push(Level::EMPTY);
+                (self.levels.len() - 1) as u32
+            };
+            self.slots[idx] = l;
             self.bits.set(idx);
             if self.best == NONE || self.better(idx, self.best) {
                 self.best = idx;
             }
         }
-        let lvl = &mut self.levels[idx];
+        let lvl = &mut self.levels[l as usize];
         let qty = orders[slot as usize].qty;
         {
             let o = &mut orders[slot as usize];
@@ -288,7 +340,8 @@ impl Ladder {
             let o = &orders[slot as usize];
             (o.prev, o.next, o.qty)
         };
-        let lvl = &mut self.levels[idx];
+        let l = self.slots[idx];
+        let lvl = &mut self.levels[l as usize];
         if prev == NIL {
             lvl.head = next;
         } else {
@@ -302,6 +355,9 @@ impl Ladder {
         lvl.count -= 1;
         lvl.qty -= qty;
         if lvl.count == 0 {
+            lvl.head = self.free_level;
+            self.free_level = l;
+            self.slots[idx] = NIL;
             self.remove_level(idx);
         }
     }
@@ -309,8 +365,7 @@ impl Ladder {
     /// Marks the (now empty) level at `idx` gone and finds the next best if it was the best.
     #[inline]
     pub(crate) fn remove_level(&mut self, idx: usize) {
-        debug_assert!(self.levels[idx].count == 0 && self.levels[idx].head == NIL);
-        self.levels[idx].qty = 0;
+        debug_assert!(self.slots[idx] == NIL);
         self.bits.clear(idx);
         if idx == self.best {
             self.best = match self.next_worse(idx) {
@@ -330,26 +385,61 @@ impl Ladder {
         })
     }
 
-    /// Checks the bitset, best pointer and window against the levels (tests, restore).
+    /// Checks the bitset, best pointer, window and level slab against each other (tests,
+    /// restore).
     pub(crate) fn check(&self) -> Result<(), String> {
         let mut best: Option<usize> = None;
-        for (i, l) in self.levels.iter().enumerate() {
+        let mut used = vec![false; self.levels.len()];
+        let mut n_used = 0usize;
+        for (i, &slot) in self.slots.iter().enumerate() {
             let set = self.bits.get(i);
-            if set != (l.count > 0) {
+            if set != (slot != NIL) {
                 return Err(format!(
-                    "{:?} level {i}: bitset {set} count {}",
-                    self.side, l.count
-                ));
-            }
-            if (l.count == 0) != (l.head == NIL) || (l.head == NIL) != (l.tail == NIL) {
-                return Err(format!(
-                    "{:?} level {i}: head/tail/count disagree",
+                    "{:?} level {i}: bitset {set}, slot {slot}",
                     self.side
                 ));
             }
-            if l.count > 0 && best.map_or(true, |b| self.better(i, b)) {
+            if slot == NIL {
+                continue;
+            }
+            let Some(l) = self.levels.get(slot as usize) else {
+                return Err(format!(
+                    "{:?} level {i}: slot {slot} out of range",
+                    self.side
+                ));
+            };
+            if std::mem::replace(&mut used[slot as usize], true) {
+                return Err(format!("{:?}: level slot {slot} used twice", self.side));
+            }
+            n_used += 1;
+            if l.count == 0 || l.head == NIL || l.tail == NIL {
+                return Err(format!("{:?} level {i}: empty but present", self.side));
+            }
+            if best.map_or(true, |b| self.better(i, b)) {
                 best = Some(i);
             }
+        }
+        let mut free = 0usize;
+        let mut f = self.free_level;
+        while f != NIL {
+            if used.get(f as usize).copied().unwrap_or(true) {
+                return Err(format!(
+                    "{:?}: free level {f} in use or out of range",
+                    self.side
+                ));
+            }
+            free += 1;
+            if free > self.levels.len() {
+                return Err(format!("{:?}: level free list has a cycle", self.side));
+            }
+            f = self.levels[f as usize].head;
+        }
+        if free + n_used != self.levels.len() {
+            return Err(format!(
+                "{:?}: {n_used} levels in use + {free} free != {}",
+                self.side,
+                self.levels.len()
+            ));
         }
         if best != self.best_idx() {
             return Err(format!(

@@ -18,9 +18,10 @@
 //! - Order slab (`ladder::Order`, one 64-byte cache line each) with a free list; capacity
 //!   `orders_max`, reserved up front. Price levels are intrusive doubly linked FIFO queues
 //!   through the slab, so a cancel is O(1) and a partial fill never moves an order.
-//! - Per book side, a dense price ladder (`ladder::Ladder`): level = window index, O(1) lookup
-//!   by price, best level cached, a hierarchical bitset of non-empty levels to find the next
-//!   best. The window re-centres in place and grows only when the resting prices need it.
+//! - Per book side, a price ladder (`ladder::Ladder`): a window of 4 bytes per tick pointing
+//!   into a compact slab of non-empty levels, O(1) lookup by price, best level cached, a
+//!   hierarchical bitset of non-empty levels to find the next best. The window re-centres in
+//!   place and grows only when the resting prices need it.
 //! - Id index (`ids::IdIndex`): one bit per id for "ever used" (the duplicate-id rule), a small
 //!   open-addressing table resting id -> slot; deterministic multiplicative hashing.
 //! - Events are handed to a generic `EventSink` by reference; a sink that ignores a kind (the
@@ -230,7 +231,7 @@ fn crosses(side: Side, limit: Option<PriceTicks>, maker_price: PriceTicks) -> bo
 
 #[inline]
 fn level_event<S: EventSink>(sink: &mut S, symbol: SymbolId, lad: &Ladder, idx: usize) {
-    let l = &lad.levels[idx];
+    let l = lad.level(idx);
     sink.on_event(&Event::Level {
         symbol,
         side: lad.side,
@@ -353,7 +354,7 @@ impl Engine {
     fn best(&self, symbol: SymbolId, side: Side) -> Option<(PriceTicks, QtyLots)> {
         let lad = &self.books.get(symbol as usize)?[side_ix(side)];
         let i = lad.best_idx()?;
-        Some((lad.price_of(i), lad.levels[i].qty))
+        Some((lad.price_of(i), lad.level(i).qty))
     }
 
     /// Best bid price and the aggregate quantity there.
@@ -376,7 +377,7 @@ impl Engine {
         };
         let lad = &book[side_ix(side)];
         match lad.idx_of(price) {
-            Some(i) => lad.levels[i].qty,
+            Some(i) => lad.level(i).qty,
             None => 0,
         }
     }
@@ -386,7 +387,7 @@ impl Engine {
         let lad = self.books.get(symbol as usize).map(|b| &b[side_ix(side)]);
         let mut level = lad.and_then(|l| l.best_idx());
         let mut slot = match (lad, level) {
-            (Some(l), Some(i)) => l.levels[i].head,
+            (Some(l), Some(i)) => l.head(i),
             _ => NIL,
         };
         std::iter::from_fn(move || {
@@ -399,7 +400,7 @@ impl Engine {
             if slot == NIL {
                 level = level.and_then(|i| lad.next_worse(i));
                 if let Some(i) = level {
-                    slot = lad.levels[i].head;
+                    slot = lad.head(i);
                 }
             }
             Some(RestingOrder::of(o))
@@ -486,7 +487,7 @@ impl Engine {
             rest_idx = own.idx_of(o.price);
             let fits = match rest_idx {
                 // The level's aggregate must stay representable.
-                Some(i) => own.levels[i].qty.checked_add(o.qty).is_some(),
+                Some(i) => own.level(i).qty.checked_add(o.qty).is_some(),
                 None => own.can_hold(o.price),
             };
             if !fits {
@@ -607,7 +608,7 @@ impl Engine {
             if !crosses(t.side, t.limit, opp.price_of(i)) {
                 return false;
             }
-            let lvl = &opp.levels[i];
+            let lvl = opp.level(i);
             if t.stp == StpMode::None {
                 if lvl.qty >= need {
                     return true;
@@ -656,7 +657,7 @@ impl Engine {
             if !crosses(t.side, t.limit, price) {
                 break;
             }
-            let mut slot = opp.levels[idx].head;
+            let mut slot = opp.head(idx);
             while slot != NIL && left > 0 {
                 let m = &mut orders[slot as usize];
                 let next = m.next;
@@ -709,7 +710,7 @@ impl Engine {
                     taker_leaves: left,
                 });
                 // The level loses `q`; a filled maker (now qty 0) then leaves it.
-                opp.levels[idx].qty -= q;
+                opp.sub_qty(idx, q);
                 if mleft == 0 {
                     opp.unlink(orders, idx, slot);
                     ids.set_gone(mid);
@@ -809,7 +810,7 @@ impl Engine {
             let idx = lad
                 .idx_of(price)
                 .expect("engine: resting order inside its ladder window");
-            lad.levels[idx].qty -= o.qty - qty;
+            lad.sub_qty(idx, o.qty - qty);
             let r = &mut self.orders[slot as usize];
             r.qty = qty;
             r.orig_qty = qty;
@@ -830,7 +831,7 @@ impl Engine {
         let own = &self.books[symbol as usize][si];
         let fits = match own.idx_of(price) {
             Some(i) => {
-                let others = own.levels[i].qty - if price == o.price { o.qty } else { 0 };
+                let others = own.level(i).qty - if price == o.price { o.qty } else { 0 };
                 others.checked_add(qty).is_some()
             }
             None => own.can_hold(price),
@@ -929,7 +930,7 @@ impl Engine {
                 }
                 let mut level = self.books[sym][side_ix(sd)].best_idx();
                 while let Some(idx) = level {
-                    let mut slot = self.books[sym][side_ix(sd)].levels[idx].head;
+                    let mut slot = self.books[sym][side_ix(sd)].head(idx);
                     // Find the next level before this one may disappear.
                     level = self.books[sym][side_ix(sd)].next_worse(idx);
                     while slot != NIL {
@@ -1000,7 +1001,7 @@ impl Engine {
                         }
                     }
                     last_price = Some(price);
-                    let lvl = &lad.levels[idx];
+                    let lvl = lad.level(idx);
                     let (mut q, mut n, mut prev, mut s) = (0u64, 0u32, NIL, lvl.head);
                     let mut last_seq = 0u64;
                     while s != NIL {

@@ -309,7 +309,7 @@ impl Engine {
             }
             let own = &e.books[symbol as usize][crate::side_ix(side)];
             let fits = match own.idx_of(price) {
-                Some(i) => own.levels[i].qty.checked_add(qty).is_some(),
+                Some(i) => own.level(i).qty.checked_add(qty).is_some(),
                 None => own.can_hold(price),
             };
             if !fits {
