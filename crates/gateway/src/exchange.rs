@@ -29,7 +29,11 @@ use types::{
 };
 
 /// Terminal orders kept for OrderStatusRequest before the oldest are forgotten.
-const DONE_ORDERS_MAX: usize = 1 << 20;
+const DONE_ORDERS_MAX: usize = 1 << 18;
+/// ClOrdIDs remembered for uniqueness and lookup, across sessions. Live orders' ClOrdIDs are
+/// never forgotten; beyond this count the oldest ClOrdIDs of finished orders are. So a
+/// ClOrdID is unique per session among live orders and the most recent `CL_ORD_IDS_MAX`.
+const CL_ORD_IDS_MAX: usize = 1 << 20;
 
 /// FIX messages to send, in order, after a batch of inputs was applied.
 #[derive(Default)]
@@ -169,6 +173,10 @@ pub struct Exchange {
     conns: HashMap<ConnId, u16>,
     orders: HashMap<OrderId, OrderInfo>,
     done: VecDeque<OrderId>,
+    /// Every remembered ClOrdID in the order it was first used: (session, order, ClOrdID).
+    /// The per-session maps are an index over it; the snapshot stores this list (already in a
+    /// deterministic order) and rebuilds the maps.
+    cl_fifo: VecDeque<(u16, OrderId, Box<str>)>,
     next_order_id: OrderId,
     last_seq: u64,
     events: Vec<Event>,
@@ -199,6 +207,7 @@ impl Exchange {
             conns: HashMap::new(),
             orders: HashMap::new(),
             done: VecDeque::new(),
+            cl_fifo: VecDeque::new(),
             next_order_id: 1,
             last_seq: 0,
             events: Vec::with_capacity(64),
@@ -888,9 +897,7 @@ impl Exchange {
         };
         let id = self.next_order_id;
         self.next_order_id += 1;
-        self.sessions[ix as usize]
-            .cl_ord_ids
-            .insert(n.cl_ord_id.as_str().into(), id);
+        self.remember_cl_ord_id(ix, &n.cl_ord_id, id);
         let cmd = Command::New(NewOrder {
             id,
             account,
@@ -1027,9 +1034,7 @@ impl Exchange {
                 }
             }
         };
-        self.sessions[ix as usize]
-            .cl_ord_ids
-            .insert(cl_ord_id.into(), id);
+        self.remember_cl_ord_id(ix, cl_ord_id, id);
         let mut ctx = Ctx {
             session: ix,
             seq,
@@ -1306,6 +1311,28 @@ impl Exchange {
     }
 
     /// Moves a terminal order to the bounded list of done orders.
+    fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: &str, id: OrderId) {
+        self.sessions[ix as usize]
+            .cl_ord_ids
+            .insert(cl_ord_id.into(), id);
+        self.cl_fifo.push_back((ix, id, cl_ord_id.into()));
+        // Forget the oldest ClOrdIDs of finished orders; rotate live ones to the back (there
+        // are at most `orders_max` live orders, so this ends).
+        let mut rotations = self.cl_fifo.len();
+        while self.cl_fifo.len() > CL_ORD_IDS_MAX && rotations > 0 {
+            rotations -= 1;
+            let Some((s, oid, cl)) = self.cl_fifo.pop_front() else {
+                break;
+            };
+            let live = self.orders.get(&oid).is_some_and(|o| o.done_status == 0);
+            if live {
+                self.cl_fifo.push_back((s, oid, cl));
+            } else {
+                self.sessions[s as usize].cl_ord_ids.remove(&cl);
+            }
+        }
+    }
+
     fn retire(&mut self, id: OrderId) {
         self.done.push_back(id);
         if self.done.len() > DONE_ORDERS_MAX {
@@ -1457,14 +1484,12 @@ impl Exchange {
                 e.u64(m.sending_ts);
                 e.bytes(&m.body);
             }
-            let mut ids: Vec<(&str, OrderId)> =
-                s.cl_ord_ids.iter().map(|(k, v)| (&**k, *v)).collect();
-            ids.sort_unstable();
-            e.u64(ids.len() as u64);
-            for (k, v) in ids {
-                e.bytes(k.as_bytes());
-                e.u64(v);
-            }
+        }
+        e.u64(self.cl_fifo.len() as u64);
+        for (s, id, cl) in &self.cl_fifo {
+            e.u64(*s as u64);
+            e.u64(*id);
+            e.bytes(cl.as_bytes());
         }
         let mut orders: Vec<(&OrderId, &OrderInfo)> = self.orders.iter().collect();
         orders.sort_unstable_by_key(|(id, _)| **id);
@@ -1540,12 +1565,19 @@ impl Exchange {
                     body,
                 });
             }
-            for _ in 0..r.count()? {
-                let k = std::str::from_utf8(r.bytes()?)
-                    .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?;
-                let v = r.u64()?;
-                s.cl_ord_ids.insert(k.into(), v);
-            }
+        }
+        for _ in 0..r.count()? {
+            let s = r.u64()? as usize;
+            let id = r.u64()?;
+            let cl: Box<str> = std::str::from_utf8(r.bytes()?)
+                .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?
+                .into();
+            let sess = x
+                .sessions
+                .get_mut(s)
+                .ok_or_else(|| "snapshot: ClOrdID of an unknown session".to_string())?;
+            sess.cl_ord_ids.insert(cl.clone(), id);
+            x.cl_fifo.push_back((s as u16, id, cl));
         }
         for (ix, s) in x.sessions.iter().enumerate() {
             if let Some(c) = s.conn {
