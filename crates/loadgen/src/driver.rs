@@ -13,7 +13,8 @@
 //!
 //! How it stays cheap on a 2-core machine shared with the exchange: one thread, one `mio`
 //! poll over every connection; a periodic `timerfd` (ns precision, no timer slack, armed once
-//! per run rather than once per wait) wakes it at each tick; a batch is encoded into its bot's
+//! per run rather than once per wait; read at each expiry, which re-arms it) wakes it at each
+//! tick; a batch is encoded into its bot's
 //! write buffer and written with one `write`; reads are batched per wake-up and timestamped once
 //! per `read`. The `fix` crate's `Encoder` and `Decoder` are reused; ClOrdIDs are formatted on the
 //! stack; nothing is allocated per message once the buffers have grown.
@@ -299,6 +300,8 @@ struct Stats {
     latency: Histogram<u64>,
     shed_latency: Histogram<u64>,
     second_latency: Histogram<u64>,
+    /// How late measured requests were written, relative to their intended time (ns).
+    send_lag: Histogram<u64>,
     sent_all: u64,
     answered_all: u64,
     last_measured_send_ns: u64,
@@ -523,6 +526,7 @@ impl Driver {
             latency: new_histogram(),
             shed_latency: new_histogram(),
             second_latency: new_histogram(),
+            send_lag: new_histogram(),
             sent_all: 0,
             answered_all: 0,
             last_measured_send_ns: 0,
@@ -608,6 +612,8 @@ impl Driver {
                 self.send_action(b, k_next, action, market, wall, t0 + now, &mut st);
                 if k_next >= st.k_measure {
                     st.last_measured_send_ns = now;
+                    let lag = now.saturating_sub(st.intended_ns(k_next));
+                    st.send_lag.saturating_record(lag.max(1));
                 }
                 k_next += 1;
                 burst += 1;
@@ -689,11 +695,18 @@ impl Driver {
                 ));
             }
         }
-        let measured_ns = match self.cfg.duration {
-            Some(d) => {
-                (d.as_nanos() as u64).max(st.last_measured_send_ns.saturating_sub(warmup_ns))
-            }
-            None => end.saturating_sub(warmup_ns),
+        // The measured period: what the schedule offered (ticks from the first measured request
+        // to the last), or longer if sending fell behind it.
+        let measured_ns = if st.k_end == u64::MAX {
+            end.saturating_sub(warmup_ns)
+        } else {
+            let ticks = st.k_end.saturating_sub(k_measure).div_ceil(schedule.batch);
+            let offered = ticks.saturating_mul(schedule.tick_ns);
+            let actual = st
+                .last_measured_send_ns
+                .saturating_sub(schedule.intended_ns(k_measure))
+                + schedule.tick_ns;
+            offered.max(actual)
         }
         .max(1);
         let measured_secs = measured_ns as f64 / 1e9;
@@ -705,6 +718,7 @@ impl Driver {
             counters: st.totals,
             latency: st.latency,
             shed_latency: st.shed_latency,
+            send_lag: st.send_lag,
             error_notes: st.notes,
             generator_cpu_secs: process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
             wall_secs: end as f64 / 1e9,
@@ -937,8 +951,13 @@ impl Driver {
         let mut n = 0;
         let mut writable = [0usize; 64];
         let mut nw = 0;
+        let mut timer_fired = false;
         for ev in self.events.iter() {
             let Token(i) = ev.token();
+            if ev.token() == TIMER {
+                timer_fired = true;
+                continue;
+            }
             if i >= self.bots.len() {
                 continue;
             }
@@ -950,6 +969,11 @@ impl Driver {
                 writable[nw] = i;
                 nw += 1;
             }
+        }
+        if timer_fired {
+            // A periodic timerfd is re-armed by the kernel only when read.
+            let mut expirations = [0u8; 8];
+            let _ = rustix::io::read(&self.timer, &mut expirations);
         }
         for &i in &writable[..nw] {
             let bot = &mut self.bots[i];
@@ -1338,7 +1362,7 @@ fn on_execution_report(
             if p.kind == KIND_CANCEL {
                 st.answer(p.k, Outcome::Ack, recv);
             } else {
-                if st.count_fills {
+                if p.k >= st.k_measure && p.k < st.k_end {
                     st.totals.exchange_cancels += 1;
                 }
                 st.second.exchange_cancels += 1;

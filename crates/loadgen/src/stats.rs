@@ -31,10 +31,11 @@ pub struct Counters {
     pub answered: u64,
     /// First answers that accepted the request: ExecType New, Replaced, or Canceled for a cancel.
     pub acks: u64,
-    /// ExecutionReports with ExecType Trade (one per side of each trade that involves a bot).
+    /// ExecutionReports with ExecType Trade (one per side of each trade that involves a bot),
+    /// received after the warm-up.
     pub fills: u64,
-    /// Orders canceled by the exchange, not on request: IOC and market remainders, self-trade
-    /// prevention.
+    /// Measured orders canceled by the exchange, not on request: IOC and market remainders,
+    /// self-trade prevention (counted per order placed in the measured period).
     pub exchange_cancels: u64,
     /// First answers that refused the request for a business reason (order reject, cancel
     /// reject: too late to cancel, unknown order, ...).
@@ -78,6 +79,9 @@ pub struct RunResult {
     pub latency: Histogram<u64>,
     /// The same for shed requests.
     pub shed_latency: Histogram<u64>,
+    /// How late the generator wrote measured requests after their intended time (ns): its own
+    /// precision, included in `latency`.
+    pub send_lag: Histogram<u64>,
     /// The first few error descriptions (at most `ERROR_NOTES_MAX`).
     pub error_notes: Vec<String>,
     /// CPU time the generator process used during the run, seconds (it shares the machine's
@@ -160,6 +164,15 @@ impl RunResult {
                 "shed latency: p50 {} us, p99 {} us",
                 us(at(&self.shed_latency, 50.0)),
                 us(at(&self.shed_latency, 99.0))
+            );
+        }
+        if !self.send_lag.is_empty() {
+            let _ = writeln!(
+                s,
+                "generator send lag behind schedule: p50 {} us, p99 {} us, max {} us",
+                us(at(&self.send_lag, 50.0)),
+                us(at(&self.send_lag, 99.0)),
+                us(self.send_lag.max())
             );
         }
         if self.wall_secs > 0.0 {
@@ -248,6 +261,7 @@ mod tests {
             },
             latency: h,
             shed_latency: new_histogram(),
+            send_lag: new_histogram(),
             error_notes: vec![],
             generator_cpu_secs: 0.5,
             wall_secs: 2.5,

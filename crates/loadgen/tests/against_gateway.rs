@@ -56,8 +56,8 @@ fn echo_answers_every_order() {
     let server = start_server(dir.path(), None);
     let mut cfg = DriverConfig::new(server.addr, 1, 1_000);
     cfg.sender_comp_ids = vec!["CLIENT1".into()];
-    cfg.warmup = Duration::ZERO;
-    cfg.duration = Some(Duration::from_millis(500));
+    cfg.warmup = Duration::from_millis(100);
+    cfg.requests = Some(500);
     let mut driver = Driver::connect(cfg).unwrap();
     let mut gens = vec![EchoGenerator::new(1)];
     let r = driver
@@ -68,6 +68,17 @@ fn echo_answers_every_order() {
     assert_eq!(r.counters.acks, 500, "{:?}", r.counters);
     assert_eq!(r.counters.fills, 0);
     assert_eq!(r.counters.exchange_cancels, 500, "IOC remainders");
+    // The timer wakes the generator for each request: it is not late by anything near the
+    // 100 ms it would be if only socket events or the safety timeout woke it.
+    let lag_p50 = r.send_lag.value_at_percentile(50.0);
+    assert!(lag_p50 < 20_000_000, "send lag p50 {lag_p50} ns");
+    assert_eq!(r.send_lag.len(), 500);
+    assert!(
+        (r.rate_achieved - 1_000.0).abs() < 50.0 && (r.measured_secs - 0.5).abs() < 0.05,
+        "{} req/s over {} s",
+        r.rate_achieved,
+        r.measured_secs
+    );
     server.shutdown().unwrap();
 }
 
