@@ -194,6 +194,19 @@ impl Default for DemoConfig {
     }
 }
 
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn decimal_text(d: fix::Decimal) -> String {
     let mut v = Vec::with_capacity(24);
     d.write(&mut v);
@@ -268,20 +281,23 @@ impl Observer for Display<'_> {
         let mut lines = vec![format!("{} · {} s", self.header, view.elapsed_s)];
         lines.push(format!(
             "orders in {:>7}/s   reports out {:>7}/s   trades {:>6}/s   messages {:>7}/s",
-            s.sent,
-            self.reports_second,
-            s.fills / 2,
-            s.sent + self.reports_second
+            thousands(s.sent),
+            thousands(self.reports_second),
+            thousands(s.fills / 2),
+            thousands(s.sent + self.reports_second)
         ));
         lines.push(format!(
-            "ack latency P50 {} µs  P99 {} µs   totals: orders {}, reports {}, trades {}, rejects {}, shed {}, errors {}",
+            "ack latency P50 {} µs   P99 {} µs",
             us(at(view.last_second_latency, 50.0)),
             us(at(view.last_second_latency, 99.0)),
-            t.sent,
-            self.reports_total,
-            t.fills / 2,
-            t.rejects,
-            t.shed,
+        ));
+        lines.push(format!(
+            "totals: orders {}, reports {}, trades {}, rejects {}, shed {}, errors {}",
+            thousands(t.sent),
+            thousands(self.reports_total),
+            thousands(t.fills / 2),
+            thousands(t.rejects),
+            thousands(t.shed),
             t.errors
         ));
         lines.push(format!(
@@ -416,8 +432,10 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     w(
         out,
         format!(
-            "Rialto demo: exchange listening for FIX 4.4 on {addr} (TargetCompID RIALTO, sessions CLIENT1..9 free for you), durability {}, journal in {}\n\
-             {MAKERS} market makers (BOT1..BOT{MAKERS}) quote ACME BOLT CRNK around a drifting mid; {TAKERS} takers send market and IOC orders; {} orders/s. Ctrl-C to stop.\n\n",
+            "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
+             your own FIX client), durability {}, journal in {}\n\
+             {MAKERS} market makers quote ACME BOLT CRNK around a drifting mid, {TAKERS} takers send\n\
+             market and IOC orders: {} orders/s in all. Ctrl-C to stop.\n\n",
             durability.as_str(),
             data_dir.display(),
             cfg.rate
@@ -517,6 +535,14 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn makers_quote_both_sides_and_takers_cross() {
