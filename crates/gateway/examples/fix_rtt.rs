@@ -5,7 +5,9 @@
 //! `cargo run --release -p gateway --example fix_rtt -- [--durability process|fsync]
 //!  [--rate 2000] [--count 20000] [--addr 127.0.0.1:9878]`
 //!
-//! Orders alternate buy/sell at one price, so each pair trades and the book stays flat.
+//! Orders alternate buy (account 1) and sell (account 1000001, a second account of CLIENT1's
+//! firm in the in-process config) at one price, so each pair trades and the book stays flat.
+//! Against an external server (`--addr`) that firm must have both accounts.
 //! Prints p50/p90/p99/p99.9/max in microseconds and a `rate=.. p50_us=..` summary line.
 
 use gateway::client::FixClient;
@@ -43,7 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = match addr {
         Some(_) => None,
         None => {
+            // CLIENT1's firm gets a second account so its buys and sells trade with each
+            // other instead of being stopped by self-trade prevention.
             let mut cfg = Config::defaults();
+            cfg.firms[0].accounts = vec![1, 1_000_001];
             cfg.listen = "127.0.0.1:0".parse()?;
             cfg.data_dir = tmp.clone();
             cfg.durability = durability;
@@ -64,14 +69,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::thread::spawn(move || -> std::io::Result<()> {
             let mut enc = fix::Encoder::default();
             for i in 0..count {
+                // Open loop without spinning (the machine has 2 cores): sleep until the next
+                // order is due, then send every order that is due; each keeps its intended
+                // time, so lateness of the sender counts against the latency.
+                // At low rates (period >= 200 us) the last 100 us are waited by yielding, so
+                // sleep overshoot does not count as exchange latency.
                 let due = Duration::from_nanos(i as u64 * period_ns);
+                let now = t0.elapsed();
+                let margin = if period_ns >= 200_000 {
+                    Duration::from_micros(100)
+                } else {
+                    Duration::ZERO
+                };
+                if due > now + margin {
+                    std::thread::sleep(due - now - margin);
+                }
                 while t0.elapsed() < due {
-                    let left = due.saturating_sub(t0.elapsed());
-                    if left > Duration::from_micros(200) {
-                        std::thread::sleep(left - Duration::from_micros(100));
-                    } else {
-                        std::hint::spin_loop();
-                    }
+                    std::thread::yield_now();
                 }
                 intended[i].store(due.as_nanos() as u64, Ordering::Release);
                 enc.begin(b"D");
@@ -85,7 +99,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     time_precision: fix::TimePrecision::Millis,
                 });
                 let cl = format!("r{i}");
-                let side: &[u8] = if i % 2 == 0 { b"1" } else { b"2" };
+                let (side, account): (&[u8], &[u8]) = if i % 2 == 0 {
+                    (b"1", b"1")
+                } else {
+                    (b"2", b"1000001")
+                };
                 enc.field(11, cl.as_bytes());
                 enc.field(55, b"ACME");
                 enc.field(54, side);
@@ -93,6 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 enc.field(40, b"2");
                 enc.field(44, b"10.00");
                 enc.field(59, b"1");
+                enc.field(1, account);
                 tx.write_all(enc.finish(fix::FixVersion::Fix44))?;
             }
             Ok(())

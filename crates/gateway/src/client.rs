@@ -53,6 +53,8 @@ pub struct FixClient {
     /// MsgSeqNum of our next message.
     pub out_seq: u64,
     rbuf: Vec<u8>,
+    /// Bytes of `rbuf` already consumed.
+    rpos: usize,
     enc: Encoder,
     fields: Fields,
 }
@@ -80,6 +82,7 @@ impl FixClient {
             target: target.to_string(),
             out_seq,
             rbuf: Vec::with_capacity(1 << 16),
+            rpos: 0,
             enc: Encoder::default(),
             fields: Fields::new(),
         })
@@ -166,7 +169,12 @@ impl FixClient {
                         "connection closed by the server",
                     ))
                 }
-                Ok(n) => self.rbuf.extend_from_slice(&tmp[..n]),
+                Ok(n) => {
+                    // Compact what was consumed, then append.
+                    self.rbuf.drain(..self.rpos);
+                    self.rpos = 0;
+                    self.rbuf.extend_from_slice(&tmp[..n]);
+                }
                 Err(e)
                     if e.kind() == io::ErrorKind::WouldBlock
                         || e.kind() == io::ErrorKind::TimedOut =>
@@ -181,12 +189,13 @@ impl FixClient {
 
     fn parse_one(&mut self) -> Option<Msg> {
         loop {
-            match next_frame(&self.rbuf)? {
+            match next_frame(&self.rbuf[self.rpos..])? {
                 Frame::Garbled { len, .. } => {
-                    self.rbuf.drain(..len);
+                    self.rpos += len;
                 }
                 Frame::Message { len } => {
-                    let raw: Vec<u8> = self.rbuf.drain(..len).collect();
+                    let raw: Vec<u8> = self.rbuf[self.rpos..self.rpos + len].to_vec();
+                    self.rpos += len;
                     if self.fields.parse(&raw).is_err() {
                         continue;
                     }

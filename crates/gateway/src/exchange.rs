@@ -584,6 +584,10 @@ impl Exchange {
         if *reset {
             b.extend_from_slice(b"141=Y\x01");
         }
+        if begin_string == "FIXT.1.1" {
+            // DefaultApplVerID: FIX 5.0 SP2.
+            b.extend_from_slice(b"1137=9\x01");
+        }
         self.send(ix as u16, b'A', ts, &b, out);
         if gap {
             let s = &mut self.sessions[ix];
