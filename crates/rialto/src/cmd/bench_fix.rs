@@ -58,8 +58,8 @@ pub struct BotArgs {
     /// that rate, requests go out in small batches at each tick (measured from the tick).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub tick_us: u64,
-    /// Start this command for each run instead (e.g. "java -jar
-    /// java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
+    /// Start this command for each run instead (e.g. "java -Xms1g -Xmx1g -XX:+AlwaysPreTouch
+    /// -jar java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
     /// {dir} are replaced.
     #[arg(long, conflicts_with = "spawn_server")]
     pub spawn_cmd: Option<String>,
