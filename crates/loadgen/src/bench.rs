@@ -34,6 +34,8 @@ pub struct FixBench {
     pub stop: Arc<AtomicBool>,
     /// Shortest timer tick (see `driver::Schedule`).
     pub tick_min: Duration,
+    /// See `DriverConfig::spin`.
+    pub spin: Duration,
 }
 
 impl FixBench {
@@ -51,6 +53,7 @@ impl FixBench {
             mix: MixConfig::default(),
             stop: Arc::new(AtomicBool::new(false)),
             tick_min: Duration::from_micros(20),
+            spin: Duration::ZERO,
         }
     }
 }
@@ -103,6 +106,7 @@ pub fn run_fix(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Stri
     cfg.window = b.window;
     cfg.stop = b.stop.clone();
     cfg.tick_min = b.tick_min;
+    cfg.spin = b.spin;
     let mut driver = Driver::connect(cfg)?;
     let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
         .map(|i| {
@@ -144,6 +148,8 @@ pub struct EchoBench {
     pub seed: u64,
     pub stop: Arc<AtomicBool>,
     pub tick_min: Duration,
+    /// See `DriverConfig::spin`.
+    pub spin: Duration,
 }
 
 impl EchoBench {
@@ -158,6 +164,7 @@ impl EchoBench {
             seed: 1,
             stop: Arc::new(AtomicBool::new(false)),
             tick_min: Duration::from_micros(20),
+            spin: Duration::ZERO,
         }
     }
 }
@@ -176,6 +183,7 @@ pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, St
     cfg.window = 1;
     cfg.stop = b.stop.clone();
     cfg.tick_min = b.tick_min;
+    cfg.spin = b.spin;
     let mut driver = Driver::connect(cfg)?;
     let mut gens = vec![EchoGenerator::new(b.seed)];
     let result = driver.run(

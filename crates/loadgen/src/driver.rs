@@ -19,8 +19,9 @@
 //! per `read`. The `fix` crate's `Encoder` and `Decoder` are reused; ClOrdIDs are formatted on the
 //! stack; nothing is allocated per message once the buffers have grown.
 //!
-//! Never: spins (it parks in `epoll_wait` until the timer or a socket wakes it; it polls
-//! without waiting only while catching up with requests already due); drops a due request silently (when a bot's write
+//! Never: spins unless asked to (it parks in `epoll_wait` until the timer or a socket wakes it;
+//! it polls without waiting only while catching up with requests already due, or within
+//! `spin` of the next one when a run asks for it); drops a due request silently (when a bot's write
 //! buffer is full the schedule waits and the delay is measured); lets a bot cancel or replace an
 //! order it does not believe live (`BotOrders`).
 //!
@@ -87,6 +88,9 @@ pub struct DriverConfig {
     pub tick_min: Duration,
     /// Exactly this many measured requests (overrides `duration`).
     pub requests: Option<u64>,
+    /// Busy-poll instead of parking when the next request is due within this long (0: always
+    /// park). Sharper send times for low-rate latency runs, at the cost of a busy core.
+    pub spin: Duration,
 }
 
 impl DriverConfig {
@@ -107,6 +111,7 @@ impl DriverConfig {
             stop: Arc::new(AtomicBool::new(false)),
             tick_min: Duration::from_micros(20),
             requests: None,
+            spin: Duration::ZERO,
         }
     }
 
@@ -673,9 +678,11 @@ impl Driver {
                 }
                 timer_on = sending;
             }
-            // Requests already due (a burst was cut, or the generator is catching up): look at
-            // the sockets without waiting. Otherwise park until the tick or a socket.
-            let catching_up = sending && st.intended_ns(k_next) <= now;
+            // Requests already due (a burst was cut, or the generator is catching up), or due
+            // within the spin window: look at the sockets without waiting. Otherwise park until
+            // the tick or a socket.
+            let spin_ns = self.cfg.spin.as_nanos() as u64;
+            let catching_up = sending && st.intended_ns(k_next) <= now + spin_ns;
             if let Err(e) = self.pump_with(&mut st, observer, catching_up, t0) {
                 break Err(e);
             }

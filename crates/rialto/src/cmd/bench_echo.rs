@@ -35,6 +35,10 @@ pub struct Args {
     /// Shortest timer tick, µs (see `rialto bench fix --help`).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     tick_us: u64,
+    /// Busy-poll (instead of parking) when the next request is due within this many µs:
+    /// sharper send times for low-rate latency runs, at the cost of a busy core (0: never).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    spin_us: u64,
     /// Start `rialto serve` for the run (fresh temporary data dir, free port).
     #[arg(long)]
     spawn_server: bool,
@@ -71,6 +75,7 @@ pub fn run(args: Args) -> CmdResult {
             b.target_comp_id = args.target_comp_id.clone();
             b.stop = stop;
             b.tick_min = Duration::from_micros(args.tick_us);
+            b.spin = Duration::from_micros(args.spin_us);
             eprintln!(
                 "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
                 b.count,

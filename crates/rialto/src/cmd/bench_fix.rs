@@ -58,6 +58,10 @@ pub struct BotArgs {
     /// that rate, requests go out in small batches at each tick (measured from the tick).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub tick_us: u64,
+    /// Busy-poll (instead of parking) when the next request is due within this many µs:
+    /// sharper send times for low-rate latency runs, at the cost of a busy core (0: never).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub spin_us: u64,
     /// Start this command for each run instead (e.g. "java -Xms1g -Xmx1g -XX:+AlwaysPreTouch
     /// -jar java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
     /// {dir} are replaced.
@@ -112,6 +116,7 @@ impl BotArgs {
         };
         b.stop = loadgen::bench::stop_on_ctrl_c()?;
         b.tick_min = Duration::from_micros(self.tick_us);
+        b.spin = Duration::from_micros(self.spin_us);
         Ok(b)
     }
 
