@@ -26,6 +26,18 @@
 //! on the core; drops an input silently (over the queue limit, orders are rejected with
 //! "exchange busy" and counted); lets a malformed message stop a session or the process; lets
 //! anyone but an order's own session (hence firm) cancel or replace it.
+//!
+//! Limits (each bounded, each rejecting or forgetting explicitly): inbound queue
+//! `inbound_queue_capacity` (half for application messages; beyond it "exchange busy"),
+//! message size 8 KiB, 256 fields, ClOrdID/Text 64 bytes, `resend_store_max` stored outbound
+//! application messages per session (older ones are gap-filled on ResendRequest), ClOrdIDs of
+//! live orders plus the last 1M others remembered for uniqueness, the last 256K finished orders
+//! answer OrderStatusRequest, 64 MiB unsent output per connection (then it is closed as a slow
+//! consumer), `orders_max` resting orders in the engine.
+//!
+//! Sessions: the default config has `CLIENT1`..`CLIENT9` (accounts 1..9) for people and tests,
+//! and `BOT1`..`BOT64` (accounts 101..164) for `rialto bench` and `rialto demo`, each its own
+//! firm, no password, TargetCompID `RIALTO`, FIX 4.4.
 #![forbid(unsafe_code)]
 
 pub mod adapter;
