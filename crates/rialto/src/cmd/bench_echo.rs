@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, default_value = "RIALTO")]
     target_comp_id: String,
     /// Shortest timer tick, µs (see `rialto bench fix --help`).
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     tick_us: u64,
     /// Busy-poll (instead of parking) when the next request is due within this many µs:
     /// sharper send times for low-rate latency runs, at the cost of a busy core (0: never).

@@ -56,7 +56,7 @@ pub struct BotArgs {
     pub durability: String,
     /// Shortest timer tick, µs: up to one request per tick is sent exactly on time; above
     /// that rate, requests go out in small batches at each tick (measured from the tick).
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub tick_us: u64,
     /// Busy-poll (instead of parking) when the next request is due within this many µs:
     /// sharper send times for low-rate latency runs, at the cost of a busy core (0: never).
