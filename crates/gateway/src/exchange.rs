@@ -170,8 +170,8 @@ pub struct Exchange {
     cfg: Arc<Config>,
     engine: Engine,
     sessions: Vec<Session>,
-    conns: HashMap<ConnId, u16>,
-    orders: HashMap<OrderId, OrderInfo>,
+    conns: HashMap<ConnId, u16, IdHash>,
+    orders: HashMap<OrderId, OrderInfo, IdHash>,
     done: VecDeque<OrderId>,
     /// Every remembered ClOrdID in the order it was first used: (session, order, ClOrdID).
     /// The per-session maps are an index over it; the snapshot stores this list (already in a
@@ -204,8 +204,8 @@ impl Exchange {
             cfg,
             engine,
             sessions,
-            conns: HashMap::new(),
-            orders: HashMap::new(),
+            conns: HashMap::default(),
+            orders: HashMap::default(),
             done: VecDeque::new(),
             cl_fifo: VecDeque::new(),
             next_order_id: 1,
@@ -1671,6 +1671,28 @@ impl Exchange {
 }
 
 const SNAP_MAGIC: &[u8; 8] = b"RIALTOGW";
+
+/// Hasher for keys the exchange itself assigns (order ids, connection ids): one multiply
+/// (Fibonacci hashing) instead of SipHash. Clients cannot choose these keys, so there is no
+/// collision attack to defend against; ClOrdID maps (client-chosen strings) keep SipHash.
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdHash = std::hash::BuildHasherDefault<IdHasher>;
 
 struct SnapWriter<'a>(&'a mut Vec<u8>);
 impl SnapWriter<'_> {
