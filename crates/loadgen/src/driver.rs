@@ -8,8 +8,9 @@
 //! tick (each timer wake costs a timer reprogramming, which is dear on a VM: at 50K req/s a
 //! 20 µs tick took 65% of a core, a 50 µs one 36%). The first answer to each request
 //! (ExecutionReport New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from the
-//! request's intended time into an HdrHistogram, so time the request spent waiting in the generator
-//! (because it fell behind, or TCP pushed back) counts as latency, as it would for a client.
+//! request's intended time into an HdrHistogram, so time the request spent waiting in the
+//! generator (because it fell behind, or TCP pushed back) counts as latency, as it would for a
+//! client.
 //! After the measured period: drain the answers, mass cancel every bot's orders, log out.
 //!
 //! How it stays cheap on a 2-core machine shared with the exchange: one thread, one `mio`

@@ -6,11 +6,12 @@
 //! (HdrHistogram percentile tables, a one-line summary), plus sweeps across rates (table, CSV,
 //! SVG chart) and a live demo with simulated market makers and takers.
 //!
-//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots send: the order mix, echo, instruments), `orders` (each bot's
-//! active-orders window), `clordid` (ClOrdIDs that carry the request index), `driver` (the
-//! one-threaded open-loop FIX engine), `stats` (counters, histograms, the printed formats),
-//! `sweep` (runs per rate, knee detection, CSV), `svg` (the latency-vs-load chart), `spawn` (a
-//! `rialto serve` child for one run), `demo` (the in-process exchange with simulated traders).
+//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots
+//! send: the order mix, echo, instruments), `orders` (each bot's active-orders window),
+//! `clordid` (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX
+//! engine), `stats` (counters, histograms, the printed formats), `sweep` (runs per rate, knee
+//! detection, CSV), `svg` (the latency-vs-load chart), `spawn` (a `rialto serve` child for one
+//! run), `demo` (the in-process exchange with simulated traders).
 //!
 //! Never: measures from the actual send time (always from the intended one: no coordinated
 //! omission); hides load shedding (exchange-busy rejects are counted apart from business
