@@ -1448,12 +1448,21 @@ impl Exchange {
     pub fn state_hash(&self) -> u64 {
         let mut buf = Vec::new();
         self.snapshot_gateway(&mut buf);
-        let g = fnv1a(&buf);
+        self.combine_hash(&buf)
+    }
+
+    fn combine_hash(&self, gateway_state: &[u8]) -> u64 {
+        let g = hash_bytes(gateway_state);
         self.engine.state_hash() ^ g.rotate_left(17).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     /// Appends the full state (gateway then engine) to `out`.
     pub fn snapshot(&self, out: &mut Vec<u8>) {
+        self.snapshot_and_hash(out);
+    }
+
+    /// `snapshot` and `state_hash` in one pass over the state (the snapshot stall matters).
+    pub fn snapshot_and_hash(&self, out: &mut Vec<u8>) -> u64 {
         out.extend_from_slice(SNAP_MAGIC);
         let len_at = out.len();
         out.extend_from_slice(&0u64.to_le_bytes());
@@ -1461,7 +1470,9 @@ impl Exchange {
         self.snapshot_gateway(out);
         let len = (out.len() - start) as u64;
         out[len_at..len_at + 8].copy_from_slice(&len.to_le_bytes());
+        let hash = self.combine_hash(&out[start..]);
         self.engine.snapshot(out);
+        hash
     }
 
     fn snapshot_gateway(&self, out: &mut Vec<u8>) {
@@ -1736,13 +1747,21 @@ impl<'a> SnapReader<'a> {
     }
 }
 
-fn fnv1a(b: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &x in b {
-        h ^= x as u64;
-        h = h.wrapping_mul(0x100_0000_01b3);
+/// 64-bit hash of a byte string, 8 bytes per step (a multiply-xorshift mix; not
+/// cryptographic: it detects divergence between replicas of our own state, nothing more).
+fn hash_bytes(b: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ (b.len() as u64).wrapping_mul(K);
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h ^ v).wrapping_mul(K);
+        h ^= h >> 29;
     }
-    h
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 32)
 }
 
 fn tif_code(t: TimeInForce) -> u64 {

@@ -288,6 +288,20 @@ impl Server {
             let inflight = app_inflight.clone();
             let log = log.clone();
             let stop = stop.clone();
+            let (snap_tx, snap_rx) = bounded::<SnapshotJob>(1);
+            let snap_busy = Arc::new(AtomicBool::new(false));
+            let snap_writer = {
+                let (dir, busy, counters, log) = (
+                    cfg.data_dir.clone(),
+                    snap_busy.clone(),
+                    counters.clone(),
+                    log.clone(),
+                );
+                std::thread::Builder::new()
+                    .name("snapshot".into())
+                    .spawn(move || snapshot_writer(snap_rx, dir, busy, counters, log))
+                    .map_err(|e| ServerError(e.to_string()))?
+            };
             std::thread::Builder::new()
                 .name("core".into())
                 .spawn(move || {
@@ -302,11 +316,21 @@ impl Server {
                         waker,
                         counters,
                         inflight,
-                        log,
                         since_snapshot: 0,
                         last_snapshot: Instant::now(),
+                        snap_tx,
+                        snap_busy,
                     };
-                    core.run()
+                    let r = core.run();
+                    // Closing the channel lets the writer finish the final snapshot and end.
+                    drop(core);
+                    let w = snap_writer.join();
+                    match (r, w) {
+                        (Err(e), _) => Err(e),
+                        (Ok(_), Err(_)) => Err(ServerError("snapshot writer panicked".into())),
+                        (Ok(_), Ok(Err(e))) => Err(e),
+                        (Ok(h), Ok(Ok(()))) => Ok(h),
+                    }
                 })
                 .map_err(|e| ServerError(e.to_string()))?
         };
@@ -399,9 +423,54 @@ struct Core {
     waker: Arc<Waker>,
     counters: Arc<Counters>,
     inflight: Arc<AtomicUsize>,
-    log: Logger,
     since_snapshot: u64,
     last_snapshot: Instant,
+    snap_tx: Sender<SnapshotJob>,
+    snap_busy: Arc<AtomicBool>,
+}
+
+/// A serialized snapshot on its way to disk.
+struct SnapshotJob {
+    seq: u64,
+    bytes: Vec<u8>,
+    hash: u64,
+    /// How long the engine stood still to serialize it.
+    stall: Duration,
+}
+
+/// The snapshot writer thread: writes (atomically, durably) and prunes; parks otherwise.
+fn snapshot_writer(
+    rx: Receiver<SnapshotJob>,
+    data_dir: PathBuf,
+    busy: Arc<AtomicBool>,
+    counters: Arc<Counters>,
+    log: Logger,
+) -> Result<(), ServerError> {
+    for job in rx {
+        let t0 = Instant::now();
+        let r = journal::snapshot::write(&data_dir, job.seq, &job.bytes).and_then(|path| {
+            journal::snapshot::prune(&data_dir, journal::snapshot::SNAPSHOTS_KEPT_DEFAULT)?;
+            Ok(path)
+        });
+        busy.store(false, Ordering::Release);
+        match r {
+            Ok(path) => {
+                counters.snapshots.fetch_add(1, Ordering::Relaxed);
+                log(&format!(
+                    "snapshot at seq {}: {} bytes, engine stall {:.1} ms, written in {:.1} ms to {}; state hash {:016x}",
+                    job.seq,
+                    job.bytes.len(),
+                    job.stall.as_secs_f64() * 1e3,
+                    t0.elapsed().as_secs_f64() * 1e3,
+                    path.display(),
+                    job.hash
+                ));
+            }
+            // A failed snapshot loses nothing (the journal has it all); say so and go on.
+            Err(e) => log(&format!("snapshot at seq {} failed: {e}", job.seq)),
+        }
+    }
+    Ok(())
 }
 
 impl Core {
@@ -487,26 +556,30 @@ impl Core {
         if !(force || by_count || by_time) {
             return Ok(self.counters.state_hash.load(Ordering::Relaxed));
         }
+        if !force && self.snap_busy.load(Ordering::Acquire) {
+            // The previous snapshot is still being written: take this one later.
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        // The engine stalls only for the serialization; the file write and its fsync happen
+        // on the snapshot writer thread.
         let t0 = Instant::now();
         let mut buf = Vec::with_capacity(1 << 20);
-        self.x.snapshot(&mut buf);
-        let hash = self.x.state_hash();
+        let hash = self.x.snapshot_and_hash(&mut buf);
         let seq = self.x.last_seq();
-        let path = journal::snapshot::write(&self.cfg.data_dir, seq, &buf)?;
-        journal::snapshot::prune(
-            &self.cfg.data_dir,
-            journal::snapshot::SNAPSHOTS_KEPT_DEFAULT,
-        )?;
+        let stall = t0.elapsed();
         self.since_snapshot = 0;
         self.last_snapshot = Instant::now();
-        self.counters.snapshots.fetch_add(1, Ordering::Relaxed);
         self.counters.state_hash.store(hash, Ordering::Relaxed);
-        (self.log)(&format!(
-            "snapshot at seq {seq}: {} bytes in {:.1} ms, {}; state hash {hash:016x}",
-            buf.len(),
-            t0.elapsed().as_secs_f64() * 1e3,
-            path.display()
-        ));
+        self.snap_busy.store(true, Ordering::Release);
+        let job = SnapshotJob {
+            seq,
+            bytes: buf,
+            hash,
+            stall,
+        };
+        if self.snap_tx.send(job).is_err() {
+            return Err(ServerError("snapshot writer thread is gone".into()));
+        }
         Ok(hash)
     }
 }
