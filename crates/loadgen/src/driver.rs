@@ -510,11 +510,23 @@ impl Driver {
                 ));
             }
             self.pump(&mut stats, &mut Quiet)?;
-            if let Some(b) = self.bots.iter().find(|b| b.closed || b.logout_received) {
-                let why = stats.notes.last().cloned().unwrap_or_default();
+            let refused: Vec<&Bot> = self
+                .bots
+                .iter()
+                .filter(|b| b.closed || b.logout_received)
+                .collect();
+            if let Some(b) = refused.first() {
+                let prefix = format!("{}: ", b.name);
+                let why = stats
+                    .notes
+                    .iter()
+                    .find_map(|n| n.strip_prefix(&prefix))
+                    .unwrap_or("no reason given");
+                let names: Vec<&str> = refused.iter().map(|b| b.name.as_str()).collect();
                 return Err(format!(
-                    "{}: logon refused or connection closed: {why}",
-                    b.name
+                    "logon refused for {} ({why}); is each SenderCompID configured on the \
+                     exchange (the default contract has BOT1..BOT64)?",
+                    names.join(", ")
                 ));
             }
         }
