@@ -76,7 +76,72 @@ struct Stored {
     seq: u64,
     msg_type: u8,
     sending_ts: u64,
-    body: Box<[u8]>,
+    body: Vec<u8>,
+}
+
+/// Where a stored message's body lies in `Store::bytes`.
+#[derive(Clone, Copy, Debug)]
+struct StoredMeta {
+    seq: u64,
+    msg_type: u8,
+    sending_ts: u64,
+    /// Absolute offset (see `Store::base`).
+    start: u64,
+    len: u32,
+}
+
+/// The last `resend_store_max` application messages of a session, their bodies back to back
+/// in one buffer (no allocation per message; the dead prefix is dropped when it is more than
+/// half of the buffer, so pushing is amortized O(length)).
+#[derive(Clone, Debug, Default)]
+struct Store {
+    meta: VecDeque<StoredMeta>,
+    bytes: Vec<u8>,
+    /// Absolute offset of `bytes[0]`.
+    base: u64,
+}
+
+impl Store {
+    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
+        while self.meta.len() >= max.max(1) {
+            self.meta.pop_front();
+        }
+        let end = self.base + self.bytes.len() as u64;
+        let live_start = self.meta.front().map_or(end, |m| m.start);
+        let dead = (live_start - self.base) as usize;
+        if dead > 4096 && dead * 2 > self.bytes.len() {
+            self.bytes.drain(..dead);
+            self.base = live_start;
+        }
+        let start = self.base + self.bytes.len() as u64;
+        self.bytes.extend_from_slice(body);
+        self.meta.push_back(StoredMeta {
+            seq,
+            msg_type,
+            sending_ts,
+            start,
+            len: body.len() as u32,
+        });
+    }
+    fn body(&self, m: &StoredMeta) -> &[u8] {
+        let a = (m.start - self.base) as usize;
+        &self.bytes[a..a + m.len as usize]
+    }
+    fn clear(&mut self) {
+        self.meta.clear();
+        self.bytes.clear();
+        self.base = 0;
+    }
+    fn len(&self) -> usize {
+        self.meta.len()
+    }
+    fn iter(&self) -> impl Iterator<Item = (&StoredMeta, &[u8])> {
+        self.meta.iter().map(move |m| (m, self.body(m)))
+    }
+}
+
+fn empty_cl() -> Arc<str> {
+    Arc::from("")
 }
 
 #[derive(Clone, Debug)]
@@ -93,8 +158,8 @@ struct Session {
     logout_sent: bool,
     /// Highest MsgSeqNum for which a ResendRequest is outstanding (0: none).
     resend_until: u64,
-    store: VecDeque<Stored>,
-    cl_ord_ids: HashMap<Box<str>, OrderId>,
+    store: Store,
+    cl_ord_ids: HashMap<Arc<str>, OrderId>,
 }
 
 impl Session {
@@ -109,7 +174,7 @@ impl Session {
             test_request_sent_ns: 0,
             logout_sent: false,
             resend_until: 0,
-            store: VecDeque::new(),
+            store: Store::default(),
             cl_ord_ids: HashMap::new(),
         }
     }
@@ -126,7 +191,7 @@ struct OrderInfo {
     tif: TimeInForce,
     price: i64,
     /// Current ClOrdID (the latest accepted cancel/replace's).
-    cl_ord_id: Box<str>,
+    cl_ord_id: Arc<str>,
     order_qty: u64,
     cum_qty: u64,
     leaves_qty: u64,
@@ -151,8 +216,8 @@ struct Ctx {
     seq: u64,
     ts: u64,
     exec_n: u32,
-    cl_ord_id: Box<str>,
-    orig_cl_ord_id: Box<str>,
+    cl_ord_id: Arc<str>,
+    orig_cl_ord_id: Arc<str>,
     kind: CtxKind,
     mass_count: u64,
 }
@@ -176,7 +241,7 @@ pub struct Exchange {
     /// Every remembered ClOrdID in the order it was first used: (session, order, ClOrdID).
     /// The per-session maps are an index over it; the snapshot stores this list (already in a
     /// deterministic order) and rebuilds the maps.
-    cl_fifo: VecDeque<(u16, OrderId, Box<str>)>,
+    cl_fifo: VecDeque<(u16, OrderId, Arc<str>)>,
     next_order_id: OrderId,
     last_seq: u64,
     events: Vec<Event>,
@@ -632,15 +697,8 @@ impl Exchange {
         s.last_sent_ns = ts;
         let is_app = !matches!(msg_type, b'0' | b'1' | b'2' | b'3' | b'4' | b'5' | b'A');
         if is_app {
-            if s.store.len() >= self.cfg.resend_store_max {
-                s.store.pop_front();
-            }
-            s.store.push_back(Stored {
-                seq,
-                msg_type,
-                sending_ts: ts,
-                body: body.into(),
-            });
+            s.store
+                .push(seq, msg_type, ts, body, self.cfg.resend_store_max);
         }
         if let Some(conn) = s.conn {
             self.write(ix, conn, msg_type, seq, ts, None, body, out);
@@ -704,8 +762,13 @@ impl Exchange {
         let msgs: Vec<Stored> = s
             .store
             .iter()
-            .filter(|m| m.seq >= begin && m.seq <= end)
-            .cloned()
+            .filter(|(m, _)| m.seq >= begin && m.seq <= end)
+            .map(|(m, body)| Stored {
+                seq: m.seq,
+                msg_type: m.msg_type,
+                sending_ts: m.sending_ts,
+                body: body.to_vec(),
+            })
             .collect();
         let mut next = begin;
         let mut b = Vec::with_capacity(32);
@@ -901,7 +964,10 @@ impl Exchange {
         };
         let id = self.next_order_id;
         self.next_order_id += 1;
-        self.remember_cl_ord_id(ix, &n.cl_ord_id, id);
+        // One allocation for the ClOrdID, shared by the index, the FIFO, the order and the
+        // request context.
+        let cl: Arc<str> = n.cl_ord_id.as_str().into();
+        self.remember_cl_ord_id(ix, cl.clone(), id);
         let cmd = Command::New(NewOrder {
             id,
             account,
@@ -933,7 +999,7 @@ impl Exchange {
                 } else {
                     n.price
                 },
-                cl_ord_id: n.cl_ord_id.as_str().into(),
+                cl_ord_id: cl.clone(),
                 order_qty: n.qty,
                 cum_qty: 0,
                 leaves_qty: n.qty,
@@ -946,8 +1012,8 @@ impl Exchange {
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: n.cl_ord_id.as_str().into(),
-            orig_cl_ord_id: "".into(),
+            cl_ord_id: cl,
+            orig_cl_ord_id: empty_cl(),
             kind: CtxKind::New,
             mass_count: 0,
         };
@@ -1038,13 +1104,14 @@ impl Exchange {
                 }
             }
         };
-        self.remember_cl_ord_id(ix, cl_ord_id, id);
+        let cl: Arc<str> = cl_ord_id.into();
+        self.remember_cl_ord_id(ix, cl.clone(), id);
         let mut ctx = Ctx {
             session: ix,
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: cl_ord_id.into(),
+            cl_ord_id: cl,
             orig_cl_ord_id: orig_cl_ord_id.into(),
             kind: if is_replace {
                 CtxKind::Replace
@@ -1074,7 +1141,7 @@ impl Exchange {
             ts,
             exec_n: 0,
             cl_ord_id: cl_ord_id.into(),
-            orig_cl_ord_id: "".into(),
+            orig_cl_ord_id: empty_cl(),
             kind: CtxKind::Mass,
             mass_count: 0,
         };
@@ -1185,7 +1252,7 @@ impl Exchange {
             ts,
             exec_n: 0,
             cl_ord_id: cl_ord_id.into(),
-            orig_cl_ord_id: "".into(),
+            orig_cl_ord_id: empty_cl(),
             kind: CtxKind::Other,
             mass_count: 0,
         };
@@ -1315,11 +1382,11 @@ impl Exchange {
     }
 
     /// Moves a terminal order to the bounded list of done orders.
-    fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: &str, id: OrderId) {
+    fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: Arc<str>, id: OrderId) {
         self.sessions[ix as usize]
             .cl_ord_ids
-            .insert(cl_ord_id.into(), id);
-        self.cl_fifo.push_back((ix, id, cl_ord_id.into()));
+            .insert(cl_ord_id.clone(), id);
+        self.cl_fifo.push_back((ix, id, cl_ord_id));
         // Forget the oldest ClOrdIDs of finished orders; rotate live ones to the back (there
         // are at most `orders_max` live orders, so this ends).
         let mut rotations = self.cl_fifo.len();
@@ -1493,11 +1560,11 @@ impl Exchange {
             e.u64(s.logout_sent as u64);
             e.u64(s.resend_until);
             e.u64(s.store.len() as u64);
-            for m in &s.store {
+            for (m, body) in s.store.iter() {
                 e.u64(m.seq);
                 e.u64(m.msg_type as u64);
                 e.u64(m.sending_ts);
-                e.bytes(&m.body);
+                e.bytes(body);
             }
         }
         e.u64(self.cl_fifo.len() as u64);
@@ -1572,19 +1639,14 @@ impl Exchange {
                 let seq = r.u64()?;
                 let msg_type = r.u64()? as u8;
                 let sending_ts = r.u64()?;
-                let body = r.bytes()?.into();
-                s.store.push_back(Stored {
-                    seq,
-                    msg_type,
-                    sending_ts,
-                    body,
-                });
+                let body = r.bytes()?;
+                s.store.push(seq, msg_type, sending_ts, body, usize::MAX);
             }
         }
         for _ in 0..r.count()? {
             let s = r.u64()? as usize;
             let id = r.u64()?;
-            let cl: Box<str> = std::str::from_utf8(r.bytes()?)
+            let cl: Arc<str> = std::str::from_utf8(r.bytes()?)
                 .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?
                 .into();
             let sess = x
