@@ -1066,7 +1066,7 @@ impl Driver {
                 Ok(Some(len)) => {
                     let frame = &rbuf[pos..pos + len];
                     pos += len;
-                    match self.dec.decode(frame) {
+                    match self.dec.decode_framed(frame) {
                         Ok(msg) => on_message(
                             i,
                             &mut self.bots[i],
