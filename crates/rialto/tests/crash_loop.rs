@@ -89,9 +89,11 @@ fn start_server(dir: &Path, config: &Path, listen: &str) -> Running {
     let mut start_hash = None;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let line = rx
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("server did not start; hash so far {start_hash:?}"));
+        let Ok(line) = rx.recv_timeout(left) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("server did not start; hash so far {start_hash:?}");
+        };
         if line.contains("recovered:") {
             start_hash = Some(
                 line.rsplit("state hash ")
