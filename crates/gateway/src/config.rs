@@ -294,7 +294,7 @@ impl Config {
         if sessions.len() > u16::MAX as usize {
             return err("too many sessions");
         }
-        let cap = file.inbound_queue_capacity.unwrap_or(65_536);
+        let cap = file.inbound_queue_capacity.unwrap_or(8_192);
         if cap < 16 {
             return err("inbound_queue_capacity must be >= 16");
         }

@@ -29,7 +29,7 @@ use types::{
 };
 
 /// Terminal orders kept for OrderStatusRequest before the oldest are forgotten.
-const DONE_ORDERS_MAX: usize = 1 << 18;
+const DONE_ORDERS_MAX: usize = 1 << 16;
 /// ClOrdIDs remembered for uniqueness and lookup, across sessions. Live orders' ClOrdIDs are
 /// never forgotten; beyond this count the oldest ClOrdIDs of finished orders are. So a
 /// ClOrdID is unique per session among live orders and the most recent `CL_ORD_IDS_MAX`.
@@ -159,7 +159,9 @@ struct Session {
     /// Highest MsgSeqNum for which a ResendRequest is outstanding (0: none).
     resend_until: u64,
     store: Store,
-    cl_ord_ids: HashMap<Arc<str>, OrderId>,
+    /// ClOrdIDs are chosen by clients: foldhash with a per-process random seed (fast on short
+    /// strings, and not predictable enough for a collision attack).
+    cl_ord_ids: HashMap<Arc<str>, OrderId, foldhash::fast::RandomState>,
 }
 
 impl Session {
@@ -175,7 +177,7 @@ impl Session {
             logout_sent: false,
             resend_until: 0,
             store: Store::default(),
-            cl_ord_ids: HashMap::new(),
+            cl_ord_ids: HashMap::default(),
         }
     }
 }

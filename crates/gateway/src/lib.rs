@@ -31,7 +31,7 @@
 //! `inbound_queue_capacity` (half for application messages; beyond it "exchange busy"),
 //! message size 8 KiB, 256 fields, ClOrdID/Text 64 bytes, `resend_store_max` stored outbound
 //! application messages per session (older ones are gap-filled on ResendRequest), ClOrdIDs of
-//! live orders plus the last 1M others remembered for uniqueness, the last 256K finished orders
+//! live orders plus the last 1M others remembered for uniqueness, the last 64K finished orders
 //! answer OrderStatusRequest, 64 MiB unsent output per connection (then it is closed as a slow
 //! consumer), `orders_max` resting orders in the engine.
 //!
