@@ -270,7 +270,9 @@ impl Server {
         let poll = Poll::new().map_err(|e| ServerError(e.to_string()))?;
         let waker =
             Arc::new(Waker::new(poll.registry(), WAKER).map_err(|e| ServerError(e.to_string()))?);
-        let (in_tx, in_rx) = bounded::<Input>(cfg.inbound_queue_capacity);
+        // Batches of inputs, one per network loop iteration (one wake-up of the core per
+        // iteration, not per message). Application messages in flight are bounded separately.
+        let (in_tx, in_rx) = bounded::<Vec<Input>>((cfg.inbound_queue_capacity / 16).max(8));
         let (out_tx, out_rx) = bounded::<Outbox>(1024);
         let (recycle_tx, recycle_rx) = bounded::<Outbox>(1024);
         let app_inflight = Arc::new(AtomicUsize::new(0));
@@ -343,6 +345,7 @@ impl Server {
                 // Tokens 0 and 1 are the listener and the waker.
                 next_conn: 2,
                 in_tx,
+                cur: Vec::new(),
                 pending: VecDeque::new(),
                 out_rx,
                 recycle_tx,
@@ -417,7 +420,7 @@ struct Core {
     cfg: Arc<Config>,
     journal: JournalWriter,
     x: Exchange,
-    in_rx: Receiver<Input>,
+    in_rx: Receiver<Vec<Input>>,
     out_tx: Sender<Outbox>,
     recycle_rx: Receiver<Outbox>,
     waker: Arc<Waker>,
@@ -484,7 +487,7 @@ impl Core {
             batch.clear();
             seqs.clear();
             match self.in_rx.recv_timeout(TICK) {
-                Ok(i) => batch.push(i),
+                Ok(mut v) => batch.append(&mut v),
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                     self.maybe_snapshot(false)?;
                     continue;
@@ -493,7 +496,7 @@ impl Core {
             }
             while batch.len() < BATCH_MAX {
                 match self.in_rx.try_recv() {
-                    Ok(i) => batch.push(i),
+                    Ok(mut v) => batch.append(&mut v),
                     Err(_) => break,
                 }
             }
@@ -601,9 +604,11 @@ struct Net {
     listener: TcpListener,
     conns: HashMap<ConnId, Conn>,
     next_conn: ConnId,
-    in_tx: Sender<Input>,
+    in_tx: Sender<Vec<Input>>,
+    /// Inputs of this loop iteration, sent as one batch at its end.
+    cur: Vec<Input>,
     /// Inputs the inbound queue had no room for, in order; while non-empty, no socket is read.
-    pending: VecDeque<Input>,
+    pending: VecDeque<Vec<Input>>,
     out_rx: Receiver<Outbox>,
     recycle_tx: Sender<Outbox>,
     inflight: Arc<AtomicUsize>,
@@ -670,7 +675,8 @@ impl Net {
             self.drain_pending();
             if self.stop.load(Ordering::SeqCst) {
                 if !shutdown_sent {
-                    self.pending.push_back(Input::Shutdown);
+                    self.submit(Input::Shutdown);
+                    self.flush_inputs();
                     self.drain_pending();
                     shutdown_sent = true;
                     shutdown_deadline = Some(Instant::now() + Duration::from_secs(5));
@@ -697,6 +703,7 @@ impl Net {
                     self.submit(Input::Tick);
                 }
             }
+            self.flush_inputs();
         }
     }
 
@@ -740,15 +747,26 @@ impl Net {
         }
     }
 
-    /// Queues an input for the core; never blocks, never drops.
+    /// Queues an input for the core (sent with this iteration's batch); never blocks, never
+    /// drops.
     fn submit(&mut self, input: Input) {
-        if !self.pending.is_empty() {
-            self.pending.push_back(input);
+        self.cur.push(input);
+    }
+
+    /// Hands this iteration's inputs to the core as one batch, or keeps them pending (in
+    /// order) while the queue is full.
+    fn flush_inputs(&mut self) {
+        if self.cur.is_empty() {
             return;
         }
-        match self.in_tx.try_send(input) {
+        let batch = std::mem::take(&mut self.cur);
+        if !self.pending.is_empty() {
+            self.pending.push_back(batch);
+            return;
+        }
+        match self.in_tx.try_send(batch) {
             Ok(()) => {}
-            Err(TrySendError::Full(i)) => self.pending.push_back(i),
+            Err(TrySendError::Full(b)) => self.pending.push_back(b),
             Err(TrySendError::Disconnected(_)) => {}
         }
     }
