@@ -1,26 +1,33 @@
-//! The running server: recovery at start, then two threads.
+//! The running server: recovery at start, then three threads.
 //!
 //! - **network** (`net` thread): one mio event loop over the listener and every FIX
-//!   connection, non-blocking. Reads are batched per wake-up; each framed message becomes an
-//!   `Input` (`FixAdapter`) and goes into the bounded inbound queue. Writes are batched per
-//!   connection and flushed when the socket accepts them. Parks in `epoll_wait`.
+//!   connection, non-blocking. Reads are batched per wake-up (at most 64 KiB per connection per
+//!   iteration, for fairness); each framed message becomes an `Input` (`FixAdapter`); the
+//!   iteration's inputs go to the core as one batch. Writes are batched per connection and
+//!   flushed when the socket accepts them. Parks in `epoll_wait`.
 //! - **core** (`core` thread): the LMAX pipeline collapsed onto one thread for a 2-core machine:
 //!   *sequencer* (drain up to `BATCH_MAX` inputs, stamp each with the next journal sequence
 //!   number and one timestamp per batch), *journal* (append them all, one `commit` per batch:
 //!   group commit; `process` = after write(2), `fsync` = after fdatasync), *engine* (apply
 //!   each input to the `Exchange` only after the commit returned) and *publisher* (hand the
 //!   batch's FIX messages to the network thread and wake it). Parks in the queue's `recv`.
+//!   Why one thread and not a journal thread plus an engine thread: nothing may be released
+//!   before its commit anyway, applying a batch costs far less than writing it, and on two
+//!   cores (shared with the load generator) a third busy thread costs more than it overlaps.
+//! - **snapshot** (`snapshot` thread): writes the bytes the core serialized (atomic rename,
+//!   fsync) and prunes old snapshots; parked otherwise. The engine stalls only to serialize.
 //!
-//! Queues: network -> core is a bounded crossbeam channel of `Input`s. Half of it is reserved:
-//! when application messages in flight reach half the capacity, a new order/cancel/replace is
-//! not queued as such but as a small `Busy` input, answered with a reject "exchange busy" (and
-//! counted). If even the reserve is full, the network thread keeps the input in its own
-//! pending list and stops reading sockets until the core drained some: TCP back-pressure,
-//! never a blocked thread, never a dropped message. Core -> network is a bounded channel of
-//! `Outbox` batches (plus a channel that returns spent batches for reuse).
+//! Queues: network -> core is a bounded crossbeam channel of input batches. Application
+//! messages in flight (queued, not yet taken by the core) are limited to half of
+//! `inbound_queue_capacity`: beyond it a new order/cancel/replace is not queued as such but as
+//! a small `Busy` input, answered with a reject "exchange busy" (and counted). If the channel
+//! itself is full, the network thread keeps the batch in its own pending list (in order) and
+//! stops reading sockets until the core drained some: TCP back-pressure, never a blocked
+//! thread, never a dropped message. Core -> network is a bounded channel of `Outbox` batches
+//! (plus a channel that returns spent batches for reuse).
 //!
 //! Invariants: no byte of a message caused by input `n` reaches a socket before input `n` is
-//! durable in the configured sense; inputs are applied in journal order exactly once; neither
+//! durable in the configured sense; inputs are applied in journal order exactly once; no
 //! thread spins.
 
 use crate::adapter::{ConnIds, FixAdapter};
