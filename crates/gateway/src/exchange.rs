@@ -953,6 +953,10 @@ impl Exchange {
 
     fn on_new(&mut self, ix: u16, seq: u64, ts: u64, n: &NewOrderMsg, out: &mut Outbox) {
         self.stats.orders += 1;
+        if n.symbol as usize >= self.cfg.instruments.len() {
+            // Only a journal written with a longer instrument list can say this.
+            return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown symbol", b"", out);
+        }
         if self.sessions[ix as usize]
             .cl_ord_ids
             .contains_key(n.cl_ord_id.as_str())
