@@ -309,7 +309,7 @@ impl Config {
             snapshot_every_commands: file.snapshot_every_commands.unwrap_or(1_000_000),
             snapshot_every_secs: file.snapshot_every_secs.unwrap_or(60),
             inbound_queue_capacity: cap,
-            resend_store_max: file.resend_store_max.unwrap_or(10_000).max(1),
+            resend_store_max: file.resend_store_max.unwrap_or(5_000).max(1),
             orders_max,
             journal_segment_bytes: file.journal_segment_bytes.unwrap_or(64 << 20).max(1 << 20),
             instruments,

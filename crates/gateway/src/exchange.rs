@@ -252,6 +252,9 @@ pub struct Exchange {
     pub stats: Stats,
     /// When set, every engine event is also appended here (for `journal dump`).
     pub event_log: Option<Vec<Event>>,
+    /// Recovery: messages are numbered and stored exactly as live, but not framed for the
+    /// (long gone) connections. Output only; never part of the state.
+    pub replaying: bool,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -282,6 +285,7 @@ impl Exchange {
             body: Vec::with_capacity(512),
             stats: Stats::default(),
             event_log: None,
+            replaying: false,
         }
     }
 
@@ -703,7 +707,9 @@ impl Exchange {
                 .push(seq, msg_type, ts, body, self.cfg.resend_store_max);
         }
         if let Some(conn) = s.conn {
-            self.write(ix, conn, msg_type, seq, ts, None, body, out);
+            if !self.replaying {
+                self.write(ix, conn, msg_type, seq, ts, None, body, out);
+            }
         }
     }
 
@@ -753,6 +759,9 @@ impl Exchange {
     /// Answers a ResendRequest: stored application messages with PossDupFlag=Y and
     /// OrigSendingTime, SequenceReset-GapFill over admin messages and anything not stored.
     fn resend(&mut self, ix: u16, ts: u64, begin: u64, end: u64, out: &mut Outbox) {
+        if self.replaying {
+            return; // output only
+        }
         let s = &self.sessions[ix as usize];
         let Some(conn) = s.conn else { return };
         let last = s.out_seq - 1;

@@ -152,6 +152,7 @@ pub fn recover(
     }
     let mut reader = JournalReader::open(data_dir, x.last_seq() + 1)?;
     let mut out = Outbox::default();
+    x.replaying = true;
     let mut replayed = 0;
     while let Some(rec) = reader.next_record()? {
         if rec.seq <= x.last_seq() {
@@ -197,6 +198,7 @@ pub fn recover(
             )
         })
         .unwrap_or_default();
+    x.replaying = false;
     let hash = x.state_hash();
     let last_seq = x.last_seq();
     Ok((

@@ -62,6 +62,7 @@ pub fn verify(data_dir: &Path, cfg: Config) -> Result<Verified, ServerError> {
     }
     let cfg = Arc::new(cfg);
     let mut x = Exchange::new(cfg.clone());
+    x.replaying = true;
     let mut out = Outbox::default();
     let report = journal::verify::<ServerError>(data_dir, |rec| {
         if rec.kind != KIND_INPUT as u16 {

@@ -142,6 +142,10 @@ fn snapshot_restore_is_indistinguishable_from_the_original() {
         let cfg = Arc::new(cfg);
         let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut a = Exchange::new(cfg.clone());
+        // Recovery mode (no framing of output) must reach the very same state.
+        let mut quiet = Exchange::new(cfg.clone());
+        quiet.replaying = true;
+        let mut oq = Outbox::default();
         let mut seqs = vec![1u64; 4];
         let mut next_cl = 0;
         let (mut oa, mut ob) = (Outbox::default(), Outbox::default());
@@ -155,6 +159,8 @@ fn snapshot_restore_is_indistinguishable_from_the_original() {
             assert_eq!(Input::decode(&bytes).unwrap(), input);
             oa.clear();
             a.apply(seq, ts, &input, &mut oa);
+            oq.clear();
+            quiet.apply(seq, ts, &input, &mut oq);
             if let Some(b) = b.as_mut() {
                 ob.clear();
                 b.apply(seq, ts, &input, &mut ob);
@@ -181,6 +187,11 @@ fn snapshot_restore_is_indistinguishable_from_the_original() {
         if let Some(b) = &b {
             assert_eq!(a.state_hash(), b.state_hash(), "seed {seed} at the end");
         }
+        assert_eq!(
+            a.state_hash(),
+            quiet.state_hash(),
+            "seed {seed}: replay mode"
+        );
         assert!(
             a.stats.orders > 500 && a.stats.trades > 50,
             "seed {seed}: the stream placed orders and traded: {:?}",
