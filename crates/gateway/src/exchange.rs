@@ -1885,6 +1885,9 @@ fn reject_text(r: RejectReason) -> &'static str {
 /// Writes `num / den` price units as a decimal with the instrument's decimals, exactly when
 /// the quotient terminates within 8 more digits, rounded half-up beyond that.
 pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
+    if den <= 1 && num >= 0 && num <= u64::MAX as i128 {
+        return push_units(out, num as u64, inst.price_decimals);
+    }
     const EXTRA: u32 = 8;
     let den = den.max(1) as i128;
     let scaled = num * 10i128.pow(EXTRA);
@@ -1916,6 +1919,30 @@ pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
         out.push(b'0');
     }
     out.extend_from_slice(s.as_bytes());
+}
+
+/// Writes `units` * 10^-`decimals` without trailing zeros (the common case: a price or LastPx).
+fn push_units(out: &mut Vec<u8>, units: u64, decimals: u32) {
+    let p = 10u64.pow(decimals.min(19));
+    let (int, mut frac) = (units / p, units % p);
+    push_u64(out, int);
+    if frac == 0 {
+        return;
+    }
+    let mut digits = decimals;
+    while frac % 10 == 0 {
+        frac /= 10;
+        digits -= 1;
+    }
+    out.push(b'.');
+    let mut tmp = [b'0'; 20];
+    let mut i = digits as usize;
+    while i > 0 {
+        i -= 1;
+        tmp[i] = b'0' + (frac % 10) as u8;
+        frac /= 10;
+    }
+    out.extend_from_slice(&tmp[..digits as usize]);
 }
 
 /// Parses a FIX price decimal into price units of `inst`: `Err` says why (not a number, off the
@@ -2003,6 +2030,9 @@ mod tests {
             String::from_utf8(v).unwrap()
         };
         assert_eq!(fmt(1234, 1), "12.34");
+        assert_eq!(fmt(1205, 1), "12.05");
+        assert_eq!(fmt(5, 1), "0.05");
+        assert_eq!(fmt(1200, 2), "6");
         assert_eq!(fmt(1200, 1), "12");
         assert_eq!(fmt(1000 + 1001, 2), "10.005");
         assert_eq!(fmt(100, 3), "0.3333333333");
