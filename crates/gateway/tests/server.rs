@@ -586,3 +586,31 @@ fn copy_data(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn heartbeats_test_requests_and_a_silent_client_is_logged_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut a = FixClient::connect(server.addr, "CLIENT8", "RIALTO", 1).unwrap();
+    a.send("A", &[(98, "0"), (108, "1"), (141, "Y")]).unwrap();
+    a.expect("A", T).unwrap();
+    // Silent client: the server sends Heartbeats, then a TestRequest, then gives up.
+    let mut seen = Vec::new();
+    let outcome = loop {
+        match a.recv(Duration::from_secs(6)) {
+            Ok(Some(m)) => {
+                seen.push(m.msg_type().to_string());
+                if m.msg_type() == "5" {
+                    break m;
+                }
+            }
+            other => panic!("expected a Logout, got {other:?} after {seen:?}"),
+        }
+    };
+    assert!(
+        seen.iter().any(|t| t == "1"),
+        "a TestRequest came first: {seen:?}"
+    );
+    check(&outcome, &[(58, "heartbeat timeout")]);
+    server.shutdown().unwrap();
+}

@@ -574,3 +574,62 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
         t0.elapsed().as_secs_f64()
     );
 }
+
+#[test]
+fn serve_stops_cleanly_on_sigterm_and_journal_dump_shows_inputs_and_events() {
+    let tmp = TempDir::new(7);
+    let dir = tmp.0.join("data");
+    let config = tmp.0.join("rialto.toml");
+    std::fs::write(
+        &config,
+        "orders_max = 4096\njournal_segment_bytes = 1048576\n",
+    )
+    .unwrap();
+    let mut server = start_server(&dir, &config, "127.0.0.1:0");
+    let mut c = FixClient::connect(server.addr, "CLIENT1", "RIALTO", 1).unwrap();
+    c.logon(30, true).unwrap();
+    c.expect("A", Duration::from_secs(10)).unwrap();
+    c.send(
+        "D",
+        &[
+            (11, "d1"),
+            (55, "BOLT"),
+            (54, "1"),
+            (38, "3"),
+            (40, "2"),
+            (44, "2.50"),
+        ],
+    )
+    .unwrap();
+    let (ack, _) = c.expect("8", Duration::from_secs(10)).unwrap();
+    assert_eq!(ack.get(150), Some("0"));
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    // A clean stop says goodbye to the session.
+    let (lo, _) = c.expect("5", Duration::from_secs(10)).unwrap();
+    assert!(lo.get(58).unwrap_or("").contains("shutting down"));
+    assert!(server.child.wait().unwrap().success());
+    verify(&dir);
+    let out = Command::new(BIN)
+        .args(["journal", "dump"])
+        .arg(&dir)
+        .args(["--from", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.starts_with("1 "),
+        "--from skips earlier records:\n{text}"
+    );
+    assert!(text.contains("cl_ord_id: \"d1\""), "{text}");
+    assert!(
+        text.contains("Accepted {"),
+        "engine events are shown:\n{text}"
+    );
+    assert!(text.contains("Shutdown"), "{text}");
+}
