@@ -1022,7 +1022,13 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
             let _ = std::fs::remove_file(&copy);
         }
     }
-    let log: Logger = Arc::new(|m: &str| println!("rialto: {m}"));
+    // Never panic on a closed stdout (a parent that stopped reading): the log is advisory.
+    let log: Logger = Arc::new(|m: &str| {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "rialto: {m}");
+        let _ = out.flush();
+    });
     let summary = describe(&cfg);
     let durability = cfg.durability;
     let data_dir = cfg.data_dir.clone();
