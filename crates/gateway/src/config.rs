@@ -366,6 +366,16 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_is_valid() {
+        let c = Config::from_toml(include_str!("../rialto.example.toml")).unwrap();
+        assert_eq!(c.instruments[1].instrument.tick, 5);
+        assert_eq!(c.instruments[1].instrument.lot, 10);
+        assert_eq!(c.firms[0].accounts, vec![1, 2]);
+        assert_eq!(c.sessions[0].password.as_deref(), Some("change-me"));
+        assert_eq!(c.sessions[1].target_comp_id, "RIALTO");
+    }
+
+    #[test]
     fn ticks_parse_exactly() {
         assert_eq!(parse_tick("0.01").unwrap(), (1, 2));
         assert_eq!(parse_tick("0.05").unwrap(), (5, 2));
