@@ -679,11 +679,15 @@ impl Driver {
                     break Ok(());
                 }
             }
-            // The periodic timer runs while requests are to be sent and the sockets take them.
+            // The periodic timer runs while requests are to be sent and the sockets take them;
+            // with a spin window it fires that much before each tick, and the loop busy-polls
+            // from there to the due time.
+            let spin_ns = self.cfg.spin.as_nanos() as u64;
             let sending = k_next < st.k_end && !blocked;
             if sending != timer_on {
+                let first = (t0 + st.intended_ns(k_next)).saturating_sub(spin_ns);
                 let armed = if sending {
-                    self.arm_timer(t0 + st.intended_ns(k_next), schedule.tick_ns)
+                    self.arm_timer(first, schedule.tick_ns)
                 } else {
                     self.arm_timer(0, 0)
                 };
@@ -695,7 +699,6 @@ impl Driver {
             // Requests already due (a burst was cut, or the generator is catching up), or due
             // within the spin window: look at the sockets without waiting. Otherwise park until
             // the tick or a socket.
-            let spin_ns = self.cfg.spin.as_nanos() as u64;
             let catching_up = sending && st.intended_ns(k_next) <= now + spin_ns;
             if let Err(e) = self.pump_with(&mut st, observer, catching_up, t0) {
                 break Err(e);
