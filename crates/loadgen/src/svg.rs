@@ -1,5 +1,6 @@
-//! A small SVG line chart: linear x axis, logarithmic y axis, one polyline per series, a legend
-//! and an optional vertical marker (the knee). Used for `sweep.svg` (latency percentiles
+//! A small SVG line chart: linear (or logarithmic) x axis, logarithmic y axis, one polyline per
+//! series, a legend beside the plot, an optional vertical marker (the knee) and an optional
+//! horizontal threshold. Used for `sweep.svg` (latency percentiles
 //! against load).
 //!
 //! Role: a self-contained picture that any browser shows, written without a plotting library.
@@ -24,12 +25,16 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// A vertical dashed line at x with a label.
     pub marker: Option<(f64, String)>,
+    /// A horizontal dotted line at y with a label (a threshold).
+    pub threshold: Option<(f64, String)>,
+    /// Logarithmic x axis (for series that differ by orders of magnitude).
+    pub log_x: bool,
 }
 
-const W: f64 = 900.0;
+const W: f64 = 1000.0;
 const H: f64 = 540.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 30.0;
+const RIGHT: f64 = 190.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 60.0;
 const COLORS: [&str; 8] = [
@@ -85,15 +90,27 @@ pub fn render(chart: &Chart) -> String {
             .iter()
             .flat_map(|s| s.points.iter())
             .filter(|p| p.0.is_finite() && p.1.is_finite() && p.1 > 0.0)
+            .filter(|p| !chart.log_x || p.0 > 0.0)
+    };
+    let (x_lo, x_hi_data) = pts()
+        .map(|p| p.0)
+        .fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let (dx_lo, dx_hi) = if x_lo <= x_hi_data && x_lo > 0.0 {
+        let lo = x_lo.log10().floor();
+        let hi = x_hi_data.log10().ceil();
+        (lo, if hi > lo { hi } else { lo + 1.0 })
+    } else {
+        (0.0, 1.0)
     };
     let x_max = pts()
         .map(|p| p.0)
         .chain(chart.marker.iter().map(|m| m.0))
         .fold(0.0f64, f64::max);
     let x_max = if x_max > 0.0 { x_max * 1.05 } else { 1.0 };
-    let (y_lo, y_hi) = pts().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
-        (lo.min(p.1), hi.max(p.1))
-    });
+    let (y_lo, y_hi) = pts()
+        .map(|p| p.1)
+        .chain(chart.threshold.iter().map(|t| t.0).filter(|y| *y > 0.0))
+        .fold((f64::MAX, f64::MIN), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let (d_lo, d_hi) = if y_lo <= y_hi {
         let lo = y_lo.log10().floor();
         let hi = y_hi.log10().ceil();
@@ -103,7 +120,13 @@ pub fn render(chart: &Chart) -> String {
     };
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
-    let sx = |x: f64| LEFT + x / x_max * pw;
+    let sx = |x: f64| {
+        if chart.log_x {
+            LEFT + (x.log10() - dx_lo) / (dx_hi - dx_lo) * pw
+        } else {
+            LEFT + x / x_max * pw
+        }
+    };
     let sy = |y: f64| TOP + ph - (y.log10() - d_lo) / (d_hi - d_lo) * ph;
 
     let mut s = String::new();
@@ -141,10 +164,28 @@ pub fn render(chart: &Chart) -> String {
         }
         d += 1.0;
     }
-    // Vertical grid.
-    let step = nice_step(x_max, 8.0);
-    let mut x = 0.0;
-    while x <= x_max + 1e-9 {
+    // Vertical grid: round steps, or decades and 2x, 5x on a log axis.
+    let mut xs: Vec<f64> = Vec::new();
+    if chart.log_x {
+        let mut d = dx_lo;
+        while d <= dx_hi + 1e-9 {
+            for m in [1.0, 2.0, 5.0] {
+                let v = m * 10f64.powf(d);
+                if v.log10() <= dx_hi + 1e-9 {
+                    xs.push(v);
+                }
+            }
+            d += 1.0;
+        }
+    } else {
+        let step = nice_step(x_max, 8.0);
+        let mut x = 0.0;
+        while x <= x_max + 1e-9 {
+            xs.push(x);
+            x += step;
+        }
+    }
+    for x in xs {
         let px = sx(x);
         let _ = writeln!(
             s,
@@ -157,7 +198,6 @@ pub fn render(chart: &Chart) -> String {
             TOP + ph + 18.0,
             fmt_num(x)
         );
-        x += step;
     }
     // Axes and labels.
     let _ = writeln!(
@@ -184,6 +224,18 @@ pub fn render(chart: &Chart) -> String {
             escape(label)
         );
     }
+    if let Some((ty, label)) = chart.threshold.as_ref().filter(|t| t.0 > 0.0) {
+        let py = sy(*ty);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#444444" stroke-width="1" stroke-dasharray="2,3"/>
+<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#444444">{}</text>"##,
+            LEFT + pw,
+            LEFT + pw - 4.0,
+            py - 4.0,
+            escape(label)
+        );
+    }
     // Series.
     for (i, series) in chart.series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
@@ -191,6 +243,7 @@ pub fn render(chart: &Chart) -> String {
             .points
             .iter()
             .filter(|p| p.0.is_finite() && p.1.is_finite() && p.1 > 0.0)
+            .filter(|p| !chart.log_x || p.0 > 0.0)
             .map(|&(x, y)| (sx(x), sy(y)))
             .collect();
         let path: Vec<String> = points
@@ -210,15 +263,15 @@ pub fn render(chart: &Chart) -> String {
             );
         }
         s.push_str("</g>\n");
-        // Legend entry.
-        let ly = TOP + 16.0 + i as f64 * 18.0;
+        // Legend entry, beside the plot.
+        let ly = TOP + 8.0 + i as f64 * 18.0;
         let _ = writeln!(
             s,
             r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"/>
 <text x="{:.1}" y="{:.1}">{}</text>"#,
-            LEFT + 12.0,
-            LEFT + 36.0,
-            LEFT + 42.0,
+            LEFT + pw + 12.0,
+            LEFT + pw + 36.0,
+            LEFT + pw + 42.0,
             ly + 4.0,
             escape(&series.name)
         );
@@ -247,6 +300,8 @@ mod tests {
                 },
             ],
             marker: Some((50.0, "knee".into())),
+            threshold: Some((1_000.0, "1 ms".into())),
+            log_x: false,
         }
     }
 
@@ -295,6 +350,7 @@ mod tests {
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert_eq!(svg.matches("<circle").count(), 6);
         assert!(svg.contains("knee"));
+        assert!(svg.contains(">1 ms<"));
         assert!(svg.contains("&lt;test&gt; &amp; co"));
         // Log axis: decades 10, 100, 1000, 10000 are labelled.
         for label in [">10<", ">100<", ">1000<", ">10000<"] {
@@ -310,6 +366,7 @@ mod tests {
                 points: vec![(1.0, 0.0), (2.0, f64::NAN)],
             }],
             marker: None,
+            threshold: None,
             ..chart()
         };
         let svg = render(&c);
@@ -321,6 +378,25 @@ mod tests {
     fn checker_rejects_broken_markup() {
         assert!(well_formed("<svg><g></svg>").is_err());
         assert!(well_formed("<svg a=\"x></svg>").is_err());
+    }
+
+    #[test]
+    fn log_x_axis_labels_decades() {
+        let c = Chart {
+            log_x: true,
+            series: vec![Series {
+                name: "QFJ P99".into(),
+                points: vec![(0.5, 300.0), (2.0, 900.0), (150.0, 80.0), (0.0, 5.0)],
+            }],
+            ..chart()
+        };
+        let svg = render(&c);
+        well_formed(&svg).unwrap();
+        for label in [">0.1<", ">1<", ">10<", ">100<", ">1000<"] {
+            assert!(svg.contains(label), "missing x label {label}");
+        }
+        // The point at x = 0 cannot be drawn on a log axis.
+        assert_eq!(svg.matches("<circle").count(), 3);
     }
 
     #[test]

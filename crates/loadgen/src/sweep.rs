@@ -219,7 +219,118 @@ pub fn chart(rows: &[SweepRow], title: &str) -> String {
             series("P99.99", |r| r.p9999_ns),
         ],
         marker,
+        threshold: Some((KNEE_P99_NS as f64 / 1000.0, "1 ms (knee: P99)".into())),
+        log_x: false,
     })
+}
+
+/// Reads a CSV written by `csv` back into rows (for `rialto bench chart`).
+pub fn parse_csv(text: &str) -> Result<Vec<SweepRow>, String> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines.next().ok_or("empty CSV")?.split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h.trim() == name)
+            .ok_or_else(|| format!("CSV has no {name} column"))
+    };
+    let names = [
+        "rate_offered",
+        "rate_achieved",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "p999_us",
+        "p9999_us",
+        "max_us",
+        "sent",
+        "acks",
+        "fills",
+        "rejects",
+        "shed",
+        "errors",
+    ];
+    let idx: Vec<usize> = names.iter().map(|n| col(n)).collect::<Result<_, _>>()?;
+    let mut rows = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        let num = |i: usize| -> Result<f64, String> {
+            cells
+                .get(idx[i])
+                .and_then(|c| c.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| format!("CSV line {}: bad {}", n + 2, names[i]))
+        };
+        let ns = |i: usize| num(i).map(|v| (v * 1000.0).round() as u64);
+        rows.push(SweepRow {
+            rate_offered: num(0)? as u64,
+            rate_achieved: num(1)?,
+            p50_ns: ns(2)?,
+            p90_ns: ns(3)?,
+            p99_ns: ns(4)?,
+            p999_ns: ns(5)?,
+            p9999_ns: ns(6)?,
+            max_ns: ns(7)?,
+            sent: num(8)? as u64,
+            acks: num(9)? as u64,
+            fills: num(10)? as u64,
+            rejects: num(11)? as u64,
+            shed: num(12)? as u64,
+            errors: num(13)? as u64,
+        });
+    }
+    Ok(rows)
+}
+
+/// One percentile of a row, by name (`p50`, `p90`, `p99`, `p999`, `p9999`), in ns.
+pub fn percentile_ns(r: &SweepRow, name: &str) -> Option<u64> {
+    match name {
+        "p50" => Some(r.p50_ns),
+        "p90" => Some(r.p90_ns),
+        "p99" => Some(r.p99_ns),
+        "p999" => Some(r.p999_ns),
+        "p9999" => Some(r.p9999_ns),
+        _ => None,
+    }
+}
+
+/// Several sweeps on one chart (e.g. Rialto and the reference exchange): one line per sweep and
+/// percentile, latency against achieved load.
+pub fn compare_chart(
+    sets: &[(String, Vec<SweepRow>)],
+    percentiles: &[String],
+    title: &str,
+) -> Result<String, String> {
+    let rates = sets
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|r| r.rate_achieved));
+    let (lo, hi) = rates.fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(r), hi.max(r)));
+    // Rates an order of magnitude apart read better on a log axis.
+    let log_x = lo > 0.0 && hi / lo > 20.0;
+    let mut series = Vec::new();
+    for (label, rows) in sets {
+        for p in percentiles {
+            let mut points = Vec::new();
+            for r in rows {
+                let v = percentile_ns(r, p)
+                    .ok_or_else(|| format!("unknown percentile {p:?} (p50 p90 p99 p999 p9999)"))?;
+                points.push((r.rate_achieved / 1000.0, v as f64 / 1000.0));
+            }
+            series.push(Series {
+                name: format!("{label} {}", p.to_uppercase()),
+                points,
+            });
+        }
+    }
+    Ok(svg::render(&Chart {
+        title: title.to_string(),
+        x_label: "Load (K requests/s, achieved)".into(),
+        y_label: "Latency (µs, log scale)".into(),
+        series,
+        marker: None,
+        threshold: Some((KNEE_P99_NS as f64 / 1000.0, "1 ms".into())),
+        log_x,
+    }))
 }
 
 /// Parses `10000,20000,50k,1.5k` into rates per second.
@@ -325,6 +436,30 @@ mod tests {
             assert!(svg.contains(&format!("data-name=\"{name}\"")), "{name}");
         }
         assert!(svg.contains("knee (50 K rps offered)"));
+    }
+
+    #[test]
+    fn csv_reads_back_and_charts_compare() {
+        let rows = vec![
+            row(10_000, 10_000.0, 40, 0),
+            row(50_000, 49_000.0, 1_500, 7),
+        ];
+        let back = parse_csv(&csv(&rows)).unwrap();
+        assert_eq!(back, rows);
+        assert!(parse_csv("a,b\n1,2\n")
+            .unwrap_err()
+            .contains("rate_offered"));
+        let bad = csv(&rows).replace("10000,10000,", "10000,x,");
+        assert!(parse_csv(&bad).unwrap_err().contains("line 2"));
+        let sets = vec![
+            ("Rialto".to_string(), rows.clone()),
+            ("QFJ".to_string(), rows),
+        ];
+        let svg = compare_chart(&sets, &["p50".into(), "p99".into()], "t").unwrap();
+        for name in ["Rialto P50", "Rialto P99", "QFJ P50", "QFJ P99"] {
+            assert!(svg.contains(&format!("data-name=\"{name}\"")), "{name}");
+        }
+        assert!(compare_chart(&sets, &["p42".into()], "t").is_err());
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub enum BenchCommand {
     /// One session, NewOrderSingle -> ExecutionReport round trip at a fixed rate (FIXEdge's
     /// single-session echo scenario).
     Echo(super::bench_echo::Args),
+    /// Draw several sweeps' CSV files on one latency-vs-load SVG chart.
+    Chart(super::bench_chart::Args),
 }
 
 pub fn run(cmd: BenchCommand) -> CmdResult {
@@ -24,5 +26,6 @@ pub fn run(cmd: BenchCommand) -> CmdResult {
         BenchCommand::Fix(args) => super::bench_fix::run(args),
         BenchCommand::Sweep(args) => super::bench_sweep::run(args),
         BenchCommand::Echo(args) => super::bench_echo::run(args),
+        BenchCommand::Chart(args) => super::bench_chart::run(args),
     }
 }

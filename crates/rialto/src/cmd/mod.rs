@@ -3,6 +3,7 @@
 //! in `run`.
 
 mod bench;
+mod bench_chart;
 mod bench_echo;
 mod bench_engine;
 mod bench_fix;
