@@ -193,6 +193,22 @@ fn bench_echo_and_sweep_spawn_their_server() {
     let svg = std::fs::read_to_string(out_dir.join("sweep.svg")).unwrap();
     assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.contains("data-name=\"P99\""));
+    // The CSV reads back into a comparison chart.
+    let chart = out_dir.join("compare.svg");
+    let csv_arg = format!("run A={}", out_dir.join("sweep.csv").display());
+    let out = rialto(&[
+        "bench",
+        "chart",
+        "--csv",
+        &csv_arg,
+        "--percentiles",
+        "p50,p999",
+        "--out",
+        chart.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.contains("data-name=\"run A P50\"") && svg.contains("data-name=\"run A P999\""));
 }
 
 #[test]
