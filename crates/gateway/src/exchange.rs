@@ -70,7 +70,7 @@ impl Outbox {
     }
 }
 
-/// One application message kept for ResendRequest: the fields after the standard header.
+/// One application message to resend: the fields after the standard header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Stored {
     seq: u64,
@@ -79,39 +79,90 @@ struct Stored {
     body: Vec<u8>,
 }
 
-/// Where a stored message's body lies in `Store::bytes`.
-#[derive(Clone, Copy, Debug)]
+/// What an ExecutionReport says, kept instead of its bytes: replay (and the live path)
+/// stores this small recipe and formats the body only when it is sent or resent
+/// (`encode_exec`), so recovery never formats an ExecutionReport. Every field is the value at
+/// the time the report was generated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ExecRecipe {
+    order_id: OrderId,
+    /// Tag 11: the requester's ClOrdID on its own cancel/replace, the order's otherwise.
+    cl_ord_id: Arc<str>,
+    /// Tag 41, on the requester's own cancel/replace with an OrigClOrdID.
+    orig_cl_ord_id: Option<Arc<str>>,
+    /// ExecID (17) is `exec_seq.exec_n`.
+    exec_seq: u64,
+    exec_n: u32,
+    exec_type: u8,
+    ord_status: u8,
+    side: Side,
+    ord_type: OrdType,
+    tif: TimeInForce,
+    account: u32,
+    symbol: u32,
+    price: i64,
+    order_qty: u64,
+    /// LastPx and LastQty of a fill.
+    last: Option<(i64, u64)>,
+    leaves_qty: u64,
+    cum_qty: u64,
+    notional: i128,
+    /// Text (58) of a cancel not asked for by the owner.
+    text: Option<CancelReason>,
+}
+
+/// A stored message's body: bytes in `Store::bytes`, or an ExecutionReport recipe (inline:
+/// no allocation per report; the store is bounded by `resend_store_max`).
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Body {
+    /// Absolute offset (see `Store::base`) and length.
+    Bytes {
+        start: u64,
+        len: u32,
+    },
+    Exec(ExecRecipe),
+}
+
+#[derive(Clone, Debug)]
 struct StoredMeta {
     seq: u64,
     msg_type: u8,
     sending_ts: u64,
-    /// Absolute offset (see `Store::base`).
-    start: u64,
-    len: u32,
+    body: Body,
 }
 
-/// The last `resend_store_max` application messages of a session, their bodies back to back
-/// in one buffer (no allocation per message; the dead prefix is dropped when it is more than
-/// half of the buffer, so pushing is amortized O(length)).
+/// The last `resend_store_max` application messages of a session: ExecutionReports as
+/// recipes, other messages' bodies back to back in one buffer (the dead prefix is dropped
+/// when it is more than half of the buffer, so pushing is amortized O(length)).
 #[derive(Clone, Debug, Default)]
 struct Store {
     meta: VecDeque<StoredMeta>,
     bytes: Vec<u8>,
     /// Absolute offset of `bytes[0]`.
     base: u64,
+    /// Absolute offset where the oldest stored byte body starts (bytes before it are dead).
+    live_start: u64,
 }
 
 impl Store {
-    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
+    fn make_room(&mut self, max: usize) {
         while self.meta.len() >= max.max(1) {
-            self.meta.pop_front();
+            if let Some(StoredMeta {
+                body: Body::Bytes { start, len },
+                ..
+            }) = self.meta.pop_front()
+            {
+                self.live_start = start + len as u64;
+            }
         }
-        let end = self.base + self.bytes.len() as u64;
-        let live_start = self.meta.front().map_or(end, |m| m.start);
-        let dead = (live_start - self.base) as usize;
+    }
+    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
+        self.make_room(max);
+        let dead = (self.live_start - self.base) as usize;
         if dead > 4096 && dead * 2 > self.bytes.len() {
             self.bytes.drain(..dead);
-            self.base = live_start;
+            self.base = self.live_start;
         }
         let start = self.base + self.bytes.len() as u64;
         self.bytes.extend_from_slice(body);
@@ -119,24 +170,33 @@ impl Store {
             seq,
             msg_type,
             sending_ts,
-            start,
-            len: body.len() as u32,
+            body: Body::Bytes {
+                start,
+                len: body.len() as u32,
+            },
         });
     }
-    fn body(&self, m: &StoredMeta) -> &[u8] {
-        let a = (m.start - self.base) as usize;
-        &self.bytes[a..a + m.len as usize]
+    fn push_exec(&mut self, seq: u64, sending_ts: u64, recipe: ExecRecipe, max: usize) {
+        self.make_room(max);
+        self.meta.push_back(StoredMeta {
+            seq,
+            msg_type: b'8',
+            sending_ts,
+            body: Body::Exec(recipe),
+        });
+    }
+    fn bytes_of(&self, start: u64, len: u32) -> &[u8] {
+        let a = (start - self.base) as usize;
+        &self.bytes[a..a + len as usize]
     }
     fn clear(&mut self) {
         self.meta.clear();
         self.bytes.clear();
         self.base = 0;
+        self.live_start = 0;
     }
     fn len(&self) -> usize {
         self.meta.len()
-    }
-    fn iter(&self) -> impl Iterator<Item = (&StoredMeta, &[u8])> {
-        self.meta.iter().map(move |m| (m, self.body(m)))
     }
 }
 
@@ -713,6 +773,26 @@ impl Exchange {
         }
     }
 
+    /// `send` of an ExecutionReport: stores its recipe, and formats the body only when there
+    /// is a live connection to write it to (never during replay).
+    fn send_exec(&mut self, ix: u16, ts: u64, recipe: ExecRecipe, out: &mut Outbox) {
+        let s = &mut self.sessions[ix as usize];
+        let seq = s.out_seq;
+        s.out_seq += 1;
+        s.last_sent_ns = ts;
+        let conn = s.conn.filter(|_| !self.replaying);
+        if let Some(conn) = conn {
+            let mut b = std::mem::take(&mut self.body);
+            b.clear();
+            encode_exec(&recipe, ts, &self.cfg, &mut b);
+            self.write(ix, conn, b'8', seq, ts, None, &b, out);
+            self.body = b;
+        }
+        self.sessions[ix as usize]
+            .store
+            .push_exec(seq, ts, recipe, self.cfg.resend_store_max);
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
@@ -772,13 +852,21 @@ impl Exchange {
         }
         let msgs: Vec<Stored> = s
             .store
+            .meta
             .iter()
-            .filter(|(m, _)| m.seq >= begin && m.seq <= end)
-            .map(|(m, body)| Stored {
+            .filter(|m| m.seq >= begin && m.seq <= end)
+            .map(|m| Stored {
                 seq: m.seq,
                 msg_type: m.msg_type,
                 sending_ts: m.sending_ts,
-                body: body.to_vec(),
+                body: match &m.body {
+                    Body::Bytes { start, len } => s.store.bytes_of(*start, *len).to_vec(),
+                    Body::Exec(r) => {
+                        let mut b = Vec::with_capacity(256);
+                        encode_exec(r, m.sending_ts, &self.cfg, &mut b);
+                        b
+                    }
+                },
             })
             .collect();
         let mut next = begin;
@@ -1378,7 +1466,7 @@ impl Exchange {
                 }
                 let text = match reason {
                     CancelReason::User => None,
-                    r => Some(r.as_str()),
+                    r => Some(r),
                 };
                 self.exec_report(ctx, id, b'4', None, text, out);
                 self.retire(id);
@@ -1435,17 +1523,12 @@ impl Exchange {
         id: OrderId,
         exec_type: u8,
         last: Option<(i64, u64)>,
-        text: Option<&str>,
+        text: Option<CancelReason>,
         out: &mut Outbox,
     ) {
         let Some(o) = self.orders.get(&id) else {
             return;
         };
-        let inst = self.cfg.instruments[o.symbol as usize];
-        let mut b = std::mem::take(&mut self.body);
-        b.clear();
-        b.extend_from_slice(b"37=");
-        push_u64(&mut b, id);
         // The requester's ClOrdID on its own cancel/replace; the order's own otherwise.
         let own_request = o.session == ctx.session
             && matches!(
@@ -1453,76 +1536,37 @@ impl Exchange {
                 CtxKind::Cancel | CtxKind::Replace | CtxKind::Other
             )
             && matches!(exec_type, b'4' | b'5' | b'I');
-        b.extend_from_slice(b"\x0111=");
-        if own_request {
-            b.extend_from_slice(ctx.cl_ord_id.as_bytes());
-            if !ctx.orig_cl_ord_id.is_empty() {
-                b.extend_from_slice(b"\x0141=");
-                b.extend_from_slice(ctx.orig_cl_ord_id.as_bytes());
-            }
+        let (cl_ord_id, orig_cl_ord_id) = if own_request {
+            let orig = (!ctx.orig_cl_ord_id.is_empty()).then(|| ctx.orig_cl_ord_id.clone());
+            (ctx.cl_ord_id.clone(), orig)
         } else {
-            b.extend_from_slice(o.cl_ord_id.as_bytes());
-        }
-        b.extend_from_slice(b"\x0117=");
-        push_u64(&mut b, ctx.seq);
-        b.push(b'.');
-        push_u64(&mut b, ctx.exec_n as u64);
+            (o.cl_ord_id.clone(), None)
+        };
+        let recipe = ExecRecipe {
+            order_id: id,
+            cl_ord_id,
+            orig_cl_ord_id,
+            exec_seq: ctx.seq,
+            exec_n: ctx.exec_n,
+            exec_type,
+            ord_status: ord_status(o),
+            side: o.side,
+            ord_type: o.ord_type,
+            tif: o.tif,
+            account: o.account,
+            symbol: o.symbol,
+            price: o.price,
+            order_qty: o.order_qty,
+            last,
+            leaves_qty: o.leaves_qty,
+            cum_qty: o.cum_qty,
+            notional: o.notional,
+            text,
+        };
         ctx.exec_n += 1;
-        b.extend_from_slice(b"\x01150=");
-        b.push(exec_type);
-        b.extend_from_slice(b"\x0139=");
-        b.push(ord_status(o));
-        b.extend_from_slice(b"\x011=");
-        push_u64(&mut b, o.account as u64);
-        b.extend_from_slice(b"\x0155=");
-        b.extend_from_slice(inst.instrument.symbol.as_str().as_bytes());
-        b.extend_from_slice(b"\x0154=");
-        b.push(side_char(o.side));
-        b.extend_from_slice(b"\x0140=");
-        b.push(match o.ord_type {
-            OrdType::Market => b'1',
-            OrdType::Limit => b'2',
-        });
-        if o.ord_type == OrdType::Limit {
-            b.extend_from_slice(b"\x0144=");
-            push_price(&mut b, o.price as i128, 1, inst);
-        }
-        b.extend_from_slice(b"\x0159=");
-        b.push(match o.tif {
-            TimeInForce::Day => b'0',
-            TimeInForce::Gtc => b'1',
-            TimeInForce::Ioc => b'3',
-            TimeInForce::Fok => b'4',
-        });
-        b.extend_from_slice(b"\x0138=");
-        push_u64(&mut b, o.order_qty);
-        if let Some((px, qty)) = last {
-            b.extend_from_slice(b"\x0131=");
-            push_price(&mut b, px as i128, 1, inst);
-            b.extend_from_slice(b"\x0132=");
-            push_u64(&mut b, qty);
-        }
-        b.extend_from_slice(b"\x01151=");
-        push_u64(&mut b, o.leaves_qty);
-        b.extend_from_slice(b"\x0114=");
-        push_u64(&mut b, o.cum_qty);
-        b.extend_from_slice(b"\x016=");
-        if o.cum_qty == 0 {
-            b.push(b'0');
-        } else {
-            push_price(&mut b, o.notional, o.cum_qty, inst);
-        }
-        if let Some(t) = text {
-            b.extend_from_slice(b"\x0158=");
-            b.extend_from_slice(t.as_bytes());
-        }
-        b.extend_from_slice(b"\x0160=");
-        push_utc_timestamp(&mut b, ctx.ts);
-        b.push(1);
         let session = o.session;
         self.stats.execution_reports += 1;
-        self.send(session, b'8', ctx.ts, &b, out);
-        self.body = b;
+        self.send_exec(session, ctx.ts, recipe, out);
     }
 
     /// Engine hash and gateway hash, combined: equal exactly when engine state and every
@@ -1575,11 +1619,59 @@ impl Exchange {
             e.u64(s.logout_sent as u64);
             e.u64(s.resend_until);
             e.u64(s.store.len() as u64);
-            for (m, body) in s.store.iter() {
+            for m in &s.store.meta {
                 e.u64(m.seq);
                 e.u64(m.msg_type as u64);
                 e.u64(m.sending_ts);
-                e.bytes(body);
+                match &m.body {
+                    Body::Bytes { start, len } => {
+                        e.u64(0);
+                        e.bytes(s.store.bytes_of(*start, *len));
+                    }
+                    Body::Exec(r) => {
+                        e.u64(1);
+                        e.u64(r.order_id);
+                        e.bytes(r.cl_ord_id.as_bytes());
+                        match &r.orig_cl_ord_id {
+                            Some(o) => {
+                                e.u64(1);
+                                e.bytes(o.as_bytes());
+                            }
+                            None => e.u64(0),
+                        }
+                        e.u64(r.exec_seq);
+                        e.u64(r.exec_n as u64);
+                        e.u64(r.exec_type as u64);
+                        e.u64(r.ord_status as u64);
+                        e.u64(side_char(r.side) as u64);
+                        e.u64(match r.ord_type {
+                            OrdType::Limit => 1,
+                            OrdType::Market => 2,
+                        });
+                        e.u64(tif_code(r.tif));
+                        e.u64(r.account as u64);
+                        e.u64(r.symbol as u64);
+                        e.u64(r.price as u64);
+                        e.u64(r.order_qty);
+                        match r.last {
+                            Some((px, qty)) => {
+                                e.u64(1);
+                                e.u64(px as u64);
+                                e.u64(qty);
+                            }
+                            None => e.u64(0),
+                        }
+                        e.u64(r.leaves_qty);
+                        e.u64(r.cum_qty);
+                        e.bytes(&r.notional.to_le_bytes());
+                        e.u64(r.text.map_or(0, |t| {
+                            CANCEL_REASONS
+                                .iter()
+                                .position(|c| *c == t)
+                                .map_or(0, |i| i + 1) as u64
+                        }));
+                    }
+                }
             }
         }
         e.u64(self.cl_fifo.len() as u64);
@@ -1654,8 +1746,17 @@ impl Exchange {
                 let seq = r.u64()?;
                 let msg_type = r.u64()? as u8;
                 let sending_ts = r.u64()?;
-                let body = r.bytes()?;
-                s.store.push(seq, msg_type, sending_ts, body, usize::MAX);
+                match r.u64()? {
+                    0 => {
+                        let body = r.bytes()?;
+                        s.store.push(seq, msg_type, sending_ts, body, usize::MAX);
+                    }
+                    1 => {
+                        let recipe = read_exec_recipe(&mut r, x.cfg.instruments.len())?;
+                        s.store.push_exec(seq, sending_ts, recipe, usize::MAX);
+                    }
+                    k => return Err(format!("snapshot: stored message kind {k}")),
+                }
             }
         }
         for _ in 0..r.count()? {
@@ -1758,7 +1859,7 @@ impl Exchange {
     }
 }
 
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOGW";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOG2";
 
 /// Hasher for keys the exchange itself assigns (order ids, connection ids): one multiply
 /// (Fibonacci hashing) instead of SipHash. Clients cannot choose these keys, so there is no
@@ -1840,6 +1941,172 @@ fn hash_bytes(b: &[u8]) -> u64 {
     h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
     h ^ (h >> 32)
 }
+
+/// The body (fields after the standard header) of the ExecutionReport `r`, sent at `ts`.
+fn encode_exec(r: &ExecRecipe, ts: u64, cfg: &Config, b: &mut Vec<u8>) {
+    let inst = cfg.instruments[r.symbol as usize];
+    b.extend_from_slice(b"37=");
+    push_u64(b, r.order_id);
+    b.extend_from_slice(b"\x0111=");
+    b.extend_from_slice(r.cl_ord_id.as_bytes());
+    if let Some(orig) = &r.orig_cl_ord_id {
+        b.extend_from_slice(b"\x0141=");
+        b.extend_from_slice(orig.as_bytes());
+    }
+    b.extend_from_slice(b"\x0117=");
+    push_u64(b, r.exec_seq);
+    b.push(b'.');
+    push_u64(b, r.exec_n as u64);
+    b.extend_from_slice(b"\x01150=");
+    b.push(r.exec_type);
+    b.extend_from_slice(b"\x0139=");
+    b.push(r.ord_status);
+    b.extend_from_slice(b"\x011=");
+    push_u64(b, r.account as u64);
+    b.extend_from_slice(b"\x0155=");
+    b.extend_from_slice(inst.instrument.symbol.as_str().as_bytes());
+    b.extend_from_slice(b"\x0154=");
+    b.push(side_char(r.side));
+    b.extend_from_slice(b"\x0140=");
+    b.push(match r.ord_type {
+        OrdType::Market => b'1',
+        OrdType::Limit => b'2',
+    });
+    if r.ord_type == OrdType::Limit {
+        b.extend_from_slice(b"\x0144=");
+        push_price(b, r.price as i128, 1, inst);
+    }
+    b.extend_from_slice(b"\x0159=");
+    b.push(match r.tif {
+        TimeInForce::Day => b'0',
+        TimeInForce::Gtc => b'1',
+        TimeInForce::Ioc => b'3',
+        TimeInForce::Fok => b'4',
+    });
+    b.extend_from_slice(b"\x0138=");
+    push_u64(b, r.order_qty);
+    if let Some((px, qty)) = r.last {
+        b.extend_from_slice(b"\x0131=");
+        push_price(b, px as i128, 1, inst);
+        b.extend_from_slice(b"\x0132=");
+        push_u64(b, qty);
+    }
+    b.extend_from_slice(b"\x01151=");
+    push_u64(b, r.leaves_qty);
+    b.extend_from_slice(b"\x0114=");
+    push_u64(b, r.cum_qty);
+    b.extend_from_slice(b"\x016=");
+    if r.cum_qty == 0 {
+        b.push(b'0');
+    } else {
+        push_price(b, r.notional, r.cum_qty, inst);
+    }
+    if let Some(t) = r.text {
+        b.extend_from_slice(b"\x0158=");
+        b.extend_from_slice(t.as_str().as_bytes());
+    }
+    b.extend_from_slice(b"\x0160=");
+    push_utc_timestamp(b, ts);
+    b.push(1);
+}
+
+/// One ExecutionReport recipe of a snapshot (see `snapshot_gateway` for the layout).
+fn read_exec_recipe(r: &mut SnapReader, instruments: usize) -> Result<ExecRecipe, String> {
+    let arc = |b: &[u8]| -> Result<Arc<str>, String> {
+        std::str::from_utf8(b)
+            .map(Arc::from)
+            .map_err(|_| "snapshot: stored ClOrdID not UTF-8".to_string())
+    };
+    let order_id = r.u64()?;
+    let cl_ord_id = arc(r.bytes()?)?;
+    let orig_cl_ord_id = match r.u64()? {
+        0 => None,
+        1 => Some(arc(r.bytes()?)?),
+        _ => return Err("snapshot: bad OrigClOrdID flag".into()),
+    };
+    let exec_seq = r.u64()?;
+    let exec_n = u32::try_from(r.u64()?).map_err(|_| "snapshot: bad exec number")?;
+    let exec_type = u8::try_from(r.u64()?).map_err(|_| "snapshot: bad ExecType")?;
+    let ord_status = u8::try_from(r.u64()?).map_err(|_| "snapshot: bad OrdStatus")?;
+    let side = match r.u64()? {
+        x if x == side_char(Side::Buy) as u64 => Side::Buy,
+        x if x == side_char(Side::Sell) as u64 => Side::Sell,
+        _ => return Err("snapshot: bad side".into()),
+    };
+    let ord_type = match r.u64()? {
+        1 => OrdType::Limit,
+        2 => OrdType::Market,
+        _ => return Err("snapshot: bad order type".into()),
+    };
+    let tif_n = r.u64()?;
+    let tif = [
+        TimeInForce::Day,
+        TimeInForce::Gtc,
+        TimeInForce::Ioc,
+        TimeInForce::Fok,
+    ]
+    .into_iter()
+    .find(|t| tif_code(*t) == tif_n)
+    .ok_or("snapshot: bad time in force")?;
+    let account = u32::try_from(r.u64()?).map_err(|_| "snapshot: bad account")?;
+    let symbol = u32::try_from(r.u64()?).map_err(|_| "snapshot: bad symbol")?;
+    if symbol as usize >= instruments {
+        return Err("snapshot: stored report for an unknown symbol".into());
+    }
+    let price = r.u64()? as i64;
+    let order_qty = r.u64()?;
+    let last = match r.u64()? {
+        0 => None,
+        1 => Some((r.u64()? as i64, r.u64()?)),
+        _ => return Err("snapshot: bad last fill flag".into()),
+    };
+    let leaves_qty = r.u64()?;
+    let cum_qty = r.u64()?;
+    let notional = i128::from_le_bytes(
+        r.bytes()?
+            .try_into()
+            .map_err(|_| "snapshot: bad notional".to_string())?,
+    );
+    let text = match r.u64()? {
+        0 => None,
+        k => Some(
+            *CANCEL_REASONS
+                .get(k as usize - 1)
+                .ok_or("snapshot: bad cancel reason")?,
+        ),
+    };
+    Ok(ExecRecipe {
+        order_id,
+        cl_ord_id,
+        orig_cl_ord_id,
+        exec_seq,
+        exec_n,
+        exec_type,
+        ord_status,
+        side,
+        ord_type,
+        tif,
+        account,
+        symbol,
+        price,
+        order_qty,
+        last,
+        leaves_qty,
+        cum_qty,
+        notional,
+        text,
+    })
+}
+
+/// Cancel reasons by snapshot code (code = index + 1; 0 = no text).
+const CANCEL_REASONS: [CancelReason; 6] = [
+    CancelReason::User,
+    CancelReason::Ioc,
+    CancelReason::Fok,
+    CancelReason::Stp,
+    CancelReason::NoLiquidity,
+    CancelReason::Expired,
+];
 
 fn tif_code(t: TimeInForce) -> u64 {
     match t {

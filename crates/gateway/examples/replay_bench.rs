@@ -1,0 +1,221 @@
+//! Restart benchmark: writes N journaled inputs of a realistic order flow into a fresh data
+//! directory, then times what `rialto serve` does at start three times (open the journal,
+//! which scans and verifies every segment, then `gateway::recover`: newest snapshot + replay)
+//! and prints each run, the median, records/s and the size and time of a snapshot of the final
+//! state (the engine stall a periodic snapshot causes).
+//!
+//! Flow: 8 sessions (`CLIENT1`..`CLIENT8`) log on, then each step picks a session and sends a
+//! NewOrderSingle (limit, price 990..1010 around a mid of 1000 on one of three symbols, so about
+//! half cross and fill), an OrderCancelReplaceRequest or an OrderCancelRequest of one of its
+//! recent orders; each session cancels its oldest order beyond 200 open ones, so the books stay
+//! bounded. A timer Tick every 1000 records. Inputs are the journal records themselves (the
+//! same encoding the server appends); nothing is replayed from a snapshot (full replay).
+//!
+//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR]`
+//! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end).
+
+use gateway::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
+use gateway::{recover, Config};
+use journal::{Durability, JournalConfig, JournalWriter};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use types::{OrdType, Side, TimeInForce};
+
+const SESSIONS: u64 = 8;
+const OPEN_MAX: usize = 200;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
+    let (mut j, _) =
+        JournalWriter::open(dir, JournalConfig::default()).map_err(|e| e.to_string())?;
+    let mut buf = Vec::with_capacity(256);
+    let mut ts = 1_800_000_000_000_000_000u64;
+    let mut written = 0u64;
+    let mut put = |j: &mut JournalWriter, ts: u64, input: &Input| -> Result<(), String> {
+        buf.clear();
+        input.encode(&mut buf);
+        j.append(KIND_INPUT as u16, ts, &buf)
+            .map_err(|e| e.to_string())?;
+        written += 1;
+        if written.is_multiple_of(4096) {
+            j.commit(Durability::Process).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    put(&mut j, ts, &Input::Startup)?;
+    let mut msg_seq = vec![1u64; SESSIONS as usize];
+    for s in 0..SESSIONS {
+        ts += 1000;
+        put(
+            &mut j,
+            ts,
+            &Input::Fix {
+                conn: s + 1,
+                seq: 1,
+                poss_dup: false,
+                msg: FixMsg::Logon {
+                    sender: format!("CLIENT{}", s + 1),
+                    target: "RIALTO".into(),
+                    begin_string: "FIX.4.4".into(),
+                    heartbeat_secs: 30,
+                    reset: true,
+                    password: String::new(),
+                },
+            },
+        )?;
+        msg_seq[s as usize] = 2;
+    }
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut open: Vec<VecDeque<(String, u32)>> = vec![VecDeque::new(); SESSIONS as usize];
+    let mut next_cl = 0u64;
+    let mut i = 1 + SESSIONS;
+    while i < n {
+        ts += 1000;
+        i += 1;
+        if i.is_multiple_of(1000) {
+            put(&mut j, ts, &Input::Tick)?;
+            continue;
+        }
+        let s = rng.below(SESSIONS) as usize;
+        let r = rng.below(100);
+        next_cl += 1;
+        let cl = format!("S{s}-{next_cl}");
+        let msg = if r < 15 && !open[s].is_empty() {
+            let k = rng.below(open[s].len() as u64) as usize;
+            let (orig, symbol) = open[s][k].clone();
+            open[s][k].0 = cl.clone();
+            FixMsg::Replace {
+                cl_ord_id: cl,
+                orig_cl_ord_id: orig,
+                symbol,
+                price: 990 + rng.below(21) as i64,
+                qty: 1 + rng.below(20),
+            }
+        } else if (r < 25 && !open[s].is_empty()) || open[s].len() >= OPEN_MAX {
+            let k = if open[s].len() >= OPEN_MAX {
+                0
+            } else {
+                rng.below(open[s].len() as u64) as usize
+            };
+            let (orig, _) = open[s].remove(k).expect("k is in range");
+            FixMsg::Cancel {
+                cl_ord_id: cl,
+                orig_cl_ord_id: orig,
+            }
+        } else {
+            let symbol = rng.below(3) as u32;
+            open[s].push_back((cl.clone(), symbol));
+            FixMsg::New(NewOrderMsg {
+                cl_ord_id: cl,
+                symbol,
+                side: if rng.below(2) == 0 {
+                    Side::Buy
+                } else {
+                    Side::Sell
+                },
+                ord_type: OrdType::Limit,
+                tif: TimeInForce::Day,
+                price: 990 + rng.below(21) as i64,
+                qty: 1 + rng.below(20),
+                account: None,
+                post_only: false,
+            })
+        };
+        let seq = msg_seq[s];
+        msg_seq[s] += 1;
+        put(
+            &mut j,
+            ts,
+            &Input::Fix {
+                conn: s as u64 + 1,
+                seq,
+                poss_dup: false,
+                msg,
+            },
+        )?;
+    }
+    j.commit(Durability::Process).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn main() -> Result<(), String> {
+    let mut n: u64 = 1_000_000;
+    let mut dir_arg = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--dir" {
+            dir_arg = Some(args.next().ok_or("--dir needs a path")?);
+        } else {
+            n = a.parse().map_err(|_| format!("not a record count: {a}"))?;
+        }
+    }
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = match &dir_arg {
+        Some(d) => std::path::PathBuf::from(d),
+        None => tmp.path().to_path_buf(),
+    };
+    let t = Instant::now();
+    write_journal(&dir, n)?;
+    println!(
+        "wrote {n} records to {} in {:.2}s",
+        dir.display(),
+        t.elapsed().as_secs_f64()
+    );
+    let cfg = Arc::new(Config::defaults());
+    let mut totals: Vec<Duration> = Vec::new();
+    let mut last = None;
+    for run in 1..=3 {
+        let t0 = Instant::now();
+        let (_writer, _report) =
+            JournalWriter::open(&dir, JournalConfig::default()).map_err(|e| e.to_string())?;
+        let open = t0.elapsed();
+        let (x, rec) = recover(&cfg, &dir, true, |m| eprintln!("{m}")).map_err(|e| e.0)?;
+        let total = t0.elapsed();
+        println!(
+            "run {run}: open+scan {:.3}s, replay {} records {:.3}s ({:.2} M records/s), start total {:.3}s, hash {:016x}",
+            open.as_secs_f64(),
+            rec.replayed,
+            rec.elapsed.as_secs_f64(),
+            rec.replayed as f64 / rec.elapsed.as_secs_f64() / 1e6,
+            total.as_secs_f64(),
+            rec.state_hash
+        );
+        totals.push(total);
+        last = Some((x, rec));
+    }
+    totals.sort();
+    let (x, rec) = last.ok_or("no run")?;
+    let median = totals[1];
+    println!(
+        "median start for {} records: {:.3}s = {:.2} M records/s end to end; {} live orders, {} trades",
+        rec.replayed,
+        median.as_secs_f64(),
+        rec.replayed as f64 / median.as_secs_f64() / 1e6,
+        x.live_orders(),
+        x.stats.trades
+    );
+    let t1 = Instant::now();
+    let mut snap = Vec::new();
+    let hash = x.snapshot_and_hash(&mut snap);
+    println!(
+        "snapshot of the final state: {:.1} MB in {:.1} ms (hash {hash:016x})",
+        snap.len() as f64 / 1e6,
+        t1.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
