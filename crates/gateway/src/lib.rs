@@ -56,7 +56,8 @@ pub use server::{recover, serve_until_signal, Server, ServerError};
 /// into fields and converted by `adapter::FixAdapter`, raw and also as the body of one correctly
 /// framed FIX 4.4 message, on a connection logged on as `CLIENT1`. Every `Input` must survive
 /// its journal encoding unchanged, is applied to a fresh `exchange::Exchange`, and everything
-/// the exchange sends back must be one well-framed message. Panics only on a broken invariant.
+/// the exchange sends back must be one well-framed message (or a bare close). Panics only on a
+/// broken invariant.
 pub fn fuzz_adapt(bytes: &[u8]) {
     use std::sync::{Arc, OnceLock};
     use wire::{next_frame, Fields, Frame, MsgWriter};
@@ -65,45 +66,63 @@ pub fn fuzz_adapt(bytes: &[u8]) {
         let cfg = Arc::new(Config::defaults());
         (cfg.clone(), adapter::FixAdapter::new(cfg))
     });
-    let mut x = exchange::Exchange::new(cfg.clone());
-    let mut out = exchange::Outbox::default();
-    let mut fields = Fields::new();
-    let mut ids = None;
-    let mut seq = 0u64;
-    let mut feed = |buf: &[u8], x: &mut exchange::Exchange| {
-        let mut pos = 0;
-        while let Some(frame) = next_frame(&buf[pos..]) {
-            let len = match frame {
-                Frame::Garbled { len, .. } => len.max(1),
-                Frame::Message { len } => {
-                    let msg = &buf[pos..pos + len];
-                    if fields.parse(msg).is_ok() {
-                        let input = adapter.to_input(1, &mut ids, msg, &fields);
-                        let mut enc = Vec::new();
-                        input.encode(&mut enc);
-                        let back = record::Input::decode(&enc).expect("journal encoding decodes");
-                        let mut again = Vec::new();
-                        back.encode(&mut again);
-                        assert_eq!(enc, again, "journal encoding round-trips");
-                        seq += 1;
-                        out.clear();
-                        x.apply(seq, 1_700_000_000_000_000_000 + seq, &back, &mut out);
-                        for item in &out.items {
-                            let sent = &out.buf[item.start..item.end];
-                            match next_frame(sent) {
-                                Some(Frame::Message { len }) if len == sent.len() => {}
-                                other => panic!("exchange sent a bad frame ({other:?}): {sent:?}"),
-                            }
-                        }
+    struct Harness<'a> {
+        adapter: &'a adapter::FixAdapter,
+        x: exchange::Exchange,
+        out: exchange::Outbox,
+        fields: Fields,
+        ids: Option<adapter::ConnIds>,
+        seq: u64,
+    }
+    impl Harness<'_> {
+        fn feed(&mut self, buf: &[u8]) {
+            let mut pos = 0;
+            while let Some(frame) = next_frame(&buf[pos..]) {
+                let len = match frame {
+                    Frame::Garbled { len, .. } => len.max(1),
+                    Frame::Message { len } => {
+                        self.message(&buf[pos..pos + len]);
+                        len
                     }
-                    len
+                };
+                pos += len;
+                if pos >= buf.len() {
+                    break;
                 }
-            };
-            pos += len;
-            if pos >= buf.len() {
-                break;
             }
         }
+        fn message(&mut self, msg: &[u8]) {
+            self.out.clear();
+            if self.fields.parse(msg).is_err() {
+                return;
+            }
+            let input = self.adapter.to_input(1, &mut self.ids, msg, &self.fields);
+            let mut enc = Vec::new();
+            input.encode(&mut enc);
+            let back = record::Input::decode(&enc).expect("journal encoding decodes");
+            let mut again = Vec::new();
+            back.encode(&mut again);
+            assert_eq!(enc, again, "journal encoding round-trips");
+            self.seq += 1;
+            let ts = 1_700_000_000_000_000_000 + self.seq;
+            self.x.apply(self.seq, ts, &back, &mut self.out);
+            for item in &self.out.items {
+                let sent = &self.out.buf[item.start..item.end];
+                match next_frame(sent) {
+                    _ if sent.is_empty() && item.close => {}
+                    Some(Frame::Message { len }) if len == sent.len() => {}
+                    other => panic!("exchange sent a bad frame ({other:?}): {sent:?}"),
+                }
+            }
+        }
+    }
+    let mut h = Harness {
+        adapter,
+        x: exchange::Exchange::new(cfg.clone()),
+        out: exchange::Outbox::default(),
+        fields: Fields::new(),
+        ids: None,
+        seq: 0,
     };
     let mut logon = Vec::new();
     MsgWriter::new()
@@ -115,9 +134,16 @@ pub fn fuzz_adapt(bytes: &[u8]) {
         .str(98, "0")
         .str(108, "30")
         .finish("FIX.4.4", &mut logon);
-    feed(&logon, &mut x);
-    feed(bytes, &mut x);
+    h.feed(&logon);
+    assert!(
+        h.out
+            .items
+            .first()
+            .is_some_and(|i| !i.close && i.end > i.start),
+        "the harness's Logon is answered"
+    );
+    h.feed(bytes);
     let mut framed = Vec::new();
     MsgWriter::new().raw(bytes).finish("FIX.4.4", &mut framed);
-    feed(&framed, &mut x);
+    h.feed(&framed);
 }
