@@ -4,6 +4,7 @@
 #
 # Environment:
 #   FUZZ_SECONDS   seconds per fuzz target (default 20; 0 skips fuzzing)
+#   INTEROP        0 skips the QuickFIX/J interop step (default 1; needs java 17 and mvn)
 #
 # Usage: scripts/test.sh            every step
 #        scripts/test.sh fuzz clippy only the named steps (names as in STEPS below)
@@ -13,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-FUZZ_TARGETS=(csv_reader engine)
+FUZZ_TARGETS=(csv_reader engine fix_decode fix_session journal_recover gateway_adapt)
+INTEROP=${INTEROP:-1}
 
 # Tests build with the `ci` profile: optimized like release (property tests and benchmark smoke
 # runs stay fast) but without fat LTO (quick to link on 2 cores), and with debug assertions and
@@ -35,6 +37,15 @@ check_tools() {
     if [ "$FUZZ_SECONDS" != 0 ] && ! cargo fuzz --version >/dev/null 2>&1; then
         echo "cargo-fuzz is missing: cargo install --locked cargo-fuzz (or FUZZ_SECONDS=0)" >&2
         exit 1
+    fi
+    if [ "$INTEROP" != 0 ] && [[ " ${STEPS[*]} " == *" interop "* ]]; then
+        local t
+        for t in java mvn; do
+            if ! command -v "$t" >/dev/null 2>&1; then
+                echo "$t is missing: install Java 17 and Maven (or INTEROP=0)" >&2
+                exit 1
+            fi
+        done
     fi
 }
 
@@ -74,21 +85,119 @@ fuzz() {
         for target in "${FUZZ_TARGETS[@]}"; do
             step "fuzz: $target for ${FUZZ_SECONDS}s"
             mkdir -p "corpus/$target"
-            "${cargo[@]}" fuzz run --sanitizer none "$target" \
-                "corpus/$target" "../crates/rialto/tests/fuzz_regressions/$target" \
+            # Seed corpora: saved regressions (crates/rialto/tests/fuzz_regressions/<target>/)
+            # and hand-made real messages (fuzz/seeds/<target>/), whichever exist.
+            local seeds=()
+            for d in "../crates/rialto/tests/fuzz_regressions/$target" "seeds/$target"; do
+                if [ -d "$d" ]; then
+                    seeds+=("$d")
+                fi
+            done
+            "${cargo[@]}" fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" \
                 -- -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1
         done
     )
 }
 
-STEPS=(check_tools fmt clippy unit_and_integration_tests fuzz)
+# The server of the interop step: started by start_server, stopped by stop_server (also on exit).
+server_pid=
+server_log=
+server_addr=
+
+# start_server DATA_DIR LISTEN LOG: runs `rialto serve` in the background and waits (bounded)
+# until it logs its listening address, which it leaves in server_addr.
+start_server() {
+    local bin=$1 data=$2 listen=$3
+    server_log=$4
+    "$bin" serve --data-dir "$data" --listen "$listen" >"$server_log" 2>&1 &
+    server_pid=$!
+    local deadline=$((SECONDS + 60)) line
+    while :; do
+        line=$(grep -m1 -o 'listening for FIX on [0-9.]*:[0-9]*' "$server_log" || true)
+        if [ -n "$line" ]; then
+            server_addr=${line##* }
+            echo "rialto serve (pid $server_pid) listens on $server_addr"
+            return
+        fi
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            echo "rialto serve exited before listening:" >&2
+            cat "$server_log" >&2
+            server_pid=
+            return 1
+        fi
+        if [ $SECONDS -ge $deadline ]; then
+            echo "rialto serve did not listen within 60s:" >&2
+            cat "$server_log" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# stop_server: SIGTERM, then waits (bounded) for a clean exit; status 0 only for exit status 0.
+stop_server() {
+    [ -n "$server_pid" ] || return 0
+    local pid=$server_pid status=0 deadline=$((SECONDS + 60))
+    server_pid=
+    kill -TERM "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "rialto serve (pid $pid) ignored SIGTERM for 60s; killing it" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        return 1
+    fi
+    wait "$pid" || status=$?
+    if [ "$status" != 0 ]; then
+        echo "rialto serve exited with status $status:" >&2
+        cat "$server_log" >&2
+    fi
+    return "$status"
+}
+
+interop() {
+    if [ "$INTEROP" = 0 ]; then
+        step "interop: skipped (INTEROP=0)"
+        return
+    fi
+    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario, restart, scenario)"
+    cargo build --profile ci -p rialto
+    local bin="${CARGO_TARGET_DIR:-target}/ci/rialto"
+    local root
+    root=$(mktemp -d)
+    # Runs on any exit (a failed step ends the script under set -e): the server never outlives it.
+    # shellcheck disable=SC2064 # expand root now
+    trap "stop_server || true; rm -rf '$root'" EXIT
+    local store="$root/fix-store"
+    start_server "$bin" "$root/data" 127.0.0.1:0 "$root/serve-1.log"
+    local host=${server_addr%:*} port=${server_addr##*:}
+    # The JUnit tests run against this server (-Dfix.port): the scenario twice and a short
+    # latency run; the client's sequence numbers persist in $store, which every run shares.
+    (cd java && mvn -q -B -Dstyle.color=never test -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store")
+    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port"
+    stop_server
+    # Same data dir and port: the sessions resume their sequence numbers without a reset.
+    start_server "$bin" "$root/data" "$server_addr" "$root/serve-2.log"
+    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port"
+    stop_server
+    rm -rf "$root"
+    trap - EXIT
+}
+
+STEPS=(check_tools fmt clippy unit_and_integration_tests interop fuzz)
 if [ $# -gt 0 ]; then
     STEPS=("$@")
 fi
 
 start=$(date +%s)
+times=()
 for s in "${STEPS[@]}"; do
+    t0=$(date +%s)
     "$s"
+    times+=("$s $(($(date +%s) - t0))s")
 done
 echo
+echo "==> step times: ${times[*]}"
 echo "==> all tests passed in $(($(date +%s) - start))s"
