@@ -82,14 +82,18 @@ struct Stored {
 /// What an ExecutionReport says, kept instead of its bytes: replay (and the live path)
 /// stores this small recipe and formats the body only when it is sent or resent
 /// (`encode_exec`), so recovery never formats an ExecutionReport. Every field is the value at
-/// the time the report was generated.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// the time the report was generated. The ClOrdIDs are copied into the store's byte buffer
+/// (no reference count to touch when the recipe is dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ExecRecipe {
     order_id: OrderId,
-    /// Tag 11: the requester's ClOrdID on its own cancel/replace, the order's otherwise.
-    cl_ord_id: Arc<str>,
-    /// Tag 41, on the requester's own cancel/replace with an OrigClOrdID.
-    orig_cl_ord_id: Option<Arc<str>>,
+    /// Absolute offset (see `Store::base`) of ClOrdID (11: the requester's on its own
+    /// cancel/replace, the order's otherwise) followed by OrigClOrdID (41, on the requester's
+    /// own cancel/replace with an OrigClOrdID).
+    ids_start: u64,
+    cl_len: u16,
+    orig_len: u16,
+    has_orig: bool,
     /// ExecID (17) is `exec_seq.exec_n`.
     exec_seq: u64,
     exec_n: u32,
@@ -113,7 +117,7 @@ struct ExecRecipe {
 
 /// A stored message's body: bytes in `Store::bytes`, or an ExecutionReport recipe (inline:
 /// no allocation per report; the store is bounded by `resend_store_max`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 #[allow(clippy::large_enum_variant)]
 enum Body {
     /// Absolute offset (see `Store::base`) and length.
@@ -124,7 +128,7 @@ enum Body {
     Exec(ExecRecipe),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct StoredMeta {
     seq: u64,
     msg_type: u8,
@@ -146,24 +150,27 @@ struct Store {
 }
 
 impl Store {
+    /// Makes room for one more message. Entries beyond the newest `max` are invisible
+    /// (`live`) and dropped in bulk once they are as many as `max`: entries own no heap data,
+    /// so dropping a range does not read it (a one-by-one pop read a cold cache line each).
     fn make_room(&mut self, max: usize) {
-        while self.meta.len() >= max.max(1) {
-            if let Some(StoredMeta {
-                body: Body::Bytes { start, len },
-                ..
-            }) = self.meta.pop_front()
-            {
-                self.live_start = start + len as u64;
-            }
+        let max = max.max(1);
+        if self.meta.len() >= max.saturating_mul(2) {
+            let cut = self.meta.len() - (max - 1);
+            self.live_start = match self.meta[cut - 1].body {
+                Body::Bytes { start, len } => start + len as u64,
+                Body::Exec(r) => r.ids_start + r.cl_len as u64 + r.orig_len as u64,
+            };
+            self.meta.drain(..cut);
         }
-    }
-    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
-        self.make_room(max);
         let dead = (self.live_start - self.base) as usize;
         if dead > 4096 && dead * 2 > self.bytes.len() {
             self.bytes.drain(..dead);
             self.base = self.live_start;
         }
+    }
+    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
+        self.make_room(max);
         let start = self.base + self.bytes.len() as u64;
         self.bytes.extend_from_slice(body);
         self.meta.push_back(StoredMeta {
@@ -176,8 +183,25 @@ impl Store {
             },
         });
     }
-    fn push_exec(&mut self, seq: u64, sending_ts: u64, recipe: ExecRecipe, max: usize) {
+    /// Stores `recipe` with its ClOrdID `cl` and OrigClOrdID `orig` (sets its `ids_*`).
+    fn push_exec(
+        &mut self,
+        seq: u64,
+        sending_ts: u64,
+        mut recipe: ExecRecipe,
+        cl: &[u8],
+        orig: Option<&[u8]>,
+        max: usize,
+    ) {
         self.make_room(max);
+        recipe.ids_start = self.base + self.bytes.len() as u64;
+        recipe.cl_len = cl.len() as u16;
+        recipe.orig_len = orig.map_or(0, |o| o.len() as u16);
+        recipe.has_orig = orig.is_some();
+        self.bytes.extend_from_slice(cl);
+        if let Some(o) = orig {
+            self.bytes.extend_from_slice(o);
+        }
         self.meta.push_back(StoredMeta {
             seq,
             msg_type: b'8',
@@ -189,14 +213,24 @@ impl Store {
         let a = (start - self.base) as usize;
         &self.bytes[a..a + len as usize]
     }
+    /// ClOrdID and OrigClOrdID of a stored recipe.
+    fn ids(&self, r: &ExecRecipe) -> (&[u8], Option<&[u8]>) {
+        let cl = self.bytes_of(r.ids_start, r.cl_len as u32);
+        let orig = r
+            .has_orig
+            .then(|| self.bytes_of(r.ids_start + r.cl_len as u64, r.orig_len as u32));
+        (cl, orig)
+    }
     fn clear(&mut self) {
         self.meta.clear();
         self.bytes.clear();
         self.base = 0;
         self.live_start = 0;
     }
-    fn len(&self) -> usize {
-        self.meta.len()
+    /// The stored messages a session can still ask for: the newest `max`.
+    fn live(&self, max: usize) -> std::collections::vec_deque::Iter<'_, StoredMeta> {
+        self.meta
+            .range(self.meta.len().saturating_sub(max.max(1))..)
     }
 }
 
@@ -775,7 +809,15 @@ impl Exchange {
 
     /// `send` of an ExecutionReport: stores its recipe, and formats the body only when there
     /// is a live connection to write it to (never during replay).
-    fn send_exec(&mut self, ix: u16, ts: u64, recipe: ExecRecipe, out: &mut Outbox) {
+    fn send_exec(
+        &mut self,
+        ix: u16,
+        ts: u64,
+        recipe: ExecRecipe,
+        cl: &[u8],
+        orig: Option<&[u8]>,
+        out: &mut Outbox,
+    ) {
         let s = &mut self.sessions[ix as usize];
         let seq = s.out_seq;
         s.out_seq += 1;
@@ -784,13 +826,18 @@ impl Exchange {
         if let Some(conn) = conn {
             let mut b = std::mem::take(&mut self.body);
             b.clear();
-            encode_exec(&recipe, ts, &self.cfg, &mut b);
+            encode_exec(&recipe, cl, orig, ts, &self.cfg, &mut b);
             self.write(ix, conn, b'8', seq, ts, None, &b, out);
             self.body = b;
         }
-        self.sessions[ix as usize]
-            .store
-            .push_exec(seq, ts, recipe, self.cfg.resend_store_max);
+        self.sessions[ix as usize].store.push_exec(
+            seq,
+            ts,
+            recipe,
+            cl,
+            orig,
+            self.cfg.resend_store_max,
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -852,8 +899,7 @@ impl Exchange {
         }
         let msgs: Vec<Stored> = s
             .store
-            .meta
-            .iter()
+            .live(self.cfg.resend_store_max)
             .filter(|m| m.seq >= begin && m.seq <= end)
             .map(|m| Stored {
                 seq: m.seq,
@@ -863,7 +909,8 @@ impl Exchange {
                     Body::Bytes { start, len } => s.store.bytes_of(*start, *len).to_vec(),
                     Body::Exec(r) => {
                         let mut b = Vec::with_capacity(256);
-                        encode_exec(r, m.sending_ts, &self.cfg, &mut b);
+                        let (cl, orig) = s.store.ids(r);
+                        encode_exec(r, cl, orig, m.sending_ts, &self.cfg, &mut b);
                         b
                     }
                 },
@@ -1536,7 +1583,7 @@ impl Exchange {
                 CtxKind::Cancel | CtxKind::Replace | CtxKind::Other
             )
             && matches!(exec_type, b'4' | b'5' | b'I');
-        let (cl_ord_id, orig_cl_ord_id) = if own_request {
+        let (cl, orig) = if own_request {
             let orig = (!ctx.orig_cl_ord_id.is_empty()).then(|| ctx.orig_cl_ord_id.clone());
             (ctx.cl_ord_id.clone(), orig)
         } else {
@@ -1544,8 +1591,10 @@ impl Exchange {
         };
         let recipe = ExecRecipe {
             order_id: id,
-            cl_ord_id,
-            orig_cl_ord_id,
+            ids_start: 0,
+            cl_len: 0,
+            orig_len: 0,
+            has_orig: false,
             exec_seq: ctx.seq,
             exec_n: ctx.exec_n,
             exec_type,
@@ -1566,7 +1615,8 @@ impl Exchange {
         ctx.exec_n += 1;
         let session = o.session;
         self.stats.execution_reports += 1;
-        self.send_exec(session, ctx.ts, recipe, out);
+        let orig = orig.as_ref().map(|o| o.as_bytes());
+        self.send_exec(session, ctx.ts, recipe, cl.as_bytes(), orig, out);
     }
 
     /// Engine hash and gateway hash, combined: equal exactly when engine state and every
@@ -1618,8 +1668,9 @@ impl Exchange {
             e.u64(s.test_request_sent_ns);
             e.u64(s.logout_sent as u64);
             e.u64(s.resend_until);
-            e.u64(s.store.len() as u64);
-            for m in &s.store.meta {
+            let live = s.store.live(self.cfg.resend_store_max);
+            e.u64(live.len() as u64);
+            for m in live {
                 e.u64(m.seq);
                 e.u64(m.msg_type as u64);
                 e.u64(m.sending_ts);
@@ -1631,11 +1682,12 @@ impl Exchange {
                     Body::Exec(r) => {
                         e.u64(1);
                         e.u64(r.order_id);
-                        e.bytes(r.cl_ord_id.as_bytes());
-                        match &r.orig_cl_ord_id {
+                        let (cl, orig) = s.store.ids(r);
+                        e.bytes(cl);
+                        match orig {
                             Some(o) => {
                                 e.u64(1);
-                                e.bytes(o.as_bytes());
+                                e.bytes(o);
                             }
                             None => e.u64(0),
                         }
@@ -1752,8 +1804,9 @@ impl Exchange {
                         s.store.push(seq, msg_type, sending_ts, body, usize::MAX);
                     }
                     1 => {
-                        let recipe = read_exec_recipe(&mut r, x.cfg.instruments.len())?;
-                        s.store.push_exec(seq, sending_ts, recipe, usize::MAX);
+                        let (recipe, cl, orig) = read_exec_recipe(&mut r, x.cfg.instruments.len())?;
+                        s.store
+                            .push_exec(seq, sending_ts, recipe, cl, orig, usize::MAX);
                     }
                     k => return Err(format!("snapshot: stored message kind {k}")),
                 }
@@ -1943,15 +1996,22 @@ fn hash_bytes(b: &[u8]) -> u64 {
 }
 
 /// The body (fields after the standard header) of the ExecutionReport `r`, sent at `ts`.
-fn encode_exec(r: &ExecRecipe, ts: u64, cfg: &Config, b: &mut Vec<u8>) {
+fn encode_exec(
+    r: &ExecRecipe,
+    cl: &[u8],
+    orig: Option<&[u8]>,
+    ts: u64,
+    cfg: &Config,
+    b: &mut Vec<u8>,
+) {
     let inst = cfg.instruments[r.symbol as usize];
     b.extend_from_slice(b"37=");
     push_u64(b, r.order_id);
     b.extend_from_slice(b"\x0111=");
-    b.extend_from_slice(r.cl_ord_id.as_bytes());
-    if let Some(orig) = &r.orig_cl_ord_id {
+    b.extend_from_slice(cl);
+    if let Some(orig) = orig {
         b.extend_from_slice(b"\x0141=");
-        b.extend_from_slice(orig.as_bytes());
+        b.extend_from_slice(orig);
     }
     b.extend_from_slice(b"\x0117=");
     push_u64(b, r.exec_seq);
@@ -2011,10 +2071,17 @@ fn encode_exec(r: &ExecRecipe, ts: u64, cfg: &Config, b: &mut Vec<u8>) {
 }
 
 /// One ExecutionReport recipe of a snapshot (see `snapshot_gateway` for the layout).
-fn read_exec_recipe(r: &mut SnapReader, instruments: usize) -> Result<ExecRecipe, String> {
-    let arc = |b: &[u8]| -> Result<Arc<str>, String> {
+#[allow(clippy::type_complexity)]
+fn read_exec_recipe<'a>(
+    r: &mut SnapReader<'a>,
+    instruments: usize,
+) -> Result<(ExecRecipe, &'a [u8], Option<&'a [u8]>), String> {
+    let arc = |b: &'a [u8]| -> Result<&'a [u8], String> {
+        if b.len() > u16::MAX as usize {
+            return Err("snapshot: stored ClOrdID too long".into());
+        }
         std::str::from_utf8(b)
-            .map(Arc::from)
+            .map(|_| b)
             .map_err(|_| "snapshot: stored ClOrdID not UTF-8".to_string())
     };
     let order_id = r.u64()?;
@@ -2075,10 +2142,12 @@ fn read_exec_recipe(r: &mut SnapReader, instruments: usize) -> Result<ExecRecipe
                 .ok_or("snapshot: bad cancel reason")?,
         ),
     };
-    Ok(ExecRecipe {
+    let recipe = ExecRecipe {
         order_id,
-        cl_ord_id,
-        orig_cl_ord_id,
+        ids_start: 0,
+        cl_len: 0,
+        orig_len: 0,
+        has_orig: false,
         exec_seq,
         exec_n,
         exec_type,
@@ -2095,7 +2164,8 @@ fn read_exec_recipe(r: &mut SnapReader, instruments: usize) -> Result<ExecRecipe
         cum_qty,
         notional,
         text,
-    })
+    };
+    Ok((recipe, cl_ord_id, orig_cl_ord_id))
 }
 
 /// Cancel reasons by snapshot code (code = index + 1; 0 = no text).

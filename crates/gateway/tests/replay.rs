@@ -2,7 +2,11 @@
 //! inputs (logons, orders, cancels, replaces, mass cancels, status, ticks, disconnects) is
 //! applied to one exchange; at random points it is snapshotted and restored into a second one,
 //! and from then on both must produce byte-identical FIX output and equal state hashes. This
-//! is what makes "snapshot + tail replay == full replay" hold.
+//! is what makes "snapshot + tail replay == full replay" hold. A third exchange applies the
+//! stream in recovery mode (no output framed); at the end it goes live and must answer a
+//! ResendRequest for everything with exactly the bytes the live one sends (the resend store
+//! keeps ExecutionReport recipes and formats them only when resent). The stream runs with the
+//! default store size and with a tiny one, so eviction is exercised too.
 
 use gateway::exchange::{Exchange, Outbox};
 use gateway::record::{FixMsg, Input, NewOrderMsg};
@@ -137,8 +141,54 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
 #[test]
 fn snapshot_restore_is_indistinguishable_from_the_original() {
     for seed in [1u64, 7, 42, 1234, 99999] {
+        run_stream(seed, Config::defaults().resend_store_max);
+    }
+}
+
+#[test]
+fn a_small_resend_store_evicts_identically_after_restore_and_replay() {
+    for seed in [3u64, 77, 4242] {
+        run_stream(seed, 7);
+    }
+}
+
+/// Disconnects session 1's current connection, logs it on again from a new one and asks for
+/// every message: the answer (resent messages with PossDupFlag, gap fills) as bytes.
+fn resend_everything(x: &mut Exchange, seq: &mut u64, ts: u64, msg_seq: u64) -> Vec<u8> {
+    let mut out = Outbox::default();
+    for input in [
+        Input::Disconnected { conn: 10 },
+        Input::Fix {
+            conn: 500,
+            seq: msg_seq,
+            poss_dup: false,
+            msg: FixMsg::Logon {
+                sender: "CLIENT1".into(),
+                target: "RIALTO".into(),
+                begin_string: "FIX.4.4".into(),
+                heartbeat_secs: 30,
+                reset: false,
+                password: String::new(),
+            },
+        },
+        Input::Fix {
+            conn: 500,
+            seq: msg_seq + 1,
+            poss_dup: false,
+            msg: FixMsg::ResendRequest { begin: 1, end: 0 },
+        },
+    ] {
+        *seq += 1;
+        x.apply(*seq, ts, &input, &mut out);
+    }
+    out.buf
+}
+
+fn run_stream(seed: u64, store_max: usize) {
+    {
         let mut cfg = Config::defaults();
         cfg.orders_max = 1 << 14;
+        cfg.resend_store_max = store_max;
         let cfg = Arc::new(cfg);
         let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut a = Exchange::new(cfg.clone());
@@ -191,6 +241,21 @@ fn snapshot_restore_is_indistinguishable_from_the_original() {
             a.state_hash(),
             quiet.state_hash(),
             "seed {seed}: replay mode"
+        );
+        quiet.replaying = false;
+        let mut seq = 3000;
+        let live = resend_everything(&mut a, &mut seq.clone(), ts + 1, seqs[0]);
+        let replayed = resend_everything(&mut quiet, &mut seq, ts + 1, seqs[0]);
+        assert_eq!(live, replayed, "seed {seed}: resend after a quiet replay");
+        let text = String::from_utf8_lossy(&live);
+        assert!(
+            text.contains("\x0135=8\x01") && text.contains("\x0143=Y\x01"),
+            "seed {seed}: ExecutionReports were resent with PossDupFlag"
+        );
+        let stored = text.matches("\x0135=8\x01").count();
+        assert!(
+            stored <= store_max,
+            "seed {seed}: {stored} reports resent, store holds {store_max}"
         );
         assert!(
             a.stats.orders > 500 && a.stats.trades > 50,
