@@ -1754,8 +1754,11 @@ impl Exchange {
         if r.take(SNAP_MAGIC.len())? != SNAP_MAGIC {
             return Err("snapshot: bad magic".into());
         }
-        let len = r.u64()? as usize;
-        let gateway = r.take(len)?;
+        let len = r.fixed_u64()?;
+        if len > r.0.len() as u64 {
+            return Err("snapshot: truncated".into());
+        }
+        let gateway = r.take(len as usize)?;
         x.engine = Engine::restore(r.0).map_err(|e| format!("snapshot: engine: {e:?}"))?;
         let mut r = SnapReader(gateway);
         x.last_seq = r.u64()?;
@@ -1899,7 +1902,7 @@ impl Exchange {
     }
 }
 
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOG2";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOG3";
 
 /// Hasher for keys the exchange itself assigns (order ids, connection ids): one multiply
 /// (Fibonacci hashing) instead of SipHash. Clients cannot choose these keys, so there is no
@@ -1925,8 +1928,14 @@ type IdHash = std::hash::BuildHasherDefault<IdHasher>;
 
 struct SnapWriter<'a>(&'a mut Vec<u8>);
 impl SnapWriter<'_> {
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+    /// LEB128: 7 bits per byte, low first; most values in the snapshot are small, so this
+    /// keeps it (and the time to write it) a fraction of fixed 8-byte integers.
+    fn u64(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
     }
     fn bytes(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
@@ -1944,10 +1953,26 @@ impl<'a> SnapReader<'a> {
         self.0 = b;
         Ok(a)
     }
-    fn u64(&mut self) -> Result<u64, String> {
+    fn fixed_u64(&mut self) -> Result<u64, String> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().expect("8 bytes"),
         ))
+    }
+    /// LEB128 (see `SnapWriter::u64`); more than 64 bits or an unterminated number is an error.
+    fn u64(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.take(1)?[0];
+            let part = (b & 0x7f) as u64;
+            if shift == 63 && part > 1 {
+                return Err("snapshot: integer overflows 64 bits".into());
+            }
+            v |= part << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("snapshot: integer longer than 10 bytes".into())
     }
     fn count(&mut self) -> Result<u64, String> {
         let n = self.u64()?;
@@ -2321,6 +2346,28 @@ pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static st
 mod tests {
     use super::*;
     use types::{Instrument, Symbol};
+
+    #[test]
+    fn snapshot_integers_round_trip_and_overlong_ones_are_refused() {
+        let vals = [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX - 1, u64::MAX];
+        let mut buf = Vec::new();
+        let mut w = SnapWriter(&mut buf);
+        for v in vals {
+            w.u64(v);
+        }
+        assert_eq!(buf.len(), 1 + 1 + 1 + 2 + 2 + 6 + 10 + 10);
+        let mut r = SnapReader(&buf);
+        for v in vals {
+            assert_eq!(r.u64(), Ok(v));
+        }
+        assert!(r.u64().is_err(), "nothing left");
+        // 11 continuation bytes, a 10th byte above bit 63, and a number cut short.
+        assert!(SnapReader(&[0x80; 11]).u64().is_err());
+        let mut over = vec![0xff; 9];
+        over.push(0x02);
+        assert!(SnapReader(&over).u64().is_err());
+        assert!(SnapReader(&[0x80, 0x80]).u64().is_err());
+    }
 
     fn inst(tick: i64, dec: u32) -> InstrumentDef {
         InstrumentDef {
