@@ -50,7 +50,11 @@ fn apply(dir: &std::path::Path, d: &Damage) {
             let path = pick(seg);
             // Aim at the used part of the file (records), not the zero preallocation.
             let used = used_len(&path);
-            flip_bit(&path, (at * used as f64) as u64, bit);
+            let offset = (at * used as f64) as u64;
+            // An earlier truncation may have left no byte at that offset to flip.
+            if offset < std::fs::metadata(&path).unwrap().len() {
+                flip_bit(&path, offset, bit);
+            }
         }
         Damage::Truncate { seg, at } => {
             let path = pick(seg);
