@@ -1747,6 +1747,11 @@ impl Exchange {
         }
     }
 
+    /// True if `bytes` starts with this version's snapshot magic (older layouts have another).
+    pub fn snapshot_format_matches(bytes: &[u8]) -> bool {
+        bytes.starts_with(SNAP_MAGIC)
+    }
+
     /// Rebuilds an exchange from `snapshot` bytes taken with the same configuration.
     pub fn restore(cfg: Arc<Config>, bytes: &[u8]) -> Result<Exchange, String> {
         let mut x = Exchange::new(cfg);

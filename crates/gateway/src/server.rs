@@ -136,7 +136,19 @@ pub fn recover(
                 s.reason
             ));
         }
-        if let Some(s) = load.latest {
+        let latest = load.latest.filter(|s| {
+            // A snapshot written by an older version (another layout) is not damage: the
+            // journal holds every input, so start from record 1 instead.
+            let current = Exchange::snapshot_format_matches(&s.bytes);
+            if !current {
+                on_skip(&format!(
+                    "snapshot {} has an older format; replaying the journal from the start",
+                    s.path.display()
+                ));
+            }
+            current
+        });
+        if let Some(s) = latest {
             x = Exchange::restore(cfg.clone(), &s.bytes)
                 .map_err(|e| ServerError(format!("{}: {e}", s.path.display())))?;
             if x.last_seq() != s.seq {

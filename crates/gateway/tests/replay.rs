@@ -279,3 +279,43 @@ fn damaged_snapshots_are_refused_not_trusted() {
         );
     }
 }
+
+#[test]
+fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_start() {
+    use journal::{Durability, JournalConfig, JournalWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Arc::new(Config::defaults());
+    let mut r = Rng(0x1234_5678_9abc_def1);
+    let mut seqs = vec![1u64; 4];
+    let mut next_cl = 0;
+    let mut x = Exchange::new(cfg.clone());
+    let mut out = Outbox::default();
+    let (mut j, _) = JournalWriter::open(dir.path(), JournalConfig::default()).unwrap();
+    let mut buf = Vec::new();
+    let ts = 1_800_000_000_000_000_000u64;
+    for seq in 1..=400u64 {
+        let input = random_input(&mut r, &mut seqs, &mut next_cl);
+        buf.clear();
+        input.encode(&mut buf);
+        assert_eq!(
+            j.append(gateway::record::KIND_INPUT as u16, ts + seq, &buf)
+                .unwrap(),
+            seq
+        );
+        x.apply(seq, ts + seq, &input, &mut out);
+    }
+    j.commit(Durability::Process).unwrap();
+    // A snapshot at 300 in the previous layout (magic RIALTOGW), checksummed by the journal.
+    let mut old = b"RIALTOGW".to_vec();
+    old.extend_from_slice(&[0u8; 64]);
+    journal::snapshot::write(dir.path(), 300, &old).unwrap();
+    let mut notes = Vec::new();
+    let (y, rec) = gateway::recover(&cfg, dir.path(), true, |m| notes.push(m.to_string())).unwrap();
+    assert_eq!(rec.snapshot_seq, None);
+    assert_eq!(rec.replayed, 400);
+    assert_eq!(y.state_hash(), x.state_hash());
+    assert!(
+        notes.iter().any(|n| n.contains("older format")),
+        "start says why it replays everything: {notes:?}"
+    );
+}
