@@ -68,7 +68,7 @@ impl BitSet {
     }
 
     /// Sets the summary bits above leaf word `i` (layer 0 word `i` just became non-empty).
-    #[cold]
+    #[inline]
     fn set_upper(&mut self, mut i: usize) {
         for k in 1..self.layers {
             let w = &mut self.words[self.starts[k] + (i >> 6)];
@@ -91,7 +91,7 @@ impl BitSet {
     }
 
     /// Clears the summary bits above leaf word `i` (layer 0 word `i` just became empty).
-    #[cold]
+    #[inline]
     fn clear_upper(&mut self, mut i: usize) {
         for k in 1..self.layers {
             let w = &mut self.words[self.starts[k] + (i >> 6)];
@@ -117,7 +117,7 @@ impl BitSet {
     }
 
     /// `next_ge` after leaf word `i >> 6` (masked from `i`) turned out empty.
-    #[inline(never)]
+    #[inline]
     fn next_ge_slow(&self, i: usize) -> Option<usize> {
         let w = i >> 6;
         // The next leaf word: the common case in a sparse book.
@@ -167,7 +167,7 @@ impl BitSet {
     }
 
     /// `prev_le` after leaf word `i >> 6` (masked from `i`, `i < len`) turned out empty.
-    #[inline(never)]
+    #[inline]
     fn prev_le_slow(&self, i: usize) -> Option<usize> {
         let w = i >> 6;
         // The previous leaf word: the common case in a sparse book.
