@@ -197,9 +197,6 @@ fn run_flash1(name: &str, msgs: &[Flash1Msg]) -> u64 {
     let mut hash = 0;
     for _ in 0..runs.max(1) {
         let mut e = Engine::new(&inst, EngineConfig::default());
-        if std::env::var_os("BENCH_NO_PREFAULT").is_none() {
-            e.prefault();
-        }
         let mut sink = ReportSink(HashSink::new());
         let c0 = cpu_ns();
         let t0 = Instant::now();

@@ -4,12 +4,8 @@
 //! Role: answers both questions without allocating per command and with few cache misses:
 //! - used ids below `direct_len` are one bit each in a bitmap (1 MiB covers 8 M ids; the OS
 //!   commits its zeroed pages as they are touched); larger ids go to a hash set;
-//! - resting ids below `live_direct_len` (`direct_len` capped at `LIVE_DIRECT_MAX`) map to
-//!   slots through a direct `u32` table indexed by id (slot + 1, 0 = not resting): one load and
-//!   no hashing or probing for dense ids (the OS commits its zeroed pages as they are touched,
-//!   or `prefault` touches them up front);
-//! - larger resting ids map to slots in an open-addressing hash table sized by the number of
-//!   resting sparse orders (not by the id range).
+//! - resting ids map to slots in a small open-addressing hash table sized by the number of
+//!   resting orders (not by the id range), so it stays cache-resident.
 //!
 //! Both hash tables use linear probing and a fixed multiplicative hash (deterministic, no
 //! `RandomState`). They start at the configured capacity and double beyond a load of 1/2:
@@ -21,14 +17,6 @@
 
 /// Marks an empty bucket of the live table.
 const NIL: u32 = u32::MAX;
-
-/// Most ids the direct resting-slot table covers (4 bytes each: 256 MiB of address space at
-/// most, committed only as touched); resting ids beyond it use the hashed live table.
-const LIVE_DIRECT_MAX: u64 = 1 << 26;
-
-/// Tags a `live_find` position that names a direct-table entry (the id, below
-/// `LIVE_DIRECT_MAX`) rather than a hash bucket (always below the table length).
-const DIRECT_TAG: usize = 1 << 62;
 
 #[inline]
 pub(crate) fn mix64(mut x: u64) -> u64 {
@@ -184,11 +172,6 @@ pub(crate) struct IdIndex {
     used_keys: Vec<u64>,
     used_shift: u32,
     used_hashed: usize,
-    /// Resting ids below `live_direct.len()`: slot + 1, or 0 when the id does not rest.
-    live_direct: Vec<u32>,
-    /// Number of non-zero entries of `live_direct`.
-    live_direct_count: usize,
-    /// Resting ids >= `live_direct.len()`.
     live: LiveMap,
 }
 
@@ -202,23 +185,7 @@ impl IdIndex {
             used_keys: vec![0; cap],
             used_shift: 64 - cap.trailing_zeros(),
             used_hashed: 0,
-            live_direct: vec![0; (direct_len as u64).min(LIVE_DIRECT_MAX) as usize],
-            live_direct_count: 0,
             live: LiveMap::new(live_initial),
-        }
-    }
-
-    /// Touches every page of the direct tables so no page fault happens when ids arrive
-    /// (memory-for-latency; costs O(direct range) once).
-    pub(crate) fn prefault(&mut self) {
-        // A zeroed allocation may be mapped lazily: write one word per 4 KiB page, OR-ing a value
-        // the compiler cannot see is zero, so the store (and the page's commit) happens.
-        let zero = std::hint::black_box(0);
-        for c in self.live_direct.chunks_mut(1024) {
-            c[0] |= zero;
-        }
-        for c in self.used_bits.chunks_mut(512) {
-            c[0] |= u64::from(zero);
         }
     }
 
@@ -297,65 +264,38 @@ impl IdIndex {
     /// The slab slot of a resting order.
     #[inline(always)]
     pub(crate) fn live_slot(&self, id: u64) -> Option<u32> {
-        if id < self.live_direct.len() as u64 {
-            self.live_direct[id as usize].checked_sub(1)
-        } else {
-            self.live.get(id)
-        }
+        self.live.get(id)
     }
 
-    /// Where resting id `id` is in the id index, and its slot (see `remove_live_at`).
+    /// Where resting id `id` is in the live table, and its slot (see `remove_live_at`).
     #[inline(always)]
     pub(crate) fn live_find(&self, id: u64) -> Option<(usize, u32)> {
-        if id < self.live_direct.len() as u64 {
-            let s = self.live_direct[id as usize].checked_sub(1)?;
-            Some((id as usize | DIRECT_TAG, s))
-        } else {
-            self.live.find(id)
-        }
+        self.live.find(id)
     }
 
-    /// Records that the id found by `live_find` at `pos` no longer rests (no index change may
-    /// happen in between).
+    /// Records that the id found by `live_find` at `bucket` no longer rests (no table change
+    /// may happen in between).
     #[inline(always)]
-    pub(crate) fn remove_live_at(&mut self, pos: usize) {
-        if pos & DIRECT_TAG != 0 {
-            self.live_direct[pos & !DIRECT_TAG] = 0;
-            self.live_direct_count -= 1;
-        } else {
-            self.live.remove_at(pos);
-        }
+    pub(crate) fn remove_live_at(&mut self, bucket: usize) {
+        self.live.remove_at(bucket);
     }
 
     /// Records that used id `id` now rests in `slot`.
     #[inline(always)]
     pub(crate) fn set_live(&mut self, id: u64, slot: u32) {
         debug_assert!(self.is_used(id));
-        if id < self.live_direct.len() as u64 {
-            let e = &mut self.live_direct[id as usize];
-            self.live_direct_count += (*e == 0) as usize;
-            // `orders_max < u32::MAX - 1`, so slot + 1 never wraps.
-            *e = slot + 1;
-        } else {
-            self.live.put(id, slot);
-        }
+        self.live.put(id, slot);
     }
 
     /// Records that `id` no longer rests.
     #[inline(always)]
     pub(crate) fn set_gone(&mut self, id: u64) {
-        if id < self.live_direct.len() as u64 {
-            let e = &mut self.live_direct[id as usize];
-            self.live_direct_count -= (*e != 0) as usize;
-            *e = 0;
-        } else {
-            self.live.remove(id);
-        }
+        self.live.remove(id);
     }
 
     /// Number of resting ids.
     pub(crate) fn live_len(&self) -> usize {
-        self.live_direct_count + self.live.len
+        self.live.len
     }
 
     /// Every used id, ascending (for snapshots; allocates).

@@ -22,10 +22,8 @@
 //!   into a compact slab of non-empty levels, O(1) lookup by price, best level cached, a
 //!   hierarchical bitset of non-empty levels to find the next best. The window re-centres in
 //!   place and grows only when the resting prices need it.
-//! - Id index (`ids::IdIndex`): one bit per id for "ever used" (the duplicate-id rule) and a
-//!   direct `u32` table resting id -> slot for ids below `ids_direct`; for larger ids, hash
-//!   tables with deterministic multiplicative hashing. `Engine::prefault` touches the slab and
-//!   the direct tables up front so no first-touch page fault lands on the hot path.
+//! - Id index (`ids::IdIndex`): one bit per id for "ever used" (the duplicate-id rule), a small
+//!   open-addressing table resting id -> slot; deterministic multiplicative hashing.
 //! - Events are handed to a generic `EventSink` by reference; a sink that ignores a kind (the
 //!   flash1 adapter ignores most `Level`s) lets the compiler drop the work of building it.
 //!
@@ -91,8 +89,7 @@ pub struct EngineConfig {
     /// The window re-centres or doubles (amortized) while the resting prices of a side span
     /// less than this; an order to rest beyond it is refused with `CapacityExceeded`.
     pub levels_max: usize,
-    /// Ids below this are indexed directly: a used bit and a 4-byte resting slot each (the slot
-    /// table capped at 2^26 ids), committed by the OS as touched or by `Engine::prefault`.
+    /// Ids below this are indexed directly (4 bytes each, committed by the OS as touched).
     pub ids_direct: usize,
     /// Initial capacity of the two id hash tables: used ids >= `ids_direct`, and resting id ->
     /// slot. Each doubles beyond a load of 1/2: amortized growth, the only allocation a command
@@ -326,36 +323,6 @@ impl Engine {
             next_trade_id: 1,
             next_seq: 1,
         })
-    }
-
-    /// Touches, up front, every page the hot path could later fault in: the whole order slab
-    /// (`orders_max` records) and the direct id tables (`ids_direct`). Call it once on a fresh
-    /// engine, off the latency-critical path, when memory is cheaper than first-touch page
-    /// faults; it changes no state (an engine that was never prefaulted behaves identically).
-    pub fn prefault(&mut self) {
-        let blank = Order {
-            id: 0,
-            price: 0,
-            qty: 0,
-            orig_qty: 0,
-            seq: 0,
-            prev: NIL,
-            next: NIL,
-            account: 0,
-            symbol: 0,
-            side: Side::Buy,
-            tif: TimeInForce::Gtc,
-            post_only: false,
-            stp: StpMode::None,
-        };
-        let used = self.orders.len();
-        let cap = self.orders.capacity();
-        // Writes every spare record (within the reserved capacity: no reallocation), then
-        // drops them again; the records in use are untouched.
-        self.orders.resize(cap, blank);
-        std::hint::black_box(&mut self.orders[used..]);
-        self.orders.truncate(used);
-        self.ids.prefault();
     }
 
     pub fn config(&self) -> &EngineConfig {

@@ -1050,27 +1050,3 @@ fn ladder_recentres_in_place_as_the_market_trends() {
     assert_eq!(bids[1], (id - 2, 10_000 + 399 * 7, 3));
     assert_eq!(t.e.depth_at(ACME, Side::Buy, 10_000 + 398 * 7), 5);
 }
-
-#[test]
-fn prefault_changes_no_state_and_both_id_paths_keep_working() {
-    let mut a = new_engine();
-    let mut b = new_engine();
-    // Id 5 is below `ids_direct` (direct slot table), 5000 and 1 << 40 are above (hashed).
-    for t in [&mut a, &mut b] {
-        t.buy(5, 1, 100, 5);
-        t.buy(5000, 1, 101, 5);
-    }
-    b.e.prefault();
-    assert_eq!(a.e.state_hash(), b.e.state_hash());
-    assert_eq!(b.e.resting_count(), 2);
-    for t in [&mut a, &mut b] {
-        t.buy(1 << 40, 1, 99, 5);
-        t.cancel(5, 1);
-        t.cancel(5000, 1);
-        t.cancel(5, 1);
-    }
-    assert_eq!(a.e.state_hash(), b.e.state_hash());
-    assert_eq!(b.e.resting_count(), 1);
-    assert_eq!(b.e.order(1 << 40).map(|o| o.price), Some(99));
-    assert!(b.e.order(5).is_none() && b.e.order(5000).is_none());
-}

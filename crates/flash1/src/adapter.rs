@@ -262,13 +262,9 @@ impl Default for Adapter {
 }
 
 impl Adapter {
-    /// An empty book with `engine_config()`, its order slab and id tables touched up front
-    /// (`Engine::prefault`; `engine_init` is outside flash1's timed window, so no page fault
-    /// lands in it).
+    /// An empty book with `engine_config()`.
     pub fn new() -> Adapter {
-        let mut a = Adapter::with_config(engine_config());
-        a.engine.prefault();
-        a
+        Adapter::with_config(engine_config())
     }
 
     /// An empty book with the given engine limits (tests and tuning).
