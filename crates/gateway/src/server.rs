@@ -115,6 +115,27 @@ pub struct Recovered {
     pub elapsed: Duration,
 }
 
+/// Decodes a journal record as an exchange input; an error names the segment, offset and seq.
+pub(crate) fn decode_input(rec: &journal::Record<'_>) -> Result<Input, ServerError> {
+    if rec.kind != KIND_INPUT as u16 {
+        return Err(ServerError(format!(
+            "{} offset {}: record {} has unknown kind {}",
+            rec.segment.display(),
+            rec.offset,
+            rec.seq,
+            rec.kind
+        )));
+    }
+    Input::decode(rec.payload).map_err(|e| {
+        ServerError(format!(
+            "{} offset {}: record {}: {e}",
+            rec.segment.display(),
+            rec.offset,
+            rec.seq
+        ))
+    })
+}
+
 /// Loads the newest valid snapshot and replays the journal after it (outbound messages are
 /// regenerated and dropped). Used at start and by `journal verify` (with `use_snapshot`
 /// false: a full replay from the first record).
@@ -177,23 +198,7 @@ pub fn recover(
                 x.last_seq()
             )));
         }
-        if rec.kind != KIND_INPUT as u16 {
-            return Err(ServerError(format!(
-                "{} offset {}: record {} has unknown kind {}",
-                rec.segment.display(),
-                rec.offset,
-                rec.seq,
-                rec.kind
-            )));
-        }
-        let input = Input::decode(rec.payload).map_err(|e| {
-            ServerError(format!(
-                "{} offset {}: record {}: {e}",
-                rec.segment.display(),
-                rec.offset,
-                rec.seq
-            ))
-        })?;
+        let input = decode_input(&rec)?;
         x.apply(rec.seq, rec.timestamp_ns, &input, &mut out);
         out.clear();
         replayed += 1;

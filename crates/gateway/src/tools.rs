@@ -11,7 +11,7 @@
 use crate::config::Config;
 use crate::exchange::{Exchange, Outbox};
 use crate::record::{Input, KIND_INPUT};
-use crate::server::{recover, ServerError};
+use crate::server::{decode_input, recover, ServerError};
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -65,23 +65,7 @@ pub fn verify(data_dir: &Path, cfg: Config) -> Result<Verified, ServerError> {
     x.replaying = true;
     let mut out = Outbox::default();
     let report = journal::verify::<ServerError>(data_dir, |rec| {
-        if rec.kind != KIND_INPUT as u16 {
-            return Err(ServerError(format!(
-                "{} offset {}: record {} has unknown kind {}",
-                rec.segment.display(),
-                rec.offset,
-                rec.seq,
-                rec.kind
-            )));
-        }
-        let input = Input::decode(rec.payload).map_err(|e| {
-            ServerError(format!(
-                "{} offset {}: record {}: {e}",
-                rec.segment.display(),
-                rec.offset,
-                rec.seq
-            ))
-        })?;
+        let input = decode_input(rec)?;
         x.apply(rec.seq, rec.timestamp_ns, &input, &mut out);
         out.clear();
         Ok(())
