@@ -20,46 +20,8 @@ use types::{
     StpMode, Symbol, SymbolId, TimeInForce,
 };
 
-/// SplitMix64: a tiny, well-mixed, seedable generator.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by multiply-shift.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Approximately normal with mean 0 and standard deviation `sd`, rounded to an integer
-    /// (Irwin-Hall: the sum of twelve uniforms on [0, 65536) has mean 393_210 and standard
-    /// deviation ~65_536).
-    pub fn normal(&mut self, sd: i64) -> i64 {
-        let mut sum: i64 = 0;
-        for _ in 0..3 {
-            let r = self.next_u64();
-            for k in 0..4 {
-                sum += ((r >> (16 * k)) & 0xffff) as i64;
-            }
-        }
-        let centered = sum - 393_210;
-        let scaled = i128::from(centered) * i128::from(sd);
-        // Round half away from zero.
-        let half = if scaled >= 0 { 32_768 } else { -32_768 };
-        ((scaled + half) / 65_536) as i64
-    }
-}
+/// The seeded generator shared with the load generator (SplitMix64; integer-only normal).
+pub use loadgen::rng::Rng as SplitMix64;
 
 /// What to generate.
 #[derive(Clone, Debug)]
