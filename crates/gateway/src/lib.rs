@@ -45,6 +45,7 @@ pub mod client;
 pub mod config;
 pub mod exchange;
 pub mod record;
+pub mod recovery;
 pub mod server;
 pub mod tools;
 pub mod wire;

@@ -34,9 +34,11 @@ use crate::adapter::{ConnIds, FixAdapter};
 use crate::config::{Config, Durability};
 use crate::exchange::{Exchange, Outbox};
 use crate::record::{ConnId, Input, KIND_INPUT};
+pub(crate) use crate::recovery::decode_input;
+pub use crate::recovery::{recover, Recovered};
 use crate::wire::{next_frame, Fields, Frame};
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError, TrySendError};
-use journal::{JournalConfig, JournalReader, JournalWriter};
+use journal::{JournalConfig, JournalWriter};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::collections::{HashMap, VecDeque};
@@ -102,133 +104,6 @@ pub struct Counters {
     /// Hash of the last snapshot (or of the state at start).
     pub state_hash: AtomicU64,
     pub last_seq: AtomicU64,
-}
-
-/// What recovery found.
-#[derive(Clone, Debug)]
-pub struct Recovered {
-    pub snapshot_seq: Option<u64>,
-    pub replayed: u64,
-    pub last_seq: u64,
-    pub state_hash: u64,
-    pub journal_report: String,
-    pub elapsed: Duration,
-}
-
-/// Decodes a journal record as an exchange input; an error names the segment, offset and seq.
-pub(crate) fn decode_input(rec: &journal::Record<'_>) -> Result<Input, ServerError> {
-    if rec.kind != KIND_INPUT as u16 {
-        return Err(ServerError(format!(
-            "{} offset {}: record {} has unknown kind {}",
-            rec.segment.display(),
-            rec.offset,
-            rec.seq,
-            rec.kind
-        )));
-    }
-    Input::decode(rec.payload).map_err(|e| {
-        ServerError(format!(
-            "{} offset {}: record {}: {e}",
-            rec.segment.display(),
-            rec.offset,
-            rec.seq
-        ))
-    })
-}
-
-/// Loads the newest valid snapshot and replays the journal after it (outbound messages are
-/// regenerated and dropped). Used at start and by `journal verify` (with `use_snapshot`
-/// false: a full replay from the first record).
-pub fn recover(
-    cfg: &Arc<Config>,
-    data_dir: &Path,
-    use_snapshot: bool,
-    mut on_skip: impl FnMut(&str),
-) -> Result<(Exchange, Recovered), ServerError> {
-    let t0 = Instant::now();
-    let mut x = Exchange::new(cfg.clone());
-    let mut snapshot_seq = None;
-    if use_snapshot {
-        let load = journal::snapshot::load_latest(data_dir)?;
-        for s in &load.skipped {
-            on_skip(&format!(
-                "skipped damaged snapshot {}: {}",
-                s.path.display(),
-                s.reason
-            ));
-        }
-        let latest = load.latest.filter(|s| {
-            // A snapshot written by an older version (another layout) is not damage: the
-            // journal holds every input, so start from record 1 instead.
-            let current = Exchange::snapshot_format_matches(&s.bytes);
-            if !current {
-                on_skip(&format!(
-                    "snapshot {} has an older format; replaying the journal from the start",
-                    s.path.display()
-                ));
-            }
-            current
-        });
-        if let Some(s) = latest {
-            x = Exchange::restore(cfg.clone(), &s.bytes)
-                .map_err(|e| ServerError(format!("{}: {e}", s.path.display())))?;
-            if x.last_seq() != s.seq {
-                return Err(ServerError(format!(
-                    "{}: holds state after record {} but is named {}",
-                    s.path.display(),
-                    x.last_seq(),
-                    s.seq
-                )));
-            }
-            snapshot_seq = Some(s.seq);
-        }
-    }
-    let mut reader = JournalReader::open(data_dir, x.last_seq() + 1)?;
-    let mut out = Outbox::default();
-    x.replaying = true;
-    let mut replayed = 0;
-    while let Some(rec) = reader.next_record()? {
-        if rec.seq <= x.last_seq() {
-            continue;
-        }
-        if rec.seq != x.last_seq() + 1 {
-            return Err(ServerError(format!(
-                "journal record {} follows state at {}: records are missing",
-                rec.seq,
-                x.last_seq()
-            )));
-        }
-        let input = decode_input(&rec)?;
-        x.apply(rec.seq, rec.timestamp_ns, &input, &mut out);
-        out.clear();
-        replayed += 1;
-    }
-    let torn = reader
-        .torn_tail()
-        .map(|t| {
-            format!(
-                "torn tail in {} at offset {} ({} bytes, {})",
-                t.segment.display(),
-                t.offset,
-                t.bytes_dropped,
-                t.fault.as_str()
-            )
-        })
-        .unwrap_or_default();
-    x.replaying = false;
-    let hash = x.state_hash();
-    let last_seq = x.last_seq();
-    Ok((
-        x,
-        Recovered {
-            snapshot_seq,
-            replayed,
-            last_seq,
-            state_hash: hash,
-            journal_report: torn,
-            elapsed: t0.elapsed(),
-        },
-    ))
 }
 
 /// A started server. Drop does not stop it: call `shutdown`.
