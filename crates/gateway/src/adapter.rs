@@ -345,3 +345,54 @@ fn truncate(s: &str) -> String {
     }
     s[..end].to_string()
 }
+
+/// What the server queues instead of an application message it sheds (over its inbound limit):
+/// a small `Busy` input, answered "exchange busy" with the client's ClOrdID and echo fields.
+/// Session-level messages are never shed.
+pub fn shed(input: Input, f: &Fields, msg: &[u8]) -> Input {
+    let echo = echo(f, msg);
+    match input {
+        Input::Fix {
+            conn,
+            seq,
+            poss_dup,
+            msg,
+        } => {
+            use crate::record::FixMsg;
+            let (msg_type, cl, orig) = match msg {
+                FixMsg::New(n) => ("D", n.cl_ord_id, String::new()),
+                FixMsg::Cancel {
+                    cl_ord_id,
+                    orig_cl_ord_id,
+                } => ("F", cl_ord_id, orig_cl_ord_id),
+                FixMsg::Replace {
+                    cl_ord_id,
+                    orig_cl_ord_id,
+                    ..
+                } => ("G", cl_ord_id, orig_cl_ord_id),
+                FixMsg::MassCancel { cl_ord_id, .. } => ("q", cl_ord_id, String::new()),
+                FixMsg::Status { cl_ord_id, .. } => ("H", cl_ord_id, String::new()),
+                other => {
+                    return Input::Fix {
+                        conn,
+                        seq,
+                        poss_dup,
+                        msg: other,
+                    }
+                }
+            };
+            Input::Fix {
+                conn,
+                seq,
+                poss_dup,
+                msg: FixMsg::Busy {
+                    msg_type: msg_type.into(),
+                    cl_ord_id: cl,
+                    orig_cl_ord_id: orig,
+                    echo,
+                },
+            }
+        }
+        other => other,
+    }
+}

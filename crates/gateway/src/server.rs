@@ -743,7 +743,7 @@ impl Net {
                     let mut input = self.adapter.to_input(id, &mut ids, msg, &self.fields);
                     if input.is_application() {
                         if self.inflight.load(Ordering::Acquire) >= self.app_limit {
-                            input = busy(input, crate::adapter::echo(&self.fields, msg));
+                            input = crate::adapter::shed(input, &self.fields, msg);
                         } else {
                             self.inflight.fetch_add(1, Ordering::AcqRel);
                         }
@@ -834,53 +834,6 @@ impl Net {
             self.flush(id);
             self.drop_conn(id, false);
         }
-    }
-}
-
-fn busy(input: Input, echo: String) -> Input {
-    match input {
-        Input::Fix {
-            conn,
-            seq,
-            poss_dup,
-            msg,
-        } => {
-            use crate::record::FixMsg;
-            let (msg_type, cl, orig) = match msg {
-                FixMsg::New(n) => ("D", n.cl_ord_id, String::new()),
-                FixMsg::Cancel {
-                    cl_ord_id,
-                    orig_cl_ord_id,
-                } => ("F", cl_ord_id, orig_cl_ord_id),
-                FixMsg::Replace {
-                    cl_ord_id,
-                    orig_cl_ord_id,
-                    ..
-                } => ("G", cl_ord_id, orig_cl_ord_id),
-                FixMsg::MassCancel { cl_ord_id, .. } => ("q", cl_ord_id, String::new()),
-                FixMsg::Status { cl_ord_id, .. } => ("H", cl_ord_id, String::new()),
-                other => {
-                    return Input::Fix {
-                        conn,
-                        seq,
-                        poss_dup,
-                        msg: other,
-                    }
-                }
-            };
-            Input::Fix {
-                conn,
-                seq,
-                poss_dup,
-                msg: FixMsg::Busy {
-                    msg_type: msg_type.into(),
-                    cl_ord_id: cl,
-                    orig_cl_ord_id: orig,
-                    echo,
-                },
-            }
-        }
-        other => other,
     }
 }
 
