@@ -44,7 +44,7 @@ fn main() {
             seq: 2 + i / 2,
             poss_dup: false,
             msg: FixMsg::New(NewOrderMsg {
-                cl_ord_id: format!("o{i}"),
+                cl_ord_id: format!("o{i}").as_str().into(),
                 symbol: 0,
                 side: if i % 2 == 0 { Side::Buy } else { Side::Sell },
                 ord_type: OrdType::Limit,

@@ -14,7 +14,7 @@
 //! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR]`
 //! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end).
 
-use gateway::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
+use gateway::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
 use gateway::{recover, Config};
 use journal::{Durability, JournalConfig, JournalWriter};
 use std::collections::VecDeque;
@@ -81,7 +81,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
         msg_seq[s as usize] = 2;
     }
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut open: Vec<VecDeque<(String, u32)>> = vec![VecDeque::new(); SESSIONS as usize];
+    let mut open: Vec<VecDeque<(ClOrdId, u32)>> = vec![VecDeque::new(); SESSIONS as usize];
     let mut next_cl = 0u64;
     let mut i = 1 + SESSIONS;
     while i < n {
@@ -94,11 +94,11 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
         let s = rng.below(SESSIONS) as usize;
         let r = rng.below(100);
         next_cl += 1;
-        let cl = format!("S{s}-{next_cl}");
+        let cl = ClOrdId::from(format!("S{s}-{next_cl}").as_str());
         let msg = if r < 15 && !open[s].is_empty() {
             let k = rng.below(open[s].len() as u64) as usize;
-            let (orig, symbol) = open[s][k].clone();
-            open[s][k].0 = cl.clone();
+            let (orig, symbol) = open[s][k];
+            open[s][k].0 = cl;
             FixMsg::Replace {
                 cl_ord_id: cl,
                 orig_cl_ord_id: orig,
@@ -119,7 +119,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
             }
         } else {
             let symbol = rng.below(3) as u32;
-            open[s].push_back((cl.clone(), symbol));
+            open[s].push_back((cl, symbol));
             FixMsg::New(NewOrderMsg {
                 cl_ord_id: cl,
                 symbol,

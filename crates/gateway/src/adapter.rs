@@ -11,7 +11,7 @@
 
 use crate::config::Config;
 use crate::exchange::parse_price;
-use crate::record::{ConnId, FixMsg, Input, InvalidKind, NewOrderMsg, STR_LEN_MAX};
+use crate::record::{ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg, STR_LEN_MAX};
 use crate::wire::Fields;
 use std::collections::HashMap;
 use types::{OrdType, Side, TimeInForce};
@@ -57,7 +57,7 @@ impl FixAdapter {
     ) -> Input {
         let seq = f.get_u64(msg, 34).unwrap_or(0);
         let poss_dup = f.get(msg, 43) == Some(b"Y");
-        let msg_type = f.get_str(msg, 35).unwrap_or("").to_string();
+        let msg_type = f.get_str(msg, 35).unwrap_or("");
         let fix = |m: FixMsg| Input::Fix {
             conn,
             seq,
@@ -88,7 +88,7 @@ impl FixAdapter {
             {
                 Err(Bad::Session(49, "CompID problem".into()))
             }
-            _ => self.body(&msg_type, msg, f),
+            _ => self.body(msg_type, msg, f),
         };
         match result {
             Ok(m) => fix(m),
@@ -107,10 +107,10 @@ impl FixAdapter {
                 };
                 fix(FixMsg::Invalid {
                     kind,
-                    msg_type: truncate(&msg_type),
+                    msg_type: truncate(msg_type),
                     ref_tag,
-                    cl_ord_id: cl(11),
-                    orig_cl_ord_id: cl(41),
+                    cl_ord_id: cl_text(f, msg, 11),
+                    orig_cl_ord_id: cl_text(f, msg, 41),
                     reason,
                     echo: echo(f, msg),
                 })
@@ -119,13 +119,11 @@ impl FixAdapter {
     }
 
     fn body(&self, msg_type: &str, msg: &[u8], f: &Fields) -> Result<FixMsg, Bad> {
-        let req_str = |tag: u32, bad: fn(String) -> Bad| -> Result<String, Bad> {
+        let req_str = |tag: u32, bad: fn(String) -> Bad| -> Result<ClOrdId, Bad> {
             match f.get_str(msg, tag) {
                 None | Some("") => Err(bad(format!("missing tag {tag}"))),
-                Some(s) if s.len() > STR_LEN_MAX => {
-                    Err(bad(format!("tag {tag} longer than {STR_LEN_MAX}")))
-                }
-                Some(s) => Ok(s.to_string()),
+                Some(s) => ClOrdId::new(s)
+                    .ok_or_else(|| bad(format!("tag {tag} longer than {STR_LEN_MAX}"))),
             }
         };
         Ok(match msg_type {
@@ -334,6 +332,11 @@ pub fn echo(f: &Fields, msg: &[u8]) -> String {
     out
 }
 
+/// A ClOrdID field for a reject, as sent (lossy UTF-8), cut to `STR_LEN_MAX` bytes.
+fn cl_text(f: &Fields, msg: &[u8], tag: u32) -> ClOrdId {
+    ClOrdId::truncated(&String::from_utf8_lossy(f.get(msg, tag).unwrap_or(b"")))
+}
+
 fn text(f: &Fields, msg: &[u8], tag: u32) -> String {
     truncate(&String::from_utf8_lossy(f.get(msg, tag).unwrap_or(b"")))
 }
@@ -360,7 +363,7 @@ pub fn shed(input: Input, f: &Fields, msg: &[u8]) -> Input {
         } => {
             use crate::record::FixMsg;
             let (msg_type, cl, orig) = match msg {
-                FixMsg::New(n) => ("D", n.cl_ord_id, String::new()),
+                FixMsg::New(n) => ("D", n.cl_ord_id, ClOrdId::EMPTY),
                 FixMsg::Cancel {
                     cl_ord_id,
                     orig_cl_ord_id,
@@ -370,8 +373,8 @@ pub fn shed(input: Input, f: &Fields, msg: &[u8]) -> Input {
                     orig_cl_ord_id,
                     ..
                 } => ("G", cl_ord_id, orig_cl_ord_id),
-                FixMsg::MassCancel { cl_ord_id, .. } => ("q", cl_ord_id, String::new()),
-                FixMsg::Status { cl_ord_id, .. } => ("H", cl_ord_id, String::new()),
+                FixMsg::MassCancel { cl_ord_id, .. } => ("q", cl_ord_id, ClOrdId::EMPTY),
+                FixMsg::Status { cl_ord_id, .. } => ("H", cl_ord_id, ClOrdId::EMPTY),
                 other => {
                     return Input::Fix {
                         conn,

@@ -20,7 +20,7 @@
 //! included). Outbound MsgSeqNum increases by one per message sent on a session.
 
 use crate::config::{Config, InstrumentDef};
-use crate::record::{ConnId, FixMsg, Input, InvalidKind, NewOrderMsg};
+use crate::record::{ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg};
 use crate::wire::{push_u64, push_utc_timestamp, MsgWriter};
 use engine::{Engine, EngineConfig};
 use std::collections::{HashMap, VecDeque};
@@ -237,8 +237,110 @@ impl Store {
     }
 }
 
-fn empty_cl() -> Arc<str> {
-    Arc::from("")
+/// One remembered ClOrdID: which session used it for which order.
+#[derive(Clone, Copy)]
+struct ClEntry {
+    order: OrderId,
+    /// `ClIndex::hash` of (session, ClOrdID), kept so forgetting the entry needs no rehash.
+    hash: u64,
+    session: u16,
+    cl: ClOrdId,
+}
+
+/// Every remembered ClOrdID, oldest first, with an index by (session, ClOrdID).
+///
+/// The entries live inline in a ring buffer (`ring`, in first-use order: the order the
+/// snapshot stores and forgetting follows); the index is a hash table of (hash, absolute
+/// position in the ring), so a lookup touches the table and one ring entry, and a ClOrdID
+/// costs no allocation. ClOrdIDs are chosen by clients: the hash is foldhash with a
+/// per-process random seed (fast on short strings, not predictable enough for a collision
+/// attack); equal hashes are told apart by comparing the bytes.
+///
+/// Invariant: each (session, ClOrdID) is in the ring at most once, and the table holds
+/// exactly one (hash, position) per ring entry.
+#[derive(Clone)]
+struct ClIndex {
+    ring: VecDeque<ClEntry>,
+    /// Absolute position of `ring[0]`.
+    head: u64,
+    table: hashbrown::HashTable<(u64, u64)>,
+    seed: foldhash::fast::RandomState,
+}
+
+impl ClIndex {
+    fn new() -> ClIndex {
+        ClIndex {
+            ring: VecDeque::new(),
+            head: 0,
+            table: hashbrown::HashTable::new(),
+            seed: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    #[inline]
+    fn hash(&self, session: u16, cl: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        self.seed.hash_one((session, cl))
+    }
+
+    fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// The order that `session` used `cl` for, if remembered.
+    #[inline]
+    fn get(&self, session: u16, cl: &[u8]) -> Option<OrderId> {
+        let h = self.hash(session, cl);
+        let (ring, head) = (&self.ring, self.head);
+        self.table
+            .find(h, |&(eh, pos)| {
+                eh == h && {
+                    let e = &ring[(pos - head) as usize];
+                    e.session == session && e.cl.as_bytes() == cl
+                }
+            })
+            .map(|&(_, pos)| ring[(pos - head) as usize].order)
+    }
+
+    /// Remembers a ClOrdID that `get` does not know yet, as the newest.
+    fn push(&mut self, session: u16, cl: ClOrdId, order: OrderId) {
+        let hash = self.hash(session, cl.as_bytes());
+        self.push_hashed(ClEntry {
+            order,
+            hash,
+            session,
+            cl,
+        });
+    }
+
+    fn push_hashed(&mut self, e: ClEntry) {
+        let pos = self.head + self.ring.len() as u64;
+        self.ring.push_back(e);
+        self.table.insert_unique(e.hash, (e.hash, pos), |&(h, _)| h);
+    }
+
+    /// Removes the oldest entry; if `keep` says so, appends it again as the newest.
+    fn rotate_or_forget(&mut self, keep: impl Fn(OrderId) -> bool) {
+        let Some(e) = self.ring.pop_front() else {
+            return;
+        };
+        let old = self.head;
+        self.head += 1;
+        let Ok(slot) = self.table.find_entry(e.hash, |&(_, pos)| pos == old) else {
+            unreachable!("every ring entry is in the table");
+        };
+        if keep(e.order) {
+            let new = self.head + self.ring.len() as u64;
+            slot.into_mut().1 = new;
+            self.ring.push_back(e);
+        } else {
+            slot.remove();
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &ClEntry> {
+        self.ring.iter()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -256,9 +358,6 @@ struct Session {
     /// Highest MsgSeqNum for which a ResendRequest is outstanding (0: none).
     resend_until: u64,
     store: Store,
-    /// ClOrdIDs are chosen by clients: foldhash with a per-process random seed (fast on short
-    /// strings, and not predictable enough for a collision attack).
-    cl_ord_ids: HashMap<Arc<str>, OrderId, foldhash::fast::RandomState>,
 }
 
 impl Session {
@@ -274,7 +373,6 @@ impl Session {
             logout_sent: false,
             resend_until: 0,
             store: Store::default(),
-            cl_ord_ids: HashMap::default(),
         }
     }
 }
@@ -290,7 +388,7 @@ struct OrderInfo {
     tif: TimeInForce,
     price: i64,
     /// Current ClOrdID (the latest accepted cancel/replace's).
-    cl_ord_id: Arc<str>,
+    cl_ord_id: ClOrdId,
     order_qty: u64,
     cum_qty: u64,
     leaves_qty: u64,
@@ -315,8 +413,8 @@ struct Ctx {
     seq: u64,
     ts: u64,
     exec_n: u32,
-    cl_ord_id: Arc<str>,
-    orig_cl_ord_id: Arc<str>,
+    cl_ord_id: ClOrdId,
+    orig_cl_ord_id: ClOrdId,
     kind: CtxKind,
     mass_count: u64,
 }
@@ -337,15 +435,16 @@ pub struct Exchange {
     conns: HashMap<ConnId, u16, IdHash>,
     orders: HashMap<OrderId, OrderInfo, IdHash>,
     done: VecDeque<OrderId>,
-    /// Every remembered ClOrdID in the order it was first used: (session, order, ClOrdID).
-    /// The per-session maps are an index over it; the snapshot stores this list (already in a
-    /// deterministic order) and rebuilds the maps.
-    cl_fifo: VecDeque<(u16, OrderId, Arc<str>)>,
+    /// Every remembered ClOrdID in the order it was first used, indexed by (session,
+    /// ClOrdID); the snapshot stores the list (already in a deterministic order).
+    cl: ClIndex,
     next_order_id: OrderId,
     last_seq: u64,
     events: Vec<Event>,
     w: MsgWriter,
     body: Vec<u8>,
+    /// SendingTime of the message being written (reused: no allocation per message).
+    ts_buf: Vec<u8>,
     pub stats: Stats,
     /// When set, every engine event is also appended here (for `journal dump`).
     pub event_log: Option<Vec<Event>>,
@@ -374,12 +473,13 @@ impl Exchange {
             conns: HashMap::default(),
             orders: HashMap::default(),
             done: VecDeque::new(),
-            cl_fifo: VecDeque::new(),
+            cl: ClIndex::new(),
             next_order_id: 1,
             last_seq: 0,
             events: Vec::with_capacity(64),
             w: MsgWriter::new(),
             body: Vec::with_capacity(512),
+            ts_buf: Vec::with_capacity(32),
             stats: Stats::default(),
             event_log: None,
             replaying: false,
@@ -829,10 +929,9 @@ impl Exchange {
             .u64(34, seq)
             .str(49, &def.target_comp_id)
             .str(56, &def.sender_comp_id);
-        let mut t = [0u8; 32];
-        let mut tv = Vec::with_capacity(24);
+        let mut tv = std::mem::take(&mut self.ts_buf);
+        tv.clear();
         push_utc_timestamp(&mut tv, ts);
-        t[..tv.len()].copy_from_slice(&tv);
         if let Some(o) = orig_ts {
             w.str(43, "Y");
             w.field(52, &tv);
@@ -843,6 +942,7 @@ impl Exchange {
             w.field(52, &tv);
         }
         w.raw(body);
+        self.ts_buf = tv;
         let start = out.buf.len();
         w.finish(&def.begin_string, &mut out.buf);
         out.items.push(OutItem {
@@ -955,7 +1055,7 @@ impl Exchange {
         ts: u64,
         ref_seq: u64,
         msg_type: &str,
-        cl_ord_id: &str,
+        cl_ord_id: &ClOrdId,
         text: &str,
         out: &mut Outbox,
     ) {
@@ -991,7 +1091,7 @@ impl Exchange {
         ix: u16,
         seq: u64,
         ts: u64,
-        cl_ord_id: &str,
+        cl_ord_id: &ClOrdId,
         text: &str,
         echo: &[u8],
         out: &mut Outbox,
@@ -1026,8 +1126,8 @@ impl Exchange {
         &mut self,
         ix: u16,
         ts: u64,
-        cl_ord_id: &str,
-        orig_cl_ord_id: &str,
+        cl_ord_id: &ClOrdId,
+        orig_cl_ord_id: &ClOrdId,
         order: Option<(OrderId, u8)>,
         replace: bool,
         reason_code: u8,
@@ -1071,10 +1171,7 @@ impl Exchange {
             // Only a journal written with a longer instrument list can say this.
             return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown symbol", b"", out);
         }
-        if self.sessions[ix as usize]
-            .cl_ord_ids
-            .contains_key(n.cl_ord_id.as_str())
-        {
+        if self.cl.get(ix, n.cl_ord_id.as_bytes()).is_some() {
             let echo = self.echo_new(n);
             return self.order_reject(ix, seq, ts, &n.cl_ord_id, "duplicate ClOrdID", &echo, out);
         }
@@ -1084,10 +1181,8 @@ impl Exchange {
         };
         let id = self.next_order_id;
         self.next_order_id += 1;
-        // One allocation for the ClOrdID, shared by the index, the FIFO, the order and the
-        // request context.
-        let cl: Arc<str> = n.cl_ord_id.as_str().into();
-        self.remember_cl_ord_id(ix, cl.clone(), id);
+        let cl = n.cl_ord_id;
+        self.remember_cl_ord_id(ix, cl, id);
         let cmd = Command::New(NewOrder {
             id,
             account,
@@ -1119,7 +1214,7 @@ impl Exchange {
                 } else {
                     n.price
                 },
-                cl_ord_id: cl.clone(),
+                cl_ord_id: cl,
                 order_qty: n.qty,
                 cum_qty: 0,
                 leaves_qty: n.qty,
@@ -1133,7 +1228,7 @@ impl Exchange {
             ts,
             exec_n: 0,
             cl_ord_id: cl,
-            orig_cl_ord_id: empty_cl(),
+            orig_cl_ord_id: ClOrdId::EMPTY,
             kind: CtxKind::New,
             mass_count: 0,
         };
@@ -1146,17 +1241,16 @@ impl Exchange {
         ix: u16,
         seq: u64,
         ts: u64,
-        cl_ord_id: &str,
-        orig_cl_ord_id: &str,
+        cl_ord_id: &ClOrdId,
+        orig_cl_ord_id: &ClOrdId,
         replace: Option<(u32, i64, u64)>,
         out: &mut Outbox,
     ) {
         let is_replace = replace.is_some();
-        let sess = &self.sessions[ix as usize];
-        let live = sess
-            .cl_ord_ids
-            .get(orig_cl_ord_id)
-            .and_then(|id| self.orders.get(id).map(|o| (*id, o)))
+        let live = self
+            .cl
+            .get(ix, orig_cl_ord_id.as_bytes())
+            .and_then(|id| self.orders.get(&id).map(|o| (id, o)))
             .filter(|(_, o)| o.done_status == 0 && o.session == ix);
         let Some((id, info)) = live else {
             return self.cancel_reject(
@@ -1172,7 +1266,7 @@ impl Exchange {
             );
         };
         let status = ord_status(info);
-        if sess.cl_ord_ids.contains_key(cl_ord_id) {
+        if self.cl.get(ix, cl_ord_id.as_bytes()).is_some() {
             return self.cancel_reject(
                 ix,
                 ts,
@@ -1224,15 +1318,14 @@ impl Exchange {
                 }
             }
         };
-        let cl: Arc<str> = cl_ord_id.into();
-        self.remember_cl_ord_id(ix, cl.clone(), id);
+        self.remember_cl_ord_id(ix, *cl_ord_id, id);
         let mut ctx = Ctx {
             session: ix,
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: cl,
-            orig_cl_ord_id: orig_cl_ord_id.into(),
+            cl_ord_id: *cl_ord_id,
+            orig_cl_ord_id: *orig_cl_ord_id,
             kind: if is_replace {
                 CtxKind::Replace
             } else {
@@ -1249,7 +1342,7 @@ impl Exchange {
         ix: u16,
         seq: u64,
         ts: u64,
-        cl_ord_id: &str,
+        cl_ord_id: &ClOrdId,
         request_type: u8,
         symbol: Option<u32>,
         side: Option<Side>,
@@ -1260,8 +1353,8 @@ impl Exchange {
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: cl_ord_id.into(),
-            orig_cl_ord_id: empty_cl(),
+            cl_ord_id: *cl_ord_id,
+            orig_cl_ord_id: ClOrdId::EMPTY,
             kind: CtxKind::Mass,
             mass_count: 0,
         };
@@ -1346,14 +1439,11 @@ impl Exchange {
         ix: u16,
         seq: u64,
         ts: u64,
-        cl_ord_id: &str,
+        cl_ord_id: &ClOrdId,
         echo: &[u8],
         out: &mut Outbox,
     ) {
-        let id = self.sessions[ix as usize]
-            .cl_ord_ids
-            .get(cl_ord_id)
-            .copied();
+        let id = self.cl.get(ix, cl_ord_id.as_bytes());
         let Some(id) = id.filter(|id| self.orders.contains_key(id)) else {
             let mut b = Vec::with_capacity(128);
             b.extend_from_slice(b"37=NONE\x0111=");
@@ -1371,8 +1461,8 @@ impl Exchange {
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: cl_ord_id.into(),
-            orig_cl_ord_id: empty_cl(),
+            cl_ord_id: *cl_ord_id,
+            orig_cl_ord_id: ClOrdId::EMPTY,
             kind: CtxKind::Other,
             mass_count: 0,
         };
@@ -1408,10 +1498,10 @@ impl Exchange {
                 let text = reject_text(reason);
                 match ctx.kind {
                     CtxKind::New => {
-                        let cl = ctx.cl_ord_id.clone();
+                        let cl = ctx.cl_ord_id;
                         let echo = match self.orders.remove(&id) {
                             Some(o) => self.echo_new(&NewOrderMsg {
-                                cl_ord_id: String::new(),
+                                cl_ord_id: ClOrdId::EMPTY,
                                 symbol: o.symbol,
                                 side: o.side,
                                 ord_type: o.ord_type,
@@ -1426,7 +1516,7 @@ impl Exchange {
                         self.order_reject(ctx.session, ctx.seq, ctx.ts, &cl, text, &echo, out);
                     }
                     CtxKind::Cancel | CtxKind::Replace => {
-                        let (cl, orig) = (ctx.cl_ord_id.clone(), ctx.orig_cl_ord_id.clone());
+                        let (cl, orig) = (ctx.cl_ord_id, ctx.orig_cl_ord_id);
                         let status = self.orders.get(&id).map(|o| (id, ord_status(o)));
                         let code = if reason == RejectReason::UnknownOrder {
                             1
@@ -1493,7 +1583,7 @@ impl Exchange {
                     o.price = price;
                     o.leaves_qty = qty;
                     o.order_qty = o.cum_qty + qty;
-                    o.cl_ord_id = ctx.cl_ord_id.clone();
+                    o.cl_ord_id = ctx.cl_ord_id;
                 }
                 self.exec_report(ctx, id, b'5', None, None, out);
             }
@@ -1502,25 +1592,16 @@ impl Exchange {
     }
 
     /// Moves a terminal order to the bounded list of done orders.
-    fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: Arc<str>, id: OrderId) {
-        self.sessions[ix as usize]
-            .cl_ord_ids
-            .insert(cl_ord_id.clone(), id);
-        self.cl_fifo.push_back((ix, id, cl_ord_id));
+    fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: ClOrdId, id: OrderId) {
+        self.cl.push(ix, cl_ord_id, id);
         // Forget the oldest ClOrdIDs of finished orders; rotate live ones to the back (there
         // are at most `orders_max` live orders, so this ends).
-        let mut rotations = self.cl_fifo.len();
-        while self.cl_fifo.len() > CL_ORD_IDS_MAX && rotations > 0 {
+        let mut rotations = self.cl.len();
+        while self.cl.len() > CL_ORD_IDS_MAX && rotations > 0 {
             rotations -= 1;
-            let Some((s, oid, cl)) = self.cl_fifo.pop_front() else {
-                break;
-            };
-            let live = self.orders.get(&oid).is_some_and(|o| o.done_status == 0);
-            if live {
-                self.cl_fifo.push_back((s, oid, cl));
-            } else {
-                self.sessions[s as usize].cl_ord_ids.remove(&cl);
-            }
+            let orders = &self.orders;
+            self.cl
+                .rotate_or_forget(|oid| orders.get(&oid).is_some_and(|o| o.done_status == 0));
         }
     }
 
@@ -1713,11 +1794,11 @@ impl Exchange {
                 }
             }
         }
-        e.u64(self.cl_fifo.len() as u64);
-        for (s, id, cl) in &self.cl_fifo {
-            e.u64(*s as u64);
-            e.u64(*id);
-            e.bytes(cl.as_bytes());
+        e.u64(self.cl.len() as u64);
+        for c in self.cl.iter() {
+            e.u64(c.session as u64);
+            e.u64(c.order);
+            e.bytes(c.cl.as_bytes());
         }
         let mut orders: Vec<(&OrderId, &OrderInfo)> = self.orders.iter().collect();
         orders.sort_unstable_by_key(|(id, _)| **id);
@@ -1810,15 +1891,15 @@ impl Exchange {
         for _ in 0..r.count()? {
             let s = r.u64()? as usize;
             let id = r.u64()?;
-            let cl: Arc<str> = std::str::from_utf8(r.bytes()?)
-                .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?
-                .into();
-            let sess = x
-                .sessions
-                .get_mut(s)
-                .ok_or_else(|| "snapshot: ClOrdID of an unknown session".to_string())?;
-            sess.cl_ord_ids.insert(cl.clone(), id);
-            x.cl_fifo.push_back((s as u16, id, cl));
+            let cl = ClOrdId::from_bytes(r.bytes()?)
+                .ok_or_else(|| "snapshot: ClOrdID not UTF-8 or too long".to_string())?;
+            if s >= x.sessions.len() {
+                return Err("snapshot: ClOrdID of an unknown session".into());
+            }
+            if x.cl.get(s as u16, cl.as_bytes()).is_some() {
+                return Err("snapshot: ClOrdID remembered twice".into());
+            }
+            x.cl.push(s as u16, cl, id);
         }
         for (ix, s) in x.sessions.iter().enumerate() {
             if let Some(c) = s.conn {
@@ -1847,9 +1928,8 @@ impl Exchange {
                 _ => TimeInForce::Fok,
             };
             let price = r.u64()? as i64;
-            let cl_ord_id = std::str::from_utf8(r.bytes()?)
-                .map_err(|_| "snapshot: ClOrdID not UTF-8".to_string())?
-                .into();
+            let cl_ord_id = ClOrdId::from_bytes(r.bytes()?)
+                .ok_or_else(|| "snapshot: ClOrdID not UTF-8 or too long".to_string())?;
             let order_qty = r.u64()?;
             let cum_qty = r.u64()?;
             let leaves_qty = r.u64()?;

@@ -11,7 +11,8 @@
 //! ids are opaque numbers that only route output while the process lives).
 //!
 //! Encoding: one tag byte, then fixed-width little-endian integers and `u16`-length-prefixed
-//! strings. Decoding rejects unknown tags, short input and trailing bytes.
+//! strings (ClOrdIDs at most `STR_LEN_MAX` bytes, decoded inline without allocating). Decoding
+//! rejects unknown tags, short input, trailing bytes, non-UTF-8 strings and over-long ClOrdIDs.
 
 use std::fmt;
 use types::{OrdType, Side, TimeInForce};
@@ -22,10 +23,101 @@ pub type ConnId = u64;
 /// Longest ClOrdID, Text or CompID accepted from a client.
 pub const STR_LEN_MAX: usize = 64;
 
+/// A ClOrdID (or OrigClOrdID) of at most [`STR_LEN_MAX`] bytes of UTF-8, stored inline: an
+/// `Input` that carries one owns no heap memory, so decoding a journal record or a FIX
+/// message allocates nothing. Bytes after `len` are always zero, so the derived equality and
+/// hash are those of the string.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClOrdId {
+    len: u8,
+    bytes: [u8; STR_LEN_MAX],
+}
+
+const _: () = assert!(STR_LEN_MAX <= u8::MAX as usize);
+
+impl ClOrdId {
+    /// The empty ClOrdID (an absent OrigClOrdID).
+    pub const EMPTY: ClOrdId = ClOrdId {
+        len: 0,
+        bytes: [0; STR_LEN_MAX],
+    };
+
+    /// `s` if it fits, `None` if it is longer than [`STR_LEN_MAX`] bytes.
+    pub fn new(s: &str) -> Option<ClOrdId> {
+        (s.len() <= STR_LEN_MAX).then(|| {
+            let mut c = ClOrdId::EMPTY;
+            c.bytes[..s.len()].copy_from_slice(s.as_bytes());
+            c.len = s.len() as u8;
+            c
+        })
+    }
+
+    /// `s`, cut at the last character boundary within [`STR_LEN_MAX`] bytes.
+    pub fn truncated(s: &str) -> ClOrdId {
+        let mut end = s.len().min(STR_LEN_MAX);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        ClOrdId::new(&s[..end]).expect("cut to fit")
+    }
+
+    /// UTF-8 `b` if it fits.
+    pub fn from_bytes(b: &[u8]) -> Option<ClOrdId> {
+        ClOrdId::new(std::str::from_utf8(b).ok()?)
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).expect("a ClOrdId holds UTF-8 by construction")
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for ClOrdId {
+    fn default() -> ClOrdId {
+        ClOrdId::EMPTY
+    }
+}
+
+/// Truncating (see [`ClOrdId::truncated`]): for tests and tools; the adapter checks lengths.
+impl From<&str> for ClOrdId {
+    fn from(s: &str) -> ClOrdId {
+        ClOrdId::truncated(s)
+    }
+}
+
+impl fmt::Debug for ClOrdId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for ClOrdId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Journal record kind of an `Input` (the journal's own kinds are separate).
 pub const KIND_INPUT: u8 = 1;
 
+/// Large by design: ClOrdIDs are inline so that no input owns heap memory on the hot path
+/// (decoding or converting one allocates nothing); inputs are moved rarely and by reference.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Input {
     /// A new process run starts: every session is disconnected.
     Startup,
@@ -77,12 +169,12 @@ pub enum FixMsg {
     SessionReject,
     New(NewOrderMsg),
     Cancel {
-        cl_ord_id: String,
-        orig_cl_ord_id: String,
+        cl_ord_id: ClOrdId,
+        orig_cl_ord_id: ClOrdId,
     },
     Replace {
-        cl_ord_id: String,
-        orig_cl_ord_id: String,
+        cl_ord_id: ClOrdId,
+        orig_cl_ord_id: ClOrdId,
         /// Price in ticks of the order's instrument unit (checked on tick by the network side
         /// against tag 55; the exchange checks it is the order's symbol).
         symbol: u32,
@@ -91,14 +183,14 @@ pub enum FixMsg {
         qty: u64,
     },
     MassCancel {
-        cl_ord_id: String,
+        cl_ord_id: ClOrdId,
         /// MassCancelRequestType (530): 1 symbol, 7 all orders.
         request_type: u8,
         symbol: Option<u32>,
         side: Option<Side>,
     },
     Status {
-        cl_ord_id: String,
+        cl_ord_id: ClOrdId,
         /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
         echo: String,
     },
@@ -107,8 +199,8 @@ pub enum FixMsg {
         kind: InvalidKind,
         msg_type: String,
         ref_tag: u32,
-        cl_ord_id: String,
-        orig_cl_ord_id: String,
+        cl_ord_id: ClOrdId,
+        orig_cl_ord_id: ClOrdId,
         reason: String,
         /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
         echo: String,
@@ -116,8 +208,8 @@ pub enum FixMsg {
     /// An application message shed because the exchange was over its queue limit.
     Busy {
         msg_type: String,
-        cl_ord_id: String,
-        orig_cl_ord_id: String,
+        cl_ord_id: ClOrdId,
+        orig_cl_ord_id: ClOrdId,
         /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
         echo: String,
     },
@@ -138,7 +230,7 @@ pub enum InvalidKind {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewOrderMsg {
-    pub cl_ord_id: String,
+    pub cl_ord_id: ClOrdId,
     pub symbol: u32,
     pub side: Side,
     pub ord_type: OrdType,
@@ -173,6 +265,10 @@ impl Enc<'_> {
     }
     fn i64(&mut self, v: i64) {
         self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn cl(&mut self, c: &ClOrdId) {
+        self.0.extend_from_slice(&(c.len() as u16).to_le_bytes());
+        self.0.extend_from_slice(c.as_bytes());
     }
     fn str(&mut self, s: &str) {
         let b = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
@@ -215,6 +311,14 @@ impl<'a> Dec<'a> {
             1 => Ok(true),
             _ => Err(DecodeError("bad bool")),
         }
+    }
+    /// A ClOrdID: the same encoding as a string, at most [`STR_LEN_MAX`] bytes, no allocation.
+    fn cl(&mut self) -> Result<ClOrdId, DecodeError> {
+        let n = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        if n > STR_LEN_MAX {
+            return Err(DecodeError("ClOrdID longer than 64 bytes"));
+        }
+        ClOrdId::from_bytes(self.take(n)?).ok_or(DecodeError("string is not UTF-8"))
     }
     fn str(&mut self) -> Result<String, DecodeError> {
         let n = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
@@ -359,7 +463,7 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
         FixMsg::SessionReject => e.u8(7),
         FixMsg::New(n) => {
             e.u8(8);
-            e.str(&n.cl_ord_id);
+            e.cl(&n.cl_ord_id);
             e.u32(n.symbol);
             e.u8(side_code(n.side));
             e.u8(match n.ord_type {
@@ -383,8 +487,8 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             orig_cl_ord_id,
         } => {
             e.u8(9);
-            e.str(cl_ord_id);
-            e.str(orig_cl_ord_id);
+            e.cl(cl_ord_id);
+            e.cl(orig_cl_ord_id);
         }
         FixMsg::Replace {
             cl_ord_id,
@@ -394,8 +498,8 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             qty,
         } => {
             e.u8(10);
-            e.str(cl_ord_id);
-            e.str(orig_cl_ord_id);
+            e.cl(cl_ord_id);
+            e.cl(orig_cl_ord_id);
             e.u32(*symbol);
             e.i64(*price);
             e.u64(*qty);
@@ -407,7 +511,7 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             side,
         } => {
             e.u8(11);
-            e.str(cl_ord_id);
+            e.cl(cl_ord_id);
             e.u8(*request_type);
             e.u8(symbol.is_some() as u8);
             e.u32(symbol.unwrap_or(0));
@@ -415,7 +519,7 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
         }
         FixMsg::Status { cl_ord_id, echo } => {
             e.u8(12);
-            e.str(cl_ord_id);
+            e.cl(cl_ord_id);
             e.str(echo);
         }
         FixMsg::Invalid {
@@ -437,8 +541,8 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
             });
             e.str(msg_type);
             e.u32(*ref_tag);
-            e.str(cl_ord_id);
-            e.str(orig_cl_ord_id);
+            e.cl(cl_ord_id);
+            e.cl(orig_cl_ord_id);
             e.str(reason);
             e.str(echo);
         }
@@ -450,8 +554,8 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
         } => {
             e.u8(14);
             e.str(msg_type);
-            e.str(cl_ord_id);
-            e.str(orig_cl_ord_id);
+            e.cl(cl_ord_id);
+            e.cl(orig_cl_ord_id);
             e.str(echo);
         }
     }
@@ -484,7 +588,7 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
         6 => FixMsg::Logout { text: d.str()? },
         7 => FixMsg::SessionReject,
         8 => {
-            let cl_ord_id = d.str()?;
+            let cl_ord_id = d.cl()?;
             let symbol = d.u32()?;
             let side = side_from(d.u8()?)?;
             let ord_type = match d.u8()? {
@@ -517,18 +621,18 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
             })
         }
         9 => FixMsg::Cancel {
-            cl_ord_id: d.str()?,
-            orig_cl_ord_id: d.str()?,
+            cl_ord_id: d.cl()?,
+            orig_cl_ord_id: d.cl()?,
         },
         10 => FixMsg::Replace {
-            cl_ord_id: d.str()?,
-            orig_cl_ord_id: d.str()?,
+            cl_ord_id: d.cl()?,
+            orig_cl_ord_id: d.cl()?,
             symbol: d.u32()?,
             price: d.i64()?,
             qty: d.u64()?,
         },
         11 => {
-            let cl_ord_id = d.str()?;
+            let cl_ord_id = d.cl()?;
             let request_type = d.u8()?;
             let has_symbol = d.bool()?;
             let symbol = d.u32()?;
@@ -541,7 +645,7 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
             }
         }
         12 => FixMsg::Status {
-            cl_ord_id: d.str()?,
+            cl_ord_id: d.cl()?,
             echo: d.str()?,
         },
         13 => {
@@ -557,16 +661,16 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
                 kind,
                 msg_type: d.str()?,
                 ref_tag: d.u32()?,
-                cl_ord_id: d.str()?,
-                orig_cl_ord_id: d.str()?,
+                cl_ord_id: d.cl()?,
+                orig_cl_ord_id: d.cl()?,
                 reason: d.str()?,
                 echo: d.str()?,
             }
         }
         14 => FixMsg::Busy {
             msg_type: d.str()?,
-            cl_ord_id: d.str()?,
-            orig_cl_ord_id: d.str()?,
+            cl_ord_id: d.cl()?,
+            orig_cl_ord_id: d.cl()?,
             echo: d.str()?,
         },
         _ => return Err(DecodeError("unknown message tag")),
@@ -645,7 +749,7 @@ mod tests {
             FixMsg::Busy {
                 msg_type: "D".into(),
                 cl_ord_id: "z".into(),
-                orig_cl_ord_id: String::new(),
+                orig_cl_ord_id: ClOrdId::EMPTY,
                 echo: "54=1\x01".into(),
             },
         ];
@@ -673,6 +777,19 @@ mod tests {
             b.push(0);
             assert!(Input::decode(&b).is_err());
         }
+        // A ClOrdID longer than 64 bytes is refused (the adapter never produces one).
+        let mut b = vec![5];
+        b.extend_from_slice(&[0; 17]);
+        b.push(9);
+        b.extend_from_slice(&65u16.to_le_bytes());
+        b.extend_from_slice(&[b'x'; 65]);
+        b.extend_from_slice(&0u16.to_le_bytes());
+        assert_eq!(
+            Input::decode(&b),
+            Err(DecodeError("ClOrdID longer than 64 bytes"))
+        );
+        assert!(ClOrdId::new(&"y".repeat(65)).is_none());
+        assert_eq!(ClOrdId::truncated(&"é".repeat(40)).len(), 64);
         assert!(Input::decode(&[]).is_err());
         assert!(Input::decode(&[99]).is_err());
     }

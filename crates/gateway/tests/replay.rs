@@ -49,7 +49,7 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
         5..=54 => {
             *next_cl += 1;
             FixMsg::New(NewOrderMsg {
-                cl_ord_id: format!("c{}", *next_cl),
+                cl_ord_id: format!("c{}", *next_cl).as_str().into(),
                 symbol: r.below(3) as u32,
                 side: if r.below(2) == 0 {
                     Side::Buy
@@ -76,28 +76,28 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
         55..=69 => {
             *next_cl += 1;
             FixMsg::Cancel {
-                cl_ord_id: format!("c{}", *next_cl),
-                orig_cl_ord_id: format!("c{}", 1 + r.below(*next_cl)),
+                cl_ord_id: format!("c{}", *next_cl).as_str().into(),
+                orig_cl_ord_id: format!("c{}", 1 + r.below(*next_cl)).as_str().into(),
             }
         }
         70..=84 => {
             *next_cl += 1;
             FixMsg::Replace {
-                cl_ord_id: format!("c{}", *next_cl),
-                orig_cl_ord_id: format!("c{}", 1 + r.below(*next_cl)),
+                cl_ord_id: format!("c{}", *next_cl).as_str().into(),
+                orig_cl_ord_id: format!("c{}", 1 + r.below(*next_cl)).as_str().into(),
                 symbol: r.below(3) as u32,
                 price: 995 + r.below(10) as i64,
                 qty: 1 + r.below(30),
             }
         }
         85..=87 => FixMsg::MassCancel {
-            cl_ord_id: format!("m{}", r.next()),
+            cl_ord_id: format!("m{}", r.next()).as_str().into(),
             request_type: if r.below(2) == 0 { 7 } else { 1 },
             symbol: Some(r.below(3) as u32),
             side: None,
         },
         88..=92 => FixMsg::Status {
-            cl_ord_id: format!("c{}", 1 + r.below(*next_cl + 1)),
+            cl_ord_id: format!("c{}", 1 + r.below(*next_cl + 1)).as_str().into(),
             echo: String::new(),
         },
         93..=94 => FixMsg::ResendRequest {
