@@ -19,6 +19,31 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use types::{AccountId, Instrument, Symbol};
 
+/// What the server's event loop does when it has nothing to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Idle {
+    /// Park in `epoll_wait` until a socket, the timer or a stop request wakes it (default).
+    #[default]
+    Park,
+    /// Busy-poll: `epoll_wait` with a zero timeout in a loop. Saves the thread wake-up on each
+    /// message but burns a whole core; the only spinning thread of the process.
+    Spin,
+}
+
+impl Idle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Idle::Park => "park",
+            Idle::Spin => "spin",
+        }
+    }
+}
+
+/// Default of [`Config::batch_budget`]: application messages one event-loop iteration takes
+/// before it sheds the rest of what it read.
+pub const BATCH_BUDGET_DEFAULT: usize = 1024;
+
 /// When a command's effects may leave the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -97,6 +122,8 @@ pub struct FileConfig {
     pub resend_store_max: Option<usize>,
     pub orders_max: Option<usize>,
     pub journal_segment_bytes: Option<u64>,
+    pub batch_budget: Option<usize>,
+    pub idle: Option<Idle>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
@@ -135,8 +162,9 @@ pub struct Config {
     pub snapshot_every_commands: u64,
     /// Take a snapshot after this many seconds with new commands (0 = never by time).
     pub snapshot_every_secs: u64,
-    /// Capacity of the network -> sequencer queue; half of it is reserved for session-level
-    /// messages and "exchange busy" rejects.
+    /// Bound on inputs taken per event-loop iteration: at most half of it are application
+    /// messages (see `batch_budget`); the other half is room for session-level messages and
+    /// "exchange busy" rejects.
     pub inbound_queue_capacity: usize,
     /// Outbound messages kept per session for ResendRequest (older ones are gap-filled).
     pub resend_store_max: usize,
@@ -144,6 +172,14 @@ pub struct Config {
     pub orders_max: usize,
     /// Size journal segments are preallocated to (default 64 MiB).
     pub journal_segment_bytes: u64,
+    /// Most application messages (orders, cancels, replaces, ...) one iteration of the event
+    /// loop accepts; the rest of what it read in that iteration is answered "exchange busy"
+    /// (journaled as a small `Busy` input). Bounds the work, hence the latency, of one
+    /// iteration under overload. Default [`BATCH_BUDGET_DEFAULT`]; the server takes the smaller
+    /// of this and half of `inbound_queue_capacity`.
+    pub batch_budget: usize,
+    /// What the event loop does when idle (default `park`).
+    pub idle: Idle,
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
@@ -302,6 +338,11 @@ impl Config {
         if !(16..=(1 << 28)).contains(&orders_max) {
             return err("orders_max must be in 16..=268435456");
         }
+        let batch_budget = match file.batch_budget {
+            Some(0) => return err("batch_budget must be >= 1"),
+            Some(b) => b,
+            None => BATCH_BUDGET_DEFAULT,
+        };
         Ok(Config {
             listen,
             data_dir: file.data_dir.unwrap_or_else(|| PathBuf::from("./data")),
@@ -312,6 +353,8 @@ impl Config {
             resend_store_max: file.resend_store_max.unwrap_or(5_000).max(1),
             orders_max,
             journal_segment_bytes: file.journal_segment_bytes.unwrap_or(64 << 20).max(1 << 20),
+            batch_budget,
+            idle: file.idle.unwrap_or_default(),
             instruments,
             firms,
             sessions,
@@ -411,5 +454,13 @@ firm = "F"
         assert_eq!(c.sessions[0].password.as_deref(), Some("pw"));
         assert!(Config::from_toml("[[sessions]]\nsender_comp_id='A'\nfirm='nope'\n").is_err());
         assert!(Config::from_toml("bogus = 1").is_err());
+        assert_eq!(c.batch_budget, BATCH_BUDGET_DEFAULT);
+        assert_eq!(c.idle, Idle::Park);
+        let t =
+            Config::from_toml("batch_budget = 64\nidle = \"spin\"\ninbound_queue_capacity = 16\n")
+                .unwrap();
+        assert_eq!((t.batch_budget, t.idle), (64, Idle::Spin));
+        assert!(Config::from_toml("batch_budget = 0").is_err());
+        assert!(Config::from_toml("idle = \"yield\"").is_err());
     }
 }

@@ -1,66 +1,71 @@
-//! The running server: recovery at start, then three threads.
+//! The running server: recovery at start, then one event-loop thread that does everything for
+//! an order, plus a snapshot writer thread.
 //!
-//! - **network** (`net` thread): one mio event loop over the listener and every FIX
-//!   connection, non-blocking. Reads are batched per wake-up (at most 64 KiB per connection per
-//!   iteration, for fairness); each framed message becomes an `Input` (`FixAdapter`); the
-//!   iteration's inputs go to the core as one batch. Writes are batched per connection and
-//!   flushed when the socket accepts them. Parks in `epoll_wait`.
-//! - **core** (`core` thread): the LMAX pipeline collapsed onto one thread for a 2-core machine:
-//!   *sequencer* (drain up to `BATCH_MAX` inputs, stamp each with the next journal sequence
-//!   number and one timestamp per batch), *journal* (append them all, one `commit` per batch:
-//!   group commit; `process` = after write(2), `fsync` = after fdatasync), *engine* (apply
-//!   each input to the `Exchange` only after the commit returned) and *publisher* (hand the
-//!   batch's FIX messages to the network thread and wake it). Parks in the queue's `recv`.
-//!   Why one thread and not a journal thread plus an engine thread: nothing may be released
-//!   before its commit anyway, applying a batch costs far less than writing it, and on two
-//!   cores (shared with the load generator) a third busy thread costs more than it overlaps.
-//! - **snapshot** (`snapshot` thread): writes the bytes the core serialized (atomic rename,
-//!   fsync) and prunes old snapshots; parked otherwise. The engine stalls only to serialize.
+//! - **event loop** (`rialto` thread): one mio loop over the listener and every FIX connection,
+//!   non-blocking. Each iteration: `epoll_wait` (parks until a socket, the 1 s timer or the stop
+//!   waker fires; with `idle = "spin"` it polls with a zero timeout instead) -> accept new
+//!   connections -> read every readable connection (one read of at most 64 KiB per connection
+//!   per iteration, for fairness) -> frame + `FixAdapter::to_input` into the iteration's batch
+//!   -> *sequencer* (next journal sequence number each, one timestamp per batch) -> *journal*
+//!   (append all, ONE `commit`: group commit; `process` = after write(2) returned, `fsync` =
+//!   after fdatasync) -> *engine* (`Exchange::apply` each input, in journal order) -> *publisher*
+//!   (the batch's `Outbox` is copied to the connections' write buffers and each touched
+//!   connection gets one write(2); what the socket does not take stays buffered with WRITABLE
+//!   interest). Why one thread: on a 2-core machine shared with the load generator, each
+//!   thread hand-off costs a wake-up (15-20 µs here), and nothing may leave before its commit
+//!   anyway; one thread pays one wake-up per batch and no queue.
+//! - **snapshot** (`snapshot` thread): writes the bytes the loop serialized (atomic rename,
+//!   fsync) and prunes old snapshots; parked otherwise. The loop stalls only to serialize.
 //!
-//! Queues: network -> core is a bounded crossbeam channel of input batches. Application
-//! messages in flight (queued, not yet taken by the core) are limited to half of
-//! `inbound_queue_capacity`: beyond it a new order/cancel/replace is not queued as such but as
-//! a small `Busy` input, answered with a reject "exchange busy" (and counted). If the channel
-//! itself is full, the network thread keeps the batch in its own pending list (in order) and
-//! stops reading sockets until the core drained some: TCP back-pressure, never a blocked
-//! thread, never a dropped message. Core -> network is a bounded channel of `Outbox` batches
-//! (plus a channel that returns spent batches for reuse).
+//! Overload: an iteration accepts at most `min(batch_budget, inbound_queue_capacity / 2)`
+//! application messages; the rest of what it read is turned into small `Busy` inputs
+//! (`adapter::shed`), journaled and answered "exchange busy" (counted in `busy_rejects`). So one
+//! iteration's work, hence an accepted order's latency, stays bounded however hard clients
+//! push, and every message is answered. Reads are bounded per connection per iteration; what
+//! the loop has not read stays in the kernel (TCP back-pressure). A connection whose unsent
+//! output exceeds 64 MiB is closed as a slow consumer.
+//!
+//! Never: allocates per message in steady state on the loop's own path (batch, sequence,
+//! encoding, read and output buffers are reused; the adapter's parsed strings are the
+//! exception); blocks on anything but `epoll_wait` and the journal's write/fdatasync.
 //!
 //! Invariants: no byte of a message caused by input `n` reaches a socket before input `n` is
-//! durable in the configured sense; inputs are applied in journal order exactly once; no
-//! thread spins.
+//! durable in the configured sense (the outbox is written only after `commit` returned); inputs
+//! are applied in journal order exactly once; a connection that closes (or is closed as a slow
+//! consumer) yields exactly one `Disconnected` input after its last message; at most one thread
+//! spins (the loop, and only with `idle = "spin"`).
 
 use crate::adapter::{ConnIds, FixAdapter};
-use crate::config::{Config, Durability};
+use crate::config::{Config, Durability, Idle};
 use crate::exchange::{Exchange, Outbox};
 use crate::record::{ConnId, Input, KIND_INPUT};
 pub(crate) use crate::recovery::decode_input;
 pub use crate::recovery::{recover, Recovered};
 use crate::wire::{next_frame, Fields, Frame};
-use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use journal::{JournalConfig, JournalWriter};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Most inputs the core takes per journal batch.
-const BATCH_MAX: usize = 4096;
 /// A connection whose unsent output exceeds this is closed (slow consumer).
 const WRITE_BUF_MAX: usize = 64 << 20;
-/// Bytes read per connection per wake-up before others get a turn.
+/// Bytes read per connection per iteration before others get a turn.
 const READ_CHUNK: usize = 64 << 10;
 /// Largest unparsed input kept per connection.
 const READ_BUF_MAX: usize = 1 << 20;
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
+/// How long a clean stop waits for the Logouts to leave before closing the sockets anyway.
+const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 #[derive(Debug)]
 pub struct ServerError(pub String);
@@ -93,10 +98,11 @@ fn now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// Counters shared between the threads, for the operator and the tests.
+/// Counters of the running server, for the operator and the tests.
 #[derive(Default)]
 pub struct Counters {
     pub inputs: AtomicU64,
+    /// Journal batches (group commits), one per busy loop iteration.
     pub batches: AtomicU64,
     pub busy_rejects: AtomicU64,
     pub connections: AtomicU64,
@@ -104,6 +110,10 @@ pub struct Counters {
     /// Hash of the last snapshot (or of the state at start).
     pub state_hash: AtomicU64,
     pub last_seq: AtomicU64,
+    /// Longest loop iteration that had work (ns): read + journal + apply + write.
+    pub max_iteration_ns: AtomicU64,
+    /// Iterations with work that took longer than 1 ms.
+    pub slow_iterations: AtomicU64,
 }
 
 /// A started server. Drop does not stop it: call `shutdown`.
@@ -113,8 +123,7 @@ pub struct Server {
     pub counters: Arc<Counters>,
     stop: Arc<AtomicBool>,
     waker: Arc<Waker>,
-    net: Option<JoinHandle<Result<(), ServerError>>>,
-    core: Option<JoinHandle<Result<u64, ServerError>>>,
+    main: Option<JoinHandle<Result<u64, ServerError>>>,
 }
 
 /// How a server reports progress (start, snapshots, stop).
@@ -158,10 +167,13 @@ impl Server {
         }
         // A new run: every connection of the previous one is gone.
         let ts = now_ns();
-        let seq = append(&mut journal, ts, &Input::Startup)?;
+        let mut enc = Vec::with_capacity(256);
+        Input::Startup.encode(&mut enc);
+        let seq = journal.append(KIND_INPUT as u16, ts, &enc)?;
         journal.commit(jdur(cfg.durability))?;
         let mut out = Outbox::default();
         x.apply(seq, ts, &Input::Startup, &mut out);
+        out.clear();
 
         let listener = TcpListener::bind(cfg.listen)
             .map_err(|e| ServerError(format!("cannot listen on {}: {e}", cfg.listen)))?;
@@ -171,12 +183,6 @@ impl Server {
         let poll = Poll::new().map_err(|e| ServerError(e.to_string()))?;
         let waker =
             Arc::new(Waker::new(poll.registry(), WAKER).map_err(|e| ServerError(e.to_string()))?);
-        // Batches of inputs, one per network loop iteration (one wake-up of the core per
-        // iteration, not per message). Application messages in flight are bounded separately.
-        let (in_tx, in_rx) = bounded::<Vec<Input>>((cfg.inbound_queue_capacity / 16).max(8));
-        let (out_tx, out_rx) = bounded::<Outbox>(1024);
-        let (recycle_tx, recycle_rx) = bounded::<Outbox>(1024);
-        let app_inflight = Arc::new(AtomicUsize::new(0));
         let counters = Arc::new(Counters::default());
         counters
             .state_hash
@@ -184,49 +190,61 @@ impl Server {
         counters.last_seq.store(seq, Ordering::Relaxed);
         let stop = Arc::new(AtomicBool::new(false));
 
-        let core = {
-            let cfg = cfg.clone();
-            let waker = waker.clone();
-            let counters = counters.clone();
-            let inflight = app_inflight.clone();
-            let log = log.clone();
-            let stop = stop.clone();
-            let (snap_tx, snap_rx) = bounded::<SnapshotJob>(1);
-            let snap_busy = Arc::new(AtomicBool::new(false));
-            let snap_writer = {
-                let (dir, busy, counters, log) = (
-                    cfg.data_dir.clone(),
-                    snap_busy.clone(),
-                    counters.clone(),
-                    log.clone(),
-                );
-                std::thread::Builder::new()
-                    .name("snapshot".into())
-                    .spawn(move || snapshot_writer(snap_rx, dir, busy, counters, log))
-                    .map_err(|e| ServerError(e.to_string()))?
-            };
+        let (snap_tx, snap_rx) = bounded::<SnapshotJob>(1);
+        let (spare_tx, spare_rx) = bounded::<Vec<u8>>(1);
+        let snap_busy = Arc::new(AtomicBool::new(false));
+        let snap_writer = {
+            let (dir, busy, counters, log) = (
+                cfg.data_dir.clone(),
+                snap_busy.clone(),
+                counters.clone(),
+                log.clone(),
+            );
             std::thread::Builder::new()
-                .name("core".into())
+                .name("snapshot".into())
+                .spawn(move || snapshot_writer(snap_rx, spare_tx, dir, busy, counters, log))
+                .map_err(|e| ServerError(e.to_string()))?
+        };
+        let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
+        let mut ev = EventLoop {
+            adapter: FixAdapter::new(cfg.clone()),
+            durability: jdur(cfg.durability),
+            idle: cfg.idle,
+            cfg,
+            poll,
+            listener,
+            conns: HashMap::new(),
+            // Tokens 0 and 1 are the listener and the waker.
+            next_conn: 2,
+            journal,
+            x,
+            counters: counters.clone(),
+            stop: stop.clone(),
+            fields: Fields::new(),
+            scratch: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            batch: Vec::with_capacity(4 * budget + 64),
+            seqs: Vec::with_capacity(4 * budget + 64),
+            enc,
+            out,
+            last_ts: ts,
+            ready: Vec::with_capacity(64),
+            touched: Vec::with_capacity(64),
+            budget,
+            since_snapshot: 0,
+            last_snapshot: Instant::now(),
+            snap_tx,
+            spare_rx,
+            snap_busy,
+        };
+        let main = {
+            let guard = StopOnExit(stop.clone(), waker.clone());
+            std::thread::Builder::new()
+                .name("rialto".into())
                 .spawn(move || {
-                    let _guard = StopOnExit(stop.clone(), waker.clone());
-                    let mut core = Core {
-                        cfg,
-                        journal,
-                        x,
-                        in_rx,
-                        out_tx,
-                        recycle_rx,
-                        waker,
-                        counters,
-                        inflight,
-                        since_snapshot: 0,
-                        last_snapshot: Instant::now(),
-                        snap_tx,
-                        snap_busy,
-                    };
-                    let r = core.run();
-                    // Closing the channel lets the writer finish the final snapshot and end.
-                    drop(core);
+                    let _guard = guard;
+                    let r = ev.run();
+                    // Closing the snapshot channel lets the writer finish the final snapshot.
+                    drop(ev);
                     let w = snap_writer.join();
                     match (r, w) {
                         (Err(e), _) => Err(e),
@@ -237,42 +255,13 @@ impl Server {
                 })
                 .map_err(|e| ServerError(e.to_string()))?
         };
-        let net = {
-            let mut net = Net {
-                adapter: FixAdapter::new(cfg.clone()),
-                poll,
-                listener,
-                conns: HashMap::new(),
-                // Tokens 0 and 1 are the listener and the waker.
-                next_conn: 2,
-                in_tx,
-                cur: Vec::new(),
-                pending: VecDeque::new(),
-                out_rx,
-                recycle_tx,
-                inflight: app_inflight,
-                app_limit: cfg.inbound_queue_capacity / 2,
-                counters: counters.clone(),
-                stop: stop.clone(),
-                fields: Fields::new(),
-            };
-            let guard = StopOnExit(stop.clone(), waker.clone());
-            std::thread::Builder::new()
-                .name("net".into())
-                .spawn(move || {
-                    let _guard = guard;
-                    net.run()
-                })
-                .map_err(|e| ServerError(e.to_string()))?
-        };
         Ok(Server {
             addr,
             recovered,
             counters,
             stop,
             waker,
-            net: Some(net),
-            core: Some(core),
+            main: Some(main),
         })
     }
 
@@ -281,27 +270,20 @@ impl Server {
         self.stop.load(Ordering::SeqCst)
     }
 
-    /// Clean stop: queue a Shutdown (Logout to every session), drain, final snapshot. Returns
+    /// Clean stop: a Shutdown input (Logout to every session), drain, final snapshot. Returns
     /// the final state hash.
     pub fn shutdown(mut self) -> Result<u64, ServerError> {
         self.stop.store(true, Ordering::SeqCst);
         let _ = self.waker.wake();
-        let net = self.net.take().map(|h| h.join());
-        let core = self.core.take().map(|h| h.join());
-        let hash = match core {
-            Some(Ok(r)) => r?,
-            _ => return Err(ServerError("core thread panicked".into())),
-        };
-        match net {
-            Some(Ok(r)) => r?,
-            _ => return Err(ServerError("network thread panicked".into())),
+        match self.main.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            _ => Err(ServerError("event loop thread panicked".into())),
         }
-        Ok(hash)
     }
 }
 
-/// Sets the stop flag when a thread ends, however it ends (return, error or panic), so the
-/// other thread and `serve_until_signal` notice and wind down instead of waiting forever.
+/// Sets the stop flag when the loop ends, however it ends (return, error or panic), so
+/// `serve_until_signal` notices and winds down instead of waiting forever.
 struct StopOnExit(Arc<AtomicBool>, Arc<Waker>);
 
 impl Drop for StopOnExit {
@@ -309,28 +291,6 @@ impl Drop for StopOnExit {
         self.0.store(true, Ordering::SeqCst);
         let _ = self.1.wake();
     }
-}
-
-fn append(j: &mut JournalWriter, ts: u64, input: &Input) -> Result<u64, ServerError> {
-    let mut buf = Vec::with_capacity(128);
-    input.encode(&mut buf);
-    Ok(j.append(KIND_INPUT as u16, ts, &buf)?)
-}
-
-struct Core {
-    cfg: Arc<Config>,
-    journal: JournalWriter,
-    x: Exchange,
-    in_rx: Receiver<Vec<Input>>,
-    out_tx: Sender<Outbox>,
-    recycle_rx: Receiver<Outbox>,
-    waker: Arc<Waker>,
-    counters: Arc<Counters>,
-    inflight: Arc<AtomicUsize>,
-    since_snapshot: u64,
-    last_snapshot: Instant,
-    snap_tx: Sender<SnapshotJob>,
-    snap_busy: Arc<AtomicBool>,
 }
 
 /// A serialized snapshot on its way to disk.
@@ -342,9 +302,11 @@ struct SnapshotJob {
     stall: Duration,
 }
 
-/// The snapshot writer thread: writes (atomically, durably) and prunes; parks otherwise.
+/// The snapshot writer thread: writes (atomically, durably) and prunes; parks otherwise. Hands
+/// the buffer back for the next snapshot.
 fn snapshot_writer(
     rx: Receiver<SnapshotJob>,
+    spare: Sender<Vec<u8>>,
     data_dir: PathBuf,
     busy: Arc<AtomicBool>,
     counters: Arc<Counters>,
@@ -356,6 +318,9 @@ fn snapshot_writer(
             journal::snapshot::prune(&data_dir, journal::snapshot::SNAPSHOTS_KEPT_DEFAULT)?;
             Ok(path)
         });
+        let written = t0.elapsed();
+        let len = job.bytes.len();
+        let _ = spare.try_send(job.bytes);
         busy.store(false, Ordering::Release);
         match r {
             Ok(path) => {
@@ -363,9 +328,9 @@ fn snapshot_writer(
                 log(&format!(
                     "snapshot at seq {}: {} bytes, engine stall {:.1} ms, written in {:.1} ms to {}; state hash {:016x}",
                     job.seq,
-                    job.bytes.len(),
+                    len,
                     job.stall.as_secs_f64() * 1e3,
-                    t0.elapsed().as_secs_f64() * 1e3,
+                    written.as_secs_f64() * 1e3,
                     path.display(),
                     job.hash
                 ));
@@ -377,150 +342,60 @@ fn snapshot_writer(
     Ok(())
 }
 
-impl Core {
-    fn run(&mut self) -> Result<u64, ServerError> {
-        let mut batch: Vec<Input> = Vec::with_capacity(BATCH_MAX);
-        let mut seqs: Vec<u64> = Vec::with_capacity(BATCH_MAX);
-        let mut enc: Vec<u8> = Vec::with_capacity(256);
-        let mut last_ts = 0u64;
-        let durability = jdur(self.cfg.durability);
-        loop {
-            batch.clear();
-            seqs.clear();
-            match self.in_rx.recv_timeout(TICK) {
-                Ok(mut v) => batch.append(&mut v),
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                    self.maybe_snapshot(false)?;
-                    continue;
-                }
-                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
-            }
-            while batch.len() < BATCH_MAX {
-                match self.in_rx.try_recv() {
-                    Ok(mut v) => batch.append(&mut v),
-                    Err(_) => break,
-                }
-            }
-            let apps = batch.iter().filter(|i| i.is_application()).count();
-            if apps > 0 {
-                self.inflight.fetch_sub(apps, Ordering::AcqRel);
-            }
-            // Sequencer: one timestamp per batch, never going backwards.
-            let ts = now_ns().max(last_ts);
-            last_ts = ts;
-            for input in &batch {
-                enc.clear();
-                input.encode(&mut enc);
-                seqs.push(self.journal.append(KIND_INPUT as u16, ts, &enc)?);
-            }
-            // Journal: group commit. Nothing of this batch is released before it returns.
-            self.journal.commit(durability)?;
-            // Engine + publisher.
-            let mut out = self.recycle_rx.try_recv().unwrap_or_default();
-            out.clear();
-            let mut shutdown = false;
-            for (input, &seq) in batch.iter().zip(&seqs) {
-                self.x.apply(seq, ts, input, &mut out);
-                shutdown |= matches!(input, Input::Shutdown);
-            }
-            let n = batch.len() as u64;
-            // Timer ticks alone do not make a snapshot due.
-            self.since_snapshot +=
-                batch.iter().filter(|i| !matches!(i, Input::Tick)).count() as u64;
-            self.counters.inputs.fetch_add(n, Ordering::Relaxed);
-            self.counters.batches.fetch_add(1, Ordering::Relaxed);
-            self.counters
-                .last_seq
-                .store(self.x.last_seq(), Ordering::Relaxed);
-            self.counters
-                .busy_rejects
-                .store(self.x.stats.busy_rejects, Ordering::Relaxed);
-            if !out.is_empty() {
-                // Bounded: if the network thread is behind, wait for it (it never waits on us).
-                if self.out_tx.send(out).is_err() {
-                    break;
-                }
-                let _ = self.waker.wake();
-            }
-            if shutdown {
-                break;
-            }
-            self.maybe_snapshot(false)?;
-        }
-        let hash = self.maybe_snapshot(true)?;
-        Ok(hash)
-    }
-
-    fn maybe_snapshot(&mut self, force: bool) -> Result<u64, ServerError> {
-        let by_count = self.cfg.snapshot_every_commands > 0
-            && self.since_snapshot >= self.cfg.snapshot_every_commands;
-        let by_time = self.cfg.snapshot_every_secs > 0
-            && self.since_snapshot > 0
-            && self.last_snapshot.elapsed().as_secs() >= self.cfg.snapshot_every_secs;
-        if !(force || by_count || by_time) {
-            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
-        }
-        if !force && self.snap_busy.load(Ordering::Acquire) {
-            // The previous snapshot is still being written: take this one later.
-            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
-        }
-        // The engine stalls only for the serialization; the file write and its fsync happen
-        // on the snapshot writer thread.
-        let t0 = Instant::now();
-        let mut buf = Vec::with_capacity(1 << 20);
-        let hash = self.x.snapshot_and_hash(&mut buf);
-        let seq = self.x.last_seq();
-        let stall = t0.elapsed();
-        self.since_snapshot = 0;
-        self.last_snapshot = Instant::now();
-        self.counters.state_hash.store(hash, Ordering::Relaxed);
-        self.snap_busy.store(true, Ordering::Release);
-        let job = SnapshotJob {
-            seq,
-            bytes: buf,
-            hash,
-            stall,
-        };
-        if self.snap_tx.send(job).is_err() {
-            return Err(ServerError("snapshot writer thread is gone".into()));
-        }
-        Ok(hash)
-    }
-}
-
 struct Conn {
     stream: TcpStream,
+    /// Unparsed input (a partial message); empty in the common case, where a read ends on a
+    /// message boundary and the messages are parsed straight from the loop's scratch buffer.
     rbuf: Vec<u8>,
+    /// Output the socket has not taken yet.
     wbuf: Vec<u8>,
     ids: Option<ConnIds>,
-    /// The server asked to close it once `wbuf` is flushed.
+    /// The exchange asked to close it once `wbuf` is flushed.
     closing: bool,
-    /// Readable data may be left in the socket (reading was paused or cut at READ_CHUNK).
+    /// Readable data may be left in the socket (an event came, or a read was cut at
+    /// READ_CHUNK).
     more: bool,
+    /// Registered with WRITABLE interest (output is pending).
+    want_write: bool,
 }
 
-struct Net {
+struct EventLoop {
+    cfg: Arc<Config>,
     adapter: FixAdapter,
+    durability: journal::Durability,
+    idle: Idle,
     poll: Poll,
     listener: TcpListener,
     conns: HashMap<ConnId, Conn>,
     next_conn: ConnId,
-    in_tx: Sender<Vec<Input>>,
-    /// Inputs of this loop iteration, sent as one batch at its end.
-    cur: Vec<Input>,
-    /// Inputs the inbound queue had no room for, in order; while non-empty, no socket is read.
-    pending: VecDeque<Vec<Input>>,
-    out_rx: Receiver<Outbox>,
-    recycle_tx: Sender<Outbox>,
-    inflight: Arc<AtomicUsize>,
-    app_limit: usize,
+    journal: JournalWriter,
+    x: Exchange,
     counters: Arc<Counters>,
     stop: Arc<AtomicBool>,
     fields: Fields,
+    /// Read buffer shared by all connections.
+    scratch: Box<[u8]>,
+    /// Inputs of this iteration, in the order they will be journaled.
+    batch: Vec<Input>,
+    seqs: Vec<u64>,
+    enc: Vec<u8>,
+    out: Outbox,
+    last_ts: u64,
+    /// Connections to read this iteration.
+    ready: Vec<ConnId>,
+    /// Connections that got output this iteration.
+    touched: Vec<ConnId>,
+    /// Application messages accepted per iteration; the rest are shed.
+    budget: usize,
+    since_snapshot: u64,
+    last_snapshot: Instant,
+    snap_tx: Sender<SnapshotJob>,
+    spare_rx: Receiver<Vec<u8>>,
+    snap_busy: Arc<AtomicBool>,
 }
 
-impl Net {
-    fn run(&mut self) -> Result<(), ServerError> {
+impl EventLoop {
+    fn run(&mut self) -> Result<u64, ServerError> {
         let e = |e: io::Error| ServerError(format!("network: {e}"));
         self.poll
             .registry()
@@ -529,24 +404,24 @@ impl Net {
         let mut events = Events::with_capacity(1024);
         let mut next_tick = Instant::now() + TICK;
         let mut shutdown_sent = false;
-        let mut shutdown_deadline = None;
         loop {
-            let mut timeout = next_tick.saturating_duration_since(Instant::now());
-            if !self.pending.is_empty() || self.conns.values().any(|c| c.more) {
-                timeout = timeout.min(Duration::from_millis(1));
-            }
-            if self.stop.load(Ordering::SeqCst) {
-                timeout = timeout.min(Duration::from_millis(10));
-            }
+            let timeout = if self.idle == Idle::Spin
+                || !self.batch.is_empty()
+                || self.conns.values().any(|c| c.more && !c.closing)
+            {
+                Duration::ZERO
+            } else {
+                next_tick.saturating_duration_since(Instant::now())
+            };
             if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
                 if err.kind() != io::ErrorKind::Interrupted {
                     return Err(e(err));
                 }
             }
-            let mut readable: Vec<ConnId> = Vec::new();
+            let t0 = Instant::now();
             for ev in events.iter() {
                 match ev.token() {
-                    LISTENER => self.accept()?,
+                    LISTENER => self.accept(),
                     WAKER => {}
                     Token(t) => {
                         let id = t as ConnId;
@@ -561,54 +436,103 @@ impl Net {
                     }
                 }
             }
-            // Output first: it frees the core's batches and the clients' windows.
-            loop {
-                match self.out_rx.try_recv() {
-                    Ok(out) => self.deliver(out),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        // The core finished (after Shutdown or a fatal error).
-                        self.close_all();
-                        return Ok(());
-                    }
-                }
-            }
-            self.drain_pending();
             if self.stop.load(Ordering::SeqCst) {
                 if !shutdown_sent {
-                    self.submit(Input::Shutdown);
-                    self.flush_inputs();
-                    self.drain_pending();
+                    // Stop reading: the Shutdown input is the last one of this run.
+                    self.batch.push(Input::Shutdown);
                     shutdown_sent = true;
-                    shutdown_deadline = Some(Instant::now() + Duration::from_secs(5));
                 }
-                if shutdown_deadline.is_some_and(|d| Instant::now() > d) {
-                    self.close_all();
-                    return Ok(());
+            } else {
+                self.read_ready();
+                if t0 >= next_tick {
+                    next_tick = t0 + TICK;
+                    if !self.conns.is_empty() {
+                        self.batch.push(Input::Tick);
+                    }
+                    self.maybe_snapshot(false)?;
                 }
+            }
+            if self.batch.is_empty() {
                 continue;
             }
-            if self.pending.is_empty() {
-                readable.extend(self.conns.iter().filter(|(_, c)| c.more).map(|(id, _)| *id));
-                readable.sort_unstable();
-                for id in readable {
-                    self.read(id);
-                    if !self.pending.is_empty() {
-                        break;
-                    }
-                }
+            let shutdown = self.process()?;
+            let took = t0.elapsed().as_nanos() as u64;
+            self.counters
+                .max_iteration_ns
+                .fetch_max(took, Ordering::Relaxed);
+            if took > 1_000_000 {
+                self.counters
+                    .slow_iterations
+                    .fetch_add(1, Ordering::Relaxed);
             }
-            if Instant::now() >= next_tick {
-                next_tick = Instant::now() + TICK;
-                if !self.conns.is_empty() {
-                    self.submit(Input::Tick);
-                }
+            if shutdown {
+                self.close_all();
+                return self.maybe_snapshot(true);
             }
-            self.flush_inputs();
+            self.maybe_snapshot(false)?;
         }
     }
 
-    fn accept(&mut self) -> Result<(), ServerError> {
+    /// Sequencer, journal, engine and publisher for this iteration's batch. Returns true if it
+    /// held the Shutdown input.
+    fn process(&mut self) -> Result<bool, ServerError> {
+        // Sequencer: one timestamp per batch, never going backwards.
+        let ts = now_ns().max(self.last_ts);
+        self.last_ts = ts;
+        self.seqs.clear();
+        for input in &self.batch {
+            self.enc.clear();
+            input.encode(&mut self.enc);
+            self.seqs
+                .push(self.journal.append(KIND_INPUT as u16, ts, &self.enc)?);
+        }
+        // Journal: group commit. Nothing of this batch is released before it returns.
+        self.journal.commit(self.durability)?;
+        // Engine.
+        let mut shutdown = false;
+        let mut counted = 0u64;
+        for (input, &seq) in self.batch.iter().zip(&self.seqs) {
+            self.x.apply(seq, ts, input, &mut self.out);
+            shutdown |= matches!(input, Input::Shutdown);
+            // Timer ticks alone do not make a snapshot due.
+            counted += u64::from(!matches!(input, Input::Tick));
+        }
+        self.since_snapshot += counted;
+        let n = self.batch.len() as u64;
+        self.batch.clear();
+        self.counters.inputs.fetch_add(n, Ordering::Relaxed);
+        self.counters.batches.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .last_seq
+            .store(self.x.last_seq(), Ordering::Relaxed);
+        self.counters
+            .busy_rejects
+            .store(self.x.stats.busy_rejects, Ordering::Relaxed);
+        // Publisher: copy to the connections' buffers, then one write per connection.
+        self.touched.clear();
+        for item in &self.out.items {
+            if let Some(c) = self.conns.get_mut(&item.conn) {
+                c.wbuf
+                    .extend_from_slice(&self.out.buf[item.start..item.end]);
+                if item.close {
+                    c.closing = true;
+                }
+                if self.touched.last() != Some(&item.conn) {
+                    self.touched.push(item.conn);
+                }
+            }
+        }
+        self.out.clear();
+        self.touched.sort_unstable();
+        self.touched.dedup();
+        for i in 0..self.touched.len() {
+            let id = self.touched[i];
+            self.flush(id);
+        }
+        Ok(shutdown)
+    }
+
+    fn accept(&mut self) {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, _)) => {
@@ -618,11 +542,7 @@ impl Net {
                     if self
                         .poll
                         .registry()
-                        .register(
-                            &mut stream,
-                            Token(id as usize),
-                            Interest::READABLE | Interest::WRITABLE,
-                        )
+                        .register(&mut stream, Token(id as usize), Interest::READABLE)
                         .is_err()
                     {
                         continue;
@@ -632,162 +552,121 @@ impl Net {
                         id,
                         Conn {
                             stream,
-                            rbuf: Vec::with_capacity(8192),
-                            wbuf: Vec::new(),
+                            rbuf: Vec::new(),
+                            wbuf: Vec::with_capacity(4096),
                             ids: None,
                             closing: false,
                             more: true,
+                            want_write: false,
                         },
                     );
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // Out of descriptors and the like: try again on the next event.
-                Err(_) => return Ok(()),
+                Err(_) => return,
             }
         }
     }
 
-    /// Queues an input for the core (sent with this iteration's batch); never blocks, never
-    /// drops.
-    fn submit(&mut self, input: Input) {
-        self.cur.push(input);
-    }
-
-    /// Hands this iteration's inputs to the core as one batch, or keeps them pending (in
-    /// order) while the queue is full.
-    fn flush_inputs(&mut self) {
-        if self.cur.is_empty() {
+    /// Reads every connection with data waiting (in connection order), at most one read of
+    /// `READ_CHUNK` each, and turns the complete messages into inputs.
+    fn read_ready(&mut self) {
+        self.ready.clear();
+        self.ready
+            .extend(self.conns.iter().filter(|(_, c)| c.more).map(|(id, _)| *id));
+        if self.ready.is_empty() {
             return;
         }
-        let batch = std::mem::take(&mut self.cur);
-        if !self.pending.is_empty() {
-            self.pending.push_back(batch);
-            return;
-        }
-        match self.in_tx.try_send(batch) {
-            Ok(()) => {}
-            Err(TrySendError::Full(b)) => self.pending.push_back(b),
-            Err(TrySendError::Disconnected(_)) => {}
+        self.ready.sort_unstable();
+        // Application messages accepted so far this iteration (the batch may already hold some
+        // from a slow-consumer close, never application messages).
+        let mut apps = 0usize;
+        for i in 0..self.ready.len() {
+            let id = self.ready[i];
+            self.read(id, &mut apps);
         }
     }
 
-    fn drain_pending(&mut self) {
-        while let Some(i) = self.pending.pop_front() {
-            match self.in_tx.try_send(i) {
-                Ok(()) => {}
-                Err(TrySendError::Full(i)) => {
-                    self.pending.push_front(i);
-                    return;
-                }
-                Err(TrySendError::Disconnected(_)) => {
-                    self.pending.clear();
-                    return;
-                }
-            }
-        }
-    }
-
-    fn read(&mut self, id: ConnId) {
+    fn read(&mut self, id: ConnId, apps: &mut usize) {
         let Some(c) = self.conns.get_mut(&id) else {
             return;
         };
+        c.more = false;
         if c.closing {
-            c.more = false;
             return;
         }
-        let mut got = 0;
         let mut closed = false;
-        let mut tmp = [0u8; 16384];
-        loop {
-            if got >= READ_CHUNK || c.rbuf.len() >= READ_BUF_MAX {
-                break;
-            }
-            match c.stream.read(&mut tmp) {
+        let n = loop {
+            match c.stream.read(&mut self.scratch) {
                 Ok(0) => {
                     closed = true;
-                    c.more = false;
-                    break;
+                    break 0;
                 }
                 Ok(n) => {
-                    c.rbuf.extend_from_slice(&tmp[..n]);
-                    got += n;
+                    // A full buffer may have left more in the socket: come back next iteration.
+                    c.more = n == self.scratch.len();
+                    break n;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    c.more = false;
-                    break;
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break 0,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
                     closed = true;
-                    c.more = false;
-                    break;
+                    break 0;
                 }
             }
-        }
-        // Frame and convert everything complete.
-        let mut rbuf = std::mem::take(&mut c.rbuf);
-        let mut ids = c.ids.take();
-        let mut pos = 0;
-        let mut inputs: Vec<Input> = Vec::new();
-        while let Some(frame) = next_frame(&rbuf[pos..]) {
-            match frame {
-                Frame::Garbled { len, .. } => pos += len,
-                Frame::Message { len } => {
-                    let msg = &rbuf[pos..pos + len];
-                    pos += len;
-                    if self.fields.parse(msg).is_err() {
-                        // Framed and checksummed but not tag=value: garbled, ignored.
-                        continue;
-                    }
-                    let mut input = self.adapter.to_input(id, &mut ids, msg, &self.fields);
-                    if input.is_application() {
-                        if self.inflight.load(Ordering::Acquire) >= self.app_limit {
-                            input = crate::adapter::shed(input, &self.fields, msg);
-                        } else {
-                            self.inflight.fetch_add(1, Ordering::AcqRel);
+        };
+        if n > 0 {
+            // Parse from the scratch buffer unless a partial message is pending.
+            let from_rbuf = !c.rbuf.is_empty();
+            if from_rbuf {
+                c.rbuf.extend_from_slice(&self.scratch[..n]);
+            }
+            let data: &[u8] = if from_rbuf {
+                &c.rbuf
+            } else {
+                &self.scratch[..n]
+            };
+            let mut pos = 0;
+            while let Some(frame) = next_frame(&data[pos..]) {
+                match frame {
+                    Frame::Garbled { len, .. } => pos += len,
+                    Frame::Message { len } => {
+                        let msg = &data[pos..pos + len];
+                        pos += len;
+                        if self.fields.parse(msg).is_err() {
+                            // Framed and checksummed but not tag=value: garbled, ignored.
+                            continue;
                         }
+                        let mut input = self.adapter.to_input(id, &mut c.ids, msg, &self.fields);
+                        if input.is_application() {
+                            if *apps >= self.budget {
+                                input = crate::adapter::shed(input, &self.fields, msg);
+                            } else {
+                                *apps += 1;
+                            }
+                        }
+                        self.batch.push(input);
                     }
-                    inputs.push(input);
                 }
             }
+            if from_rbuf {
+                c.rbuf.drain(..pos);
+            } else if pos < n {
+                c.rbuf.extend_from_slice(&self.scratch[pos..n]);
+            }
+            if c.rbuf.len() >= READ_BUF_MAX {
+                // A "message" longer than any valid one: not FIX.
+                closed = true;
+            }
         }
-        rbuf.drain(..pos);
-        let overflow = rbuf.len() >= READ_BUF_MAX;
-        if let Some(c) = self.conns.get_mut(&id) {
-            c.rbuf = rbuf;
-            c.ids = ids;
-        }
-        for i in inputs {
-            self.submit(i);
-        }
-        if closed || overflow {
+        if closed {
             self.drop_conn(id, true);
         }
     }
 
-    fn deliver(&mut self, mut out: Outbox) {
-        let mut touched: Vec<ConnId> = Vec::new();
-        for item in &out.items {
-            if let Some(c) = self.conns.get_mut(&item.conn) {
-                c.wbuf.extend_from_slice(&out.buf[item.start..item.end]);
-                if item.close {
-                    c.closing = true;
-                }
-                if touched.last() != Some(&item.conn) {
-                    touched.push(item.conn);
-                }
-            }
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        for id in touched {
-            self.flush(id);
-        }
-        out.clear();
-        let _ = self.recycle_tx.try_send(out);
-    }
-
+    /// Writes as much of a connection's pending output as the socket takes (one write in the
+    /// common case); keeps the rest with WRITABLE interest.
     fn flush(&mut self, id: ConnId) {
         let Some(c) = self.conns.get_mut(&id) else {
             return;
@@ -809,31 +688,109 @@ impl Net {
                 }
             }
         }
-        c.wbuf.drain(..written);
+        if written == c.wbuf.len() {
+            c.wbuf.clear();
+        } else {
+            c.wbuf.drain(..written);
+        }
         if failed || c.wbuf.len() > WRITE_BUF_MAX {
             self.drop_conn(id, true);
-        } else if c.closing && c.wbuf.is_empty() {
+            return;
+        }
+        if c.closing && c.wbuf.is_empty() {
             // The exchange already unbound it: no Disconnected input.
             self.drop_conn(id, false);
+            return;
+        }
+        let want = !c.wbuf.is_empty();
+        if want != c.want_write {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if self
+                .poll
+                .registry()
+                .reregister(&mut c.stream, Token(id as usize), interest)
+                .is_ok()
+            {
+                c.want_write = want;
+            } else {
+                self.drop_conn(id, true);
+            }
         }
     }
 
+    /// Closes a connection. With `notify` (the peer or the server's I/O ended it, not the
+    /// exchange), a `Disconnected` input joins the batch after the connection's last message.
     fn drop_conn(&mut self, id: ConnId, notify: bool) {
         if let Some(mut c) = self.conns.remove(&id) {
             let _ = self.poll.registry().deregister(&mut c.stream);
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
             if notify && !c.closing {
-                self.submit(Input::Disconnected { conn: id });
+                self.batch.push(Input::Disconnected { conn: id });
             }
         }
     }
 
+    /// After the Shutdown input: lets the Logouts leave (up to `SHUTDOWN_FLUSH`), then closes
+    /// every connection.
     fn close_all(&mut self) {
+        let deadline = Instant::now() + SHUTDOWN_FLUSH;
+        let mut events = Events::with_capacity(256);
+        while self.conns.values().any(|c| !c.wbuf.is_empty()) && Instant::now() < deadline {
+            let _ = self.poll.poll(&mut events, Some(Duration::from_millis(10)));
+            let ids: Vec<ConnId> = self.conns.keys().copied().collect();
+            for id in ids {
+                self.flush(id);
+            }
+        }
         let ids: Vec<ConnId> = self.conns.keys().copied().collect();
         for id in ids {
-            self.flush(id);
             self.drop_conn(id, false);
         }
+        self.batch.clear();
+    }
+
+    fn maybe_snapshot(&mut self, force: bool) -> Result<u64, ServerError> {
+        let by_count = self.cfg.snapshot_every_commands > 0
+            && self.since_snapshot >= self.cfg.snapshot_every_commands;
+        let by_time = self.cfg.snapshot_every_secs > 0
+            && self.since_snapshot > 0
+            && self.last_snapshot.elapsed().as_secs() >= self.cfg.snapshot_every_secs;
+        if !(force || by_count || by_time) {
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        if !force && self.snap_busy.load(Ordering::Acquire) {
+            // The previous snapshot is still being written: take this one later.
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        // The engine stalls only for the serialization; the file write and its fsync happen
+        // on the snapshot writer thread.
+        let t0 = Instant::now();
+        let mut buf = self
+            .spare_rx
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(1 << 20));
+        buf.clear();
+        let hash = self.x.snapshot_and_hash(&mut buf);
+        let seq = self.x.last_seq();
+        let stall = t0.elapsed();
+        self.since_snapshot = 0;
+        self.last_snapshot = Instant::now();
+        self.counters.state_hash.store(hash, Ordering::Relaxed);
+        self.snap_busy.store(true, Ordering::Release);
+        let job = SnapshotJob {
+            seq,
+            bytes: buf,
+            hash,
+            stall,
+        };
+        if self.snap_tx.send(job).is_err() {
+            return Err(ServerError("snapshot writer thread is gone".into()));
+        }
+        Ok(hash)
     }
 }
 
