@@ -398,6 +398,95 @@ struct OrderInfo {
     done_status: u8,
 }
 
+/// The orders the gateway remembers: live ones in a hash map (small: at most `orders_max`),
+/// finished ones in a ring in the order they finished (the newest `DONE_ORDERS_MAX`, for
+/// OrderStatusRequest) with a small id -> position index. Retiring an order appends to the
+/// ring and forgets the oldest finished order without touching the live map's memory, so
+/// the per-order cost does not grow with the number of orders remembered.
+///
+/// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly the ids
+/// of `done` with their absolute positions.
+#[derive(Clone, Default)]
+struct Orders {
+    live: HashMap<OrderId, OrderInfo, IdHash>,
+    done: VecDeque<(OrderId, OrderInfo)>,
+    /// Absolute position of `done[0]`.
+    done_head: u64,
+    done_ix: HashMap<OrderId, u64, IdHash>,
+}
+
+impl Orders {
+    #[inline]
+    fn get(&self, id: &OrderId) -> Option<&OrderInfo> {
+        match self.live.get(id) {
+            Some(o) => Some(o),
+            None => self
+                .done_ix
+                .get(id)
+                .map(|&p| &self.done[(p - self.done_head) as usize].1),
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: &OrderId) -> Option<&mut OrderInfo> {
+        match self.live.get_mut(id) {
+            Some(o) => Some(o),
+            None => self
+                .done_ix
+                .get(id)
+                .map(|&p| &mut self.done[(p - self.done_head) as usize].1),
+        }
+    }
+
+    /// True if `id` is a live (not finished) order.
+    #[inline]
+    fn is_live(&self, id: &OrderId) -> bool {
+        self.live.get(id).is_some_and(|o| o.done_status == 0)
+    }
+
+    fn insert_live(&mut self, id: OrderId, o: OrderInfo) {
+        self.live.insert(id, o);
+    }
+
+    /// Forgets a live order entirely (one the engine rejected).
+    fn remove_live(&mut self, id: &OrderId) -> Option<OrderInfo> {
+        self.live.remove(id)
+    }
+
+    /// Moves live order `id` to the finished ones, forgetting the oldest finished order
+    /// beyond `DONE_ORDERS_MAX`.
+    fn retire(&mut self, id: OrderId) {
+        let Some(o) = self.live.remove(&id) else {
+            return;
+        };
+        self.push_done(id, o);
+        if self.done.len() > DONE_ORDERS_MAX {
+            if let Some((old, _)) = self.done.pop_front() {
+                self.done_ix.remove(&old);
+                self.done_head += 1;
+            }
+        }
+    }
+
+    fn push_done(&mut self, id: OrderId, o: OrderInfo) {
+        let pos = self.done_head + self.done.len() as u64;
+        self.done.push_back((id, o));
+        self.done_ix.insert(id, pos);
+    }
+
+    /// Every remembered order (live and finished), by id.
+    fn sorted(&self) -> Vec<(OrderId, &OrderInfo)> {
+        let mut v: Vec<(OrderId, &OrderInfo)> = self
+            .live
+            .iter()
+            .map(|(id, o)| (*id, o))
+            .chain(self.done.iter().map(|(id, o)| (*id, o)))
+            .collect();
+        v.sort_unstable_by_key(|(id, _)| *id);
+        v
+    }
+}
+
 /// Counters the server reports (not part of the replicated state).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats {
@@ -433,8 +522,7 @@ pub struct Exchange {
     engine: Engine,
     sessions: Vec<Session>,
     conns: HashMap<ConnId, u16, IdHash>,
-    orders: HashMap<OrderId, OrderInfo, IdHash>,
-    done: VecDeque<OrderId>,
+    orders: Orders,
     /// Every remembered ClOrdID in the order it was first used, indexed by (session,
     /// ClOrdID); the snapshot stores the list (already in a deterministic order).
     cl: ClIndex,
@@ -471,8 +559,7 @@ impl Exchange {
             engine,
             sessions,
             conns: HashMap::default(),
-            orders: HashMap::default(),
-            done: VecDeque::new(),
+            orders: Orders::default(),
             cl: ClIndex::new(),
             next_order_id: 1,
             last_seq: 0,
@@ -1200,7 +1287,7 @@ impl Exchange {
             stp: StpMode::CancelNewest,
         });
         // Remember the order's static fields before the engine runs: its events refer to it.
-        self.orders.insert(
+        self.orders.insert_live(
             id,
             OrderInfo {
                 session: ix,
@@ -1444,7 +1531,7 @@ impl Exchange {
         out: &mut Outbox,
     ) {
         let id = self.cl.get(ix, cl_ord_id.as_bytes());
-        let Some(id) = id.filter(|id| self.orders.contains_key(id)) else {
+        let Some(id) = id.filter(|id| self.orders.get(id).is_some()) else {
             let mut b = Vec::with_capacity(128);
             b.extend_from_slice(b"37=NONE\x0111=");
             b.extend_from_slice(cl_ord_id.as_bytes());
@@ -1499,7 +1586,7 @@ impl Exchange {
                 match ctx.kind {
                     CtxKind::New => {
                         let cl = ctx.cl_ord_id;
-                        let echo = match self.orders.remove(&id) {
+                        let echo = match self.orders.remove_live(&id) {
                             Some(o) => self.echo_new(&NewOrderMsg {
                                 cl_ord_id: ClOrdId::EMPTY,
                                 symbol: o.symbol,
@@ -1600,18 +1687,12 @@ impl Exchange {
         while self.cl.len() > CL_ORD_IDS_MAX && rotations > 0 {
             rotations -= 1;
             let orders = &self.orders;
-            self.cl
-                .rotate_or_forget(|oid| orders.get(&oid).is_some_and(|o| o.done_status == 0));
+            self.cl.rotate_or_forget(|oid| orders.is_live(&oid));
         }
     }
 
     fn retire(&mut self, id: OrderId) {
-        self.done.push_back(id);
-        if self.done.len() > DONE_ORDERS_MAX {
-            if let Some(old) = self.done.pop_front() {
-                self.orders.remove(&old);
-            }
-        }
+        self.orders.retire(id);
     }
 
     /// ExecutionReport for order `id` to its owning session.
@@ -1800,11 +1881,10 @@ impl Exchange {
             e.u64(c.order);
             e.bytes(c.cl.as_bytes());
         }
-        let mut orders: Vec<(&OrderId, &OrderInfo)> = self.orders.iter().collect();
-        orders.sort_unstable_by_key(|(id, _)| **id);
+        let orders = self.orders.sorted();
         e.u64(orders.len() as u64);
         for (id, o) in orders {
-            e.u64(*id);
+            e.u64(id);
             e.u64(o.session as u64);
             e.u64(o.account as u64);
             e.u64(o.symbol as u64);
@@ -1822,8 +1902,8 @@ impl Exchange {
             e.bytes(&o.notional.to_le_bytes());
             e.u64(o.done_status as u64);
         }
-        e.u64(self.done.len() as u64);
-        for id in &self.done {
+        e.u64(self.orders.done.len() as u64);
+        for (id, _) in &self.orders.done {
             e.u64(*id);
         }
     }
@@ -1942,7 +2022,7 @@ impl Exchange {
             if session as usize >= x.sessions.len() {
                 return Err("snapshot: order of an unknown session".into());
             }
-            x.orders.insert(
+            x.orders.live.insert(
                 id,
                 OrderInfo {
                     session,
@@ -1962,7 +2042,15 @@ impl Exchange {
             );
         }
         for _ in 0..r.count()? {
-            x.done.push_back(r.u64()?);
+            let id = r.u64()?;
+            let o =
+                x.orders.live.remove(&id).ok_or_else(|| {
+                    format!("snapshot: finished order {id} is not among the orders")
+                })?;
+            if x.orders.done.len() == DONE_ORDERS_MAX {
+                return Err("snapshot: more finished orders than remembered".into());
+            }
+            x.orders.push_done(id, o);
         }
         if !r.0.is_empty() {
             return Err("snapshot: trailing bytes in the gateway state".into());
@@ -1972,7 +2060,11 @@ impl Exchange {
 
     /// Number of live (not terminal) orders the gateway tracks.
     pub fn live_orders(&self) -> usize {
-        self.orders.values().filter(|o| o.done_status == 0).count()
+        self.orders
+            .live
+            .values()
+            .filter(|o| o.done_status == 0)
+            .count()
     }
 
     /// (inbound expected, outbound next) MsgSeqNum of session `sender_comp_id`.

@@ -8,6 +8,12 @@
 //! offset), or accepts a snapshot whose sequence number disagrees with its contents.
 //!
 //! Invariant: snapshot + tail gives the same state hash as a full replay from record 1.
+//!
+//! Threads: start-up has the machine to itself, so the journal is read, checksum-verified and
+//! decoded on a second (scoped) thread, in batches handed over by a bounded channel, while the
+//! calling thread applies them in order. Both block (never spin) when the other is behind. The
+//! outcome is exactly that of one thread: the same records applied in the same order, and the
+//! first error (bad record, gap) stops recovery.
 
 use crate::config::Config;
 use crate::exchange::{Exchange, Outbox};
@@ -48,6 +54,72 @@ pub(crate) fn decode_input(rec: &journal::Record<'_>) -> Result<Input, ServerErr
             rec.seq
         ))
     })
+}
+
+/// One decoded journal record.
+struct Decoded {
+    seq: u64,
+    ts: u64,
+    input: Input,
+}
+
+/// Records per batch handed from the decoder thread to the applying thread.
+const BATCH_RECORDS: usize = 256;
+/// Full batches queued between the threads.
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// The decoder thread: reads and verifies records from `from` on, decodes them and sends them
+/// in batches. Returns the torn-tail report, or the first error (after sending every record
+/// before it). Stops quietly when the applying side hangs up.
+fn decode_records(
+    reader: &mut JournalReader,
+    from: u64,
+    full: crossbeam_channel::Sender<Vec<Decoded>>,
+    empty: crossbeam_channel::Receiver<Vec<Decoded>>,
+) -> Result<String, ServerError> {
+    let mut batch = Vec::with_capacity(BATCH_RECORDS);
+    let result = loop {
+        let rec = match reader.next_record() {
+            Ok(Some(rec)) => rec,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(ServerError::from(e)),
+        };
+        if rec.seq < from {
+            continue;
+        }
+        match decode_input(&rec) {
+            Ok(input) => batch.push(Decoded {
+                seq: rec.seq,
+                ts: rec.timestamp_ns,
+                input,
+            }),
+            Err(e) => break Err(e),
+        }
+        if batch.len() == BATCH_RECORDS {
+            let next = empty
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH_RECORDS));
+            if full.send(std::mem::replace(&mut batch, next)).is_err() {
+                return Ok(String::new());
+            }
+        }
+    };
+    if !batch.is_empty() && full.send(batch).is_err() {
+        return Ok(String::new());
+    }
+    result?;
+    Ok(reader
+        .torn_tail()
+        .map(|t| {
+            format!(
+                "torn tail in {} at offset {} ({} bytes, {})",
+                t.segment.display(),
+                t.offset,
+                t.bytes_dropped,
+                t.fault.as_str()
+            )
+        })
+        .unwrap_or_default())
 }
 
 /// Loads the newest valid snapshot and replays the journal after it (outbound messages are
@@ -97,38 +169,50 @@ pub fn recover(
             snapshot_seq = Some(s.seq);
         }
     }
-    let mut reader = JournalReader::open(data_dir, x.last_seq() + 1)?;
+    let from = x.last_seq() + 1;
+    let mut reader = JournalReader::open(data_dir, from)?;
     let mut out = Outbox::default();
     x.replaying = true;
     let mut replayed = 0;
-    while let Some(rec) = reader.next_record()? {
-        if rec.seq <= x.last_seq() {
-            continue;
+    let (full_tx, full_rx) = crossbeam_channel::bounded::<Vec<Decoded>>(BATCHES_IN_FLIGHT);
+    let (empty_tx, empty_rx) = crossbeam_channel::bounded::<Vec<Decoded>>(BATCHES_IN_FLIGHT + 1);
+    let torn = std::thread::scope(|scope| -> Result<String, ServerError> {
+        let decoder = std::thread::Builder::new()
+            .name("replay-decode".into())
+            .spawn_scoped(scope, move || {
+                decode_records(&mut reader, from, full_tx, empty_rx)
+            })
+            .map_err(|e| ServerError(format!("cannot start the replay decoder thread: {e}")))?;
+        let mut gap = None;
+        for mut batch in full_rx.iter() {
+            for d in &batch {
+                if d.seq != x.last_seq() + 1 {
+                    gap = Some(d.seq);
+                    break;
+                }
+                x.apply(d.seq, d.ts, &d.input, &mut out);
+                out.clear();
+                replayed += 1;
+            }
+            if gap.is_some() {
+                break;
+            }
+            batch.clear();
+            let _ = empty_tx.try_send(batch);
         }
-        if rec.seq != x.last_seq() + 1 {
+        // Dropping the receiver stops the decoder at its next send if we stopped early.
+        drop(full_rx);
+        let decoded = decoder
+            .join()
+            .map_err(|_| ServerError("the replay decoder thread panicked".into()))?;
+        if let Some(seq) = gap {
             return Err(ServerError(format!(
-                "journal record {} follows state at {}: records are missing",
-                rec.seq,
+                "journal record {seq} follows state at {}: records are missing",
                 x.last_seq()
             )));
         }
-        let input = decode_input(&rec)?;
-        x.apply(rec.seq, rec.timestamp_ns, &input, &mut out);
-        out.clear();
-        replayed += 1;
-    }
-    let torn = reader
-        .torn_tail()
-        .map(|t| {
-            format!(
-                "torn tail in {} at offset {} ({} bytes, {})",
-                t.segment.display(),
-                t.offset,
-                t.bytes_dropped,
-                t.fault.as_str()
-            )
-        })
-        .unwrap_or_default();
+        decoded
+    })?;
     x.replaying = false;
     let hash = x.state_hash();
     let last_seq = x.last_seq();
