@@ -250,20 +250,20 @@ struct ClEntry {
 /// Every remembered ClOrdID, oldest first, with an index by (session, ClOrdID).
 ///
 /// The entries live inline in a ring buffer (`ring`, in first-use order: the order the
-/// snapshot stores and forgetting follows); the index is a hash table of (hash, absolute
-/// position in the ring), so a lookup touches the table and one ring entry, and a ClOrdID
-/// costs no allocation. ClOrdIDs are chosen by clients: the hash is foldhash with a
-/// per-process random seed (fast on short strings, not predictable enough for a collision
-/// attack); equal hashes are told apart by comparing the bytes.
+/// snapshot stores and forgetting follows); the index (`PosTable`) maps a hash to ring
+/// positions, so a lookup touches one cache line of the index and, on a hit, one ring entry,
+/// and a ClOrdID costs no allocation. ClOrdIDs are chosen by clients: the hash is foldhash
+/// with a per-process random seed (fast on short strings, not predictable enough for a
+/// collision attack); equal hashes are told apart by comparing the bytes.
 ///
-/// Invariant: each (session, ClOrdID) is in the ring at most once, and the table holds
-/// exactly one (hash, position) per ring entry.
+/// Invariant: each (session, ClOrdID) is in the ring at most once, and the index holds
+/// exactly one position per ring entry.
 #[derive(Clone)]
 struct ClIndex {
     ring: VecDeque<ClEntry>,
     /// Absolute position of `ring[0]`.
     head: u64,
-    table: hashbrown::HashTable<(u64, u64)>,
+    table: PosTable,
     seed: foldhash::fast::RandomState,
 }
 
@@ -272,7 +272,7 @@ impl ClIndex {
         ClIndex {
             ring: VecDeque::new(),
             head: 0,
-            table: hashbrown::HashTable::new(),
+            table: PosTable::new(),
             seed: foldhash::fast::RandomState::default(),
         }
     }
@@ -287,36 +287,40 @@ impl ClIndex {
         self.ring.len()
     }
 
+    /// Ring index of the entry at the position whose low 32 bits are `pos32` (the ring is
+    /// shorter than 2^32, so they determine it).
+    #[inline]
+    fn at(&self, pos32: u32) -> usize {
+        pos32.wrapping_sub(self.head as u32) as usize
+    }
+
     /// The order that `session` used `cl` for, if remembered.
     #[inline]
     fn get(&self, session: u16, cl: &[u8]) -> Option<OrderId> {
         let h = self.hash(session, cl);
-        let (ring, head) = (&self.ring, self.head);
-        self.table
-            .find(h, |&(eh, pos)| {
-                eh == h && {
-                    let e = &ring[(pos - head) as usize];
-                    e.session == session && e.cl.as_bytes() == cl
-                }
-            })
-            .map(|&(_, pos)| ring[(pos - head) as usize].order)
+        let mut found = None;
+        self.table.find(h, |p| {
+            let e = &self.ring[self.at(p)];
+            let hit = e.session == session && e.cl.as_bytes() == cl;
+            if hit {
+                found = Some(e.order);
+            }
+            hit
+        });
+        found
     }
 
     /// Remembers a ClOrdID that `get` does not know yet, as the newest.
     fn push(&mut self, session: u16, cl: ClOrdId, order: OrderId) {
         let hash = self.hash(session, cl.as_bytes());
-        self.push_hashed(ClEntry {
+        let pos = self.head + self.ring.len() as u64;
+        self.ring.push_back(ClEntry {
             order,
             hash,
             session,
             cl,
         });
-    }
-
-    fn push_hashed(&mut self, e: ClEntry) {
-        let pos = self.head + self.ring.len() as u64;
-        self.ring.push_back(e);
-        self.table.insert_unique(e.hash, (e.hash, pos), |&(h, _)| h);
+        self.table.insert(hash, pos);
     }
 
     /// Removes the oldest entry; if `keep` says so, appends it again as the newest.
@@ -324,22 +328,131 @@ impl ClIndex {
         let Some(e) = self.ring.pop_front() else {
             return;
         };
-        let old = self.head;
+        let old = self.head as u32;
         self.head += 1;
-        let Ok(slot) = self.table.find_entry(e.hash, |&(_, pos)| pos == old) else {
-            unreachable!("every ring entry is in the table");
-        };
+        let slot = self
+            .table
+            .find(e.hash, |p| p == old)
+            .expect("every ring entry is in the index");
         if keep(e.order) {
             let new = self.head + self.ring.len() as u64;
-            slot.into_mut().1 = new;
+            self.table.set_pos(slot, new);
             self.ring.push_back(e);
         } else {
-            slot.remove();
+            self.table.remove_at(slot);
         }
     }
 
     fn iter(&self) -> impl Iterator<Item = &ClEntry> {
         self.ring.iter()
+    }
+}
+
+/// An open-addressing hash index (linear probing, at most 5/8 full) from a 64-bit hash to
+/// ring positions. Each slot is one `u64`: 31 bits of the hash (which also give the home
+/// slot), a used bit and the low 32 bits of the position; 0 is an empty slot. Probing stays
+/// within a cache line or two, a removal shifts the following entries back (no tombstones),
+/// and the index never reads the ring except through the caller's match function.
+#[derive(Clone)]
+struct PosTable {
+    slots: Vec<u64>,
+    mask: usize,
+    len: usize,
+}
+
+impl PosTable {
+    const USED: u64 = 1 << 32;
+
+    fn new() -> PosTable {
+        PosTable {
+            slots: vec![0; 16],
+            mask: 15,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn tag(hash: u64) -> u64 {
+        hash & 0x7FFF_FFFF
+    }
+
+    #[inline]
+    fn home(&self, tag: u64) -> usize {
+        tag as usize & self.mask
+    }
+
+    /// The slot holding a position with `hash` for which `is_it(low 32 bits of the
+    /// position)` is true, if any.
+    #[inline]
+    fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<usize> {
+        let tag = Self::tag(hash);
+        let mut i = self.home(tag);
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            if s >> 33 == tag && is_it(s as u32) {
+                return Some(i);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn insert(&mut self, hash: u64, pos: u64) {
+        if (self.len + 1) * 8 > self.slots.len() * 5 {
+            self.grow();
+        }
+        let tag = Self::tag(hash);
+        self.place(tag << 33 | Self::USED | pos as u32 as u64);
+        self.len += 1;
+    }
+
+    fn place(&mut self, slot: u64) {
+        let mut i = self.home(slot >> 33);
+        while self.slots[i] != 0 {
+            i = (i + 1) & self.mask;
+        }
+        self.slots[i] = slot;
+    }
+
+    fn grow(&mut self) {
+        let cap = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![0; cap]);
+        self.mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|&s| s != 0) {
+            self.place(s);
+        }
+    }
+
+    fn set_pos(&mut self, i: usize, pos: u64) {
+        self.slots[i] = (self.slots[i] & !0xFFFF_FFFF) | pos as u32 as u64;
+    }
+
+    /// Empties slot `i`, moving later entries of its probe run back so every entry stays
+    /// reachable from its home slot.
+    fn remove_at(&mut self, mut i: usize) {
+        self.len -= 1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & self.mask;
+            let s = self.slots[j];
+            if s == 0 {
+                break;
+            }
+            let k = self.home(s >> 33);
+            // `s` stays if its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < k && k <= j
+            } else {
+                i < k || k <= j
+            };
+            if !stays {
+                self.slots[i] = s;
+                i = j;
+            }
+        }
+        self.slots[i] = 0;
     }
 }
 
@@ -2555,6 +2668,94 @@ mod tests {
             },
             price_decimals: dec,
         }
+    }
+
+    /// The position index with few distinct hashes (long probe runs that wrap around the end,
+    /// equal tags) against a plain list, through growth and removals.
+    #[test]
+    fn position_index_with_colliding_hashes() {
+        let mut t = PosTable::new();
+        let mut model: Vec<(u64, u64)> = Vec::new();
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        for pos in 0..3_000u64 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let hash = (rng >> 40) % 40 + if rng.is_multiple_of(2) { 0 } else { 0x7FFF_FFF0 };
+            t.insert(hash, pos);
+            model.push((hash, pos));
+            if rng % 5 < 2 {
+                let k = (rng >> 20) as usize % model.len();
+                let (h, p) = model.swap_remove(k);
+                let slot = t.find(h, |q| q == p as u32).expect("present");
+                t.remove_at(slot);
+            }
+            if pos % 64 == 0 {
+                for &(h, p) in &model {
+                    assert!(t.find(h, |q| q == p as u32).is_some(), "lost {p} at {pos}");
+                }
+            }
+            assert_eq!(t.len, model.len());
+        }
+    }
+
+    /// The ClOrdID index against a plain map, through growth, rotation and forgetting.
+    #[test]
+    fn clordid_index_matches_a_map() {
+        use std::collections::HashMap as Map;
+        let mut ix = ClIndex::new();
+        let mut model: Map<(u16, String), OrderId> = Map::new();
+        let mut order: VecDeque<(u16, String)> = VecDeque::new();
+        let mut live = std::collections::HashSet::new();
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for step in 0..20_000u64 {
+            let r = next();
+            let session = (r % 3) as u16;
+            let cl = format!("c{}", (r >> 8) % 5000);
+            let key = (session, cl.clone());
+            assert_eq!(
+                ix.get(session, cl.as_bytes()),
+                model.get(&key).copied(),
+                "step {step}"
+            );
+            if !model.contains_key(&key) {
+                ix.push(session, ClOrdId::from(cl.as_str()), step);
+                model.insert(key.clone(), step);
+                order.push_back(key);
+                if r % 4 == 0 {
+                    live.insert(step);
+                }
+            }
+            while ix.len() > 700 {
+                let keep = |o: OrderId| live.contains(&o);
+                let front = order.pop_front().unwrap();
+                let id = model[&front];
+                ix.rotate_or_forget(keep);
+                if keep(id) {
+                    order.push_back(front);
+                } else {
+                    model.remove(&front);
+                }
+                if next() % 3 == 0 {
+                    live.remove(&id);
+                }
+            }
+            assert_eq!(ix.table.len, model.len());
+        }
+        for ((s, cl), id) in &model {
+            assert_eq!(ix.get(*s, cl.as_bytes()), Some(*id));
+        }
+        let ring: Vec<(u16, String)> = ix
+            .iter()
+            .map(|e| (e.session, e.cl.as_str().to_string()))
+            .collect();
+        assert_eq!(ring, Vec::from(order));
     }
 
     #[test]
