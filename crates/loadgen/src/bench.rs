@@ -52,7 +52,7 @@ impl FixBench {
             seed: 1,
             mix: MixConfig::default(),
             stop: Arc::new(AtomicBool::new(false)),
-            tick_min: Duration::from_micros(50),
+            tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
         }
     }
@@ -163,7 +163,7 @@ impl EchoBench {
             warmup: Duration::ZERO,
             seed: 1,
             stop: Arc::new(AtomicBool::new(false)),
-            tick_min: Duration::from_micros(50),
+            tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
         }
     }

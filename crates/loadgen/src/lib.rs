@@ -9,9 +9,11 @@
 //! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots
 //! send: the order mix, echo, instruments), `orders` (each bot's active-orders window),
 //! `clordid` (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX
-//! engine), `stats` (counters, histograms, the printed formats), `sweep` (runs per rate, knee
-//! detection, CSV), `svg` (the latency-vs-load chart), `spawn` (a `rialto serve` child for one
-//! run), `demo` (the in-process exchange with simulated traders).
+//! engine), `inbound` (reading reports in place), `stats` (counters, histograms, the printed
+//! formats), `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg`
+//! (the latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `demo` (the
+//! in-process exchange with simulated traders). `examples/ack_exchange.rs` is a stand-in
+//! exchange that only acknowledges, to measure the generator's own ceiling.
 //!
 //! Never: measures from the actual send time (always from the intended one: no coordinated
 //! omission); hides load shedding (exchange-busy rejects are counted apart from business
@@ -23,6 +25,7 @@ pub mod bench;
 pub mod clordid;
 pub mod demo;
 pub mod driver;
+pub mod inbound;
 pub mod mix;
 pub mod orders;
 pub mod rng;

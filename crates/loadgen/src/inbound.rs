@@ -1,0 +1,252 @@
+//! Reading what the exchange sends, in place: one pass over a framed FIX message that picks out
+//! the dozen fields the driver uses (session fields and the ExecutionReport's), with no field
+//! table and no copy.
+//!
+//! Role: the generator reads two or three reports per request it sends, so this is its hottest
+//! code after the kernel's. `fix::frame` has already checked the frame (BeginString,
+//! BodyLength, CheckSum); this only splits `tag=value` fields.
+//!
+//! Never: allocates; looks past the frame it is given; accepts a field without `=` or with a
+//! tag that is not a number (that is an error, reported by the driver as an undecodable
+//! message). Data fields (a length tag followed by raw bytes that may hold SOH) are skipped by
+//! their declared length, as the FIX decoder does.
+
+use crate::driver::Report;
+use fix::Decimal;
+
+/// The fields of one inbound message that the driver acts on.
+#[derive(Clone, Copy, Debug)]
+pub struct Inbound<'a> {
+    /// MsgType (35).
+    pub msg_type: &'a [u8],
+    /// MsgSeqNum (34), 0 if absent or not a number.
+    pub seq: u64,
+    /// PossDupFlag (43) is `Y`.
+    pub poss_dup: bool,
+    /// TestReqID (112), empty if absent.
+    pub test_req_id: &'a [u8],
+    /// BeginSeqNo (7) of a ResendRequest.
+    pub begin_seq_no: Option<u64>,
+    /// NewSeqNo (36) of a SequenceReset.
+    pub new_seq_no: Option<u64>,
+    /// The application fields.
+    pub report: Report<'a>,
+}
+
+/// Why a frame could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanError {
+    /// A field whose tag is not 1 to 9 digits followed by `=`, at this offset.
+    BadTag(usize),
+    /// A value that runs past the end of the frame (no SOH), at this offset.
+    Unterminated(usize),
+    /// No MsgType (35) field.
+    NoMsgType,
+}
+
+fn digits_u64(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in v {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n * 10 + u64::from(d);
+    }
+    Some(n)
+}
+
+/// A whole quantity (`100` or `100.0`).
+fn qty(v: &[u8]) -> Option<u64> {
+    digits_u64(v).or_else(|| {
+        Decimal::parse(v)
+            .ok()
+            .and_then(|d| d.to_integer().ok())
+            .and_then(|n| u64::try_from(n).ok())
+    })
+}
+
+/// Reads the fields of one frame (as returned by `fix::frame`).
+pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
+    let mut m = Inbound {
+        msg_type: b"",
+        seq: 0,
+        poss_dup: false,
+        test_req_id: b"",
+        begin_seq_no: None,
+        new_seq_no: None,
+        report: Report {
+            msg_type: 0,
+            cl_ord_id: b"",
+            orig_cl_ord_id: None,
+            exec_type: 0,
+            symbol: b"",
+            side: 0,
+            leaves_qty: None,
+            last_qty: None,
+            last_px: None,
+            text: None,
+        },
+    };
+    let mut ref_id: &[u8] = b"";
+    let mut data_len: Option<(u32, usize)> = None;
+    let len = frame.len();
+    let mut i = 0;
+    while i < len {
+        let tag_start = i;
+        let mut tag: u32 = 0;
+        loop {
+            match frame.get(i) {
+                Some(b'=') if i > tag_start => break,
+                Some(&c) if c.is_ascii_digit() && i - tag_start < 9 => {
+                    tag = tag * 10 + u32::from(c - b'0');
+                    i += 1;
+                }
+                _ => return Err(ScanError::BadTag(tag_start)),
+            }
+        }
+        let start = i + 1;
+        let end = match data_len.take() {
+            Some((t, n)) if t == tag && frame.get(start + n) == Some(&fix::SOH) => start + n,
+            _ => match frame[start.min(len)..].iter().position(|&c| c == fix::SOH) {
+                Some(p) => start + p,
+                None => return Err(ScanError::Unterminated(start)),
+            },
+        };
+        let v = &frame[start..end];
+        i = end + 1;
+        match tag {
+            35 => m.msg_type = v,
+            34 => m.seq = digits_u64(v).unwrap_or(0),
+            43 => m.poss_dup = v == b"Y",
+            11 => m.report.cl_ord_id = v,
+            41 => m.report.orig_cl_ord_id = Some(v),
+            150 => m.report.exec_type = v.first().copied().unwrap_or(0),
+            55 => m.report.symbol = v,
+            54 => m.report.side = v.first().copied().unwrap_or(0),
+            151 => m.report.leaves_qty = qty(v),
+            32 => m.report.last_qty = qty(v),
+            31 => m.report.last_px = Decimal::parse(v).ok(),
+            58 => m.report.text = Some(v),
+            379 => ref_id = v,
+            112 => m.test_req_id = v,
+            7 => m.begin_seq_no = digits_u64(v),
+            36 => m.new_seq_no = digits_u64(v),
+            t if t >= 90 => {
+                if let Some(data_tag) = fix::tags::data_tag_for_length(t) {
+                    if let Some(n) = digits_u64(v) {
+                        data_len = Some((data_tag, n as usize));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if m.msg_type.is_empty() {
+        return Err(ScanError::NoMsgType);
+    }
+    m.report.msg_type = m.msg_type[0];
+    if m.report.cl_ord_id.is_empty() {
+        m.report.cl_ord_id = ref_id;
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fix::{Encoder, FixVersion, Header, TimePrecision};
+
+    fn message(msg_type: &[u8], fields: &[(u32, &[u8])]) -> Vec<u8> {
+        let mut enc = Encoder::default();
+        enc.begin(msg_type);
+        enc.header(&Header {
+            sender_comp_id: b"RIALTO",
+            target_comp_id: b"BOT1",
+            msg_seq_num: 42,
+            sending_time_ns: 1_700_000_000_000_000_000,
+            poss_dup: false,
+            orig_sending_time: None,
+            time_precision: TimePrecision::Millis,
+        });
+        for (t, v) in fields {
+            enc.field(*t, v);
+        }
+        enc.finish(FixVersion::Fix44).to_vec()
+    }
+
+    #[test]
+    fn reads_an_execution_report_in_one_pass() {
+        let m = message(
+            b"8",
+            &[
+                (37, b"O1"),
+                (11, b"abc"),
+                (41, b"orig"),
+                (150, b"F"),
+                (39, b"1"),
+                (55, b"AAPL"),
+                (54, b"2"),
+                (151, b"70.0"),
+                (32, b"30"),
+                (31, b"101.25"),
+                (58, b"partly"),
+            ],
+        );
+        let len = fix::frame(&m, 4096).unwrap().unwrap();
+        assert_eq!(len, m.len());
+        let s = scan(&m).unwrap();
+        assert_eq!(s.msg_type, b"8");
+        assert_eq!(s.seq, 42);
+        assert!(!s.poss_dup);
+        let r = s.report;
+        assert_eq!(
+            (r.msg_type, r.cl_ord_id, r.orig_cl_ord_id),
+            (b'8', &b"abc"[..], Some(&b"orig"[..]))
+        );
+        assert_eq!((r.exec_type, r.symbol, r.side), (b'F', &b"AAPL"[..], b'2'));
+        assert_eq!((r.leaves_qty, r.last_qty), (Some(70), Some(30)));
+        assert_eq!(r.last_px, Decimal::parse(b"101.25").ok());
+        assert_eq!(r.text, Some(&b"partly"[..]));
+        assert!(r.is_fill());
+        assert!(!r.is_busy());
+    }
+
+    #[test]
+    fn reads_session_fields_and_reject_references() {
+        let m = message(b"j", &[(379, b"ref9"), (380, b"3"), (58, b"Exchange BUSY")]);
+        let s = scan(&m).unwrap();
+        assert_eq!(s.report.cl_ord_id, b"ref9");
+        assert!(s.report.is_busy());
+        let m = message(b"4", &[(123, b"Y"), (36, b"17")]);
+        assert_eq!(scan(&m).unwrap().new_seq_no, Some(17));
+        let m = message(b"2", &[(7, b"3"), (16, b"0")]);
+        assert_eq!(scan(&m).unwrap().begin_seq_no, Some(3));
+        let m = message(b"1", &[(112, b"T1")]);
+        assert_eq!(scan(&m).unwrap().test_req_id, b"T1");
+    }
+
+    #[test]
+    fn data_fields_may_hold_soh() {
+        let m = message(b"8", &[(95, b"3"), (96, b"a\x01b"), (11, b"id")]);
+        let s = scan(&m).unwrap();
+        assert_eq!(s.report.cl_ord_id, b"id");
+    }
+
+    #[test]
+    fn bad_fields_are_errors() {
+        assert_eq!(
+            scan(b"8=FIX.4.4\x01x5=8\x01").unwrap_err(),
+            ScanError::BadTag(10)
+        );
+        assert_eq!(
+            scan(b"35=8\x0111=ab").unwrap_err(),
+            ScanError::Unterminated(8)
+        );
+        assert_eq!(scan(b"11=ab\x01").unwrap_err(), ScanError::NoMsgType);
+        assert_eq!(scan(b"=ab\x01").unwrap_err(), ScanError::BadTag(0));
+    }
+}
