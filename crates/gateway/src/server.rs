@@ -235,6 +235,10 @@ impl Server {
             snap_tx,
             spare_rx,
             snap_busy,
+            log: log.clone(),
+            hist: [0; 16],
+            commit_max_ns: 0,
+            commits_slow: 0,
         };
         let main = {
             let guard = StopOnExit(stop.clone(), waker.clone());
@@ -392,9 +396,44 @@ struct EventLoop {
     snap_tx: Sender<SnapshotJob>,
     spare_rx: Receiver<Vec<u8>>,
     snap_busy: Arc<AtomicBool>,
+    log: Logger,
+    /// Iterations with work by duration: bucket `i` counts those under `2^i` µs (the last
+    /// bucket: everything longer). Logged at stop, to find stalls.
+    hist: [u64; 16],
+    /// Longest journal commit (ns) and commits over 1 ms, logged at stop.
+    commit_max_ns: u64,
+    commits_slow: u64,
 }
 
 impl EventLoop {
+    /// One line: how long the loop's busy iterations took.
+    fn iteration_summary(&self) -> String {
+        let total: u64 = self.hist.iter().sum();
+        let mut s = format!("event loop: {total} busy iterations, by duration:");
+        for (i, n) in self.hist.iter().enumerate() {
+            if *n > 0 {
+                if i + 1 == self.hist.len() {
+                    s.push_str(&format!(" >={}us:{n}", 1u64 << (i - 1)));
+                } else {
+                    s.push_str(&format!(" <{}us:{n}", 1u64 << i));
+                }
+            }
+        }
+        s.push_str(&format!(
+            "; longest {:.2} ms; journal commits: longest {:.2} ms, {} over 1 ms",
+            self.counters.max_iteration_ns.load(Ordering::Relaxed) as f64 / 1e6,
+            self.commit_max_ns as f64 / 1e6,
+            self.commits_slow
+        ));
+        // Involuntary context switches of this thread: time the loop was preempted.
+        if let Ok(st) = std::fs::read_to_string("/proc/thread-self/status") {
+            for l in st.lines().filter(|l| l.contains("ctxt_switches")) {
+                s.push_str(&format!("; {}", l.split_whitespace().collect::<Vec<_>>().join(" ")));
+            }
+        }
+        s
+    }
+
     fn run(&mut self) -> Result<u64, ServerError> {
         let e = |e: io::Error| ServerError(format!("network: {e}"));
         self.poll
@@ -465,7 +504,11 @@ impl EventLoop {
                     .slow_iterations
                     .fetch_add(1, Ordering::Relaxed);
             }
+            let us = took / 1000;
+            let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
+            self.hist[bucket] += 1;
             if shutdown {
+                (self.log)(&self.iteration_summary());
                 self.close_all();
                 return self.maybe_snapshot(true);
             }
@@ -487,7 +530,11 @@ impl EventLoop {
                 .push(self.journal.append(KIND_INPUT as u16, ts, &self.enc)?);
         }
         // Journal: group commit. Nothing of this batch is released before it returns.
+        let c0 = Instant::now();
         self.journal.commit(self.durability)?;
+        let commit_ns = c0.elapsed().as_nanos() as u64;
+        self.commit_max_ns = self.commit_max_ns.max(commit_ns);
+        self.commits_slow += u64::from(commit_ns > 1_000_000);
         // Engine.
         let mut shutdown = false;
         let mut counted = 0u64;
