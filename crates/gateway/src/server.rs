@@ -43,7 +43,7 @@ pub(crate) use crate::recovery::decode_input;
 pub use crate::recovery::{recover, Recovered};
 use crate::wire::{next_frame, Fields, Frame};
 use crossbeam_channel::{bounded, Receiver, Sender};
-use journal::{JournalConfig, JournalWriter};
+use journal::{JournalConfig, JournalReader, JournalWriter};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::collections::HashMap;
@@ -190,19 +190,25 @@ impl Server {
         counters.last_seq.store(seq, Ordering::Relaxed);
         let stop = Arc::new(AtomicBool::new(false));
 
+        // The snapshot thread keeps a replica of the state, restored from this serialization
+        // and brought forward from the journal, so periodic snapshots never stall the loop.
+        let mut initial = Vec::with_capacity(1 << 20);
+        x.snapshot_and_hash(&mut initial);
         let (snap_tx, snap_rx) = bounded::<SnapshotJob>(1);
-        let (spare_tx, spare_rx) = bounded::<Vec<u8>>(1);
         let snap_busy = Arc::new(AtomicBool::new(false));
+        let replica_ok = Arc::new(AtomicBool::new(true));
         let snap_writer = {
-            let (dir, busy, counters, log) = (
-                cfg.data_dir.clone(),
-                snap_busy.clone(),
-                counters.clone(),
-                log.clone(),
-            );
+            let w = SnapshotWriter {
+                cfg: cfg.clone(),
+                data_dir: cfg.data_dir.clone(),
+                busy: snap_busy.clone(),
+                replica_ok: replica_ok.clone(),
+                counters: counters.clone(),
+                log: log.clone(),
+            };
             std::thread::Builder::new()
                 .name("snapshot".into())
-                .spawn(move || snapshot_writer(snap_rx, spare_tx, dir, busy, counters, log))
+                .spawn(move || w.run(snap_rx, initial))
                 .map_err(|e| ServerError(e.to_string()))?
         };
         let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
@@ -233,8 +239,8 @@ impl Server {
             since_snapshot: 0,
             last_snapshot: Instant::now(),
             snap_tx,
-            spare_rx,
             snap_busy,
+            replica_ok,
             log: log.clone(),
             hist: [0; 16],
             commit_max_ns: 0,
@@ -297,51 +303,148 @@ impl Drop for StopOnExit {
     }
 }
 
-/// A serialized snapshot on its way to disk.
-struct SnapshotJob {
-    seq: u64,
-    bytes: Vec<u8>,
-    hash: u64,
-    /// How long the engine stood still to serialize it.
-    stall: Duration,
+/// Work for the snapshot thread.
+enum SnapshotJob {
+    /// Bring the replica forward to journal record `seq` (already committed), then serialize
+    /// and write it. The loop does not stall at all.
+    Upto { seq: u64 },
+    /// A snapshot the loop serialized itself (the final one at a clean stop, or every one if
+    /// the replica failed).
+    Bytes {
+        seq: u64,
+        bytes: Vec<u8>,
+        hash: u64,
+        /// How long the engine stood still to serialize it.
+        stall: Duration,
+    },
 }
 
-/// The snapshot writer thread: writes (atomically, durably) and prunes; parks otherwise. Hands
-/// the buffer back for the next snapshot.
-fn snapshot_writer(
-    rx: Receiver<SnapshotJob>,
-    spare: Sender<Vec<u8>>,
+/// The snapshot thread: writes snapshots (atomically, durably) and prunes old ones; parked
+/// otherwise. Its replica is an `Exchange` restored from the state at start and brought
+/// forward by replaying the journal (deterministic, so it equals the live state at the same
+/// record); serializing the replica costs the event loop nothing. If the replica fails (a
+/// journal read error), it says so and clears `replica_ok`: the loop then serializes inline.
+struct SnapshotWriter {
+    cfg: Arc<Config>,
     data_dir: PathBuf,
     busy: Arc<AtomicBool>,
+    replica_ok: Arc<AtomicBool>,
     counters: Arc<Counters>,
     log: Logger,
-) -> Result<(), ServerError> {
-    for job in rx {
-        let t0 = Instant::now();
-        let r = journal::snapshot::write(&data_dir, job.seq, &job.bytes).and_then(|path| {
-            journal::snapshot::prune(&data_dir, journal::snapshot::SNAPSHOTS_KEPT_DEFAULT)?;
-            Ok(path)
-        });
-        let written = t0.elapsed();
-        let len = job.bytes.len();
-        let _ = spare.try_send(job.bytes);
-        busy.store(false, Ordering::Release);
-        match r {
-            Ok(path) => {
-                counters.snapshots.fetch_add(1, Ordering::Relaxed);
-                log(&format!(
-                    "snapshot at seq {}: {} bytes, engine stall {:.1} ms, written in {:.1} ms to {}; state hash {:016x}",
-                    job.seq,
-                    len,
-                    job.stall.as_secs_f64() * 1e3,
-                    written.as_secs_f64() * 1e3,
-                    path.display(),
-                    job.hash
-                ));
+}
+
+impl SnapshotWriter {
+    fn run(self, rx: Receiver<SnapshotJob>, initial: Vec<u8>) -> Result<(), ServerError> {
+        let mut replica = match Exchange::restore(self.cfg.clone(), &initial) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                self.replica_failed(&format!("cannot restore the replica: {e}"));
+                None
             }
-            // A failed snapshot loses nothing (the journal has it all); say so and go on.
-            Err(e) => log(&format!("snapshot at seq {} failed: {e}", job.seq)),
+        };
+        let mut bytes = initial;
+        let mut out = Outbox::default();
+        for job in rx {
+            let t0 = Instant::now();
+            let (seq, hash, stall) = match job {
+                SnapshotJob::Bytes {
+                    seq,
+                    bytes: b,
+                    hash,
+                    stall,
+                } => {
+                    bytes = b;
+                    (seq, hash, Some(stall))
+                }
+                SnapshotJob::Upto { seq } => {
+                    let Some(x) = replica.as_mut() else {
+                        self.busy.store(false, Ordering::Release);
+                        continue;
+                    };
+                    if let Err(e) = forward(x, &self.data_dir, seq, &mut out) {
+                        replica = None;
+                        self.replica_failed(&e.0);
+                        self.busy.store(false, Ordering::Release);
+                        continue;
+                    }
+                    bytes.clear();
+                    let hash = x.snapshot_and_hash(&mut bytes);
+                    (seq, hash, None)
+                }
+            };
+            let prepared = t0.elapsed();
+            let r = journal::snapshot::write(&self.data_dir, seq, &bytes).and_then(|path| {
+                journal::snapshot::prune(
+                    &self.data_dir,
+                    journal::snapshot::SNAPSHOTS_KEPT_DEFAULT,
+                )?;
+                Ok(path)
+            });
+            let written = t0.elapsed() - prepared;
+            self.busy.store(false, Ordering::Release);
+            match r {
+                Ok(path) => {
+                    self.counters.snapshots.fetch_add(1, Ordering::Relaxed);
+                    self.counters.state_hash.store(hash, Ordering::Relaxed);
+                    let how = match stall {
+                        Some(d) => format!("engine stall {:.1} ms", d.as_secs_f64() * 1e3),
+                        None => format!(
+                            "engine stall 0 ms (replica replayed and serialized it in {:.1} ms)",
+                            prepared.as_secs_f64() * 1e3
+                        ),
+                    };
+                    (self.log)(&format!(
+                        "snapshot at seq {seq}: {} bytes, {how}, written in {:.1} ms to {}; state hash {hash:016x}",
+                        bytes.len(),
+                        written.as_secs_f64() * 1e3,
+                        path.display(),
+                    ));
+                }
+                // A failed snapshot loses nothing (the journal has it all); say so and go on.
+                Err(e) => (self.log)(&format!("snapshot at seq {seq} failed: {e}")),
+            }
         }
+        Ok(())
+    }
+
+    fn replica_failed(&self, why: &str) {
+        self.replica_ok.store(false, Ordering::Release);
+        (self.log)(&format!(
+            "snapshot replica stopped ({why}); snapshots are now serialized by the event loop"
+        ));
+    }
+}
+
+/// Applies journal records `x.last_seq() + 1 ..= upto` to the replica (outbound messages are
+/// regenerated and dropped).
+fn forward(
+    x: &mut Exchange,
+    data_dir: &Path,
+    upto: u64,
+    out: &mut Outbox,
+) -> Result<(), ServerError> {
+    let from = x.last_seq() + 1;
+    if from > upto {
+        return Ok(());
+    }
+    let mut reader = JournalReader::open(data_dir, from)?;
+    let mut next = from;
+    while next <= upto {
+        let Some(rec) = reader.next_record()? else {
+            return Err(ServerError(format!(
+                "the journal ends before record {upto} (at {next})"
+            )));
+        };
+        if rec.seq != next {
+            return Err(ServerError(format!(
+                "journal record {} where {next} was expected",
+                rec.seq
+            )));
+        }
+        let input = decode_input(&rec)?;
+        x.apply(rec.seq, rec.timestamp_ns, &input, out);
+        out.clear();
+        next += 1;
     }
     Ok(())
 }
@@ -394,8 +497,9 @@ struct EventLoop {
     since_snapshot: u64,
     last_snapshot: Instant,
     snap_tx: Sender<SnapshotJob>,
-    spare_rx: Receiver<Vec<u8>>,
     snap_busy: Arc<AtomicBool>,
+    /// The snapshot thread's replica works: periodic snapshots cost the loop nothing.
+    replica_ok: Arc<AtomicBool>,
     log: Logger,
     /// Iterations with work by duration: bucket `i` counts those under `2^i` µs (the last
     /// bucket: everything longer). Logged at stop, to find stalls.
@@ -428,7 +532,10 @@ impl EventLoop {
         // Involuntary context switches of this thread: time the loop was preempted.
         if let Ok(st) = std::fs::read_to_string("/proc/thread-self/status") {
             for l in st.lines().filter(|l| l.contains("ctxt_switches")) {
-                s.push_str(&format!("; {}", l.split_whitespace().collect::<Vec<_>>().join(" ")));
+                s.push_str(&format!(
+                    "; {}",
+                    l.split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
             }
         }
         s
@@ -813,22 +920,24 @@ impl EventLoop {
             // The previous snapshot is still being written: take this one later.
             return Ok(self.counters.state_hash.load(Ordering::Relaxed));
         }
-        // The engine stalls only for the serialization; the file write and its fsync happen
-        // on the snapshot writer thread.
-        let t0 = Instant::now();
-        let mut buf = self
-            .spare_rx
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(1 << 20));
-        buf.clear();
-        let hash = self.x.snapshot_and_hash(&mut buf);
-        let seq = self.x.last_seq();
-        let stall = t0.elapsed();
         self.since_snapshot = 0;
         self.last_snapshot = Instant::now();
-        self.counters.state_hash.store(hash, Ordering::Relaxed);
         self.snap_busy.store(true, Ordering::Release);
-        let job = SnapshotJob {
+        let seq = self.x.last_seq();
+        if !force && self.replica_ok.load(Ordering::Acquire) {
+            if self.snap_tx.send(SnapshotJob::Upto { seq }).is_err() {
+                return Err(ServerError("snapshot writer thread is gone".into()));
+            }
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        // Inline: the engine stalls for the serialization; the file write and its fsync happen
+        // on the snapshot thread.
+        let t0 = Instant::now();
+        let mut buf = Vec::with_capacity(1 << 20);
+        let hash = self.x.snapshot_and_hash(&mut buf);
+        let stall = t0.elapsed();
+        self.counters.state_hash.store(hash, Ordering::Relaxed);
+        let job = SnapshotJob::Bytes {
             seq,
             bytes: buf,
             hash,

@@ -614,3 +614,125 @@ fn heartbeats_test_requests_and_a_silent_client_is_logged_out() {
     check(&outcome, &[(58, "heartbeat timeout")]);
     server.shutdown().unwrap();
 }
+
+#[test]
+fn periodic_snapshots_come_from_the_replica_without_stalling_and_match_a_full_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.snapshot_every_commands = 15;
+    let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    let server = Server::start(
+        cfg,
+        Arc::new(move |m: &str| sink.lock().unwrap().push(m.to_string())),
+    )
+    .unwrap();
+    let mut a = logon(&server, "CLIENT7");
+    for i in 0..60 {
+        let side = if i % 2 == 0 { "1" } else { "2" };
+        new_order(&mut a, &format!("s{i}"), "BOLT", side, "10.00", "1");
+        er(&mut a);
+    }
+    let snaps = || {
+        server
+            .counters
+            .snapshots
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let t0 = std::time::Instant::now();
+    while snaps() < 2 && t0.elapsed() < T {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(snaps() >= 2, "periodic snapshots were taken");
+    // Crash now (a copy of the files as they are): the replica's newest snapshot plus the
+    // journal after it rebuild exactly the state of a full replay.
+    let copy = tempfile::tempdir().unwrap();
+    copy_data(dir.path(), copy.path());
+    let v = gateway::tools::verify(copy.path(), config(copy.path())).unwrap();
+    assert!(v.snapshot_seq.is_some());
+    assert!(v.hashes_agree(), "{v:?}");
+    let hash = server.shutdown().unwrap();
+    let log = lines.lock().unwrap().join("\n");
+    assert!(log.contains("engine stall 0 ms (replica"), "{log}");
+    let s = start(config(dir.path()));
+    assert_eq!(s.recovered.state_hash, hash);
+    s.shutdown().unwrap();
+}
+
+#[test]
+fn an_iteration_accepts_at_most_its_budget_and_sheds_the_rest_then_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.batch_budget = 4;
+    let server = start(cfg);
+    let mut a = logon(&server, "CLIENT4");
+    let mut b = logon(&server, "CLIENT3");
+    // Two clients each write a burst of 300 orders at once: the loop reads them in a few
+    // iterations, takes at most 4 orders per iteration and answers the rest "exchange busy".
+    let burst = |c: &mut FixClient, tag: &str| {
+        let mut enc = fix::Encoder::default();
+        let mut bytes = Vec::new();
+        for i in 0..300u64 {
+            enc.begin(b"D");
+            enc.header(&fix::Header {
+                sender_comp_id: c.sender.as_bytes(),
+                target_comp_id: b"RIALTO",
+                msg_seq_num: c.out_seq + i,
+                sending_time_ns: 1_800_000_000_000_000_000,
+                poss_dup: false,
+                orig_sending_time: None,
+                time_precision: fix::TimePrecision::Millis,
+            });
+            let cl = format!("{tag}{i}");
+            for (t, v) in [
+                (11, cl.as_str()),
+                (55, "BOLT"),
+                (54, "1"),
+                (38, "1"),
+                (40, "2"),
+                (44, "5.00"),
+                (59, "1"),
+            ] {
+                enc.field(t, v.as_bytes());
+            }
+            bytes.extend_from_slice(enc.finish(fix::FixVersion::Fix44));
+        }
+        c.out_seq += 300;
+        c.send_raw(&bytes).unwrap();
+    };
+    burst(&mut a, "a");
+    burst(&mut b, "b");
+    let mut busy = 0;
+    for c in [&mut a, &mut b] {
+        let (mut acked, mut shed) = (0, 0);
+        for _ in 0..300 {
+            let m = er(c);
+            match m.get(150) {
+                Some("0") => acked += 1,
+                Some("8") => {
+                    check(&m, &[(58, "exchange busy")]);
+                    shed += 1;
+                }
+                _ => panic!("{}", m.text()),
+            }
+        }
+        assert!(acked > 0, "each client got some orders in");
+        busy += shed;
+    }
+    assert!(busy > 0, "the bursts exceeded the budget");
+    let batches = server
+        .counters
+        .batches
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let accepted = 600 - busy;
+    assert!(
+        accepted as u64 <= 4 * batches,
+        "at most 4 accepted per iteration: {accepted} in {batches}"
+    );
+    // The burst is over: orders are accepted again.
+    for i in 0..3 {
+        new_order(&mut a, &format!("after{i}"), "BOLT", "1", "5.00", "1");
+        check(&er(&mut a), &[(150, "0")]);
+    }
+    server.shutdown().unwrap();
+}
