@@ -6,6 +6,12 @@
 //! keeping up. The knee is the first run that is overloaded by any of these measures: P99 at or
 //! above 1 ms, achieved rate below 95% of offered, more than 1% of requests shed, or errors.
 //!
+//! A sweep may cover several bots counts (Ember's experiment varies both the number of bots and
+//! their rate): rows carry their `bots`, and `tables`, `csv` and `grid_chart` group by it, with
+//! a knee per bots count. A point may be run several times (`runs`): `median` merges the runs
+//! of a point into one row whose every percentile, rate and count is the median over the runs
+//! (errors: the largest), so one noisy run does not move the knee.
+//!
 //! Never: runs anything itself (the caller runs the bench per rate and hands results in).
 
 use crate::stats::{at, RunResult};
@@ -36,6 +42,75 @@ pub struct SweepRow {
     pub rejects: u64,
     pub shed: u64,
     pub errors: u64,
+    /// Bot sessions of the run (0 when read from a CSV without that column).
+    pub bots: usize,
+    /// Runs merged into this row by `median` (1 for a single run).
+    pub runs: usize,
+}
+
+/// The median of `v` (the mean of the two middle values for an even count); 0 for none.
+fn median_u64(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    match v.len() {
+        0 => 0,
+        n if n % 2 == 1 => v[n / 2],
+        n => v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] % 2 + v[n / 2] % 2) / 2,
+    }
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// `N bots` (`1 bot`).
+pub fn bots_label(bots: usize) -> String {
+    if bots == 1 {
+        "1 bot".into()
+    } else {
+        format!("{bots} bots")
+    }
+}
+
+/// One row for the runs of a point: the median of each percentile, of the achieved rate and of
+/// each count; errors are the largest of any run (an error is never noise). `None` for no runs.
+pub fn median(runs: &[SweepRow]) -> Option<SweepRow> {
+    let first = runs.first()?;
+    let m = |f: fn(&SweepRow) -> u64| median_u64(runs.iter().map(f).collect());
+    Some(SweepRow {
+        rate_offered: first.rate_offered,
+        rate_achieved: median_f64(runs.iter().map(|r| r.rate_achieved).collect()),
+        p50_ns: m(|r| r.p50_ns),
+        p90_ns: m(|r| r.p90_ns),
+        p99_ns: m(|r| r.p99_ns),
+        p999_ns: m(|r| r.p999_ns),
+        p9999_ns: m(|r| r.p9999_ns),
+        max_ns: m(|r| r.max_ns),
+        sent: m(|r| r.sent),
+        acks: m(|r| r.acks),
+        fills: m(|r| r.fills),
+        rejects: m(|r| r.rejects),
+        shed: m(|r| r.shed),
+        errors: runs.iter().map(|r| r.errors).max().unwrap_or(0),
+        bots: first.bots,
+        runs: runs.iter().map(|r| r.runs).sum(),
+    })
+}
+
+/// The rows grouped by bots count, in order of first appearance.
+pub fn by_bots(rows: &[SweepRow]) -> Vec<(usize, Vec<SweepRow>)> {
+    let mut groups: Vec<(usize, Vec<SweepRow>)> = Vec::new();
+    for r in rows {
+        match groups.iter_mut().find(|(b, _)| *b == r.bots) {
+            Some((_, g)) => g.push(r.clone()),
+            None => groups.push((r.bots, vec![r.clone()])),
+        }
+    }
+    groups
 }
 
 impl SweepRow {
@@ -56,6 +131,8 @@ impl SweepRow {
             rejects: r.counters.rejects,
             shed: r.counters.shed,
             errors: r.counters.errors,
+            bots: r.bots,
+            runs: 1,
         }
     }
 
@@ -107,9 +184,18 @@ fn us0(ns: u64) -> String {
 }
 
 /// The seeds' markdown table; the load is the achieved rate, overloaded rows carry ⚠️ and the
-/// knee row says so. A line after the table names the knee.
+/// knee row says so. A line after the table names the knee. When the rows merge several runs,
+/// a line above the header says the figures are medians.
 pub fn table(rows: &[SweepRow]) -> String {
-    let mut s = String::from(
+    let mut s = String::new();
+    let runs = rows.iter().map(|r| r.runs).max().unwrap_or(1);
+    if runs > 1 {
+        let _ = writeln!(
+            s,
+            "Each row: median over {runs} runs of each percentile and of the achieved rate."
+        );
+    }
+    s.push_str(
         "| Load (K rps) | P50 (µs) | P90 (µs) | P99 (µs) | P999 (µs) | P9999 (µs) |\n|---|---|---|---|---|---|\n",
     );
     let knee_at = knee(rows);
@@ -155,16 +241,42 @@ pub fn table(rows: &[SweepRow]) -> String {
     s
 }
 
-/// The rows as CSV with a header.
+/// One table per bots count (each with its knee), under a `### N bots` heading when there is
+/// more than one.
+pub fn tables(rows: &[SweepRow]) -> String {
+    let groups = by_bots(rows);
+    if groups.len() <= 1 {
+        return table(rows);
+    }
+    let mut s = String::new();
+    for (i, (bots, g)) in groups.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        let _ = writeln!(s, "### {}\n", bots_label(*bots));
+        s.push_str(&table(g));
+    }
+    s
+}
+
+/// The rows as CSV with a header; `overloaded` is judged per bots count (`knee` marks the
+/// first overloaded run of each).
 pub fn csv(rows: &[SweepRow]) -> String {
     let mut s = String::from(
-        "rate_offered,rate_achieved,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,sent,acks,fills,rejects,shed,errors,overloaded\n",
+        "rate_offered,rate_achieved,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,sent,acks,fills,rejects,shed,errors,overloaded,bots,runs\n",
     );
+    for (_, g) in by_bots(rows) {
+        csv_rows(&mut s, &g);
+    }
+    s
+}
+
+fn csv_rows(s: &mut String, rows: &[SweepRow]) {
     let k = knee(rows);
     for (i, r) in rows.iter().enumerate() {
         let _ = writeln!(
             s,
-            "{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{}",
+            "{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{},{}",
             r.rate_offered,
             r.rate_achieved,
             r.p50_ns as f64 / 1e3,
@@ -183,10 +295,26 @@ pub fn csv(rows: &[SweepRow]) -> String {
                 (Some(k), Some(_)) if k == i => "knee",
                 (_, Some(_)) => "yes",
                 _ => "no",
-            }
+            },
+            r.bots,
+            r.runs
         );
     }
-    s
+}
+
+/// The chart of a sweep: `chart` for one bots count; for several, P50 and P99 against load
+/// with one line per bots count and percentile.
+pub fn grid_chart(rows: &[SweepRow], title: &str) -> String {
+    let groups = by_bots(rows);
+    if groups.len() <= 1 {
+        return chart(rows, title);
+    }
+    let sets: Vec<(String, Vec<SweepRow>)> = groups
+        .into_iter()
+        .map(|(b, g)| (bots_label(b), g))
+        .collect();
+    compare_chart(&sets, &["p50".into(), "p99".into()], title)
+        .expect("p50 and p99 are known percentiles")
 }
 
 /// Latency percentiles (µs, log scale) against achieved load (K rps), knee marked.
@@ -251,6 +379,9 @@ pub fn parse_csv(text: &str) -> Result<Vec<SweepRow>, String> {
         "errors",
     ];
     let idx: Vec<usize> = names.iter().map(|n| col(n)).collect::<Result<_, _>>()?;
+    // Columns added later; older files lack them.
+    let bots_col = col("bots").ok();
+    let runs_col = col("runs").ok();
     let mut rows = Vec::new();
     for (n, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').collect();
@@ -262,6 +393,15 @@ pub fn parse_csv(text: &str) -> Result<Vec<SweepRow>, String> {
                 .ok_or_else(|| format!("CSV line {}: bad {}", n + 2, names[i]))
         };
         let ns = |i: usize| num(i).map(|v| (v * 1000.0).round() as u64);
+        let opt = |c: Option<usize>, default: usize| -> Result<usize, String> {
+            match c.and_then(|c| cells.get(c)) {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("CSV line {}: bad bots or runs", n + 2)),
+            }
+        };
         rows.push(SweepRow {
             rate_offered: num(0)? as u64,
             rate_achieved: num(1)?,
@@ -277,6 +417,8 @@ pub fn parse_csv(text: &str) -> Result<Vec<SweepRow>, String> {
             rejects: num(11)? as u64,
             shed: num(12)? as u64,
             errors: num(13)? as u64,
+            bots: opt(bots_col, 0)?,
+            runs: opt(runs_col, 1)?,
         });
     }
     Ok(rows)
@@ -376,6 +518,8 @@ mod tests {
             rejects: 10,
             shed,
             errors: 0,
+            bots: 10,
+            runs: 1,
         }
     }
 
@@ -420,9 +564,9 @@ mod tests {
         assert!(lines[0].starts_with("rate_offered,rate_achieved,p50_us"));
         assert_eq!(
             lines[1],
-            "10000,10000,12.0,24.0,40.0,80.0,160.0,360.0,100000,90000,10000,10,0,0,no"
+            "10000,10000,12.0,24.0,40.0,80.0,160.0,360.0,100000,90000,10000,10,0,0,no,10,1"
         );
-        assert!(lines[2].ends_with(",knee"));
+        assert!(lines[2].ends_with(",knee,10,1"));
     }
 
     #[test]
@@ -460,6 +604,66 @@ mod tests {
             assert!(svg.contains(&format!("data-name=\"{name}\"")), "{name}");
         }
         assert!(compare_chart(&sets, &["p42".into()], "t").is_err());
+    }
+
+    #[test]
+    fn medians_merge_repeated_runs() {
+        let mut a = row(10_000, 9_990.0, 40, 0);
+        let mut b = row(10_000, 10_000.0, 2_000, 0);
+        let c = row(10_000, 9_995.0, 50, 3);
+        a.p50_ns = 30_000;
+        b.p50_ns = 10_000;
+        b.errors = 1;
+        let m = median(&[a, b, c]).unwrap();
+        assert_eq!(m.runs, 3);
+        assert_eq!(m.p50_ns, 15_000);
+        assert_eq!(m.p99_ns, 50_000, "one noisy run does not move P99");
+        assert_eq!(m.rate_achieved, 9_995.0);
+        assert_eq!(m.shed, 0);
+        assert_eq!(m.errors, 1, "errors are never averaged away");
+        assert!(median(&[]).is_none());
+        let two = median(&[row(1, 1.0, 40, 0), row(1, 2.0, 81, 0)]).unwrap();
+        assert_eq!((two.p99_ns, two.rate_achieved), (60_500, 1.5));
+        let t = table(&[m]);
+        assert!(t.starts_with("Each row: median over 3 runs"), "{t}");
+        assert!(t.contains("| Load (K rps) | P50 (µs) |"));
+    }
+
+    #[test]
+    fn a_grid_has_a_table_and_a_knee_per_bots_count() {
+        let mut rows = vec![
+            row(10_000, 10_000.0, 40, 0),
+            row(50_000, 49_000.0, 1_500, 0),
+        ];
+        for (off, ach, p99) in [(10_000, 10_000.0, 30), (50_000, 50_000.0, 90)] {
+            let mut r = row(off, ach, p99, 0);
+            r.bots = 50;
+            rows.push(r);
+        }
+        let t = tables(&rows);
+        assert!(t.starts_with("### 10 bots\n"), "{t}");
+        assert!(t.contains("### 50 bots\n"), "{t}");
+        assert_eq!(t.matches("| Load (K rps) |").count(), 2);
+        assert!(t.contains("knee: 50 K rps offered"));
+        assert!(t.contains("knee: not reached"));
+        let c = csv(&rows);
+        assert!(c.lines().next().unwrap().ends_with(",overloaded,bots,runs"));
+        assert_eq!(c.lines().filter(|l| l.ends_with(",knee,10,1")).count(), 1);
+        assert_eq!(c.lines().filter(|l| l.ends_with(",no,50,1")).count(), 2);
+        assert_eq!(parse_csv(&c).unwrap(), rows);
+        let svg = grid_chart(&rows, "grid");
+        for name in ["10 bots P50", "10 bots P99", "50 bots P50", "50 bots P99"] {
+            assert!(svg.contains(&format!("data-name=\"{name}\"")), "{name}");
+        }
+        // One bots count: the single-sweep chart with five percentiles and the knee.
+        assert!(grid_chart(&rows[..2], "one").contains("knee (50 K rps offered)"));
+        // A CSV written before the bots column still reads.
+        let old: String = csv(&rows[..2])
+            .lines()
+            .map(|l| l.rsplitn(3, ',').nth(2).unwrap().to_string() + "\n")
+            .collect();
+        let back = parse_csv(&old).unwrap();
+        assert_eq!((back[0].bots, back[0].runs), (0, 1));
     }
 
     #[test]

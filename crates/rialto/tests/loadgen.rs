@@ -1,7 +1,8 @@
 //! End-to-end tests of the load generator and the demo through the real `rialto` binary:
 //! `rialto serve` on an ephemeral loopback port with a temporary data dir, `bench fix` against
-//! it (summary line parsed), `bench echo` and a tiny `bench sweep` with `--spawn-server`, and a
-//! short `rialto demo`. Timing figures are never asserted; counts and formats are.
+//! it (summary line parsed), `bench echo`, a tiny `bench sweep` and a bots x rate grid with
+//! repetitions, all with `--spawn-server`, and a short `rialto demo`. Timing figures are never
+//! asserted; counts and formats are.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -209,6 +210,55 @@ fn bench_echo_and_sweep_spawn_their_server() {
     assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.contains("data-name=\"run A P50\"") && svg.contains("data-name=\"run A P999\""));
+    // A bots x rate grid with repetitions: a table per bots count, medians, a bots column.
+    let grid_dir = dir.path().join("grid");
+    let out = rialto(&[
+        "bench",
+        "sweep",
+        "--spawn-server",
+        "--rates",
+        "1k",
+        "--bots",
+        "1,2",
+        "--repeat",
+        "2",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--out",
+        grid_dir.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    // Four runs, each with its own summary line.
+    assert_eq!(stdout.matches("rate_offered=1000 ").count(), 4, "{stdout}");
+    assert!(
+        stdout.contains("### 1 bot\n") && stdout.contains("### 2 bots\n"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("Each row: median over 2 runs").count(),
+        2,
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(grid_dir.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",bots,runs"), "{csv}");
+    assert!(
+        lines[1].ends_with(",1,2") && lines[2].ends_with(",2,2"),
+        "{csv}"
+    );
+    let svg = std::fs::read_to_string(grid_dir.join("sweep.svg")).unwrap();
+    assert!(svg.contains("data-name=\"1 bot P99\"") && svg.contains("data-name=\"2 bots P99\""));
+    // bench fix takes one bots count.
+    let out = rialto(&["bench", "fix", "--bots", "1,2", "--port", "1"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("takes one count"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

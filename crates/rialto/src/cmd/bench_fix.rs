@@ -12,6 +12,8 @@ use loadgen::bench::{run_fix, FixBench};
 use loadgen::spawn::{SpawnSpec, SpawnedServer};
 use loadgen::MixConfig;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Options shared by `bench fix` and `bench sweep`.
@@ -24,8 +26,9 @@ pub struct BotArgs {
     #[arg(long, default_value_t = 9878)]
     pub port: u16,
     /// Number of bot sessions (SenderCompIDs BOT1..BOTn; the default contract has 64).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    pub bots: u64,
+    /// `bench sweep` takes a list (`1,10,50`) and runs every rate with each count.
+    #[arg(long, default_value = "10", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub bots: Vec<u64>,
     /// Measured period, seconds.
     #[arg(long, default_value_t = 10.0)]
     pub duration: f64,
@@ -100,10 +103,28 @@ impl BotArgs {
         }
     }
 
-    /// The bench settings for one run at `rate_per_bot` against `addr`.
-    pub fn bench(&self, addr: SocketAddr, rate_per_bot: u64) -> Result<FixBench, String> {
+    /// The one bots count of `bench fix`.
+    pub fn single_bots(&self) -> Result<u64, String> {
+        match self.bots.as_slice() {
+            [n] => Ok(*n),
+            _ => Err(format!(
+                "--bots {:?}: bench fix takes one count (bench sweep takes a list)",
+                self.bots
+            )),
+        }
+    }
+
+    /// The bench settings for one run of `bots` bots at `rate_per_bot` against `addr`; `stop`
+    /// is the Ctrl-C flag (`loadgen::bench::stop_on_ctrl_c`).
+    pub fn bench(
+        &self,
+        addr: SocketAddr,
+        bots: u64,
+        rate_per_bot: u64,
+        stop: Arc<AtomicBool>,
+    ) -> Result<FixBench, String> {
         let mut b = FixBench::new(addr);
-        b.bots = self.bots as usize;
+        b.bots = bots as usize;
         b.rate_per_bot = rate_per_bot;
         b.warmup = seconds("warmup", self.warmup)?;
         b.duration = seconds("duration", self.duration)?;
@@ -118,7 +139,7 @@ impl BotArgs {
             sd_ticks: self.sd_ticks,
             ..MixConfig::default()
         };
-        b.stop = loadgen::bench::stop_on_ctrl_c()?;
+        b.stop = stop;
         b.tick_min = Duration::from_micros(self.tick_us);
         b.spin = Duration::from_micros(self.spin_us);
         Ok(b)
@@ -167,8 +188,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> CmdResult {
     let spec = args.bots.spawn_spec()?;
+    let bots = args.bots.single_bots()?;
+    let stop = loadgen::bench::stop_on_ctrl_c()?;
     let result = with_server(spec.as_ref(), args.bots.addr(), |addr| {
-        let b = args.bots.bench(addr, args.rate)?;
+        let b = args.bots.bench(addr, bots, args.rate, stop)?;
         eprintln!(
             "bench fix: {} bots x {} req/s = {} req/s offered to {addr}, warm-up {:?}, measured {:?}, window {}",
             b.bots,
