@@ -455,13 +455,24 @@ impl JournalReader {
         let mut at = offset;
         let file = self.file.as_ref().expect("segment open");
         while at < self.file_len {
+            // Holes and unwritten (preallocated) extents read as zeros: skip them instead of
+            // reading the unused rest of a preallocated segment. Where SEEK_DATA is not
+            // supported, everything is read.
+            match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(at)) {
+                Ok(data) => at = at.max(data),
+                Err(rustix::io::Errno::NXIO) => break,
+                Err(_) => {}
+            }
+            if at >= self.file_len {
+                break;
+            }
             let want = ((self.file_len - at) as usize).min(self.buf.len());
             let n = read_up_to(file, &mut self.buf[..want], at)
                 .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;
             if n == 0 {
                 break;
             }
-            if let Some(i) = self.buf[..n].iter().rposition(|&b| b != 0) {
+            if let Some(i) = last_nonzero(&self.buf[..n]) {
                 last = Some(at + i as u64 + 1);
             }
             at += n as u64;
@@ -501,6 +512,20 @@ fn find_valid_record(rest: &[u8], expected_seq: u64) -> Option<(usize, u64)> {
     None
 }
 
+/// Index of the last non-zero byte of `b`: 64 bytes at a time (vectorized) over the zero
+/// part, which is usually all of it.
+fn last_nonzero(b: &[u8]) -> Option<usize> {
+    let mut end = b.len();
+    while end >= 64 {
+        let chunk = &b[end - 64..end];
+        if chunk.iter().fold(0u8, |acc, &x| acc | x) != 0 {
+            break;
+        }
+        end -= 64;
+    }
+    b[..end].iter().rposition(|&x| x != 0)
+}
+
 /// Reads as many bytes as available into `buf` from `offset` (short only at end of file).
 fn read_up_to(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut done = 0;
@@ -513,4 +538,23 @@ fn read_up_to(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize
         }
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_nonzero;
+
+    #[test]
+    fn last_nonzero_finds_the_last_set_byte_anywhere() {
+        assert_eq!(last_nonzero(&[]), None);
+        assert_eq!(last_nonzero(&[0; 300]), None);
+        for at in [0, 1, 63, 64, 65, 127, 128, 250, 299] {
+            let mut b = vec![0u8; 300];
+            b[at] = 7;
+            if at > 3 {
+                b[at - 3] = 1;
+            }
+            assert_eq!(last_nonzero(&b), Some(at), "at {at}");
+        }
+    }
 }
