@@ -11,8 +11,10 @@
 //! bounded. A timer Tick every 1000 records. Inputs are the journal records themselves (the
 //! same encoding the server appends); nothing is replayed from a snapshot (full replay).
 //!
-//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR]`
-//! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end).
+//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse]`
+//! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end;
+//! `--reuse` times the journal already in DIR instead of writing one, for A/B runs of two
+//! builds on the same journal).
 
 use gateway::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
 use gateway::{recover, Config};
@@ -164,9 +166,12 @@ fn cpu_time() -> Option<Duration> {
 fn main() -> Result<(), String> {
     let mut n: u64 = 1_000_000;
     let mut dir_arg = None;
+    let mut reuse = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--dir" {
+        if a == "--reuse" {
+            reuse = true;
+        } else if a == "--dir" {
             dir_arg = Some(args.next().ok_or("--dir needs a path")?);
         } else {
             n = a.parse().map_err(|_| format!("not a record count: {a}"))?;
@@ -177,13 +182,20 @@ fn main() -> Result<(), String> {
         Some(d) => std::path::PathBuf::from(d),
         None => tmp.path().to_path_buf(),
     };
-    let t = Instant::now();
-    write_journal(&dir, n)?;
-    println!(
-        "wrote {n} records to {} in {:.2}s",
-        dir.display(),
-        t.elapsed().as_secs_f64()
-    );
+    if reuse {
+        if dir_arg.is_none() {
+            return Err("--reuse needs --dir".into());
+        }
+        println!("timing the journal in {}", dir.display());
+    } else {
+        let t = Instant::now();
+        write_journal(&dir, n)?;
+        println!(
+            "wrote {n} records to {} in {:.2}s",
+            dir.display(),
+            t.elapsed().as_secs_f64()
+        );
+    }
     let cfg = Arc::new(Config::defaults());
     let mut totals: Vec<Duration> = Vec::new();
     let mut cpus: Vec<Duration> = Vec::new();

@@ -268,11 +268,14 @@ struct ClIndex {
 }
 
 impl ClIndex {
+    /// Room for `CL_ORD_IDS_MAX` entries from the start (address space only: pages are
+    /// touched as entries arrive), so remembering a ClOrdID never copies the ring or rehashes
+    /// the index on the way up, and the steady state allocates nothing.
     fn new() -> ClIndex {
         ClIndex {
-            ring: VecDeque::new(),
+            ring: VecDeque::with_capacity(CL_ORD_IDS_MAX + 1),
             head: 0,
-            table: PosTable::new(),
+            table: PosTable::with_capacity(CL_ORD_IDS_MAX + 1),
             seed: foldhash::fast::RandomState::default(),
         }
     }
@@ -346,29 +349,6 @@ impl ClIndex {
     fn iter(&self) -> impl Iterator<Item = &ClEntry> {
         self.ring.iter()
     }
-
-    /// Reads the index slot (and the ring entry it points at) that looking up `cl` starts
-    /// with; returns a value derived from them so the reads are not optimized away.
-    #[inline]
-    fn touch(&self, session: u16, cl: &[u8]) -> u64 {
-        let s = self.table.first_slot(self.hash(session, cl));
-        if s == 0 {
-            return 0;
-        }
-        let i = self.at(s as u32);
-        s ^ self.ring.get(i).map_or(0, |e| e.order)
-    }
-
-    /// Reads the index slots that forgetting the oldest `n` entries will probe.
-    fn touch_oldest(&self, n: usize) -> u64 {
-        if self.ring.len() < CL_ORD_IDS_MAX {
-            return 0;
-        }
-        self.ring
-            .iter()
-            .take(n)
-            .fold(0, |acc, e| acc ^ self.table.first_slot(e.hash))
-    }
 }
 
 /// An open-addressing hash index (linear probing, at most 5/8 full) from a 64-bit hash to
@@ -386,10 +366,12 @@ struct PosTable {
 impl PosTable {
     const USED: u64 = 1 << 32;
 
-    fn new() -> PosTable {
+    /// A table that holds `n` positions without growing.
+    fn with_capacity(n: usize) -> PosTable {
+        let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         PosTable {
-            slots: vec![0; 16],
-            mask: 15,
+            slots: vec![0; cap],
+            mask: cap - 1,
             len: 0,
         }
     }
@@ -420,12 +402,6 @@ impl PosTable {
             }
             i = (i + 1) & self.mask;
         }
-    }
-
-    /// The home slot of `hash` (a read, for warming the cache).
-    #[inline]
-    fn first_slot(&self, hash: u64) -> u64 {
-        self.slots[self.home(Self::tag(hash))]
     }
 
     fn insert(&mut self, hash: u64, pos: u64) {
@@ -548,7 +524,7 @@ struct OrderInfo {
 ///
 /// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly the ids
 /// of `done` with their absolute positions.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Orders {
     live: HashMap<OrderId, OrderInfo, IdHash>,
     done: VecDeque<(OrderId, OrderInfo)>,
@@ -558,6 +534,17 @@ struct Orders {
 }
 
 impl Orders {
+    /// Room for every finished order from the start (address space only), so retiring never
+    /// copies the ring on the way up.
+    fn new() -> Orders {
+        Orders {
+            live: HashMap::default(),
+            done: VecDeque::with_capacity(DONE_ORDERS_MAX + 1),
+            done_head: 0,
+            done_ix: HashMap::with_capacity_and_hasher(DONE_ORDERS_MAX + 1, IdHash::default()),
+        }
+    }
+
     #[inline]
     fn get(&self, id: &OrderId) -> Option<&OrderInfo> {
         match self.live.get(id) {
@@ -701,7 +688,7 @@ impl Exchange {
             engine,
             sessions,
             conns: HashMap::default(),
-            orders: Orders::default(),
+            orders: Orders::new(),
             cl: ClIndex::new(),
             next_order_id: 1,
             last_seq: 0,
@@ -2200,41 +2187,6 @@ impl Exchange {
         Ok(x)
     }
 
-    /// A replay hint with no effect on the state: reads the ClOrdID index memory that
-    /// applying `inputs` (the next few records) will read, all at once, so that their cache
-    /// misses overlap instead of stalling one record at a time.
-    pub fn warm<'i>(&self, inputs: impl Iterator<Item = &'i Input>) {
-        let mut acc = 0u64;
-        let mut n = 0;
-        for input in inputs {
-            let Input::Fix { conn, msg, .. } = input else {
-                continue;
-            };
-            let Some(&ix) = self.conns.get(conn) else {
-                continue;
-            };
-            match msg {
-                FixMsg::New(o) => acc ^= self.cl.touch(ix, o.cl_ord_id.as_bytes()),
-                FixMsg::Cancel {
-                    cl_ord_id,
-                    orig_cl_ord_id,
-                }
-                | FixMsg::Replace {
-                    cl_ord_id,
-                    orig_cl_ord_id,
-                    ..
-                } => {
-                    acc ^= self.cl.touch(ix, orig_cl_ord_id.as_bytes());
-                    acc ^= self.cl.touch(ix, cl_ord_id.as_bytes());
-                }
-                _ => continue,
-            }
-            n += 1;
-        }
-        acc ^= self.cl.touch_oldest(n);
-        std::hint::black_box(acc);
-    }
-
     /// Number of live (not terminal) orders the gateway tracks.
     pub fn live_orders(&self) -> usize {
         self.orders
@@ -2738,7 +2690,7 @@ mod tests {
     /// equal tags) against a plain list, through growth and removals.
     #[test]
     fn position_index_with_colliding_hashes() {
-        let mut t = PosTable::new();
+        let mut t = PosTable::with_capacity(0);
         let mut model: Vec<(u64, u64)> = Vec::new();
         let mut rng = 0x9E37_79B9_7F4A_7C15u64;
         for pos in 0..3_000u64 {

@@ -65,8 +65,6 @@ struct Decoded {
 
 /// Records per batch handed from the decoder thread to the applying thread.
 const BATCH_RECORDS: usize = 1024;
-/// Records whose index memory is read ahead at once (`Exchange::warm`).
-const WARM_GROUP: usize = 16;
 /// Full batches queued between the threads.
 const BATCHES_IN_FLIGHT: usize = 4;
 
@@ -187,10 +185,7 @@ pub fn recover(
             .map_err(|e| ServerError(format!("cannot start the replay decoder thread: {e}")))?;
         let mut gap = None;
         for mut batch in full_rx.iter() {
-            for (i, d) in batch.iter().enumerate() {
-                if i % WARM_GROUP == 0 {
-                    x.warm(batch[i..].iter().take(WARM_GROUP).map(|d| &d.input));
-                }
+            for d in &batch {
                 if d.seq != x.last_seq() + 1 {
                     gap = Some(d.seq);
                     break;
