@@ -12,6 +12,14 @@
 //! zero-filled by recovery), so the reader's end rule holds; a segment is fdatasynced before the
 //! next one is created; a segment file only gets its final name after its header is on disk.
 //!
+//! Background write-back: in `Process` mode nothing syncs the active segment until it rolls, so
+//! the roll's fdatasync would have to flush the whole segment (64 MiB: tens of ms on a virtio
+//! disk) on the appending thread. So every [`BACKGROUND_SYNC_BYTES`] written, a helper thread
+//! (`journal-sync`, parked otherwise) fdatasyncs the segment on a duplicate of its descriptor,
+//! and a roll only waits for the last few MiB. The background sync never marks anything durable
+//! (`synced_seq` moves only on the writer's own fdatasync); if it fails, the writer is poisoned
+//! (the shared descriptor has consumed the error, so a later fdatasync could not be trusted).
+//!
 //! The server's journal thread loop:
 //! ```no_run
 //! # use journal::{Durability, JournalConfig, JournalWriter};
@@ -35,6 +43,13 @@ use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Bytes written to the active segment between two background fdatasyncs (see the module docs).
+pub const BACKGROUND_SYNC_BYTES: u64 = 4 << 20;
 
 use crate::error::JournalError;
 use crate::format::{
@@ -184,6 +199,76 @@ pub struct JournalWriter {
     /// Last sequence number covered by a completed fdatasync.
     synced_seq: u64,
     poisoned: bool,
+    /// Segment offset up to which a background fdatasync was last requested.
+    bg_requested_off: u64,
+    bg: BackgroundSync,
+}
+
+/// The `journal-sync` helper thread: fdatasyncs the segments it is handed, one at a time.
+struct BackgroundSync {
+    tx: Option<SyncSender<File>>,
+    /// A sync is queued or running (at most one).
+    busy: Arc<AtomicBool>,
+    /// A background fdatasync failed.
+    failed: Arc<AtomicBool>,
+    /// Held by the thread while it syncs.
+    running: Arc<Mutex<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl BackgroundSync {
+    fn start() -> BackgroundSync {
+        let (tx, rx) = sync_channel::<File>(1);
+        let busy = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(AtomicBool::new(false));
+        let running = Arc::new(Mutex::new(()));
+        let (b, f, r) = (busy.clone(), failed.clone(), running.clone());
+        let thread = std::thread::Builder::new()
+            .name("journal-sync".into())
+            .spawn(move || {
+                for file in rx {
+                    let guard = r.lock();
+                    if file.sync_data().is_err() {
+                        f.store(true, Ordering::Release);
+                    }
+                    drop(guard);
+                    b.store(false, Ordering::Release);
+                }
+            })
+            .ok();
+        BackgroundSync {
+            // Without the thread (spawn failed), rolls simply sync everything themselves.
+            tx: thread.as_ref().map(|_| tx),
+            busy,
+            failed,
+            running,
+            thread,
+        }
+    }
+
+    /// Asks for an fdatasync of `file` unless one is already queued or running.
+    fn request(&self, file: &File) {
+        let Some(tx) = &self.tx else { return };
+        if self.busy.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(dup) = file.try_clone() else {
+            self.busy.store(false, Ordering::Release);
+            return;
+        };
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = tx.try_send(dup) {
+            self.busy.store(false, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for BackgroundSync {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl JournalWriter {
@@ -292,6 +377,8 @@ impl JournalWriter {
                 written_seq: last_seq,
                 synced_seq: last_seq,
                 poisoned: false,
+                bg_requested_off: write_off,
+                bg: BackgroundSync::start(),
             },
             report,
         ))
@@ -365,7 +452,13 @@ impl JournalWriter {
             "journal sequence bookkeeping broken"
         );
         match mode {
-            Durability::Process => Ok(self.written_seq),
+            Durability::Process => {
+                if self.write_off >= self.bg_requested_off + BACKGROUND_SYNC_BYTES {
+                    self.bg.request(&self.file);
+                    self.bg_requested_off = self.write_off;
+                }
+                Ok(self.written_seq)
+            }
             Durability::Fsync => {
                 self.sync()?;
                 Ok(self.synced_seq)
@@ -422,6 +515,14 @@ impl JournalWriter {
         self.write_off += self.buf_len as u64;
         self.buf_len = 0;
         self.written_seq = self.next_seq - 1;
+        if self.bg.failed.load(Ordering::Acquire) {
+            self.poisoned = true;
+            return Err(JournalError::io(
+                "background fdatasync",
+                &self.seg_path,
+                std::io::Error::other("a background fdatasync of the segment failed"),
+            ));
+        }
         Ok(())
     }
 
@@ -429,7 +530,18 @@ impl JournalWriter {
         if self.synced_seq == self.written_seq {
             return Ok(());
         }
-        if let Err(e) = self.file.sync_data() {
+        if let Err(e) = self.file.sync_data().and_then(|()| {
+            // A background sync running now may have consumed a write-back error of the shared
+            // descriptor: wait for it to finish, then look.
+            drop(self.bg.running.lock());
+            if self.bg.failed.load(Ordering::Acquire) {
+                Err(std::io::Error::other(
+                    "a background fdatasync of the segment failed",
+                ))
+            } else {
+                Ok(())
+            }
+        }) {
             // After a failed fdatasync the page cache state is unknown (it may have dropped the
             // dirty pages); retrying could report lost data as durable.
             self.poisoned = true;
@@ -458,6 +570,7 @@ impl JournalWriter {
         self.seg_path = path;
         self.seg_capacity = self.config.segment_size_bytes;
         self.write_off = SEGMENT_HEADER_LEN as u64;
+        self.bg_requested_off = self.write_off;
         Ok(())
     }
 }
