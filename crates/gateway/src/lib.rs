@@ -2,12 +2,13 @@
 //! journals every input before its effects are released, the matching engine, execution
 //! reports, snapshots and recovery.
 //!
-//! Role: glue the pieces into one process that loses nothing. Data flow:
-//! socket bytes -> `wire` (framing, checksum) -> `adapter::FixAdapter` (fields -> `record::Input`,
-//! exact decimal -> tick conversion, static checks) -> bounded queue -> core thread:
-//! sequencer (seq + timestamp) -> `journal` (group commit) -> `exchange::Exchange` (FIX session
-//! layer, ClOrdID mapping, engine) -> `Outbox` -> network thread -> sockets. See `server` for
-//! the threads and queues.
+//! Role: glue the pieces into one process that loses nothing. Data flow, all on one event-loop
+//! thread, one batch per loop iteration: socket bytes -> `wire` (framing, checksum) ->
+//! `adapter::FixAdapter` (fields -> `record::Input`, exact decimal -> tick conversion, static
+//! checks) -> sequencer (seq + timestamp) -> `journal` (group commit) -> `exchange::Exchange`
+//! (FIX session layer, ClOrdID mapping, engine) -> `Outbox` -> sockets. A snapshot thread keeps
+//! a replica (restored at start, brought forward from the journal) and writes snapshots. See
+//! `server` for the threads.
 //!
 //! What the journal holds, and why that is enough: every input of the `Exchange` state machine
 //! (each FIX message as parsed, connection closes, timer ticks, start and clean stop), and
@@ -22,13 +23,13 @@
 //! that of a full replay from record 1.
 //!
 //! Never: releases a message caused by an input before that input is durable in the configured
-//! mode (`process`: write(2) returned; `fsync`: fdatasync returned); blocks the network thread
-//! on the core; drops an input silently (over the queue limit, orders are rejected with
-//! "exchange busy" and counted); lets a malformed message stop a session or the process; lets
-//! anyone but an order's own session (hence firm) cancel or replace it.
+//! mode (`process`: write(2) returned; `fsync`: fdatasync returned); drops an input silently
+//! (over the per-iteration budget, orders are rejected with "exchange busy" and counted); lets
+//! a malformed message stop a session or the process; lets anyone but an order's own session
+//! (hence firm) cancel or replace it.
 //!
-//! Limits (each bounded, each rejecting or forgetting explicitly): inbound queue
-//! `inbound_queue_capacity` (half for application messages; beyond it "exchange busy"),
+//! Limits (each bounded, each rejecting or forgetting explicitly): application messages per
+//! loop iteration `min(batch_budget, inbound_queue_capacity / 2)` (beyond it "exchange busy"),
 //! message size 8 KiB, 256 fields, ClOrdID/Text 64 bytes, `resend_store_max` stored outbound
 //! application messages per session (older ones are gap-filled on ResendRequest), ClOrdIDs of
 //! live orders plus the last 1M others remembered for uniqueness, the last 64K finished orders

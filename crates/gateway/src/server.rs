@@ -14,8 +14,15 @@
 //!   interest). Why one thread: on a 2-core machine shared with the load generator, each
 //!   thread hand-off costs a wake-up (15-20 µs here), and nothing may leave before its commit
 //!   anyway; one thread pays one wake-up per batch and no queue.
-//! - **snapshot** (`snapshot` thread): writes the bytes the loop serialized (atomic rename,
-//!   fsync) and prunes old snapshots; parked otherwise. The loop stalls only to serialize.
+//! - **snapshot** (`snapshot` thread): keeps a replica `Exchange` (restored from the state at
+//!   start). When a snapshot falls due (by count or time) the loop only sends the journal
+//!   sequence number it reached; the thread replays the journal up to it into the replica
+//!   (deterministic, so it equals the live state there), serializes, writes (atomic rename,
+//!   fsync) and prunes; parked otherwise. The loop never stalls for a periodic snapshot (at
+//!   200K orders/s a 30 MB snapshot took 75-87 ms to serialize); only the final one at a clean
+//!   stop is serialized by the loop (also every one, should the replica fail).
+//! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
+//!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
 //! Overload: an iteration accepts at most `min(batch_budget, inbound_queue_capacity / 2)`
 //! application messages; the rest of what it read is turned into small `Busy` inputs
