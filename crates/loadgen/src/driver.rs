@@ -16,21 +16,25 @@
 //! client.
 //! After the measured period: drain the answers, mass cancel every bot's orders, log out.
 //!
-//! How it stays cheap on a 2-core machine shared with the exchange: one thread, one `mio`
-//! poll over every connection; a periodic `timerfd` (ns precision, no timer slack, armed once
-//! per run rather than once per wait, re-armed when the learnt lead moves by 2 µs; read at each expiry, which re-arms it) wakes it at each
-//! tick; a batch is encoded into its bot's
-//! write buffer and written with one `write`; reads are batched per wake-up and timestamped once
-//! per `read`; reports are read in place (`inbound::scan`, one pass, no field table). The
-//! `fix` crate's `Encoder` is reused; ClOrdIDs are formatted on the stack; nothing is
-//! allocated per message once the buffers have grown.
+//! How it stays cheap on a 2-core machine shared with the exchange: one thread; a periodic
+//! `timerfd` (ns precision, no timer slack, armed once per run rather than once per wait,
+//! re-armed when the learnt lead moves by 2 µs; read at each expiry, which re-arms it) in a
+//! poll of its own, and the sockets in another. While requests are being sent the driver parks
+//! on the timer only and looks at the sockets once per tick, without waiting: reports do not
+//! wake it, because each read carries the kernel's receive time (`rx`, SO_TIMESTAMPNS), so they
+//! are timed when they arrived, not when they were read (one wake-up per tick instead of two,
+//! and a busy generator does not inflate the latency it reports). When not sending (draining,
+//! logon, back-pressure) it parks on the sockets. A batch is encoded into its bot's write
+//! buffer and written with one `write`; reports are read in place (`inbound::scan`, one pass,
+//! no field table). The `fix` crate's `Encoder` is reused; ClOrdIDs are formatted on the
+//! stack; nothing is allocated per message once the buffers have grown.
 //!
 //! Never: spins for long (it parks in `epoll_wait` until the timer or a socket wakes it; it
 //! spins on the clock only between an early timer wake-up and the due time, at most half a
 //! tick and 200 µs; it polls without waiting only while catching up with requests already due,
-//! or within `spin` of the next one when a run asks for it); drops a due request silently (when a bot's write
-//! buffer is full the schedule waits and the delay is measured); lets a bot cancel or replace an
-//! order it does not believe live (`BotOrders`).
+//! or within `spin` of the next one when a run asks for it); drops a due request silently
+//! (when a bot's write buffer is full the schedule waits and the delay is measured); lets a
+//! bot cancel or replace an order it does not believe live (`BotOrders`).
 //!
 //! Invariants: each request is answered at most once in the statistics (the first answer; its
 //! kind is in the ClOrdID); only requests whose intended time falls in the measured period are
@@ -51,7 +55,7 @@ use rustix::time::{
     timerfd_create, timerfd_settime, ClockId, Itimerspec, TimerfdClockId, TimerfdFlags,
     TimerfdTimerFlags, Timespec,
 };
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -200,8 +204,8 @@ impl Schedule {
 /// observed wake-up latency (a streaming estimate: up by `step * q` when a sample is above it,
 /// down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is below) and
 /// the driver arms the timer that much before each tick, then spins on the clock (no system
-/// calls) for the rest. With `q` = 0.5 (the median) the generator spins on average a few µs per tick
-/// and is late by the upper half of the wake-up latency's spread.
+/// calls) for the rest. With `q` = 0.7 the generator spins on average a few µs per tick and
+/// is late by the upper 30% of the wake-up latency's spread.
 #[derive(Clone, Copy, Debug)]
 pub struct WakeEarly {
     est_ns: u64,
@@ -211,8 +215,8 @@ pub struct WakeEarly {
 }
 
 impl WakeEarly {
-    const STEP_UP_NS: u64 = 250;
-    const STEP_DOWN_NS: u64 = 250;
+    const STEP_UP_NS: u64 = 350;
+    const STEP_DOWN_NS: u64 = 150;
     /// Re-arm (a system call and a timer reprogramming) only when the estimate has moved this
     /// far from the armed lead.
     const REARM_NS: u64 = 2_000;
@@ -375,6 +379,7 @@ struct Stats {
     last_measured_send_ns: u64,
     notes: Vec<String>,
     count_fills: bool,
+    unstamped_reads: u64,
 }
 
 impl Stats {
@@ -423,6 +428,17 @@ impl Stats {
     }
 }
 
+/// How `pump_with` waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// Park on the tick timer (up to `WAIT_MAX`), then look at the sockets without waiting.
+    Tick,
+    /// Look at the sockets without waiting.
+    Look,
+    /// Park until a socket is ready (up to `WAIT_MAX`).
+    Sockets,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
     Ack,
@@ -451,7 +467,12 @@ fn mono_ns() -> u64 {
 /// Connected, logged-on bots ready to run a schedule.
 pub struct Driver {
     cfg: DriverConfig,
+    /// The tick timer alone: while requests are being sent the driver parks here, and the
+    /// sockets are looked at once per tick (their data carries the kernel's receive time).
     poll: Poll,
+    timer_events: Events,
+    /// The bots' sockets.
+    net: Poll,
     events: Events,
     timer: OwnedFd,
     bots: Vec<Bot>,
@@ -474,6 +495,7 @@ impl Driver {
     pub fn connect(cfg: DriverConfig) -> Result<Driver, String> {
         cfg.validate()?;
         let poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
+        let net = Poll::new().map_err(|e| format!("poll: {e}"))?;
         let timer = timerfd_create(
             TimerfdClockId::Monotonic,
             TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
@@ -489,8 +511,10 @@ impl Driver {
             s.set_nodelay(true)
                 .and_then(|_| s.set_nonblocking(true))
                 .map_err(|e| format!("{name}: {e}"))?;
+            crate::rx::enable(s.as_raw_fd())
+                .map_err(|e| format!("{name}: receive timestamps (SO_TIMESTAMPNS): {e}"))?;
             let mut stream = TcpStream::from_std(s);
-            poll.registry()
+            net.registry()
                 .register(
                     &mut stream,
                     Token(i),
@@ -518,6 +542,8 @@ impl Driver {
         }
         let mut d = Driver {
             poll,
+            timer_events: Events::with_capacity(4),
+            net,
             events: Events::with_capacity(1024),
             timer,
             bots,
@@ -620,6 +646,7 @@ impl Driver {
             last_measured_send_ns: 0,
             notes: Vec::new(),
             count_fills: false,
+            unstamped_reads: 0,
         }
     }
 
@@ -789,7 +816,14 @@ impl Driver {
             // within the spin window: look at the sockets without waiting. Otherwise park until
             // the tick or a socket.
             let catching_up = sending && st.intended_ns(k_next) <= now + spin_ns;
-            if let Err(e) = self.pump_with(&mut st, observer, catching_up, t0) {
+            let wait = if catching_up {
+                Wait::Look
+            } else if timer_on {
+                Wait::Tick
+            } else {
+                Wait::Sockets
+            };
+            if let Err(e) = self.pump_with(&mut st, observer, wait, t0) {
                 break Err(e);
             }
         };
@@ -836,6 +870,7 @@ impl Driver {
             error_notes: st.notes,
             generator_cpu_secs: process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
             wall_secs: end as f64 / 1e9,
+            unstamped_reads: st.unstamped_reads,
         })
     }
 
@@ -1045,20 +1080,64 @@ impl Driver {
 
     /// One wait of at most `WAIT_MAX` and the handling of whatever woke it.
     fn pump<O: Observer>(&mut self, st: &mut Stats, observer: &mut O) -> Result<(), String> {
-        self.pump_with(st, observer, false, 0)
+        self.pump_with(st, observer, Wait::Sockets, 0)
     }
 
-    /// Like `pump`; `zero_wait` only looks at what is ready. Receive times are taken relative
-    /// to `t0`.
+    /// Like `pump`, waiting as `wait` says. Receive times are taken relative to `t0`.
     fn pump_with<O: Observer>(
         &mut self,
         st: &mut Stats,
         observer: &mut O,
-        zero_wait: bool,
+        wait: Wait,
         t0: u64,
     ) -> Result<(), String> {
-        let timeout = Some(if zero_wait { Duration::ZERO } else { WAIT_MAX });
-        match self.poll.poll(&mut self.events, timeout) {
+        let timeout = if wait == Wait::Sockets {
+            WAIT_MAX
+        } else {
+            Duration::ZERO
+        };
+        self.look(st, observer, timeout, t0)?;
+        if wait == Wait::Tick {
+            // The sockets were read first: what arrived carries its own time, and the tick's
+            // requests leave as soon as the timer fires.
+            self.park_on_timer()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the tick timer (up to `WAIT_MAX`), notes how late it woke us, and reads it
+    /// (which re-arms a periodic timerfd).
+    fn park_on_timer(&mut self) -> Result<(), String> {
+        match self.poll.poll(&mut self.timer_events, Some(WAIT_MAX)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        if self.timer_events.is_empty() {
+            return Ok(());
+        }
+        let mut expirations = [0u8; 8];
+        let _ = rustix::io::read(&self.timer, &mut expirations);
+        // Lateness counted up to here: the read (a timer re-arm, dear on a VM) is part of
+        // getting ready to send.
+        if self.timer_interval > 0 {
+            let now = mono_ns();
+            if now >= self.timer_base {
+                self.wake_lateness = Some((now - self.timer_base) % self.timer_interval);
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles the ready sockets, waiting up to `timeout` for one.
+    fn look<O: Observer>(
+        &mut self,
+        st: &mut Stats,
+        observer: &mut O,
+        timeout: Duration,
+        t0: u64,
+    ) -> Result<(), String> {
+        match self.net.poll(&mut self.events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(format!("poll: {e}")),
@@ -1067,13 +1146,8 @@ impl Driver {
         let mut n = 0;
         let mut writable = [0usize; 64];
         let mut nw = 0;
-        let mut timer_fired = false;
         for ev in self.events.iter() {
             let Token(i) = ev.token();
-            if ev.token() == TIMER {
-                timer_fired = true;
-                continue;
-            }
             if i >= self.bots.len() {
                 continue;
             }
@@ -1085,17 +1159,6 @@ impl Driver {
                 writable[nw] = i;
                 nw += 1;
             }
-        }
-        if timer_fired {
-            if !zero_wait && self.timer_interval > 0 {
-                let now = mono_ns();
-                if now >= self.timer_base {
-                    self.wake_lateness = Some((now - self.timer_base) % self.timer_interval);
-                }
-            }
-            // A periodic timerfd is re-armed by the kernel only when read.
-            let mut expirations = [0u8; 8];
-            let _ = rustix::io::read(&self.timer, &mut expirations);
         }
         for &i in &writable[..nw] {
             let bot = &mut self.bots[i];
@@ -1128,8 +1191,8 @@ impl Driver {
                 bot.rbuf.resize(size, 0);
             }
             let want = bot.rbuf.len() - bot.rlen;
-            let got = match bot.stream.read(&mut bot.rbuf[bot.rlen..]) {
-                Ok(0) => {
+            let got = match crate::rx::recv(bot.stream.as_raw_fd(), &mut bot.rbuf[bot.rlen..]) {
+                Ok((0, _)) => {
                     bot.closed = true;
                     if !(bot.logout_sent && bot.logout_received) {
                         let name = bot.name.clone();
@@ -1138,7 +1201,7 @@ impl Driver {
                     bot.orders.clear();
                     return;
                 }
-                Ok(n) => n,
+                Ok((n, stamp)) => (n, stamp),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -1148,7 +1211,18 @@ impl Driver {
                     return;
                 }
             };
-            let recv = mono_ns().saturating_sub(t0);
+            let (got, stamp) = got;
+            // The kernel's receive time on our monotonic clock; our own clock if there is no
+            // stamp or it is implausible (a wall clock step).
+            let now = mono_ns();
+            let arrived = stamp
+                .and_then(|w| (w + self.mono0).checked_sub(self.wall0))
+                .filter(|&m| m <= now && now - m < 10 * NS_PER_S)
+                .unwrap_or_else(|| {
+                    st.unstamped_reads += 1;
+                    now
+                });
+            let recv = arrived.saturating_sub(t0);
             bot.rlen += got;
             self.parse_bot(i, st, observer, recv);
             if got < want {

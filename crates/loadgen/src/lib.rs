@@ -9,7 +9,8 @@
 //! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots
 //! send: the order mix, echo, instruments), `orders` (each bot's active-orders window),
 //! `clordid` (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX
-//! engine), `inbound` (reading reports in place), `stats` (counters, histograms, the printed
+//! engine), `inbound` (reading reports in place), `rx` (reads stamped with the kernel's receive
+//! time; the crate's only unsafe code, `deny(unsafe_code)` elsewhere), `stats` (counters, histograms, the printed
 //! formats), `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg`
 //! (the latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `demo` (the
 //! in-process exchange with simulated traders). `examples/ack_exchange.rs` is a stand-in
@@ -19,7 +20,7 @@
 //! omission); hides load shedding (exchange-busy rejects are counted apart from business
 //! rejects, and excluded from the latency of accepted requests); talks to anything but the
 //! address it is given (the demo and tests bind 127.0.0.1).
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod bench;
 pub mod clordid;
@@ -29,6 +30,7 @@ pub mod inbound;
 pub mod mix;
 pub mod orders;
 pub mod rng;
+pub mod rx;
 pub mod spawn;
 pub mod stats;
 pub mod svg;

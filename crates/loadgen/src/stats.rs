@@ -89,6 +89,9 @@ pub struct RunResult {
     pub generator_cpu_secs: f64,
     /// Wall time of the whole run (warm-up, measured period, drain), seconds.
     pub wall_secs: f64,
+    /// Socket reads that came without the kernel's receive time (timed by the generator's
+    /// clock instead, which may be later): 0 in a normal run.
+    pub unstamped_reads: u64,
 }
 
 pub const ERROR_NOTES_MAX: usize = 10;
@@ -184,6 +187,13 @@ impl RunResult {
                 self.generator_cpu_secs * 100.0 / self.wall_secs
             );
         }
+        if self.unstamped_reads > 0 {
+            let _ = writeln!(
+                s,
+                "{} socket reads without a kernel receive time (timed on reading)",
+                self.unstamped_reads
+            );
+        }
         for e in &self.error_notes {
             let _ = writeln!(s, "error: {e}");
         }
@@ -265,6 +275,7 @@ mod tests {
             error_notes: vec![],
             generator_cpu_secs: 0.5,
             wall_secs: 2.5,
+            unstamped_reads: 0,
         }
     }
 
