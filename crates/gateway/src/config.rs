@@ -40,8 +40,8 @@ impl Idle {
     }
 }
 
-/// Default of [`Config::batch_budget`]: application messages one event-loop iteration takes
-/// before it sheds the rest of what it read.
+/// Default of [`Config::batch_budget`]: application messages one event-loop iteration applies
+/// before the rest of what it read waits for the next iteration.
 pub const BATCH_BUDGET_DEFAULT: usize = 1024;
 
 /// When a command's effects may leave the process.
@@ -162,9 +162,9 @@ pub struct Config {
     pub snapshot_every_commands: u64,
     /// Take a snapshot after this many seconds with new commands (0 = never by time).
     pub snapshot_every_secs: u64,
-    /// Bound on inputs taken per event-loop iteration: at most half of it are application
-    /// messages (see `batch_budget`); the other half is room for session-level messages and
-    /// "exchange busy" rejects.
+    /// Twice the most application messages that may wait (read, not yet applied) in the
+    /// server; beyond `inbound_queue_capacity / 2` waiting, new ones are answered "exchange
+    /// busy". Also caps `batch_budget` at half of it.
     pub inbound_queue_capacity: usize,
     /// Outbound messages kept per session for ResendRequest (older ones are gap-filled).
     pub resend_store_max: usize,
@@ -173,10 +173,10 @@ pub struct Config {
     /// Size journal segments are preallocated to (default 64 MiB).
     pub journal_segment_bytes: u64,
     /// Most application messages (orders, cancels, replaces, ...) one iteration of the event
-    /// loop accepts; the rest of what it read in that iteration is answered "exchange busy"
-    /// (journaled as a small `Busy` input). Bounds the work, hence the latency, of one
-    /// iteration under overload. Default [`BATCH_BUDGET_DEFAULT`]; the server takes the smaller
-    /// of this and half of `inbound_queue_capacity`.
+    /// loop applies; the rest of what it read waits for the next iterations (and over
+    /// `inbound_queue_capacity / 2` waiting, is answered "exchange busy"). Bounds the work,
+    /// hence the latency, of one iteration. Default [`BATCH_BUDGET_DEFAULT`]; the server takes
+    /// the smaller of this and half of `inbound_queue_capacity`.
     pub batch_budget: usize,
     /// What the event loop does when idle (default `park`).
     pub idle: Idle,

@@ -24,13 +24,18 @@
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
-//! Overload: an iteration accepts at most `min(batch_budget, inbound_queue_capacity / 2)`
-//! application messages; the rest of what it read is turned into small `Busy` inputs
-//! (`adapter::shed`), journaled and answered "exchange busy" (counted in `busy_rejects`). So one
-//! iteration's work, hence an accepted order's latency, stays bounded however hard clients
-//! push, and every message is answered. Reads are bounded per connection per iteration; what
-//! the loop has not read stays in the kernel (TCP back-pressure). A connection whose unsent
-//! output exceeds 64 MiB is closed as a slow consumer.
+//! Overload: an iteration applies at most `min(batch_budget, inbound_queue_capacity / 2)`
+//! application messages (orders, cancels, replaces, mass cancels, status requests), which
+//! bounds the work, hence the latency, of one iteration. What it read beyond that waits, in
+//! order, in a backlog for the next iterations (session messages of the same connections wait
+//! behind it too, so nothing overtakes). At most `inbound_queue_capacity / 2` application
+//! messages wait; beyond that, new ones are turned into small `Busy` inputs
+//! (`adapter::shed`), journaled and answered "exchange busy" (counted in `busy_rejects`). So a
+//! burst (a client asking the status of a thousand orders at once) is absorbed, sustained
+//! overload is shed explicitly, and an accepted order waits behind at most that many others.
+//! Reads are bounded per connection per iteration; what the loop has not read stays in the
+//! kernel (TCP back-pressure). A connection whose unsent output exceeds 64 MiB is closed as a
+//! slow consumer.
 //!
 //! Never: allocates per message in steady state on the loop's own path (batch, sequence,
 //! encoding, read and output buffers are reused; the adapter's parsed strings are the
@@ -53,7 +58,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use journal::{JournalConfig, JournalReader, JournalWriter};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -219,6 +224,7 @@ impl Server {
                 .map_err(|e| ServerError(e.to_string()))?
         };
         let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
+        let backlog_max = cfg.inbound_queue_capacity / 2;
         let mut ev = EventLoop {
             adapter: FixAdapter::new(cfg.clone()),
             durability: jdur(cfg.durability),
@@ -243,6 +249,10 @@ impl Server {
             ready: Vec::with_capacity(64),
             touched: Vec::with_capacity(64),
             budget,
+            apps: 0,
+            backlog: VecDeque::with_capacity(backlog_max + 1024),
+            backlog_apps: 0,
+            backlog_max,
             since_snapshot: 0,
             last_snapshot: Instant::now(),
             snap_tx,
@@ -503,8 +513,15 @@ struct EventLoop {
     ready: Vec<ConnId>,
     /// Connections that got output this iteration.
     touched: Vec<ConnId>,
-    /// Application messages accepted per iteration; the rest are shed.
+    /// Application messages applied per iteration; the rest wait in `backlog`.
     budget: usize,
+    /// Application messages in this iteration's batch.
+    apps: usize,
+    /// Inputs read but not yet in a batch (in order), because an earlier one had to wait.
+    backlog: VecDeque<Input>,
+    /// Application messages in `backlog`; at `backlog_max`, new ones are shed.
+    backlog_apps: usize,
+    backlog_max: usize,
     since_snapshot: u64,
     last_snapshot: Instant,
     snap_tx: Sender<SnapshotJob>,
@@ -565,6 +582,7 @@ impl EventLoop {
         loop {
             let timeout = if self.idle == Idle::Spin
                 || !self.batch.is_empty()
+                || !self.backlog.is_empty()
                 || self.conns.values().any(|c| c.more && !c.closing)
             {
                 Duration::ZERO
@@ -594,10 +612,11 @@ impl EventLoop {
                     }
                 }
             }
+            self.refill();
             if self.stop.load(Ordering::SeqCst) {
                 if !shutdown_sent {
                     // Stop reading: the Shutdown input is the last one of this run.
-                    self.batch.push(Input::Shutdown);
+                    self.submit(Input::Shutdown);
                     shutdown_sent = true;
                 }
             } else {
@@ -605,7 +624,7 @@ impl EventLoop {
                 if t0 >= next_tick {
                     next_tick = t0 + TICK;
                     if !self.conns.is_empty() {
-                        self.batch.push(Input::Tick);
+                        self.submit(Input::Tick);
                     }
                     self.maybe_snapshot(false)?;
                 }
@@ -667,6 +686,7 @@ impl EventLoop {
         self.since_snapshot += counted;
         let n = self.batch.len() as u64;
         self.batch.clear();
+        self.apps = 0;
         self.counters.inputs.fetch_add(n, Ordering::Relaxed);
         self.counters.batches.fetch_add(1, Ordering::Relaxed);
         self.counters
@@ -746,16 +766,39 @@ impl EventLoop {
             return;
         }
         self.ready.sort_unstable();
-        // Application messages accepted so far this iteration (the batch may already hold some
-        // from a slow-consumer close, never application messages).
-        let mut apps = 0usize;
         for i in 0..self.ready.len() {
             let id = self.ready[i];
-            self.read(id, &mut apps);
+            self.read(id);
         }
     }
 
-    fn read(&mut self, id: ConnId, apps: &mut usize) {
+    /// Queues an input that is not an application message: in this batch, or behind the
+    /// backlog (order is kept).
+    fn submit(&mut self, input: Input) {
+        if self.backlog.is_empty() {
+            self.batch.push(input);
+        } else {
+            self.backlog.push_back(input);
+        }
+    }
+
+    /// Moves waiting inputs into this iteration's batch, in order, up to the budget.
+    fn refill(&mut self) {
+        while let Some(front) = self.backlog.front() {
+            if front.is_application() {
+                if self.apps >= self.budget {
+                    return;
+                }
+                self.apps += 1;
+                self.backlog_apps -= 1;
+            }
+            if let Some(input) = self.backlog.pop_front() {
+                self.batch.push(input);
+            }
+        }
+    }
+
+    fn read(&mut self, id: ConnId) {
         let Some(c) = self.conns.get_mut(&id) else {
             return;
         };
@@ -805,15 +848,26 @@ impl EventLoop {
                             // Framed and checksummed but not tag=value: garbled, ignored.
                             continue;
                         }
-                        let mut input = self.adapter.to_input(id, &mut c.ids, msg, &self.fields);
-                        if input.is_application() {
-                            if *apps >= self.budget {
-                                input = crate::adapter::shed(input, &self.fields, msg);
+                        let input = self.adapter.to_input(id, &mut c.ids, msg, &self.fields);
+                        // Route: this batch while it has room and nothing waits; else the
+                        // backlog; an application message over the backlog limit is shed.
+                        let wait = !self.backlog.is_empty();
+                        if !input.is_application() {
+                            if wait {
+                                self.backlog.push_back(input);
                             } else {
-                                *apps += 1;
+                                self.batch.push(input);
                             }
+                        } else if !wait && self.apps < self.budget {
+                            self.apps += 1;
+                            self.batch.push(input);
+                        } else if self.backlog_apps < self.backlog_max {
+                            self.backlog_apps += 1;
+                            self.backlog.push_back(input);
+                        } else {
+                            let busy = crate::adapter::shed(input, &self.fields, msg);
+                            self.backlog.push_back(busy);
                         }
-                        self.batch.push(input);
                     }
                 }
             }
@@ -896,7 +950,7 @@ impl EventLoop {
             let _ = self.poll.registry().deregister(&mut c.stream);
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
             if notify && !c.closing {
-                self.batch.push(Input::Disconnected { conn: id });
+                self.submit(Input::Disconnected { conn: id });
             }
         }
     }

@@ -660,15 +660,18 @@ fn periodic_snapshots_come_from_the_replica_without_stalling_and_match_a_full_re
 }
 
 #[test]
-fn an_iteration_accepts_at_most_its_budget_and_sheds_the_rest_then_recovers() {
+fn an_iteration_applies_at_most_its_budget_and_sheds_over_the_backlog_then_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
+    // 4 applied per iteration, at most 8 waiting: the rest is shed.
     cfg.batch_budget = 4;
+    cfg.inbound_queue_capacity = 16;
     let server = start(cfg);
     let mut a = logon(&server, "CLIENT4");
     let mut b = logon(&server, "CLIENT3");
     // Two clients each write a burst of 300 orders at once: the loop reads them in a few
-    // iterations, takes at most 4 orders per iteration and answers the rest "exchange busy".
+    // iterations, applies at most 4 orders per iteration, keeps 8 waiting and answers the rest
+    // "exchange busy".
     let burst = |c: &mut FixClient, tag: &str| {
         let mut enc = fix::Encoder::default();
         let mut bytes = Vec::new();
@@ -734,5 +737,58 @@ fn an_iteration_accepts_at_most_its_budget_and_sheds_the_rest_then_recovers() {
         new_order(&mut a, &format!("after{i}"), "BOLT", "1", "5.00", "1");
         check(&er(&mut a), &[(150, "0")]);
     }
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn a_burst_within_the_backlog_is_answered_in_full_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    // 8 applied per iteration, up to 4096 waiting: a 1000-order burst waits, none is shed.
+    cfg.batch_budget = 8;
+    let server = start(cfg);
+    let mut a = logon(&server, "CLIENT2");
+    let mut bytes = Vec::new();
+    let mut enc = fix::Encoder::default();
+    for i in 0..1000u64 {
+        enc.begin(b"D");
+        enc.header(&fix::Header {
+            sender_comp_id: b"CLIENT2",
+            target_comp_id: b"RIALTO",
+            msg_seq_num: a.out_seq + i,
+            sending_time_ns: 1_800_000_000_000_000_000,
+            poss_dup: false,
+            orig_sending_time: None,
+            time_precision: fix::TimePrecision::Millis,
+        });
+        let cl = format!("w{i}");
+        for (t, v) in [
+            (11, cl.as_str()),
+            (55, "CRNK"),
+            (54, "2"),
+            (38, "1"),
+            (40, "2"),
+            (44, "50.00"),
+            (59, "1"),
+        ] {
+            enc.field(t, v.as_bytes());
+        }
+        bytes.extend_from_slice(enc.finish(fix::FixVersion::Fix44));
+    }
+    a.out_seq += 1000;
+    a.send_raw(&bytes).unwrap();
+    for i in 0..1000 {
+        let m = er(&mut a);
+        check(&m, &[(11, &format!("w{i}")), (150, "0")]);
+    }
+    assert_eq!(
+        server
+            .counters
+            .busy_rejects
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+    new_order(&mut a, "next", "CRNK", "2", "50.00", "1");
+    check(&er(&mut a), &[(11, "next"), (150, "0")]);
     server.shutdown().unwrap();
 }
