@@ -257,6 +257,10 @@ impl MsgWriter {
 }
 
 pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    if v < 10 {
+        out.push(b'0' + v as u8);
+        return;
+    }
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     loop {
@@ -267,11 +271,24 @@ pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
             break;
         }
     }
-    out.extend_from_slice(&tmp[i..]);
+    // Byte by byte into reserved room: a variable-length `extend_from_slice` of a few bytes
+    // is a call to the C library's memmove, which costs more than the copy.
+    out.reserve(tmp.len() - i);
+    for &d in &tmp[i..] {
+        out.push(d);
+    }
 }
 
 /// UTCTimestamp with milliseconds (`YYYYMMDD-HH:MM:SS.sss`) of `ts_ns` since the Unix epoch.
 pub fn push_utc_timestamp(out: &mut Vec<u8>, ts_ns: u64) {
+    out.extend_from_slice(&utc_timestamp(ts_ns));
+}
+
+/// Length of a UTCTimestamp with milliseconds (the year is clamped to 0..=9999).
+pub const UTC_TIMESTAMP_LEN: usize = 21;
+
+/// `push_utc_timestamp` into a fixed array (copied whole: no per-byte capacity checks).
+pub fn utc_timestamp(ts_ns: u64) -> [u8; UTC_TIMESTAMP_LEN] {
     let secs = ts_ns / 1_000_000_000;
     let ms = (ts_ns / 1_000_000) % 1000;
     let days = (secs / 86_400) as i64;
@@ -289,29 +306,52 @@ pub fn push_utc_timestamp(out: &mut Vec<u8>, ts_ns: u64) {
     if m <= 2 {
         y += 1;
     }
-    let two = |out: &mut Vec<u8>, v: u64| {
-        out.push(b'0' + (v / 10) as u8);
-        out.push(b'0' + (v % 10) as u8);
+    let mut t = *b"00000000-00:00:00.000";
+    let two = |t: &mut [u8; UTC_TIMESTAMP_LEN], at: usize, v: u64| {
+        t[at] = b'0' + (v / 10) as u8;
+        t[at + 1] = b'0' + (v % 10) as u8;
     };
     let y = y.clamp(0, 9999) as u64;
-    two(out, y / 100);
-    two(out, y % 100);
-    two(out, m as u64);
-    two(out, d as u64);
-    out.push(b'-');
-    two(out, sod / 3600);
-    out.push(b':');
-    two(out, (sod / 60) % 60);
-    out.push(b':');
-    two(out, sod % 60);
-    out.push(b'.');
-    out.push(b'0' + (ms / 100) as u8);
-    two(out, ms % 100);
+    two(&mut t, 0, y / 100);
+    two(&mut t, 2, y % 100);
+    two(&mut t, 4, m as u64);
+    two(&mut t, 6, d as u64);
+    two(&mut t, 9, sod / 3600);
+    two(&mut t, 12, (sod / 60) % 60);
+    two(&mut t, 15, sod % 60);
+    t[18] = b'0' + (ms / 100) as u8;
+    two(&mut t, 19, ms % 100);
+    t
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_and_timestamps_format_exactly() {
+        for (v, text) in [
+            (0u64, "0"),
+            (9, "9"),
+            (10, "10"),
+            (1234567, "1234567"),
+            (u64::MAX, "18446744073709551615"),
+        ] {
+            let mut b = b"x".to_vec();
+            push_u64(&mut b, v);
+            assert_eq!(&b[1..], text.as_bytes());
+        }
+        for (ns, text) in [
+            (0u64, "19700101-00:00:00.000"),
+            (1_800_000_000_123_456_789, "20270115-08:00:00.123"),
+            (1_709_210_096_789_000_000, "20240229-12:34:56.789"),
+            (951_782_400_500_000_000, "20000229-00:00:00.500"),
+        ] {
+            let mut b = Vec::new();
+            push_utc_timestamp(&mut b, ns);
+            assert_eq!(b, text.as_bytes());
+        }
+    }
 
     fn msg(body: &str) -> Vec<u8> {
         let mut w = MsgWriter::new();
