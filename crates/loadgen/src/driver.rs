@@ -1372,8 +1372,11 @@ fn on_message<O: Observer>(
         }
         bot.in_seq = seq + 1;
     }
-    let now_mono = mono_ns();
-    let wall = wall0 + now_mono.saturating_sub(mono0);
+    // The clock is read only for the session messages that answer (not per report).
+    let clock = || {
+        let now_mono = mono_ns();
+        (wall0 + now_mono.saturating_sub(mono0), now_mono)
+    };
     match mt {
         b"A" => {
             bot.logged_on = true;
@@ -1382,6 +1385,7 @@ fn on_message<O: Observer>(
         b"0" => return,
         b"1" => {
             let id = msg.test_req_id;
+            let (wall, now_mono) = clock();
             begin(enc, b"0", bot, &cfg.target_comp_id, wall, now_mono);
             enc.field(112, id);
             bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
@@ -1392,6 +1396,7 @@ fn on_message<O: Observer>(
             // We keep no store: answer with a gap fill up to our next number.
             let begin_no = msg.begin_seq_no.unwrap_or(1);
             let next = bot.out_seq;
+            let (wall, _) = clock();
             enc.begin(b"4");
             let mut ts = Vec::new();
             fix::write_utc_timestamp(&mut ts, wall, TimePrecision::Millis);
@@ -1422,6 +1427,7 @@ fn on_message<O: Observer>(
                 let text = String::from_utf8_lossy(msg.report.text.unwrap_or(b"")).into_owned();
                 let name = bot.name.clone();
                 st.error(format!("{name}: logged out by the exchange: {text}"));
+                let (wall, now_mono) = clock();
                 begin(enc, b"5", bot, &cfg.target_comp_id, wall, now_mono);
                 bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
                 bot.logout_sent = true;
