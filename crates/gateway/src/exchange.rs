@@ -1466,7 +1466,7 @@ impl Exchange {
         let live = self
             .cl
             .get(ix, orig_cl_ord_id.as_bytes())
-            .and_then(|id| self.orders.get(&id).map(|o| (id, o)))
+            .and_then(|id| self.orders.live.get(&id).map(|o| (id, o)))
             .filter(|(_, o)| o.done_status == 0 && o.session == ix);
         let Some((id, info)) = live else {
             return self.cancel_reject(

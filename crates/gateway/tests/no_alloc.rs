@@ -1,0 +1,136 @@
+//! The order path allocates nothing in steady state: `FixAdapter::to_input` of a framed
+//! NewOrderSingle and `Exchange::apply` of the result (ClOrdID check and index, engine, fills,
+//! ExecutionReports formatted for a live connection and stored for ResendRequest).
+//!
+//! Counted with a global allocator wrapper that only this test binary installs; the count is
+//! per thread so the test harness's own threads do not disturb it.
+
+use gateway::adapter::{ConnIds, FixAdapter};
+use gateway::exchange::{Exchange, Outbox};
+use gateway::wire::{Fields, MsgWriter};
+use gateway::Config;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+struct Counting;
+
+thread_local! {
+    // Const-initialized and without a destructor: using it never allocates.
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the wrapper
+// only counts allocations.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs() -> u64 {
+    ALLOCS.with(Cell::get)
+}
+
+fn message(sender: &str, seq: u64, body: &[(u32, &str)]) -> Vec<u8> {
+    let mut w = MsgWriter::new();
+    w.str(35, body[0].1)
+        .str(49, sender)
+        .str(56, "RIALTO")
+        .u64(34, seq)
+        .str(52, "20260101-00:00:00.000");
+    for (t, v) in &body[1..] {
+        w.str(*t, v);
+    }
+    let mut out = Vec::new();
+    w.finish("FIX.4.4", &mut out);
+    out
+}
+
+#[test]
+fn a_new_order_single_allocates_nothing_in_steady_state() {
+    let cfg = Arc::new(Config::defaults());
+    let adapter = FixAdapter::new(cfg.clone());
+    let mut x = Exchange::new(cfg);
+    let mut out = Outbox::default();
+    let mut fields = Fields::new();
+    let mut ids: [Option<ConnIds>; 2] = [None, None];
+    let senders = ["CLIENT1", "CLIENT2"];
+    let mut seq = 0u64;
+    let ts = 1_800_000_000_000_000_000u64;
+    for (i, sender) in senders.iter().enumerate() {
+        let logon = message(sender, 1, &[(35, "A"), (98, "0"), (108, "30"), (141, "Y")]);
+        fields.parse(&logon).unwrap();
+        let input = adapter.to_input(i as u64 + 1, &mut ids[i], &logon, &fields);
+        seq += 1;
+        x.apply(seq, ts, &input, &mut out);
+    }
+    assert!(
+        x.session_seqs("CLIENT2").is_some_and(|(inb, _)| inb == 2),
+        "both sessions logged on"
+    );
+    // Warm-up long enough for every store to reach its steady size (2 x resend_store_max
+    // reports per session), then a measured stretch. Buys and sells at one price: every
+    // second order trades, so both sessions get acks and fills.
+    const WARM: u64 = 30_000;
+    const MEASURED: u64 = 5_000;
+    let msgs: Vec<Vec<u8>> = (0..WARM + MEASURED)
+        .map(|i| {
+            let s = (i % 2) as usize;
+            let cl = format!("o{i}");
+            message(
+                senders[s],
+                2 + i / 2,
+                &[
+                    (35, "D"),
+                    (11, &cl),
+                    (55, "ACME"),
+                    (54, if s == 0 { "1" } else { "2" }),
+                    (38, "1"),
+                    (40, "2"),
+                    (44, "10.00"),
+                ],
+            )
+        })
+        .collect();
+    let start = allocs();
+    let mut measured_from = None;
+    for (i, msg) in msgs.iter().enumerate() {
+        if i as u64 == WARM {
+            measured_from = Some(allocs());
+        }
+        let s = i % 2;
+        fields.parse(msg).unwrap();
+        let input = adapter.to_input(s as u64 + 1, &mut ids[s], msg, &fields);
+        seq += 1;
+        x.apply(seq, ts + i as u64, &input, &mut out);
+        assert!(!out.is_empty(), "order {i} was answered");
+        out.clear();
+    }
+    let measured_from = measured_from.expect("measured");
+    assert!(
+        measured_from > start,
+        "the warm-up grows the stores: the counter counts"
+    );
+    let during = allocs() - measured_from;
+    assert_eq!(during, 0, "allocations over {MEASURED} orders");
+    assert_eq!(x.stats.trades, (WARM + MEASURED) / 2);
+}
