@@ -5,9 +5,12 @@
 //! omission). The `Schedule` offers `batch` requests every `tick_ns` (one request per tick at
 //! rates up to one per `tick_min`, 100 µs by default; above that, small batches, each batch to
 //! one bot, bots in turn), so the offered rate is exact and the generator wakes at most once per
-//! tick. Each wake-up costs about 30 µs of CPU on this VM (timer interrupt, timer re-arm, epoll,
-//! the send's loopback delivery): a 50 µs tick took 60-70% of a core at 50K-300K req/s, a
-//! 100 µs tick 36-57%. The timer is armed early by its learnt wake-up latency (`WakeEarly`)
+//! tick. Each tick costs about 40 µs of CPU on this VM, whatever the batch: the timer wake-up
+//! and re-arm, and above all the `write`, in which the kernel delivers the segment to the
+//! exchange's socket and wakes its thread. So the generator's CPU follows ticks per second more
+//! than requests: against an exchange that only acknowledges (`examples/ack_exchange.rs`),
+//! 35-45% of a core at 10K-100K req/s, 46% at 200K, 57% at 300K with the 100 µs tick (a 150 µs
+//! tick: about 40% at 200K; 50 µs: 60-75%). The timer is armed early by its learnt wake-up latency (`WakeEarly`)
 //! and the driver spins on the clock for what is left, so requests leave within a few µs of
 //! their due time instead of the ~40 µs a VM timer wake-up takes. The first answer to each
 //! request (ExecutionReport New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from the

@@ -59,8 +59,9 @@ pub struct BotArgs {
     pub durability: String,
     /// Shortest timer tick, µs: up to one request per tick is sent exactly on time; above
     /// that rate, requests go out in small batches at each tick (measured from the tick).
-    /// Each tick costs the generator a wake-up (about 30 µs of CPU on this VM), so 100 µs
-    /// keeps it under half a core at 200K req/s; 50 halves the batches and doubles that.
+    /// Each tick costs the generator about 40 µs of CPU on this VM (a wake-up and a write that
+    /// wakes the exchange), so 100 µs keeps it under half a core up to 200K req/s; 150 takes
+    /// it to about 40% there with 1.5x larger batches; 50 halves the batches and costs 60-75%.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub tick_us: u64,
     /// Busy-poll (instead of parking) when the next request is due within this many µs, at
