@@ -1244,7 +1244,8 @@ impl Exchange {
         text: &str,
         out: &mut Outbox,
     ) {
-        let mut b = Vec::with_capacity(96);
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
         b.extend_from_slice(b"45=");
         push_u64(&mut b, ref_seq);
         b.push(1);
@@ -1262,6 +1263,7 @@ impl Exchange {
         b.extend_from_slice(text.as_bytes());
         b.push(1);
         self.send(ix, b'3', ts, &b, out);
+        self.body = b;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1275,7 +1277,8 @@ impl Exchange {
         text: &str,
         out: &mut Outbox,
     ) {
-        let mut b = Vec::with_capacity(96);
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
         b.extend_from_slice(b"45=");
         push_u64(&mut b, ref_seq);
         b.extend_from_slice(b"\x01372=");
@@ -1298,6 +1301,7 @@ impl Exchange {
         b.extend_from_slice(text.as_bytes());
         b.push(1);
         self.send(ix, b'j', ts, &b, out);
+        self.body = b;
     }
 
     /// ExecutionReport ExecType=8 for a NewOrderSingle refused before reaching the engine.
@@ -1312,7 +1316,8 @@ impl Exchange {
         echo: &[u8],
         out: &mut Outbox,
     ) {
-        let mut b = Vec::with_capacity(160);
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
         b.extend_from_slice(b"37=NONE\x0111=");
         b.extend_from_slice(cl_ord_id.as_bytes());
         b.extend_from_slice(b"\x0117=");
@@ -1335,6 +1340,7 @@ impl Exchange {
         b.push(1);
         self.stats.execution_reports += 1;
         self.send(ix, b'8', ts, &b, out);
+        self.body = b;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1350,7 +1356,8 @@ impl Exchange {
         text: &str,
         out: &mut Outbox,
     ) {
-        let mut b = Vec::with_capacity(160);
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
         b.extend_from_slice(b"37=");
         match order {
             Some((id, _)) => push_u64(&mut b, id),
@@ -1370,6 +1377,7 @@ impl Exchange {
         b.extend_from_slice(text.as_bytes());
         b.push(1);
         self.send(ix, b'9', ts, &b, out);
+        self.body = b;
     }
 
     fn firm_account(&self, ix: u16, requested: Option<u32>) -> Option<u32> {
@@ -1593,7 +1601,8 @@ impl Exchange {
                 self.run(&cmd, &mut ctx, out);
             }
         }
-        let mut b = Vec::with_capacity(128);
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
         b.extend_from_slice(b"11=");
         b.extend_from_slice(cl_ord_id.as_bytes());
         b.extend_from_slice(b"\x0137=");
@@ -1624,6 +1633,7 @@ impl Exchange {
             b.push(1);
         }
         self.send(ix, b'r', ts, &b, out);
+        self.body = b;
     }
 
     /// Symbol, Side, OrderQty, OrdType and Price of a new order, for its reject.
@@ -1661,7 +1671,8 @@ impl Exchange {
     ) {
         let id = self.cl.get(ix, cl_ord_id.as_bytes());
         let Some(id) = id.filter(|id| self.orders.get(id).is_some()) else {
-            let mut b = Vec::with_capacity(128);
+            let mut b = std::mem::take(&mut self.body);
+            b.clear();
             b.extend_from_slice(b"37=NONE\x0111=");
             b.extend_from_slice(cl_ord_id.as_bytes());
             b.extend_from_slice(b"\x0117=");
@@ -1670,7 +1681,9 @@ impl Exchange {
             b.extend_from_slice(echo);
             b.extend_from_slice(b"151=0\x0114=0\x016=0\x0158=unknown order\x01");
             self.stats.execution_reports += 1;
-            return self.send(ix, b'8', ts, &b, out);
+            self.send(ix, b'8', ts, &b, out);
+            self.body = b;
+            return;
         };
         let mut ctx = Ctx {
             session: ix,
