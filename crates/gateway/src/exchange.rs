@@ -611,7 +611,9 @@ impl Orders {
             .map(|(id, o)| (*id, o))
             .chain(self.done.iter().map(|(id, o)| (*id, o)))
             .collect();
-        v.sort_unstable_by_key(|(id, _)| *id);
+        // Stable sort: it merges the natural runs of the finished ring (retired in nearly
+        // increasing id order) instead of partitioning them.
+        v.sort_by_key(|(id, _)| *id);
         v
     }
 }
