@@ -1120,10 +1120,14 @@ impl Driver {
             return Ok(());
         }
         let mut expirations = [0u8; 8];
-        let _ = rustix::io::read(&self.timer, &mut expirations);
+        let read = rustix::io::read(&self.timer, &mut expirations);
         // Lateness counted up to here: the read (a timer re-arm, dear on a VM) is part of
-        // getting ready to send.
-        if self.timer_interval > 0 {
+        // getting ready to send. Only a wake-up for a single expiry says how late the timer
+        // is; after several the generator was busy, not the timer late.
+        if self.timer_interval > 0
+            && read.is_ok_and(|n| n == 8)
+            && u64::from_ne_bytes(expirations) == 1
+        {
             let now = mono_ns();
             if now >= self.timer_base {
                 self.wake_lateness = Some((now - self.timer_base) % self.timer_interval);
