@@ -219,6 +219,7 @@ impl Server {
                 data_dir: cfg.data_dir.clone(),
                 busy: snap_busy.clone(),
                 replica_ok: replica_ok.clone(),
+                stop: stop.clone(),
                 counters: counters.clone(),
                 log: log.clone(),
             };
@@ -350,6 +351,8 @@ struct SnapshotWriter {
     data_dir: PathBuf,
     busy: Arc<AtomicBool>,
     replica_ok: Arc<AtomicBool>,
+    /// The server is stopping: a replay under way gives up (the loop writes the final one).
+    stop: Arc<AtomicBool>,
     counters: Arc<Counters>,
     log: Logger,
 }
@@ -386,11 +389,18 @@ impl SnapshotWriter {
                         self.busy.store(false, Ordering::Release);
                         continue;
                     };
-                    if let Err(e) = forward(x, &self.data_dir, seq, &mut out) {
-                        replica = None;
-                        self.replica_failed(&e.0);
-                        self.busy.store(false, Ordering::Release);
-                        continue;
+                    match forward(x, &self.data_dir, seq, &mut out, &self.stop) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            self.busy.store(false, Ordering::Release);
+                            continue;
+                        }
+                        Err(e) => {
+                            replica = None;
+                            self.replica_failed(&e.0);
+                            self.busy.store(false, Ordering::Release);
+                            continue;
+                        }
                     }
                     bytes.clear();
                     let hash = x.snapshot_and_hash(&mut bytes);
@@ -441,16 +451,18 @@ impl SnapshotWriter {
 }
 
 /// Applies journal records `x.last_seq() + 1 ..= upto` to the replica (outbound messages are
-/// regenerated and dropped).
+/// regenerated and dropped). Returns false if it gave up early because the server is stopping
+/// (the final snapshot comes from the loop; the replica stays consistent, just behind).
 fn forward(
     x: &mut Exchange,
     data_dir: &Path,
     upto: u64,
     out: &mut Outbox,
-) -> Result<(), ServerError> {
+    stop: &AtomicBool,
+) -> Result<bool, ServerError> {
     let from = x.last_seq() + 1;
     if from > upto {
-        return Ok(());
+        return Ok(true);
     }
     let mut reader = JournalReader::open(data_dir, from)?;
     let mut next = from;
@@ -459,6 +471,9 @@ fn forward(
         if (next - from) % REPLICA_SLICE == REPLICA_SLICE - 1 {
             // Duty cycle: on two cores shared with the event loop and the load generator, a
             // replay at full speed (about 1 s of CPU per million records) starves both.
+            if stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
             std::thread::sleep(slice.elapsed() * REPLICA_IDLE_PER_BUSY);
             slice = Instant::now();
         }
@@ -478,7 +493,7 @@ fn forward(
         out.clear();
         next += 1;
     }
-    Ok(())
+    Ok(true)
 }
 
 struct Conn {
