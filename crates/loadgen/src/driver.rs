@@ -481,7 +481,8 @@ pub struct Driver {
     bots: Vec<Bot>,
     dec: Decoder,
     enc: Encoder,
-    /// Monotonic and wall clock at the same instant, to stamp SendingTime without a syscall.
+    /// Monotonic and wall clock at the same instant (re-paired every second of a run), to stamp
+    /// SendingTime without a syscall and to map the kernel's receive stamps to our clock.
     mono0: u64,
     wall0: u64,
     /// Runs started so far: each run has its own ClOrdID run tag.
@@ -763,6 +764,11 @@ impl Driver {
             }
             if now >= next_tick {
                 next_tick += NS_PER_S;
+                // Re-pair the clocks each second: the kernel's receive stamps are wall-clock
+                // time, and a slewing wall clock (NTP, up to 500 ppm) must not drift into the
+                // latencies over a long run.
+                self.mono0 = mono_ns();
+                self.wall0 = wall_ns();
                 self.heartbeats(t0 + now);
                 let behind = if k_next < st.k_end {
                     now.saturating_sub(st.intended_ns(k_next))
