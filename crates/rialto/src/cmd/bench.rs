@@ -11,7 +11,8 @@ pub enum BenchCommand {
     /// N FIX bot sessions against an exchange, open loop with a realistic order mix; latency
     /// from intended send time to first ExecutionReport, the seeds' percentile table.
     Fix(super::bench_fix::Args),
-    /// One `bench fix` run per offered rate: latency-vs-load table with the knee, CSV and SVG.
+    /// One `bench fix` run per offered rate (and bots count, `--bots 1,10,50`; `--repeat N`
+    /// for medians): latency-vs-load table with the knee, CSV and SVG.
     Sweep(super::bench_sweep::Args),
     /// One session, NewOrderSingle -> ExecutionReport round trip at a fixed rate (FIXEdge's
     /// single-session echo scenario).
