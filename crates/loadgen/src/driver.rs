@@ -55,8 +55,8 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::time::{
-    timerfd_create, timerfd_settime, ClockId, Itimerspec, TimerfdClockId, TimerfdFlags,
-    TimerfdTimerFlags, Timespec,
+    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
+    Timespec,
 };
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -456,16 +456,7 @@ pub fn wall_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// CPU time of this process so far, ns.
-fn process_cpu_ns() -> u64 {
-    let t = rustix::time::clock_gettime(ClockId::ProcessCPUTime);
-    t.tv_sec as u64 * NS_PER_S + t.tv_nsec as u64
-}
-
-fn mono_ns() -> u64 {
-    let t = rustix::time::clock_gettime(ClockId::Monotonic);
-    t.tv_sec as u64 * NS_PER_S + t.tv_nsec as u64
-}
+use crate::clock::{mono_ns, process_cpu_ns};
 
 /// Connected, logged-on bots ready to run a schedule.
 pub struct Driver {

@@ -10,7 +10,8 @@
 //! send: the order mix, echo, instruments), `orders` (each bot's active-orders window),
 //! `clordid` (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX
 //! engine), `inbound` (reading reports in place), `rx` (reads stamped with the kernel's receive
-//! time; the crate's only unsafe code, `deny(unsafe_code)` elsewhere), `stats` (counters, histograms, the printed
+//! time), `clock` (clock reads that also work under valgrind); those two hold the crate's only
+//! unsafe code, `deny(unsafe_code)` elsewhere; `stats` (counters, histograms, the printed
 //! formats), `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg`
 //! (the latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `demo` (the
 //! in-process exchange with simulated traders). `examples/ack_exchange.rs` is a stand-in
@@ -23,6 +24,7 @@
 #![deny(unsafe_code)]
 
 pub mod bench;
+pub mod clock;
 pub mod clordid;
 pub mod demo;
 pub mod driver;

@@ -10,7 +10,7 @@
 //!
 //! Never: blocks (MSG_DONTWAIT); trusts a missing stamp (then the caller uses its own clock).
 //!
-//! Invariants: the only unsafe code of the crate is here: `setsockopt` on a descriptor the
+//! Invariants: the unsafe code here is `setsockopt` on a descriptor the
 //! caller owns, and `recvmsg` into the caller's buffer with a control buffer on the stack,
 //! whose headers are walked with the libc CMSG macros within `msg_controllen`.
 #![allow(unsafe_code)]
