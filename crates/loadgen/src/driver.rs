@@ -705,7 +705,16 @@ impl Driver {
                     rearm |= early.sample(late);
                 }
             }
-            // Woken early for the next tick: spin on the clock until it is due.
+            // Woken early for the next tick: first read what arrived since the last look (so a
+            // report is read before the next request can draw its answer into the same read,
+            // where TCP would merge both segments and stamp the earlier report late, with the
+            // later one's time), then spin on the clock until the tick is due.
+            if timer_on && k_next < st.k_end {
+                if let Err(e) = self.look(&mut st, observer, Duration::ZERO, t0) {
+                    break Err(e);
+                }
+                now = mono_ns() - t0;
+            }
             if adaptive && timer_on && k_next < st.k_end {
                 let due = st.intended_ns(k_next);
                 if due > now && due - now <= early.armed_ns {
