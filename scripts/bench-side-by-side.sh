@@ -234,7 +234,7 @@ if [ "$sweep" = 1 ]; then
         shift 3
         echo "==> sweep $name: $rates with $bots bots, ${duration}s each; $(uptime_line)"
         if "$rialto" bench sweep --bots "$bots" --rates "$rates" --duration "$duration" \
-            --warmup "$warm" --repeat "$sweep_repeat" --stop-after-overloads 2 \
+            --warmup "$warm" --repeat "$sweep_repeat" --stop-after-overloads 0 \
             --out "$out/sweep-$name" "$@" >"$out/sweep-$name.txt" 2>"$out/sweep-$name.log"; then
             sed -n '/^$/,$p' "$out/sweep-$name.txt"
         else

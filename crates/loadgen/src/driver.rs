@@ -1100,18 +1100,14 @@ impl Driver {
         wait: Wait,
         t0: u64,
     ) -> Result<(), String> {
-        let timeout = if wait == Wait::Sockets {
-            WAIT_MAX
-        } else {
-            Duration::ZERO
-        };
-        self.look(st, observer, timeout, t0)?;
-        if wait == Wait::Tick {
-            // The sockets were read first: what arrived carries its own time, and the tick's
-            // requests leave as soon as the timer fires.
-            self.park_on_timer()?;
+        match wait {
+            // The sockets are read when the timer fires, before that tick's requests (the top
+            // of `run`): what arrives meanwhile carries its own time, so one look per tick is
+            // enough, and it comes before the next request can draw a second answer into it.
+            Wait::Tick => self.park_on_timer(),
+            Wait::Look => self.look(st, observer, Duration::ZERO, t0),
+            Wait::Sockets => self.look(st, observer, WAIT_MAX, t0),
         }
-        Ok(())
     }
 
     /// Waits for the tick timer (up to `WAIT_MAX`), notes how late it woke us, and reads it

@@ -64,6 +64,12 @@ pub fn run(args: Args) -> CmdResult {
                     "== sweep: {} req/s offered ({bots} bots x {per_bot}/s){of}",
                     per_bot * bots
                 );
+                if spec.is_none() && !(runs.is_empty() && rows.is_empty()) {
+                    // The same external exchange for every run: give it a moment to finish the
+                    // previous run's sessions (a QuickFIX/J acceptor refuses a Logon while it
+                    // still holds the old session).
+                    std::thread::sleep(std::time::Duration::from_secs(2));
+                }
                 let result = with_server(spec.as_ref(), args.bots.addr(), |addr| {
                     let b = args.bots.bench(addr, bots, per_bot, stop.clone())?;
                     run_fix(&b, &mut std::io::stderr())
