@@ -28,13 +28,13 @@ pub fn next_frame(buf: &[u8]) -> Option<Frame> {
     if buf.is_empty() {
         return None;
     }
+    if b"8=".starts_with(buf) {
+        // A message cut by the read right after its first byte: not garbage, just incomplete.
+        return None;
+    }
     if !buf.starts_with(b"8=") {
-        // Skip to the next "8=" that follows a SOH (or to the end).
-        let skip = find(&buf[1..], b"\x018=")
-            .map(|p| p + 2)
-            .unwrap_or(buf.len());
         return Some(Frame::Garbled {
-            len: skip,
+            len: resync(buf),
             reason: "no BeginString",
         });
     }
@@ -86,11 +86,8 @@ pub fn next_frame(buf: &[u8]) -> Option<Frame> {
     let t = &buf[trailer..total];
     if !(t.starts_with(b"10=") && t[6] == SOH) {
         // Resynchronise on the next message.
-        let skip = find(&buf[1..], b"\x018=")
-            .map(|p| p + 2)
-            .unwrap_or(buf.len());
         return Some(Frame::Garbled {
-            len: skip,
+            len: resync(buf),
             reason: "CheckSum not where BodyLength says",
         });
     }
@@ -101,6 +98,17 @@ pub fn next_frame(buf: &[u8]) -> Option<Frame> {
             len: total,
             reason: "CheckSum mismatch",
         }),
+    }
+}
+
+/// How much garbage to skip at the start of `buf` (at least 1 byte): up to the next "8=" that
+/// follows a SOH, or to the end, but never the "8" of a trailing SOH "8" (the first byte of a
+/// message whose rest has not been read yet).
+fn resync(buf: &[u8]) -> usize {
+    match find(buf, b"\x018=") {
+        Some(p) => p + 1,
+        None if buf.len() >= 2 && buf.ends_with(b"\x018") => buf.len() - 1,
+        None => buf.len(),
     }
 }
 
@@ -380,6 +388,47 @@ mod tests {
         f.parse(&m).unwrap();
         assert_eq!(f.get_str(&m, 35), Some("0"));
         assert_eq!(f.get_u64(&m, 34), Some(2));
+    }
+
+    /// Regression: a read that ended right after a message's first byte ("8") dropped that
+    /// byte as garbage, so the message was lost whole (the session then saw a sequence gap and
+    /// every request up to the client's gap fill went unanswered).
+    #[test]
+    fn a_message_cut_anywhere_by_the_reads_is_kept() {
+        let mut stream = msg("35=0|34=2|49=A|56=B|");
+        let second = msg("35=D|34=3|49=A|56=B|11=X|");
+        stream.extend_from_slice(&second);
+        let mut garbled = b"junk\x01".to_vec();
+        garbled.extend_from_slice(&stream);
+        for input in [&stream, &garbled] {
+            for cut in 0..=input.len() {
+                let mut pending: Vec<u8> = Vec::new();
+                let mut messages = Vec::new();
+                for chunk in [&input[..cut], &input[cut..]] {
+                    pending.extend_from_slice(chunk);
+                    let mut pos = 0;
+                    while let Some(frame) = next_frame(&pending[pos..]) {
+                        match frame {
+                            Frame::Message { len } => {
+                                messages.push(pending[pos..pos + len].to_vec());
+                                pos += len;
+                            }
+                            Frame::Garbled { len, .. } => pos += len,
+                        }
+                    }
+                    pending.drain(..pos);
+                }
+                assert_eq!(messages.len(), 2, "cut at {cut} of {}", input.len());
+                assert_eq!(messages[1], second, "cut at {cut}");
+                assert!(pending.is_empty(), "cut at {cut}");
+            }
+        }
+        assert!(next_frame(b"8").is_none());
+        // Garbage that ends with the start of a message keeps that start.
+        assert!(matches!(
+            next_frame(b"junk\x018"),
+            Some(Frame::Garbled { len: 5, .. })
+        ));
     }
 
     #[test]
