@@ -1405,6 +1405,16 @@ fn on_message<O: Observer>(
             // We keep no store: answer with a gap fill up to our next number.
             let begin_no = msg.begin_seq_no.unwrap_or(1);
             let next = bot.out_seq;
+            // The exchange missed some of our messages: the gap fill skips them and the
+            // requests among them go unanswered. Say so (the unanswered count alone does not).
+            if st.notes.len() < ERROR_NOTES_MAX {
+                st.notes.push(format!(
+                    "{}: the exchange asked to resend MsgSeqNum {begin_no}..{}; requests in that \
+                     range are skipped by our gap fill and go unanswered",
+                    bot.name,
+                    next.saturating_sub(1)
+                ));
+            }
             let (wall, _) = clock();
             enc.begin(b"4");
             let mut ts = Vec::new();
