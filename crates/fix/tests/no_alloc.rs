@@ -4,53 +4,18 @@
 //! Counted with a global allocator wrapper that only this test binary installs; the count is
 //! per thread so the test harness's own threads do not disturb it.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use fix::app::{ExecType, ExecutionReport, NewOrderSingle, OrdStatus};
 use fix::{
     Decimal, Decoder, Encoder, FixVersion, Header, Limits, MemoryStore, Message, Session,
     SessionConfig, SessionEvent, SessionHandler, TimePrecision,
 };
 
-struct Counting;
-
-thread_local! {
-    // Const-initialized and without a destructor: using it never allocates.
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the wrapper
-// only counts allocations.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::Counting = alloc_count::Counting;
+
+use alloc_count::allocs;
 
 const T0: u64 = 1_700_000_000_000_000_000;
-
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
 
 fn report(cl: &[u8], now: u64) -> ExecutionReport<'_> {
     ExecutionReport {

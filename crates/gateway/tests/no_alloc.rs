@@ -9,46 +9,12 @@ use gateway::adapter::{ConnIds, FixAdapter};
 use gateway::exchange::{Exchange, Outbox};
 use gateway::wire::{Fields, MsgWriter};
 use gateway::Config;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
 
-struct Counting;
-
-thread_local! {
-    // Const-initialized and without a destructor: using it never allocates.
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the wrapper
-// only counts allocations.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
+use alloc_count::allocs;
 
 fn message(sender: &str, seq: u64, body: &[(u32, &str)]) -> Vec<u8> {
     let mut w = MsgWriter::new();
