@@ -1989,10 +1989,7 @@ impl Exchange {
                         e.u64(r.exec_type as u64);
                         e.u64(r.ord_status as u64);
                         e.u64(side_char(r.side) as u64);
-                        e.u64(match r.ord_type {
-                            OrdType::Limit => 1,
-                            OrdType::Market => 2,
-                        });
+                        e.u64(ord_type_code(r.ord_type));
                         e.u64(tif_code(r.tif));
                         e.u64(r.account as u64);
                         e.u64(r.symbol as u64);
@@ -2033,10 +2030,7 @@ impl Exchange {
             e.u64(o.account as u64);
             e.u64(o.symbol as u64);
             e.u64(side_char(o.side) as u64);
-            e.u64(match o.ord_type {
-                OrdType::Limit => 1,
-                OrdType::Market => 2,
-            });
+            e.u64(ord_type_code(o.ord_type));
             e.u64(tif_code(o.tif));
             e.u64(o.price as u64);
             e.bytes(o.cl_ord_id.as_bytes());
@@ -2510,6 +2504,14 @@ const CANCEL_REASONS: [CancelReason; 6] = [
     CancelReason::NoLiquidity,
     CancelReason::Expired,
 ];
+
+/// OrdType as the snapshot stores it (the snapshot reader maps 1 and 2 back).
+fn ord_type_code(t: OrdType) -> u64 {
+    match t {
+        OrdType::Limit => 1,
+        OrdType::Market => 2,
+    }
+}
 
 fn tif_code(t: TimeInForce) -> u64 {
     match t {

@@ -5,8 +5,11 @@
 use gateway::adapter::FixAdapter;
 use gateway::exchange::{Exchange, Outbox};
 use gateway::record::Input;
-use gateway::wire::{next_frame, Fields, Frame, MsgWriter};
+use gateway::wire::{next_frame, Fields, Frame};
 use gateway::Config;
+
+mod common;
+use common::message;
 use std::sync::Arc;
 
 struct Rng(u64);
@@ -20,21 +23,6 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
-}
-
-fn message(seq: u64, body: &[(u32, &str)]) -> Vec<u8> {
-    let mut w = MsgWriter::new();
-    w.str(35, body[0].1)
-        .str(49, "CLIENT1")
-        .str(56, "RIALTO")
-        .u64(34, seq)
-        .str(52, "20260101-00:00:00.000");
-    for (t, v) in &body[1..] {
-        w.str(*t, v);
-    }
-    let mut out = Vec::new();
-    w.finish("FIX.4.4", &mut out);
-    out
 }
 
 #[test]
@@ -72,7 +60,11 @@ fn random_damage_is_rejected_or_ignored_never_a_panic() {
         vec![(35, "1"), (112, "x")],
     ];
     // Log on first, so application messages reach the engine.
-    let logon = message(1, &[(35, "A"), (98, "0"), (108, "30"), (141, "Y")]);
+    let logon = message(
+        "CLIENT1",
+        1,
+        &[(35, "A"), (98, "0"), (108, "30"), (141, "Y")],
+    );
     let mut fields = Fields::new();
     let mut ids = None;
     fields.parse(&logon).unwrap();
@@ -83,7 +75,7 @@ fn random_damage_is_rejected_or_ignored_never_a_panic() {
     let mut converted = 0;
     for i in 0..20_000u64 {
         let t = &templates[r.below(templates.len() as u64) as usize];
-        let mut m = message(2 + i, t);
+        let mut m = message("CLIENT1", 2 + i, t);
         for _ in 0..1 + r.below(4) {
             if m.is_empty() {
                 break;

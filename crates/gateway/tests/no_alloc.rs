@@ -7,29 +7,17 @@
 
 use gateway::adapter::{ConnIds, FixAdapter};
 use gateway::exchange::{Exchange, Outbox};
-use gateway::wire::{Fields, MsgWriter};
+use gateway::wire::Fields;
 use gateway::Config;
+
+mod common;
+use common::message;
 use std::sync::Arc;
 
 #[global_allocator]
 static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
 use alloc_count::allocs;
-
-fn message(sender: &str, seq: u64, body: &[(u32, &str)]) -> Vec<u8> {
-    let mut w = MsgWriter::new();
-    w.str(35, body[0].1)
-        .str(49, sender)
-        .str(56, "RIALTO")
-        .u64(34, seq)
-        .str(52, "20260101-00:00:00.000");
-    for (t, v) in &body[1..] {
-        w.str(*t, v);
-    }
-    let mut out = Vec::new();
-    w.finish("FIX.4.4", &mut out);
-    out
-}
 
 #[test]
 fn a_new_order_single_allocates_nothing_in_steady_state() {
