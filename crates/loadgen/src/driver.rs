@@ -698,6 +698,8 @@ impl Driver {
         let adaptive = self.cfg.adaptive_wake && self.cfg.spin.is_zero();
         let mut early = WakeEarly::new((schedule.tick_ns / 2).min(200_000));
         let mut rearm = false;
+        // The sockets were just looked at (the last wait was a look, not a timer park).
+        let mut looked = false;
         let result = loop {
             let mut now = mono_ns() - t0;
             if let Some(late) = self.wake_lateness.take() {
@@ -709,7 +711,7 @@ impl Driver {
             // report is read before the next request can draw its answer into the same read,
             // where TCP would merge both segments and stamp the earlier report late, with the
             // later one's time), then spin on the clock until the tick is due.
-            if timer_on && k_next < st.k_end {
+            if timer_on && k_next < st.k_end && !looked {
                 if let Err(e) = self.look(&mut st, observer, Duration::ZERO, t0) {
                     break Err(e);
                 }
@@ -835,6 +837,7 @@ impl Driver {
             if let Err(e) = self.pump_with(&mut st, observer, wait, t0) {
                 break Err(e);
             }
+            looked = wait != Wait::Tick;
         };
         if timer_on {
             let _ = self.arm_timer(0, 0);
