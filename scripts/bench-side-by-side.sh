@@ -18,6 +18,10 @@
 #   --sweep-repeat N   runs per sweep point, medians (default 1)
 #   --bots N           bot sessions in the sweeps (default 10)
 #   --qfj-port P       port for the reference exchange (default 9879; must be free)
+#   --rialto-idle M    Rialto's event loop when idle: park (default) or spin (busy-polls one
+#                      core: lower latency; the generator and the JVM share the other)
+#   --noise S          first measure the machine's scheduling gaps for S seconds
+#                      (`rialto bench noise`, the floor under every figure; default 5, 0: skip)
 #   --jvm-warmup S     an unrecorded echo run of S seconds against the fresh JVM first, so its
 #                      JIT has compiled the hot paths before anything is measured (default 20)
 #   --out DIR          where results go (default bench-out/side-by-side-UTCDATE)
@@ -49,6 +53,8 @@ qfj_port=9879
 out=""
 build=1
 jvm_warmup=20
+rialto_idle=park
+noise=5
 
 usage() {
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -72,6 +78,8 @@ while [ $# -gt 0 ]; do
         --sweep-repeat) need_value "$@"; sweep_repeat=$2; shift 2 ;;
         --bots) need_value "$@"; bots=$2; shift 2 ;;
         --qfj-port) need_value "$@"; qfj_port=$2; shift 2 ;;
+        --rialto-idle) need_value "$@"; rialto_idle=$2; shift 2 ;;
+        --noise) need_value "$@"; noise=$2; shift 2 ;;
         --out) need_value "$@"; out=$2; shift 2 ;;
         --no-build) build=0; shift ;;
         --jvm-warmup) need_value "$@"; jvm_warmup=$2; shift 2 ;;
@@ -86,7 +94,8 @@ for v in count rate repeat sweep_repeat bots qfj_port; do
         exit 2
     fi
 done
-for v in warmup duration jvm_warmup; do
+case "$rialto_idle" in park | spin) ;; *) echo "--rialto-idle $rialto_idle: use park or spin" >&2; exit 2 ;; esac
+for v in warmup duration jvm_warmup noise; do
     if ! [[ ${!v} =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
         echo "--$v ${!v}: give seconds" >&2
         exit 2
@@ -147,7 +156,12 @@ for i in $(seq 1 600); do
 done
 
 uptime_line() { uptime | sed 's/.*load average/load average/'; }
-echo "# side by side, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uptime_line)" | tee "$out/README.txt"
+echo "# side by side, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uptime_line), Rialto idle=$rialto_idle" | tee "$out/README.txt"
+if [ "$noise" != 0 ]; then
+    # Before the JVM warms up and while nothing else runs: the machine's own scheduling gaps.
+    echo "==> the machine's scheduling gaps (rialto bench noise --seconds $noise)"
+    "$rialto" bench noise --seconds "$noise" 2>/dev/null | tee "$out/noise.txt" | tee -a "$out/README.txt"
+fi
 
 failed=0
 # One echo run: NAME then the bench echo target options. Output in $out/echo-NAME-REP.txt; the
@@ -178,8 +192,8 @@ if [ "$jvm_count" -gt 0 ]; then
 fi
 
 for rep in $(seq 1 "$repeat"); do
-    echo_run process "$rep" --spawn-server --durability process
-    echo_run fsync "$rep" --spawn-server --durability fsync
+    echo_run process "$rep" --spawn-server --durability process --server-idle "$rialto_idle"
+    echo_run fsync "$rep" --spawn-server --durability fsync --server-idle "$rialto_idle"
     echo_run qfj "$rep" --port "$qfj_port"
 done
 
@@ -243,8 +257,8 @@ if [ "$sweep" = 1 ]; then
             failed=1
         fi
     }
-    sweep_run process "$sweep_rates" 2 --spawn-server --durability process
-    sweep_run fsync "$sweep_rates" 2 --spawn-server --durability fsync
+    sweep_run process "$sweep_rates" 2 --spawn-server --durability process --server-idle "$rialto_idle"
+    sweep_run fsync "$sweep_rates" 2 --spawn-server --durability fsync --server-idle "$rialto_idle"
     sweep_run qfj "$qfj_sweep_rates" 5 --port "$qfj_port"
     charts=()
     for n in process fsync qfj; do

@@ -51,7 +51,7 @@ pub mod server;
 pub mod tools;
 pub mod wire;
 
-pub use config::{Config, Durability};
+pub use config::{Config, Durability, Idle};
 pub use server::{recover, serve_until_signal, Server, ServerError};
 
 /// Fuzz entry for the parsing path of the network thread: `bytes` are framed (`wire`), parsed

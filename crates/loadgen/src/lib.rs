@@ -13,7 +13,8 @@
 //! time), `clock` (clock reads that also work under valgrind); those two hold the crate's only
 //! unsafe code, `deny(unsafe_code)` elsewhere; `stats` (counters, histograms, the printed
 //! formats), `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg`
-//! (the latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `demo` (the
+//! (the latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `noise` (the
+//! machine's scheduling gaps: the floor under every latency figure), `demo` (the
 //! in-process exchange with simulated traders). `examples/ack_exchange.rs` is a stand-in
 //! exchange that only acknowledges, to measure the generator's own ceiling.
 //!
@@ -30,6 +31,7 @@ pub mod demo;
 pub mod driver;
 pub mod inbound;
 pub mod mix;
+pub mod noise;
 pub mod orders;
 pub mod rng;
 pub mod rx;

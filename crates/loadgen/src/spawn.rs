@@ -23,8 +23,9 @@ pub struct SpawnSpec {
 }
 
 impl SpawnSpec {
-    /// `rialto serve` from the executable `rialto` with the given durability.
-    pub fn rialto(exe: PathBuf, durability: &str) -> SpawnSpec {
+    /// `rialto serve` from the executable `rialto` with the given durability and idle mode
+    /// (`park` or `spin`).
+    pub fn rialto(exe: PathBuf, durability: &str, idle: &str) -> SpawnSpec {
         SpawnSpec {
             program: exe,
             args: vec![
@@ -35,6 +36,8 @@ impl SpawnSpec {
                 "{dir}".into(),
                 "--durability".into(),
                 durability.into(),
+                "--idle".into(),
+                idle.into(),
             ],
             ready_timeout: Duration::from_secs(20),
         }
@@ -192,8 +195,15 @@ mod tests {
         assert_eq!(s.program, PathBuf::from("java"));
         assert_eq!(s.args, vec!["-jar", "r.jar", "--port", "{port}"]);
         assert!(SpawnSpec::from_command_line("  ").is_err());
-        let r = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "fsync");
-        assert!(r.args.contains(&"fsync".to_string()));
+        let r = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "fsync", "spin");
+        let pair = |flag: &str| {
+            r.args
+                .iter()
+                .position(|a| a == flag)
+                .map(|i| &r.args[i + 1])
+        };
+        assert_eq!(pair("--durability").map(String::as_str), Some("fsync"));
+        assert_eq!(pair("--idle").map(String::as_str), Some("spin"));
     }
 
     #[test]

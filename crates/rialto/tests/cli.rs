@@ -309,3 +309,45 @@ fn bench_engine_saved_stream_replays_to_the_same_hash() {
         3
     );
 }
+
+#[test]
+fn bench_noise_reports_every_cpu_and_refuses_a_bad_duration() {
+    let out = rialto(&["bench", "noise", "--seconds", "0.05"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let summary = text.lines().last().expect("a summary line");
+    for key in [
+        "noise_cpus=",
+        "gaps_over_1ms_per_s=",
+        "max_gap_us=",
+        "lost_pct_max=",
+    ] {
+        assert!(summary.contains(key), "{key} missing in {summary:?}");
+    }
+    let cpus: usize = summary
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("noise_cpus="))
+        .and_then(|v| v.parse().ok())
+        .expect("noise_cpus=N");
+    assert!(cpus >= 1);
+    // One table row per CPU after the header row.
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| ")).count(),
+        cpus + 1
+    );
+
+    let bad = rialto(&["bench", "noise", "--seconds", "0"]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("--seconds 0"), "{}", stderr(&bad));
+}
+
+#[test]
+fn serve_refuses_an_unknown_idle_mode() {
+    let out = rialto(&["serve", "--idle", "nap", "--data-dir", "/nonexistent/never"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--idle \"nap\": use park or spin"),
+        "{}",
+        stderr(&out)
+    );
+}

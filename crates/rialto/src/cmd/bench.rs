@@ -19,6 +19,9 @@ pub enum BenchCommand {
     Echo(super::bench_echo::Args),
     /// Draw several sweeps' CSV files on one latency-vs-load SVG chart.
     Chart(super::bench_chart::Args),
+    /// The machine's scheduling gaps (one pinned clock-reading thread per CPU): the latency
+    /// floor under every other benchmark here.
+    Noise(super::bench_noise::Args),
 }
 
 pub fn run(cmd: BenchCommand) -> CmdResult {
@@ -28,5 +31,6 @@ pub fn run(cmd: BenchCommand) -> CmdResult {
         BenchCommand::Sweep(args) => super::bench_sweep::run(args),
         BenchCommand::Echo(args) => super::bench_echo::run(args),
         BenchCommand::Chart(args) => super::bench_chart::run(args),
+        BenchCommand::Noise(args) => super::bench_noise::run(args),
     }
 }

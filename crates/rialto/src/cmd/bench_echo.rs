@@ -47,6 +47,9 @@ pub struct Args {
     /// Durability of the spawned server: process or fsync.
     #[arg(long, default_value = "process", requires = "spawn_server")]
     durability: String,
+    /// Idle mode of the spawned server: park or spin (see `rialto bench fix --help`).
+    #[arg(long, default_value = "park", requires = "spawn_server")]
+    server_idle: String,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -57,9 +60,13 @@ pub fn run(args: Args) -> CmdResult {
         if !matches!(args.durability.as_str(), "process" | "fsync") {
             return Err(format!("--durability {:?}: use process or fsync", args.durability).into());
         }
+        if !matches!(args.server_idle.as_str(), "park" | "spin") {
+            return Err(format!("--server-idle {:?}: use park or spin", args.server_idle).into());
+        }
         Some(SpawnSpec::rialto(
             std::env::current_exe()?,
             &args.durability,
+            &args.server_idle,
         ))
     } else {
         None

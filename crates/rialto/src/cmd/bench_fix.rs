@@ -57,6 +57,10 @@ pub struct BotArgs {
     /// Durability of the spawned server: process or fsync.
     #[arg(long, default_value = "process", requires = "spawn_server")]
     pub durability: String,
+    /// Idle mode of the spawned server: park (sleep in epoll_wait) or spin (busy-poll one
+    /// core: lower latency, and the generator gets the other core to itself).
+    #[arg(long, default_value = "park", requires = "spawn_server")]
+    pub server_idle: String,
     /// Shortest timer tick, µs: up to one request per tick is sent exactly on time; above
     /// that rate, requests go out in small batches at each tick (measured from the tick).
     /// Each tick costs the generator about 40 µs of CPU on this VM (a wake-up and a write that
@@ -94,9 +98,19 @@ impl BotArgs {
                     self.durability
                 ));
             }
+            if !matches!(self.server_idle.as_str(), "park" | "spin") {
+                return Err(format!(
+                    "--server-idle {:?}: use park or spin",
+                    self.server_idle
+                ));
+            }
             let exe = std::env::current_exe()
                 .map_err(|e| format!("cannot find the rialto executable: {e}"))?;
-            return Ok(Some(SpawnSpec::rialto(exe, &self.durability)));
+            return Ok(Some(SpawnSpec::rialto(
+                exe,
+                &self.durability,
+                &self.server_idle,
+            )));
         }
         match &self.spawn_cmd {
             Some(c) => Ok(Some(SpawnSpec::from_command_line(c)?)),

@@ -1,4 +1,5 @@
-//! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR] [--durability MODE]`:
+//! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR] [--durability MODE]
+//! [--idle park|spin]`:
 //! the exchange server (crate `gateway`). Glue only: read the config, apply the overrides,
 //! run until SIGINT/SIGTERM.
 
@@ -21,6 +22,10 @@ pub struct Args {
     /// `process` (release after write returned) or `fsync` (after fdatasync).
     #[arg(long)]
     durability: Option<String>,
+    /// What the event loop does when idle (overrides the config's `idle`): `park` (sleep in
+    /// epoll_wait) or `spin` (busy-poll: lower latency, burns one core).
+    #[arg(long)]
+    idle: Option<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -45,6 +50,13 @@ pub fn run(args: Args) -> CmdResult {
             "process" => gateway::Durability::Process,
             "fsync" => gateway::Durability::Fsync,
             _ => return Err(format!("--durability {d:?}: use process or fsync").into()),
+        };
+    }
+    if let Some(i) = args.idle {
+        cfg.idle = match i.as_str() {
+            "park" => gateway::Idle::Park,
+            "spin" => gateway::Idle::Spin,
+            _ => return Err(format!("--idle {i:?}: use park or spin").into()),
         };
     }
     gateway::serve_until_signal(cfg, text.as_deref())?;
