@@ -61,9 +61,11 @@
 //! - `RestingOrder::orig_qty` is the quantity the order last entered the book with: the `New`'s
 //!   quantity, or the quantity set by the last replace.
 //! - Mass cancel and expire walk symbols ascending, then buy before sell, then priority order.
-#![forbid(unsafe_code)]
+// Denied everywhere but in `hint::prefetch` (a cache hint; see there).
+#![deny(unsafe_code)]
 
 mod bitset;
+pub mod hint;
 mod ids;
 mod ladder;
 mod snapshot;

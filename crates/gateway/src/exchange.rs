@@ -36,6 +36,10 @@ const DONE_ORDERS_MAX: usize = 1 << 16;
 /// never forgotten; beyond this count the oldest ClOrdIDs of finished orders are. So a
 /// ClOrdID is unique per session among live orders and the most recent `CL_ORD_IDS_MAX`.
 const CL_ORD_IDS_MAX: usize = 1 << 20;
+/// How many ring entries ahead of the oldest `remember_cl_ord_id` prefetches the index slot
+/// (one entry is forgotten or rotated per ClOrdID remembered, so this is about as many
+/// requests ahead: enough for a DRAM miss to finish before the slot is needed).
+const ROTATE_PREFETCH: usize = 16;
 
 /// FIX messages to send, in order, after a batch of inputs was applied.
 #[derive(Default)]
@@ -326,6 +330,22 @@ impl ClIndex {
         self.table.insert(hash, pos);
     }
 
+    /// Starts loading the index slot of (`session`, `cl`) into the cache, for a lookup soon.
+    #[inline]
+    fn prefetch(&self, session: u16, cl: &[u8]) {
+        self.table.prefetch(self.hash(session, cl));
+    }
+
+    /// Starts loading the index slot of the entry that `rotate_or_forget` will reach after
+    /// about `ROTATE_PREFETCH` more calls (the ring is read in order, so its entries stream in
+    /// by themselves; the index slots are random).
+    #[inline]
+    fn prefetch_rotation(&self) {
+        if let Some(e) = self.ring.get(ROTATE_PREFETCH) {
+            self.table.prefetch(e.hash);
+        }
+    }
+
     /// Removes the oldest entry; if `keep` says so, appends it again as the newest.
     fn rotate_or_forget(&mut self, keep: impl Fn(OrderId) -> bool) {
         let Some(e) = self.ring.pop_front() else {
@@ -402,6 +422,12 @@ impl PosTable {
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// Starts loading the home slot of `hash` into the cache (a hint: no effect on the state).
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        engine::hint::prefetch(&self.slots[self.home(Self::tag(hash))]);
     }
 
     fn insert(&mut self, hash: u64, pos: u64) {
@@ -715,6 +741,35 @@ impl Exchange {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// A hint for a caller that knows the inputs ahead (recovery: a few records before
+    /// applying `input`): starts loading the ClOrdID index slots `input` will look up, so the
+    /// lookups in `apply` find them in the cache. Changes nothing; skipping it changes nothing.
+    #[inline]
+    pub fn prefetch(&self, input: &Input) {
+        let Input::Fix { conn, msg, .. } = input else {
+            return;
+        };
+        let Some(&ix) = self.conns.get(conn) else {
+            return;
+        };
+        match msg {
+            FixMsg::New(n) => self.cl.prefetch(ix, n.cl_ord_id.as_bytes()),
+            FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            }
+            | FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                ..
+            } => {
+                self.cl.prefetch(ix, orig_cl_ord_id.as_bytes());
+                self.cl.prefetch(ix, cl_ord_id.as_bytes());
+            }
+            _ => {}
+        }
     }
 
     /// Applies journal record `seq` (stamped `ts_ns`). Records must come in sequence order.
@@ -1825,6 +1880,9 @@ impl Exchange {
     /// Moves a terminal order to the bounded list of done orders.
     fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: ClOrdId, id: OrderId) {
         self.cl.push(ix, cl_ord_id, id);
+        if self.cl.len() > CL_ORD_IDS_MAX {
+            self.cl.prefetch_rotation();
+        }
         // Forget the oldest ClOrdIDs of finished orders; rotate live ones to the back (there
         // are at most `orders_max` live orders, so this ends).
         let mut rotations = self.cl.len();
