@@ -319,3 +319,224 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
         "start says why it replays everything: {notes:?}"
     );
 }
+
+/// A journal of `n` random inputs in small segments (many of them), plus the exchange after
+/// each of the given sequence numbers' snapshots (written to the data dir) and the final one.
+struct Recorded {
+    dir: tempfile::TempDir,
+    cfg: Arc<Config>,
+    inputs: Vec<Input>,
+}
+
+fn small_segments() -> journal::JournalConfig {
+    journal::JournalConfig {
+        segment_size_bytes: 32 << 10,
+        batch_buffer_bytes: 16 << 10,
+        payload_len_max: 4 << 10,
+    }
+}
+
+const TS0: u64 = 1_800_000_000_000_000_000;
+
+fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
+    use journal::{Durability, JournalWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Arc::new(Config::defaults());
+    let mut r = Rng(0x0ddb_a11c_afe0_1234);
+    let mut seqs = vec![1u64; 4];
+    let mut next_cl = 0;
+    let mut x = Exchange::new(cfg.clone());
+    x.replaying = true;
+    let mut out = Outbox::default();
+    let (mut j, _) = JournalWriter::open(dir.path(), small_segments()).unwrap();
+    let mut buf = Vec::new();
+    let mut inputs = Vec::new();
+    for seq in 1..=n {
+        let input = random_input(&mut r, &mut seqs, &mut next_cl);
+        buf.clear();
+        input.encode(&mut buf);
+        let kind = gateway::record::KIND_INPUT as u16;
+        assert_eq!(j.append(kind, TS0 + seq, &buf).unwrap(), seq);
+        x.apply(seq, TS0 + seq, &input, &mut out);
+        out.clear();
+        if snapshots_at.contains(&seq) {
+            let mut snap = Vec::new();
+            x.snapshot(&mut snap);
+            journal::snapshot::write(dir.path(), seq, &snap).unwrap();
+        }
+        inputs.push(input);
+    }
+    j.commit(Durability::Process).unwrap();
+    Recorded { dir, cfg, inputs }
+}
+
+impl Recorded {
+    /// State hash after applying records `1..=upto` from scratch.
+    fn hash_after(&self, upto: u64) -> u64 {
+        let mut x = Exchange::new(self.cfg.clone());
+        x.replaying = true;
+        let mut out = Outbox::default();
+        for (i, input) in self.inputs[..upto as usize].iter().enumerate() {
+            let seq = i as u64 + 1;
+            x.apply(seq, TS0 + seq, input, &mut out);
+            out.clear();
+        }
+        x.replaying = false;
+        x.state_hash()
+    }
+
+    /// Segment file and offset of record `seq`.
+    fn locate(&self, seq: u64) -> (std::path::PathBuf, u64) {
+        let mut rd = journal::JournalReader::open(self.dir.path(), seq).unwrap();
+        let rec = rd.next_record().unwrap().unwrap();
+        assert_eq!(rec.seq, seq);
+        (rec.segment.to_path_buf(), rec.offset)
+    }
+
+    fn flip(&self, path: &std::path::Path, at: u64) {
+        let mut bytes = std::fs::read(path).unwrap();
+        bytes[at as usize] ^= 0x20;
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    /// Every file of the journal directory, for "nothing was modified" checks.
+    fn journal_bytes(&self) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(self.dir.path().join("journal"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .map(|p| {
+                let b = std::fs::read(&p).unwrap();
+                (p, b)
+            })
+            .collect()
+    }
+
+    fn start(
+        &self,
+    ) -> Result<
+        (
+            Exchange,
+            journal::JournalWriter,
+            journal::RecoveryReport,
+            gateway::server::Recovered,
+            Vec<String>,
+        ),
+        gateway::ServerError,
+    > {
+        let mut notes = Vec::new();
+        let (x, j, report, rec) =
+            gateway::server::recover_and_open(&self.cfg, self.dir.path(), small_segments(), |m| {
+                notes.push(m.to_string())
+            })?;
+        Ok((x, j, report, rec, notes))
+    }
+}
+
+#[test]
+fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_replay() {
+    let rec = record_journal(3000, &[1000, 2000]);
+    // The last record is torn: its checksum fails and nothing valid follows.
+    let (seg, off) = rec.locate(3000);
+    rec.flip(&seg, off + 30);
+    let (x, j, report, r, _) = rec.start().unwrap();
+    assert!(report.segments.len() > 5, "several segments: {report}");
+    assert_eq!(r.snapshot_seq, Some(2000));
+    assert_eq!(r.replayed, 999);
+    assert_eq!(r.phases.journal_passes, 1);
+    assert_eq!(r.last_seq, 2999);
+    let torn = report.truncated.as_ref().expect("torn tail reported");
+    assert_eq!((torn.segment.clone(), torn.offset), (seg, off));
+    assert!(
+        r.journal_report.contains("torn tail"),
+        "{}",
+        r.journal_report
+    );
+    assert_eq!(j.next_seq(), 3000);
+    assert_eq!(x.state_hash(), rec.hash_after(2999));
+    assert_eq!(r.state_hash, rec.hash_after(2999));
+    drop(j);
+
+    // Read-only recovery (journal verify) agrees, and so does a second start.
+    let (y, again) = gateway::recover(&rec.cfg, rec.dir.path(), true, |_| {}).unwrap();
+    assert_eq!((y.state_hash(), again.replayed), (x.state_hash(), 999));
+    let (z, _, report2, r2, _) = rec.start().unwrap();
+    assert!(report2.truncated.is_none(), "truncated once: {report2}");
+    assert_eq!(
+        (z.state_hash(), r2.phases.journal_passes),
+        (x.state_hash(), 1)
+    );
+}
+
+#[test]
+fn start_up_with_a_damaged_newest_snapshot_replays_from_the_older_one() {
+    let rec = record_journal(2500, &[1000, 2000]);
+    let newest = journal::snapshot::snapshot_path(rec.dir.path(), 2000);
+    rec.flip(&newest, 100);
+    let (x, j, _, r, notes) = rec.start().unwrap();
+    assert!(
+        notes.iter().any(|n| n.contains("skipped damaged snapshot")),
+        "{notes:?}"
+    );
+    assert_eq!(r.snapshot_seq, Some(1000));
+    assert_eq!(r.replayed, 1500);
+    assert_eq!(r.phases.journal_passes, 2);
+    assert_eq!(j.next_seq(), 2501);
+    assert_eq!(x.state_hash(), rec.hash_after(2500));
+
+    // No usable snapshot at all: everything from record 1.
+    rec.flip(&journal::snapshot::snapshot_path(rec.dir.path(), 1000), 100);
+    drop(j);
+    let (y, _, _, r, _) = rec.start().unwrap();
+    assert_eq!((r.snapshot_seq, r.replayed), (None, 2500));
+    assert_eq!(y.state_hash(), x.state_hash());
+}
+
+#[test]
+fn start_up_refuses_corruption_before_the_tail_naming_segment_and_offset_and_modifies_nothing() {
+    let rec = record_journal(3000, &[1000]);
+    // A torn tail that must NOT be truncated, since start-up fails.
+    let (last_seg, last_off) = rec.locate(3000);
+    rec.flip(&last_seg, last_off + 30);
+    for bad in [500, 1500] {
+        // Before the snapshot (only verified) and after it (replayed).
+        let (seg, off) = rec.locate(bad);
+        rec.flip(&seg, off + 40);
+        let before = rec.journal_bytes();
+        let err = rec.start().err().expect("corruption refused").0;
+        assert!(
+            err.contains(&seg.display().to_string()) && err.contains(&format!("offset {off}")),
+            "record {bad}: {err}"
+        );
+        assert!(
+            before == rec.journal_bytes(),
+            "record {bad}: journal modified"
+        );
+        rec.flip(&seg, off + 40);
+    }
+}
+
+#[test]
+fn start_up_stops_cleanly_when_the_snapshot_disagrees_and_modifies_nothing() {
+    let rec = record_journal(1500, &[]);
+    let (last_seg, last_off) = rec.locate(1500);
+    rec.flip(&last_seg, last_off + 30);
+    // A snapshot named 1200 holding the state after record 1000.
+    let mut x = Exchange::new(rec.cfg.clone());
+    let mut out = Outbox::default();
+    for (i, input) in rec.inputs[..1000].iter().enumerate() {
+        x.apply(i as u64 + 1, TS0 + i as u64 + 1, input, &mut out);
+        out.clear();
+    }
+    let mut snap = Vec::new();
+    x.snapshot(&mut snap);
+    journal::snapshot::write(rec.dir.path(), 1200, &snap).unwrap();
+    let before = rec.journal_bytes();
+    let err = rec.start().err().expect("mismatch refused").0;
+    assert!(err.contains("is named 1200"), "{err}");
+    assert!(before == rec.journal_bytes(), "journal modified");
+}
