@@ -20,7 +20,12 @@
 //!   (deterministic, so it equals the live state there), serializes, writes (atomic rename,
 //!   fsync) and prunes; parked otherwise. The loop never stalls for a periodic snapshot (at
 //!   200K orders/s a 30 MB snapshot took 75-87 ms to serialize); only the final one at a clean
-//!   stop is serialized by the loop (also every one, should the replica fail).
+//!   stop is serialized by the loop (also every one, should the replica fail). The replay and
+//!   serialization run on a helper, **snapshot-idle**, at nice 19: it uses the CPU the loop and
+//!   the generator leave idle (enough to keep up at 200K/s on 2 cores) and yields to them at
+//!   once; should it get less than a quarter of a core for a job, the `snapshot` thread (nice
+//!   0) takes the replica over at a paced half core until the job is ahead again
+//!   (`SnapshotWriter`).
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
@@ -46,13 +51,16 @@
 //! are applied in journal order exactly once; a connection that closes (or is closed as a slow
 //! consumer) yields exactly one `Disconnected` input after its last message; at most one thread
 //! spins (the loop, and only with `idle = "spin"`).
+//!
+//! Start-up (`Server::start`): `recover_and_open` reads the journal once (the writer's open
+//! scan feeds the replay after the snapshot) and prints each phase's time.
 
 use crate::adapter::{ConnIds, FixAdapter};
 use crate::config::{Config, Durability, Idle};
 use crate::exchange::{Exchange, Outbox};
 use crate::record::{ConnId, Input, KIND_INPUT};
 pub(crate) use crate::recovery::decode_input;
-pub use crate::recovery::{recover, Recovered};
+pub use crate::recovery::{recover, recover_and_open, Phases, Recovered};
 use crate::wire::{next_frame, Fields, Frame};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use journal::{JournalConfig, JournalReader, JournalWriter};
@@ -76,10 +84,14 @@ const READ_BUF_MAX: usize = 1 << 20;
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
-/// Records the snapshot replica replays between two pauses.
-const REPLICA_SLICE: u64 = 4096;
-/// The replica sleeps this many times as long as it worked (so it uses at most 1/4 of a core).
-const REPLICA_IDLE_PER_BUSY: u32 = 3;
+/// Records the snapshot replica replays between two looks at the clock (about 1 ms).
+const REPLICA_SLICE: u64 = 1024;
+/// Share of a core a replica job is guaranteed (see `SnapshotWriter`): its CPU time is kept at
+/// least this fraction of its wall time.
+const REPLICA_SHARE_MIN: f64 = 0.25;
+/// How far the replica's CPU time may fall behind its guaranteed share before the nice-0
+/// thread takes over, and how far ahead it must be again to hand back (hysteresis).
+const REPLICA_STARVED_AFTER: Duration = Duration::from_millis(100);
 /// How long a clean stop waits for the Logouts to leave before closing the sockets anyway.
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
@@ -156,15 +168,18 @@ impl Server {
                 data_dir.display()
             ))
         })?;
-        let (mut journal, report) = JournalWriter::open(
+        // One pass over the journal: the writer's open scan (checksums, torn tail) feeds the
+        // replay after the snapshot (recovery's module docs).
+        let (mut x, mut journal, report, recovered) = recover_and_open(
+            &cfg,
             &data_dir,
             JournalConfig {
                 segment_size_bytes: cfg.journal_segment_bytes,
                 ..JournalConfig::default()
             },
+            |m| log(m),
         )?;
         log(&report.to_string());
-        let (mut x, recovered) = recover(&cfg, &data_dir, true, |m| log(m))?;
         log(&format!(
             "recovered: snapshot at seq {}, replayed {} records, last seq {}, {} live orders, {:.3}s; state hash {:016x}",
             recovered.snapshot_seq.unwrap_or(0),
@@ -174,6 +189,7 @@ impl Server {
             recovered.elapsed.as_secs_f64(),
             recovered.state_hash
         ));
+        log(&format!("start-up phases: {}", recovered.phases));
         if journal.next_seq() != x.last_seq() + 1 {
             return Err(ServerError(format!(
                 "journal ends at {} but the recovered state is at {}",
@@ -346,6 +362,18 @@ enum SnapshotJob {
 /// forward by replaying the journal (deterministic, so it equals the live state at the same
 /// record); serializing the replica costs the event loop nothing. If the replica fails (a
 /// journal read error), it says so and clears `replica_ok`: the loop then serializes inline.
+///
+/// Who does the replica's work (module docs, "snapshot"): a helper thread, `snapshot-idle`, at
+/// nice 19 replays and serializes at full speed, so the replica uses whatever CPU the loop and
+/// everything else leave idle and keeps up with the loop's rate. Nice 19 is a CFS weight of 15
+/// against 1024 for the loop's nice 0: a waking nice-0 thread preempts it at once, and it gets
+/// next to nothing of a busy core. So that snapshots still come on a saturated machine, a job
+/// is guaranteed a minimum share: if the helper's CPU time for the job falls more than
+/// [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of the job's wall time, it hands the
+/// replica back to this thread (nice 0), which replays in slices, sleeping as long as each
+/// took (at most half a core), until the job's CPU time is that far ahead again, then hands it
+/// back. Raising a thread's nice value needs no privilege; lowering it again would, hence two
+/// threads and a hand-over instead of one thread changing its priority.
 struct SnapshotWriter {
     cfg: Arc<Config>,
     data_dir: PathBuf,
@@ -357,13 +385,101 @@ struct SnapshotWriter {
     log: Logger,
 }
 
+/// A replica job in progress: everything the two threads hand each other.
+struct Leg {
+    x: Box<Exchange>,
+    out: Outbox,
+    /// Reader positioned at `x.last_seq() + 1` (opened once per job).
+    reader: Option<JournalReader>,
+    upto: u64,
+    /// When the job started, and the CPU time both threads have spent on it so far.
+    started: Instant,
+    cpu: Duration,
+    /// Serialization buffer; filled (and `hash` set) once the replica is at `upto`.
+    bytes: Vec<u8>,
+    hash: Option<u64>,
+    /// Time the job spent on this (nice 0) thread, and how many times it came here.
+    floor_time: Duration,
+    floor_legs: u32,
+}
+
+/// How a stretch of replica work ended.
+enum LegEnd {
+    /// The replica is at `upto` (and serialized, if `hash` is set).
+    Done,
+    /// The helper fell behind its minimum share: the nice-0 thread takes over for a while.
+    Starved,
+    /// The nice-0 thread got the job ahead of its minimum share again.
+    Repaid,
+    /// The server is stopping.
+    Stopped,
+    Failed(ServerError),
+}
+
+/// How [`forward`] paces itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pace {
+    /// Full speed (the nice-19 helper); gives up the job when starved.
+    Idle,
+    /// Slices with equal pauses (the nice-0 thread); gives the job back once repaid.
+    Floor,
+}
+
 impl SnapshotWriter {
     fn run(self, rx: Receiver<SnapshotJob>, initial: Vec<u8>) -> Result<(), ServerError> {
+        let (leg_tx, leg_rx) = bounded::<Leg>(1);
+        let (back_tx, back_rx) = bounded::<(Leg, LegEnd)>(1);
+        std::thread::scope(|scope| {
+            let helper = {
+                let (data_dir, stop, log) = (self.data_dir.clone(), self.stop.clone(), &self.log);
+                std::thread::Builder::new()
+                    .name("snapshot-idle".into())
+                    .spawn_scoped(scope, move || {
+                        // Raising our own nice value is always allowed.
+                        let tid = rustix::thread::gettid();
+                        if let Err(e) = rustix::process::setpriority_process(Some(tid), 19) {
+                            log(&format!(
+                                "snapshot replica: cannot lower its priority (nice 19: {e}); it runs at nice 0"
+                            ));
+                        }
+                        for mut leg in leg_rx {
+                            let end = match forward(&mut leg, &data_dir, &stop, Pace::Idle) {
+                                Ok(LegEnd::Done) => {
+                                    leg.bytes.clear();
+                                    leg.hash = Some(leg.x.snapshot_and_hash(&mut leg.bytes));
+                                    LegEnd::Done
+                                }
+                                Ok(end) => end,
+                                Err(e) => LegEnd::Failed(e),
+                            };
+                            if back_tx.send((leg, end)).is_err() {
+                                return;
+                            }
+                        }
+                    })
+                    .ok()
+            };
+            // Without the helper (spawn failed), this thread does all the work at the floor pace.
+            let helper_tx = helper.as_ref().map(|_| leg_tx);
+            let r = self.serve_jobs(rx, initial, helper_tx.as_ref(), &back_rx);
+            // Closing the hand-over channel ends the helper.
+            drop(helper_tx);
+            r
+        })
+    }
+
+    fn serve_jobs(
+        &self,
+        rx: Receiver<SnapshotJob>,
+        initial: Vec<u8>,
+        helper: Option<&Sender<Leg>>,
+        back: &Receiver<(Leg, LegEnd)>,
+    ) -> Result<(), ServerError> {
         let mut replica = match Exchange::restore(self.cfg.clone(), &initial) {
             Ok(mut x) => {
                 // Outbound messages are thrown away: do not format them.
                 x.replaying = true;
-                Some(x)
+                Some(Box::new(x))
             }
             Err(e) => {
                 self.replica_failed(&format!("cannot restore the replica: {e}"));
@@ -374,7 +490,7 @@ impl SnapshotWriter {
         let mut out = Outbox::default();
         for job in rx {
             let t0 = Instant::now();
-            let (seq, hash, stall) = match job {
+            let (seq, hash, how) = match job {
                 SnapshotJob::Bytes {
                     seq,
                     bytes: b,
@@ -382,29 +498,71 @@ impl SnapshotWriter {
                     stall,
                 } => {
                     bytes = b;
-                    (seq, hash, Some(stall))
+                    let how = format!("engine stall {:.1} ms", stall.as_secs_f64() * 1e3);
+                    (seq, hash, how)
                 }
                 SnapshotJob::Upto { seq } => {
-                    let Some(x) = replica.as_mut() else {
+                    let Some(x) = replica.take() else {
                         self.busy.store(false, Ordering::Release);
                         continue;
                     };
-                    match forward(x, &self.data_dir, seq, &mut out, &self.stop) {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            self.busy.store(false, Ordering::Release);
-                            continue;
-                        }
-                        Err(e) => {
-                            replica = None;
+                    let leg = Leg {
+                        x,
+                        out: std::mem::take(&mut out),
+                        reader: None,
+                        upto: seq,
+                        started: t0,
+                        cpu: Duration::ZERO,
+                        bytes: std::mem::take(&mut bytes),
+                        hash: None,
+                        floor_time: Duration::ZERO,
+                        floor_legs: 0,
+                    };
+                    let (mut leg, done) = match self.advance(leg, helper, back) {
+                        (Some(leg), LegEnd::Done) => (leg, true),
+                        (_, LegEnd::Failed(e)) => {
                             self.replica_failed(&e.0);
                             self.busy.store(false, Ordering::Release);
                             continue;
                         }
+                        // Stopping (the loop writes the final snapshot).
+                        (Some(leg), _) => (leg, false),
+                        (None, _) => {
+                            self.replica_failed("the replica is gone");
+                            self.busy.store(false, Ordering::Release);
+                            continue;
+                        }
+                    };
+                    let hash = match leg.hash {
+                        Some(h) => h,
+                        None if done => {
+                            leg.bytes.clear();
+                            leg.x.snapshot_and_hash(&mut leg.bytes)
+                        }
+                        None => 0,
+                    };
+                    let how = format!(
+                        "engine stall 0 ms (replica replayed and serialized it in {:.1} ms, {:.1} ms of CPU{})",
+                        t0.elapsed().as_secs_f64() * 1e3,
+                        leg.cpu.as_secs_f64() * 1e3,
+                        if leg.floor_legs == 0 {
+                            String::new()
+                        } else {
+                            format!(
+                                "; {:.1} ms at its minimum share in {} turn(s)",
+                                leg.floor_time.as_secs_f64() * 1e3,
+                                leg.floor_legs
+                            )
+                        }
+                    );
+                    replica = Some(leg.x);
+                    out = leg.out;
+                    bytes = leg.bytes;
+                    if !done {
+                        self.busy.store(false, Ordering::Release);
+                        continue;
                     }
-                    bytes.clear();
-                    let hash = x.snapshot_and_hash(&mut bytes);
-                    (seq, hash, None)
+                    (seq, hash, how)
                 }
             };
             let prepared = t0.elapsed();
@@ -421,13 +579,6 @@ impl SnapshotWriter {
                 Ok(path) => {
                     self.counters.snapshots.fetch_add(1, Ordering::Relaxed);
                     self.counters.state_hash.store(hash, Ordering::Relaxed);
-                    let how = match stall {
-                        Some(d) => format!("engine stall {:.1} ms", d.as_secs_f64() * 1e3),
-                        None => format!(
-                            "engine stall 0 ms (replica replayed and serialized it in {:.1} ms)",
-                            prepared.as_secs_f64() * 1e3
-                        ),
-                    };
                     (self.log)(&format!(
                         "snapshot at seq {seq}: {} bytes, {how}, written in {:.1} ms to {}; state hash {hash:016x}",
                         bytes.len(),
@@ -442,6 +593,41 @@ impl SnapshotWriter {
         Ok(())
     }
 
+    /// Brings the replica to `leg.upto`: on the helper while it gets its share, here (at the
+    /// floor pace) while it does not. Returns `Done`, `Stopped` or `Failed` (with no replica
+    /// if the helper thread died holding it).
+    fn advance(
+        &self,
+        mut leg: Leg,
+        helper: Option<&Sender<Leg>>,
+        back: &Receiver<(Leg, LegEnd)>,
+    ) -> (Option<Leg>, LegEnd) {
+        loop {
+            if let Some(tx) = helper {
+                // The helper always answers, unless it panicked (taking the replica along).
+                let answer = tx.send(leg).ok().and_then(|()| back.recv().ok());
+                let Some((l, end)) = answer else {
+                    let gone = ServerError("the snapshot-idle thread is gone".into());
+                    return (None, LegEnd::Failed(gone));
+                };
+                leg = l;
+                if !matches!(end, LegEnd::Starved) {
+                    return (Some(leg), end);
+                }
+            }
+            leg.floor_legs += 1;
+            let t = Instant::now();
+            let end = forward(&mut leg, &self.data_dir, &self.stop, Pace::Floor);
+            leg.floor_time += t.elapsed();
+            match end {
+                // Back to the helper; without one, on at the floor pace.
+                Ok(LegEnd::Repaid) => {}
+                Ok(end) => return (Some(leg), end),
+                Err(e) => return (Some(leg), LegEnd::Failed(e)),
+            }
+        }
+    }
+
     fn replica_failed(&self, why: &str) {
         self.replica_ok.store(false, Ordering::Release);
         (self.log)(&format!(
@@ -450,33 +636,55 @@ impl SnapshotWriter {
     }
 }
 
-/// Applies journal records `x.last_seq() + 1 ..= upto` to the replica (outbound messages are
-/// regenerated and dropped). Returns false if it gave up early because the server is stopping
-/// (the final snapshot comes from the loop; the replica stays consistent, just behind).
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Applies journal records `x.last_seq() + 1 ..= leg.upto` to the replica (outbound messages
+/// are regenerated and dropped), pacing itself as `pace` says (see [`SnapshotWriter`]).
+/// Returns `Done`, `Stopped` (it gave up because the server is stopping: the replica stays
+/// consistent, just behind), `Starved` (`Pace::Idle`) or `Repaid` (`Pace::Floor`).
 fn forward(
-    x: &mut Exchange,
+    leg: &mut Leg,
     data_dir: &Path,
-    upto: u64,
-    out: &mut Outbox,
     stop: &AtomicBool,
-) -> Result<bool, ServerError> {
-    let from = x.last_seq() + 1;
-    if from > upto {
-        return Ok(true);
-    }
-    let mut reader = JournalReader::open(data_dir, from)?;
-    let mut next = from;
+    pace: Pace,
+) -> Result<LegEnd, ServerError> {
+    let cpu0 = thread_cpu();
+    let cpu_before = leg.cpu;
     let mut slice = Instant::now();
-    while next <= upto {
-        if (next - from) % REPLICA_SLICE == REPLICA_SLICE - 1 {
-            // Duty cycle: on two cores shared with the event loop and the load generator, a
-            // replay at full speed (about 1 s of CPU per million records) starves both.
+    let mut n = 0u64;
+    let upto = leg.upto;
+    let reader = match &mut leg.reader {
+        Some(r) if r.next_seq() == leg.x.last_seq() + 1 => r,
+        r => r.insert(JournalReader::open(data_dir, leg.x.last_seq() + 1)?),
+    };
+    while leg.x.last_seq() < upto {
+        n += 1;
+        if n.is_multiple_of(REPLICA_SLICE) {
             if stop.load(Ordering::Relaxed) {
-                return Ok(false);
+                leg.cpu = cpu_before + (thread_cpu() - cpu0);
+                return Ok(LegEnd::Stopped);
             }
-            std::thread::sleep(slice.elapsed() * REPLICA_IDLE_PER_BUSY);
-            slice = Instant::now();
+            leg.cpu = cpu_before + (thread_cpu() - cpu0);
+            let owed = leg.started.elapsed().mul_f64(REPLICA_SHARE_MIN);
+            match pace {
+                Pace::Idle if leg.cpu + REPLICA_STARVED_AFTER < owed => return Ok(LegEnd::Starved),
+                Pace::Floor if leg.cpu >= owed + REPLICA_STARVED_AFTER => {
+                    return Ok(LegEnd::Repaid)
+                }
+                Pace::Floor => {
+                    // At most half a core: on two cores shared with the event loop and the
+                    // load generator, a replay at full speed at nice 0 starves both.
+                    std::thread::sleep(slice.elapsed());
+                    slice = Instant::now();
+                }
+                Pace::Idle => {}
+            }
         }
+        let next = leg.x.last_seq() + 1;
         let Some(rec) = reader.next_record()? else {
             return Err(ServerError(format!(
                 "the journal ends before record {upto} (at {next})"
@@ -489,11 +697,11 @@ fn forward(
             )));
         }
         let input = decode_input(&rec)?;
-        x.apply(rec.seq, rec.timestamp_ns, &input, out);
-        out.clear();
-        next += 1;
+        leg.x.apply(rec.seq, rec.timestamp_ns, &input, &mut leg.out);
+        leg.out.clear();
     }
-    Ok(true)
+    leg.cpu = cpu_before + (thread_cpu() - cpu0);
+    Ok(LegEnd::Done)
 }
 
 struct Conn {
@@ -1134,4 +1342,86 @@ pub fn describe(cfg: &Config) -> String {
         targets.into_iter().collect::<Vec<_>>().join(","),
         symbols.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A journal of `n` timer ticks in `dir`, and a replica job over it.
+    fn job(dir: &Path, n: u64, started: Instant, cpu: Duration) -> Leg {
+        let (mut j, _) = JournalWriter::open(dir, JournalConfig::default()).unwrap();
+        let mut enc = Vec::new();
+        Input::Tick.encode(&mut enc);
+        for seq in 1..=n {
+            assert_eq!(j.append(KIND_INPUT as u16, seq, &enc).unwrap(), seq);
+        }
+        j.commit(journal::Durability::Process).unwrap();
+        let mut x = Exchange::new(Arc::new(Config::defaults()));
+        x.replaying = true;
+        Leg {
+            x: Box::new(x),
+            out: Outbox::default(),
+            reader: None,
+            upto: n,
+            started,
+            cpu,
+            bytes: Vec::new(),
+            hash: None,
+            floor_time: Duration::ZERO,
+            floor_legs: 0,
+        }
+    }
+
+    #[test]
+    fn a_starved_replica_hands_over_and_the_floor_pace_finishes_the_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        // A job that started long ago and got no CPU: far behind its minimum share.
+        let long_ago = Instant::now() - Duration::from_secs(10);
+        let mut leg = job(dir.path(), 5000, long_ago, Duration::ZERO);
+        let end = forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap();
+        assert!(matches!(end, LegEnd::Starved));
+        assert_eq!(
+            leg.x.last_seq(),
+            REPLICA_SLICE - 1,
+            "gave up at the first look"
+        );
+        // The floor pace never catches up 2.5 s of share here, so it finishes the job, on
+        // the same reader.
+        let end = forward(&mut leg, dir.path(), &stop, Pace::Floor).unwrap();
+        assert!(matches!(end, LegEnd::Done));
+        assert_eq!(leg.x.last_seq(), 5000);
+        assert!(leg.cpu > Duration::ZERO);
+        // Nothing left to do.
+        assert!(matches!(
+            forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap(),
+            LegEnd::Done
+        ));
+    }
+
+    #[test]
+    fn the_floor_pace_hands_back_once_ahead_and_a_stop_interrupts_any_pace() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        // Already well ahead of its share: the floor pace hands the job back at once.
+        let mut leg = job(dir.path(), 3000, Instant::now(), Duration::from_secs(5));
+        let end = forward(&mut leg, dir.path(), &stop, Pace::Floor).unwrap();
+        assert!(matches!(end, LegEnd::Repaid));
+        assert_eq!(leg.x.last_seq(), REPLICA_SLICE - 1);
+        // Not starved: the idle pace goes on to the end.
+        let end = forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap();
+        assert!(matches!(end, LegEnd::Done));
+        assert_eq!(leg.x.last_seq(), 3000);
+
+        let dir = tempfile::tempdir().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for pace in [Pace::Idle, Pace::Floor] {
+            let mut leg = job(dir.path(), 2000, Instant::now(), Duration::ZERO);
+            let end = forward(&mut leg, dir.path(), &stop, pace).unwrap();
+            assert!(matches!(end, LegEnd::Stopped));
+            assert_eq!(leg.x.last_seq(), REPLICA_SLICE - 1);
+            std::fs::remove_dir_all(dir.path().join("journal")).unwrap();
+        }
+    }
 }
