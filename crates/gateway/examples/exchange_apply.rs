@@ -3,17 +3,96 @@
 //! `Exchange` and report ns per input, plus the time and size of a snapshot at the end.
 //!
 //! `cargo run --release -p gateway --example exchange_apply -- [N]` (default 1,000,000).
+//!
+//! `-- --journal DIR [--prefetch FAR[,NEAR]]` instead decodes every record of the journal in
+//! DIR (e.g. one written by `replay_bench`) into memory first, then times only their replay
+//! on this one thread, as recovery applies them (outbox cleared, `replaying` set), optionally
+//! calling `Exchange::prefetch` FAR records ahead and `Exchange::prefetch_entries` NEAR
+//! records ahead. It prints the time the thread spent on a CPU (Linux schedstat), which a
+//! busy machine disturbs less than wall time, and the final state hash.
 
 use gateway::exchange::{Exchange, Outbox};
-use gateway::record::{FixMsg, Input, NewOrderMsg};
+use gateway::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
 use gateway::Config;
+use journal::JournalReader;
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use types::{OrdType, Side, TimeInForce};
 
-fn main() {
-    let n: u64 = std::env::args()
-        .nth(1)
+/// Time this thread has spent on a CPU (Linux `/proc/thread-self/schedstat`).
+fn cpu_time() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// Replays the journal in `dir` from memory; see the module comment.
+fn replay_from_memory(dir: &Path, far: usize, near: usize) -> Result<(), String> {
+    let mut r = JournalReader::open(dir, 1).map_err(|e| e.to_string())?;
+    let mut recs = Vec::new();
+    while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
+        if rec.kind != KIND_INPUT as u16 {
+            return Err(format!("record {} has kind {}", rec.seq, rec.kind));
+        }
+        let input = Input::decode(rec.payload).map_err(|e| format!("record {}: {e}", rec.seq))?;
+        recs.push((rec.seq, rec.timestamp_ns, input));
+    }
+    let mut x = Exchange::new(Arc::new(Config::defaults()));
+    x.replaying = true;
+    let mut out = Outbox::default();
+    let (t0, c0) = (Instant::now(), cpu_time());
+    for (i, (seq, ts, input)) in recs.iter().enumerate() {
+        if far > 0 {
+            if let Some(r) = recs.get(i + far) {
+                x.prefetch(&r.2);
+            }
+        }
+        if near > 0 {
+            if let Some(r) = recs.get(i + near) {
+                x.prefetch_entries(&r.2);
+            }
+        }
+        x.apply(*seq, *ts, input, &mut out);
+        out.clear();
+    }
+    let wall = t0.elapsed();
+    let cpu = match (c0, cpu_time()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall,
+    };
+    let n = recs.len() as f64;
+    println!(
+        "applied {} records: {:.3}s on CPU = {:.0} ns/record = {:.2} M records/s ({:.3}s wall); prefetch {far},{near}; hash {:016x}",
+        recs.len(),
+        cpu.as_secs_f64(),
+        cpu.as_nanos() as f64 / n,
+        n / cpu.as_secs_f64() / 1e6,
+        wall.as_secs_f64(),
+        x.state_hash()
+    );
+    Ok(())
+}
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(k) = args.iter().position(|a| a == "--journal") {
+        let dir = args.get(k + 1).ok_or("--journal needs a directory")?;
+        let (mut far, mut near) = (0, 0);
+        if let Some(p) = args.iter().position(|a| a == "--prefetch") {
+            let v = args.get(p + 1).ok_or("--prefetch needs FAR[,NEAR]")?;
+            let mut it = v.split(',').map(|x| x.parse::<usize>());
+            far = it.next().and_then(|x| x.ok()).ok_or("bad --prefetch")?;
+            near = it
+                .next()
+                .transpose()
+                .map_err(|_| "bad --prefetch")?
+                .unwrap_or(0);
+        }
+        return replay_from_memory(Path::new(dir), far, near);
+    }
+    let n: u64 = args
+        .first()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     let cfg = Arc::new(Config::defaults());
@@ -86,4 +165,5 @@ fn main() {
         t1.elapsed().as_secs_f64() * 1e3,
         hash
     );
+    Ok(())
 }
