@@ -119,6 +119,8 @@ pub enum JournalError {
     Poisoned,
     /// A snapshot request was refused (e.g. sequence number 0).
     InvalidSnapshot(String),
+    /// [`crate::JournalReader::resume`] was given a position that does not fit the journal.
+    InvalidPosition(String),
 }
 
 impl JournalError {
@@ -176,6 +178,7 @@ impl fmt::Display for JournalError {
                 "an earlier journal write or fdatasync failed; reopen the journal to recover"
             ),
             JournalError::InvalidSnapshot(why) => write!(f, "invalid snapshot: {why}"),
+            JournalError::InvalidPosition(why) => write!(f, "invalid reader position: {why}"),
         }
     }
 }

@@ -37,6 +37,8 @@ pub mod writer;
 pub use error::{Corruption, JournalError};
 pub use format::RecordFault;
 pub use fuzz::fuzz_recover;
-pub use reader::{list_segments, JournalReader, Record, SegmentFile, SegmentSummary, TornTail};
+pub use reader::{
+    list_segments, JournalReader, ReadPosition, Record, SegmentFile, SegmentSummary, TornTail,
+};
 pub use tools::{dump, truncate_after, verify, DumpSummary, TruncateReport, VerifyReport};
 pub use writer::{Durability, JournalConfig, JournalWriter, RecoveryReport};

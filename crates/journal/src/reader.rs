@@ -103,6 +103,18 @@ pub struct TornTail {
     pub fault: RecordFault,
 }
 
+/// Where a reader stands between two records: see [`JournalReader::position`] and
+/// [`JournalReader::resume`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadPosition {
+    /// First sequence number of the segment (as in its file name).
+    pub segment_first_seq: u64,
+    /// Byte offset in that segment where the next record starts.
+    pub offset: u64,
+    /// Sequence number the next record must have.
+    pub next_seq: u64,
+}
+
 /// Lists the segment files (`<20 digits>.seg`) of `data_dir/journal`, sorted by first sequence
 /// number, and the leftover temporary files (`*.tmp`) of an interrupted segment creation.
 /// A missing directory is an empty journal.
@@ -227,6 +239,59 @@ impl JournalReader {
     /// 0 until the first segment has been opened; for an empty journal it stays 0.
     pub fn next_seq(&self) -> u64 {
         self.expected_seq
+    }
+
+    /// The position just after the last record read, while the reader is inside a segment
+    /// (`None` before the first record, at the end of the journal, or after an error).
+    pub fn position(&self) -> Option<ReadPosition> {
+        if self.done || self.file.is_none() {
+            return None;
+        }
+        Some(ReadPosition {
+            segment_first_seq: self.segments[self.seg_idx].first_seq,
+            offset: self.offset_of(self.pos),
+            next_seq: self.expected_seq,
+        })
+    }
+
+    /// Opens a reader at `pos`, which an earlier reader of the same journal returned, without
+    /// reading the records before it again. For following a journal that is being appended
+    /// to: a reader that reached the end stays there, so a follower keeps the position and
+    /// resumes once more records are committed (the segments are listed afresh, so it also
+    /// finds segments created since). The segment header is checked again, and every record
+    /// read from there is verified as always. A position that does not fit the journal is an
+    /// error, never a guess.
+    pub fn resume(data_dir: &Path, pos: &ReadPosition) -> Result<JournalReader, JournalError> {
+        let mut r = JournalReader::open(data_dir, pos.next_seq)?;
+        let Some(idx) = r
+            .segments
+            .iter()
+            .position(|s| s.first_seq == pos.segment_first_seq)
+        else {
+            return Err(JournalError::SeqNotInJournal {
+                requested: pos.next_seq,
+                first_available: r.segments.first().map_or(0, |s| s.first_seq),
+            });
+        };
+        r.seg_idx = idx;
+        r.open_segment()?;
+        let header_end = SEGMENT_HEADER_LEN as u64;
+        if pos.offset < header_end || pos.offset > r.file_len || pos.next_seq < r.expected_seq {
+            return Err(JournalError::InvalidPosition(format!(
+                "record {} at offset {} of {} ({} bytes, first record {})",
+                pos.next_seq,
+                pos.offset,
+                r.seg_path().display(),
+                r.file_len,
+                r.expected_seq
+            )));
+        }
+        r.expected_seq = pos.next_seq;
+        r.buf_file_off = pos.offset;
+        if let Some(s) = r.summaries.last_mut() {
+            s.end_offset = pos.offset;
+        }
+        Ok(r)
     }
 
     /// The next record with `seq >= from_seq`, `Ok(None)` at the clean or torn end of the

@@ -641,3 +641,78 @@ fn verify_next_to_a_live_writer_never_reports_corruption() {
     assert_eq!(report.last_seq, Some(total));
     assert!(report.torn_tail.is_none());
 }
+
+#[test]
+fn a_reader_resumes_where_another_stopped_and_follows_a_growing_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = JournalWriter::open(dir.path(), small_config()).unwrap();
+    let payload = |seq: u64| format!("record {seq}").repeat(1 + seq as usize % 7);
+    let append = |w: &mut JournalWriter, upto: u64| {
+        while w.next_seq() <= upto {
+            let seq = w.next_seq();
+            w.append(1, seq, payload(seq).as_bytes()).unwrap();
+        }
+        w.commit(journal::Durability::Process).unwrap();
+    };
+    append(&mut w, 40);
+    // Follow: read what is committed, keep the position, resume after more appends (across
+    // segment rolls: the small config holds a few dozen records per segment).
+    let mut pos = None;
+    let mut before_697 = None;
+    let mut next = 1;
+    for upto in [40, 41, 90, 300, 301, 700] {
+        append(&mut w, upto);
+        let mut r = match &pos {
+            None => JournalReader::open(dir.path(), 1).unwrap(),
+            Some(p) => JournalReader::resume(dir.path(), p).unwrap(),
+        };
+        while next <= upto {
+            if next == 697 {
+                before_697 = r.position();
+            }
+            let rec = r.next_record().unwrap().unwrap();
+            assert_eq!((rec.seq, rec.payload), (next, payload(next).as_bytes()));
+            next += 1;
+        }
+        pos = r.position();
+        assert_eq!(pos.as_ref().unwrap().next_seq, upto + 1);
+    }
+    let segments = journal::list_segments(dir.path()).unwrap().0.len();
+    assert!(segments > 3, "followed across {segments} segments");
+    // At the end, a resumed reader ends cleanly.
+    let mut r = JournalReader::resume(dir.path(), pos.as_ref().unwrap()).unwrap();
+    assert!(r.next_record().unwrap().is_none());
+    assert!(r.position().is_none());
+
+    // Positions that do not fit are refused, not guessed around.
+    let p = pos.unwrap();
+    let bad = [
+        journal::ReadPosition {
+            segment_first_seq: p.segment_first_seq + 1,
+            ..p.clone()
+        },
+        journal::ReadPosition {
+            offset: 3,
+            ..p.clone()
+        },
+        journal::ReadPosition {
+            offset: 1 << 40,
+            ..p.clone()
+        },
+        journal::ReadPosition {
+            next_seq: p.segment_first_seq - 1,
+            ..p.clone()
+        },
+    ];
+    for b in bad {
+        assert!(JournalReader::resume(dir.path(), &b).is_err(), "{b:?}");
+    }
+    // A position in the middle of a record, with valid records after it: corruption.
+    let p = before_697.unwrap();
+    let mid = journal::ReadPosition {
+        offset: p.offset + 3,
+        ..p
+    };
+    let mut r = JournalReader::resume(dir.path(), &mid).unwrap();
+    assert!(matches!(r.next_record(), Err(JournalError::Corrupt { .. })));
+}
