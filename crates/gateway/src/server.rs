@@ -24,8 +24,7 @@
 //!   serialization run on a helper, **snapshot-idle**, at nice 19: it uses the CPU the loop and
 //!   the generator leave idle (enough to keep up at 200K/s on 2 cores) and yields to them at
 //!   once; should it get less than a quarter of a core for a job, the `snapshot` thread (nice
-//!   0) takes the replica over at a paced half core until the job is ahead again
-//!   (`SnapshotWriter`).
+//!   0) takes the replica over for a second at a paced third of a core (`SnapshotWriter`).
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
@@ -63,7 +62,7 @@ pub(crate) use crate::recovery::decode_input;
 pub use crate::recovery::{recover, recover_and_open, Phases, Recovered};
 use crate::wire::{next_frame, Fields, Frame};
 use crossbeam_channel::{bounded, Receiver, Sender};
-use journal::{JournalConfig, JournalReader, JournalWriter};
+use journal::{JournalConfig, JournalReader, JournalWriter, ReadPosition};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::collections::{HashMap, VecDeque};
@@ -86,12 +85,15 @@ const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
 /// Records the snapshot replica replays between two looks at the clock (about 1 ms).
 const REPLICA_SLICE: u64 = 1024;
-/// Share of a core a replica job is guaranteed (see `SnapshotWriter`): its CPU time is kept at
-/// least this fraction of its wall time.
+/// Share of a core the nice-19 replica helper must get during a snapshot job before the nice-0
+/// thread takes over (see `SnapshotWriter`).
 const REPLICA_SHARE_MIN: f64 = 0.25;
-/// How far the replica's CPU time may fall behind its guaranteed share before the nice-0
-/// thread takes over, and how far ahead it must be again to hand back (hysteresis).
+/// How far the helper's CPU time in a stretch may fall behind that share before it hands over.
 const REPLICA_STARVED_AFTER: Duration = Duration::from_millis(100);
+/// How long the nice-0 thread replays (a third of a core) before it lets the helper try again.
+const REPLICA_FLOOR_STRETCH: Duration = Duration::from_secs(1);
+/// How often the snapshot replica, between jobs, replays what the loop committed meanwhile.
+const REPLICA_FOLLOW_EVERY: Duration = Duration::from_millis(50);
 /// How long a clean stop waits for the Logouts to leave before closing the sockets anyway.
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
@@ -364,16 +366,22 @@ enum SnapshotJob {
 /// journal read error), it says so and clears `replica_ok`: the loop then serializes inline.
 ///
 /// Who does the replica's work (module docs, "snapshot"): a helper thread, `snapshot-idle`, at
-/// nice 19 replays and serializes at full speed, so the replica uses whatever CPU the loop and
-/// everything else leave idle and keeps up with the loop's rate. Nice 19 is a CFS weight of 15
-/// against 1024 for the loop's nice 0: a waking nice-0 thread preempts it at once, and it gets
-/// next to nothing of a busy core. So that snapshots still come on a saturated machine, a job
-/// is guaranteed a minimum share: if the helper's CPU time for the job falls more than
-/// [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of the job's wall time, it hands the
-/// replica back to this thread (nice 0), which replays in slices, sleeping as long as each
-/// took (at most half a core), until the job's CPU time is that far ahead again, then hands it
-/// back. Raising a thread's nice value needs no privilege; lowering it again would, hence two
-/// threads and a hand-over instead of one thread changing its priority.
+/// nice 19, holds the replica and follows the journal: every [`REPLICA_FOLLOW_EVERY`] it
+/// replays up to the last record the loop has committed and applied (`Counters::last_seq`), so
+/// the replay is spread over the CPU the loop leaves idle instead of coming in a burst when a
+/// snapshot falls due. A due snapshot then only needs the last few records and the
+/// serialization, and is taken at the newest committed record (at or after the one asked
+/// for). Nice 19 is a CFS weight of 15 against 1024 for the loop's nice 0: a waking nice-0
+/// thread preempts it at once, and it gets next to nothing of a busy core. So that snapshots
+/// still come on a saturated machine, a snapshot job is guaranteed a minimum share: if the
+/// helper's CPU time falls more than [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of
+/// the wall time since it got the job, it hands the replica to this thread (nice 0), which
+/// replays for [`REPLICA_FLOOR_STRETCH`] in slices, sleeping twice as long as each took (a
+/// third of a core), then hands it back for the helper to try again. Under full load that is
+/// about a quarter of a core on average, what the replica always had before it had a helper. Raising a thread's nice value
+/// needs no privilege; lowering it again would, hence two threads and a hand-over instead of
+/// one thread changing its priority. The replica is always in exactly one place: with the
+/// helper, in a channel, or with this thread for a floor-paced stretch or a file write.
 struct SnapshotWriter {
     cfg: Arc<Config>,
     data_dir: PathBuf,
@@ -385,41 +393,71 @@ struct SnapshotWriter {
     log: Logger,
 }
 
-/// A replica job in progress: everything the two threads hand each other.
+/// The replica and everything the two threads hand each other with it.
 struct Leg {
     x: Box<Exchange>,
     out: Outbox,
-    /// Reader positioned at `x.last_seq() + 1` (opened once per job).
-    reader: Option<JournalReader>,
+    /// Where the replica's next record is. Each stretch of work opens a reader there, so a
+    /// reader never holds bytes read before they were written.
+    at: Option<ReadPosition>,
+    /// Replay target of the current stretch (at most the last committed record).
     upto: u64,
-    /// When the job started, and the CPU time both threads have spent on it so far.
-    started: Instant,
-    cpu: Duration,
-    /// Serialization buffer; filled (and `hash` set) once the replica is at `upto`.
+    /// The snapshot asked for, if any.
+    job: Option<Job>,
+    /// Serialization buffer (reused); `hash` is set once it holds the replica at `x.last_seq()`.
     bytes: Vec<u8>,
     hash: Option<u64>,
-    /// Time the job spent on this (nice 0) thread, and how many times it came here.
+}
+
+/// A snapshot job: "snapshot the replica at `seq` or later".
+struct Job {
+    seq: u64,
+    /// CPU time both threads spent on the job so far.
+    cpu: Duration,
+    /// The current stretch (since the last hand-over): when it began and its CPU time.
+    stretch_started: Instant,
+    stretch_cpu: Duration,
+    /// Time the job spent on the nice-0 thread, and how many times it went there.
     floor_time: Duration,
     floor_legs: u32,
 }
 
 /// How a stretch of replica work ended.
 enum LegEnd {
-    /// The replica is at `upto` (and serialized, if `hash` is set).
+    /// The replica is at `upto`.
     Done,
-    /// The helper fell behind its minimum share: the nice-0 thread takes over for a while.
+    /// The helper fell behind the job's minimum share: the nice-0 thread takes over a while.
     Starved,
-    /// The nice-0 thread got the job ahead of its minimum share again.
+    /// The nice-0 thread's stretch is over: the helper tries again.
     Repaid,
     /// The server is stopping.
     Stopped,
+}
+
+/// From the snapshot thread to the helper.
+enum ToHelper {
+    Job {
+        seq: u64,
+        started: Instant,
+    },
+    /// The replica comes back.
+    Leg(Box<Leg>),
+}
+
+/// From the helper to the snapshot thread.
+enum FromHelper {
+    /// The job's replica, serialized (`hash` set).
+    Done(Box<Leg>),
+    Starved(Box<Leg>),
+    Stopped(Box<Leg>),
+    /// The replica is lost (restore or journal read failed).
     Failed(ServerError),
 }
 
 /// How [`forward`] paces itself.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pace {
-    /// Full speed (the nice-19 helper); gives up the job when starved.
+    /// Full speed (the nice-19 helper); gives up a job when starved.
     Idle,
     /// Slices with equal pauses (the nice-0 thread); gives the job back once repaid.
     Floor,
@@ -427,204 +465,257 @@ enum Pace {
 
 impl SnapshotWriter {
     fn run(self, rx: Receiver<SnapshotJob>, initial: Vec<u8>) -> Result<(), ServerError> {
-        let (leg_tx, leg_rx) = bounded::<Leg>(1);
-        let (back_tx, back_rx) = bounded::<(Leg, LegEnd)>(1);
+        let (to_tx, to_rx) = bounded::<ToHelper>(2);
+        let (from_tx, from_rx) = bounded::<FromHelper>(2);
         std::thread::scope(|scope| {
-            let helper = {
-                let (data_dir, stop, log) = (self.data_dir.clone(), self.stop.clone(), &self.log);
+            let spawned = {
+                let this = &self;
                 std::thread::Builder::new()
                     .name("snapshot-idle".into())
-                    .spawn_scoped(scope, move || {
-                        // Raising our own nice value is always allowed.
-                        let tid = rustix::thread::gettid();
-                        if let Err(e) = rustix::process::setpriority_process(Some(tid), 19) {
-                            log(&format!(
-                                "snapshot replica: cannot lower its priority (nice 19: {e}); it runs at nice 0"
-                            ));
-                        }
-                        for mut leg in leg_rx {
-                            let end = match forward(&mut leg, &data_dir, &stop, Pace::Idle) {
-                                Ok(LegEnd::Done) => {
-                                    leg.bytes.clear();
-                                    leg.hash = Some(leg.x.snapshot_and_hash(&mut leg.bytes));
-                                    LegEnd::Done
-                                }
-                                Ok(end) => end,
-                                Err(e) => LegEnd::Failed(e),
-                            };
-                            if back_tx.send((leg, end)).is_err() {
-                                return;
-                            }
-                        }
-                    })
-                    .ok()
+                    .spawn_scoped(scope, move || this.helper(initial, to_rx, from_tx))
             };
-            // Without the helper (spawn failed), this thread does all the work at the floor pace.
-            let helper_tx = helper.as_ref().map(|_| leg_tx);
-            let r = self.serve_jobs(rx, initial, helper_tx.as_ref(), &back_rx);
-            // Closing the hand-over channel ends the helper.
-            drop(helper_tx);
-            r
+            if let Err(e) = spawned {
+                self.replica_failed(&format!("cannot start the snapshot-idle thread: {e}"));
+            }
+            // Returning drops `to_tx` and `from_rx`, which ends the helper.
+            self.serve_jobs(rx, to_tx, from_rx)
         })
+    }
+
+    /// The `snapshot-idle` thread: restores the replica, then follows the journal and answers
+    /// snapshot jobs until the snapshot thread hangs up.
+    fn helper(&self, initial: Vec<u8>, rx: Receiver<ToHelper>, tx: Sender<FromHelper>) {
+        use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+        // Raising our own nice value is always allowed.
+        if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19) {
+            (self.log)(&format!(
+                "snapshot replica: cannot lower its priority (nice 19: {e}); it runs at nice 0"
+            ));
+        }
+        let mut home = match Exchange::restore(self.cfg.clone(), &initial) {
+            Ok(mut x) => {
+                // Outbound messages are thrown away: do not format them.
+                x.replaying = true;
+                Some(Box::new(Leg {
+                    x: Box::new(x),
+                    out: Outbox::default(),
+                    at: None,
+                    upto: 0,
+                    job: None,
+                    bytes: initial,
+                    hash: None,
+                }))
+            }
+            Err(e) => {
+                let why = format!("cannot restore the replica: {e}");
+                let _ = tx.send(FromHelper::Failed(ServerError(why)));
+                None
+            }
+        };
+        loop {
+            let msg = match &home {
+                // A job under way: only look.
+                Some(leg) if leg.job.is_some() => match rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => return,
+                },
+                // Following: look again after a while.
+                Some(_) => match rx.recv_timeout(REPLICA_FOLLOW_EVERY) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                },
+                // The replica is away (or lost): wait.
+                None => match rx.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => return,
+                },
+            };
+            match msg {
+                Some(ToHelper::Job { seq, started }) => match home.as_mut() {
+                    Some(leg) => {
+                        leg.job = Some(Job {
+                            seq,
+                            cpu: Duration::ZERO,
+                            stretch_started: started,
+                            stretch_cpu: Duration::ZERO,
+                            floor_time: Duration::ZERO,
+                            floor_legs: 0,
+                        });
+                    }
+                    None => {
+                        let lost = ServerError("the replica is lost".into());
+                        if tx.send(FromHelper::Failed(lost)).is_err() {
+                            return;
+                        }
+                    }
+                },
+                Some(ToHelper::Leg(leg)) => home = Some(leg),
+                None => {}
+            }
+            let Some(leg) = home.as_mut() else {
+                continue;
+            };
+            let committed = self.counters.last_seq.load(Ordering::Acquire);
+            leg.upto = committed.max(leg.job.as_ref().map_or(0, |j| j.seq));
+            if leg.upto <= leg.x.last_seq() && leg.job.is_none() {
+                continue;
+            }
+            let answer = match forward(leg, &self.data_dir, &self.stop, Pace::Idle) {
+                Ok(LegEnd::Done) if leg.job.is_some() => {
+                    leg.bytes.clear();
+                    leg.hash = Some(leg.x.snapshot_and_hash(&mut leg.bytes));
+                    home.take().map(FromHelper::Done)
+                }
+                Ok(LegEnd::Starved) => home.take().map(FromHelper::Starved),
+                Ok(LegEnd::Stopped) if leg.job.is_some() => home.take().map(FromHelper::Stopped),
+                Ok(_) => None,
+                Err(e) => {
+                    home = None;
+                    Some(FromHelper::Failed(e))
+                }
+            };
+            if let Some(a) = answer {
+                if tx.send(a).is_err() {
+                    return;
+                }
+            }
+        }
     }
 
     fn serve_jobs(
         &self,
         rx: Receiver<SnapshotJob>,
-        initial: Vec<u8>,
-        helper: Option<&Sender<Leg>>,
-        back: &Receiver<(Leg, LegEnd)>,
+        helper: Sender<ToHelper>,
+        back: Receiver<FromHelper>,
     ) -> Result<(), ServerError> {
-        let mut replica = match Exchange::restore(self.cfg.clone(), &initial) {
-            Ok(mut x) => {
-                // Outbound messages are thrown away: do not format them.
-                x.replaying = true;
-                Some(Box::new(x))
-            }
-            Err(e) => {
-                self.replica_failed(&format!("cannot restore the replica: {e}"));
-                None
-            }
-        };
-        let mut bytes = initial;
-        let mut out = Outbox::default();
         for job in rx {
             let t0 = Instant::now();
-            let (seq, hash, how) = match job {
+            match job {
                 SnapshotJob::Bytes {
                     seq,
-                    bytes: b,
+                    bytes,
                     hash,
                     stall,
                 } => {
-                    bytes = b;
                     let how = format!("engine stall {:.1} ms", stall.as_secs_f64() * 1e3);
-                    (seq, hash, how)
+                    self.write(seq, &bytes, hash, &how, t0);
                 }
                 SnapshotJob::Upto { seq } => {
-                    let Some(x) = replica.take() else {
-                        self.busy.store(false, Ordering::Release);
-                        continue;
-                    };
-                    let leg = Leg {
-                        x,
-                        out: std::mem::take(&mut out),
-                        reader: None,
-                        upto: seq,
-                        started: t0,
-                        cpu: Duration::ZERO,
-                        bytes: std::mem::take(&mut bytes),
-                        hash: None,
-                        floor_time: Duration::ZERO,
-                        floor_legs: 0,
-                    };
-                    let (mut leg, done) = match self.advance(leg, helper, back) {
-                        (Some(leg), LegEnd::Done) => (leg, true),
-                        (_, LegEnd::Failed(e)) => {
-                            self.replica_failed(&e.0);
-                            self.busy.store(false, Ordering::Release);
-                            continue;
-                        }
-                        // Stopping (the loop writes the final snapshot).
-                        (Some(leg), _) => (leg, false),
-                        (None, _) => {
-                            self.replica_failed("the replica is gone");
-                            self.busy.store(false, Ordering::Release);
-                            continue;
-                        }
-                    };
-                    let hash = match leg.hash {
-                        Some(h) => h,
-                        None if done => {
-                            leg.bytes.clear();
-                            leg.x.snapshot_and_hash(&mut leg.bytes)
-                        }
-                        None => 0,
-                    };
-                    let how = format!(
-                        "engine stall 0 ms (replica replayed and serialized it in {:.1} ms, {:.1} ms of CPU{})",
-                        t0.elapsed().as_secs_f64() * 1e3,
-                        leg.cpu.as_secs_f64() * 1e3,
-                        if leg.floor_legs == 0 {
-                            String::new()
-                        } else {
-                            format!(
-                                "; {:.1} ms at its minimum share in {} turn(s)",
-                                leg.floor_time.as_secs_f64() * 1e3,
-                                leg.floor_legs
-                            )
-                        }
-                    );
-                    replica = Some(leg.x);
-                    out = leg.out;
-                    bytes = leg.bytes;
-                    if !done {
-                        self.busy.store(false, Ordering::Release);
-                        continue;
+                    if self.replica_ok.load(Ordering::Acquire) {
+                        self.replica_job(seq, t0, &helper, &back);
                     }
-                    (seq, hash, how)
                 }
-            };
-            let prepared = t0.elapsed();
-            let r = journal::snapshot::write(&self.data_dir, seq, &bytes).and_then(|path| {
-                journal::snapshot::prune(
-                    &self.data_dir,
-                    journal::snapshot::SNAPSHOTS_KEPT_DEFAULT,
-                )?;
-                Ok(path)
-            });
-            let written = t0.elapsed() - prepared;
-            self.busy.store(false, Ordering::Release);
-            match r {
-                Ok(path) => {
-                    self.counters.snapshots.fetch_add(1, Ordering::Relaxed);
-                    self.counters.state_hash.store(hash, Ordering::Relaxed);
-                    (self.log)(&format!(
-                        "snapshot at seq {seq}: {} bytes, {how}, written in {:.1} ms to {}; state hash {hash:016x}",
-                        bytes.len(),
-                        written.as_secs_f64() * 1e3,
-                        path.display(),
-                    ));
-                }
-                // A failed snapshot loses nothing (the journal has it all); say so and go on.
-                Err(e) => (self.log)(&format!("snapshot at seq {seq} failed: {e}")),
             }
+            self.busy.store(false, Ordering::Release);
         }
         Ok(())
     }
 
-    /// Brings the replica to `leg.upto`: on the helper while it gets its share, here (at the
-    /// floor pace) while it does not. Returns `Done`, `Stopped` or `Failed` (with no replica
-    /// if the helper thread died holding it).
-    fn advance(
+    /// A periodic snapshot from the replica: asks the helper, takes over while the job is
+    /// starved, writes the file, and sends the replica back to the helper.
+    fn replica_job(
         &self,
-        mut leg: Leg,
-        helper: Option<&Sender<Leg>>,
-        back: &Receiver<(Leg, LegEnd)>,
-    ) -> (Option<Leg>, LegEnd) {
+        seq: u64,
+        t0: Instant,
+        helper: &Sender<ToHelper>,
+        back: &Receiver<FromHelper>,
+    ) {
+        if helper.send(ToHelper::Job { seq, started: t0 }).is_err() {
+            return self.replica_failed("the snapshot-idle thread is gone");
+        }
         loop {
-            if let Some(tx) = helper {
-                // The helper always answers, unless it panicked (taking the replica along).
-                let answer = tx.send(leg).ok().and_then(|()| back.recv().ok());
-                let Some((l, end)) = answer else {
-                    let gone = ServerError("the snapshot-idle thread is gone".into());
-                    return (None, LegEnd::Failed(gone));
-                };
-                leg = l;
-                if !matches!(end, LegEnd::Starved) {
-                    return (Some(leg), end);
+            let mut leg = match back.recv() {
+                Ok(FromHelper::Done(leg)) => leg,
+                Ok(FromHelper::Stopped(mut leg)) => {
+                    // The loop writes the final snapshot; the replica goes home, idle.
+                    leg.job = None;
+                    let _ = helper.send(ToHelper::Leg(leg));
+                    return;
                 }
+                Ok(FromHelper::Failed(e)) => return self.replica_failed(&e.0),
+                Err(_) => return self.replica_failed("the snapshot-idle thread is gone"),
+                Ok(FromHelper::Starved(mut leg)) => {
+                    let t = Instant::now();
+                    let end = forward(&mut leg, &self.data_dir, &self.stop, Pace::Floor);
+                    if let Some(job) = leg.job.as_mut() {
+                        job.floor_time += t.elapsed();
+                        job.floor_legs += 1;
+                    }
+                    match end {
+                        Ok(LegEnd::Done) => {
+                            leg.bytes.clear();
+                            leg.hash = Some(leg.x.snapshot_and_hash(&mut leg.bytes));
+                            leg
+                        }
+                        Ok(end) => {
+                            // Repaid: back to the helper. Stopping: home, idle.
+                            let stopped = matches!(end, LegEnd::Stopped);
+                            if stopped {
+                                leg.job = None;
+                            }
+                            if helper.send(ToHelper::Leg(leg)).is_err() {
+                                return self.replica_failed("the snapshot-idle thread is gone");
+                            }
+                            if stopped {
+                                return;
+                            }
+                            continue;
+                        }
+                        Err(e) => return self.replica_failed(&e.0),
+                    }
+                }
+            };
+            let at = leg.x.last_seq();
+            let hash = leg.hash.take().unwrap_or(0);
+            let how = match leg.job.take() {
+                Some(job) => format!(
+                    "engine stall 0 ms (replica asked at seq {}, caught up and serialized it in {:.1} ms, {:.1} ms of CPU{})",
+                    job.seq,
+                    t0.elapsed().as_secs_f64() * 1e3,
+                    job.cpu.as_secs_f64() * 1e3,
+                    if job.floor_legs == 0 {
+                        String::new()
+                    } else {
+                        format!(
+                            "; {:.1} ms at its minimum share in {} turn(s)",
+                            job.floor_time.as_secs_f64() * 1e3,
+                            job.floor_legs
+                        )
+                    }
+                ),
+                None => String::new(),
+            };
+            self.write(at, &leg.bytes, hash, &how, t0);
+            if helper.send(ToHelper::Leg(leg)).is_err() {
+                self.replica_failed("the snapshot-idle thread is gone");
             }
-            leg.floor_legs += 1;
-            let t = Instant::now();
-            let end = forward(&mut leg, &self.data_dir, &self.stop, Pace::Floor);
-            leg.floor_time += t.elapsed();
-            match end {
-                // Back to the helper; without one, on at the floor pace.
-                Ok(LegEnd::Repaid) => {}
-                Ok(end) => return (Some(leg), end),
-                Err(e) => return (Some(leg), LegEnd::Failed(e)),
+            return;
+        }
+    }
+
+    /// Writes (atomically, durably) and prunes; logs the outcome. A failed snapshot loses
+    /// nothing (the journal has it all): it is reported and the server goes on.
+    fn write(&self, seq: u64, bytes: &[u8], hash: u64, how: &str, t0: Instant) {
+        let prepared = t0.elapsed();
+        let r = journal::snapshot::write(&self.data_dir, seq, bytes).and_then(|path| {
+            journal::snapshot::prune(&self.data_dir, journal::snapshot::SNAPSHOTS_KEPT_DEFAULT)?;
+            Ok(path)
+        });
+        let written = t0.elapsed() - prepared;
+        match r {
+            Ok(path) => {
+                self.counters.snapshots.fetch_add(1, Ordering::Relaxed);
+                self.counters.state_hash.store(hash, Ordering::Relaxed);
+                (self.log)(&format!(
+                    "snapshot at seq {seq}: {} bytes, {how}, written in {:.1} ms to {}; state hash {hash:016x}",
+                    bytes.len(),
+                    written.as_secs_f64() * 1e3,
+                    path.display(),
+                ));
             }
+            Err(e) => (self.log)(&format!("snapshot at seq {seq} failed: {e}")),
         }
     }
 
@@ -643,9 +734,10 @@ fn thread_cpu() -> Duration {
 }
 
 /// Applies journal records `x.last_seq() + 1 ..= leg.upto` to the replica (outbound messages
-/// are regenerated and dropped), pacing itself as `pace` says (see [`SnapshotWriter`]).
-/// Returns `Done`, `Stopped` (it gave up because the server is stopping: the replica stays
-/// consistent, just behind), `Starved` (`Pace::Idle`) or `Repaid` (`Pace::Floor`).
+/// are regenerated and dropped), pacing itself as `pace` says (see [`SnapshotWriter`]; without
+/// a job there is no share to keep). Returns `Done`, `Stopped` (it gave up because the server
+/// is stopping: the replica stays consistent, just behind), `Starved` (`Pace::Idle`) or
+/// `Repaid` (`Pace::Floor`).
 fn forward(
     leg: &mut Leg,
     data_dir: &Path,
@@ -653,35 +745,44 @@ fn forward(
     pace: Pace,
 ) -> Result<LegEnd, ServerError> {
     let cpu0 = thread_cpu();
-    let cpu_before = leg.cpu;
+    let next = leg.x.last_seq() + 1;
+    let mut reader = match leg.at.take() {
+        Some(p) if p.next_seq == next => JournalReader::resume(data_dir, &p)?,
+        _ => JournalReader::open(data_dir, next)?,
+    };
     let mut slice = Instant::now();
     let mut n = 0u64;
     let upto = leg.upto;
-    let reader = match &mut leg.reader {
-        Some(r) if r.next_seq() == leg.x.last_seq() + 1 => r,
-        r => r.insert(JournalReader::open(data_dir, leg.x.last_seq() + 1)?),
-    };
+    let mut end = LegEnd::Done;
     while leg.x.last_seq() < upto {
         n += 1;
         if n.is_multiple_of(REPLICA_SLICE) {
             if stop.load(Ordering::Relaxed) {
-                leg.cpu = cpu_before + (thread_cpu() - cpu0);
-                return Ok(LegEnd::Stopped);
+                end = LegEnd::Stopped;
+                break;
             }
-            leg.cpu = cpu_before + (thread_cpu() - cpu0);
-            let owed = leg.started.elapsed().mul_f64(REPLICA_SHARE_MIN);
-            match pace {
-                Pace::Idle if leg.cpu + REPLICA_STARVED_AFTER < owed => return Ok(LegEnd::Starved),
-                Pace::Floor if leg.cpu >= owed + REPLICA_STARVED_AFTER => {
-                    return Ok(LegEnd::Repaid)
+            if let Some(job) = &leg.job {
+                let cpu = job.stretch_cpu + (thread_cpu() - cpu0);
+                let stretch = job.stretch_started.elapsed();
+                match pace {
+                    Pace::Idle
+                        if cpu + REPLICA_STARVED_AFTER < stretch.mul_f64(REPLICA_SHARE_MIN) =>
+                    {
+                        end = LegEnd::Starved;
+                        break;
+                    }
+                    Pace::Floor if stretch >= REPLICA_FLOOR_STRETCH => {
+                        end = LegEnd::Repaid;
+                        break;
+                    }
+                    Pace::Idle => {}
+                    Pace::Floor => {
+                        // A third of a core: on two cores shared with the event loop and the
+                        // load generator, a replay at full speed at nice 0 starves both.
+                        std::thread::sleep(slice.elapsed() * 2);
+                        slice = Instant::now();
+                    }
                 }
-                Pace::Floor => {
-                    // At most half a core: on two cores shared with the event loop and the
-                    // load generator, a replay at full speed at nice 0 starves both.
-                    std::thread::sleep(slice.elapsed());
-                    slice = Instant::now();
-                }
-                Pace::Idle => {}
             }
         }
         let next = leg.x.last_seq() + 1;
@@ -700,8 +801,18 @@ fn forward(
         leg.x.apply(rec.seq, rec.timestamp_ns, &input, &mut leg.out);
         leg.out.clear();
     }
-    leg.cpu = cpu_before + (thread_cpu() - cpu0);
-    Ok(LegEnd::Done)
+    leg.at = reader.position();
+    if let Some(job) = leg.job.as_mut() {
+        let cpu = thread_cpu() - cpu0;
+        job.cpu += cpu;
+        job.stretch_cpu += cpu;
+        if !matches!(end, LegEnd::Done) {
+            // A hand-over: the other thread starts a stretch of its own.
+            job.stretch_started = Instant::now();
+            job.stretch_cpu = Duration::ZERO;
+        }
+    }
+    Ok(end)
 }
 
 struct Conn {
@@ -1362,14 +1473,18 @@ mod tests {
         Leg {
             x: Box::new(x),
             out: Outbox::default(),
-            reader: None,
+            at: None,
             upto: n,
-            started,
-            cpu,
+            job: Some(Job {
+                seq: n,
+                cpu,
+                stretch_started: started,
+                stretch_cpu: cpu,
+                floor_time: Duration::ZERO,
+                floor_legs: 0,
+            }),
             bytes: Vec::new(),
             hash: None,
-            floor_time: Duration::ZERO,
-            floor_legs: 0,
         }
     }
 
@@ -1387,12 +1502,11 @@ mod tests {
             REPLICA_SLICE - 1,
             "gave up at the first look"
         );
-        // The floor pace never catches up 2.5 s of share here, so it finishes the job, on
-        // the same reader.
+        // The floor pace (a new stretch) finishes the job, from where the helper stopped.
         let end = forward(&mut leg, dir.path(), &stop, Pace::Floor).unwrap();
         assert!(matches!(end, LegEnd::Done));
         assert_eq!(leg.x.last_seq(), 5000);
-        assert!(leg.cpu > Duration::ZERO);
+        assert!(leg.job.as_ref().unwrap().cpu > Duration::ZERO);
         // Nothing left to do.
         assert!(matches!(
             forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap(),
@@ -1401,11 +1515,12 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_pace_hands_back_once_ahead_and_a_stop_interrupts_any_pace() {
+    fn the_floor_pace_hands_back_after_its_stretch_and_a_stop_interrupts_any_pace() {
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        // Already well ahead of its share: the floor pace hands the job back at once.
-        let mut leg = job(dir.path(), 3000, Instant::now(), Duration::from_secs(5));
+        // A floor stretch that began 2 s ago is over: the job goes back at the first look.
+        let two_s_ago = Instant::now() - Duration::from_secs(2);
+        let mut leg = job(dir.path(), 3000, two_s_ago, Duration::from_secs(5));
         let end = forward(&mut leg, dir.path(), &stop, Pace::Floor).unwrap();
         assert!(matches!(end, LegEnd::Repaid));
         assert_eq!(leg.x.last_seq(), REPLICA_SLICE - 1);
