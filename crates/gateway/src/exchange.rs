@@ -159,6 +159,12 @@ struct StoredMeta {
 /// OrderCancelRejects as recipes, the bytes of every entry (a body, or a recipe's ClOrdIDs)
 /// back to back in one buffer (the dead prefix is dropped when it is more than half of the
 /// buffer, so pushing is amortized O(length)).
+///
+/// `meta` is a ring of at most `max` entries, allocated once: a push past `max` reuses the
+/// slot of the entry it forgets. So every session's store stays as small as it can
+/// (8 sessions x 5,000 entries, about 6 MB, stays in the last-level cache), where letting it
+/// run to twice `max` and dropping half in bulk kept ~21 MB in flight and made replay miss
+/// the cache on nearly every stored message.
 #[derive(Clone, Debug, Default)]
 struct Store {
     meta: VecDeque<StoredMeta>,
@@ -170,16 +176,27 @@ struct Store {
 }
 
 impl Store {
-    /// Makes room for one more message. Entries beyond the newest `max` are invisible
-    /// (`live`) and dropped in bulk once they are as many as `max`: entries own no heap data,
-    /// so dropping a range does not read it (a one-by-one pop read a cold cache line each).
+    /// Most slots reserved up front (a larger `max` grows the ring by doubling first).
+    const RESERVE_MAX: usize = 1 << 16;
+
+    /// Makes room for one more message: forgets the oldest beyond the newest `max - 1`.
+    #[inline]
     fn make_room(&mut self, max: usize) {
         let max = max.max(1);
-        if self.meta.len() >= max.saturating_mul(2) {
-            let cut = self.meta.len() - (max - 1);
-            let last = &self.meta[cut - 1];
-            self.live_start = last.start + last.len as u64;
-            self.meta.drain(..cut);
+        if self.meta.capacity() == 0 {
+            // Exactly as many slots as will be used, at once (address space until used).
+            self.meta.reserve_exact(max.min(Self::RESERVE_MAX));
+        }
+        if self.meta.len() >= max {
+            while self.meta.len() >= max {
+                let old = self.meta.pop_front().expect("not empty");
+                self.live_start = old.start + old.len as u64;
+            }
+            // The ring cycles through all of its capacity: keep that at `max` (once, after
+            // growing past it, e.g. by a restore).
+            if self.meta.capacity() > max {
+                self.meta.shrink_to(max);
+            }
         }
         let dead = (self.live_start - self.base) as usize;
         if dead > 4096 && dead * 2 > self.bytes.len() {
@@ -203,8 +220,10 @@ impl Store {
         });
     }
     /// Stores a recipe `body` with its ClOrdID `cl` (at most `STR_LEN_MAX` bytes) and
-    /// OrigClOrdID `orig` (the newest entry: `last`).
+    /// OrigClOrdID `orig` (the newest entry: `last`). Inlined, so the recipe is built in its
+    /// slot instead of being copied there through the calls.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn push_recipe(
         &mut self,
         seq: u64,
@@ -2102,6 +2121,15 @@ impl Exchange {
     }
 
     fn snapshot_gateway(&self, out: &mut Vec<u8>) {
+        // Reserve about what it takes, so a large state is not copied by doubling (at most
+        // one more allocation when ClOrdIDs are long).
+        let stored: usize = self
+            .sessions
+            .iter()
+            .map(|s| s.store.meta.len().min(self.cfg.resend_store_max.max(1)))
+            .sum();
+        let orders = self.orders.live.len() + self.orders.done.len();
+        out.reserve(64 + self.cl.len() * 24 + orders * 64 + stored * 96);
         let mut scratch = Vec::with_capacity(256);
         let mut e = SnapWriter(out);
         e.u64(self.last_seq);
