@@ -183,25 +183,37 @@ impl Store {
     #[inline]
     fn make_room(&mut self, max: usize) {
         let max = max.max(1);
-        if self.meta.capacity() == 0 {
-            // Exactly as many slots as will be used, at once (address space until used).
-            self.meta.reserve_exact(max.min(Self::RESERVE_MAX));
-        }
-        if self.meta.len() >= max {
-            while self.meta.len() >= max {
-                let old = self.meta.pop_front().expect("not empty");
-                self.live_start = old.start + old.len as u64;
-            }
-            // The ring cycles through all of its capacity: keep that at `max` (once, after
-            // growing past it, e.g. by a restore).
-            if self.meta.capacity() > max {
-                self.meta.shrink_to(max);
-            }
+        let (n, cap) = (self.meta.len(), self.meta.capacity());
+        if n == max && cap == max {
+            // The steady state: forget the oldest (read in place, not copied out).
+            let old = self.meta.front().expect("max >= 1");
+            self.live_start = old.start + old.len as u64;
+            self.meta.pop_front();
+        } else if n >= max || cap == 0 || (cap > max && n + 1 >= max) {
+            self.resize_ring(max);
         }
         let dead = (self.live_start - self.base) as usize;
         if dead > 4096 && dead * 2 > self.bytes.len() {
             self.bytes.drain(..dead);
             self.base = self.live_start;
+        }
+    }
+    /// `make_room` away from the steady state: reserves the ring at the first push, forgets
+    /// entries beyond `max - 1`, and keeps the capacity at `max` (the ring cycles through all
+    /// of its capacity) once it grew past it (e.g. by a restore).
+    #[cold]
+    fn resize_ring(&mut self, max: usize) {
+        if self.meta.capacity() == 0 {
+            // Exactly as many slots as will be used, at once (address space until used).
+            self.meta.reserve_exact(max.min(Self::RESERVE_MAX));
+        }
+        while self.meta.len() >= max {
+            let old = self.meta.front().expect("max >= 1");
+            self.live_start = old.start + old.len as u64;
+            self.meta.pop_front();
+        }
+        if self.meta.len() + 1 >= max && self.meta.capacity() > max {
+            self.meta.shrink_to(max);
         }
     }
     fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
