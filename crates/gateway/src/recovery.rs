@@ -30,6 +30,7 @@ use crate::exchange::{Exchange, Outbox};
 use crate::record::{Input, KIND_INPUT};
 use crate::server::ServerError;
 use crossbeam_channel::{bounded, Receiver, Sender};
+use journal::snapshot::Snapshot;
 use journal::{JournalConfig, JournalError, JournalReader, JournalWriter, RecoveryReport};
 use std::fmt;
 use std::path::Path;
@@ -115,6 +116,10 @@ struct Decoded {
 const BATCH_RECORDS: usize = 1024;
 /// Full batches queued between the threads.
 const BATCHES_IN_FLIGHT: usize = 4;
+/// How many records ahead of the one it applies the applying thread calls
+/// `Exchange::prefetch`, and `Exchange::prefetch_entries` (which needs the first one's lines).
+const PREFETCH_FAR: usize = 16;
+const PREFETCH_NEAR: usize = 8;
 
 /// The decoding side of the hand-over: collects decoded records into batches and sends full
 /// ones, reusing the buffers the applying side sends back.
@@ -164,7 +169,15 @@ fn apply_batches(
     let mut out = Outbox::default();
     let mut replayed = 0;
     for mut batch in full.iter() {
-        for d in &batch {
+        for (i, d) in batch.iter().enumerate() {
+            // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
+            // then the entries they point to. They change nothing.
+            if let Some(far) = batch.get(i + PREFETCH_FAR) {
+                x.prefetch(&far.input);
+            }
+            if let Some(near) = batch.get(i + PREFETCH_NEAR) {
+                x.prefetch_entries(&near.input);
+            }
             if d.seq != x.last_seq() + 1 {
                 return Err(ServerError(format!(
                     "journal record {} follows state at {}: records are missing",
@@ -261,13 +274,13 @@ fn replay_journal(x: &mut Exchange, data_dir: &Path) -> Result<(u64, String), Se
     })
 }
 
-/// The newest usable snapshot restored, and its sequence number (`None`: start from record 1).
+/// The newest usable snapshot restored, and the snapshot (`None`: start from record 1).
 /// Damaged and older-format snapshots are reported through `on_note` and skipped.
 fn load_snapshot(
     cfg: &Arc<Config>,
     data_dir: &Path,
     on_note: &mut impl FnMut(&str),
-) -> Result<(Exchange, Option<u64>), ServerError> {
+) -> Result<(Exchange, Option<Snapshot>), ServerError> {
     let load = journal::snapshot::load_latest(data_dir)?;
     for s in &load.skipped {
         on_note(&format!(
@@ -301,7 +314,7 @@ fn load_snapshot(
             s.seq
         )));
     }
-    Ok((x, Some(s.seq)))
+    Ok((x, Some(s)))
 }
 
 /// Loads the newest valid snapshot and replays the journal after it (outbound messages are
@@ -315,7 +328,8 @@ pub fn recover(
 ) -> Result<(Exchange, Recovered), ServerError> {
     let t0 = Instant::now();
     let (mut x, snapshot_seq) = if use_snapshot {
-        load_snapshot(cfg, data_dir, &mut on_skip)?
+        let (x, s) = load_snapshot(cfg, data_dir, &mut on_skip)?;
+        (x, s.map(|s| s.seq))
     } else {
         (Exchange::new(cfg.clone()), None)
     };
@@ -371,6 +385,20 @@ struct Scan {
     done: Duration,
 }
 
+/// What start-up recovered and opened ([`recover_and_open`]).
+pub struct Opened {
+    /// The state after the last valid record.
+    pub exchange: Exchange,
+    /// The journal, positioned after that record.
+    pub journal: JournalWriter,
+    /// What the journal's open found (segments, torn tail truncated, leftovers removed).
+    pub report: RecoveryReport,
+    pub recovered: Recovered,
+    /// The snapshot the state was restored from, if any: the snapshot replica starts from its
+    /// bytes instead of a serialization of the recovered state.
+    pub snapshot: Option<Snapshot>,
+}
+
 /// Start-up: recovers the state in `data_dir` and opens its journal for appending, reading the
 /// journal once (module docs). A torn tail is truncated (and named in the returned
 /// [`RecoveryReport`]); corruption before it stops start-up with an error naming segment and
@@ -380,7 +408,7 @@ pub fn recover_and_open(
     data_dir: &Path,
     jconfig: JournalConfig,
     mut on_note: impl FnMut(&str),
-) -> Result<(Exchange, JournalWriter, RecoveryReport, Recovered), ServerError> {
+) -> Result<Opened, ServerError> {
     let t0 = Instant::now();
     // The newest snapshot file: the scan verifies the records it covers without decoding them.
     let newest = journal::snapshot::list(data_dir)?
@@ -430,16 +458,17 @@ pub fn recover_and_open(
             .map_err(|e| ServerError(format!("cannot start the journal scan thread: {e}")))?;
         // The closure owns `seq_tx` and `full_rx`: when it returns early (an error), dropping
         // them stops the scan, which then leaves the journal unmodified.
-        let applied = (move || -> Result<(Exchange, Option<u64>, Duration, u64), ServerError> {
-            let (mut x, snapshot_seq) = load_snapshot(cfg, data_dir, &mut on_note)?;
-            let loaded = t0.elapsed();
-            // The scan may have ended without asking (the journal ends at the snapshot).
-            let _ = seq_tx.send(snapshot_seq);
-            drop(seq_tx);
-            x.replaying = true;
-            let replayed = apply_batches(&mut x, full_rx, empty_tx)?;
-            Ok((x, snapshot_seq, loaded, replayed))
-        })();
+        let applied =
+            (move || -> Result<(Exchange, Option<Snapshot>, Duration, u64), ServerError> {
+                let (mut x, snapshot) = load_snapshot(cfg, data_dir, &mut on_note)?;
+                let loaded = t0.elapsed();
+                // The scan may have ended without asking (the journal ends at the snapshot).
+                let _ = seq_tx.send(snapshot.as_ref().map(|s| s.seq));
+                drop(seq_tx);
+                x.replaying = true;
+                let replayed = apply_batches(&mut x, full_rx, empty_tx)?;
+                Ok((x, snapshot, loaded, replayed))
+            })();
         let scan = scanner
             .join()
             .map_err(|_| ServerError("the journal scan thread panicked".into()))?;
@@ -454,7 +483,8 @@ pub fn recover_and_open(
                 .unwrap_or_else(|| ServerError("the journal scan stopped early".into())))
         }
     };
-    let (mut x, snapshot_seq, snapshot_load, mut replayed) = applied?;
+    let (mut x, snapshot, snapshot_load, mut replayed) = applied?;
+    let snapshot_seq = snapshot.as_ref().map(|s| s.seq);
     let replay_from = snapshot_load.max(scan.reached_snapshot);
     let mut journal_passes = 1;
     if x.last_seq() + 1 < journal.next_seq() {
@@ -496,5 +526,11 @@ pub fn recover_and_open(
             total,
         },
     };
-    Ok((x, journal, report, recovered))
+    Ok(Opened {
+        exchange: x,
+        journal,
+        report,
+        recovered,
+        snapshot,
+    })
 }

@@ -21,7 +21,7 @@
 //!   fsync) and prunes; parked otherwise. The loop never stalls for a periodic snapshot (at
 //!   200K orders/s a 30 MB snapshot took 75-87 ms to serialize); only the final one at a clean
 //!   stop is serialized by the loop (also every one, should the replica fail). The replay and
-//!   serialization run on a helper, **snapshot-idle**, at nice 19: it uses the CPU the loop and
+//!   serialization run on a helper, **snapshot-idle**, in `SCHED_IDLE`: it uses the CPU the loop and
 //!   the generator leave idle (enough to keep up at 200K/s on 2 cores) and yields to them at
 //!   once; should it get less than a quarter of a core for a job, the `snapshot` thread (nice
 //!   0) takes the replica over for a second at a paced third of a core (`SnapshotWriter`).
@@ -59,7 +59,7 @@ use crate::config::{Config, Durability, Idle};
 use crate::exchange::{Exchange, Outbox};
 use crate::record::{ConnId, Input, KIND_INPUT};
 pub(crate) use crate::recovery::decode_input;
-pub use crate::recovery::{recover, recover_and_open, Phases, Recovered};
+pub use crate::recovery::{recover, recover_and_open, Opened, Phases, Recovered};
 use crate::wire::{next_frame, Fields, Frame};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use journal::{JournalConfig, JournalReader, JournalWriter, ReadPosition};
@@ -85,7 +85,7 @@ const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
 /// Records the snapshot replica replays between two looks at the clock (about 1 ms).
 const REPLICA_SLICE: u64 = 1024;
-/// Share of a core the nice-19 replica helper must get during a snapshot job before the nice-0
+/// Share of a core the idle-class replica helper must get during a snapshot job before the nice-0
 /// thread takes over (see `SnapshotWriter`).
 const REPLICA_SHARE_MIN: f64 = 0.25;
 /// How far the helper's CPU time in a stretch may fall behind that share before it hands over.
@@ -172,7 +172,13 @@ impl Server {
         })?;
         // One pass over the journal: the writer's open scan (checksums, torn tail) feeds the
         // replay after the snapshot (recovery's module docs).
-        let (mut x, mut journal, report, recovered) = recover_and_open(
+        let crate::recovery::Opened {
+            exchange: mut x,
+            mut journal,
+            report,
+            recovered,
+            snapshot,
+        } = recover_and_open(
             &cfg,
             &data_dir,
             JournalConfig {
@@ -224,10 +230,17 @@ impl Server {
         counters.last_seq.store(seq, Ordering::Relaxed);
         let stop = Arc::new(AtomicBool::new(false));
 
-        // The snapshot thread keeps a replica of the state, restored from this serialization
-        // and brought forward from the journal, so periodic snapshots never stall the loop.
-        let mut initial = Vec::with_capacity(1 << 20);
-        x.snapshot_and_hash(&mut initial);
+        // The snapshot thread keeps a replica of the state, restored from the snapshot recovery
+        // started from (or a serialization of the recovered state) and brought forward from
+        // the journal, so periodic snapshots never stall the loop.
+        let initial = match snapshot {
+            Some(s) => s.bytes,
+            None => {
+                let mut b = Vec::with_capacity(1 << 20);
+                x.snapshot_and_hash(&mut b);
+                b
+            }
+        };
         let (snap_tx, snap_rx) = bounded::<SnapshotJob>(1);
         let snap_busy = Arc::new(AtomicBool::new(false));
         let replica_ok = Arc::new(AtomicBool::new(true));
@@ -365,22 +378,24 @@ enum SnapshotJob {
 /// record); serializing the replica costs the event loop nothing. If the replica fails (a
 /// journal read error), it says so and clears `replica_ok`: the loop then serializes inline.
 ///
-/// Who does the replica's work (module docs, "snapshot"): a helper thread, `snapshot-idle`, at
-/// nice 19, holds the replica and follows the journal: every [`REPLICA_FOLLOW_EVERY`] it
+/// Who does the replica's work (module docs, "snapshot"): a helper thread, `snapshot-idle`, in
+/// the `SCHED_IDLE` class (crate `sched_idle`), holds the replica and follows the journal: every [`REPLICA_FOLLOW_EVERY`] it
 /// replays up to the last record the loop has committed and applied (`Counters::last_seq`), so
 /// the replay is spread over the CPU the loop leaves idle instead of coming in a burst when a
 /// snapshot falls due. A due snapshot then only needs the last few records and the
-/// serialization, and is taken at the newest committed record (at or after the one asked
-/// for). Nice 19 is a CFS weight of 15 against 1024 for the loop's nice 0: a waking nice-0
-/// thread preempts it at once, and it gets next to nothing of a busy core. So that snapshots
+/// serialization; it is taken at the record asked for, or where the follower already is if
+/// that is later (a fixed target: a moving one could stay out of reach of a replica that only
+/// gets its minimum share). An idle-class thread runs only on a CPU nothing else wants, a
+/// waking normal thread preempts it at once (a nice-19 thread may keep the CPU for the rest of
+/// its slice), and it gets next to nothing of a busy core. So that snapshots
 /// still come on a saturated machine, a snapshot job is guaranteed a minimum share: if the
 /// helper's CPU time falls more than [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of
 /// the wall time since it got the job, it hands the replica to this thread (nice 0), which
 /// replays for [`REPLICA_FLOOR_STRETCH`] in slices, sleeping twice as long as each took (a
 /// third of a core), then hands it back for the helper to try again. Under full load that is
-/// about a quarter of a core on average, what the replica always had before it had a helper. Raising a thread's nice value
-/// needs no privilege; lowering it again would, hence two threads and a hand-over instead of
-/// one thread changing its priority. The replica is always in exactly one place: with the
+/// about a quarter of a core on average, what the replica always had before it had a helper.
+/// Entering `SCHED_IDLE` needs no privilege; leaving it would, hence two threads and a
+/// hand-over instead of one thread changing its class. The replica is always in exactly one place: with the
 /// helper, in a channel, or with this thread for a floor-paced stretch or a file write.
 struct SnapshotWriter {
     cfg: Arc<Config>,
@@ -457,7 +472,7 @@ enum FromHelper {
 /// How [`forward`] paces itself.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pace {
-    /// Full speed (the nice-19 helper); gives up a job when starved.
+    /// Full speed (the idle-class helper); gives up a job when starved.
     Idle,
     /// Slices with equal pauses (the nice-0 thread); gives the job back once repaid.
     Floor,
@@ -486,10 +501,10 @@ impl SnapshotWriter {
     /// snapshot jobs until the snapshot thread hangs up.
     fn helper(&self, initial: Vec<u8>, rx: Receiver<ToHelper>, tx: Sender<FromHelper>) {
         use crossbeam_channel::{RecvTimeoutError, TryRecvError};
-        // Raising our own nice value is always allowed.
-        if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19) {
+        // Lowering our own priority is always allowed.
+        if let Err(e) = sched_idle::enter() {
             (self.log)(&format!(
-                "snapshot replica: cannot lower its priority (nice 19: {e}); it runs at nice 0"
+                "snapshot replica: cannot enter SCHED_IDLE ({e}); it runs at normal priority"
             ));
         }
         let mut home = match Exchange::restore(self.cfg.clone(), &initial) {
@@ -535,6 +550,10 @@ impl SnapshotWriter {
             match msg {
                 Some(ToHelper::Job { seq, started }) => match home.as_mut() {
                     Some(leg) => {
+                        // A fixed target (a moving one could stay out of reach of a replica
+                        // that only gets its minimum share): the record asked for, or where
+                        // the follower already is if it is past it.
+                        leg.upto = seq.max(leg.x.last_seq());
                         leg.job = Some(Job {
                             seq,
                             cpu: Duration::ZERO,
@@ -557,10 +576,12 @@ impl SnapshotWriter {
             let Some(leg) = home.as_mut() else {
                 continue;
             };
-            let committed = self.counters.last_seq.load(Ordering::Acquire);
-            leg.upto = committed.max(leg.job.as_ref().map_or(0, |j| j.seq));
-            if leg.upto <= leg.x.last_seq() && leg.job.is_none() {
-                continue;
+            if leg.job.is_none() {
+                // Following: as far as the loop has committed.
+                leg.upto = self.counters.last_seq.load(Ordering::Acquire);
+                if leg.upto <= leg.x.last_seq() {
+                    continue;
+                }
             }
             let answer = match forward(leg, &self.data_dir, &self.stop, Pace::Idle) {
                 Ok(LegEnd::Done) if leg.job.is_some() => {

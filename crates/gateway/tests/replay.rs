@@ -429,11 +429,13 @@ impl Recorded {
         gateway::ServerError,
     > {
         let mut notes = Vec::new();
-        let (x, j, report, rec) =
+        let o =
             gateway::server::recover_and_open(&self.cfg, self.dir.path(), small_segments(), |m| {
                 notes.push(m.to_string())
             })?;
-        Ok((x, j, report, rec, notes))
+        // The snapshot handed on is the one the state came from.
+        assert_eq!(o.snapshot.as_ref().map(|s| s.seq), o.recovered.snapshot_seq);
+        Ok((o.exchange, o.journal, o.report, o.recovered, notes))
     }
 }
 
