@@ -619,91 +619,125 @@ struct OrderInfo {
     done_status: u8,
 }
 
-/// The orders the gateway remembers: live ones in a hash map (small: at most `orders_max`),
-/// finished ones in a ring in the order they finished (the newest `DONE_ORDERS_MAX`, for
-/// OrderStatusRequest) with a small id -> position index. Retiring an order appends to the
-/// ring and forgets the oldest finished order without touching the live map's memory, so
-/// the per-order cost does not grow with the number of orders remembered.
+/// The orders the gateway remembers: live ones (at most `orders_max`) and finished ones (the
+/// newest `DONE_ORDERS_MAX`, in the order they finished, for OrderStatusRequest).
 ///
-/// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly the ids
-/// of `done` with their absolute positions.
+/// Each order's record lives in one slot of `slab` from its acceptance until it is forgotten
+/// (slots are reused through `free`); the indexes hold only slot numbers: `live` (small and
+/// hot: the orders events refer to), `done` (finished ids and slots, oldest first) and
+/// `done_ix`. So retiring an order moves no record (it moved a 128-byte record out of one
+/// map into a ring, twice copied), and the per-order cost does not grow with the number of
+/// orders remembered.
+///
+/// Invariant: an id is in at most one of `live` and `done`; `done_ix` maps exactly the ids of
+/// `done` to the same slots; a slot is in `free` or referred to by exactly one index entry.
 #[derive(Clone)]
 struct Orders {
-    live: HashMap<OrderId, OrderInfo, IdHash>,
-    done: VecDeque<(OrderId, OrderInfo)>,
-    /// Absolute position of `done[0]`.
-    done_head: u64,
-    done_ix: HashMap<OrderId, u64, IdHash>,
+    slab: Vec<OrderInfo>,
+    free: Vec<u32>,
+    live: HashMap<OrderId, u32, IdHash>,
+    done: VecDeque<(OrderId, u32)>,
+    done_ix: HashMap<OrderId, u32, IdHash>,
 }
 
 impl Orders {
     /// Room for every finished order from the start (address space only), so retiring never
-    /// copies the ring on the way up.
+    /// copies the ring or the slab on the way up.
     fn new() -> Orders {
         Orders {
+            slab: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
+            free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
             live: HashMap::default(),
             done: VecDeque::with_capacity(DONE_ORDERS_MAX + 1),
-            done_head: 0,
             done_ix: HashMap::with_capacity_and_hasher(DONE_ORDERS_MAX + 1, IdHash::default()),
         }
     }
 
     #[inline]
     fn get(&self, id: &OrderId) -> Option<&OrderInfo> {
-        match self.live.get(id) {
-            Some(o) => Some(o),
-            None => self
-                .done_ix
-                .get(id)
-                .map(|&p| &self.done[(p - self.done_head) as usize].1),
-        }
+        let slot = match self.live.get(id) {
+            Some(&s) => s,
+            None => *self.done_ix.get(id)?,
+        };
+        Some(&self.slab[slot as usize])
     }
 
     #[inline]
     fn get_mut(&mut self, id: &OrderId) -> Option<&mut OrderInfo> {
-        match self.live.get_mut(id) {
-            Some(o) => Some(o),
-            None => self
-                .done_ix
-                .get(id)
-                .map(|&p| &mut self.done[(p - self.done_head) as usize].1),
-        }
+        let slot = match self.live.get(id) {
+            Some(&s) => s,
+            None => *self.done_ix.get(id)?,
+        };
+        Some(&mut self.slab[slot as usize])
+    }
+
+    /// The record of live order `id`.
+    #[inline]
+    fn live(&self, id: &OrderId) -> Option<&OrderInfo> {
+        self.live.get(id).map(|&s| &self.slab[s as usize])
     }
 
     /// True if `id` is a live (not finished) order.
     #[inline]
     fn is_live(&self, id: &OrderId) -> bool {
-        self.live.get(id).is_some_and(|o| o.done_status == 0)
+        self.live(id).is_some_and(|o| o.done_status == 0)
     }
 
+    /// Every live order's record.
+    fn live_records(&self) -> impl Iterator<Item = &OrderInfo> {
+        self.live.values().map(|&s| &self.slab[s as usize])
+    }
+
+    /// Remembers `o` as live order `id` (replacing its record if `id` is live already).
     fn insert_live(&mut self, id: OrderId, o: OrderInfo) {
-        self.live.insert(id, o);
+        use std::collections::hash_map::Entry;
+        match self.live.entry(id) {
+            Entry::Occupied(e) => self.slab[*e.get() as usize] = o,
+            Entry::Vacant(v) => {
+                let slot = match self.free.pop() {
+                    Some(s) => {
+                        self.slab[s as usize] = o;
+                        s
+                    }
+                    None => {
+                        self.slab.push(o);
+                        (self.slab.len() - 1) as u32
+                    }
+                };
+                v.insert(slot);
+            }
+        }
     }
 
     /// Forgets a live order entirely (one the engine rejected).
     fn remove_live(&mut self, id: &OrderId) -> Option<OrderInfo> {
-        self.live.remove(id)
+        let slot = self.live.remove(id)?;
+        self.free.push(slot);
+        Some(self.slab[slot as usize].clone())
     }
 
     /// Moves live order `id` to the finished ones, forgetting the oldest finished order
     /// beyond `DONE_ORDERS_MAX`.
     fn retire(&mut self, id: OrderId) {
-        let Some(o) = self.live.remove(&id) else {
+        if !self.push_done(id) {
             return;
-        };
-        self.push_done(id, o);
+        }
         if self.done.len() > DONE_ORDERS_MAX {
-            if let Some((old, _)) = self.done.pop_front() {
+            if let Some((old, slot)) = self.done.pop_front() {
                 self.done_ix.remove(&old);
-                self.done_head += 1;
+                self.free.push(slot);
             }
         }
     }
 
-    fn push_done(&mut self, id: OrderId, o: OrderInfo) {
-        let pos = self.done_head + self.done.len() as u64;
-        self.done.push_back((id, o));
-        self.done_ix.insert(id, pos);
+    /// Moves live order `id` to the newest finished one; false if it is not live.
+    fn push_done(&mut self, id: OrderId) -> bool {
+        let Some(slot) = self.live.remove(&id) else {
+            return false;
+        };
+        self.done.push_back((id, slot));
+        self.done_ix.insert(id, slot);
+        true
     }
 
     /// Every remembered order (live and finished), by id.
@@ -711,8 +745,8 @@ impl Orders {
         let mut v: Vec<(OrderId, &OrderInfo)> = self
             .live
             .iter()
-            .map(|(id, o)| (*id, o))
-            .chain(self.done.iter().map(|(id, o)| (*id, o)))
+            .chain(self.done.iter().map(|(id, s)| (id, s)))
+            .map(|(id, &s)| (*id, &self.slab[s as usize]))
             .collect();
         // Stable sort: it merges the natural runs of the finished ring (retired in nearly
         // increasing id order) instead of partitioning them.
@@ -1660,7 +1694,7 @@ impl Exchange {
         let live = self
             .cl
             .get(ix, orig_cl_ord_id.as_bytes())
-            .and_then(|id| self.orders.live.get(&id).map(|o| (id, o)))
+            .and_then(|id| self.orders.live(&id).map(|o| (id, o)))
             .filter(|(_, o)| o.done_status == 0 && o.session == ix);
         let Some((id, info)) = live else {
             return self.cancel_reject(
@@ -2372,7 +2406,7 @@ impl Exchange {
             if session as usize >= x.sessions.len() {
                 return Err("snapshot: order of an unknown session".into());
             }
-            x.orders.live.insert(
+            x.orders.insert_live(
                 id,
                 OrderInfo {
                     session,
@@ -2393,14 +2427,14 @@ impl Exchange {
         }
         for _ in 0..r.count()? {
             let id = r.u64()?;
-            let o =
-                x.orders.live.remove(&id).ok_or_else(|| {
-                    format!("snapshot: finished order {id} is not among the orders")
-                })?;
             if x.orders.done.len() == DONE_ORDERS_MAX {
                 return Err("snapshot: more finished orders than remembered".into());
             }
-            x.orders.push_done(id, o);
+            if !x.orders.push_done(id) {
+                return Err(format!(
+                    "snapshot: finished order {id} is not among the orders"
+                ));
+            }
         }
         if !r.0.is_empty() {
             return Err("snapshot: trailing bytes in the gateway state".into());
@@ -2411,8 +2445,7 @@ impl Exchange {
     /// Number of live (not terminal) orders the gateway tracks.
     pub fn live_orders(&self) -> usize {
         self.orders
-            .live
-            .values()
+            .live_records()
             .filter(|o| o.done_status == 0)
             .count()
     }
