@@ -367,7 +367,12 @@ impl ClIndex {
     /// The order that `session` used `cl` for, if remembered.
     #[inline]
     fn get(&self, session: u16, cl: &[u8]) -> Option<OrderId> {
-        let h = self.hash(session, cl);
+        self.get_hashed(self.hash(session, cl), session, cl)
+    }
+
+    /// `get` with `h` = `hash(session, cl)` (a caller that also `push`es hashes once).
+    #[inline]
+    fn get_hashed(&self, h: u64, session: u16, cl: &[u8]) -> Option<OrderId> {
         let mut found = None;
         self.table.find(h, |p| {
             let e = &self.ring[self.at(p)];
@@ -382,7 +387,11 @@ impl ClIndex {
 
     /// Remembers a ClOrdID that `get` does not know yet, as the newest.
     fn push(&mut self, session: u16, cl: ClOrdId, order: OrderId) {
-        let hash = self.hash(session, cl.as_bytes());
+        self.push_hashed(self.hash(session, cl.as_bytes()), session, cl, order);
+    }
+
+    /// `push` with `hash` = `hash(session, cl)`.
+    fn push_hashed(&mut self, hash: u64, session: u16, cl: ClOrdId, order: OrderId) {
         let pos = self.head + self.ring.len() as u64;
         self.ring.push_back(ClEntry {
             order,
@@ -1615,7 +1624,12 @@ impl Exchange {
             // Only a journal written with a longer instrument list can say this.
             return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown symbol", b"", out);
         }
-        if self.cl.get(ix, n.cl_ord_id.as_bytes()).is_some() {
+        let cl_hash = self.cl.hash(ix, n.cl_ord_id.as_bytes());
+        if self
+            .cl
+            .get_hashed(cl_hash, ix, n.cl_ord_id.as_bytes())
+            .is_some()
+        {
             let echo = self.echo_new(n);
             return self.order_reject(ix, seq, ts, &n.cl_ord_id, "duplicate ClOrdID", &echo, out);
         }
@@ -1626,7 +1640,7 @@ impl Exchange {
         let id = self.next_order_id;
         self.next_order_id += 1;
         let cl = n.cl_ord_id;
-        self.remember_cl_ord_id(ix, cl, id);
+        self.remember_cl_ord_id(cl_hash, ix, cl, id);
         let cmd = Command::New(NewOrder {
             id,
             account,
@@ -1710,7 +1724,12 @@ impl Exchange {
             );
         };
         let status = ord_status(info);
-        if self.cl.get(ix, cl_ord_id.as_bytes()).is_some() {
+        let cl_hash = self.cl.hash(ix, cl_ord_id.as_bytes());
+        if self
+            .cl
+            .get_hashed(cl_hash, ix, cl_ord_id.as_bytes())
+            .is_some()
+        {
             return self.cancel_reject(
                 ix,
                 ts,
@@ -1762,7 +1781,7 @@ impl Exchange {
                 }
             }
         };
-        self.remember_cl_ord_id(ix, *cl_ord_id, id);
+        self.remember_cl_ord_id(cl_hash, ix, *cl_ord_id, id);
         let mut ctx = Ctx {
             session: ix,
             seq,
@@ -2040,9 +2059,10 @@ impl Exchange {
         }
     }
 
-    /// Moves a terminal order to the bounded list of done orders.
-    fn remember_cl_ord_id(&mut self, ix: u16, cl_ord_id: ClOrdId, id: OrderId) {
-        self.cl.push(ix, cl_ord_id, id);
+    /// Remembers that session `ix` used `cl_ord_id` (whose `ClIndex::hash` is `hash`) for
+    /// order `id`, forgetting finished orders' ClOrdIDs beyond `CL_ORD_IDS_MAX`.
+    fn remember_cl_ord_id(&mut self, hash: u64, ix: u16, cl_ord_id: ClOrdId, id: OrderId) {
+        self.cl.push_hashed(hash, ix, cl_ord_id, id);
         if self.cl.len() > CL_ORD_IDS_MAX {
             self.cl.prefetch_rotation();
         }
