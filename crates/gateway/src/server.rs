@@ -20,11 +20,12 @@
 //!   (deterministic, so it equals the live state there), serializes, writes (atomic rename,
 //!   fsync) and prunes; parked otherwise. The loop never stalls for a periodic snapshot (at
 //!   200K orders/s a 30 MB snapshot took 75-87 ms to serialize); only the final one at a clean
-//!   stop is serialized by the loop (also every one, should the replica fail). The replay and
-//!   serialization run on a helper, **snapshot-idle**, in `SCHED_IDLE`: it uses the CPU the loop and
-//!   the generator leave idle (enough to keep up at 200K/s on 2 cores) and yields to them at
-//!   once; should it get less than a quarter of a core for a job, the `snapshot` thread (nice
-//!   0) takes the replica over for a second at a paced third of a core (`SnapshotWriter`).
+//!   stop is serialized by the loop (also every one, should the replica fail). The replay runs
+//!   on a helper, **snapshot-idle**, in `SCHED_IDLE`, which follows the journal between
+//!   snapshots: it uses the CPU the loop and the generator leave idle (enough to keep up at
+//!   200K/s on 2 cores) and yields to them at once; should it get less than a quarter of a core
+//!   during a snapshot job, the `snapshot` thread (nice 0) takes the replica over for a second
+//!   at a paced third of a core (`SnapshotWriter`). The `snapshot` thread serializes.
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
@@ -83,8 +84,8 @@ const READ_BUF_MAX: usize = 1 << 20;
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
-/// Records the snapshot replica replays between two looks at the clock (about 1 ms).
-const REPLICA_SLICE: u64 = 1024;
+/// Records the snapshot replica replays between two looks at the clock (about 0.3 ms).
+const REPLICA_SLICE: u64 = 256;
 /// Share of a core the idle-class replica helper must get during a snapshot job before the nice-0
 /// thread takes over (see `SnapshotWriter`).
 const REPLICA_SHARE_MIN: f64 = 0.25;
@@ -379,11 +380,12 @@ enum SnapshotJob {
 /// journal read error), it says so and clears `replica_ok`: the loop then serializes inline.
 ///
 /// Who does the replica's work (module docs, "snapshot"): a helper thread, `snapshot-idle`, in
-/// the `SCHED_IDLE` class (crate `sched_idle`), holds the replica and follows the journal: every [`REPLICA_FOLLOW_EVERY`] it
-/// replays up to the last record the loop has committed and applied (`Counters::last_seq`), so
+/// the `SCHED_IDLE` class (crate `sched_idle`), holds the replica and follows the journal:
+/// every [`REPLICA_FOLLOW_EVERY`] it replays up to the last record the loop has committed and applied (`Counters::last_seq`), so
 /// the replay is spread over the CPU the loop leaves idle instead of coming in a burst when a
 /// snapshot falls due. A due snapshot then only needs the last few records and the
-/// serialization; it is taken at the record asked for, or where the follower already is if
+/// serialization (on this thread, at nice 0: 100-300 ms for 50-90 MB, bounded, as before the
+/// helper existed; in the helper it could take seconds on a busy machine); it is taken at the record asked for, or where the follower already is if
 /// that is later (a fixed target: a moving one could stay out of reach of a replica that only
 /// gets its minimum share). An idle-class thread runs only on a CPU nothing else wants, a
 /// waking normal thread preempts it at once (a nice-19 thread may keep the CPU for the rest of
@@ -395,8 +397,9 @@ enum SnapshotJob {
 /// third of a core), then hands it back for the helper to try again. Under full load that is
 /// about a quarter of a core on average, what the replica always had before it had a helper.
 /// Entering `SCHED_IDLE` needs no privilege; leaving it would, hence two threads and a
-/// hand-over instead of one thread changing its class. The replica is always in exactly one place: with the
-/// helper, in a channel, or with this thread for a floor-paced stretch or a file write.
+/// hand-over instead of one thread changing its class. The replica is always in exactly one
+/// place: with the helper, in a channel, or with this thread for a floor-paced stretch, the
+/// serialization and the file write.
 struct SnapshotWriter {
     cfg: Arc<Config>,
     data_dir: PathBuf,
@@ -419,9 +422,8 @@ struct Leg {
     upto: u64,
     /// The snapshot asked for, if any.
     job: Option<Job>,
-    /// Serialization buffer (reused); `hash` is set once it holds the replica at `x.last_seq()`.
+    /// Serialization buffer (reused).
     bytes: Vec<u8>,
-    hash: Option<u64>,
 }
 
 /// A snapshot job: "snapshot the replica at `seq` or later".
@@ -461,7 +463,7 @@ enum ToHelper {
 
 /// From the helper to the snapshot thread.
 enum FromHelper {
-    /// The job's replica, serialized (`hash` set).
+    /// The job's replica, at its target.
     Done(Box<Leg>),
     Starved(Box<Leg>),
     Stopped(Box<Leg>),
@@ -518,7 +520,6 @@ impl SnapshotWriter {
                     upto: 0,
                     job: None,
                     bytes: initial,
-                    hash: None,
                 }))
             }
             Err(e) => {
@@ -584,11 +585,7 @@ impl SnapshotWriter {
                 }
             }
             let answer = match forward(leg, &self.data_dir, &self.stop, Pace::Idle) {
-                Ok(LegEnd::Done) if leg.job.is_some() => {
-                    leg.bytes.clear();
-                    leg.hash = Some(leg.x.snapshot_and_hash(&mut leg.bytes));
-                    home.take().map(FromHelper::Done)
-                }
+                Ok(LegEnd::Done) if leg.job.is_some() => home.take().map(FromHelper::Done),
                 Ok(LegEnd::Starved) => home.take().map(FromHelper::Starved),
                 Ok(LegEnd::Stopped) if leg.job.is_some() => home.take().map(FromHelper::Stopped),
                 Ok(_) => None,
@@ -665,11 +662,7 @@ impl SnapshotWriter {
                         job.floor_legs += 1;
                     }
                     match end {
-                        Ok(LegEnd::Done) => {
-                            leg.bytes.clear();
-                            leg.hash = Some(leg.x.snapshot_and_hash(&mut leg.bytes));
-                            leg
-                        }
+                        Ok(LegEnd::Done) => leg,
                         Ok(end) => {
                             // Repaid: back to the helper. Stopping: home, idle.
                             let stopped = matches!(end, LegEnd::Stopped);
@@ -688,13 +681,17 @@ impl SnapshotWriter {
                     }
                 }
             };
+            // Serialized here, at nice 0 (100-300 ms for 50-90 MB, as it always was): in the
+            // helper it could stall for seconds on a busy machine, with no share to fall back on.
+            let caught_up = t0.elapsed();
+            leg.bytes.clear();
+            let hash = leg.x.snapshot_and_hash(&mut leg.bytes);
             let at = leg.x.last_seq();
-            let hash = leg.hash.take().unwrap_or(0);
             let how = match leg.job.take() {
                 Some(job) => format!(
-                    "engine stall 0 ms (replica asked at seq {}, caught up and serialized it in {:.1} ms, {:.1} ms of CPU{})",
+                    "engine stall 0 ms (replica asked at seq {}, caught up in {:.1} ms with {:.1} ms of CPU{}, serialized in {:.1} ms)",
                     job.seq,
-                    t0.elapsed().as_secs_f64() * 1e3,
+                    caught_up.as_secs_f64() * 1e3,
                     job.cpu.as_secs_f64() * 1e3,
                     if job.floor_legs == 0 {
                         String::new()
@@ -704,7 +701,8 @@ impl SnapshotWriter {
                             job.floor_time.as_secs_f64() * 1e3,
                             job.floor_legs
                         )
-                    }
+                    },
+                    (t0.elapsed() - caught_up).as_secs_f64() * 1e3
                 ),
                 None => String::new(),
             };
@@ -1505,7 +1503,6 @@ mod tests {
                 floor_legs: 0,
             }),
             bytes: Vec::new(),
-            hash: None,
         }
     }
 
