@@ -160,14 +160,18 @@ struct StoredMeta {
 /// back to back in one buffer (the dead prefix is dropped when it is more than half of the
 /// buffer, so pushing is amortized O(length)).
 ///
-/// `meta` is a ring of at most `max` entries, allocated once: a push past `max` reuses the
+/// `ring` holds at most `max` entries, allocated once: a push past `max` reuses the
 /// slot of the entry it forgets. So every session's store stays as small as it can
 /// (8 sessions x 5,000 entries, about 6 MB, stays in the last-level cache), where letting it
 /// run to twice `max` and dropping half in bulk kept ~21 MB in flight and made replay miss
 /// the cache on nearly every stored message.
 #[derive(Clone, Debug, Default)]
 struct Store {
-    meta: VecDeque<StoredMeta>,
+    /// The stored entries, oldest first from `head`: `ring[head..]` then `ring[..head]`. The
+    /// ring grows in order (`head` 0) until it holds `max` entries; from then on a push
+    /// overwrites the oldest entry in its slot (no entry is built elsewhere and copied in).
+    ring: Vec<StoredMeta>,
+    head: usize,
     bytes: Vec<u8>,
     /// Absolute offset of `bytes[0]`.
     base: u64,
@@ -179,52 +183,82 @@ impl Store {
     /// Most slots reserved up front (a larger `max` grows the ring by doubling first).
     const RESERVE_MAX: usize = 1 << 16;
 
-    /// Makes room for one more message: forgets the oldest beyond the newest `max - 1`.
-    #[inline]
-    fn make_room(&mut self, max: usize) {
-        let max = max.max(1);
-        let (n, cap) = (self.meta.len(), self.meta.capacity());
-        if n == max && cap == max {
-            // The steady state: forget the oldest (read in place, not copied out).
-            let old = self.meta.front().expect("max >= 1");
-            self.live_start = old.start + old.len as u64;
-            self.meta.pop_front();
-        } else if n >= max || cap == 0 || (cap > max && n + 1 >= max) {
-            self.resize_ring(max);
-        }
+    /// Appends `cl` and `orig` (if any) to the byte buffer, dropping its dead prefix first when
+    /// that is more than half of it; returns where they start (absolute) and their length.
+    #[inline(always)]
+    fn push_bytes(&mut self, cl: &[u8], orig: Option<&[u8]>) -> (u64, u32) {
         let dead = (self.live_start - self.base) as usize;
         if dead > 4096 && dead * 2 > self.bytes.len() {
             self.bytes.drain(..dead);
             self.base = self.live_start;
         }
-    }
-    /// `make_room` away from the steady state: reserves the ring at the first push, forgets
-    /// entries beyond `max - 1`, and keeps the capacity at `max` (the ring cycles through all
-    /// of its capacity) once it grew past it (e.g. by a restore).
-    #[cold]
-    fn resize_ring(&mut self, max: usize) {
-        if self.meta.capacity() == 0 {
-            // Exactly as many slots as will be used, at once (address space until used).
-            self.meta.reserve_exact(max.min(Self::RESERVE_MAX));
-        }
-        while self.meta.len() >= max {
-            let old = self.meta.front().expect("max >= 1");
-            self.live_start = old.start + old.len as u64;
-            self.meta.pop_front();
-        }
-        if self.meta.len() + 1 >= max && self.meta.capacity() > max {
-            self.meta.shrink_to(max);
-        }
-    }
-    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
-        self.make_room(max);
         let start = self.base + self.bytes.len() as u64;
-        self.bytes.extend_from_slice(body);
-        self.meta.push_back(StoredMeta {
+        self.bytes.extend_from_slice(cl);
+        if let Some(o) = orig {
+            self.bytes.extend_from_slice(o);
+        }
+        (start, (cl.len() + orig.map_or(0, |o| o.len())) as u32)
+    }
+
+    /// Stores one message, forgetting the oldest beyond the newest `max`: its bytes `cl` and
+    /// `orig` (a body, or a recipe's ClOrdID and OrigClOrdID), then the entry `make(start,
+    /// len)` for them.
+    #[inline(always)]
+    fn push_with(
+        &mut self,
+        max: usize,
+        cl: &[u8],
+        orig: Option<&[u8]>,
+        make: impl FnOnce(u64, u32) -> StoredMeta,
+    ) {
+        let max = max.max(1);
+        if self.ring.len() == max {
+            // The steady state: the oldest entry's slot takes the new one.
+            let i = self.head;
+            self.head = if i + 1 == max { 0 } else { i + 1 };
+            let old = &self.ring[i];
+            self.live_start = old.start + old.len as u64;
+            let (start, len) = self.push_bytes(cl, orig);
+            self.ring[i] = make(start, len);
+        } else {
+            self.push_resize(max, cl, orig, make);
+        }
+    }
+
+    /// `push_with` while the ring is not `max` long: it grows, or after a restore or a smaller
+    /// `max` it is put in order and cut to the newest `max - 1` first.
+    #[cold]
+    fn push_resize(
+        &mut self,
+        max: usize,
+        cl: &[u8],
+        orig: Option<&[u8]>,
+        make: impl FnOnce(u64, u32) -> StoredMeta,
+    ) {
+        if self.ring.capacity() == 0 {
+            // As many slots as will be used, at once (address space until used).
+            self.ring.reserve_exact(max.min(Self::RESERVE_MAX));
+        }
+        if self.ring.len() >= max || self.head != 0 {
+            self.ring.rotate_left(self.head);
+            self.head = 0;
+            let cut = (self.ring.len() + 1).saturating_sub(max);
+            if cut > 0 {
+                let old = &self.ring[cut - 1];
+                self.live_start = old.start + old.len as u64;
+                self.ring.drain(..cut);
+            }
+        }
+        let (start, len) = self.push_bytes(cl, orig);
+        self.ring.push(make(start, len));
+    }
+
+    fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
+        self.push_with(max, body, None, |start, len| StoredMeta {
             seq,
             sending_ts,
             start,
-            len: body.len() as u32,
+            len,
             cl_len: 0,
             has_orig: false,
             msg_type,
@@ -232,8 +266,7 @@ impl Store {
         });
     }
     /// Stores a recipe `body` with its ClOrdID `cl` (at most `STR_LEN_MAX` bytes) and
-    /// OrigClOrdID `orig` (the newest entry: `last`). Inlined, so the recipe is built in its
-    /// slot instead of being copied there through the calls.
+    /// OrigClOrdID `orig` (the newest entry: `last`).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn push_recipe(
@@ -246,17 +279,11 @@ impl Store {
         orig: Option<&[u8]>,
         max: usize,
     ) {
-        self.make_room(max);
-        let start = self.base + self.bytes.len() as u64;
-        self.bytes.extend_from_slice(cl);
-        if let Some(o) = orig {
-            self.bytes.extend_from_slice(o);
-        }
-        self.meta.push_back(StoredMeta {
+        self.push_with(max, cl, orig, |start, len| StoredMeta {
             seq,
             sending_ts,
             start,
-            len: (cl.len() + orig.map_or(0, |o| o.len())) as u32,
+            len,
             cl_len: cl.len() as u8,
             has_orig: orig.is_some(),
             msg_type,
@@ -265,7 +292,12 @@ impl Store {
     }
     /// The newest entry.
     fn last(&self) -> &StoredMeta {
-        self.meta.back().expect("a message was stored")
+        let i = if self.head == 0 {
+            self.ring.len()
+        } else {
+            self.head
+        };
+        &self.ring[i - 1]
     }
     /// The entry's bytes (see `StoredMeta`).
     fn bytes_of(&self, m: &StoredMeta) -> &[u8] {
@@ -292,15 +324,23 @@ impl Store {
         }
     }
     fn clear(&mut self) {
-        self.meta.clear();
+        self.ring.clear();
+        self.head = 0;
         self.bytes.clear();
         self.base = 0;
         self.live_start = 0;
     }
-    /// The stored messages a session can still ask for: the newest `max`.
-    fn live(&self, max: usize) -> std::collections::vec_deque::Iter<'_, StoredMeta> {
-        self.meta
-            .range(self.meta.len().saturating_sub(max.max(1))..)
+    /// How many stored messages a session can still ask for (see `live`).
+    fn live_len(&self, max: usize) -> usize {
+        self.ring.len().min(max.max(1))
+    }
+    /// The stored messages a session can still ask for, oldest first: the newest `max`.
+    fn live(&self, max: usize) -> impl Iterator<Item = &StoredMeta> {
+        let (newer, older) = self.ring.split_at(self.head);
+        older
+            .iter()
+            .chain(newer)
+            .skip(self.ring.len().saturating_sub(max.max(1)))
     }
 }
 
@@ -2192,7 +2232,7 @@ impl Exchange {
         let stored: usize = self
             .sessions
             .iter()
-            .map(|s| s.store.meta.len().min(self.cfg.resend_store_max.max(1)))
+            .map(|s| s.store.live_len(self.cfg.resend_store_max))
             .sum();
         let orders = self.orders.live.len() + self.orders.done.len();
         out.reserve(64 + self.cl.len() * 24 + orders * 64 + stored * 96);
@@ -2214,7 +2254,7 @@ impl Exchange {
             e.u64(s.logout_sent as u64);
             e.u64(s.resend_until);
             let live = s.store.live(self.cfg.resend_store_max);
-            e.u64(live.len() as u64);
+            e.u64(s.store.live_len(self.cfg.resend_store_max) as u64);
             for m in live {
                 e.u64(m.seq);
                 e.u64(m.msg_type as u64);
