@@ -24,8 +24,9 @@
 //!   on a helper, **snapshot-idle**, in `SCHED_IDLE`, which follows the journal between
 //!   snapshots: it uses the CPU the loop and the generator leave idle (enough to keep up at
 //!   200K/s on 2 cores) and yields to them at once; should it get less than a quarter of a core
-//!   during a snapshot job, the `snapshot` thread (nice 0) takes the replica over for a second
-//!   at a paced third of a core (`SnapshotWriter`). The `snapshot` thread serializes.
+//!   during a snapshot job, the `snapshot` thread moves it to the normal class, paced to a
+//!   third of a core, until the job is done (`SnapshotWriter`). The `snapshot` thread
+//!   serializes.
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
@@ -86,13 +87,13 @@ const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
 /// Records the snapshot replica replays between two looks at the clock (about 0.3 ms).
 const REPLICA_SLICE: u64 = 256;
-/// Share of a core the idle-class replica helper must get during a snapshot job before the nice-0
-/// thread takes over (see `SnapshotWriter`).
+/// Share of a core the idle-class replica helper must get during a snapshot job before it is
+/// moved to the normal class (see `SnapshotWriter`).
 const REPLICA_SHARE_MIN: f64 = 0.25;
-/// How far the helper's CPU time in a stretch may fall behind that share before it hands over.
+/// How far the helper's CPU time in a job may fall behind that share before it is moved.
 const REPLICA_STARVED_AFTER: Duration = Duration::from_millis(100);
-/// How long the nice-0 thread replays (a third of a core) before it lets the helper try again.
-const REPLICA_FLOOR_STRETCH: Duration = Duration::from_secs(1);
+/// How often the snapshot thread looks at a job's progress.
+const REPLICA_WATCH_EVERY: Duration = Duration::from_millis(100);
 /// How often the snapshot replica, between jobs, replays what the loop committed meanwhile.
 const REPLICA_FOLLOW_EVERY: Duration = Duration::from_millis(50);
 /// How long a clean stop waits for the Logouts to leave before closing the sockets anyway.
@@ -254,6 +255,7 @@ impl Server {
                 stop: stop.clone(),
                 counters: counters.clone(),
                 log: log.clone(),
+                helper: HelperState::default(),
             };
             std::thread::Builder::new()
                 .name("snapshot".into())
@@ -381,25 +383,25 @@ enum SnapshotJob {
 ///
 /// Who does the replica's work (module docs, "snapshot"): a helper thread, `snapshot-idle`, in
 /// the `SCHED_IDLE` class (crate `sched_idle`), holds the replica and follows the journal:
-/// every [`REPLICA_FOLLOW_EVERY`] it replays up to the last record the loop has committed and applied (`Counters::last_seq`), so
-/// the replay is spread over the CPU the loop leaves idle instead of coming in a burst when a
-/// snapshot falls due. A due snapshot then only needs the last few records and the
-/// serialization (on this thread, at nice 0: 100-300 ms for 50-90 MB, bounded, as before the
-/// helper existed; in the helper it could take seconds on a busy machine); it is taken at the record asked for, or where the follower already is if
-/// that is later (a fixed target: a moving one could stay out of reach of a replica that only
-/// gets its minimum share). An idle-class thread runs only on a CPU nothing else wants, a
-/// waking normal thread preempts it at once (a nice-19 thread may keep the CPU for the rest of
-/// its slice), and it gets next to nothing of a busy core. So that snapshots
-/// still come on a saturated machine, a snapshot job is guaranteed a minimum share: if the
-/// helper's CPU time falls more than [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of
-/// the wall time since it got the job, it hands the replica to this thread (nice 0), which
-/// replays for [`REPLICA_FLOOR_STRETCH`] in slices, sleeping twice as long as each took (a
-/// third of a core), then hands it back for the helper to try again. Under full load that is
-/// about a quarter of a core on average, what the replica always had before it had a helper.
-/// Entering `SCHED_IDLE` needs no privilege; leaving it would, hence two threads and a
-/// hand-over instead of one thread changing its class. The replica is always in exactly one
-/// place: with the helper, in a channel, or with this thread for a floor-paced stretch, the
-/// serialization and the file write.
+/// every [`REPLICA_FOLLOW_EVERY`] it replays up to the last record the loop has committed and
+/// applied (`Counters::last_seq`), so the replay is spread over the CPU the loop leaves idle
+/// instead of coming in a burst when a snapshot falls due. An idle-class thread runs only on a
+/// CPU nothing else wants and a waking normal thread preempts it at once (a nice-19 or paced
+/// nice-0 thread may keep the CPU for the rest of its slice). A due snapshot then only needs
+/// the last records: the helper replays to the record asked for (or stays where it is if it
+/// is past it: a fixed target, since a moving one could stay out of reach), and hands the
+/// replica to this thread, which serializes it (at nice 0: 100-300 ms for 50-90 MB, bounded,
+/// as before the helper existed), writes it and hands it back.
+///
+/// Minimum share: on a saturated machine an idle-class thread can get no CPU for tens of
+/// seconds (measured here: 21 s for a job). So this thread watches each job: if the helper's
+/// CPU time since the job began falls more than [`REPLICA_STARVED_AFTER`] behind
+/// [`REPLICA_SHARE_MIN`] of the job's wall time, it moves the helper to the normal class
+/// (`sched_idle::set_normal`), where the helper paces itself to a third of a core, until the
+/// job is done; then back to `SCHED_IDLE`. Leaving `SCHED_IDLE` needs `CAP_SYS_NICE` or an
+/// `RLIMIT_NICE` of 20 (root, or e.g. systemd's `LimitNICE=-20`); without it the server says
+/// so once and snapshots wait for idle CPU. The replica is always in exactly one place: with
+/// the helper, in a channel, or with this thread for the serialization and the write.
 struct SnapshotWriter {
     cfg: Arc<Config>,
     data_dir: PathBuf,
@@ -409,6 +411,19 @@ struct SnapshotWriter {
     stop: Arc<AtomicBool>,
     counters: Arc<Counters>,
     log: Logger,
+    /// What the helper publishes for this thread's watch.
+    helper: HelperState,
+}
+
+/// The helper's side of the minimum-share watch.
+#[derive(Default)]
+struct HelperState {
+    /// Kernel thread id of the helper (0 until it runs).
+    tid: std::sync::atomic::AtomicI32,
+    /// The helper's CPU time (ns), updated every `REPLICA_SLICE` records while it works.
+    cpu_ns: AtomicU64,
+    /// The helper runs in the normal class for a starved job: it paces itself.
+    boosted: AtomicBool,
 }
 
 /// The replica and everything the two threads hand each other with it.
@@ -420,43 +435,25 @@ struct Leg {
     at: Option<ReadPosition>,
     /// Replay target of the current stretch (at most the last committed record).
     upto: u64,
-    /// The snapshot asked for, if any.
-    job: Option<Job>,
+    /// The record a snapshot was asked at, while a job is under way.
+    job: Option<u64>,
     /// Serialization buffer (reused).
     bytes: Vec<u8>,
 }
 
-/// A snapshot job: "snapshot the replica at `seq` or later".
-struct Job {
-    seq: u64,
-    /// CPU time both threads spent on the job so far.
-    cpu: Duration,
-    /// The current stretch (since the last hand-over): when it began and its CPU time.
-    stretch_started: Instant,
-    stretch_cpu: Duration,
-    /// Time the job spent on the nice-0 thread, and how many times it went there.
-    floor_time: Duration,
-    floor_legs: u32,
-}
-
 /// How a stretch of replica work ended.
+#[derive(Debug, PartialEq, Eq)]
 enum LegEnd {
     /// The replica is at `upto`.
     Done,
-    /// The helper fell behind the job's minimum share: the nice-0 thread takes over a while.
-    Starved,
-    /// The nice-0 thread's stretch is over: the helper tries again.
-    Repaid,
     /// The server is stopping.
     Stopped,
 }
 
 /// From the snapshot thread to the helper.
 enum ToHelper {
-    Job {
-        seq: u64,
-        started: Instant,
-    },
+    /// Replay to (at least) this record, then hand the replica over.
+    Job(u64),
     /// The replica comes back.
     Leg(Box<Leg>),
 }
@@ -465,19 +462,9 @@ enum ToHelper {
 enum FromHelper {
     /// The job's replica, at its target.
     Done(Box<Leg>),
-    Starved(Box<Leg>),
     Stopped(Box<Leg>),
     /// The replica is lost (restore or journal read failed).
     Failed(ServerError),
-}
-
-/// How [`forward`] paces itself.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pace {
-    /// Full speed (the idle-class helper); gives up a job when starved.
-    Idle,
-    /// Slices with equal pauses (the nice-0 thread); gives the job back once repaid.
-    Floor,
 }
 
 impl SnapshotWriter {
@@ -502,7 +489,10 @@ impl SnapshotWriter {
     /// The `snapshot-idle` thread: restores the replica, then follows the journal and answers
     /// snapshot jobs until the snapshot thread hangs up.
     fn helper(&self, initial: Vec<u8>, rx: Receiver<ToHelper>, tx: Sender<FromHelper>) {
-        use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+        use crossbeam_channel::RecvTimeoutError;
+        self.helper
+            .tid
+            .store(sched_idle::current_tid(), Ordering::Release);
         // Lowering our own priority is always allowed.
         if let Err(e) = sched_idle::enter() {
             (self.log)(&format!(
@@ -530,12 +520,6 @@ impl SnapshotWriter {
         };
         loop {
             let msg = match &home {
-                // A job under way: only look.
-                Some(leg) if leg.job.is_some() => match rx.try_recv() {
-                    Ok(m) => Some(m),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return,
-                },
                 // Following: look again after a while.
                 Some(_) => match rx.recv_timeout(REPLICA_FOLLOW_EVERY) {
                     Ok(m) => Some(m),
@@ -549,20 +533,10 @@ impl SnapshotWriter {
                 },
             };
             match msg {
-                Some(ToHelper::Job { seq, started }) => match home.as_mut() {
+                Some(ToHelper::Job(seq)) => match home.as_mut() {
                     Some(leg) => {
-                        // A fixed target (a moving one could stay out of reach of a replica
-                        // that only gets its minimum share): the record asked for, or where
-                        // the follower already is if it is past it.
                         leg.upto = seq.max(leg.x.last_seq());
-                        leg.job = Some(Job {
-                            seq,
-                            cpu: Duration::ZERO,
-                            stretch_started: started,
-                            stretch_cpu: Duration::ZERO,
-                            floor_time: Duration::ZERO,
-                            floor_legs: 0,
-                        });
+                        leg.job = Some(seq);
                     }
                     None => {
                         let lost = ServerError("the replica is lost".into());
@@ -584,9 +558,8 @@ impl SnapshotWriter {
                     continue;
                 }
             }
-            let answer = match forward(leg, &self.data_dir, &self.stop, Pace::Idle) {
+            let answer = match forward(leg, &self.data_dir, &self.stop, &self.helper) {
                 Ok(LegEnd::Done) if leg.job.is_some() => home.take().map(FromHelper::Done),
-                Ok(LegEnd::Starved) => home.take().map(FromHelper::Starved),
                 Ok(LegEnd::Stopped) if leg.job.is_some() => home.take().map(FromHelper::Stopped),
                 Ok(_) => None,
                 Err(e) => {
@@ -608,6 +581,7 @@ impl SnapshotWriter {
         helper: Sender<ToHelper>,
         back: Receiver<FromHelper>,
     ) -> Result<(), ServerError> {
+        let mut boost_refused = false;
         for job in rx {
             let t0 = Instant::now();
             match job {
@@ -622,7 +596,7 @@ impl SnapshotWriter {
                 }
                 SnapshotJob::Upto { seq } => {
                     if self.replica_ok.load(Ordering::Acquire) {
-                        self.replica_job(seq, t0, &helper, &back);
+                        self.replica_job(seq, t0, &helper, &back, &mut boost_refused);
                     }
                 }
             }
@@ -631,86 +605,91 @@ impl SnapshotWriter {
         Ok(())
     }
 
-    /// A periodic snapshot from the replica: asks the helper, takes over while the job is
-    /// starved, writes the file, and sends the replica back to the helper.
+    /// A periodic snapshot from the replica: asks the helper, watches its share (boosting it
+    /// when starved), serializes and writes what it hands over, and hands the replica back.
     fn replica_job(
         &self,
         seq: u64,
         t0: Instant,
         helper: &Sender<ToHelper>,
         back: &Receiver<FromHelper>,
+        boost_refused: &mut bool,
     ) {
-        if helper.send(ToHelper::Job { seq, started: t0 }).is_err() {
+        use crossbeam_channel::RecvTimeoutError;
+        let cpu0 = self.helper.cpu_ns.load(Ordering::Acquire);
+        if helper.send(ToHelper::Job(seq)).is_err() {
             return self.replica_failed("the snapshot-idle thread is gone");
         }
-        loop {
-            let mut leg = match back.recv() {
-                Ok(FromHelper::Done(leg)) => leg,
-                Ok(FromHelper::Stopped(mut leg)) => {
-                    // The loop writes the final snapshot; the replica goes home, idle.
-                    leg.job = None;
-                    let _ = helper.send(ToHelper::Leg(leg));
-                    return;
+        let mut boosted_at = None;
+        let answer = loop {
+            match back.recv_timeout(REPLICA_WATCH_EVERY) {
+                Ok(a) => break a,
+                Err(RecvTimeoutError::Disconnected) => {
+                    break FromHelper::Failed(ServerError(
+                        "the snapshot-idle thread is gone".into(),
+                    ))
                 }
-                Ok(FromHelper::Failed(e)) => return self.replica_failed(&e.0),
-                Err(_) => return self.replica_failed("the snapshot-idle thread is gone"),
-                Ok(FromHelper::Starved(mut leg)) => {
-                    let t = Instant::now();
-                    let end = forward(&mut leg, &self.data_dir, &self.stop, Pace::Floor);
-                    if let Some(job) = leg.job.as_mut() {
-                        job.floor_time += t.elapsed();
-                        job.floor_legs += 1;
-                    }
-                    match end {
-                        Ok(LegEnd::Done) => leg,
-                        Ok(end) => {
-                            // Repaid: back to the helper. Stopping: home, idle.
-                            let stopped = matches!(end, LegEnd::Stopped);
-                            if stopped {
-                                leg.job = None;
-                            }
-                            if helper.send(ToHelper::Leg(leg)).is_err() {
-                                return self.replica_failed("the snapshot-idle thread is gone");
-                            }
-                            if stopped {
-                                return;
-                            }
-                            continue;
-                        }
-                        Err(e) => return self.replica_failed(&e.0),
-                    }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if boosted_at.is_some() || *boost_refused {
+                continue;
+            }
+            let cpu = Duration::from_nanos(self.helper.cpu_ns.load(Ordering::Acquire) - cpu0);
+            if cpu + REPLICA_STARVED_AFTER >= t0.elapsed().mul_f64(REPLICA_SHARE_MIN) {
+                continue;
+            }
+            // Starved: the normal class (paced) until the job is done.
+            let tid = self.helper.tid.load(Ordering::Acquire);
+            self.helper.boosted.store(true, Ordering::Release);
+            match sched_idle::set_normal(tid) {
+                Ok(()) => boosted_at = Some(t0.elapsed()),
+                Err(e) => {
+                    self.helper.boosted.store(false, Ordering::Release);
+                    *boost_refused = true;
+                    (self.log)(&format!(
+                        "snapshot replica: starved, but cannot leave SCHED_IDLE ({e}; needs CAP_SYS_NICE or RLIMIT_NICE 20); snapshots wait for idle CPU"
+                    ));
                 }
-            };
-            // Serialized here, at nice 0 (100-300 ms for 50-90 MB, as it always was): in the
-            // helper it could stall for seconds on a busy machine, with no share to fall back on.
-            let caught_up = t0.elapsed();
-            leg.bytes.clear();
-            let hash = leg.x.snapshot_and_hash(&mut leg.bytes);
-            let at = leg.x.last_seq();
-            let how = match leg.job.take() {
-                Some(job) => format!(
-                    "engine stall 0 ms (replica asked at seq {}, caught up in {:.1} ms with {:.1} ms of CPU{}, serialized in {:.1} ms)",
-                    job.seq,
-                    caught_up.as_secs_f64() * 1e3,
-                    job.cpu.as_secs_f64() * 1e3,
-                    if job.floor_legs == 0 {
-                        String::new()
-                    } else {
-                        format!(
-                            "; {:.1} ms at its minimum share in {} turn(s)",
-                            job.floor_time.as_secs_f64() * 1e3,
-                            job.floor_legs
-                        )
-                    },
-                    (t0.elapsed() - caught_up).as_secs_f64() * 1e3
+            }
+        };
+        if boosted_at.is_some() {
+            self.helper.boosted.store(false, Ordering::Release);
+            let _ = sched_idle::set_idle(self.helper.tid.load(Ordering::Acquire));
+        }
+        let mut leg = match answer {
+            FromHelper::Done(leg) => leg,
+            FromHelper::Stopped(mut leg) => {
+                // The loop writes the final snapshot; the replica goes home, idle.
+                leg.job = None;
+                let _ = helper.send(ToHelper::Leg(leg));
+                return;
+            }
+            FromHelper::Failed(e) => return self.replica_failed(&e.0),
+        };
+        let caught_up = t0.elapsed();
+        let cpu = Duration::from_nanos(self.helper.cpu_ns.load(Ordering::Acquire) - cpu0);
+        // Serialized here, at nice 0 (in the helper it could stall for seconds on a busy
+        // machine).
+        leg.bytes.clear();
+        let hash = leg.x.snapshot_and_hash(&mut leg.bytes);
+        let at = leg.x.last_seq();
+        let how = format!(
+            "engine stall 0 ms (replica asked at seq {seq}, caught up in {:.1} ms with {:.1} ms of CPU{}, serialized in {:.1} ms)",
+            caught_up.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() * 1e3,
+            match boosted_at {
+                Some(b) => format!(
+                    "; starved, normal class from {:.1} ms on",
+                    b.as_secs_f64() * 1e3
                 ),
                 None => String::new(),
-            };
-            self.write(at, &leg.bytes, hash, &how, t0);
-            if helper.send(ToHelper::Leg(leg)).is_err() {
-                self.replica_failed("the snapshot-idle thread is gone");
-            }
-            return;
+            },
+            (t0.elapsed() - caught_up).as_secs_f64() * 1e3
+        );
+        leg.job = None;
+        self.write(at, &leg.bytes, hash, &how, t0);
+        if helper.send(ToHelper::Leg(leg)).is_err() {
+            self.replica_failed("the snapshot-idle thread is gone");
         }
     }
 
@@ -753,17 +732,16 @@ fn thread_cpu() -> Duration {
 }
 
 /// Applies journal records `x.last_seq() + 1 ..= leg.upto` to the replica (outbound messages
-/// are regenerated and dropped), pacing itself as `pace` says (see [`SnapshotWriter`]; without
-/// a job there is no share to keep). Returns `Done`, `Stopped` (it gave up because the server
-/// is stopping: the replica stays consistent, just behind), `Starved` (`Pace::Idle`) or
-/// `Repaid` (`Pace::Floor`).
+/// are regenerated and dropped), publishing its CPU time every slice for the snapshot thread's
+/// watch and, while `state.boosted`, pacing itself to a third of a core. Returns `Done`, or
+/// `Stopped` if it gave up because the server is stopping (the replica stays consistent, just
+/// behind).
 fn forward(
     leg: &mut Leg,
     data_dir: &Path,
     stop: &AtomicBool,
-    pace: Pace,
+    state: &HelperState,
 ) -> Result<LegEnd, ServerError> {
-    let cpu0 = thread_cpu();
     let next = leg.x.last_seq() + 1;
     let mut reader = match leg.at.take() {
         Some(p) if p.next_seq == next => JournalReader::resume(data_dir, &p)?,
@@ -780,29 +758,15 @@ fn forward(
                 end = LegEnd::Stopped;
                 break;
             }
-            if let Some(job) = &leg.job {
-                let cpu = job.stretch_cpu + (thread_cpu() - cpu0);
-                let stretch = job.stretch_started.elapsed();
-                match pace {
-                    Pace::Idle
-                        if cpu + REPLICA_STARVED_AFTER < stretch.mul_f64(REPLICA_SHARE_MIN) =>
-                    {
-                        end = LegEnd::Starved;
-                        break;
-                    }
-                    Pace::Floor if stretch >= REPLICA_FLOOR_STRETCH => {
-                        end = LegEnd::Repaid;
-                        break;
-                    }
-                    Pace::Idle => {}
-                    Pace::Floor => {
-                        // A third of a core: on two cores shared with the event loop and the
-                        // load generator, a replay at full speed at nice 0 starves both.
-                        std::thread::sleep(slice.elapsed() * 2);
-                        slice = Instant::now();
-                    }
-                }
+            state
+                .cpu_ns
+                .store(thread_cpu().as_nanos() as u64, Ordering::Release);
+            if state.boosted.load(Ordering::Acquire) {
+                // In the normal class: a third of a core, so the loop and the generator keep
+                // theirs.
+                std::thread::sleep(slice.elapsed() * 2);
             }
+            slice = Instant::now();
         }
         let next = leg.x.last_seq() + 1;
         let Some(rec) = reader.next_record()? else {
@@ -821,16 +785,9 @@ fn forward(
         leg.out.clear();
     }
     leg.at = reader.position();
-    if let Some(job) = leg.job.as_mut() {
-        let cpu = thread_cpu() - cpu0;
-        job.cpu += cpu;
-        job.stretch_cpu += cpu;
-        if !matches!(end, LegEnd::Done) {
-            // A hand-over: the other thread starts a stretch of its own.
-            job.stretch_started = Instant::now();
-            job.stretch_cpu = Duration::ZERO;
-        }
-    }
+    state
+        .cpu_ns
+        .store(thread_cpu().as_nanos() as u64, Ordering::Release);
     Ok(end)
 }
 
@@ -1479,7 +1436,7 @@ mod tests {
     use super::*;
 
     /// A journal of `n` timer ticks in `dir`, and a replica job over it.
-    fn job(dir: &Path, n: u64, started: Instant, cpu: Duration) -> Leg {
+    fn job(dir: &Path, n: u64) -> Leg {
         let (mut j, _) = JournalWriter::open(dir, JournalConfig::default()).unwrap();
         let mut enc = Vec::new();
         Input::Tick.encode(&mut enc);
@@ -1494,67 +1451,59 @@ mod tests {
             out: Outbox::default(),
             at: None,
             upto: n,
-            job: Some(Job {
-                seq: n,
-                cpu,
-                stretch_started: started,
-                stretch_cpu: cpu,
-                floor_time: Duration::ZERO,
-                floor_legs: 0,
-            }),
+            job: Some(n),
             bytes: Vec::new(),
         }
     }
 
     #[test]
-    fn a_starved_replica_hands_over_and_the_floor_pace_finishes_the_job() {
+    fn the_replica_follows_in_stretches_publishes_its_cpu_and_paces_itself_when_boosted() {
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        // A job that started long ago and got no CPU: far behind its minimum share.
-        let long_ago = Instant::now() - Duration::from_secs(10);
-        let mut leg = job(dir.path(), 5000, long_ago, Duration::ZERO);
-        let end = forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap();
-        assert!(matches!(end, LegEnd::Starved));
-        assert_eq!(
-            leg.x.last_seq(),
-            REPLICA_SLICE - 1,
-            "gave up at the first look"
+        let state = HelperState::default();
+        let mut leg = job(dir.path(), 3000);
+        // Stretches of a growing target, each resuming where the last one stopped.
+        for upto in [1000, 1001, 2500] {
+            leg.upto = upto;
+            assert_eq!(
+                forward(&mut leg, dir.path(), &stop, &state).unwrap(),
+                LegEnd::Done
+            );
+            assert_eq!(leg.x.last_seq(), upto);
+            assert_eq!(leg.at.as_ref().unwrap().next_seq, upto + 1);
+        }
+        assert!(
+            state.cpu_ns.load(Ordering::Relaxed) > 0,
+            "CPU time published"
         );
-        // The floor pace (a new stretch) finishes the job, from where the helper stopped.
-        let end = forward(&mut leg, dir.path(), &stop, Pace::Floor).unwrap();
-        assert!(matches!(end, LegEnd::Done));
-        assert_eq!(leg.x.last_seq(), 5000);
-        assert!(leg.job.as_ref().unwrap().cpu > Duration::ZERO);
-        // Nothing left to do.
-        assert!(matches!(
-            forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap(),
+        // Boosted: paced (it sleeps twice as long as it works), and still gets there.
+        state.boosted.store(true, Ordering::Relaxed);
+        leg.upto = 3000;
+        let t = Instant::now();
+        let cpu = thread_cpu();
+        assert_eq!(
+            forward(&mut leg, dir.path(), &stop, &state).unwrap(),
             LegEnd::Done
-        ));
+        );
+        assert_eq!(leg.x.last_seq(), 3000);
+        assert!(t.elapsed() >= (thread_cpu() - cpu).mul_f64(1.5), "paced");
+        // Nothing left to do.
+        assert_eq!(
+            forward(&mut leg, dir.path(), &stop, &state).unwrap(),
+            LegEnd::Done
+        );
     }
 
     #[test]
-    fn the_floor_pace_hands_back_after_its_stretch_and_a_stop_interrupts_any_pace() {
+    fn a_stop_interrupts_the_replay_and_the_replica_stays_consistent() {
         let dir = tempfile::tempdir().unwrap();
-        let stop = AtomicBool::new(false);
-        // A floor stretch that began 2 s ago is over: the job goes back at the first look.
-        let two_s_ago = Instant::now() - Duration::from_secs(2);
-        let mut leg = job(dir.path(), 3000, two_s_ago, Duration::from_secs(5));
-        let end = forward(&mut leg, dir.path(), &stop, Pace::Floor).unwrap();
-        assert!(matches!(end, LegEnd::Repaid));
+        let stop = AtomicBool::new(true);
+        let mut leg = job(dir.path(), 2000);
+        let end = forward(&mut leg, dir.path(), &stop, &HelperState::default()).unwrap();
+        assert_eq!(end, LegEnd::Stopped);
         assert_eq!(leg.x.last_seq(), REPLICA_SLICE - 1);
-        // Not starved: the idle pace goes on to the end.
-        let end = forward(&mut leg, dir.path(), &stop, Pace::Idle).unwrap();
-        assert!(matches!(end, LegEnd::Done));
-        assert_eq!(leg.x.last_seq(), 3000);
-
-        let dir = tempfile::tempdir().unwrap();
-        stop.store(true, Ordering::Relaxed);
-        for pace in [Pace::Idle, Pace::Floor] {
-            let mut leg = job(dir.path(), 2000, Instant::now(), Duration::ZERO);
-            let end = forward(&mut leg, dir.path(), &stop, pace).unwrap();
-            assert!(matches!(end, LegEnd::Stopped));
-            assert_eq!(leg.x.last_seq(), REPLICA_SLICE - 1);
-            std::fs::remove_dir_all(dir.path().join("journal")).unwrap();
-        }
+        stop.store(false, Ordering::Relaxed);
+        let end = forward(&mut leg, dir.path(), &stop, &HelperState::default()).unwrap();
+        assert_eq!((end, leg.x.last_seq()), (LegEnd::Done, 2000));
     }
 }
