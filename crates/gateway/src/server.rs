@@ -87,13 +87,19 @@ const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
 /// Records the snapshot replica replays between two looks at the clock (about 0.3 ms).
 const REPLICA_SLICE: u64 = 256;
-/// Share of a core the idle-class replica helper must get during a snapshot job before it is
-/// moved to the normal class (see `SnapshotWriter`).
+/// Share of a core the idle-class replica helper must get while it has work (behind the loop,
+/// or a job) before it is moved to the normal class (see `SnapshotWriter`).
 const REPLICA_SHARE_MIN: f64 = 0.25;
-/// How far the helper's CPU time in a job may fall behind that share before it is moved.
+/// How far the helper's CPU time in a window may fall behind that share before it is moved.
 const REPLICA_STARVED_AFTER: Duration = Duration::from_millis(100);
-/// How often the snapshot thread looks at a job's progress.
+/// How often the snapshot thread looks at the replica's progress.
 const REPLICA_WATCH_EVERY: Duration = Duration::from_millis(100);
+/// Longest window over which the helper's share is judged (a good past does not hide a
+/// starved present for long).
+const REPLICA_WINDOW: Duration = Duration::from_secs(2);
+/// Records the replica may be behind the loop without counting as behind (a follow period's
+/// worth at 200K/s, twice over).
+const REPLICA_LAG_MAX: u64 = 20_000;
 /// How often the snapshot replica, between jobs, replays what the loop committed meanwhile.
 const REPLICA_FOLLOW_EVERY: Duration = Duration::from_millis(50);
 /// How long a clean stop waits for the Logouts to leave before closing the sockets anyway.
@@ -394,14 +400,17 @@ enum SnapshotJob {
 /// as before the helper existed), writes it and hands it back.
 ///
 /// Minimum share: on a saturated machine an idle-class thread can get no CPU for tens of
-/// seconds (measured here: 21 s for a job). So this thread watches each job: if the helper's
-/// CPU time since the job began falls more than [`REPLICA_STARVED_AFTER`] behind
-/// [`REPLICA_SHARE_MIN`] of the job's wall time, it moves the helper to the normal class
-/// (`sched_idle::set_normal`), where the helper paces itself to a third of a core, until the
-/// job is done; then back to `SCHED_IDLE`. Leaving `SCHED_IDLE` needs `CAP_SYS_NICE` or an
-/// `RLIMIT_NICE` of 20 (root, or e.g. systemd's `LimitNICE=-20`); without it the server says
-/// so once and snapshots wait for idle CPU. The replica is always in exactly one place: with
-/// the helper, in a channel, or with this thread for the serialization and the write.
+/// seconds (measured here: 21 s for a job). So this thread watches the helper every
+/// [`REPLICA_WATCH_EVERY`]: while the replica is more than [`REPLICA_LAG_MAX`] records behind
+/// the loop or a job waits, a helper whose CPU time in the current window falls more than
+/// [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of the window is moved to the normal
+/// class (`sched_idle::set_normal`), where it paces itself to a third of a core, until it has
+/// caught up and no job waits; then back to `SCHED_IDLE`. So the replica never has less than
+/// the quarter core it always had, and takes more only from idle CPU. Leaving `SCHED_IDLE`
+/// needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of 20 (root, or e.g. systemd's `LimitNICE=-20`);
+/// without it the server says so once and snapshots wait for idle CPU. The replica is always
+/// in exactly one place: with the helper, in a channel, or with this thread for the
+/// serialization and the write.
 struct SnapshotWriter {
     cfg: Arc<Config>,
     data_dir: PathBuf,
@@ -422,8 +431,21 @@ struct HelperState {
     tid: std::sync::atomic::AtomicI32,
     /// The helper's CPU time (ns), updated every `REPLICA_SLICE` records while it works.
     cpu_ns: AtomicU64,
-    /// The helper runs in the normal class for a starved job: it paces itself.
+    /// The replica's last applied record, updated with `cpu_ns`.
+    progress: AtomicU64,
+    /// The helper runs in the normal class (it was starved): it paces itself.
     boosted: AtomicBool,
+}
+
+/// The snapshot thread's watch over the helper's share (see `SnapshotWriter`).
+struct Watch {
+    /// Start of the current window and the helper's CPU time (ns) then.
+    since: Instant,
+    cpu0: u64,
+    /// In the normal class since this time.
+    boosted: Option<Instant>,
+    /// Leaving SCHED_IDLE was refused (no privilege): do not try again.
+    refused: bool,
 }
 
 /// The replica and everything the two threads hand each other with it.
@@ -581,8 +603,22 @@ impl SnapshotWriter {
         helper: Sender<ToHelper>,
         back: Receiver<FromHelper>,
     ) -> Result<(), ServerError> {
-        let mut boost_refused = false;
-        for job in rx {
+        use crossbeam_channel::RecvTimeoutError;
+        let mut watch = Watch {
+            since: Instant::now(),
+            cpu0: 0,
+            boosted: None,
+            refused: false,
+        };
+        loop {
+            let job = match rx.recv_timeout(REPLICA_WATCH_EVERY) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.watch(&mut watch, false);
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
             let t0 = Instant::now();
             match job {
                 SnapshotJob::Bytes {
@@ -596,13 +632,64 @@ impl SnapshotWriter {
                 }
                 SnapshotJob::Upto { seq } => {
                     if self.replica_ok.load(Ordering::Acquire) {
-                        self.replica_job(seq, t0, &helper, &back, &mut boost_refused);
+                        self.replica_job(seq, t0, &helper, &back, &mut watch);
                     }
                 }
             }
             self.busy.store(false, Ordering::Release);
         }
+        if watch.boosted.is_some() {
+            self.helper.boosted.store(false, Ordering::Release);
+        }
         Ok(())
+    }
+
+    /// The minimum-share watch, every `REPLICA_WATCH_EVERY`: while the replica is behind the
+    /// loop (or a job waits), a helper that got less than `REPLICA_SHARE_MIN` of a core in the
+    /// current window is moved to the normal class (paced); once it has caught up (and no job
+    /// waits), back to `SCHED_IDLE`.
+    fn watch(&self, w: &mut Watch, job_waits: bool) {
+        let cpu = self.helper.cpu_ns.load(Ordering::Acquire);
+        let behind = self
+            .counters
+            .last_seq
+            .load(Ordering::Acquire)
+            .saturating_sub(self.helper.progress.load(Ordering::Acquire))
+            > REPLICA_LAG_MAX;
+        let tid = self.helper.tid.load(Ordering::Acquire);
+        if w.boosted.is_some() {
+            if !behind && !job_waits {
+                self.helper.boosted.store(false, Ordering::Release);
+                let _ = sched_idle::set_idle(tid);
+                w.boosted = None;
+                (w.since, w.cpu0) = (Instant::now(), cpu);
+            }
+            return;
+        }
+        if !(behind || job_waits) || w.refused || tid == 0 {
+            // Nothing to do: a new window starts.
+            (w.since, w.cpu0) = (Instant::now(), cpu);
+            return;
+        }
+        let got = Duration::from_nanos(cpu.saturating_sub(w.cpu0));
+        if got + REPLICA_STARVED_AFTER >= w.since.elapsed().mul_f64(REPLICA_SHARE_MIN) {
+            if w.since.elapsed() >= REPLICA_WINDOW {
+                // It got its share over a whole window: judge the next one on its own.
+                (w.since, w.cpu0) = (Instant::now(), cpu);
+            }
+            return;
+        }
+        self.helper.boosted.store(true, Ordering::Release);
+        match sched_idle::set_normal(tid) {
+            Ok(()) => w.boosted = Some(Instant::now()),
+            Err(e) => {
+                self.helper.boosted.store(false, Ordering::Release);
+                w.refused = true;
+                (self.log)(&format!(
+                    "snapshot replica: starved, but cannot leave SCHED_IDLE ({e}; needs CAP_SYS_NICE or RLIMIT_NICE 20); snapshots wait for idle CPU"
+                ));
+            }
+        }
     }
 
     /// A periodic snapshot from the replica: asks the helper, watches its share (boosting it
@@ -613,14 +700,14 @@ impl SnapshotWriter {
         t0: Instant,
         helper: &Sender<ToHelper>,
         back: &Receiver<FromHelper>,
-        boost_refused: &mut bool,
+        watch: &mut Watch,
     ) {
         use crossbeam_channel::RecvTimeoutError;
         let cpu0 = self.helper.cpu_ns.load(Ordering::Acquire);
+        let boosted_before = watch.boosted.is_some();
         if helper.send(ToHelper::Job(seq)).is_err() {
             return self.replica_failed("the snapshot-idle thread is gone");
         }
-        let mut boosted_at = None;
         let answer = loop {
             match back.recv_timeout(REPLICA_WATCH_EVERY) {
                 Ok(a) => break a,
@@ -629,33 +716,16 @@ impl SnapshotWriter {
                         "the snapshot-idle thread is gone".into(),
                     ))
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-            }
-            if boosted_at.is_some() || *boost_refused {
-                continue;
-            }
-            let cpu = Duration::from_nanos(self.helper.cpu_ns.load(Ordering::Acquire) - cpu0);
-            if cpu + REPLICA_STARVED_AFTER >= t0.elapsed().mul_f64(REPLICA_SHARE_MIN) {
-                continue;
-            }
-            // Starved: the normal class (paced) until the job is done.
-            let tid = self.helper.tid.load(Ordering::Acquire);
-            self.helper.boosted.store(true, Ordering::Release);
-            match sched_idle::set_normal(tid) {
-                Ok(()) => boosted_at = Some(t0.elapsed()),
-                Err(e) => {
-                    self.helper.boosted.store(false, Ordering::Release);
-                    *boost_refused = true;
-                    (self.log)(&format!(
-                        "snapshot replica: starved, but cannot leave SCHED_IDLE ({e}; needs CAP_SYS_NICE or RLIMIT_NICE 20); snapshots wait for idle CPU"
-                    ));
-                }
+                Err(RecvTimeoutError::Timeout) => self.watch(watch, true),
             }
         };
-        if boosted_at.is_some() {
-            self.helper.boosted.store(false, Ordering::Release);
-            let _ = sched_idle::set_idle(self.helper.tid.load(Ordering::Acquire));
-        }
+        let boosted_at = watch.boosted.map(|b| {
+            if boosted_before {
+                Duration::ZERO
+            } else {
+                b.duration_since(t0)
+            }
+        });
         let mut leg = match answer {
             FromHelper::Done(leg) => leg,
             FromHelper::Stopped(mut leg) => {
@@ -667,7 +737,12 @@ impl SnapshotWriter {
             FromHelper::Failed(e) => return self.replica_failed(&e.0),
         };
         let caught_up = t0.elapsed();
-        let cpu = Duration::from_nanos(self.helper.cpu_ns.load(Ordering::Acquire) - cpu0);
+        let cpu = Duration::from_nanos(
+            self.helper
+                .cpu_ns
+                .load(Ordering::Acquire)
+                .saturating_sub(cpu0),
+        );
         // Serialized here, at nice 0 (in the helper it could stall for seconds on a busy
         // machine).
         leg.bytes.clear();
@@ -679,7 +754,7 @@ impl SnapshotWriter {
             cpu.as_secs_f64() * 1e3,
             match boosted_at {
                 Some(b) => format!(
-                    "; starved, normal class from {:.1} ms on",
+                    "; starved, in the normal class from {:.1} ms on",
                     b.as_secs_f64() * 1e3
                 ),
                 None => String::new(),
@@ -761,6 +836,7 @@ fn forward(
             state
                 .cpu_ns
                 .store(thread_cpu().as_nanos() as u64, Ordering::Release);
+            state.progress.store(leg.x.last_seq(), Ordering::Release);
             if state.boosted.load(Ordering::Acquire) {
                 // In the normal class: a third of a core, so the loop and the generator keep
                 // theirs.
@@ -788,6 +864,7 @@ fn forward(
     state
         .cpu_ns
         .store(thread_cpu().as_nanos() as u64, Ordering::Release);
+    state.progress.store(leg.x.last_seq(), Ordering::Release);
     Ok(end)
 }
 
