@@ -24,9 +24,9 @@
 //!   on a helper, **snapshot-idle**, in `SCHED_IDLE`, which follows the journal between
 //!   snapshots: it uses the CPU the loop and the generator leave idle (enough to keep up at
 //!   200K/s on 2 cores) and yields to them at once; should it get less than a quarter of a core
-//!   during a snapshot job, the `snapshot` thread moves it to the normal class, paced to a
-//!   third of a core, until the job is done (`SnapshotWriter`). The `snapshot` thread
-//!   serializes.
+//!   while it has work, the `snapshot` thread moves it to the normal class, paced to a quarter
+//!   of a core (what the replica always had), until it has caught up (`SnapshotWriter`). The
+//!   `snapshot` thread serializes.
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
@@ -404,9 +404,9 @@ enum SnapshotJob {
 /// [`REPLICA_WATCH_EVERY`]: while the replica is more than [`REPLICA_LAG_MAX`] records behind
 /// the loop or a job waits, a helper whose CPU time in the current window falls more than
 /// [`REPLICA_STARVED_AFTER`] behind [`REPLICA_SHARE_MIN`] of the window is moved to the normal
-/// class (`sched_idle::set_normal`), where it paces itself to a third of a core, until it has
-/// caught up and no job waits; then back to `SCHED_IDLE`. So the replica never has less than
-/// the quarter core it always had, and takes more only from idle CPU. Leaving `SCHED_IDLE`
+/// class (`sched_idle::set_normal`), where it paces itself to a quarter of a core, until it has
+/// caught up and no job waits; then back to `SCHED_IDLE`. So the replica has the quarter core
+/// it always had when the machine is busy, and more only from idle CPU. Leaving `SCHED_IDLE`
 /// needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of 20 (root, or e.g. systemd's `LimitNICE=-20`);
 /// without it the server says so once and snapshots wait for idle CPU. The replica is always
 /// in exactly one place: with the helper, in a channel, or with this thread for the
@@ -808,7 +808,7 @@ fn thread_cpu() -> Duration {
 
 /// Applies journal records `x.last_seq() + 1 ..= leg.upto` to the replica (outbound messages
 /// are regenerated and dropped), publishing its CPU time every slice for the snapshot thread's
-/// watch and, while `state.boosted`, pacing itself to a third of a core. Returns `Done`, or
+/// watch and, while `state.boosted`, pacing itself to a quarter of a core. Returns `Done`, or
 /// `Stopped` if it gave up because the server is stopping (the replica stays consistent, just
 /// behind).
 fn forward(
@@ -838,9 +838,9 @@ fn forward(
                 .store(thread_cpu().as_nanos() as u64, Ordering::Release);
             state.progress.store(leg.x.last_seq(), Ordering::Release);
             if state.boosted.load(Ordering::Acquire) {
-                // In the normal class: a third of a core, so the loop and the generator keep
+                // In the normal class: a quarter of a core, so the loop and the generator keep
                 // theirs.
-                std::thread::sleep(slice.elapsed() * 2);
+                std::thread::sleep(slice.elapsed() * 3);
             }
             slice = Instant::now();
         }
@@ -1553,7 +1553,7 @@ mod tests {
             state.cpu_ns.load(Ordering::Relaxed) > 0,
             "CPU time published"
         );
-        // Boosted: paced (it sleeps twice as long as it works), and still gets there.
+        // Boosted: paced (it sleeps three times as long as it works), and still gets there.
         state.boosted.store(true, Ordering::Relaxed);
         leg.upto = 3000;
         let t = Instant::now();
@@ -1563,7 +1563,7 @@ mod tests {
             LegEnd::Done
         );
         assert_eq!(leg.x.last_seq(), 3000);
-        assert!(t.elapsed() >= (thread_cpu() - cpu).mul_f64(1.5), "paced");
+        assert!(t.elapsed() >= (thread_cpu() - cpu).mul_f64(2.5), "paced");
         // Nothing left to do.
         assert_eq!(
             forward(&mut leg, dir.path(), &stop, &state).unwrap(),
