@@ -474,6 +474,12 @@ impl ClIndex {
     /// by themselves; the index slots are random).
     #[inline]
     fn prefetch_rotation(&self) {
+        // The oldest entries were written up to `CL_ORD_IDS_MAX` pushes ago and are not in
+        // the cache either (reading `hash` here stalled): load them further ahead still.
+        if let Some(e) = self.ring.get(ROTATE_PREFETCH * 4) {
+            engine::hint::prefetch(e);
+            engine::hint::prefetch(&e.cl);
+        }
         if let Some(e) = self.ring.get(ROTATE_PREFETCH) {
             self.table.prefetch(e.hash);
         }
