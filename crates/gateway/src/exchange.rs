@@ -175,8 +175,11 @@ struct Store {
     bytes: Vec<u8>,
     /// Absolute offset of `bytes[0]`.
     base: u64,
-    /// Absolute offset where the oldest stored entry's bytes start (bytes before it are dead).
-    live_start: u64,
+    /// `bytes` is compacted (its dead prefix, before the oldest entry's bytes, dropped) when
+    /// it reaches this length (at least `COMPACT_MIN`); then it is set to twice what is left.
+    /// So a push never reads the entry it forgets (a cold line: written `max` pushes ago),
+    /// and the buffer stays within about twice the live bytes.
+    compact_at: usize,
 }
 
 impl Store {
@@ -186,14 +189,16 @@ impl Store {
     /// gets about one message in eight records of the bench's flow).
     const PREFETCH_AHEAD: usize = 2;
 
-    /// Appends `cl` and `orig` (if any) to the byte buffer, dropping its dead prefix first when
-    /// that is more than half of it; returns where they start (absolute) and their length.
+    /// Smallest byte buffer worth compacting.
+    const COMPACT_MIN: usize = 8192;
+
+    /// Appends `cl` and `orig` (if any) to the byte buffer, compacting it first when it
+    /// reached `compact_at`; returns where they start (absolute) and their length. Call it
+    /// once the entry being replaced (if any) is no longer at `head`.
     #[inline(always)]
     fn push_bytes(&mut self, cl: &[u8], orig: Option<&[u8]>) -> (u64, u32) {
-        let dead = (self.live_start - self.base) as usize;
-        if dead > 4096 && dead * 2 > self.bytes.len() {
-            self.bytes.drain(..dead);
-            self.base = self.live_start;
+        if self.bytes.len() >= self.compact_at.max(Self::COMPACT_MIN) {
+            self.compact();
         }
         let start = self.base + self.bytes.len() as u64;
         self.bytes.extend_from_slice(cl);
@@ -201,6 +206,16 @@ impl Store {
             self.bytes.extend_from_slice(o);
         }
         (start, (cl.len() + orig.map_or(0, |o| o.len())) as u32)
+    }
+
+    /// Drops the bytes before the oldest entry at `head` (all of them if there is none).
+    #[cold]
+    fn compact(&mut self) {
+        let end = self.base + self.bytes.len() as u64;
+        let live = self.ring.get(self.head).map_or(end, |m| m.start);
+        self.bytes.drain(..(live - self.base) as usize);
+        self.base = live;
+        self.compact_at = (self.bytes.len() * 2).max(Self::COMPACT_MIN);
     }
 
     /// Stores one message, forgetting the oldest beyond the newest `max`: its bytes `cl` and
@@ -223,8 +238,6 @@ impl Store {
             let ahead = &self.ring[(i + Self::PREFETCH_AHEAD) % max];
             engine::hint::prefetch(ahead);
             engine::hint::prefetch(&ahead.body);
-            let old = &self.ring[i];
-            self.live_start = old.start + old.len as u64;
             let (start, len) = self.push_bytes(cl, orig);
             self.ring[i] = make(start, len);
         } else {
@@ -250,11 +263,7 @@ impl Store {
             self.ring.rotate_left(self.head);
             self.head = 0;
             let cut = (self.ring.len() + 1).saturating_sub(max);
-            if cut > 0 {
-                let old = &self.ring[cut - 1];
-                self.live_start = old.start + old.len as u64;
-                self.ring.drain(..cut);
-            }
+            self.ring.drain(..cut);
         }
         let (start, len) = self.push_bytes(cl, orig);
         self.ring.push(make(start, len));
@@ -335,7 +344,7 @@ impl Store {
         self.head = 0;
         self.bytes.clear();
         self.base = 0;
-        self.live_start = 0;
+        self.compact_at = 0;
     }
     /// How many stored messages a session can still ask for (see `live`).
     fn live_len(&self, max: usize) -> usize {
@@ -3217,6 +3226,32 @@ mod tests {
         let mut y = Exchange::restore(cfg, &snap).unwrap();
         assert_eq!(y.state_hash(), hash);
         assert_eq!(strip(&resend(&mut y, 7, 7)), strip(&live));
+    }
+
+    /// The resend store keeps exactly the newest `max` messages with their bytes through
+    /// many compactions of its byte buffer, for a `max` that changes (as after a restore).
+    #[test]
+    fn resend_store_keeps_the_newest_bodies_through_compaction() {
+        let mut st = Store::default();
+        let body = |i: u64| format!("58=message {i} {}\x01", "x".repeat((i % 50) as usize));
+        for i in 0..20_000u64 {
+            let max = if i < 10_000 { 7 } else { 3 };
+            st.push(i, b'j', i, body(i).as_bytes(), max);
+            let live: Vec<(u64, Vec<u8>)> = st
+                .live(max)
+                .map(|m| (m.seq, st.bytes_of(m).to_vec()))
+                .collect();
+            let want: Vec<(u64, Vec<u8>)> = (i.saturating_sub(max as u64 - 1)..=i)
+                .map(|k| (k, body(k).into_bytes()))
+                .collect();
+            assert_eq!(live, want, "after push {i}");
+            assert_eq!(st.live_len(max), want.len());
+            assert!(
+                st.bytes.len() <= 2 * Store::COMPACT_MIN,
+                "bytes {}",
+                st.bytes.len()
+            );
+        }
     }
 
     fn inst(tick: i64, dec: u32) -> InstrumentDef {
