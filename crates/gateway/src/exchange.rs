@@ -575,7 +575,10 @@ impl PosTable {
     /// Starts loading the home slot of `hash` into the cache (a hint: no effect on the state).
     #[inline]
     fn prefetch(&self, hash: u64) {
-        engine::hint::prefetch(&self.slots[self.home(Self::tag(hash))]);
+        let i = self.home(Self::tag(hash));
+        engine::hint::prefetch(&self.slots[i]);
+        // The probe run (and a removal's backward shift) may go on into the next line.
+        engine::hint::prefetch(&self.slots[(i + 7) & self.mask]);
     }
 
     fn insert(&mut self, hash: u64, pos: u64) {
@@ -822,6 +825,12 @@ impl Orders {
         let slot = self.live.remove(id)?;
         self.free.push(slot);
         Some(self.slab[slot as usize].clone())
+    }
+
+    /// Starts loading the index slot `retire(id)` will fill (its report is built first).
+    #[inline]
+    fn prefetch_retire(&self, id: OrderId) {
+        self.done_ix.prefetch(done_hash(id));
     }
 
     /// Moves live order `id` to the finished ones, forgetting the oldest finished order
@@ -2127,6 +2136,9 @@ impl Exchange {
             } => {
                 self.stats.trades += 1;
                 for (id, leaves) in [(maker_id, maker_leaves), (taker_id, taker_leaves)] {
+                    if leaves == 0 {
+                        self.orders.prefetch_retire(id);
+                    }
                     if let Some(o) = self.orders.get_mut(&id) {
                         o.cum_qty += qty;
                         o.leaves_qty = leaves;
@@ -2142,6 +2154,7 @@ impl Exchange {
                 }
             }
             Event::Canceled { id, reason, .. } => {
+                self.orders.prefetch_retire(id);
                 if let Some(o) = self.orders.get_mut(&id) {
                     o.leaves_qty = 0;
                     o.done_status = b'4';
