@@ -127,13 +127,22 @@ pub fn list(data_dir: &Path) -> Result<Vec<(u64, PathBuf)>, JournalError> {
 pub fn load_latest(data_dir: &Path) -> Result<SnapshotLoad, JournalError> {
     let mut load = SnapshotLoad::default();
     for (seq, path) in list(data_dir)?.into_iter().rev() {
+        // Header and payload into separate buffers: the payload is returned as read, not
+        // moved down by the header's length (tens of ms for a snapshot of 90 MB).
+        let mut header = Vec::with_capacity(SNAPSHOT_HEADER_LEN);
         let mut bytes = Vec::new();
         File::open(&path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .and_then(|mut f| {
+                let len = f.metadata()?.len() as usize;
+                (&mut f)
+                    .take(SNAPSHOT_HEADER_LEN as u64)
+                    .read_to_end(&mut header)?;
+                bytes.reserve_exact(len.saturating_sub(SNAPSHOT_HEADER_LEN));
+                f.read_to_end(&mut bytes)
+            })
             .map_err(|e| JournalError::io("read", &path, e))?;
-        match decode(&bytes, seq) {
+        match decode(&header, &bytes, seq) {
             Ok(()) => {
-                bytes.drain(..SNAPSHOT_HEADER_LEN);
                 load.latest = Some(Snapshot { seq, bytes, path });
                 return Ok(load);
             }
@@ -189,31 +198,30 @@ fn crc(header: &[u8], payload: &[u8]) -> u32 {
     crc32c::crc32c_append(c, payload)
 }
 
-/// Checks a whole snapshot file's bytes against the sequence number in its name.
-fn decode(file: &[u8], name_seq: u64) -> Result<(), String> {
-    if file.len() < SNAPSHOT_HEADER_LEN {
+/// Checks a snapshot file (its header, then the rest) against the sequence number in its name.
+fn decode(header: &[u8], payload: &[u8], name_seq: u64) -> Result<(), String> {
+    if header.len() < SNAPSHOT_HEADER_LEN {
         return Err(format!(
             "file of {} bytes is shorter than the header",
-            file.len()
+            header.len() + payload.len()
         ));
     }
-    if file[0..8] != SNAPSHOT_MAGIC {
+    if header[0..8] != SNAPSHOT_MAGIC {
         return Err("bad magic".into());
     }
-    let version = u32_at(file, 8);
+    let version = u32_at(header, 8);
     if version != SNAPSHOT_VERSION {
         return Err(format!("unsupported version {version}"));
     }
-    let seq = u64_at(file, 16);
-    let len = u64_at(file, 24);
-    if len != (file.len() - SNAPSHOT_HEADER_LEN) as u64 {
+    let seq = u64_at(header, 16);
+    let len = u64_at(header, 24);
+    if len != payload.len() as u64 {
         return Err(format!(
             "header says {len} payload bytes, file has {}",
-            file.len() - SNAPSHOT_HEADER_LEN
+            payload.len()
         ));
     }
-    let (header, payload) = file.split_at(SNAPSHOT_HEADER_LEN);
-    if u32_at(file, 12) != crc(header, payload) {
+    if u32_at(header, 12) != crc(header, payload) {
         return Err("checksum mismatch".into());
     }
     if seq != name_seq {
