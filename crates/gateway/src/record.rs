@@ -70,17 +70,27 @@ impl ClOrdId {
         }
         let mut c = ClOrdId::EMPTY;
         let mut any = 0u64;
-        let mut chunks = b.chunks_exact(8);
-        for (dst, src) in c.bytes.chunks_exact_mut(8).zip(&mut chunks) {
-            let w = u64::from_le_bytes(src.try_into().expect("8 bytes"));
-            any |= w;
-            dst.copy_from_slice(&w.to_le_bytes());
-        }
-        let tail = chunks.remainder();
-        let at = b.len() - tail.len();
-        for (dst, &x) in c.bytes[at..].iter_mut().zip(tail) {
-            *dst = x;
-            any |= x as u64;
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        if b.len() >= 8 {
+            let mut at = 0;
+            while at + 8 <= b.len() {
+                let w = word(at);
+                any |= w;
+                c.bytes[at..at + 8].copy_from_slice(&w.to_le_bytes());
+                at += 8;
+            }
+            if at < b.len() {
+                // The last 8 bytes, overlapping what is copied already.
+                let w = word(b.len() - 8);
+                any |= w;
+                c.bytes[b.len() - 8..b.len()].copy_from_slice(&w.to_le_bytes());
+            }
+        } else {
+            for (k, &x) in b.iter().enumerate() {
+                any |= (x as u64) << (8 * k);
+            }
+            // Bytes past `len` stay zero: `any` holds exactly `b`.
+            c.bytes[..8].copy_from_slice(&any.to_le_bytes());
         }
         if any & 0x8080_8080_8080_8080 != 0 && std::str::from_utf8(b).is_err() {
             return None;
