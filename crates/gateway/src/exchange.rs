@@ -360,24 +360,149 @@ impl Store {
     }
 }
 
-/// One remembered ClOrdID: which session used it for which order.
+/// One remembered ClOrdID: which session used it for which order; its bytes are in the
+/// `ClBytes` ring at `start` (24 bytes, so a lookup or rotation touches less memory than an
+/// inline 64-byte ClOrdID would).
 #[derive(Clone, Copy)]
 struct ClEntry {
     order: OrderId,
     /// `ClIndex::hash` of (session, ClOrdID), kept so forgetting the entry needs no rehash.
     hash: u64,
+    /// Absolute position of the ClOrdID's bytes in `ClIndex::bytes` (modulo 2^32).
+    start: u32,
     session: u16,
-    cl: ClOrdId,
+    len: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<ClEntry>() == 24);
+
+/// The bytes of the remembered ClOrdIDs, in ring order: a power-of-two circular buffer
+/// addressed by absolute positions (modulo 2^32; a position's slot is its low bits). Each
+/// ClOrdID is contiguous: one that would cross the end of the buffer starts at the next
+/// multiple of the capacity instead. The capacity (`cap`, the used front of `buf`) doubles
+/// when the live bytes do not fit, and never shrinks. `buf` is allocated zeroed up front for
+/// `CL_ORD_IDS_MAX` ClOrdIDs of the longest kind (address space only: the allocator maps
+/// fresh zero pages, touched as the capacity grows), so growing moves bytes but neither
+/// allocates nor clears memory.
+///
+/// Invariant: `cap` is a power of two at most `buf.len()`; the live bytes are the absolute
+/// range `head..tail` (wrapping), at most `cap` long; `head` is the oldest entry's `start`
+/// (`tail` when there is none).
+#[derive(Clone)]
+struct ClBytes {
+    buf: Vec<u8>,
+    cap: usize,
+    head: u32,
+    tail: u32,
+}
+
+impl ClBytes {
+    const INITIAL: usize = 1 << 12;
+
+    fn new(reserve: usize) -> ClBytes {
+        ClBytes {
+            buf: vec![0; reserve.max(Self::INITIAL)],
+            cap: Self::INITIAL,
+            head: 0,
+            tail: 0,
+        }
+    }
+
+    #[inline]
+    fn mask(&self) -> u32 {
+        (self.cap - 1) as u32
+    }
+
+    /// The `len` bytes at absolute position `start`.
+    #[inline]
+    fn get(&self, start: u32, len: u8) -> &[u8] {
+        let a = (start & self.mask()) as usize;
+        &self.buf[a..a + len as usize]
+    }
+
+    /// Appends `cl` as the newest; returns its absolute position.
+    #[inline]
+    fn push(&mut self, cl: &[u8]) -> u32 {
+        loop {
+            let mask = self.mask();
+            let mut start = self.tail;
+            if (start & mask) as usize + cl.len() > self.cap {
+                start = (start | mask).wrapping_add(1);
+            }
+            let end = start.wrapping_add(cl.len() as u32);
+            if end.wrapping_sub(self.head) as usize <= self.cap {
+                let a = (start & mask) as usize;
+                copy_short(&mut self.buf[a..a + cl.len()], cl);
+                self.tail = end;
+                return start;
+            }
+            self.grow();
+        }
+    }
+
+    /// Doubles the capacity, moving each live byte to the slot of its absolute position in
+    /// the larger buffer.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = self.cap;
+        assert!(cap <= 1 << 30, "ClOrdID byte ring beyond 1 GiB");
+        if self.buf.len() < cap * 2 {
+            // More live orders than `CL_ORD_IDS_MAX` ClOrdIDs of the longest kind.
+            self.buf.resize(cap * 2, 0);
+        }
+        self.cap = cap * 2;
+        // The live range is at most two contiguous runs of the old buffer (before and after
+        // its end); a run whose absolute positions have the `cap` bit set moves up by `cap`.
+        let (h, t) = (self.head, self.tail);
+        let live = t.wrapping_sub(h) as usize;
+        let run = |from: u32, n: usize, buf: &mut Vec<u8>| {
+            if n > 0 && from as usize & cap != 0 {
+                let a = from as usize & (cap - 1);
+                buf.copy_within(a..a + n, a + cap);
+            }
+        };
+        let first = (cap - (h as usize & (cap - 1))).min(live);
+        run(h, first, &mut self.buf);
+        run(h.wrapping_add(first as u32), live - first, &mut self.buf);
+    }
+
+    /// Forgets every byte before absolute position `head` (the oldest entry's `start`).
+    #[inline]
+    fn set_head(&mut self, head: u32) {
+        self.head = head;
+    }
+}
+
+/// Copies `src` into `dst` (as long) 8 bytes at a time: no `memcpy` call for a ClOrdID.
+#[inline]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 <= n {
+            dst[at..at + 8].copy_from_slice(&src[at..at + 8]);
+            at += 8;
+        }
+        if at < n {
+            // The last 8 bytes, overlapping what is copied already.
+            dst[n - 8..n].copy_from_slice(&src[n - 8..n]);
+        }
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
 }
 
 /// Every remembered ClOrdID, oldest first, with an index by (session, ClOrdID).
 ///
-/// The entries live inline in a ring buffer (`ring`, in first-use order: the order the
-/// snapshot stores and forgetting follows); the index (`PosTable`) maps a hash to ring
-/// positions, so a lookup touches one cache line of the index and, on a hit, one ring entry,
-/// and a ClOrdID costs no allocation. ClOrdIDs are chosen by clients: the hash is foldhash
-/// with a per-process random seed (fast on short strings, not predictable enough for a
-/// collision attack); equal hashes are told apart by comparing the bytes.
+/// The entries live in a ring buffer (`ring`, in first-use order: the order the snapshot
+/// stores and forgetting follows), their bytes in a second ring (`bytes`, same order); the
+/// index (`PosTable`) maps a hash to ring positions, so a lookup touches one cache line of the
+/// index and, on a hit, one ring entry and its bytes, and a ClOrdID costs no allocation.
+/// ClOrdIDs are chosen by clients: the hash is foldhash with a per-process random seed (fast
+/// on short strings, not predictable enough for a collision attack); equal hashes are told
+/// apart by comparing the full hash, then the bytes.
 ///
 /// Invariant: each (session, ClOrdID) is in the ring at most once, and the index holds
 /// exactly one position per ring entry.
@@ -386,6 +511,7 @@ struct ClIndex {
     ring: VecDeque<ClEntry>,
     /// Absolute position of `ring[0]`.
     head: u64,
+    bytes: ClBytes,
     table: PosTable,
     seed: foldhash::fast::RandomState,
 }
@@ -398,6 +524,9 @@ impl ClIndex {
         ClIndex {
             ring: VecDeque::with_capacity(CL_ORD_IDS_MAX + 1),
             head: 0,
+            bytes: ClBytes::new(
+                ((CL_ORD_IDS_MAX + 1) * crate::record::STR_LEN_MAX).next_power_of_two(),
+            ),
             table: PosTable::with_capacity(CL_ORD_IDS_MAX + 1),
             seed: foldhash::fast::RandomState::default(),
         }
@@ -420,6 +549,12 @@ impl ClIndex {
         pos32.wrapping_sub(self.head as u32) as usize
     }
 
+    /// The ClOrdID of entry `e`.
+    #[inline]
+    fn cl_of(&self, e: &ClEntry) -> &[u8] {
+        self.bytes.get(e.start, e.len)
+    }
+
     /// The order that `session` used `cl` for, if remembered.
     #[inline]
     fn get(&self, session: u16, cl: &[u8]) -> Option<OrderId> {
@@ -432,7 +567,10 @@ impl ClIndex {
         let mut found = None;
         self.table.find(h, |p| {
             let e = &self.ring[self.at(p)];
-            let hit = e.session == session && e.cl.as_bytes() == cl;
+            let hit = e.hash == h
+                && e.session == session
+                && e.len as usize == cl.len()
+                && self.cl_of(e) == cl;
             if hit {
                 found = Some(e.order);
             }
@@ -442,18 +580,21 @@ impl ClIndex {
     }
 
     /// Remembers a ClOrdID that `get` does not know yet, as the newest.
-    fn push(&mut self, session: u16, cl: ClOrdId, order: OrderId) {
-        self.push_hashed(self.hash(session, cl.as_bytes()), session, cl, order);
+    fn push(&mut self, session: u16, cl: &[u8], order: OrderId) {
+        self.push_hashed(self.hash(session, cl), session, cl, order);
     }
 
     /// `push` with `hash` = `hash(session, cl)`.
-    fn push_hashed(&mut self, hash: u64, session: u16, cl: ClOrdId, order: OrderId) {
+    #[inline]
+    fn push_hashed(&mut self, hash: u64, session: u16, cl: &[u8], order: OrderId) {
         let pos = self.head + self.ring.len() as u64;
+        let start = self.bytes.push(cl);
         self.ring.push_back(ClEntry {
             order,
             hash,
+            start,
             session,
-            cl,
+            len: cl.len() as u8,
         });
         self.table.insert(hash, pos);
     }
@@ -471,8 +612,7 @@ impl ClIndex {
     fn prefetch_entries(&self, session: u16, cl: &[u8]) {
         self.table.find(self.hash(session, cl), |p| {
             if let Some(e) = self.ring.get(self.at(p)) {
-                engine::hint::prefetch(&e.session);
-                engine::hint::prefetch(&e.cl);
+                engine::hint::prefetch(e);
             }
             false
         });
@@ -487,7 +627,6 @@ impl ClIndex {
         // the cache either (reading `hash` here stalled): load them further ahead still.
         if let Some(e) = self.ring.get(ROTATE_PREFETCH * 4) {
             engine::hint::prefetch(e);
-            engine::hint::prefetch(&e.cl);
         }
         if let Some(e) = self.ring.get(ROTATE_PREFETCH) {
             self.table.prefetch(e.hash);
@@ -506,16 +645,28 @@ impl ClIndex {
             .find(e.hash, |p| p == old)
             .expect("every ring entry is in the index");
         if keep(e.order) {
+            // Copied out first: appending may reuse the bytes it frees.
+            let mut cl = [0u8; crate::record::STR_LEN_MAX];
+            let cl = &mut cl[..e.len as usize];
+            cl.copy_from_slice(self.cl_of(&e));
+            let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
+            self.bytes.set_head(next);
             let new = self.head + self.ring.len() as u64;
             self.table.set_pos(slot, new);
-            self.ring.push_back(e);
+            let start = self.bytes.push(cl);
+            self.ring.push_back(ClEntry { start, ..e });
         } else {
+            let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
+            self.bytes.set_head(next);
             self.table.remove_at(slot);
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = &ClEntry> {
-        self.ring.iter()
+    /// (session, ClOrdID, order) of every entry, oldest first.
+    fn iter(&self) -> impl Iterator<Item = (u16, &[u8], OrderId)> {
+        self.ring
+            .iter()
+            .map(|e| (e.session, self.cl_of(e), e.order))
     }
 }
 
@@ -2185,7 +2336,7 @@ impl Exchange {
     /// Remembers that session `ix` used `cl_ord_id` (whose `ClIndex::hash` is `hash`) for
     /// order `id`, forgetting finished orders' ClOrdIDs beyond `CL_ORD_IDS_MAX`.
     fn remember_cl_ord_id(&mut self, hash: u64, ix: u16, cl_ord_id: ClOrdId, id: OrderId) {
-        self.cl.push_hashed(hash, ix, cl_ord_id, id);
+        self.cl.push_hashed(hash, ix, cl_ord_id.as_bytes(), id);
         if self.cl.len() > CL_ORD_IDS_MAX {
             self.cl.prefetch_rotation();
         }
@@ -2399,10 +2550,10 @@ impl Exchange {
             }
         }
         e.u64(self.cl.len() as u64);
-        for c in self.cl.iter() {
-            e.u64(c.session as u64);
-            e.u64(c.order);
-            e.bytes(c.cl.as_bytes());
+        for (session, cl, order) in self.cl.iter() {
+            e.u64(session as u64);
+            e.u64(order);
+            e.bytes(cl);
         }
         let orders = self.orders.sorted();
         e.u64(orders.len() as u64);
@@ -2506,7 +2657,7 @@ impl Exchange {
             if x.cl.get(s as u16, cl.as_bytes()).is_some() {
                 return Err("snapshot: ClOrdID remembered twice".into());
             }
-            x.cl.push(s as u16, cl, id);
+            x.cl.push(s as u16, cl.as_bytes(), id);
         }
         for (ix, s) in x.sessions.iter().enumerate() {
             if let Some(c) = s.conn {
@@ -3312,7 +3463,9 @@ mod tests {
         }
     }
 
-    /// The ClOrdID index against a plain map, through growth, rotation and forgetting.
+    /// The ClOrdID index against a plain map, through growth, rotation and forgetting, with
+    /// ClOrdIDs of 2 to 63 bytes (so the byte ring wraps, pads at its end and grows while
+    /// wrapped: the ring is kept short first, then longer).
     #[test]
     fn clordid_index_matches_a_map() {
         use std::collections::HashMap as Map;
@@ -3330,7 +3483,8 @@ mod tests {
         for step in 0..20_000u64 {
             let r = next();
             let session = (r % 3) as u16;
-            let cl = format!("c{}", (r >> 8) % 5000);
+            let n = (r >> 8) % 5000;
+            let cl = format!("c{n}{}", "x".repeat((n % 59) as usize));
             let key = (session, cl.clone());
             assert_eq!(
                 ix.get(session, cl.as_bytes()),
@@ -3338,14 +3492,14 @@ mod tests {
                 "step {step}"
             );
             if !model.contains_key(&key) {
-                ix.push(session, ClOrdId::from(cl.as_str()), step);
+                ix.push(session, cl.as_bytes(), step);
                 model.insert(key.clone(), step);
                 order.push_back(key);
                 if r % 4 == 0 {
                     live.insert(step);
                 }
             }
-            while ix.len() > 700 {
+            while ix.len() > if step < 8_000 { 150 } else { 700 } {
                 let keep = |o: OrderId| live.contains(&o);
                 let front = order.pop_front().unwrap();
                 let id = model[&front];
@@ -3366,7 +3520,7 @@ mod tests {
         }
         let ring: Vec<(u16, String)> = ix
             .iter()
-            .map(|e| (e.session, e.cl.as_str().to_string()))
+            .map(|(s, cl, _)| (s, String::from_utf8(cl.to_vec()).expect("UTF-8")))
             .collect();
         assert_eq!(ring, Vec::from(order));
     }

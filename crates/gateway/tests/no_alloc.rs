@@ -41,7 +41,7 @@ fn a_new_order_single_allocates_nothing_in_steady_state() {
         x.session_seqs("CLIENT2").is_some_and(|(inb, _)| inb == 2),
         "both sessions logged on"
     );
-    // Warm-up long enough for every store to reach its steady size (2 x resend_store_max
+    // Warm-up long enough for every store to reach its steady size (resend_store_max
     // reports per session), then a measured stretch. Buys and sells at one price: every
     // second order trades, so both sessions get acks and fills.
     const WARM: u64 = 30_000;
