@@ -325,13 +325,14 @@ impl Store {
         let (cl, orig) = self.bytes_of(m).split_at(m.cl_len as usize);
         (cl, m.has_orig.then_some(orig))
     }
-    /// Appends the body (the fields after the standard header) of stored message `m`.
-    fn body_into(&self, m: &StoredMeta, cfg: &Config, out: &mut Vec<u8>) {
+    /// Appends the body (the fields after the standard header) of stored message `m`, as
+    /// FIX 4.2 has it when `fix42` (see `encode_exec`).
+    fn body_into(&self, m: &StoredMeta, cfg: &Config, fix42: bool, out: &mut Vec<u8>) {
         match &m.body {
             Body::Bytes => out.extend_from_slice(self.bytes_of(m)),
             Body::Exec(r) => {
                 let (cl, orig) = self.ids(m);
-                encode_exec(r, cl, orig, m.sending_ts, cfg, out);
+                encode_exec(r, cl, orig, m.sending_ts, cfg, fix42, out);
             }
             Body::CancelReject(r) => {
                 let (cl, orig) = self.ids(m);
@@ -1634,12 +1635,18 @@ impl Exchange {
         });
     }
 
+    /// True if session `ix` speaks FIX 4.2 (ExecutionReports in its dialect: `encode_exec`).
+    fn is_fix42(&self, ix: u16) -> bool {
+        self.cfg.sessions[ix as usize].begin_string == "FIX.4.2"
+    }
+
     /// Answers a ResendRequest: stored application messages with PossDupFlag=Y and
     /// OrigSendingTime, SequenceReset-GapFill over admin messages and anything not stored.
     fn resend(&mut self, ix: u16, ts: u64, begin: u64, end: u64, out: &mut Outbox) {
         if self.replaying {
             return; // output only
         }
+        let fix42 = self.is_fix42(ix);
         let s = &self.sessions[ix as usize];
         let Some(conn) = s.conn else { return };
         let last = s.out_seq - 1;
@@ -1658,7 +1665,7 @@ impl Exchange {
                 sending_ts: m.sending_ts,
                 body: {
                     let mut b = Vec::with_capacity(256);
-                    s.store.body_into(m, &self.cfg, &mut b);
+                    s.store.body_into(m, &self.cfg, fix42, &mut b);
                     b
                 },
             })
@@ -1783,7 +1790,11 @@ impl Exchange {
         b.extend_from_slice(cl_ord_id.as_bytes());
         b.extend_from_slice(b"\x0117=");
         push_u64(&mut b, seq);
-        b.extend_from_slice(b".0\x01150=8\x0139=8\x01");
+        b.extend_from_slice(if self.is_fix42(ix) {
+            b".0\x0120=0\x01150=8\x0139=8\x01".as_slice()
+        } else {
+            b".0\x01150=8\x0139=8\x01"
+        });
         b.extend_from_slice(echo);
         b.extend_from_slice(b"151=0\x0114=0\x016=0\x01103=");
         let code: &[u8] = if text.starts_with("unknown symbol") {
@@ -1841,7 +1852,8 @@ impl Exchange {
         if let Some(conn) = s.conn.filter(|_| !self.replaying) {
             let mut b = std::mem::take(&mut self.body);
             b.clear();
-            s.store.body_into(s.store.last(), &self.cfg, &mut b);
+            // A cancel reject reads the same in every FIX version.
+            s.store.body_into(s.store.last(), &self.cfg, false, &mut b);
             self.write(ix, conn, b'9', seq, ts, None, &b, out);
             self.body = b;
         }
@@ -2186,7 +2198,12 @@ impl Exchange {
             b.extend_from_slice(cl_ord_id.as_bytes());
             b.extend_from_slice(b"\x0117=");
             push_u64(&mut b, seq);
-            b.extend_from_slice(b".0\x01150=I\x0139=8\x01");
+            // FIX 4.2: a status answer is ExecTransType 3 with the OrdStatus as ExecType.
+            b.extend_from_slice(if self.is_fix42(ix) {
+                b".0\x0120=3\x01150=8\x0139=8\x01".as_slice()
+            } else {
+                b".0\x01150=I\x0139=8\x01"
+            });
             b.extend_from_slice(echo);
             b.extend_from_slice(b"151=0\x0114=0\x016=0\x0158=unknown order\x01");
             self.stats.execution_reports += 1;
@@ -2422,7 +2439,9 @@ impl Exchange {
         if let Some(conn) = s.conn.filter(|_| !self.replaying) {
             let mut b = std::mem::take(&mut self.body);
             b.clear();
-            s.store.body_into(s.store.last(), &self.cfg, &mut b);
+            let fix42 = self.is_fix42(session);
+            let s = &self.sessions[session as usize];
+            s.store.body_into(s.store.last(), &self.cfg, fix42, &mut b);
             self.write(session, conn, b'8', seq, ts, None, &b, out);
             self.body = b;
         }
@@ -2502,7 +2521,7 @@ impl Exchange {
                     Body::CancelReject(_) => {
                         e.u64(0);
                         scratch.clear();
-                        s.store.body_into(m, &self.cfg, &mut scratch);
+                        s.store.body_into(m, &self.cfg, false, &mut scratch);
                         e.bytes(&scratch);
                     }
                     Body::Exec(r) => {
@@ -2901,6 +2920,7 @@ fn encode_exec(
     orig: Option<&[u8]>,
     ts: u64,
     cfg: &Config,
+    fix42: bool,
     b: &mut Vec<u8>,
 ) {
     let inst = cfg.instruments[r.symbol as usize];
@@ -2916,8 +2936,18 @@ fn encode_exec(
     push_u64(b, r.exec_seq);
     b.push(b'.');
     push_u64(b, r.exec_n as u64);
+    if fix42 {
+        // FIX 4.2 has ExecTransType (20, required: 0 = New, 3 = Status) and no ExecType F
+        // (Trade) or I (Order Status): a fill is 1 (Partial fill) or 2 (Fill), a status
+        // answer repeats the OrdStatus.
+        b.extend_from_slice(if r.exec_type == b'I' {
+            b"\x0120=3"
+        } else {
+            b"\x0120=0"
+        });
+    }
     b.extend_from_slice(b"\x01150=");
-    b.push(r.exec_type);
+    b.push(exec_type_in(r.exec_type, r.ord_status, fix42));
     b.extend_from_slice(b"\x0139=");
     b.push(r.ord_status);
     b.extend_from_slice(b"\x011=");
@@ -2967,6 +2997,17 @@ fn encode_exec(
     b.extend_from_slice(b"\x0160=");
     push_utc_timestamp(b, ts);
     b.push(1);
+}
+
+/// ExecType (150) of a report with OrdStatus `ord_status`, in FIX 4.2's codes when `fix42`
+/// (FIX 4.4 and 5.0 share theirs).
+fn exec_type_in(exec_type: u8, ord_status: u8, fix42: bool) -> u8 {
+    match (fix42, exec_type) {
+        (true, b'F') if ord_status == b'2' => b'2',
+        (true, b'F') => b'1',
+        (true, b'I') => ord_status,
+        _ => exec_type,
+    }
 }
 
 /// One ExecutionReport recipe of a snapshot (see `snapshot_gateway` for the layout).
@@ -3390,6 +3431,138 @@ mod tests {
         let mut y = Exchange::restore(cfg, &snap).unwrap();
         assert_eq!(y.state_hash(), hash);
         assert_eq!(strip(&resend(&mut y, 7, 7)), strip(&live));
+    }
+
+    /// A FIX 4.2 session gets ExecutionReports in FIX 4.2's codes (ExecTransType 20, fills as
+    /// ExecType 1/2, status answers as ExecTransType 3 with the OrdStatus as ExecType), live
+    /// and resent alike; a FIX 4.4 session on the same exchange keeps FIX 4.4's.
+    #[test]
+    fn fix42_sessions_get_fix42_execution_reports() {
+        let toml = "[[instruments]]\nsymbol = \"ACME\"\ntick = \"0.01\"\nlot = 1\n\n\
+            [[firms]]\nname = \"A\"\naccounts = [1]\n\n[[firms]]\nname = \"B\"\naccounts = [2]\n\n\
+            [[sessions]]\nsender_comp_id = \"OLD\"\nfirm = \"A\"\nfix_version = \"FIX.4.2\"\n\n\
+            [[sessions]]\nsender_comp_id = \"NEW\"\nfirm = \"B\"\n";
+        let cfg = Arc::new(Config::from_toml(toml).expect("config"));
+        let mut x = Exchange::new(cfg);
+        let ts = 1_800_000_000_000_000_000u64;
+        let fix = |conn: u64, seq: u64, msg: FixMsg| Input::Fix {
+            conn,
+            seq,
+            poss_dup: false,
+            msg,
+        };
+        let logon = |sender: &str, v: &str| FixMsg::Logon {
+            sender: sender.into(),
+            target: "RIALTO".into(),
+            begin_string: v.into(),
+            heartbeat_secs: 30,
+            reset: true,
+            password: String::new(),
+        };
+        let order = |cl: &str, side: Side, qty: u64| {
+            FixMsg::New(NewOrderMsg {
+                cl_ord_id: ClOrdId::from(cl),
+                symbol: 0,
+                side,
+                ord_type: OrdType::Limit,
+                tif: TimeInForce::Day,
+                price: 1000,
+                qty,
+                account: None,
+                post_only: false,
+            })
+        };
+        let inputs = [
+            fix(1, 1, logon("OLD", "FIX.4.2")),
+            fix(2, 1, logon("NEW", "FIX.4.4")),
+            fix(1, 2, order("o1", Side::Buy, 10)), // rests
+            fix(2, 2, order("n1", Side::Sell, 4)), // partial fill of o1, n1 filled
+            fix(2, 3, order("n2", Side::Sell, 6)), // fills the rest of o1
+            fix(
+                1,
+                3,
+                FixMsg::Status {
+                    cl_ord_id: ClOrdId::from("o1"),
+                    echo: "55=ACME\x0154=1\x01".into(),
+                },
+            ),
+            fix(
+                1,
+                4,
+                FixMsg::Status {
+                    cl_ord_id: ClOrdId::from("nope"),
+                    echo: "55=ACME\x0154=1\x01".into(),
+                },
+            ),
+        ];
+        // Application messages per connection, whole (header included).
+        let mut per_conn: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
+        for (i, input) in inputs.iter().enumerate() {
+            let mut out = Outbox::default();
+            x.apply(i as u64 + 1, ts + i as u64, input, &mut out);
+            for it in &out.items {
+                let m = out.buf[it.start..it.end].to_vec();
+                if m.windows(6).any(|w| w == b"\x0135=8\x01") {
+                    per_conn.entry(it.conn).or_default().push(m);
+                }
+            }
+        }
+        let field = |m: &[u8], tag: &str| -> Option<String> {
+            let pat = format!("\x01{tag}=");
+            let at = m.windows(pat.len()).position(|w| w == pat.as_bytes())? + pat.len();
+            let end = at + m[at..].iter().position(|&b| b == 1)?;
+            Some(String::from_utf8(m[at..end].to_vec()).unwrap())
+        };
+        let codes = |ms: &[Vec<u8>]| -> Vec<(Option<String>, String, String)> {
+            ms.iter()
+                .map(|m| {
+                    (
+                        field(m, "20"),
+                        field(m, "150").unwrap(),
+                        field(m, "39").unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let t = |a: Option<&str>, b: &str, c: &str| (a.map(String::from), b.into(), c.into());
+        let old = &per_conn[&1];
+        assert!(old.iter().all(|m| m.starts_with(b"8=FIX.4.2\x01")));
+        assert_eq!(
+            codes(old),
+            vec![
+                t(Some("0"), "0", "0"), // o1 new
+                t(Some("0"), "1", "1"), // partial fill
+                t(Some("0"), "2", "2"), // fill
+                t(Some("3"), "2", "2"), // status of o1: filled
+                t(Some("3"), "8", "8"), // status of an unknown order
+            ]
+        );
+        let new = &per_conn[&2];
+        assert!(new.iter().all(|m| m.starts_with(b"8=FIX.4.4\x01")));
+        assert_eq!(
+            codes(new),
+            vec![
+                t(None, "0", "0"),
+                t(None, "F", "2"),
+                t(None, "0", "0"),
+                t(None, "F", "2"),
+            ]
+        );
+        // Resent to the FIX 4.2 session: the same bodies in the same dialect.
+        let mut out = Outbox::default();
+        let req = fix(1, 5, FixMsg::ResendRequest { begin: 1, end: 0 });
+        x.apply(8, ts + 8, &req, &mut out);
+        let resent: Vec<Vec<u8>> = out
+            .items
+            .iter()
+            .map(|it| out.buf[it.start..it.end].to_vec())
+            .filter(|m| m.windows(6).any(|w| w == b"\x0135=8\x01"))
+            .collect();
+        assert!(resent
+            .iter()
+            .all(|m| field(m, "43").as_deref() == Some("Y")));
+        let recipes_only = |v: &[(Option<String>, String, String)]| v[..3].to_vec();
+        assert_eq!(recipes_only(&codes(&resent)), recipes_only(&codes(old)));
     }
 
     /// The resend store keeps exactly the newest `max` messages with their bytes through
