@@ -241,15 +241,7 @@ fn decode_records(
     tx.finish();
     Ok(reader
         .torn_tail()
-        .map(|t| {
-            format!(
-                "torn tail in {} at offset {} ({} bytes, {})",
-                t.segment.display(),
-                t.offset,
-                t.bytes_dropped,
-                t.fault.as_str()
-            )
-        })
+        .map(|t| t.to_string())
         .unwrap_or_default())
 }
 
@@ -500,15 +492,7 @@ pub fn recover_and_open(
     let journal_report = report
         .truncated
         .as_ref()
-        .map(|t| {
-            format!(
-                "torn tail in {} at offset {} ({} bytes, {})",
-                t.segment.display(),
-                t.offset,
-                t.bytes_dropped,
-                t.fault.as_str()
-            )
-        })
+        .map(|t| t.to_string())
         .unwrap_or_default();
     let recovered = Recovered {
         snapshot_seq,

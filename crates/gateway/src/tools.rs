@@ -147,14 +147,7 @@ pub fn dump(
         return Err(f);
     }
     if let Some(t) = summary.torn_tail {
-        let _ = writeln!(
-            w,
-            "# torn tail in {} at offset {} ({} bytes, {}): recovery truncates it",
-            t.segment.display(),
-            t.offset,
-            t.bytes_dropped,
-            t.fault.as_str()
-        );
+        let _ = writeln!(w, "# {t}: recovery truncates it");
     }
     Ok(written)
 }

@@ -103,6 +103,20 @@ pub struct TornTail {
     pub fault: RecordFault,
 }
 
+impl std::fmt::Display for TornTail {
+    /// `torn tail in SEGMENT at offset N (M bytes, FAULT)`: what start-up and the tools report.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "torn tail in {} at offset {} ({} bytes, {})",
+            self.segment.display(),
+            self.offset,
+            self.bytes_dropped,
+            self.fault.as_str()
+        )
+    }
+}
+
 /// Where a reader stands between two records: see [`JournalReader::position`] and
 /// [`JournalReader::resume`].
 #[derive(Clone, Debug, PartialEq, Eq)]
