@@ -790,6 +790,27 @@ impl PosTable {
     }
 }
 
+impl Session {
+    /// Numbers the next outbound message, stores it as a recipe with its ClOrdID `cl` and
+    /// OrigClOrdID `orig`, and returns its MsgSeqNum (the caller writes it: `write_last_stored`).
+    fn push_recipe(
+        &mut self,
+        msg_type: u8,
+        ts: u64,
+        body: Body,
+        cl: &[u8],
+        orig: Option<&[u8]>,
+        max: usize,
+    ) -> u64 {
+        let seq = self.out_seq;
+        self.out_seq += 1;
+        self.last_sent_ns = ts;
+        self.store
+            .push_recipe(seq, msg_type, ts, body, cl, orig, max);
+        seq
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Session {
     /// Next MsgSeqNum expected from the client.
@@ -1592,6 +1613,22 @@ impl Exchange {
         }
     }
 
+    /// Writes session `ix`'s newest stored message (a recipe just stored with
+    /// `Session::push_recipe`, number `seq`) to its live connection, formatted in the session's
+    /// FIX dialect; nothing when it has none or in replay (recipes are formatted only when sent).
+    fn write_last_stored(&mut self, ix: u16, msg_type: u8, seq: u64, ts: u64, out: &mut Outbox) {
+        let Some(conn) = self.sessions[ix as usize].conn.filter(|_| !self.replaying) else {
+            return;
+        };
+        let mut b = std::mem::take(&mut self.body);
+        b.clear();
+        let fix42 = self.is_fix42(ix);
+        let store = &self.sessions[ix as usize].store;
+        store.body_into(store.last(), &self.cfg, fix42, &mut b);
+        self.write(ix, conn, msg_type, seq, ts, None, &b, out);
+        self.body = b;
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
@@ -1836,12 +1873,7 @@ impl Exchange {
             reason_code,
             text,
         };
-        let s = &mut self.sessions[ix as usize];
-        let seq = s.out_seq;
-        s.out_seq += 1;
-        s.last_sent_ns = ts;
-        s.store.push_recipe(
-            seq,
+        let seq = self.sessions[ix as usize].push_recipe(
             b'9',
             ts,
             Body::CancelReject(recipe),
@@ -1849,14 +1881,7 @@ impl Exchange {
             Some(orig_cl_ord_id.as_bytes()),
             self.cfg.resend_store_max,
         );
-        if let Some(conn) = s.conn.filter(|_| !self.replaying) {
-            let mut b = std::mem::take(&mut self.body);
-            b.clear();
-            // A cancel reject reads the same in every FIX version.
-            s.store.body_into(s.store.last(), &self.cfg, false, &mut b);
-            self.write(ix, conn, b'9', seq, ts, None, &b, out);
-            self.body = b;
-        }
+        self.write_last_stored(ix, b'9', seq, ts, out);
     }
 
     /// OrderCancelReject with a text from the input (stored as bytes).
@@ -2418,15 +2443,10 @@ impl Exchange {
             text,
         };
         let ts = ctx.ts;
-        // `send` of an ExecutionReport, with the borrows split by field: the recipe is stored,
-        // and formatted only when there is a live connection to write it to (never in replay).
+        // `send` of an ExecutionReport, with the borrows split by field (`cl` may borrow
+        // the order record): the recipe is stored, then written if the session is connected.
         let session = o.session;
-        let s = &mut self.sessions[session as usize];
-        let seq = s.out_seq;
-        s.out_seq += 1;
-        s.last_sent_ns = ts;
-        s.store.push_recipe(
-            seq,
+        let seq = self.sessions[session as usize].push_recipe(
             b'8',
             ts,
             Body::Exec(recipe),
@@ -2436,15 +2456,7 @@ impl Exchange {
         );
         ctx.exec_n += 1;
         self.stats.execution_reports += 1;
-        if let Some(conn) = s.conn.filter(|_| !self.replaying) {
-            let mut b = std::mem::take(&mut self.body);
-            b.clear();
-            let fix42 = self.is_fix42(session);
-            let s = &self.sessions[session as usize];
-            s.store.body_into(s.store.last(), &self.cfg, fix42, &mut b);
-            self.write(session, conn, b'8', seq, ts, None, &b, out);
-            self.body = b;
-        }
+        self.write_last_stored(session, b'8', seq, ts, out);
     }
 
     /// Engine hash and gateway hash, combined: equal exactly when engine state and every
