@@ -64,39 +64,57 @@ impl ClOrdId {
     /// UTF-8 `b` if it fits. Copies 8 bytes at a time (no `memcpy` call for a short string)
     /// and runs the full UTF-8 check only when a byte is not ASCII (replay decodes one or
     /// two ClOrdIDs per record).
+    #[inline]
     pub fn from_bytes(b: &[u8]) -> Option<ClOrdId> {
-        if b.len() > STR_LEN_MAX {
-            return None;
-        }
         let mut c = ClOrdId::EMPTY;
+        c.set_from_bytes(b).then_some(c)
+    }
+
+    /// Sets `self` to UTF-8 `b` in place, as [`ClOrdId::from_bytes`] would make it, writing
+    /// only the words `b` covers and zeroing those the old value used beyond them (replay
+    /// decodes into recycled slots; no 64-byte construct-and-move). Returns false, and leaves
+    /// `self` empty, if `b` does not fit or is not UTF-8.
+    #[inline]
+    pub fn set_from_bytes(&mut self, b: &[u8]) -> bool {
+        let n = b.len();
+        if n > STR_LEN_MAX {
+            *self = ClOrdId::EMPTY;
+            return false;
+        }
+        let old_words = (self.len as usize).div_ceil(8);
+        let full = n / 8;
         let mut any = 0u64;
-        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-        if b.len() >= 8 {
-            let mut at = 0;
-            while at + 8 <= b.len() {
-                let w = word(at);
-                any |= w;
-                c.bytes[at..at + 8].copy_from_slice(&w.to_le_bytes());
-                at += 8;
-            }
-            if at < b.len() {
-                // The last 8 bytes, overlapping what is copied already.
-                let w = word(b.len() - 8);
-                any |= w;
-                c.bytes[b.len() - 8..b.len()].copy_from_slice(&w.to_le_bytes());
-            }
-        } else {
-            for (k, &x) in b.iter().enumerate() {
-                any |= (x as u64) << (8 * k);
-            }
-            // Bytes past `len` stay zero: `any` holds exactly `b`.
-            c.bytes[..8].copy_from_slice(&any.to_le_bytes());
+        for k in 0..full {
+            let w = u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            any |= w;
+            self.bytes[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
         }
+        let rem = n % 8;
+        let mut words = full;
+        if rem != 0 {
+            let w = if n >= 8 {
+                // The last 8 bytes, shifted down to the `rem` not copied yet.
+                u64::from_le_bytes(b[n - 8..].try_into().expect("8 bytes")) >> (8 * (8 - rem))
+            } else {
+                let mut w = 0u64;
+                for (i, &x) in b.iter().enumerate() {
+                    w |= (x as u64) << (8 * i);
+                }
+                w
+            };
+            any |= w;
+            self.bytes[8 * full..8 * full + 8].copy_from_slice(&w.to_le_bytes());
+            words += 1;
+        }
+        for k in words..old_words {
+            self.bytes[8 * k..8 * k + 8].copy_from_slice(&[0; 8]);
+        }
+        self.len = n as u8;
         if any & 0x8080_8080_8080_8080 != 0 && std::str::from_utf8(b).is_err() {
-            return None;
+            *self = ClOrdId::EMPTY;
+            return false;
         }
-        c.len = b.len() as u8;
-        Some(c)
+        true
     }
 
     #[inline]
@@ -320,6 +338,16 @@ impl<'a> Dec<'a> {
         self.0 = b;
         Ok(a)
     }
+    /// The next `N` bytes as an array: one length check for a run of fixed-width fields.
+    #[inline]
+    fn array<const N: usize>(&mut self) -> Result<&'a [u8; N], DecodeError> {
+        let (a, rest) = self
+            .0
+            .split_first_chunk::<N>()
+            .ok_or(DecodeError("short record"))?;
+        self.0 = rest;
+        Ok(a)
+    }
     fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take(1)?[0])
     }
@@ -333,11 +361,6 @@ impl<'a> Dec<'a> {
             self.take(8)?.try_into().expect("8 bytes"),
         ))
     }
-    fn i64(&mut self) -> Result<i64, DecodeError> {
-        Ok(i64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
-    }
     fn bool(&mut self) -> Result<bool, DecodeError> {
         match self.u8()? {
             0 => Ok(false),
@@ -347,15 +370,43 @@ impl<'a> Dec<'a> {
     }
     /// A ClOrdID: the same encoding as a string, at most [`STR_LEN_MAX`] bytes, no allocation.
     fn cl(&mut self) -> Result<ClOrdId, DecodeError> {
-        let n = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        let mut c = ClOrdId::EMPTY;
+        self.cl_into(&mut c)?;
+        Ok(c)
+    }
+    /// [`Dec::cl`] into an existing ClOrdID (see [`ClOrdId::set_from_bytes`]).
+    #[inline]
+    fn cl_into(&mut self, c: &mut ClOrdId) -> Result<(), DecodeError> {
+        let n = u16::from_le_bytes(*self.array::<2>()?) as usize;
         if n > STR_LEN_MAX {
             return Err(DecodeError("ClOrdID longer than 64 bytes"));
         }
-        ClOrdId::from_bytes(self.take(n)?).ok_or(DecodeError("string is not UTF-8"))
+        if c.set_from_bytes(self.take(n)?) {
+            Ok(())
+        } else {
+            Err(DecodeError("string is not UTF-8"))
+        }
     }
     fn str(&mut self) -> Result<String, DecodeError> {
         let n = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| DecodeError("string is not UTF-8"))
+    }
+}
+
+#[inline]
+fn u32_at<const N: usize>(a: &[u8; N], at: usize) -> u32 {
+    u32::from_le_bytes(a[at..at + 4].try_into().expect("4 bytes"))
+}
+#[inline]
+fn u64_at<const N: usize>(a: &[u8; N], at: usize) -> u64 {
+    u64::from_le_bytes(a[at..at + 8].try_into().expect("8 bytes"))
+}
+#[inline]
+fn bool_from(c: u8) -> Result<bool, DecodeError> {
+    match c {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(DecodeError("bad bool")),
     }
 }
 
@@ -411,30 +462,59 @@ impl Input {
     }
 
     pub fn decode(b: &[u8]) -> Result<Input, DecodeError> {
+        let mut input = Input::Tick;
+        input.decode_into(b)?;
+        Ok(input)
+    }
+
+    /// Decodes `b` into `self`, reusing its storage: replay decodes every record into a
+    /// recycled batch slot, and a NewOrderSingle, cancel or replace decoded into a slot that
+    /// already holds that kind of message only has its fields overwritten (no construction
+    /// and move of a 200+ byte value). The result equals `Input::decode(b)`. On error `self`
+    /// holds some valid but unspecified input.
+    pub fn decode_into(&mut self, b: &[u8]) -> Result<(), DecodeError> {
         let mut d = Dec(b);
-        let input = match d.u8()? {
-            1 => Input::Startup,
-            2 => Input::Tick,
-            3 => Input::Shutdown,
-            4 => Input::Disconnected { conn: d.u64()? },
+        match d.u8()? {
+            1 => *self = Input::Startup,
+            2 => *self = Input::Tick,
+            3 => *self = Input::Shutdown,
+            4 => *self = Input::Disconnected { conn: d.u64()? },
             5 => {
-                let conn = d.u64()?;
-                let seq = d.u64()?;
-                let poss_dup = d.bool()?;
-                let msg = decode_msg(&mut d)?;
-                Input::Fix {
-                    conn,
-                    seq,
-                    poss_dup,
-                    msg,
+                // conn u64 | seq u64 | poss_dup u8 | message tag u8
+                let h = d.array::<18>()?;
+                let conn = u64_at(h, 0);
+                let seq = u64_at(h, 8);
+                let poss_dup = bool_from(h[16])?;
+                match self {
+                    Input::Fix {
+                        conn: c,
+                        seq: s,
+                        poss_dup: p,
+                        msg,
+                    } => {
+                        *c = conn;
+                        *s = seq;
+                        *p = poss_dup;
+                        decode_msg_into(h[17], &mut d, msg)?;
+                    }
+                    other => {
+                        let mut msg = FixMsg::SessionReject;
+                        decode_msg_into(h[17], &mut d, &mut msg)?;
+                        *other = Input::Fix {
+                            conn,
+                            seq,
+                            poss_dup,
+                            msg,
+                        };
+                    }
                 }
             }
             _ => return Err(DecodeError("unknown input tag")),
-        };
+        }
         if !d.0.is_empty() {
             return Err(DecodeError("trailing bytes"));
         }
-        Ok(input)
+        Ok(())
     }
 
     /// True for messages that count against the application share of the inbound queue.
@@ -594,8 +674,116 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
     }
 }
 
-fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
-    Ok(match d.u8()? {
+/// A blank NewOrderSingle, the starting point of one decoded in place.
+const NEW_BLANK: NewOrderMsg = NewOrderMsg {
+    cl_ord_id: ClOrdId::EMPTY,
+    symbol: 0,
+    side: Side::Buy,
+    ord_type: OrdType::Limit,
+    tif: TimeInForce::Day,
+    price: 0,
+    qty: 0,
+    account: None,
+    post_only: false,
+};
+
+/// Decodes the message with tag `tag` into `msg`: the order-entry messages replay is made of
+/// (NewOrderSingle, cancel, replace) field by field into the message `msg` already is if it is
+/// of that kind, the rest by [`decode_msg`].
+#[inline]
+fn decode_msg_into(tag: u8, d: &mut Dec, msg: &mut FixMsg) -> Result<(), DecodeError> {
+    match tag {
+        8 => {
+            if !matches!(msg, FixMsg::New(_)) {
+                *msg = FixMsg::New(NEW_BLANK);
+            }
+            let FixMsg::New(n) = msg else {
+                unreachable!("set to a NewOrderSingle above")
+            };
+            d.cl_into(&mut n.cl_ord_id)?;
+            // symbol u32 | side u8 | ord type u8 | tif u8 | price i64 | qty u64 |
+            // has account u8 | account u32 | post only u8
+            let f = d.array::<29>()?;
+            n.symbol = u32_at(f, 0);
+            n.side = side_from(f[4])?;
+            n.ord_type = ord_type_from(f[5])?;
+            n.tif = tif_from(f[6])?;
+            n.price = u64_at(f, 7) as i64;
+            n.qty = u64_at(f, 15);
+            n.account = bool_from(f[23])?.then_some(u32_at(f, 24));
+            n.post_only = bool_from(f[28])?;
+        }
+        9 => {
+            if !matches!(msg, FixMsg::Cancel { .. }) {
+                *msg = FixMsg::Cancel {
+                    cl_ord_id: ClOrdId::EMPTY,
+                    orig_cl_ord_id: ClOrdId::EMPTY,
+                };
+            }
+            let FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            } = msg
+            else {
+                unreachable!("set to a cancel above")
+            };
+            d.cl_into(cl_ord_id)?;
+            d.cl_into(orig_cl_ord_id)?;
+        }
+        10 => {
+            if !matches!(msg, FixMsg::Replace { .. }) {
+                *msg = FixMsg::Replace {
+                    cl_ord_id: ClOrdId::EMPTY,
+                    orig_cl_ord_id: ClOrdId::EMPTY,
+                    symbol: 0,
+                    price: 0,
+                    qty: 0,
+                };
+            }
+            let FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                symbol,
+                price,
+                qty,
+            } = msg
+            else {
+                unreachable!("set to a replace above")
+            };
+            d.cl_into(cl_ord_id)?;
+            d.cl_into(orig_cl_ord_id)?;
+            // symbol u32 | price i64 | qty u64
+            let f = d.array::<20>()?;
+            *symbol = u32_at(f, 0);
+            *price = u64_at(f, 4) as i64;
+            *qty = u64_at(f, 12);
+        }
+        _ => *msg = decode_msg(tag, d)?,
+    }
+    Ok(())
+}
+
+fn ord_type_from(c: u8) -> Result<OrdType, DecodeError> {
+    match c {
+        1 => Ok(OrdType::Limit),
+        2 => Ok(OrdType::Market),
+        _ => Err(DecodeError("bad ord type")),
+    }
+}
+
+fn tif_from(c: u8) -> Result<TimeInForce, DecodeError> {
+    match c {
+        0 => Ok(TimeInForce::Day),
+        1 => Ok(TimeInForce::Gtc),
+        3 => Ok(TimeInForce::Ioc),
+        4 => Ok(TimeInForce::Fok),
+        _ => Err(DecodeError("bad tif")),
+    }
+}
+
+/// Decodes the message with tag `tag` (the rest of the record after the tag) as a new value.
+fn decode_msg(tag: u8, d: &mut Dec) -> Result<FixMsg, DecodeError> {
+    Ok(match tag {
         1 => FixMsg::Logon {
             sender: d.str()?,
             target: d.str()?,
@@ -620,50 +808,11 @@ fn decode_msg(d: &mut Dec) -> Result<FixMsg, DecodeError> {
         },
         6 => FixMsg::Logout { text: d.str()? },
         7 => FixMsg::SessionReject,
-        8 => {
-            let cl_ord_id = d.cl()?;
-            let symbol = d.u32()?;
-            let side = side_from(d.u8()?)?;
-            let ord_type = match d.u8()? {
-                1 => OrdType::Limit,
-                2 => OrdType::Market,
-                _ => return Err(DecodeError("bad ord type")),
-            };
-            let tif = match d.u8()? {
-                0 => TimeInForce::Day,
-                1 => TimeInForce::Gtc,
-                3 => TimeInForce::Ioc,
-                4 => TimeInForce::Fok,
-                _ => return Err(DecodeError("bad tif")),
-            };
-            let price = d.i64()?;
-            let qty = d.u64()?;
-            let has_account = d.bool()?;
-            let account = d.u32()?;
-            let post_only = d.bool()?;
-            FixMsg::New(NewOrderMsg {
-                cl_ord_id,
-                symbol,
-                side,
-                ord_type,
-                tif,
-                price,
-                qty,
-                account: has_account.then_some(account),
-                post_only,
-            })
+        8..=10 => {
+            let mut msg = FixMsg::SessionReject;
+            decode_msg_into(tag, d, &mut msg)?;
+            msg
         }
-        9 => FixMsg::Cancel {
-            cl_ord_id: d.cl()?,
-            orig_cl_ord_id: d.cl()?,
-        },
-        10 => FixMsg::Replace {
-            cl_ord_id: d.cl()?,
-            orig_cl_ord_id: d.cl()?,
-            symbol: d.u32()?,
-            price: d.i64()?,
-            qty: d.u64()?,
-        },
         11 => {
             let cl_ord_id = d.cl()?;
             let request_type = d.u8()?;
@@ -799,6 +948,64 @@ mod tests {
                 poss_dup: i % 2 == 0,
                 msg: m,
             });
+        }
+        // Inputs with ClOrdIDs of other lengths, so that decoding in place overwrites longer
+        // and shorter ones.
+        for (k, len) in [64usize, 17, 9, 8, 1, 0].into_iter().enumerate() {
+            let a = ClOrdId::from("x".repeat(len).as_str());
+            let b = ClOrdId::from("é".repeat(len / 2).as_str());
+            inputs.push(Input::Fix {
+                conn: 2,
+                seq: k as u64,
+                poss_dup: false,
+                msg: if k % 2 == 0 {
+                    FixMsg::Replace {
+                        cl_ord_id: a,
+                        orig_cl_ord_id: b,
+                        symbol: 1,
+                        price: 1,
+                        qty: 1,
+                    }
+                } else {
+                    FixMsg::Cancel {
+                        cl_ord_id: b,
+                        orig_cl_ord_id: a,
+                    }
+                },
+            });
+            inputs.push(Input::Fix {
+                conn: 3,
+                seq: k as u64,
+                poss_dup: true,
+                msg: FixMsg::New(NewOrderMsg {
+                    cl_ord_id: a,
+                    account: None,
+                    ..NEW_BLANK
+                }),
+            });
+        }
+        // Decoding into a slot that held any other input gives the same as a fresh decode.
+        let encoded: Vec<Vec<u8>> = inputs
+            .iter()
+            .map(|i| {
+                let mut b = Vec::new();
+                i.encode(&mut b);
+                b
+            })
+            .collect();
+        for prev in &encoded {
+            for (next, want) in encoded.iter().zip(&inputs) {
+                let mut slot = Input::decode(prev).unwrap();
+                slot.decode_into(next).unwrap();
+                assert_eq!(&slot, want);
+                if let Input::Fix {
+                    msg: FixMsg::Cancel { cl_ord_id, .. },
+                    ..
+                } = &slot
+                {
+                    assert_eq!(*cl_ord_id, ClOrdId::new(cl_ord_id.as_str()).unwrap());
+                }
+            }
         }
         for i in inputs {
             let mut b = Vec::new();

@@ -86,23 +86,30 @@ impl fmt::Display for Phases {
 
 /// Decodes a journal record as an exchange input; an error names the segment, offset and seq.
 pub(crate) fn decode_input(rec: &journal::Record<'_>) -> Result<Input, ServerError> {
+    let mut input = Input::Tick;
+    decode_input_into(rec, &mut input)?;
+    Ok(input)
+}
+
+/// [`decode_input`] into an existing input, reusing its storage ([`Input::decode_into`]).
+#[inline]
+fn decode_input_into(rec: &journal::Record<'_>, input: &mut Input) -> Result<(), ServerError> {
     if rec.kind != KIND_INPUT as u16 {
-        return Err(ServerError(format!(
-            "{} offset {}: record {} has unknown kind {}",
-            rec.segment.display(),
-            rec.offset,
-            rec.seq,
-            rec.kind
-        )));
+        return Err(bad_record(rec, format!(" has unknown kind {}", rec.kind)));
     }
-    Input::decode(rec.payload).map_err(|e| {
-        ServerError(format!(
-            "{} offset {}: record {}: {e}",
-            rec.segment.display(),
-            rec.offset,
-            rec.seq
-        ))
-    })
+    input
+        .decode_into(rec.payload)
+        .map_err(|e| bad_record(rec, format!(": {e}")))
+}
+
+#[cold]
+fn bad_record(rec: &journal::Record<'_>, what: String) -> ServerError {
+    ServerError(format!(
+        "{} offset {}: record {}{what}",
+        rec.segment.display(),
+        rec.offset,
+        rec.seq
+    ))
 }
 
 /// One decoded journal record.
@@ -121,30 +128,56 @@ const BATCHES_IN_FLIGHT: usize = 4;
 const PREFETCH_FAR: usize = 16;
 const PREFETCH_NEAR: usize = 8;
 
-/// The decoding side of the hand-over: collects decoded records into batches and sends full
-/// ones, reusing the buffers the applying side sends back.
+/// A batch of decoded records: `slots[..len]`. Its slots are allocated once and recycled
+/// between the threads; each record is decoded straight into a slot, over the input the slot
+/// held before ([`Input::decode_into`]), so nothing is constructed and moved per record.
+struct Batch {
+    slots: Vec<Decoded>,
+    len: usize,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        Batch {
+            slots: (0..BATCH_RECORDS)
+                .map(|_| Decoded {
+                    seq: 0,
+                    ts: 0,
+                    input: Input::Tick,
+                })
+                .collect(),
+            len: 0,
+        }
+    }
+
+    fn records(&self) -> &[Decoded] {
+        &self.slots[..self.len]
+    }
+}
+
+/// The decoding side of the hand-over: decodes records into batches and sends full ones,
+/// reusing the batches the applying side sends back.
 struct BatchSender {
-    batch: Vec<Decoded>,
-    full: Sender<Vec<Decoded>>,
-    empty: Receiver<Vec<Decoded>>,
+    batch: Batch,
+    full: Sender<Batch>,
+    empty: Receiver<Batch>,
 }
 
 impl BatchSender {
     /// Decodes and queues one record. `Ok(false)`: the applying side hung up (it stopped with
     /// an error of its own).
+    #[inline]
     fn push(&mut self, rec: &journal::Record<'_>) -> Result<bool, ServerError> {
-        self.batch.push(Decoded {
-            seq: rec.seq,
-            ts: rec.timestamp_ns,
-            input: decode_input(rec)?,
-        });
-        if self.batch.len() < BATCH_RECORDS {
+        let b = &mut self.batch;
+        let slot = &mut b.slots[b.len];
+        slot.seq = rec.seq;
+        slot.ts = rec.timestamp_ns;
+        decode_input_into(rec, &mut slot.input)?;
+        b.len += 1;
+        if b.len < BATCH_RECORDS {
             return Ok(true);
         }
-        let next = self
-            .empty
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH_RECORDS));
+        let next = self.empty.try_recv().unwrap_or_else(|_| Batch::new());
         Ok(self
             .full
             .send(std::mem::replace(&mut self.batch, next))
@@ -153,7 +186,7 @@ impl BatchSender {
 
     /// Sends the last, partial batch.
     fn finish(self) {
-        if !self.batch.is_empty() {
+        if self.batch.len > 0 {
             let _ = self.full.send(self.batch);
         }
     }
@@ -163,19 +196,20 @@ impl BatchSender {
 /// the gap that stopped it (dropping `full` then stops the decoder at its next send).
 fn apply_batches(
     x: &mut Exchange,
-    full: Receiver<Vec<Decoded>>,
-    empty: Sender<Vec<Decoded>>,
+    full: Receiver<Batch>,
+    empty: Sender<Batch>,
 ) -> Result<u64, ServerError> {
     let mut out = Outbox::default();
     let mut replayed = 0;
     for mut batch in full.iter() {
-        for (i, d) in batch.iter().enumerate() {
+        let recs = batch.records();
+        for (i, d) in recs.iter().enumerate() {
             // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
             // then the entries they point to. They change nothing.
-            if let Some(far) = batch.get(i + PREFETCH_FAR) {
+            if let Some(far) = recs.get(i + PREFETCH_FAR) {
                 x.prefetch(&far.input);
             }
-            if let Some(near) = batch.get(i + PREFETCH_NEAR) {
+            if let Some(near) = recs.get(i + PREFETCH_NEAR) {
                 x.prefetch_entries(&near.input);
             }
             if d.seq != x.last_seq() + 1 {
@@ -187,20 +221,20 @@ fn apply_batches(
             }
             x.apply(d.seq, d.ts, &d.input, &mut out);
             out.clear();
-            replayed += 1;
         }
-        batch.clear();
+        replayed += recs.len() as u64;
+        batch.len = 0;
         let _ = empty.try_send(batch);
     }
     Ok(replayed)
 }
 
-fn batch_channels() -> (BatchSender, Receiver<Vec<Decoded>>, Sender<Vec<Decoded>>) {
-    let (full_tx, full_rx) = bounded::<Vec<Decoded>>(BATCHES_IN_FLIGHT);
-    let (empty_tx, empty_rx) = bounded::<Vec<Decoded>>(BATCHES_IN_FLIGHT + 1);
+fn batch_channels() -> (BatchSender, Receiver<Batch>, Sender<Batch>) {
+    let (full_tx, full_rx) = bounded::<Batch>(BATCHES_IN_FLIGHT);
+    let (empty_tx, empty_rx) = bounded::<Batch>(BATCHES_IN_FLIGHT + 1);
     (
         BatchSender {
-            batch: Vec::with_capacity(BATCH_RECORDS),
+            batch: Batch::new(),
             full: full_tx,
             empty: empty_rx,
         },
