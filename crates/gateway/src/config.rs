@@ -124,6 +124,8 @@ pub struct FileConfig {
     pub journal_segment_bytes: Option<u64>,
     pub batch_budget: Option<usize>,
     pub idle: Option<Idle>,
+    pub cpu: Option<usize>,
+    pub stall_log_us: Option<u64>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
@@ -180,6 +182,15 @@ pub struct Config {
     pub batch_budget: usize,
     /// What the event loop does when idle (default `park`).
     pub idle: Idle,
+    /// Pin the event loop to this CPU and keep the server's other threads (snapshot, snapshot
+    /// replica, journal background sync) off it (default: nothing pinned). With `idle =
+    /// "spin"` the loop then owns that CPU; the load generator or other work belongs on the
+    /// others.
+    pub cpu: Option<usize>,
+    /// The event loop logs, at most once a second, its slowest busy iteration of the last
+    /// second (and where its time went) when it took longer than this, or when a spinning loop
+    /// was off its CPU longer than this between iterations; 0 = never. Default 1000 (1 ms).
+    pub stall_log_us: u64,
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
@@ -355,6 +366,13 @@ impl Config {
             journal_segment_bytes: file.journal_segment_bytes.unwrap_or(64 << 20).max(1 << 20),
             batch_budget,
             idle: file.idle.unwrap_or_default(),
+            cpu: match file.cpu {
+                Some(c) if c >= 1024 => {
+                    return err(format!("cpu = {c}: give a CPU number below 1024"))
+                }
+                c => c,
+            },
+            stall_log_us: file.stall_log_us.unwrap_or(1_000),
             instruments,
             firms,
             sessions,
@@ -462,5 +480,14 @@ firm = "F"
         assert_eq!((t.batch_budget, t.idle), (64, Idle::Spin));
         assert!(Config::from_toml("batch_budget = 0").is_err());
         assert!(Config::from_toml("idle = \"yield\"").is_err());
+        assert_eq!(c.cpu, None);
+        assert_eq!(c.stall_log_us, 1_000);
+        assert_eq!(
+            Config::from_toml("stall_log_us = 0").unwrap().stall_log_us,
+            0
+        );
+        assert_eq!(Config::from_toml("cpu = 1").unwrap().cpu, Some(1));
+        assert!(Config::from_toml("cpu = 5000").is_err());
+        assert!(Config::from_toml("cpu = -1").is_err());
     }
 }

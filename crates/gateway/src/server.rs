@@ -30,6 +30,16 @@
 //! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
 //!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
 //!
+//! CPU placement (config `cpu`, `rialto serve --cpu N`): the loop pins itself to CPU N and
+//! every other thread of the server (snapshot, snapshot-idle, journal-sync) is started with a
+//! mask without N, so with `idle = "spin"` the loop owns that CPU. Unset: nothing is pinned.
+//!
+//! Measuring the loop: every busy iteration is timed by stage (read, journal, engine, write);
+//! a spinning loop also times the gaps between iterations above 20 µs (time it did not have its
+//! CPU: preemption, interrupts, the hypervisor). Once a second, if the slowest iteration or the
+//! longest gap of that second exceeded `stall_log_us`, one log line says what it was; at stop,
+//! one line sums it all up (durations, mean stage times, gaps, context switches).
+//!
 //! Overload: an iteration applies at most `min(batch_budget, inbound_queue_capacity / 2)`
 //! application messages (orders, cancels, replaces, mass cancels, status requests), which
 //! bounds the work, hence the latency, of one iteration. What it read beyond that waits, in
@@ -171,6 +181,16 @@ impl Server {
     /// Recovers the state in `cfg.data_dir`, binds `cfg.listen` and starts the threads.
     pub fn start(cfg: Config, log: Logger) -> Result<Server, ServerError> {
         let cfg = Arc::new(cfg);
+        // CPU placement: the threads started below (journal sync, snapshot, snapshot-idle)
+        // inherit this thread's mask, so it moves off the loop's CPU until `start` returns; the
+        // loop pins itself.
+        let placement = cfg.cpu.map(Placement::enter).transpose()?;
+        if let Some(p) = &placement {
+            log(&format!(
+                "event loop pinned to CPU {}; the server's other threads on CPUs {:?}",
+                p.cpu, p.others
+            ));
+        }
         let data_dir = cfg.data_dir.clone();
         std::fs::create_dir_all(&data_dir).map_err(|e| {
             ServerError(format!(
@@ -307,13 +327,20 @@ impl Server {
             hist: [0; 16],
             commit_max_ns: 0,
             commits_slow: 0,
+            watch: LoopWatch::default(),
         };
         let main = {
             let guard = StopOnExit(stop.clone(), waker.clone());
+            let loop_cpu = placement.as_ref().map(|p| p.cpu);
             std::thread::Builder::new()
                 .name("rialto".into())
                 .spawn(move || {
                     let _guard = guard;
+                    if let Some(cpu) = loop_cpu {
+                        if let Err(e) = sched_idle::pin(&[cpu]) {
+                            (ev.log)(&format!("cannot pin the event loop to CPU {cpu}: {e}"));
+                        }
+                    }
                     let r = ev.run();
                     // Closing the snapshot channel lets the writer finish the final snapshot.
                     drop(ev);
@@ -351,6 +378,41 @@ impl Server {
             Some(Ok(r)) => r,
             _ => Err(ServerError("event loop thread panicked".into())),
         }
+    }
+}
+
+/// The start-up side of config `cpu`: the calling thread runs on the other CPUs while the
+/// server starts its threads (they inherit its mask); dropping it gives the caller its own
+/// mask back.
+struct Placement {
+    cpu: usize,
+    others: Vec<usize>,
+    restore: Vec<usize>,
+}
+
+impl Placement {
+    fn enter(cpu: usize) -> Result<Placement, ServerError> {
+        let allowed = sched_idle::allowed_cpus()
+            .map_err(|e| ServerError(format!("cpu = {cpu}: cannot read the CPU affinity: {e}")))?;
+        if !allowed.contains(&cpu) {
+            return Err(ServerError(format!(
+                "cpu = {cpu}: this process may only run on CPUs {allowed:?}"
+            )));
+        }
+        let others = sched_idle::others(&allowed, cpu);
+        sched_idle::pin(&others)
+            .map_err(|e| ServerError(format!("cannot move threads to CPUs {others:?}: {e}")))?;
+        Ok(Placement {
+            cpu,
+            others,
+            restore: allowed,
+        })
+    }
+}
+
+impl Drop for Placement {
+    fn drop(&mut self) {
+        let _ = sched_idle::pin(&self.restore);
     }
 }
 
@@ -934,6 +996,150 @@ struct EventLoop {
     /// stop.
     commit_max_ns: u64,
     commits_slow: u64,
+    /// Where the time of busy iterations goes, and (spinning) the time the loop was off its
+    /// CPU between iterations: the loop's own share of a latency tail.
+    watch: LoopWatch,
+}
+
+/// Phases of one busy iteration, ns.
+#[derive(Clone, Copy, Debug, Default)]
+struct IterTimes {
+    total: u64,
+    /// Events, accepts, reads, framing and decoding (iteration start to the batch).
+    read: u64,
+    /// Encoding, appends and the commit.
+    journal: u64,
+    /// `Exchange::apply` of the batch.
+    engine: u64,
+    /// Output copied to the connections and written.
+    write: u64,
+    inputs: u32,
+    /// The batch held the once-a-second timer input.
+    tick: bool,
+}
+
+impl std::fmt::Display for IterTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let us = |ns: u64| ns as f64 / 1e3;
+        write!(
+            f,
+            "{:.0} us (read {:.0}, journal {:.0}, engine {:.0}, write {:.0}; {} inputs{})",
+            us(self.total),
+            us(self.read),
+            us(self.journal),
+            us(self.engine),
+            us(self.write),
+            self.inputs,
+            if self.tick { ", timer tick" } else { "" }
+        )
+    }
+}
+
+/// Gaps above this between two spinning iterations count as time off the CPU (a poll with a
+/// zero timeout takes about 1 µs).
+const GAP_MIN_NS: u64 = 20_000;
+
+/// Time a spinning loop spent off its CPU between iterations (preempted, an interrupt, or the
+/// hypervisor running something else), in `bench noise`'s bands: <= 50 µs, <= 200 µs, <= 1 ms,
+/// longer.
+#[derive(Clone, Copy, Debug, Default)]
+struct Gaps {
+    bands: [u64; 4],
+    lost_ns: u64,
+    max_ns: u64,
+}
+
+impl Gaps {
+    fn record(&mut self, g: u64) {
+        if g <= GAP_MIN_NS {
+            return;
+        }
+        let band = [50_000, 200_000, 1_000_000]
+            .iter()
+            .position(|&b| g <= b)
+            .unwrap_or(3);
+        self.bands[band] += 1;
+        self.lost_ns += g;
+        self.max_ns = self.max_ns.max(g);
+    }
+
+    fn count(&self) -> u64 {
+        self.bands.iter().sum()
+    }
+}
+
+impl std::fmt::Display for Gaps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [a, b, c, d] = self.bands;
+        write!(
+            f,
+            "{} gaps > 20 us (20-50: {a}, 50-200: {b}, 0.2-1 ms: {c}, > 1 ms: {d}), longest {:.0} us, {:.1} ms lost",
+            self.count(),
+            self.max_ns as f64 / 1e3,
+            self.lost_ns as f64 / 1e6
+        )
+    }
+}
+
+/// The loop's self-measurement (module docs, "Measuring the loop").
+#[derive(Debug, Default)]
+struct LoopWatch {
+    /// Sums over all busy iterations, for the stop-time summary.
+    sum: IterTimes,
+    /// The slowest busy iteration of the current second.
+    worst: IterTimes,
+    /// Busy iterations over `cfg.stall_log_us` in the current second.
+    slow: u64,
+    /// Spinning: off-CPU gaps, this second and since the start.
+    gaps_second: Gaps,
+    gaps: Gaps,
+    /// Spinning: when the previous iteration ended (the next poll started).
+    prev_end: Option<Instant>,
+    seconds: u64,
+}
+
+impl LoopWatch {
+    fn busy(&mut self, t: IterTimes, slow_ns: u64) {
+        let s = &mut self.sum;
+        s.total += t.total;
+        s.read += t.read;
+        s.journal += t.journal;
+        s.engine += t.engine;
+        s.write += t.write;
+        s.inputs += t.inputs;
+        if t.total > self.worst.total {
+            self.worst = t;
+        }
+        self.slow += u64::from(slow_ns > 0 && t.total > slow_ns);
+    }
+
+    /// Once a second: a line if the second had a busy iteration or an off-CPU gap over
+    /// `slow_ns` (0: never), then a new second.
+    fn second(&mut self, slow_ns: u64) -> Option<String> {
+        self.seconds += 1;
+        let line = (slow_ns > 0
+            && (self.worst.total > slow_ns || self.gaps_second.max_ns > slow_ns))
+            .then(|| {
+                let mut l = format!(
+                    "event loop, second {}: slowest iteration {}, {} over {} us",
+                    self.seconds,
+                    self.worst,
+                    self.slow,
+                    slow_ns / 1000
+                );
+                if self.gaps_second.count() > 0 {
+                    l.push_str(&format!(
+                        "; off CPU between iterations: {}",
+                        self.gaps_second
+                    ));
+                }
+                l
+            });
+        self.worst = IterTimes::default();
+        self.slow = 0;
+        self.gaps_second = Gaps::default();
+        line
+    }
 }
 
 impl EventLoop {
@@ -956,6 +1162,23 @@ impl EventLoop {
             self.commit_max_ns as f64 / 1e6,
             self.commits_slow
         ));
+        let busy = total.max(1);
+        let w = &self.watch.sum;
+        s.push_str(&format!(
+            "; mean busy iteration {:.1} us: read {:.1}, journal {:.1}, engine {:.1}, write {:.1} ({:.1} inputs)",
+            w.total as f64 / 1e3 / busy as f64,
+            w.read as f64 / 1e3 / busy as f64,
+            w.journal as f64 / 1e3 / busy as f64,
+            w.engine as f64 / 1e3 / busy as f64,
+            w.write as f64 / 1e3 / busy as f64,
+            w.inputs as f64 / busy as f64
+        ));
+        if self.idle == Idle::Spin {
+            s.push_str(&format!(
+                "; off CPU between spinning iterations: {}",
+                self.watch.gaps
+            ));
+        }
         // Involuntary context switches of this thread: time the loop was preempted.
         if let Ok(st) = std::fs::read_to_string("/proc/thread-self/status") {
             for l in st.lines().filter(|l| l.contains("ctxt_switches")) {
@@ -993,6 +1216,13 @@ impl EventLoop {
                 }
             }
             let t0 = Instant::now();
+            if let Some(prev) = self.watch.prev_end.take() {
+                // Spinning: the poll itself takes about 1 µs; anything much longer is time the
+                // thread did not have its CPU.
+                let g = t0.duration_since(prev).as_nanos() as u64;
+                self.watch.gaps.record(g);
+                self.watch.gaps_second.record(g);
+            }
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept(),
@@ -1024,14 +1254,28 @@ impl EventLoop {
                     if !self.conns.is_empty() {
                         self.submit(Input::Tick);
                     }
+                    if let Some(line) = self.watch.second(self.cfg.stall_log_us * 1000) {
+                        (self.log)(&line);
+                    }
                     self.maybe_snapshot(false)?;
                 }
             }
             if self.batch.is_empty() {
+                if self.idle == Idle::Spin {
+                    self.watch.prev_end = Some(Instant::now());
+                }
                 continue;
             }
-            let shutdown = self.process()?;
-            let took = t0.elapsed().as_nanos() as u64;
+            let read_ns = t0.elapsed().as_nanos() as u64;
+            let (shutdown, mut times) = self.process()?;
+            let end = Instant::now();
+            let took = end.duration_since(t0).as_nanos() as u64;
+            times.read = read_ns;
+            times.total = took;
+            self.watch.busy(times, self.cfg.stall_log_us * 1000);
+            if self.idle == Idle::Spin {
+                self.watch.prev_end = Some(end);
+            }
             self.counters
                 .max_iteration_ns
                 .fetch_max(took, Ordering::Relaxed);
@@ -1053,8 +1297,8 @@ impl EventLoop {
     }
 
     /// Sequencer, journal, engine and publisher for this iteration's batch. Returns true if it
-    /// held the Shutdown input.
-    fn process(&mut self) -> Result<bool, ServerError> {
+    /// held the Shutdown input, and the time of each stage.
+    fn process(&mut self) -> Result<(bool, IterTimes), ServerError> {
         // Sequencer: one timestamp per batch, never going backwards.
         let ts = now_ns().max(self.last_ts);
         self.last_ts = ts;
@@ -1073,6 +1317,7 @@ impl EventLoop {
         self.commit_max_ns = self.commit_max_ns.max(commit_ns);
         self.commits_slow += u64::from(commit_ns > 1_000_000);
         // Engine.
+        let e0 = Instant::now();
         let mut shutdown = false;
         let mut counted = 0u64;
         for (input, &seq) in self.batch.iter().zip(&self.seqs) {
@@ -1081,8 +1326,16 @@ impl EventLoop {
             // Timer ticks alone do not make a snapshot due.
             counted += u64::from(!matches!(input, Input::Tick));
         }
-        self.since_snapshot += counted;
+        let w0 = Instant::now();
         let n = self.batch.len() as u64;
+        let times = IterTimes {
+            journal: commit_ns,
+            engine: w0.duration_since(e0).as_nanos() as u64,
+            inputs: n as u32,
+            tick: counted < n,
+            ..IterTimes::default()
+        };
+        self.since_snapshot += counted;
         self.batch.clear();
         self.apps = 0;
         self.counters.inputs.fetch_add(n, Ordering::Relaxed);
@@ -1114,7 +1367,13 @@ impl EventLoop {
             let id = self.touched[i];
             self.flush(id);
         }
-        Ok(shutdown)
+        Ok((
+            shutdown,
+            IterTimes {
+                write: w0.elapsed().as_nanos() as u64,
+                ..times
+            },
+        ))
     }
 
     fn accept(&mut self) {
@@ -1455,7 +1714,14 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
     let summary = describe(&cfg);
     let durability = cfg.durability;
     let data_dir = cfg.data_dir.clone();
+    let loop_cpu = cfg.cpu;
     let server = Server::start(cfg, log.clone())?;
+    if let Some(cpu) = loop_cpu {
+        // This thread only waits for the signal; it too stays off the loop's CPU.
+        if let Ok(allowed) = sched_idle::allowed_cpus() {
+            let _ = sched_idle::pin(&sched_idle::others(&allowed, cpu));
+        }
+    }
     log(&format!(
         "listening for FIX on {} ({summary}); data in {}, durability {}; Ctrl-C to stop",
         server.addr,
@@ -1569,6 +1835,150 @@ mod tests {
             forward(&mut leg, dir.path(), &stop, &state).unwrap(),
             LegEnd::Done
         );
+    }
+
+    #[test]
+    fn the_loop_watch_bands_gaps_and_reports_only_slow_seconds() {
+        let mut g = Gaps::default();
+        for ns in [1_000, 20_000, 30_000, 60_000, 500_000, 2_000_000] {
+            g.record(ns);
+        }
+        assert_eq!(g.bands, [1, 1, 1, 1]);
+        assert_eq!((g.lost_ns, g.max_ns), (2_590_000, 2_000_000));
+        let mut w = LoopWatch::default();
+        let quick = IterTimes {
+            total: 30_000,
+            read: 5_000,
+            journal: 5_000,
+            engine: 10_000,
+            write: 10_000,
+            inputs: 3,
+            tick: false,
+        };
+        w.busy(quick, 100_000);
+        assert_eq!(w.second(100_000), None, "nothing over 100 us");
+        w.busy(
+            IterTimes {
+                total: 250_000,
+                journal: 200_000,
+                tick: true,
+                ..quick
+            },
+            100_000,
+        );
+        w.busy(quick, 100_000);
+        let line = w.second(100_000).expect("a slow second is reported");
+        assert!(
+            line.contains("second 2: slowest iteration 250 us"),
+            "{line}"
+        );
+        assert!(
+            line.contains("journal 200") && line.contains("timer tick"),
+            "{line}"
+        );
+        assert!(line.contains("1 over 100 us"), "{line}");
+        assert!(!line.contains("off CPU"), "{line}");
+        w.gaps_second.record(300_000);
+        let line = w.second(100_000).expect("a long gap is reported");
+        assert!(
+            line.contains("off CPU between iterations: 1 gaps"),
+            "{line}"
+        );
+        assert_eq!(w.second(100_000), None, "each second starts afresh");
+        w.busy(
+            IterTimes {
+                total: 5_000_000,
+                ..quick
+            },
+            0,
+        );
+        assert_eq!(w.second(0), None, "0: never");
+        assert_eq!(w.sum.inputs, 12);
+    }
+
+    /// CPUs in a `Cpus_allowed_list` line ("0-2,5").
+    fn cpu_list(s: &str) -> Vec<usize> {
+        s.split(',')
+            .flat_map(|r| match r.split_once('-') {
+                Some((a, b)) => (a.trim().parse().unwrap()..=b.trim().parse().unwrap()).collect(),
+                None => vec![r.trim().parse::<usize>().unwrap()],
+            })
+            .collect()
+    }
+
+    /// (thread name, allowed CPUs) of every thread of this process.
+    fn thread_masks() -> Vec<(String, Vec<usize>)> {
+        let mut out = Vec::new();
+        for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let (Ok(comm), Ok(status)) = (
+                std::fs::read_to_string(t.path().join("comm")),
+                std::fs::read_to_string(t.path().join("status")),
+            ) else {
+                continue;
+            };
+            if let Some(l) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+                let list = l.trim_start_matches("Cpus_allowed_list:").trim();
+                out.push((comm.trim().to_string(), cpu_list(list)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_pinned_loop_owns_its_cpu_and_the_caller_gets_its_mask_back() {
+        let allowed = sched_idle::allowed_cpus().unwrap();
+        let cpu = *allowed.last().unwrap();
+        let others = sched_idle::others(&allowed, cpu);
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config::defaults();
+        cfg.data_dir = dir.path().to_path_buf();
+        cfg.listen = "127.0.0.1:0".parse().unwrap();
+        cfg.cpu = Some(cpu);
+        let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let l2 = lines.clone();
+        let log: Logger = Arc::new(move |m: &str| l2.lock().unwrap().push(m.to_string()));
+        let server = Server::start(cfg.clone(), log).unwrap();
+        assert_eq!(
+            sched_idle::allowed_cpus().unwrap(),
+            allowed,
+            "caller restored"
+        );
+        // The loop pins itself as it starts: give it a moment.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let masks = loop {
+            let m = thread_masks();
+            if m.iter().any(|(n, c)| n == "rialto" && *c == [cpu]) || Instant::now() > deadline {
+                break m;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(
+            masks.iter().any(|(n, c)| n == "rialto" && *c == [cpu]),
+            "the loop on CPU {cpu}: {masks:?}"
+        );
+        for name in ["snapshot", "snapshot-idle", "journal-sync"] {
+            assert!(
+                masks.iter().any(|(n, c)| n == name && *c == others),
+                "{name} on {others:?}: {masks:?}"
+            );
+        }
+        server.shutdown().unwrap();
+        let lines = lines.lock().unwrap();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("event loop pinned to CPU {cpu}"))),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("mean busy iteration")),
+            "{lines:?}"
+        );
+        // A CPU this process may not use is refused with a reason.
+        cfg.cpu = Some(1023);
+        let e = Server::start(cfg, Arc::new(|_: &str| {})).err().unwrap();
+        assert!(e.0.contains("may only run on CPUs"), "{e}");
+        assert_eq!(sched_idle::allowed_cpus().unwrap(), allowed);
     }
 
     #[test]

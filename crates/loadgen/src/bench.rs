@@ -36,6 +36,8 @@ pub struct FixBench {
     pub tick_min: Duration,
     /// See `DriverConfig::spin`.
     pub spin: Duration,
+    /// Pin the generator's thread to this CPU (`None`: unpinned).
+    pub cpu: Option<usize>,
 }
 
 impl FixBench {
@@ -54,8 +56,26 @@ impl FixBench {
             stop: Arc::new(AtomicBool::new(false)),
             tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
+            cpu: None,
         }
     }
+}
+
+/// Pins the calling thread (the generator: one thread drives every bot) to `cpu`, if given.
+pub fn pin_generator(cpu: Option<usize>) -> Result<(), String> {
+    let Some(cpu) = cpu else {
+        return Ok(());
+    };
+    let allowed = crate::noise::allowed_cpus()?;
+    if !allowed.contains(&cpu) {
+        return Err(format!(
+            "--cpu {cpu}: this process may only run on CPUs {allowed:?}"
+        ));
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set)
+        .map_err(|e| format!("cannot pin the generator to CPU {cpu}: {e}"))
 }
 
 /// Prints one progress line per second.
@@ -96,6 +116,7 @@ pub fn run_fix(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Stri
     if b.bots == 0 {
         return Err("--bots must be at least 1".into());
     }
+    pin_generator(b.cpu)?;
     let mut cfg = DriverConfig::new(b.addr, b.bots, b.rate_per_bot);
     cfg.target_comp_id = b.target_comp_id.clone();
     cfg.sender_comp_ids = (1..=b.bots)
@@ -150,6 +171,8 @@ pub struct EchoBench {
     pub tick_min: Duration,
     /// See `DriverConfig::spin`.
     pub spin: Duration,
+    /// Pin the generator's thread to this CPU (`None`: unpinned).
+    pub cpu: Option<usize>,
 }
 
 impl EchoBench {
@@ -165,6 +188,7 @@ impl EchoBench {
             stop: Arc::new(AtomicBool::new(false)),
             tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
+            cpu: None,
         }
     }
 }
@@ -175,6 +199,7 @@ pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, St
     if b.rate == 0 || b.count == 0 {
         return Err("--rate and --count must be at least 1".into());
     }
+    pin_generator(b.cpu)?;
     let mut cfg = DriverConfig::new(b.addr, 1, b.rate);
     cfg.target_comp_id = b.target_comp_id.clone();
     cfg.sender_comp_ids = vec![b.sender_comp_id.clone()];

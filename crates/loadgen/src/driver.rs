@@ -74,6 +74,9 @@ const BURST_MAX: usize = 1024;
 /// Longest single wait, so the stop flag and the once-a-second tick are seen.
 const WAIT_MAX: Duration = Duration::from_millis(100);
 const NS_PER_S: u64 = 1_000_000_000;
+/// Requests whose actual send time is kept for `after_send` (an answer later than this many
+/// requests is still timed from its intended time, just not split).
+const SENT_RING: u64 = 1 << 16;
 
 /// Where and how to drive load.
 #[derive(Clone, Debug)]
@@ -377,6 +380,10 @@ struct Stats {
     second_latency: Histogram<u64>,
     /// How late measured requests were written, relative to their intended time (ns).
     send_lag: Histogram<u64>,
+    /// Latency from the actual send (ns), and when recent requests were actually sent:
+    /// `sent_at[k % SENT_RING]` = (k, send time), for `after_send`.
+    after_send: Histogram<u64>,
+    sent_at: Vec<(u64, u64)>,
     sent_all: u64,
     answered_all: u64,
     last_measured_send_ns: u64,
@@ -407,6 +414,10 @@ impl Stats {
         self.answered_all += 1;
         let latency = recv_ns.saturating_sub(self.intended_ns(k)).max(1);
         let measured = k >= self.k_measure;
+        let sent = self.sent_at.get((k % SENT_RING) as usize).copied();
+        let after_send = sent
+            .filter(|&(sk, _)| sk == k)
+            .map(|(_, at)| recv_ns.saturating_sub(at).max(1));
         for (c, on) in [(&mut self.second, true), (&mut self.totals, measured)] {
             if !on {
                 continue;
@@ -427,6 +438,9 @@ impl Stats {
         self.second_latency.saturating_record(latency);
         if measured {
             self.latency.saturating_record(latency);
+            if let Some(a) = after_send {
+                self.after_send.saturating_record(a);
+            }
         }
     }
 }
@@ -636,6 +650,8 @@ impl Driver {
             shed_latency: new_histogram(),
             second_latency: new_histogram(),
             send_lag: new_histogram(),
+            after_send: new_histogram(),
+            sent_at: Vec::new(),
             sent_all: 0,
             answered_all: 0,
             last_measured_send_ns: 0,
@@ -681,6 +697,7 @@ impl Driver {
             schedule,
             k_measure,
             k_end,
+            sent_at: vec![(u64::MAX, 0); SENT_RING as usize],
             ..self.idle_stats()
         };
         let cpu0 = process_cpu_ns();
@@ -749,6 +766,7 @@ impl Driver {
                 let action = strategies[b].next(&mut self.bots[b].orders, market);
                 let wall = self.wall_at(t0 + now);
                 self.send_action(b, k_next, action, market, wall, t0 + now, &mut st);
+                st.sent_at[(k_next % SENT_RING) as usize] = (k_next, now);
                 if k_next >= st.k_measure {
                     st.last_measured_send_ns = now;
                     let lag = now.saturating_sub(st.intended_ns(k_next));
@@ -879,6 +897,7 @@ impl Driver {
             latency: st.latency,
             shed_latency: st.shed_latency,
             send_lag: st.send_lag,
+            after_send: st.after_send,
             error_notes: st.notes,
             generator_cpu_secs: process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
             wall_secs: end as f64 / 1e9,

@@ -20,12 +20,25 @@ pub struct SpawnSpec {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub ready_timeout: Duration,
+    /// Append the child's output to this file when it stops (it is deleted with the
+    /// temporary directory otherwise): the server's own account of the run, e.g. its event
+    /// loop summary.
+    pub keep_log: Option<PathBuf>,
 }
 
 impl SpawnSpec {
     /// `rialto serve` from the executable `rialto` with the given durability and idle mode
-    /// (`park` or `spin`).
-    pub fn rialto(exe: PathBuf, durability: &str, idle: &str) -> SpawnSpec {
+    /// (`park` or `spin`), its event loop pinned to `cpu` if given.
+    pub fn rialto(exe: PathBuf, durability: &str, idle: &str, cpu: Option<usize>) -> SpawnSpec {
+        let mut s = SpawnSpec::rialto_unpinned(exe, durability, idle);
+        if let Some(c) = cpu {
+            s.args.push("--cpu".into());
+            s.args.push(c.to_string());
+        }
+        s
+    }
+
+    fn rialto_unpinned(exe: PathBuf, durability: &str, idle: &str) -> SpawnSpec {
         SpawnSpec {
             program: exe,
             args: vec![
@@ -40,6 +53,7 @@ impl SpawnSpec {
                 idle.into(),
             ],
             ready_timeout: Duration::from_secs(20),
+            keep_log: None,
         }
     }
 
@@ -54,6 +68,7 @@ impl SpawnSpec {
             program: PathBuf::from(program),
             args: parts.map(str::to_string).collect(),
             ready_timeout: Duration::from_secs(60),
+            keep_log: None,
         })
     }
 }
@@ -64,6 +79,7 @@ pub struct SpawnedServer {
     pub addr: SocketAddr,
     pub data_dir: tempfile::TempDir,
     log_path: PathBuf,
+    keep_log: Option<PathBuf>,
 }
 
 /// A free port on 127.0.0.1 (bound and released; the child binds it right after).
@@ -111,6 +127,7 @@ impl SpawnedServer {
             addr,
             data_dir,
             log_path,
+            keep_log: spec.keep_log.clone(),
         };
         let deadline = Instant::now() + spec.ready_timeout;
         loop {
@@ -146,8 +163,27 @@ impl SpawnedServer {
     }
 
     /// SIGTERM, wait up to 20 s for a clean stop, then SIGKILL. Returns the child's output tail
-    /// if it did not stop cleanly.
+    /// if it did not stop cleanly. The output goes to `keep_log` if the spec named one.
     pub fn stop(mut self) -> Result<(), String> {
+        let r = self.stop_child();
+        if let Some(keep) = &self.keep_log {
+            let text = std::fs::read(&self.log_path).unwrap_or_default();
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(keep)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, &text));
+            if let Err(e) = appended {
+                return Err(format!(
+                    "cannot keep the server log in {}: {e}",
+                    keep.display()
+                ));
+            }
+        }
+        r
+    }
+
+    fn stop_child(&mut self) -> Result<(), String> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -195,7 +231,7 @@ mod tests {
         assert_eq!(s.program, PathBuf::from("java"));
         assert_eq!(s.args, vec!["-jar", "r.jar", "--port", "{port}"]);
         assert!(SpawnSpec::from_command_line("  ").is_err());
-        let r = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "fsync", "spin");
+        let r = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "fsync", "spin", Some(1));
         let pair = |flag: &str| {
             r.args
                 .iter()
@@ -204,6 +240,9 @@ mod tests {
         };
         assert_eq!(pair("--durability").map(String::as_str), Some("fsync"));
         assert_eq!(pair("--idle").map(String::as_str), Some("spin"));
+        assert_eq!(pair("--cpu").map(String::as_str), Some("1"));
+        let u = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "process", "park", None);
+        assert!(!u.args.iter().any(|a| a == "--cpu"));
     }
 
     #[test]
@@ -212,6 +251,7 @@ mod tests {
             program: PathBuf::from("/nonexistent/rialto-nope"),
             args: vec![],
             ready_timeout: Duration::from_secs(1),
+            keep_log: None,
         };
         let e = SpawnedServer::start(&spec).err().unwrap();
         assert!(e.contains("cannot start /nonexistent/rialto-nope"), "{e}");

@@ -82,6 +82,10 @@ pub struct RunResult {
     /// How late the generator wrote measured requests after their intended time (ns): its own
     /// precision, included in `latency`.
     pub send_lag: Histogram<u64>,
+    /// Latency of the same requests counted from when the generator actually wrote them
+    /// (`latency` less each request's own send lag): the exchange's and the network's share.
+    /// Its tail beside `latency`'s says whether late sends or late answers make the tail.
+    pub after_send: Histogram<u64>,
     /// The first few error descriptions (at most `ERROR_NOTES_MAX`).
     pub error_notes: Vec<String>,
     /// CPU time the generator process used during the run, seconds (it shares the machine's
@@ -178,6 +182,17 @@ impl RunResult {
                 us(self.send_lag.max())
             );
         }
+        if !self.after_send.is_empty() {
+            let a = &self.after_send;
+            let _ = writeln!(
+                s,
+                "latency from the actual send (without the send lag): p50 {} us, p90 {} us, p99 {} us, p99.9 {} us",
+                us(at(a, 50.0)),
+                us(at(a, 90.0)),
+                us(at(a, 99.0)),
+                us(at(a, 99.9))
+            );
+        }
         if self.wall_secs > 0.0 {
             let _ = writeln!(
                 s,
@@ -205,7 +220,7 @@ impl RunResult {
         let h = &self.latency;
         let c = &self.counters;
         format!(
-            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={}",
+            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={}",
             self.rate_offered,
             self.rate_achieved,
             us(at(h, 50.0)),
@@ -218,7 +233,10 @@ impl RunResult {
             c.fills,
             c.rejects,
             c.shed,
-            c.errors
+            c.errors,
+            us(at(&self.send_lag, 99.0)),
+            us(at(&self.after_send, 50.0)),
+            us(at(&self.after_send, 99.0))
         )
     }
 
@@ -272,6 +290,7 @@ mod tests {
             latency: h,
             shed_latency: new_histogram(),
             send_lag: new_histogram(),
+            after_send: new_histogram(),
             error_notes: vec![],
             generator_cpu_secs: 0.5,
             wall_secs: 2.5,

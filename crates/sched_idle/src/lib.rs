@@ -1,6 +1,7 @@
-//! Background threads that only use idle CPU: Linux's `SCHED_IDLE` scheduling class.
+//! Background threads that only use idle CPU (Linux's `SCHED_IDLE` scheduling class), and CPU
+//! placement (affinity) of threads.
 //!
-//! Role: the one place Rialto changes a thread's scheduling policy. [`enter`] moves the calling
+//! Role: the one place Rialto changes a thread's scheduling policy or the CPUs it may run on. [`enter`] moves the calling
 //! thread (only it, not the process) to `SCHED_IDLE`: the scheduler runs it only when nothing
 //! of a normal class wants the CPU, a waking normal thread preempts it at once (unlike a nice
 //! 19 thread, which on current kernels may keep the CPU for the rest of its slice), and the
@@ -13,9 +14,13 @@
 //! `SCHED_IDLE` needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of at least 20 (root has it), so that
 //! call can fail with `PermissionDenied`, which the caller must handle (e.g. by waiting).
 //!
+//! CPU placement: [`allowed_cpus`] reads the calling thread's affinity mask and [`pin`] sets it
+//! (e.g. the event loop on one CPU, the server's other threads on the rest: [`others`]). A
+//! thread inherits the mask of the thread that spawns it.
+//!
 //! Never: touches a thread other than the one named (by its kernel thread id).
 //!
-//! Invariant: the only unsafe code is the three system calls below.
+//! Invariant: the only unsafe code is the system calls below.
 #![deny(unsafe_code)]
 
 use std::io;
@@ -98,8 +103,123 @@ pub fn is_idle() -> bool {
     }
 }
 
+/// The CPUs the calling thread may run on, in ascending order.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `cpu_set_t` is plain data; all-zero is a valid (empty) set.
+        #[allow(unsafe_code)]
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the kernel writes at most `size_of::<cpu_set_t>()` bytes into `set`, which
+        // lives for the call; pid 0 is the calling thread.
+        #[allow(unsafe_code)]
+        let r =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: CPU_ISSET only reads the set, for indices below CPU_SETSIZE.
+        #[allow(unsafe_code)]
+        let cpus = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect();
+        Ok(cpus)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "CPU affinity is Linux-only here",
+        ))
+    }
+}
+
+/// Restricts the calling thread to `cpus` (threads it spawns afterwards inherit the mask).
+/// An empty list, or a CPU at or above `CPU_SETSIZE`, is `InvalidInput`; a CPU that does not
+/// exist or is not allowed to this process makes the kernel refuse (`InvalidInput` too).
+pub fn pin(cpus: &[usize]) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no usable CPU in {cpus:?}"),
+            ));
+        }
+        // SAFETY: `cpu_set_t` is plain data; all-zero is a valid (empty) set.
+        #[allow(unsafe_code)]
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            // SAFETY: `c` is below CPU_SETSIZE (checked above); CPU_SET writes inside `set`.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::CPU_SET(c, &mut set)
+            };
+        }
+        // SAFETY: the kernel reads `size_of::<cpu_set_t>()` bytes of `set`, valid for the call;
+        // pid 0 is the calling thread.
+        #[allow(unsafe_code)]
+        let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpus;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "CPU affinity is Linux-only here",
+        ))
+    }
+}
+
+/// `allowed` without `cpu`; all of `allowed` when that would leave nothing (one CPU).
+pub fn others(allowed: &[usize], cpu: usize) -> Vec<usize> {
+    let rest: Vec<usize> = allowed.iter().copied().filter(|&c| c != cpu).collect();
+    if rest.is_empty() {
+        allowed.to_vec()
+    } else {
+        rest
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pinning_changes_only_the_calling_thread() {
+        let allowed = super::allowed_cpus().unwrap();
+        assert!(!allowed.is_empty());
+        let last = *allowed.last().unwrap();
+        let a2 = allowed.clone();
+        let seen = std::thread::spawn(move || {
+            super::pin(&[last]).unwrap();
+            let mine = super::allowed_cpus().unwrap();
+            // A thread spawned now inherits the mask.
+            let child = std::thread::spawn(super::allowed_cpus)
+                .join()
+                .unwrap()
+                .unwrap();
+            super::pin(&a2).unwrap();
+            (mine, child)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, (vec![last], vec![last]));
+        assert_eq!(
+            super::allowed_cpus().unwrap(),
+            allowed,
+            "the test thread kept its mask"
+        );
+        assert!(super::pin(&[]).is_err());
+        assert!(super::pin(&[usize::MAX]).is_err());
+        assert_eq!(super::others(&[0, 1], 0), vec![1]);
+        assert_eq!(super::others(&[0], 0), vec![0]);
+        assert_eq!(super::others(&[0, 1, 2], 1), vec![0, 2]);
+    }
+
     #[test]
     fn only_the_named_thread_changes_class() {
         assert!(!super::is_idle());

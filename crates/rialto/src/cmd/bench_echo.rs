@@ -50,6 +50,15 @@ pub struct Args {
     /// Idle mode of the spawned server: park or spin (see `rialto bench fix --help`).
     #[arg(long, default_value = "park", requires = "spawn_server")]
     server_idle: String,
+    /// Pin the spawned server's event loop to this CPU (see `rialto bench fix --help`).
+    #[arg(long, requires = "spawn_server")]
+    server_cpu: Option<usize>,
+    /// Append the spawned server's output to this file after the run.
+    #[arg(long, requires = "spawn_server")]
+    server_log: Option<std::path::PathBuf>,
+    /// Pin the generator to this CPU.
+    #[arg(long)]
+    cpu: Option<usize>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -63,11 +72,14 @@ pub fn run(args: Args) -> CmdResult {
         if !matches!(args.server_idle.as_str(), "park" | "spin") {
             return Err(format!("--server-idle {:?}: use park or spin", args.server_idle).into());
         }
-        Some(SpawnSpec::rialto(
+        let mut spec = SpawnSpec::rialto(
             std::env::current_exe()?,
             &args.durability,
             &args.server_idle,
-        ))
+            args.server_cpu,
+        );
+        spec.keep_log = args.server_log.clone();
+        Some(spec)
     } else {
         None
     };
@@ -85,6 +97,7 @@ pub fn run(args: Args) -> CmdResult {
             b.stop = stop;
             b.tick_min = Duration::from_micros(args.tick_us);
             b.spin = Duration::from_micros(args.spin_us);
+            b.cpu = args.cpu;
             eprintln!(
                 "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
                 b.count,

@@ -61,6 +61,17 @@ pub struct BotArgs {
     /// core: lower latency, and the generator gets the other core to itself).
     #[arg(long, default_value = "park", requires = "spawn_server")]
     pub server_idle: String,
+    /// Pin the spawned server's event loop to this CPU (its other threads stay off it); put
+    /// the generator elsewhere with --cpu.
+    #[arg(long, requires = "spawn_server")]
+    pub server_cpu: Option<usize>,
+    /// Append the spawned server's output (start-up, snapshots, its event loop's account of
+    /// slow iterations and time off CPU) to this file after each run.
+    #[arg(long, requires = "spawn_server")]
+    pub server_log: Option<std::path::PathBuf>,
+    /// Pin the generator (one thread drives every bot) to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
     /// Shortest timer tick, µs: up to one request per tick is sent exactly on time; above
     /// that rate, requests go out in small batches at each tick (measured from the tick).
     /// Each tick costs the generator about 40 µs of CPU on this VM (a wake-up and a write that
@@ -106,11 +117,10 @@ impl BotArgs {
             }
             let exe = std::env::current_exe()
                 .map_err(|e| format!("cannot find the rialto executable: {e}"))?;
-            return Ok(Some(SpawnSpec::rialto(
-                exe,
-                &self.durability,
-                &self.server_idle,
-            )));
+            let mut spec =
+                SpawnSpec::rialto(exe, &self.durability, &self.server_idle, self.server_cpu);
+            spec.keep_log = self.server_log.clone();
+            return Ok(Some(spec));
         }
         match &self.spawn_cmd {
             Some(c) => Ok(Some(SpawnSpec::from_command_line(c)?)),
@@ -157,6 +167,7 @@ impl BotArgs {
         b.stop = stop;
         b.tick_min = Duration::from_micros(self.tick_us);
         b.spin = Duration::from_micros(self.spin_us);
+        b.cpu = self.cpu;
         Ok(b)
     }
 

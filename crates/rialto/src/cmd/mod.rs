@@ -33,7 +33,7 @@ enum Command {
     Match(match_::Args),
     /// Benchmarks (see `rialto bench --help`).
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(Box<bench::BenchCommand>),
     /// Run the exchange server (FIX order entry, journal, recovery).
     Serve(serve::Args),
     /// Check or print a server's journal.
@@ -46,7 +46,7 @@ enum Command {
 pub fn run(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Match(args) => match_::run(args),
-        Command::Bench(b) => bench::run(b),
+        Command::Bench(b) => bench::run(*b),
         Command::Serve(a) => serve::run(a),
         Command::Journal(j) => journal::run(j),
         Command::Demo(a) => demo::run(a),

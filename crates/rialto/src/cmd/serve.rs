@@ -1,5 +1,5 @@
 //! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR] [--durability MODE]
-//! [--idle park|spin]`:
+//! [--idle park|spin] [--cpu N] [--stall-log-us US]`:
 //! the exchange server (crate `gateway`). Glue only: read the config, apply the overrides,
 //! run until SIGINT/SIGTERM.
 
@@ -26,6 +26,14 @@ pub struct Args {
     /// epoll_wait) or `spin` (busy-poll: lower latency, burns one core).
     #[arg(long)]
     idle: Option<String>,
+    /// Pin the event loop to this CPU and keep the server's other threads off it (overrides
+    /// the config's `cpu`). With `--idle spin` the loop then owns that CPU.
+    #[arg(long)]
+    cpu: Option<usize>,
+    /// Log the event loop's slowest iteration of a second when it exceeds this many µs (and a
+    /// spinning loop's time off its CPU); 0: never (overrides the config's `stall_log_us`).
+    #[arg(long)]
+    stall_log_us: Option<u64>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -58,6 +66,12 @@ pub fn run(args: Args) -> CmdResult {
             "spin" => gateway::Idle::Spin,
             _ => return Err(format!("--idle {i:?}: use park or spin").into()),
         };
+    }
+    if let Some(c) = args.cpu {
+        cfg.cpu = Some(c);
+    }
+    if let Some(us) = args.stall_log_us {
+        cfg.stall_log_us = us;
     }
     gateway::serve_until_signal(cfg, text.as_deref())?;
     Ok(())
