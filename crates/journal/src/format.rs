@@ -68,7 +68,7 @@ pub fn encode_segment_header(first_seq: u64) -> [u8; SEGMENT_HEADER_LEN] {
     h[0..8].copy_from_slice(&SEGMENT_MAGIC);
     h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[16..24].copy_from_slice(&first_seq.to_le_bytes());
-    let crc = crc32c::crc32c(&h[0..28]);
+    let crc = crate::crc::crc32c(&h[0..28]);
     h[28..32].copy_from_slice(&crc.to_le_bytes());
     h
 }
@@ -82,7 +82,7 @@ pub fn decode_segment_header(h: &[u8]) -> Result<u64, &'static str> {
         return Err("bad magic");
     }
     let crc = u32_at(h, 28);
-    if crc != crc32c::crc32c(&h[0..28]) {
+    if crc != crate::crc::crc32c(&h[0..28]) {
         return Err("segment header checksum mismatch");
     }
     if u32_at(h, 8) != FORMAT_VERSION {
@@ -154,7 +154,7 @@ pub fn seal_record(buf: &mut [u8], seq: u64, timestamp_ns: u64, kind: u16) {
     buf[16..24].copy_from_slice(&timestamp_ns.to_le_bytes());
     buf[24..26].copy_from_slice(&kind.to_le_bytes());
     buf[26..28].copy_from_slice(&0u16.to_le_bytes());
-    let crc = crc32c::crc32c(&buf[4..]);
+    let crc = crate::crc::crc32c(&buf[4..]);
     buf[0..4].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -180,7 +180,7 @@ pub fn decode_record(buf: &[u8]) -> Result<RecordHeader, RecordFault> {
     if buf.len() < total {
         return Err(RecordFault::Truncated);
     }
-    if u32_at(buf, 0) != crc32c::crc32c(&buf[4..total]) {
+    if u32_at(buf, 0) != crate::crc::crc32c(&buf[4..total]) {
         return Err(RecordFault::ChecksumMismatch);
     }
     Ok(RecordHeader {
