@@ -11,10 +11,12 @@
 //! Invariant: snapshot + tail gives the same state hash as a full replay from record 1.
 //!
 //! Threads: start-up has the machine to itself, so the journal is read, checksum-verified and
-//! decoded on a second (scoped) thread, in batches handed over by a bounded channel, while the
-//! calling thread applies them in order. Both block (never spin) when the other is behind. The
-//! outcome is exactly that of one thread: the same records applied in the same order, and the
-//! first error (bad record, gap) stops recovery.
+//! decoded on a second (scoped) thread, straight into the slots of recycled batches handed over
+//! through a bounded queue, while the calling thread applies them in order. Both block (never
+//! spin) when the other is behind; a decoder that is ahead waits until the queue is half
+//! drained, so the applying thread rarely has to wake it. The outcome is exactly that of one
+//! thread: the same records applied in the same order, and the first error (bad record, gap)
+//! stops recovery.
 //!
 //! One journal pass at start ([`recover_and_open`]): the journal writer's open scan, which must
 //! verify every record anyway (it decides where the torn tail is), is the replay's reader. The
@@ -29,12 +31,13 @@ use crate::config::Config;
 use crate::exchange::{Exchange, Outbox};
 use crate::record::{Input, KIND_INPUT};
 use crate::server::ServerError;
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::bounded;
 use journal::snapshot::Snapshot;
 use journal::{JournalConfig, JournalError, JournalReader, JournalWriter, RecoveryReport};
+use std::collections::VecDeque;
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// What recovery found.
@@ -121,8 +124,11 @@ struct Decoded {
 
 /// Records per batch handed from the decoder thread to the applying thread.
 const BATCH_RECORDS: usize = 1024;
-/// Full batches queued between the threads.
-const BATCHES_IN_FLIGHT: usize = 4;
+/// Full batches queued between the threads at most.
+const BATCHES_IN_FLIGHT: usize = 8;
+/// A decoder that found the queue full sleeps until the applying side has drained it to this
+/// many batches: one wake-up per `BATCHES_IN_FLIGHT - RESUME_AT` batches, not one per batch.
+const RESUME_AT: usize = BATCHES_IN_FLIGHT / 2;
 /// How many records ahead of the one it applies the applying thread calls
 /// `Exchange::prefetch`, and `Exchange::prefetch_entries` (which needs the first one's lines).
 const PREFETCH_FAR: usize = 16;
@@ -155,12 +161,43 @@ impl Batch {
     }
 }
 
-/// The decoding side of the hand-over: decodes records into batches and sends full ones,
-/// reusing the batches the applying side sends back.
+/// The hand-over between the decoder and the applying thread: a queue of full batches, a pool
+/// of applied ones to reuse, and who is asleep. One lock per batch on each side; a thread is
+/// woken only if it sleeps, and a decoder ahead of the applier only once the queue is down to
+/// [`RESUME_AT`] (hysteresis), so the applying thread almost never pays for a wake-up.
+#[derive(Default)]
+struct Handoff {
+    state: Mutex<HandoffState>,
+    /// A full batch is queued, or the decoder is done.
+    to_applier: Condvar,
+    /// The queue is down to `RESUME_AT`, or the applying side is gone.
+    to_decoder: Condvar,
+}
+
+#[derive(Default)]
+struct HandoffState {
+    full: VecDeque<Batch>,
+    empty: Vec<Batch>,
+    decoder_done: bool,
+    applier_gone: bool,
+    applier_waits: bool,
+    decoder_waits: bool,
+}
+
+impl Handoff {
+    /// The state; a panic elsewhere never leaves it half-updated (no code that can panic runs
+    /// under the lock), so a poisoned lock is still usable.
+    fn lock(&self) -> MutexGuard<'_, HandoffState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The decoding side of the hand-over: decodes records into batches and queues full ones,
+/// reusing the batches the applying side has finished with. Dropping it (also in a panic)
+/// tells the applying side that no more batches come.
 struct BatchSender {
     batch: Batch,
-    full: Sender<Batch>,
-    empty: Receiver<Batch>,
+    handoff: Arc<Handoff>,
 }
 
 impl BatchSender {
@@ -177,31 +214,125 @@ impl BatchSender {
         if b.len < BATCH_RECORDS {
             return Ok(true);
         }
-        let next = self.empty.try_recv().unwrap_or_else(|_| Batch::new());
-        Ok(self
-            .full
-            .send(std::mem::replace(&mut self.batch, next))
-            .is_ok())
+        Ok(self.send())
     }
 
-    /// Sends the last, partial batch.
-    fn finish(self) {
+    /// Queues the current batch (waiting while the queue is full) and takes an empty one.
+    /// False if the applying side is gone.
+    fn send(&mut self) -> bool {
+        let mut s = self.handoff.lock();
+        if s.full.len() >= BATCHES_IN_FLIGHT && !s.applier_gone {
+            s.decoder_waits = true;
+            while s.decoder_waits && !s.applier_gone {
+                s = self
+                    .handoff
+                    .to_decoder
+                    .wait(s)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            s.decoder_waits = false;
+        }
+        if s.applier_gone {
+            return false;
+        }
+        let next = s.empty.pop();
+        let full = std::mem::replace(
+            &mut self.batch,
+            Batch {
+                slots: Vec::new(),
+                len: 0,
+            },
+        );
+        s.full.push_back(full);
+        let wake = s.applier_waits;
+        drop(s);
+        if wake {
+            self.handoff.to_applier.notify_one();
+        }
+        self.batch = next.unwrap_or_else(Batch::new);
+        true
+    }
+
+    /// Queues the last, partial batch.
+    fn finish(mut self) {
         if self.batch.len > 0 {
-            let _ = self.full.send(self.batch);
+            self.send();
         }
     }
 }
 
-/// Applies batches in order until the decoding side hangs up. Returns the records applied, or
-/// the gap that stopped it (dropping `full` then stops the decoder at its next send).
-fn apply_batches(
-    x: &mut Exchange,
-    full: Receiver<Batch>,
-    empty: Sender<Batch>,
-) -> Result<u64, ServerError> {
+impl Drop for BatchSender {
+    fn drop(&mut self) {
+        let mut s = self.handoff.lock();
+        s.decoder_done = true;
+        let wake = s.applier_waits;
+        drop(s);
+        if wake {
+            self.handoff.to_applier.notify_one();
+        }
+    }
+}
+
+/// The applying side of the hand-over. Dropping it (also in a panic) stops the decoder at its
+/// next send.
+struct BatchReceiver {
+    handoff: Arc<Handoff>,
+}
+
+impl BatchReceiver {
+    /// Returns `done` (applied) to the pool and takes the next full batch, waiting for one;
+    /// `None` once the decoder is done and everything it queued was taken.
+    fn next(&mut self, done: Option<Batch>) -> Option<Batch> {
+        let mut s = self.handoff.lock();
+        if let Some(mut b) = done {
+            b.len = 0;
+            s.empty.push(b);
+        }
+        loop {
+            if let Some(b) = s.full.pop_front() {
+                let wake = s.decoder_waits && s.full.len() <= RESUME_AT;
+                if wake {
+                    s.decoder_waits = false;
+                }
+                drop(s);
+                if wake {
+                    self.handoff.to_decoder.notify_one();
+                }
+                return Some(b);
+            }
+            if s.decoder_done {
+                return None;
+            }
+            s.applier_waits = true;
+            s = self
+                .handoff
+                .to_applier
+                .wait(s)
+                .unwrap_or_else(|e| e.into_inner());
+            s.applier_waits = false;
+        }
+    }
+}
+
+impl Drop for BatchReceiver {
+    fn drop(&mut self) {
+        let mut s = self.handoff.lock();
+        s.applier_gone = true;
+        let wake = s.decoder_waits;
+        drop(s);
+        if wake {
+            self.handoff.to_decoder.notify_one();
+        }
+    }
+}
+
+/// Applies batches in order until the decoding side is done. Returns the records applied, or
+/// the gap that stopped it (dropping `rx` then stops the decoder at its next send).
+fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerError> {
     let mut out = Outbox::default();
     let mut replayed = 0;
-    for mut batch in full.iter() {
+    let mut done = None;
+    while let Some(batch) = rx.next(done.take()) {
         let recs = batch.records();
         for (i, d) in recs.iter().enumerate() {
             // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
@@ -223,23 +354,19 @@ fn apply_batches(
             out.clear();
         }
         replayed += recs.len() as u64;
-        batch.len = 0;
-        let _ = empty.try_send(batch);
+        done = Some(batch);
     }
     Ok(replayed)
 }
 
-fn batch_channels() -> (BatchSender, Receiver<Batch>, Sender<Batch>) {
-    let (full_tx, full_rx) = bounded::<Batch>(BATCHES_IN_FLIGHT);
-    let (empty_tx, empty_rx) = bounded::<Batch>(BATCHES_IN_FLIGHT + 1);
+fn batch_channels() -> (BatchSender, BatchReceiver) {
+    let handoff = Arc::new(Handoff::default());
     (
         BatchSender {
             batch: Batch::new(),
-            full: full_tx,
-            empty: empty_rx,
+            handoff: handoff.clone(),
         },
-        full_rx,
-        empty_tx,
+        BatchReceiver { handoff },
     )
 }
 
@@ -284,14 +411,14 @@ fn decode_records(
 fn replay_journal(x: &mut Exchange, data_dir: &Path) -> Result<(u64, String), ServerError> {
     let from = x.last_seq() + 1;
     let mut reader = JournalReader::open(data_dir, from)?;
-    let (tx, full_rx, empty_tx) = batch_channels();
+    let (tx, rx) = batch_channels();
     std::thread::scope(|scope| {
         let decoder = std::thread::Builder::new()
             .name("replay-decode".into())
             .spawn_scoped(scope, move || decode_records(&mut reader, from, tx))
             .map_err(|e| ServerError(format!("cannot start the replay decoder thread: {e}")))?;
         // Returning drops the receiver, which stops the decoder at its next send.
-        let applied = apply_batches(x, full_rx, empty_tx);
+        let applied = apply_batches(x, rx);
         let decoded = decoder
             .join()
             .map_err(|_| ServerError("the replay decoder thread panicked".into()))?;
@@ -441,7 +568,7 @@ pub fn recover_and_open(
         .last()
         .map_or(0, |(seq, _)| *seq);
     let (seq_tx, seq_rx) = bounded::<Option<u64>>(1);
-    let (mut tx, full_rx, empty_tx) = batch_channels();
+    let (mut tx, rx) = batch_channels();
     let (applied, scan) = std::thread::scope(|scope| {
         let scanner = std::thread::Builder::new()
             .name("journal-scan".into())
@@ -482,7 +609,7 @@ pub fn recover_and_open(
                 }
             })
             .map_err(|e| ServerError(format!("cannot start the journal scan thread: {e}")))?;
-        // The closure owns `seq_tx` and `full_rx`: when it returns early (an error), dropping
+        // The closure owns `seq_tx` and `rx`: when it returns early (an error), dropping
         // them stops the scan, which then leaves the journal unmodified.
         let applied =
             (move || -> Result<(Exchange, Option<Snapshot>, Duration, u64), ServerError> {
@@ -492,7 +619,7 @@ pub fn recover_and_open(
                 let _ = seq_tx.send(snapshot.as_ref().map(|s| s.seq));
                 drop(seq_tx);
                 x.replaying = true;
-                let replayed = apply_batches(&mut x, full_rx, empty_tx)?;
+                let replayed = apply_batches(&mut x, rx)?;
                 Ok((x, snapshot, loaded, replayed))
             })();
         let scan = scanner
