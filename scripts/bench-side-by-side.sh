@@ -20,6 +20,10 @@
 #   --qfj-port P       port for the reference exchange (default 9879; must be free)
 #   --rialto-idle M    Rialto's event loop when idle: park (default) or spin (busy-polls one
 #                      core: lower latency; the generator and the JVM share the other)
+#   --rialto-cpu N     pin Rialto's event loop to CPU N (`rialto serve --cpu N`: its other
+#                      threads stay off it); default: unpinned
+#   --gen-cpu N        pin the load generator (one thread) to CPU N, in every run; default:
+#                      unpinned
 #   --noise S          first measure the machine's scheduling gaps for S seconds
 #                      (`rialto bench noise`, the floor under every figure; default 5, 0: skip)
 #   --jvm-warmup S     an unrecorded echo run of S seconds against the fresh JVM first, so its
@@ -54,6 +58,8 @@ out=""
 build=1
 jvm_warmup=20
 rialto_idle=park
+rialto_cpu=""
+gen_cpu=""
 noise=5
 
 usage() {
@@ -79,6 +85,8 @@ while [ $# -gt 0 ]; do
         --bots) need_value "$@"; bots=$2; shift 2 ;;
         --qfj-port) need_value "$@"; qfj_port=$2; shift 2 ;;
         --rialto-idle) need_value "$@"; rialto_idle=$2; shift 2 ;;
+        --rialto-cpu) need_value "$@"; rialto_cpu=$2; shift 2 ;;
+        --gen-cpu) need_value "$@"; gen_cpu=$2; shift 2 ;;
         --noise) need_value "$@"; noise=$2; shift 2 ;;
         --out) need_value "$@"; out=$2; shift 2 ;;
         --no-build) build=0; shift ;;
@@ -95,6 +103,17 @@ for v in count rate repeat sweep_repeat bots qfj_port; do
     fi
 done
 case "$rialto_idle" in park | spin) ;; *) echo "--rialto-idle $rialto_idle: use park or spin" >&2; exit 2 ;; esac
+for v in rialto_cpu gen_cpu; do
+    if [ -n "${!v}" ] && ! [[ ${!v} =~ ^[0-9]+$ ]]; then
+        echo "--${v//_/-} ${!v}: give a CPU number" >&2
+        exit 2
+    fi
+done
+# Placement options: Rialto's (spawned servers) and the generator's (every run).
+rialto_place=()
+[ -n "$rialto_cpu" ] && rialto_place=(--server-cpu "$rialto_cpu")
+gen_place=()
+[ -n "$gen_cpu" ] && gen_place=(--cpu "$gen_cpu")
 for v in warmup duration jvm_warmup noise; do
     if ! [[ ${!v} =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
         echo "--$v ${!v}: give seconds" >&2
@@ -156,7 +175,7 @@ for i in $(seq 1 600); do
 done
 
 uptime_line() { uptime | sed 's/.*load average/load average/'; }
-echo "# side by side, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uptime_line), Rialto idle=$rialto_idle" | tee "$out/README.txt"
+echo "# side by side, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uptime_line), Rialto idle=$rialto_idle, Rialto loop CPU ${rialto_cpu:-unpinned}, generator CPU ${gen_cpu:-unpinned}" | tee "$out/README.txt"
 if [ "$noise" != 0 ]; then
     # Before the JVM warms up and while nothing else runs: the machine's own scheduling gaps.
     echo "==> the machine's scheduling gaps (rialto bench noise --seconds $noise)"
@@ -171,7 +190,7 @@ echo_run() {
     shift 2
     local f="$out/echo-$name-$rep.txt"
     echo "==> echo $name (run $rep of $repeat): $count at $rate/s, warm-up ${warmup}s; $(uptime_line)"
-    if "$rialto" bench echo --rate "$rate" --count "$count" --warmup "$warmup" "$@" >"$f" 2>"$f.log"; then
+    if "$rialto" bench echo --rate "$rate" --count "$count" --warmup "$warmup" ${gen_place[@]+"${gen_place[@]}"} "$@" >"$f" 2>"$f.log"; then
         tail -n 1 "$f" | tee -a "$out/echo-$name.summary"
     else
         echo "echo $name failed; see $f.log" >&2
@@ -192,8 +211,8 @@ if [ "$jvm_count" -gt 0 ]; then
 fi
 
 for rep in $(seq 1 "$repeat"); do
-    echo_run process "$rep" --spawn-server --durability process --server-idle "$rialto_idle"
-    echo_run fsync "$rep" --spawn-server --durability fsync --server-idle "$rialto_idle"
+    echo_run process "$rep" --spawn-server --durability process --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
+    echo_run fsync "$rep" --spawn-server --durability fsync --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
     echo_run qfj "$rep" --port "$qfj_port"
 done
 
@@ -249,7 +268,7 @@ if [ "$sweep" = 1 ]; then
         echo "==> sweep $name: $rates with $bots bots, ${duration}s each; $(uptime_line)"
         if "$rialto" bench sweep --bots "$bots" --rates "$rates" --duration "$duration" \
             --warmup "$warm" --repeat "$sweep_repeat" --stop-after-overloads 0 \
-            --out "$out/sweep-$name" "$@" >"$out/sweep-$name.txt" 2>"$out/sweep-$name.log"; then
+            --out "$out/sweep-$name" ${gen_place[@]+"${gen_place[@]}"} "$@" >"$out/sweep-$name.txt" 2>"$out/sweep-$name.log"; then
             sed -n '/^$/,$p' "$out/sweep-$name.txt"
         else
             echo "sweep $name failed; see $out/sweep-$name.log" >&2
@@ -257,8 +276,8 @@ if [ "$sweep" = 1 ]; then
             failed=1
         fi
     }
-    sweep_run process "$sweep_rates" 2 --spawn-server --durability process --server-idle "$rialto_idle"
-    sweep_run fsync "$sweep_rates" 2 --spawn-server --durability fsync --server-idle "$rialto_idle"
+    sweep_run process "$sweep_rates" 2 --spawn-server --durability process --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
+    sweep_run fsync "$sweep_rates" 2 --spawn-server --durability fsync --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
     sweep_run qfj "$qfj_sweep_rates" 5 --port "$qfj_port"
     charts=()
     for n in process fsync qfj; do

@@ -1016,6 +1016,35 @@ struct IterTimes {
     inputs: u32,
     /// The batch held the once-a-second timer input.
     tick: bool,
+    /// What the batch's first inputs were (names, for a slow iteration's log line).
+    what: [&'static str; 4],
+}
+
+/// A short name of an input's kind.
+fn kind(input: &Input) -> &'static str {
+    use crate::record::FixMsg as M;
+    match input {
+        Input::Startup => "startup",
+        Input::Tick => "tick",
+        Input::Shutdown => "shutdown",
+        Input::Disconnected { .. } => "disconnect",
+        Input::Fix { msg, .. } => match msg {
+            M::Logon { .. } => "logon",
+            M::Heartbeat { .. } => "heartbeat",
+            M::TestRequest { .. } => "test-request",
+            M::ResendRequest { .. } => "resend-request",
+            M::SequenceReset { .. } => "sequence-reset",
+            M::Logout { .. } => "logout",
+            M::SessionReject => "session-reject",
+            M::New(_) => "new",
+            M::Cancel { .. } => "cancel",
+            M::Replace { .. } => "replace",
+            M::MassCancel { .. } => "mass-cancel",
+            M::Status { .. } => "status",
+            M::Busy { .. } => "busy",
+            M::Invalid { .. } => "invalid",
+        },
+    }
 }
 
 impl std::fmt::Display for IterTimes {
@@ -1023,14 +1052,21 @@ impl std::fmt::Display for IterTimes {
         let us = |ns: u64| ns as f64 / 1e3;
         write!(
             f,
-            "{:.0} us (read {:.0}, journal {:.0}, engine {:.0}, write {:.0}; {} inputs{})",
+            "{:.0} us (read {:.0}, journal {:.0}, engine {:.0}, write {:.0}; {} inputs{}: {}{})",
             us(self.total),
             us(self.read),
             us(self.journal),
             us(self.engine),
             us(self.write),
             self.inputs,
-            if self.tick { ", timer tick" } else { "" }
+            if self.tick { ", timer tick" } else { "" },
+            self.what
+                .iter()
+                .filter(|w| !w.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
+            if self.inputs > 4 { " .." } else { "" }
         )
     }
 }
@@ -1328,7 +1364,12 @@ impl EventLoop {
         }
         let w0 = Instant::now();
         let n = self.batch.len() as u64;
+        let mut what = [""; 4];
+        for (w, input) in what.iter_mut().zip(&self.batch) {
+            *w = kind(input);
+        }
         let times = IterTimes {
+            what,
             journal: commit_ns,
             engine: w0.duration_since(e0).as_nanos() as u64,
             inputs: n as u32,
@@ -1854,6 +1895,7 @@ mod tests {
             write: 10_000,
             inputs: 3,
             tick: false,
+            what: ["new", "cancel", "new", ""],
         };
         w.busy(quick, 100_000);
         assert_eq!(w.second(100_000), None, "nothing over 100 us");
@@ -1877,6 +1919,10 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("1 over 100 us"), "{line}");
+        assert!(
+            line.contains("3 inputs, timer tick: new cancel new)"),
+            "{line}"
+        );
         assert!(!line.contains("off CPU"), "{line}");
         w.gaps_second.record(300_000);
         let line = w.second(100_000).expect("a long gap is reported");
