@@ -384,6 +384,7 @@ struct Stats {
     /// `sent_at[k % SENT_RING]` = (k, send time), for `after_send`.
     after_send: Histogram<u64>,
     sent_at: Vec<(u64, u64)>,
+    tail: crate::stats::TailSplit,
     sent_all: u64,
     answered_all: u64,
     last_measured_send_ns: u64,
@@ -441,6 +442,7 @@ impl Stats {
             if let Some(a) = after_send {
                 self.after_send.saturating_record(a);
             }
+            self.tail.record(latency, after_send);
         }
     }
 }
@@ -652,6 +654,7 @@ impl Driver {
             send_lag: new_histogram(),
             after_send: new_histogram(),
             sent_at: Vec::new(),
+            tail: Default::default(),
             sent_all: 0,
             answered_all: 0,
             last_measured_send_ns: 0,
@@ -898,6 +901,7 @@ impl Driver {
             shed_latency: st.shed_latency,
             send_lag: st.send_lag,
             after_send: st.after_send,
+            tail: st.tail,
             error_notes: st.notes,
             generator_cpu_secs: process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
             wall_secs: end as f64 / 1e9,

@@ -86,6 +86,9 @@ pub struct RunResult {
     /// (`latency` less each request's own send lag): the exchange's and the network's share.
     /// Its tail beside `latency`'s says whether late sends or late answers make the tail.
     pub after_send: Histogram<u64>,
+    /// Measured requests answered later than [`TAIL_NS`] after their intended time, split by
+    /// what made most of the delay: a late send (`send lag > after-send`) or a late answer.
+    pub tail: TailSplit,
     /// The first few error descriptions (at most `ERROR_NOTES_MAX`).
     pub error_notes: Vec<String>,
     /// CPU time the generator process used during the run, seconds (it shares the machine's
@@ -99,6 +102,38 @@ pub struct RunResult {
 }
 
 pub const ERROR_NOTES_MAX: usize = 10;
+
+/// The latency target's P99 bound (issue 4): requests slower than this make the tail.
+pub const TAIL_NS: u64 = 200_000;
+
+/// The requests over [`TAIL_NS`], by cause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TailSplit {
+    /// Mostly late in leaving the generator (its send lag is the larger part).
+    pub late_send: u64,
+    /// Mostly late after the send (exchange, network, the kernel's delivery).
+    pub late_answer: u64,
+    /// Not split (the send time was no longer kept).
+    pub unknown: u64,
+}
+
+impl TailSplit {
+    /// Counts one request of `latency` ns whose answer came `after_send` ns after the send.
+    pub fn record(&mut self, latency: u64, after_send: Option<u64>) {
+        if latency <= TAIL_NS {
+            return;
+        }
+        match after_send {
+            Some(a) if latency.saturating_sub(a) > a => self.late_send += 1,
+            Some(_) => self.late_answer += 1,
+            None => self.unknown += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.late_send + self.late_answer + self.unknown
+    }
+}
 
 /// The percentiles of the seeds' tables.
 const PERCENTILES: [(&str, f64); 9] = [
@@ -193,6 +228,23 @@ impl RunResult {
                 us(at(a, 99.9))
             );
         }
+        let t = &self.tail;
+        if t.total() > 0 {
+            let _ = writeln!(
+                s,
+                "over {} us: {} requests ({:.2}%): {} mostly a late send, {} mostly a late answer{}",
+                TAIL_NS / 1000,
+                t.total(),
+                t.total() as f64 * 100.0 / self.latency.len().max(1) as f64,
+                t.late_send,
+                t.late_answer,
+                if t.unknown > 0 {
+                    format!(", {} not split", t.unknown)
+                } else {
+                    String::new()
+                }
+            );
+        }
         if self.wall_secs > 0.0 {
             let _ = writeln!(
                 s,
@@ -220,7 +272,7 @@ impl RunResult {
         let h = &self.latency;
         let c = &self.counters;
         format!(
-            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={}",
+            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} over200_late_send={} over200_late_answer={}",
             self.rate_offered,
             self.rate_achieved,
             us(at(h, 50.0)),
@@ -236,7 +288,9 @@ impl RunResult {
             c.errors,
             us(at(&self.send_lag, 99.0)),
             us(at(&self.after_send, 50.0)),
-            us(at(&self.after_send, 99.0))
+            us(at(&self.after_send, 99.0)),
+            self.tail.late_send,
+            self.tail.late_answer
         )
     }
 
@@ -291,6 +345,7 @@ mod tests {
             shed_latency: new_histogram(),
             send_lag: new_histogram(),
             after_send: new_histogram(),
+            tail: TailSplit::default(),
             error_notes: vec![],
             generator_cpu_secs: 0.5,
             wall_secs: 2.5,
@@ -370,6 +425,33 @@ mod tests {
         assert!(text.contains("acks 19000, fills 3000"));
         assert!(text.contains("shed 0 (exchange busy)"));
         assert!(text.contains("generator CPU 0.50 s over 2.5 s (20% of one core)"));
+    }
+
+    #[test]
+    fn the_tail_is_split_by_its_larger_part() {
+        let mut t = TailSplit::default();
+        t.record(TAIL_NS, Some(1_000)); // at the bound: not in the tail
+        t.record(500_000, Some(100_000)); // 400 us late leaving
+        t.record(500_000, Some(400_000)); // 400 us late answering
+        t.record(300_000, None);
+        assert_eq!(
+            t,
+            TailSplit {
+                late_send: 1,
+                late_answer: 1,
+                unknown: 1
+            }
+        );
+        let mut r = result_with(&[100_000, 300_000, 500_000, 500_000]);
+        r.tail = t;
+        let text = r.report();
+        assert!(
+            text.contains("over 200 us: 3 requests (75.00%): 1 mostly a late send, 1 mostly a late answer, 1 not split"),
+            "{text}"
+        );
+        let kv = parse_summary_line(&r.summary_line()).unwrap();
+        assert!(kv.contains(&("over200_late_send".to_string(), 1.0)));
+        assert!(kv.contains(&("over200_late_answer".to_string(), 1.0)));
     }
 
     #[test]
