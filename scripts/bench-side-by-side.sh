@@ -21,11 +21,20 @@
 #   --rialto-idle M    Rialto's event loop when idle: park (default) or spin (busy-polls one
 #                      core: lower latency; the generator and the JVM share the other)
 #   --rialto-cpu N     pin Rialto's event loop to CPU N (`rialto serve --cpu N`: its other
-#                      threads stay off it); default: unpinned
-#   --gen-cpu N        pin the load generator (one thread) to CPU N, in every run; default:
-#                      unpinned
+#                      threads stay off it; default 0; `none`: unpinned)
+#   --gen-cpu N        pin the load generator (one thread) to CPU N in Rialto's runs (default
+#                      0, the loop's CPU: the generator's write hands the CPU to the loop
+#                      without waking another vCPU; `none`: unpinned)
+#   --gen-nice N       the generator's nice value in Rialto's runs (default 10: sharing the
+#                      loop's CPU, it does not preempt the loop mid-iteration; 0: as the loop)
+#   --gen-spin-us N    the generator busy-polls when its next request is due within N µs
+#                      (`bench --spin-us`; default 0: it sleeps on a timer and spins only the
+#                      last few µs)
+#                      The reference exchange's runs keep the generator unpinned at nice 0
+#                      (the JVM's threads are unpinned); see BENCHMARKS.md for why this
+#                      placement is Rialto's best on a 2-vCPU VM.
 #   --noise S          first measure the machine's scheduling gaps for S seconds
-#                      (`rialto bench noise`, the floor under every figure; default 5, 0: skip)
+#                      (`rialto bench noise`, the floor under every figure; default 10, 0: skip)
 #   --jvm-warmup S     an unrecorded echo run of S seconds against the fresh JVM first, so its
 #                      JIT has compiled the hot paths before anything is measured (default 20)
 #   --out DIR          where results go (default bench-out/side-by-side-UTCDATE)
@@ -58,9 +67,11 @@ out=""
 build=1
 jvm_warmup=20
 rialto_idle=park
-rialto_cpu=""
-gen_cpu=""
-noise=5
+rialto_cpu=0
+gen_cpu=0
+gen_nice=10
+gen_spin_us=0
+noise=10
 
 usage() {
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -87,6 +98,8 @@ while [ $# -gt 0 ]; do
         --rialto-idle) need_value "$@"; rialto_idle=$2; shift 2 ;;
         --rialto-cpu) need_value "$@"; rialto_cpu=$2; shift 2 ;;
         --gen-cpu) need_value "$@"; gen_cpu=$2; shift 2 ;;
+        --gen-spin-us) need_value "$@"; gen_spin_us=$2; shift 2 ;;
+        --gen-nice) need_value "$@"; gen_nice=$2; shift 2 ;;
         --noise) need_value "$@"; noise=$2; shift 2 ;;
         --out) need_value "$@"; out=$2; shift 2 ;;
         --no-build) build=0; shift ;;
@@ -103,17 +116,24 @@ for v in count rate repeat sweep_repeat bots qfj_port; do
     fi
 done
 case "$rialto_idle" in park | spin) ;; *) echo "--rialto-idle $rialto_idle: use park or spin" >&2; exit 2 ;; esac
+if ! [[ $gen_nice =~ ^[0-9]+$ ]] || [ "$gen_nice" -gt 19 ]; then
+    echo "--gen-nice $gen_nice: give 0 to 19" >&2
+    exit 2
+fi
+if ! [[ $gen_spin_us =~ ^[0-9]+$ ]]; then
+    echo "--gen-spin-us $gen_spin_us: give whole µs" >&2
+    exit 2
+fi
 for v in rialto_cpu gen_cpu; do
-    if [ -n "${!v}" ] && ! [[ ${!v} =~ ^[0-9]+$ ]]; then
-        echo "--${v//_/-} ${!v}: give a CPU number" >&2
+    if [ "${!v}" != none ] && ! [[ ${!v} =~ ^[0-9]+$ ]]; then
+        echo "--${v//_/-} ${!v}: give a CPU number or none" >&2
         exit 2
     fi
 done
-# Placement options: Rialto's (spawned servers) and the generator's (every run).
-rialto_place=()
-[ -n "$rialto_cpu" ] && rialto_place=(--server-cpu "$rialto_cpu")
-gen_place=()
-[ -n "$gen_cpu" ] && gen_place=(--cpu "$gen_cpu")
+# Placement options of Rialto's runs: the spawned server's and the generator's.
+rialto_place=(--spin-us "$gen_spin_us" --nice "$gen_nice")
+[ "$rialto_cpu" != none ] && rialto_place+=(--server-cpu "$rialto_cpu")
+[ "$gen_cpu" != none ] && rialto_place+=(--cpu "$gen_cpu")
 for v in warmup duration jvm_warmup noise; do
     if ! [[ ${!v} =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
         echo "--$v ${!v}: give seconds" >&2
@@ -175,7 +195,7 @@ for i in $(seq 1 600); do
 done
 
 uptime_line() { uptime | sed 's/.*load average/load average/'; }
-echo "# side by side, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uptime_line), Rialto idle=$rialto_idle, Rialto loop CPU ${rialto_cpu:-unpinned}, generator CPU ${gen_cpu:-unpinned}" | tee "$out/README.txt"
+echo "# side by side, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uptime_line), Rialto idle=$rialto_idle, Rialto loop CPU $rialto_cpu, generator (Rialto runs) CPU $gen_cpu nice $gen_nice spin ${gen_spin_us} µs" | tee "$out/README.txt"
 if [ "$noise" != 0 ]; then
     # Before the JVM warms up and while nothing else runs: the machine's own scheduling gaps.
     echo "==> the machine's scheduling gaps (rialto bench noise --seconds $noise)"
@@ -190,7 +210,7 @@ echo_run() {
     shift 2
     local f="$out/echo-$name-$rep.txt"
     echo "==> echo $name (run $rep of $repeat): $count at $rate/s, warm-up ${warmup}s; $(uptime_line)"
-    if "$rialto" bench echo --rate "$rate" --count "$count" --warmup "$warmup" ${gen_place[@]+"${gen_place[@]}"} "$@" >"$f" 2>"$f.log"; then
+    if "$rialto" bench echo --rate "$rate" --count "$count" --warmup "$warmup" "$@" >"$f" 2>"$f.log"; then
         tail -n 1 "$f" | tee -a "$out/echo-$name.summary"
     else
         echo "echo $name failed; see $f.log" >&2
@@ -211,8 +231,8 @@ if [ "$jvm_count" -gt 0 ]; then
 fi
 
 for rep in $(seq 1 "$repeat"); do
-    echo_run process "$rep" --spawn-server --durability process --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
-    echo_run fsync "$rep" --spawn-server --durability fsync --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
+    echo_run process "$rep" --spawn-server --durability process --server-idle "$rialto_idle" "${rialto_place[@]}"
+    echo_run fsync "$rep" --spawn-server --durability fsync --server-idle "$rialto_idle" "${rialto_place[@]}"
     echo_run qfj "$rep" --port "$qfj_port"
 done
 
@@ -268,7 +288,7 @@ if [ "$sweep" = 1 ]; then
         echo "==> sweep $name: $rates with $bots bots, ${duration}s each; $(uptime_line)"
         if "$rialto" bench sweep --bots "$bots" --rates "$rates" --duration "$duration" \
             --warmup "$warm" --repeat "$sweep_repeat" --stop-after-overloads 0 \
-            --out "$out/sweep-$name" ${gen_place[@]+"${gen_place[@]}"} "$@" >"$out/sweep-$name.txt" 2>"$out/sweep-$name.log"; then
+            --out "$out/sweep-$name" "$@" >"$out/sweep-$name.txt" 2>"$out/sweep-$name.log"; then
             sed -n '/^$/,$p' "$out/sweep-$name.txt"
         else
             echo "sweep $name failed; see $out/sweep-$name.log" >&2
@@ -276,8 +296,8 @@ if [ "$sweep" = 1 ]; then
             failed=1
         fi
     }
-    sweep_run process "$sweep_rates" 2 --spawn-server --durability process --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
-    sweep_run fsync "$sweep_rates" 2 --spawn-server --durability fsync --server-idle "$rialto_idle" ${rialto_place[@]+"${rialto_place[@]}"}
+    sweep_run process "$sweep_rates" 2 --spawn-server --durability process --server-idle "$rialto_idle" "${rialto_place[@]}"
+    sweep_run fsync "$sweep_rates" 2 --spawn-server --durability fsync --server-idle "$rialto_idle" "${rialto_place[@]}"
     sweep_run qfj "$qfj_sweep_rates" 5 --port "$qfj_port"
     charts=()
     for n in process fsync qfj; do

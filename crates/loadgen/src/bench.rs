@@ -38,6 +38,8 @@ pub struct FixBench {
     pub spin: Duration,
     /// Pin the generator's thread to this CPU (`None`: unpinned).
     pub cpu: Option<usize>,
+    /// The generator thread's nice value (0-19; `None`: unchanged). See [`place_generator`].
+    pub nice: Option<i32>,
 }
 
 impl FixBench {
@@ -57,12 +59,27 @@ impl FixBench {
             tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
             cpu: None,
+            nice: None,
         }
     }
 }
 
-/// Pins the calling thread (the generator: one thread drives every bot) to `cpu`, if given.
-pub fn pin_generator(cpu: Option<usize>) -> Result<(), String> {
+/// Places the calling thread (the generator: one thread drives every bot): pinned to `cpu`
+/// and at nice `nice` (0-19: only ever lowered), each if given. Sharing a CPU with the
+/// exchange's event loop, a generator at a lower priority does not preempt the loop in the
+/// middle of an iteration when its timer fires; it sends once the loop has written its
+/// answers and waits again (on this 2-vCPU VM at 50K req/s: P99 about 170 µs instead of 250).
+pub fn place_generator(cpu: Option<usize>, nice: Option<i32>) -> Result<(), String> {
+    if let Some(n) = nice {
+        if !(0..=19).contains(&n) {
+            return Err(format!(
+                "--nice {n}: give 0 to 19 (the generator only lowers its priority)"
+            ));
+        }
+        // On Linux a nice value is per thread: `None` is the calling thread.
+        rustix::process::setpriority_process(None, n)
+            .map_err(|e| format!("cannot set the generator's nice value to {n}: {e}"))?;
+    }
     let Some(cpu) = cpu else {
         return Ok(());
     };
@@ -116,7 +133,7 @@ pub fn run_fix(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Stri
     if b.bots == 0 {
         return Err("--bots must be at least 1".into());
     }
-    pin_generator(b.cpu)?;
+    place_generator(b.cpu, b.nice)?;
     let mut cfg = DriverConfig::new(b.addr, b.bots, b.rate_per_bot);
     cfg.target_comp_id = b.target_comp_id.clone();
     cfg.sender_comp_ids = (1..=b.bots)
@@ -173,6 +190,8 @@ pub struct EchoBench {
     pub spin: Duration,
     /// Pin the generator's thread to this CPU (`None`: unpinned).
     pub cpu: Option<usize>,
+    /// The generator thread's nice value (see [`place_generator`]).
+    pub nice: Option<i32>,
 }
 
 impl EchoBench {
@@ -189,6 +208,7 @@ impl EchoBench {
             tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
             cpu: None,
+            nice: None,
         }
     }
 }
@@ -199,7 +219,7 @@ pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, St
     if b.rate == 0 || b.count == 0 {
         return Err("--rate and --count must be at least 1".into());
     }
-    pin_generator(b.cpu)?;
+    place_generator(b.cpu, b.nice)?;
     let mut cfg = DriverConfig::new(b.addr, 1, b.rate);
     cfg.target_comp_id = b.target_comp_id.clone();
     cfg.sender_comp_ids = vec![b.sender_comp_id.clone()];
@@ -220,4 +240,41 @@ pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, St
         let _ = writeln!(progress, "note: {n}");
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::place_generator;
+
+    /// The nice value of the calling thread (field 19 of /proc/thread-self/stat).
+    fn my_nice() -> i32 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        // Fields after the command name (which ends with the last ')').
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split_whitespace().nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn placement_changes_only_the_generator_thread() {
+        let before = my_nice();
+        let cpus = crate::noise::allowed_cpus().unwrap();
+        let last = *cpus.last().unwrap();
+        let (nice, mask) = std::thread::spawn(move || {
+            place_generator(Some(last), Some(7)).unwrap();
+            (my_nice(), crate::noise::allowed_cpus().unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!((nice, mask), (7, vec![last]));
+        assert_eq!(my_nice(), before, "other threads keep theirs");
+        assert_eq!(crate::noise::allowed_cpus().unwrap(), cpus);
+        let e = place_generator(None, Some(-1)).unwrap_err();
+        assert!(e.contains("0 to 19"), "{e}");
+        let e = std::thread::spawn(|| place_generator(Some(100_000), None))
+            .join()
+            .unwrap()
+            .unwrap_err();
+        assert!(e.contains("may only run on CPUs"), "{e}");
+        place_generator(None, None).unwrap();
+    }
 }

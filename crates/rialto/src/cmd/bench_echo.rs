@@ -59,6 +59,9 @@ pub struct Args {
     /// Pin the generator to this CPU.
     #[arg(long)]
     cpu: Option<usize>,
+    /// Run the generator at this nice value, 0-19 (see `rialto bench fix --help`).
+    #[arg(long, value_parser = clap::value_parser!(i32).range(0..=19))]
+    nice: Option<i32>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -98,6 +101,7 @@ pub fn run(args: Args) -> CmdResult {
             b.tick_min = Duration::from_micros(args.tick_us);
             b.spin = Duration::from_micros(args.spin_us);
             b.cpu = args.cpu;
+            b.nice = args.nice;
             eprintln!(
                 "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
                 b.count,

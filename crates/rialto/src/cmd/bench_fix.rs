@@ -72,6 +72,11 @@ pub struct BotArgs {
     /// Pin the generator (one thread drives every bot) to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// Run the generator at this nice value (0-19), below the exchange: sharing a CPU with
+    /// the exchange's loop (--server-cpu N --cpu N), it then does not preempt the loop in the
+    /// middle of an iteration.
+    #[arg(long, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub nice: Option<i32>,
     /// Shortest timer tick, µs: up to one request per tick is sent exactly on time; above
     /// that rate, requests go out in small batches at each tick (measured from the tick).
     /// Each tick costs the generator about 40 µs of CPU on this VM (a wake-up and a write that
@@ -168,6 +173,7 @@ impl BotArgs {
         b.tick_min = Duration::from_micros(self.tick_us);
         b.spin = Duration::from_micros(self.spin_us);
         b.cpu = self.cpu;
+        b.nice = self.nice;
         Ok(b)
     }
 
