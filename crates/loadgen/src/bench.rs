@@ -40,6 +40,8 @@ pub struct FixBench {
     pub cpu: Option<usize>,
     /// The generator thread's nice value (0-19; `None`: unchanged). See [`place_generator`].
     pub nice: Option<i32>,
+    /// See `DriverConfig::wake_quantile`.
+    pub wake_quantile: f64,
 }
 
 impl FixBench {
@@ -60,6 +62,7 @@ impl FixBench {
             spin: Duration::ZERO,
             cpu: None,
             nice: None,
+            wake_quantile: crate::driver::WakeEarly::QUANTILE,
         }
     }
 }
@@ -145,6 +148,7 @@ pub fn run_fix(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Stri
     cfg.stop = b.stop.clone();
     cfg.tick_min = b.tick_min;
     cfg.spin = b.spin;
+    cfg.wake_quantile = b.wake_quantile;
     let mut driver = Driver::connect(cfg)?;
     let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
         .map(|i| {
@@ -192,6 +196,8 @@ pub struct EchoBench {
     pub cpu: Option<usize>,
     /// The generator thread's nice value (see [`place_generator`]).
     pub nice: Option<i32>,
+    /// See `DriverConfig::wake_quantile`.
+    pub wake_quantile: f64,
 }
 
 impl EchoBench {
@@ -209,6 +215,7 @@ impl EchoBench {
             spin: Duration::ZERO,
             cpu: None,
             nice: None,
+            wake_quantile: crate::driver::WakeEarly::QUANTILE,
         }
     }
 }
@@ -229,6 +236,7 @@ pub fn run_echo(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, St
     cfg.stop = b.stop.clone();
     cfg.tick_min = b.tick_min;
     cfg.spin = b.spin;
+    cfg.wake_quantile = b.wake_quantile;
     let mut driver = Driver::connect(cfg)?;
     let mut gens = vec![EchoGenerator::new(b.seed)];
     let result = driver.run(

@@ -113,6 +113,9 @@ pub struct DriverConfig {
     /// during the run) and spin on the clock, without system calls, for what is left; see
     /// `WakeEarly`. Off: requests go out when the timer's wake-up gets to them.
     pub adaptive_wake: bool,
+    /// The share of timer wake-ups `WakeEarly` arms early enough for (0.5-0.999, default
+    /// 0.7): higher spins longer before each tick and sends late less often.
+    pub wake_quantile: f64,
 }
 
 impl DriverConfig {
@@ -135,6 +138,7 @@ impl DriverConfig {
             requests: None,
             spin: Duration::ZERO,
             adaptive_wake: true,
+            wake_quantile: WakeEarly::QUANTILE,
         }
     }
 
@@ -157,6 +161,12 @@ impl DriverConfig {
         }
         if self.heartbeat_secs == 0 {
             return Err("the heartbeat interval must be at least 1 s".into());
+        }
+        if !(0.5..=0.999).contains(&self.wake_quantile) {
+            return Err(format!(
+                "the wake-up quantile {} must be between 0.5 and 0.999",
+                self.wake_quantile
+            ));
         }
         Ok(())
     }
@@ -210,29 +220,43 @@ impl Schedule {
 /// observed wake-up latency (a streaming estimate: up by `step * q` when a sample is above it,
 /// down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is below) and
 /// the driver arms the timer that much before each tick, then spins on the clock (no system
-/// calls) for the rest. With `q` = 0.7 the generator spins on average a few µs per tick and
-/// is late by the upper 30% of the wake-up latency's spread.
+/// calls) for the rest. With `q` = 0.7 (the default) the generator spins on average a few µs
+/// per tick and is late by the upper 30% of the wake-up latency's spread; a higher `q` spins
+/// longer and is late less often (`DriverConfig::wake_quantile`).
 #[derive(Clone, Copy, Debug)]
 pub struct WakeEarly {
     est_ns: u64,
     /// The lead the timer is armed with now.
     pub armed_ns: u64,
     max_ns: u64,
+    step_up_ns: u64,
+    step_down_ns: u64,
 }
 
 impl WakeEarly {
-    const STEP_UP_NS: u64 = 350;
-    const STEP_DOWN_NS: u64 = 150;
+    /// The two steps together (up `STEP_NS * q`, down `STEP_NS * (1 - q)`).
+    const STEP_NS: f64 = 500.0;
+    /// The default quantile.
+    pub const QUANTILE: f64 = 0.7;
     /// Re-arm (a system call and a timer reprogramming) only when the estimate has moved this
     /// far from the armed lead.
     const REARM_NS: u64 = 2_000;
 
-    /// An estimator whose lead never exceeds `max_ns` (e.g. half a tick).
+    /// An estimator of the default quantile whose lead never exceeds `max_ns` (e.g. half a
+    /// tick).
     pub fn new(max_ns: u64) -> WakeEarly {
+        WakeEarly::with_quantile(max_ns, Self::QUANTILE)
+    }
+
+    /// An estimator of quantile `q` (clamped to 0.5..=0.999).
+    pub fn with_quantile(max_ns: u64, q: f64) -> WakeEarly {
+        let q = q.clamp(0.5, 0.999);
         WakeEarly {
             est_ns: 0,
             armed_ns: 0,
             max_ns,
+            step_up_ns: (Self::STEP_NS * q).round() as u64,
+            step_down_ns: ((Self::STEP_NS * (1.0 - q)).round() as u64).max(1),
         }
     }
 
@@ -240,9 +264,9 @@ impl WakeEarly {
     /// re-armed with the new `armed_ns`.
     pub fn sample(&mut self, lateness_ns: u64) -> bool {
         if lateness_ns > self.est_ns {
-            self.est_ns = (self.est_ns + Self::STEP_UP_NS).min(self.max_ns);
+            self.est_ns = (self.est_ns + self.step_up_ns).min(self.max_ns);
         } else {
-            self.est_ns = self.est_ns.saturating_sub(Self::STEP_DOWN_NS);
+            self.est_ns = self.est_ns.saturating_sub(self.step_down_ns);
         }
         if self.est_ns.abs_diff(self.armed_ns) >= Self::REARM_NS {
             self.armed_ns = self.est_ns;
@@ -716,7 +740,8 @@ impl Driver {
         let mut drain_deadline: Option<u64> = None;
         let mut timer_on = false;
         let adaptive = self.cfg.adaptive_wake && self.cfg.spin.is_zero();
-        let mut early = WakeEarly::new((schedule.tick_ns / 2).min(200_000));
+        let mut early =
+            WakeEarly::with_quantile((schedule.tick_ns / 2).min(200_000), self.cfg.wake_quantile);
         let mut rearm = false;
         // The sockets were just looked at (the last wait was a look, not a timer park).
         let mut looked = false;
@@ -1657,7 +1682,38 @@ mod tests {
         c.tick_min = Duration::ZERO;
         assert!(c.validate().unwrap_err().contains("tick"));
         c.tick_min = Duration::from_micros(20);
+        c.wake_quantile = 1.0;
+        assert!(c.validate().unwrap_err().contains("quantile"));
+        c.wake_quantile = 0.9;
         c.sender_comp_ids.clear();
         assert!(c.validate().unwrap_err().contains("bot"));
+    }
+
+    #[test]
+    fn the_wake_up_lead_settles_at_its_quantile() {
+        // Wake-up latencies spread evenly over 0-100 µs (a fixed shuffle of 101 values).
+        let sample = |i: u64| (i * 37 % 101) * 1_000;
+        for (q, want) in [(0.7, 70_000i64), (0.95, 95_000)] {
+            let mut w = WakeEarly::with_quantile(200_000, q);
+            let mut rearms = 0;
+            for i in 0..200_000 {
+                rearms += u32::from(w.sample(sample(i)));
+            }
+            let got = w.armed_ns as i64;
+            assert!(
+                (got - want).abs() <= 4_000,
+                "q {q}: lead {got} ns, want ~{want}"
+            );
+            assert!(
+                rearms < 2_000,
+                "re-armed only when the lead moved: {rearms}"
+            );
+        }
+        // Capped.
+        let mut w = WakeEarly::with_quantile(10_000, 0.99);
+        for _ in 0..1_000 {
+            w.sample(1_000_000);
+        }
+        assert!((8_000..=10_000).contains(&w.armed_ns), "{}", w.armed_ns);
     }
 }

@@ -41,6 +41,10 @@ pub struct Args {
     /// about 6% of a core at 2,000/s (a fixed 100 took 16%).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     spin_us: u64,
+    /// The share of timer wake-ups the generator arms early enough for, 0.5-0.999 (see
+    /// `rialto bench fix --help`).
+    #[arg(long, default_value_t = 0.7)]
+    wake_quantile: f64,
     /// Start `rialto serve` for the run (fresh temporary data dir, free port).
     #[arg(long)]
     spawn_server: bool,
@@ -102,6 +106,7 @@ pub fn run(args: Args) -> CmdResult {
             b.spin = Duration::from_micros(args.spin_us);
             b.cpu = args.cpu;
             b.nice = args.nice;
+            b.wake_quantile = args.wake_quantile;
             eprintln!(
                 "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
                 b.count,
