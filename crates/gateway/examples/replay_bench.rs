@@ -1,8 +1,11 @@
 //! Restart benchmark: writes N journaled inputs of a realistic order flow into a fresh data
-//! directory, then times what `rialto serve` does at start three times (open the journal,
-//! which scans and verifies every segment, then `gateway::recover`: newest snapshot + replay)
-//! and prints each run, the median, records/s and the size and time of a snapshot of the final
-//! state (the engine stall a periodic snapshot causes).
+//! directory, then times what `rialto serve` does at start three times
+//! (`gateway::recovery::recover_and_open`: one journal pass, whose scan thread verifies,
+//! decodes and hands every record after the newest snapshot to the applying thread, then the
+//! journal open for appending) and prints each run with its phases, the median, records/s and
+//! the size and time of a snapshot of the final state (the engine stall a periodic snapshot
+//! causes). `--two-pass` times the older start instead: `JournalWriter::open` (scan and verify
+//! every segment) and then `gateway::recover` (newest snapshot + a second, replaying pass).
 //!
 //! Flow: 8 sessions (`CLIENT1`..`CLIENT8`) log on, then each step picks a session and sends a
 //! NewOrderSingle (limit, price 990..1010 around a mid of 1000 on one of three symbols, so about
@@ -11,12 +14,13 @@
 //! bounded. A timer Tick every 1000 records. Inputs are the journal records themselves (the
 //! same encoding the server appends); nothing is replayed from a snapshot (full replay).
 //!
-//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R]`
+//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R] [--two-pass]`
 //! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end;
 //! `--reuse` times the journal already in DIR instead of writing one, for A/B runs of two
 //! builds on the same journal; `--runs` times R starts instead of 3, e.g. 1 under callgrind).
 
 use gateway::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
+use gateway::recovery::recover_and_open;
 use gateway::{recover, Config};
 use journal::{Durability, JournalConfig, JournalWriter};
 use std::collections::VecDeque;
@@ -168,10 +172,13 @@ fn main() -> Result<(), String> {
     let mut dir_arg = None;
     let mut reuse = false;
     let mut runs: usize = 3;
+    let mut two_pass = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--reuse" {
             reuse = true;
+        } else if a == "--two-pass" {
+            two_pass = true;
         } else if a == "--runs" {
             runs = args
                 .next()
@@ -210,18 +217,34 @@ fn main() -> Result<(), String> {
     for run in 1..=runs {
         let t0 = Instant::now();
         let c0 = cpu_time();
-        let (_writer, _report) =
-            JournalWriter::open(&dir, JournalConfig::default()).map_err(|e| e.to_string())?;
-        let open = t0.elapsed();
-        let (x, rec) = recover(&cfg, &dir, true, |m| eprintln!("{m}")).map_err(|e| e.0)?;
+        let (x, rec, phases) = if two_pass {
+            let (_writer, _report) =
+                JournalWriter::open(&dir, JournalConfig::default()).map_err(|e| e.to_string())?;
+            let open = t0.elapsed();
+            let (x, rec) = recover(&cfg, &dir, true, |m| eprintln!("{m}")).map_err(|e| e.0)?;
+            let phases = format!("open+scan {:.3}s, then", open.as_secs_f64());
+            (x, rec, phases)
+        } else {
+            let opened =
+                recover_and_open(&cfg, &dir, JournalConfig::default(), |m| eprintln!("{m}"))
+                    .map_err(|e| e.0)?;
+            let phases = format!("{};", opened.recovered.phases);
+            (opened.exchange, opened.recovered, phases)
+        };
         let total = t0.elapsed();
         let cpu = match (c0, cpu_time()) {
             (Some(a), Some(b)) => b.saturating_sub(a),
             _ => total,
         };
+        let decoder = match rec.phases.decoder_cpu {
+            Some(c) if rec.replayed > 0 => format!(
+                ", decoder thread {:.0} ns/record",
+                c.as_nanos() as f64 / rec.replayed as f64
+            ),
+            _ => String::new(),
+        };
         println!(
-            "run {run}: open+scan {:.3}s, replay {} records {:.3}s ({:.2} M records/s), start total {:.3}s wall, {:.3}s on CPU, hash {:016x}",
-            open.as_secs_f64(),
+            "run {run}: {phases} replay {} records {:.3}s ({:.2} M records/s), start total {:.3}s wall, {:.3}s on CPU (this thread){decoder}, hash {:016x}",
             rec.replayed,
             rec.elapsed.as_secs_f64(),
             rec.replayed as f64 / rec.elapsed.as_secs_f64() / 1e6,

@@ -74,7 +74,7 @@ impl ClOrdId {
     /// only the words `b` covers and zeroing those the old value used beyond them (replay
     /// decodes into recycled slots; no 64-byte construct-and-move). Returns false, and leaves
     /// `self` empty, if `b` does not fit or is not UTF-8.
-    #[inline]
+    #[inline(always)]
     pub fn set_from_bytes(&mut self, b: &[u8]) -> bool {
         let n = b.len();
         if n > STR_LEN_MAX {
@@ -375,7 +375,7 @@ impl<'a> Dec<'a> {
         Ok(c)
     }
     /// [`Dec::cl`] into an existing ClOrdID (see [`ClOrdId::set_from_bytes`]).
-    #[inline]
+    #[inline(always)]
     fn cl_into(&mut self, c: &mut ClOrdId) -> Result<(), DecodeError> {
         let n = u16::from_le_bytes(*self.array::<2>()?) as usize;
         if n > STR_LEN_MAX {
@@ -690,7 +690,7 @@ const NEW_BLANK: NewOrderMsg = NewOrderMsg {
 /// Decodes the message with tag `tag` into `msg`: the order-entry messages replay is made of
 /// (NewOrderSingle, cancel, replace) field by field into the message `msg` already is if it is
 /// of that kind, the rest by [`decode_msg`].
-#[inline]
+#[inline(always)]
 fn decode_msg_into(tag: u8, d: &mut Dec, msg: &mut FixMsg) -> Result<(), DecodeError> {
     match tag {
         8 => {

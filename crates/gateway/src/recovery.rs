@@ -69,6 +69,10 @@ pub struct Phases {
     /// Times the journal was read: 1, or 2 if the newest snapshot file was unusable.
     pub journal_passes: u32,
     pub total: Duration,
+    /// CPU time of the thread that read, verified and decoded the journal (Linux only:
+    /// `/proc/thread-self/schedstat`; `None` elsewhere). With the records decoded, the
+    /// decoder's cost per record.
+    pub decoder_cpu: Option<Duration>,
 }
 
 impl fmt::Display for Phases {
@@ -83,8 +87,20 @@ impl fmt::Display for Phases {
             self.journal_passes,
             if self.journal_passes == 1 { "" } else { "es" },
             self.total.as_secs_f64()
-        )
+        )?;
+        if let Some(cpu) = self.decoder_cpu {
+            write!(f, ", decoder thread {:.3}s on CPU", cpu.as_secs_f64())?;
+        }
+        Ok(())
     }
+}
+
+/// CPU time the calling thread has used (Linux `/proc/thread-self/schedstat`), `None` where
+/// that is not available.
+fn thread_cpu_time() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
 }
 
 /// Decodes a journal record as an exchange input; an error names the segment, offset and seq.
@@ -407,23 +423,30 @@ fn decode_records(
 }
 
 /// Replays the journal after `x.last_seq()` into `x` with a read-only reader (decoding on a
-/// second thread). Returns the records applied and the torn-tail report.
-fn replay_journal(x: &mut Exchange, data_dir: &Path) -> Result<(u64, String), ServerError> {
+/// second thread). Returns the records applied, the torn-tail report and the decoder thread's
+/// CPU time.
+fn replay_journal(
+    x: &mut Exchange,
+    data_dir: &Path,
+) -> Result<(u64, String, Option<Duration>), ServerError> {
     let from = x.last_seq() + 1;
     let mut reader = JournalReader::open(data_dir, from)?;
     let (tx, rx) = batch_channels();
     std::thread::scope(|scope| {
         let decoder = std::thread::Builder::new()
             .name("replay-decode".into())
-            .spawn_scoped(scope, move || decode_records(&mut reader, from, tx))
+            .spawn_scoped(scope, move || {
+                let decoded = decode_records(&mut reader, from, tx);
+                (decoded, thread_cpu_time())
+            })
             .map_err(|e| ServerError(format!("cannot start the replay decoder thread: {e}")))?;
         // Returning drops the receiver, which stops the decoder at its next send.
         let applied = apply_batches(x, rx);
-        let decoded = decoder
+        let (decoded, cpu) = decoder
             .join()
             .map_err(|_| ServerError("the replay decoder thread panicked".into()))?;
         let replayed = applied?;
-        Ok((replayed, decoded?))
+        Ok((replayed, decoded?, cpu))
     })
 }
 
@@ -488,7 +511,7 @@ pub fn recover(
     };
     let snapshot_load = t0.elapsed();
     x.replaying = true;
-    let (replayed, torn) = replay_journal(&mut x, data_dir)?;
+    let (replayed, torn, decoder_cpu) = replay_journal(&mut x, data_dir)?;
     x.replaying = false;
     let total = t0.elapsed();
     let state_hash = x.state_hash();
@@ -509,6 +532,7 @@ pub fn recover(
                 journal_open: Duration::ZERO,
                 journal_passes: 1,
                 total,
+                decoder_cpu,
             },
         },
     ))
@@ -536,6 +560,8 @@ struct Scan {
     reached_snapshot: Duration,
     /// Since the start: when the journal was open (scan done, torn tail truncated).
     done: Duration,
+    /// The scan thread's CPU time.
+    cpu: Option<Duration>,
 }
 
 /// What start-up recovered and opened ([`recover_and_open`]).
@@ -606,6 +632,7 @@ pub fn recover_and_open(
                     result,
                     reached_snapshot: reached.unwrap_or(done),
                     done,
+                    cpu: thread_cpu_time(),
                 }
             })
             .map_err(|e| ServerError(format!("cannot start the journal scan thread: {e}")))?;
@@ -640,11 +667,14 @@ pub fn recover_and_open(
     let snapshot_seq = snapshot.as_ref().map(|s| s.seq);
     let replay_from = snapshot_load.max(scan.reached_snapshot);
     let mut journal_passes = 1;
+    let mut decoder_cpu = scan.cpu;
     if x.last_seq() + 1 < journal.next_seq() {
         // The newest snapshot file was unusable: the records after the older state were only
         // verified. Read them again.
         journal_passes = 2;
-        replayed += replay_journal(&mut x, data_dir)?.0;
+        let (n, _, cpu) = replay_journal(&mut x, data_dir)?;
+        replayed += n;
+        decoder_cpu = decoder_cpu.zip(cpu).map(|(a, b)| a + b);
     }
     x.replaying = false;
     let total = t0.elapsed();
@@ -669,6 +699,7 @@ pub fn recover_and_open(
             journal_open: scan.done,
             journal_passes,
             total,
+            decoder_cpu,
         },
     };
     Ok(Opened {

@@ -51,6 +51,10 @@ use crate::format::{
 const READ_CHUNK: usize = 4 << 20;
 const _: () = assert!(READ_CHUNK >= RECORD_HEADER_LEN + PAYLOAD_LEN_MAX as usize);
 
+/// Zeros read at the end of a segment are dropped from the page cache if at least this long
+/// (see `JournalReader::nonzero_end`).
+const DROP_ZEROS_MIN: u64 = 1 << 20;
+
 /// How often the end check reads an apparently corrupt tail of the last segment.
 const LIVE_REREADS: u32 = 3;
 
@@ -526,26 +530,41 @@ impl JournalReader {
 
     /// File offset just after the last non-zero byte of the open segment at or after
     /// `offset`, or `None` if all are zero. Reads in chunks through the record buffer (its
-    /// contents are discarded).
+    /// contents are discarded), only the data regions: holes and unwritten (preallocated)
+    /// extents read as zeros and are skipped where the file system says where they are
+    /// (`SEEK_DATA`/`SEEK_HOLE`; elsewhere everything is read).
+    ///
+    /// A long run of zeros that had to be read (cached pages of a preallocated extent count
+    /// as data for `SEEK_DATA`) is then dropped from the page cache: it is verified zero and
+    /// nobody needs those pages, and uncached they are skipped again at the next start
+    /// instead of read and checked once more (the unused rest of the last segment, tens of
+    /// MB). Only a cache hint: a page the writer has written since is dirty and stays.
     fn nonzero_end(&mut self, offset: u64) -> Result<Option<u64>, JournalError> {
         self.pos = 0;
         self.end = 0;
         let mut last = None;
         let mut at = offset;
+        let mut read_end = offset;
         let file = self.file.as_ref().expect("segment open");
         while at < self.file_len {
-            // Holes and unwritten (preallocated) extents read as zeros: skip them instead of
-            // reading the unused rest of a preallocated segment. Where SEEK_DATA is not
-            // supported, everything is read.
+            let mut data_end = self.file_len;
             match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(at)) {
-                Ok(data) => at = at.max(data),
+                Ok(data) => {
+                    at = at.max(data);
+                    // The data region ends at the next hole (a racing writer may have moved
+                    // it: an answer that does not fit means read to the end).
+                    match rustix::fs::seek(file, rustix::fs::SeekFrom::Hole(at)) {
+                        Ok(hole) if hole > at => data_end = hole.min(self.file_len),
+                        _ => {}
+                    }
+                }
                 Err(rustix::io::Errno::NXIO) => break,
                 Err(_) => {}
             }
-            if at >= self.file_len {
+            if at >= data_end {
                 break;
             }
-            let want = ((self.file_len - at) as usize).min(self.buf.len());
+            let want = ((data_end - at) as usize).min(self.buf.len());
             let n = read_up_to(file, &mut self.buf[..want], at)
                 .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;
             if n == 0 {
@@ -555,6 +574,19 @@ impl JournalReader {
                 last = Some(at + i as u64 + 1);
             }
             at += n as u64;
+            read_end = at;
+        }
+        // The whole pages after the last non-zero byte, if zeros were read there.
+        let zero_from = last.unwrap_or(offset).next_multiple_of(4096);
+        let zero_len = self.file_len.saturating_sub(zero_from);
+        if read_end > zero_from && zero_len >= DROP_ZEROS_MIN {
+            // Best effort: a failure only leaves the pages cached.
+            let _ = rustix::fs::fadvise(
+                file,
+                zero_from,
+                std::num::NonZeroU64::new(zero_len),
+                rustix::fs::Advice::DontNeed,
+            );
         }
         Ok(last)
     }
