@@ -710,3 +710,122 @@ pub fn recover_and_open(
         snapshot,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A journal record holding `input`, as the reader would return it.
+    fn record<'a>(seq: u64, payload: &'a [u8]) -> journal::Record<'a> {
+        journal::Record {
+            seq,
+            timestamp_ns: seq * 10,
+            kind: KIND_INPUT as u16,
+            payload,
+            segment: Path::new("test.seg"),
+            offset: seq,
+        }
+    }
+
+    fn encoded(input: &Input) -> Vec<u8> {
+        let mut b = Vec::new();
+        input.encode(&mut b);
+        b
+    }
+
+    #[test]
+    fn batches_arrive_in_order_past_a_full_queue_and_a_partial_last_batch() {
+        let n = (BATCHES_IN_FLIGHT as u64 + 3) * BATCH_RECORDS as u64 + 17;
+        let inputs = [
+            encoded(&Input::Tick),
+            encoded(&Input::Disconnected { conn: 7 }),
+        ];
+        let (mut tx, mut rx) = batch_channels();
+        std::thread::scope(|scope| {
+            let decoder = scope.spawn(move || {
+                for seq in 1..=n {
+                    assert!(tx.push(&record(seq, &inputs[(seq % 2) as usize])).unwrap());
+                }
+                tx.finish();
+            });
+            // A slow start: the decoder fills the queue and waits for it to drain.
+            std::thread::sleep(Duration::from_millis(20));
+            let mut next = 1;
+            let mut done = None;
+            while let Some(batch) = rx.next(done.take()) {
+                for d in batch.records() {
+                    assert_eq!((d.seq, d.ts), (next, next * 10));
+                    let want = if next % 2 == 0 {
+                        Input::Tick
+                    } else {
+                        Input::Disconnected { conn: 7 }
+                    };
+                    assert_eq!(d.input, want);
+                    next += 1;
+                }
+                done = Some(batch);
+            }
+            assert_eq!(next, n + 1);
+            decoder.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn a_gone_applier_stops_a_waiting_decoder_and_a_gone_decoder_ends_the_applier() {
+        let tick = encoded(&Input::Tick);
+        let (mut tx, rx) = batch_channels();
+        std::thread::scope(|scope| {
+            let decoder = scope.spawn(move || {
+                let mut seq = 0;
+                loop {
+                    seq += 1;
+                    if !tx.push(&record(seq, &tick)).unwrap() {
+                        return seq;
+                    }
+                }
+            });
+            // The decoder fills the queue and sleeps; dropping the receiver must wake it.
+            std::thread::sleep(Duration::from_millis(20));
+            drop(rx);
+            let stopped_at = decoder.join().unwrap();
+            assert!(stopped_at > (BATCHES_IN_FLIGHT * BATCH_RECORDS) as u64);
+        });
+
+        // A decoder dropped without `finish` (a panic): the applier gets what was queued, then
+        // the end, not a hang.
+        let tick = encoded(&Input::Tick);
+        let (mut tx, mut rx) = batch_channels();
+        std::thread::scope(|scope| {
+            let applier = scope.spawn(move || {
+                let mut got = 0;
+                let mut done = None;
+                while let Some(b) = rx.next(done.take()) {
+                    got += b.len;
+                    done = Some(b);
+                }
+                got
+            });
+            std::thread::sleep(Duration::from_millis(10));
+            for seq in 1..=BATCH_RECORDS as u64 + 5 {
+                assert!(tx.push(&record(seq, &tick)).unwrap());
+            }
+            drop(tx);
+            assert_eq!(applier.join().unwrap(), BATCH_RECORDS);
+        });
+    }
+
+    #[test]
+    fn a_bad_record_is_an_error_naming_segment_offset_and_seq() {
+        let (mut tx, _rx) = batch_channels();
+        let e = tx.push(&record(5, &[99])).unwrap_err();
+        assert_eq!(
+            e.0,
+            "test.seg offset 5: record 5: bad input record: unknown input tag"
+        );
+        let mut rec = record(6, &[2]);
+        rec.kind = 9;
+        let e = tx.push(&rec).unwrap_err();
+        assert_eq!(e.0, "test.seg offset 6: record 6 has unknown kind 9");
+    }
+}
