@@ -23,11 +23,11 @@ use crate::config::{Config, InstrumentDef};
 use crate::record::{ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg};
 use crate::wire::{push_u64, push_utc_timestamp, MsgWriter};
 use engine::{Engine, EngineConfig};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use types::{
-    CancelReason, Command, Event, Matcher, NewOrder, OrdType, OrderId, RejectReason, Side, StpMode,
-    TimeInForce,
+    CancelReason, Command, Event, EventSink, Matcher, NewOrder, OrdType, OrderId, RejectReason,
+    Side, StpMode, TimeInForce,
 };
 
 /// Terminal orders kept for OrderStatusRequest before the oldest are forgotten.
@@ -144,8 +144,8 @@ enum Body {
 struct StoredMeta {
     seq: u64,
     sending_ts: u64,
-    /// Absolute offset (see `Store::base`) and length of the entry's bytes.
-    start: u64,
+    /// Absolute position (in `Store::bytes`) and length of the entry's bytes.
+    start: u32,
     len: u32,
     /// Of a recipe: the first `cl_len` bytes are the ClOrdID, the rest the OrigClOrdID (if
     /// `has_orig`).
@@ -157,104 +157,99 @@ struct StoredMeta {
 
 /// The last `resend_store_max` application messages of a session: ExecutionReports and
 /// OrderCancelRejects as recipes, the bytes of every entry (a body, or a recipe's ClOrdIDs)
-/// back to back in one buffer (the dead prefix is dropped when it is more than half of the
-/// buffer, so pushing is amortized O(length)).
+/// back to back in a circular buffer (`ClBytes`, like the ClOrdID index: forgetting an entry
+/// frees its bytes, so nothing is ever compacted, and a short entry is copied without a
+/// `memcpy` call).
 ///
 /// `ring` holds at most `max` entries, allocated once: a push past `max` reuses the
 /// slot of the entry it forgets. So every session's store stays as small as it can
 /// (8 sessions x 5,000 entries, about 6 MB, stays in the last-level cache), where letting it
 /// run to twice `max` and dropping half in bulk kept ~21 MB in flight and made replay miss
 /// the cache on nearly every stored message.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Store {
     /// The stored entries, oldest first from `head`: `ring[head..]` then `ring[..head]`. The
     /// ring grows in order (`head` 0) until it holds `max` entries; from then on a push
     /// overwrites the oldest entry in its slot (no entry is built elsewhere and copied in).
     ring: Vec<StoredMeta>,
     head: usize,
-    bytes: Vec<u8>,
-    /// Absolute offset of `bytes[0]`.
-    base: u64,
-    /// `bytes` is compacted (its dead prefix, before the oldest entry's bytes, dropped) when
-    /// it reaches this length (at least `COMPACT_MIN`); then it is set to twice what is left.
-    /// So a push never reads the entry it forgets (a cold line: written `max` pushes ago),
-    /// and the buffer stays within about twice the live bytes.
-    compact_at: usize,
+    bytes: ClBytes,
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store {
+            ring: Vec::new(),
+            head: 0,
+            bytes: ClBytes::new(0),
+        }
+    }
 }
 
 impl Store {
     /// Most slots reserved up front (a larger `max` grows the ring by doubling first).
     const RESERVE_MAX: usize = 1 << 16;
-    /// How many pushes ahead `push_with` prefetches the slot it will overwrite (a session
+    /// How many pushes ahead `push_slot` prefetches the slot it will overwrite (a session
     /// gets about one message in eight records of the bench's flow).
     const PREFETCH_AHEAD: usize = 2;
 
-    /// Smallest byte buffer worth compacting.
-    const COMPACT_MIN: usize = 8192;
-
-    /// Appends `cl` and `orig` (if any) to the byte buffer, compacting it first when it
-    /// reached `compact_at`; returns where they start (absolute) and their length. Call it
-    /// once the entry being replaced (if any) is no longer at `head`.
+    /// Appends `cl` and `orig` (if any) to the byte buffer; returns where they start
+    /// (absolute) and their length. Call it once the bytes of the entry being replaced (if
+    /// any) are freed (`ClBytes::set_head`).
     #[inline(always)]
-    fn push_bytes(&mut self, cl: &[u8], orig: Option<&[u8]>) -> (u64, u32) {
-        if self.bytes.len() >= self.compact_at.max(Self::COMPACT_MIN) {
-            self.compact();
+    fn push_bytes(&mut self, cl: &[u8], orig: Option<&[u8]>) -> (u32, u32) {
+        match orig {
+            None => (self.bytes.push(cl), cl.len() as u32),
+            Some(o) => {
+                let start = self.bytes.push2(cl, o);
+                (start, (cl.len() + o.len()) as u32)
+            }
         }
-        let start = self.base + self.bytes.len() as u64;
-        self.bytes.extend_from_slice(cl);
-        if let Some(o) = orig {
-            self.bytes.extend_from_slice(o);
-        }
-        (start, (cl.len() + orig.map_or(0, |o| o.len())) as u32)
     }
 
-    /// Drops the bytes before the oldest entry at `head` (all of them if there is none).
-    #[cold]
-    fn compact(&mut self) {
-        let end = self.base + self.bytes.len() as u64;
-        let live = self.ring.get(self.head).map_or(end, |m| m.start);
-        self.bytes.drain(..(live - self.base) as usize);
-        self.base = live;
-        self.compact_at = (self.bytes.len() * 2).max(Self::COMPACT_MIN);
-    }
-
-    /// Stores one message, forgetting the oldest beyond the newest `max`: its bytes `cl` and
-    /// `orig` (a body, or a recipe's ClOrdID and OrigClOrdID), then the entry `make(start,
-    /// len)` for them.
+    /// Takes the slot of the next message, forgetting the oldest beyond the newest `max`:
+    /// stores its bytes `cl` and `orig` (a body, or a recipe's ClOrdID and OrigClOrdID) and
+    /// returns the slot with `start`, `len`, `cl_len` and `has_orig` set for them. The caller
+    /// sets every other field (the slot still holds the entry it replaces): so a message is
+    /// written once, in place, never built elsewhere and copied in.
     #[inline(always)]
-    fn push_with(
-        &mut self,
-        max: usize,
-        cl: &[u8],
-        orig: Option<&[u8]>,
-        make: impl FnOnce(u64, u32) -> StoredMeta,
-    ) {
+    fn push_slot(&mut self, max: usize, cl: &[u8], orig: Option<&[u8]>) -> &mut StoredMeta {
         let max = max.max(1);
-        if self.ring.len() == max {
+        let i = if self.ring.len() == max {
             // The steady state: the oldest entry's slot takes the new one. The slot a few
             // pushes ahead is cold (written `max` pushes ago): start loading it now.
             let i = self.head;
             self.head = if i + 1 == max { 0 } else { i + 1 };
-            let ahead = &self.ring[(i + Self::PREFETCH_AHEAD) % max];
+            let a = i + Self::PREFETCH_AHEAD;
+            let ahead = &self.ring[if a < max { a } else { a % max }];
             engine::hint::prefetch(ahead);
             engine::hint::prefetch(&ahead.body);
-            let (start, len) = self.push_bytes(cl, orig);
-            self.ring[i] = make(start, len);
+            // The replaced entry's bytes are freed: the oldest left is the next one (loaded
+            // by the previous push's prefetch), or none.
+            let next = if max == 1 {
+                self.bytes.tail
+            } else {
+                self.ring[self.head].start
+            };
+            self.bytes.set_head(next);
+            i
         } else {
-            self.push_resize(max, cl, orig, make);
-        }
+            self.push_resize(max)
+        };
+        let (start, len) = self.push_bytes(cl, orig);
+        let m = &mut self.ring[i];
+        m.start = start;
+        m.len = len;
+        m.cl_len = cl.len() as u8;
+        m.has_orig = orig.is_some();
+        m
     }
 
-    /// `push_with` while the ring is not `max` long: it grows, or after a restore or a smaller
-    /// `max` it is put in order and cut to the newest `max - 1` first.
+    /// `push_slot` while the ring is not `max` long: it grows, or after a restore or a smaller
+    /// `max` it is put in order and cut to the newest `max - 1` first. Returns the new slot
+    /// (a placeholder entry, at the end).
     #[cold]
-    fn push_resize(
-        &mut self,
-        max: usize,
-        cl: &[u8],
-        orig: Option<&[u8]>,
-        make: impl FnOnce(u64, u32) -> StoredMeta,
-    ) {
+    fn push_resize(&mut self, max: usize) -> usize {
         if self.ring.capacity() == 0 {
             // As many slots as will be used, at once (address space until used).
             self.ring.reserve_exact(max.min(Self::RESERVE_MAX));
@@ -264,27 +259,33 @@ impl Store {
             self.head = 0;
             let cut = (self.ring.len() + 1).saturating_sub(max);
             self.ring.drain(..cut);
+            let next = self.ring.first().map_or(self.bytes.tail, |m| m.start);
+            self.bytes.set_head(next);
         }
-        let (start, len) = self.push_bytes(cl, orig);
-        self.ring.push(make(start, len));
+        self.ring.push(StoredMeta {
+            seq: 0,
+            sending_ts: 0,
+            start: 0,
+            len: 0,
+            cl_len: 0,
+            has_orig: false,
+            msg_type: 0,
+            body: Body::Bytes,
+        });
+        self.ring.len() - 1
     }
 
     fn push(&mut self, seq: u64, msg_type: u8, sending_ts: u64, body: &[u8], max: usize) {
-        self.push_with(max, body, None, |start, len| StoredMeta {
-            seq,
-            sending_ts,
-            start,
-            len,
-            cl_len: 0,
-            has_orig: false,
-            msg_type,
-            body: Body::Bytes,
-        });
+        let m = self.push_slot(max, body, None);
+        m.seq = seq;
+        m.sending_ts = sending_ts;
+        m.cl_len = 0;
+        m.msg_type = msg_type;
+        m.body = Body::Bytes;
     }
     /// Stores a recipe `body` with its ClOrdID `cl` (at most `STR_LEN_MAX` bytes) and
     /// OrigClOrdID `orig` (the newest entry: `last`).
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
     fn push_recipe(
         &mut self,
         seq: u64,
@@ -295,16 +296,11 @@ impl Store {
         orig: Option<&[u8]>,
         max: usize,
     ) {
-        self.push_with(max, cl, orig, |start, len| StoredMeta {
-            seq,
-            sending_ts,
-            start,
-            len,
-            cl_len: cl.len() as u8,
-            has_orig: orig.is_some(),
-            msg_type,
-            body,
-        });
+        let m = self.push_slot(max, cl, orig);
+        m.seq = seq;
+        m.sending_ts = sending_ts;
+        m.msg_type = msg_type;
+        m.body = body;
     }
     /// The newest entry.
     fn last(&self) -> &StoredMeta {
@@ -317,8 +313,7 @@ impl Store {
     }
     /// The entry's bytes (see `StoredMeta`).
     fn bytes_of(&self, m: &StoredMeta) -> &[u8] {
-        let a = (m.start - self.base) as usize;
-        &self.bytes[a..a + m.len as usize]
+        self.bytes.get(m.start, m.len as usize)
     }
     /// ClOrdID and OrigClOrdID of a stored recipe.
     fn ids(&self, m: &StoredMeta) -> (&[u8], Option<&[u8]>) {
@@ -343,9 +338,7 @@ impl Store {
     fn clear(&mut self) {
         self.ring.clear();
         self.head = 0;
-        self.bytes.clear();
-        self.base = 0;
-        self.compact_at = 0;
+        self.bytes.set_head(self.bytes.tail);
     }
     /// How many stored messages a session can still ask for (see `live`).
     fn live_len(&self, max: usize) -> usize {
@@ -397,12 +390,24 @@ struct ClBytes {
     tail: u32,
 }
 
+impl std::fmt::Debug for ClBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClBytes")
+            .field("cap", &self.cap)
+            .field("head", &self.head)
+            .field("tail", &self.tail)
+            .finish()
+    }
+}
+
 impl ClBytes {
     const INITIAL: usize = 1 << 12;
 
     fn new(reserve: usize) -> ClBytes {
+        let buf = vec![0; reserve.max(Self::INITIAL)];
+        engine::hint::huge_pages(&buf);
         ClBytes {
-            buf: vec![0; reserve.max(Self::INITIAL)],
+            buf,
             cap: Self::INITIAL,
             head: 0,
             tail: 0,
@@ -416,26 +421,43 @@ impl ClBytes {
 
     /// The `len` bytes at absolute position `start`.
     #[inline]
-    fn get(&self, start: u32, len: u8) -> &[u8] {
+    fn get(&self, start: u32, len: usize) -> &[u8] {
         let a = (start & self.mask()) as usize;
-        &self.buf[a..a + len as usize]
+        &self.buf[a..a + len]
     }
 
     /// Appends `cl` as the newest; returns its absolute position.
     #[inline]
     fn push(&mut self, cl: &[u8]) -> u32 {
+        let (start, a) = self.reserve(cl.len());
+        copy_short(&mut self.buf[a..a + cl.len()], cl);
+        start
+    }
+
+    /// Appends `a` and `b` back to back as the newest; returns their absolute position.
+    #[inline]
+    fn push2(&mut self, a: &[u8], b: &[u8]) -> u32 {
+        let (start, at) = self.reserve(a.len() + b.len());
+        copy_short(&mut self.buf[at..at + a.len()], a);
+        let at = at + a.len();
+        copy_short(&mut self.buf[at..at + b.len()], b);
+        start
+    }
+
+    /// Takes the next `n` contiguous bytes (growing the buffer if the live bytes and them do
+    /// not fit); returns their absolute position and their index in `buf`.
+    #[inline]
+    fn reserve(&mut self, n: usize) -> (u32, usize) {
         loop {
             let mask = self.mask();
             let mut start = self.tail;
-            if (start & mask) as usize + cl.len() > self.cap {
+            if (start & mask) as usize + n > self.cap {
                 start = (start | mask).wrapping_add(1);
             }
-            let end = start.wrapping_add(cl.len() as u32);
+            let end = start.wrapping_add(n as u32);
             if end.wrapping_sub(self.head) as usize <= self.cap {
-                let a = (start & mask) as usize;
-                copy_short(&mut self.buf[a..a + cl.len()], cl);
                 self.tail = end;
-                return start;
+                return (start, (start & mask) as usize);
             }
             self.grow();
         }
@@ -522,8 +544,10 @@ impl ClIndex {
     /// touched as entries arrive), so remembering a ClOrdID never copies the ring or rehashes
     /// the index on the way up, and the steady state allocates nothing.
     fn new() -> ClIndex {
+        let ring = Vec::with_capacity(CL_ORD_IDS_MAX + 1);
+        engine::hint::huge_pages(&ring);
         ClIndex {
-            ring: VecDeque::with_capacity(CL_ORD_IDS_MAX + 1),
+            ring: VecDeque::from(ring),
             head: 0,
             bytes: ClBytes::new(
                 ((CL_ORD_IDS_MAX + 1) * crate::record::STR_LEN_MAX).next_power_of_two(),
@@ -553,7 +577,7 @@ impl ClIndex {
     /// The ClOrdID of entry `e`.
     #[inline]
     fn cl_of(&self, e: &ClEntry) -> &[u8] {
-        self.bytes.get(e.start, e.len)
+        self.bytes.get(e.start, e.len as usize)
     }
 
     /// The order that `session` used `cl` for, if remembered.
@@ -689,8 +713,10 @@ impl PosTable {
     /// A table that holds `n` positions without growing.
     fn with_capacity(n: usize) -> PosTable {
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
+        let slots = vec![0; cap];
+        engine::hint::huge_pages(&slots);
         PosTable {
-            slots: vec![0; cap],
+            slots,
             mask: cap - 1,
             len: 0,
         }
@@ -791,23 +817,27 @@ impl PosTable {
 }
 
 impl Session {
-    /// Numbers the next outbound message, stores it as a recipe with its ClOrdID `cl` and
-    /// OrigClOrdID `orig`, and returns its MsgSeqNum (the caller writes it: `write_last_stored`).
-    fn push_recipe(
+    /// Numbers the next outbound message and takes its store slot with its ClOrdID `cl` and
+    /// OrigClOrdID `orig` (`Store::push_slot`), `seq`, `sending_ts` and `msg_type` set; the
+    /// caller writes the recipe into `body` (in place: no recipe is built and copied in) and
+    /// then the message (`write_last_stored`). Returns the MsgSeqNum and the slot.
+    #[inline(always)]
+    fn next_stored(
         &mut self,
         msg_type: u8,
         ts: u64,
-        body: Body,
         cl: &[u8],
         orig: Option<&[u8]>,
         max: usize,
-    ) -> u64 {
+    ) -> (u64, &mut StoredMeta) {
         let seq = self.out_seq;
         self.out_seq += 1;
         self.last_sent_ns = ts;
-        self.store
-            .push_recipe(seq, msg_type, ts, body, cl, orig, max);
-        seq
+        let m = self.store.push_slot(max, cl, orig);
+        m.seq = seq;
+        m.sending_ts = ts;
+        m.msg_type = msg_type;
+        (seq, m)
     }
 }
 
@@ -872,93 +902,215 @@ struct OrderInfo {
 /// Each order's record lives in one slot of `slab` from its acceptance until it is forgotten
 /// (slots are reused through `free`); the indexes hold only slot numbers: `live` (small and
 /// hot: the orders events refer to), `done` (finished ids and slots, oldest first) and
-/// `done_ix`. So retiring an order moves no record (it moved a 128-byte record out of one
-/// map into a ring, twice copied), and the per-order cost does not grow with the number of
-/// orders remembered.
+/// `done_ix` (finished id -> slot). So retiring an order moves no record, and the per-order
+/// cost does not grow with the number of orders remembered. Both indexes are `SlotTable`s
+/// (one multiply and a probe or two per lookup).
 ///
-/// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly one
-/// position per entry of `done`, under its `done_hash`; a slot is in `free` or referred to by
-/// exactly one of `live` and `done`.
+/// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly the ids
+/// of `done`; a slot is in `free` or referred to by exactly one of `live` and `done`.
 #[derive(Clone)]
 struct Orders {
     slab: Vec<OrderInfo>,
     free: Vec<u32>,
-    live: HashMap<OrderId, u32, IdHash>,
+    live: SlotTable,
     done: VecDeque<(OrderId, u32)>,
-    /// Absolute position of `done[0]`.
-    done_head: u64,
-    /// Finished ids -> absolute positions in `done`: the `PosTable` of the ClOrdID index, so
-    /// `retire` can prefetch the slot of the order it forgets a few retires later (with a
-    /// hash map that was a cache miss per retire once the finished ring is full).
-    done_ix: PosTable,
-}
-
-/// Multiplicative hash of an order id for `Orders::done_ix` (ids are the exchange's own, so
-/// there is no collision attack; the high half is folded into the low bits the table uses).
-#[inline]
-fn done_hash(id: OrderId) -> u64 {
-    let h = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    h ^ (h >> 32)
+    done_ix: SlotTable,
 }
 
 /// How many finished orders ahead of the oldest `retire` prefetches what forgetting it
-/// touches (its index slot and its record's slot, reused by the next new order).
+/// touches (its index bucket and its record's slot, reused by the next new order).
 const DONE_PREFETCH: usize = 8;
+
+/// Order id -> slab slot: open addressing with linear probing (at most 5/8 full),
+/// backward-shift deletion, a multiplicative hash (ids are the exchange's own, so there is
+/// no collision attack; sequential ids spread evenly). A bucket is 16 bytes; an empty one has
+/// slot `SlotTable::EMPTY`.
+#[derive(Clone)]
+struct SlotTable {
+    buckets: Vec<(OrderId, u32)>,
+    shift: u32,
+    len: usize,
+}
+
+impl SlotTable {
+    const EMPTY: u32 = u32::MAX;
+
+    /// A table that holds `n` ids without growing.
+    fn with_capacity(n: usize) -> SlotTable {
+        let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
+        let buckets = vec![(0, Self::EMPTY); cap];
+        engine::hint::huge_pages(&buckets);
+        SlotTable {
+            buckets,
+            shift: 64 - cap.trailing_zeros(),
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn home(&self, id: OrderId) -> usize {
+        (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.buckets.len() - 1
+    }
+
+    /// The bucket holding `id`, if any.
+    #[inline(always)]
+    fn find(&self, id: OrderId) -> Option<usize> {
+        let mut b = self.home(id);
+        loop {
+            let (k, slot) = self.buckets[b];
+            if slot == Self::EMPTY {
+                return None;
+            }
+            if k == id {
+                return Some(b);
+            }
+            b = (b + 1) & self.mask();
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, id: OrderId) -> Option<u32> {
+        self.find(id).map(|b| self.buckets[b].1)
+    }
+
+    /// Starts loading the home bucket of `id` (a hint only).
+    #[inline(always)]
+    fn prefetch(&self, id: OrderId) {
+        engine::hint::prefetch(&self.buckets[self.home(id)]);
+    }
+
+    /// Maps `id` (not in the table) to `slot`.
+    #[inline]
+    fn insert(&mut self, id: OrderId, slot: u32) {
+        if (self.len + 1) * 8 > self.buckets.len() * 5 {
+            self.grow();
+        }
+        let mut b = self.home(id);
+        while self.buckets[b].1 != Self::EMPTY {
+            b = (b + 1) & self.mask();
+        }
+        self.buckets[b] = (id, slot);
+        self.len += 1;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let cap = self.buckets.len() * 2;
+        let old = std::mem::replace(&mut self.buckets, vec![(0, Self::EMPTY); cap]);
+        self.shift -= 1;
+        for (id, slot) in old {
+            if slot != Self::EMPTY {
+                let mut b = self.home(id);
+                while self.buckets[b].1 != Self::EMPTY {
+                    b = (b + 1) & self.mask();
+                }
+                self.buckets[b] = (id, slot);
+            }
+        }
+    }
+
+    /// Empties bucket `i`, moving later entries of its probe run back so every entry stays
+    /// reachable from its home bucket.
+    #[inline]
+    fn remove_at(&mut self, mut i: usize) {
+        self.len -= 1;
+        let mask = self.mask();
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let e = self.buckets[j];
+            if e.1 == Self::EMPTY {
+                break;
+            }
+            let k = self.home(e.0);
+            // `e` stays if its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < k && k <= j
+            } else {
+                i < k || k <= j
+            };
+            if !stays {
+                self.buckets[i] = e;
+                i = j;
+            }
+        }
+        self.buckets[i] = (0, Self::EMPTY);
+    }
+
+    /// Maps `id` to `slot`, replacing its slot if it is in the table already.
+    fn put(&mut self, id: u64, slot: u32) {
+        match self.find(id) {
+            Some(b) => self.buckets[b].1 = slot,
+            None => self.insert(id, slot),
+        }
+    }
+
+    /// Removes `id`; returns its slot if it was in the table.
+    fn remove(&mut self, id: u64) -> Option<u32> {
+        let b = self.find(id)?;
+        let slot = self.buckets[b].1;
+        self.remove_at(b);
+        Some(slot)
+    }
+
+    fn clear(&mut self) {
+        self.buckets.fill((0, Self::EMPTY));
+        self.len = 0;
+    }
+
+    /// Every (id, slot), in bucket order.
+    fn iter(&self) -> impl Iterator<Item = (OrderId, u32)> + '_ {
+        self.buckets
+            .iter()
+            .copied()
+            .filter(|&(_, slot)| slot != Self::EMPTY)
+    }
+}
 
 impl Orders {
     /// Room for every finished order from the start (address space only), so retiring never
     /// copies the ring or the slab on the way up.
     fn new() -> Orders {
+        let slab = Vec::with_capacity(DONE_ORDERS_MAX + 1024);
+        engine::hint::huge_pages(&slab);
         Orders {
-            slab: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
+            slab,
             free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
-            live: HashMap::default(),
+            live: SlotTable::with_capacity(1024),
             done: VecDeque::with_capacity(DONE_ORDERS_MAX + 1),
-            done_head: 0,
-            done_ix: PosTable::with_capacity(DONE_ORDERS_MAX + 1),
+            done_ix: SlotTable::with_capacity(DONE_ORDERS_MAX + 1),
         }
     }
 
-    /// The slot of finished order `id` (rare: out of line, so `get` stays small).
+    /// The slot of remembered order `id` (live or finished).
+    #[inline(always)]
+    fn slot(&self, id: OrderId) -> Option<u32> {
+        match self.live.get(id) {
+            Some(s) => Some(s),
+            None => self.done_slot(id),
+        }
+    }
+
+    /// The slot of finished order `id` (rare: out of line, so `slot` stays small).
     #[inline(never)]
     fn done_slot(&self, id: OrderId) -> Option<u32> {
-        let mut slot = None;
-        self.done_ix.find(done_hash(id), |p| {
-            // The ring is shorter than 2^32, so the low 32 bits of a position determine it.
-            let i = p.wrapping_sub(self.done_head as u32) as usize;
-            match self.done.get(i) {
-                Some(&(d, s)) if d == id => {
-                    slot = Some(s);
-                    true
-                }
-                _ => false,
-            }
-        });
-        slot
+        self.done_ix.get(id)
     }
 
     #[inline]
     fn get(&self, id: &OrderId) -> Option<&OrderInfo> {
-        let slot = match self.live.get(id) {
-            Some(&s) => s,
-            None => self.done_slot(*id)?,
-        };
-        Some(&self.slab[slot as usize])
-    }
-
-    #[inline]
-    fn get_mut(&mut self, id: &OrderId) -> Option<&mut OrderInfo> {
-        let slot = match self.live.get(id) {
-            Some(&s) => s,
-            None => self.done_slot(*id)?,
-        };
-        Some(&mut self.slab[slot as usize])
+        self.slot(*id).map(|s| &self.slab[s as usize])
     }
 
     /// The record of live order `id`.
     #[inline]
     fn live(&self, id: &OrderId) -> Option<&OrderInfo> {
-        self.live.get(id).map(|&s| &self.slab[s as usize])
+        self.live.get(*id).map(|s| &self.slab[s as usize])
     }
 
     /// True if `id` is a live (not finished) order.
@@ -969,75 +1121,69 @@ impl Orders {
 
     /// Every live order's record.
     fn live_records(&self) -> impl Iterator<Item = &OrderInfo> {
-        self.live.values().map(|&s| &self.slab[s as usize])
+        self.live.iter().map(|(_, s)| &self.slab[s as usize])
     }
 
     /// Remembers `o` as live order `id` (replacing its record if `id` is live already).
+    #[inline]
     fn insert_live(&mut self, id: OrderId, o: OrderInfo) {
-        use std::collections::hash_map::Entry;
-        match self.live.entry(id) {
-            Entry::Occupied(e) => self.slab[*e.get() as usize] = o,
-            Entry::Vacant(v) => {
-                let slot = match self.free.pop() {
-                    Some(s) => {
-                        self.slab[s as usize] = o;
-                        s
-                    }
-                    None => {
-                        self.slab.push(o);
-                        (self.slab.len() - 1) as u32
-                    }
-                };
-                v.insert(slot);
-            }
+        if let Some(s) = self.live.get(id) {
+            self.slab[s as usize] = o;
+            return;
         }
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = o;
+                s
+            }
+            None => {
+                self.slab.push(o);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.live.insert(id, slot);
     }
 
     /// Forgets a live order entirely (one the engine rejected).
     fn remove_live(&mut self, id: &OrderId) -> Option<OrderInfo> {
-        let slot = self.live.remove(id)?;
+        let slot = self.live.remove(*id)?;
         self.free.push(slot);
         Some(self.slab[slot as usize].clone())
     }
 
-    /// Starts loading the index slot `retire(id)` will fill (its report is built first).
+    /// Starts loading the index bucket `retire(id)` will fill (its report is built first).
     #[inline]
     fn prefetch_retire(&self, id: OrderId) {
-        self.done_ix.prefetch(done_hash(id));
+        self.done_ix.prefetch(id);
     }
 
     /// Moves live order `id` to the finished ones, forgetting the oldest finished order
     /// beyond `DONE_ORDERS_MAX`.
+    #[inline]
     fn retire(&mut self, id: OrderId) {
         if !self.push_done(id) {
             return;
         }
         if self.done.len() > DONE_ORDERS_MAX {
             if let Some((old, slot)) = self.done.pop_front() {
-                let head = self.done_head as u32;
-                self.done_head += 1;
-                let at = self
-                    .done_ix
-                    .find(done_hash(old), |p| p == head)
-                    .expect("every finished order is in the index");
-                self.done_ix.remove_at(at);
+                self.done_ix.remove(old);
                 self.free.push(slot);
             }
             if let Some(&(next, slot)) = self.done.get(DONE_PREFETCH) {
-                self.done_ix.prefetch(done_hash(next));
+                self.done_ix.prefetch(next);
                 engine::hint::prefetch(&self.slab[slot as usize]);
             }
         }
     }
 
     /// Moves live order `id` to the newest finished one; false if it is not live.
+    #[inline]
     fn push_done(&mut self, id: OrderId) -> bool {
-        let Some(slot) = self.live.remove(&id) else {
+        let Some(slot) = self.live.remove(id) else {
             return false;
         };
-        let pos = self.done_head + self.done.len() as u64;
         self.done.push_back((id, slot));
-        self.done_ix.insert(done_hash(id), pos);
+        self.done_ix.insert(id, slot);
         true
     }
 
@@ -1046,11 +1192,16 @@ impl Orders {
         let mut v: Vec<(OrderId, &OrderInfo)> = self
             .live
             .iter()
-            .chain(self.done.iter().map(|(id, s)| (id, s)))
-            .map(|(id, &s)| (*id, &self.slab[s as usize]))
+            .map(|(id, s)| (id, &self.slab[s as usize]))
             .collect();
-        // Stable sort: it merges the natural runs of the finished ring (retired in nearly
-        // increasing id order) instead of partitioning them.
+        v.sort_unstable_by_key(|(id, _)| *id);
+        // The finished ones (the most) come nearly sorted already: the stable sort merges
+        // their natural runs with the sorted live ones instead of partitioning them.
+        v.extend(
+            self.done
+                .iter()
+                .map(|&(id, s)| (id, &self.slab[s as usize])),
+        );
         v.sort_by_key(|(id, _)| *id);
         v
     }
@@ -1065,14 +1216,29 @@ pub struct Stats {
     pub busy_rejects: u64,
 }
 
+/// Collects the engine events that become FIX messages: all but `Level` (market data, which
+/// no order-entry message reports). The engine builds a level update only for a sink that
+/// keeps it, so skipping them here saves their work, not only their copy.
+struct OrderEvents<'a>(&'a mut Vec<Event>);
+
+impl EventSink for OrderEvents<'_> {
+    #[inline(always)]
+    fn on_event(&mut self, event: &Event) {
+        if !matches!(event, Event::Level { .. }) {
+            self.0.push(*event);
+        }
+    }
+}
+
 /// The request whose events are being turned into messages.
-struct Ctx {
+struct Ctx<'a> {
     session: u16,
     seq: u64,
     ts: u64,
     exec_n: u32,
-    cl_ord_id: ClOrdId,
-    orig_cl_ord_id: ClOrdId,
+    /// The request's ClOrdID and OrigClOrdID (borrowed from the input: not copied).
+    cl_ord_id: &'a ClOrdId,
+    orig_cl_ord_id: &'a ClOrdId,
     kind: CtxKind,
     mass_count: u64,
 }
@@ -1090,7 +1256,9 @@ pub struct Exchange {
     cfg: Arc<Config>,
     engine: Engine,
     sessions: Vec<Session>,
-    conns: HashMap<ConnId, u16, IdHash>,
+    /// Connection -> session index (a `SlotTable`: one multiply and a probe or two, where a
+    /// `HashMap` lookup cost ~25 instructions three times per replayed record).
+    conns: SlotTable,
     orders: Orders,
     /// Every remembered ClOrdID in the order it was first used, indexed by (session,
     /// ClOrdID); the snapshot stores the list (already in a deterministic order).
@@ -1123,11 +1291,12 @@ impl Exchange {
     pub fn new(cfg: Arc<Config>) -> Exchange {
         let engine = Engine::new(&cfg.engine_instruments(), engine_config(&cfg));
         let sessions = (0..cfg.sessions.len()).map(|_| Session::new()).collect();
+        let cfg_sessions = cfg.sessions.len();
         Exchange {
             cfg,
             engine,
             sessions,
-            conns: HashMap::default(),
+            conns: SlotTable::with_capacity(cfg_sessions),
             orders: Orders::new(),
             cl: ClIndex::new(),
             next_order_id: 1,
@@ -1163,9 +1332,10 @@ impl Exchange {
         let Input::Fix { conn, msg, .. } = input else {
             return;
         };
-        let Some(&ix) = self.conns.get(conn) else {
+        let Some(ix) = self.conns.get(*conn) else {
             return;
         };
+        let ix = ix as u16;
         match msg {
             FixMsg::New(n) => self.cl.prefetch(ix, n.cl_ord_id.as_bytes()),
             FixMsg::Cancel {
@@ -1194,9 +1364,10 @@ impl Exchange {
         let Input::Fix { conn, msg, .. } = input else {
             return;
         };
-        let Some(&ix) = self.conns.get(conn) else {
+        let Some(ix) = self.conns.get(*conn) else {
             return;
         };
+        let ix = ix as u16;
         if let FixMsg::Cancel { orig_cl_ord_id, .. } | FixMsg::Replace { orig_cl_ord_id, .. } = msg
         {
             self.cl.prefetch_entries(ix, orig_cl_ord_id.as_bytes());
@@ -1241,7 +1412,7 @@ impl Exchange {
     }
 
     fn unbind(&mut self, conn: ConnId) {
-        if let Some(ix) = self.conns.remove(&conn) {
+        if let Some(ix) = self.conns.remove(conn) {
             let s = &mut self.sessions[ix as usize];
             s.conn = None;
             s.logout_sent = false;
@@ -1286,7 +1457,7 @@ impl Exchange {
         msg: &FixMsg,
         out: &mut Outbox,
     ) {
-        let Some(&ix) = self.conns.get(&conn) else {
+        let Some(ix) = self.conns.get(conn).map(|ix| ix as u16) else {
             match msg {
                 FixMsg::Logon { .. } => self.on_logon(ts, conn, msg_seq, msg, out),
                 _ => out.close(conn),
@@ -1546,7 +1717,7 @@ impl Exchange {
         if !gap {
             s.in_seq += 1;
         }
-        self.conns.insert(conn, ix as u16);
+        self.conns.put(conn, ix as u32);
         let mut b = std::mem::take(&mut self.body);
         b.clear();
         b.extend_from_slice(b"98=0\x01108=");
@@ -1616,10 +1787,23 @@ impl Exchange {
     /// Writes session `ix`'s newest stored message (a recipe just stored with
     /// `Session::push_recipe`, number `seq`) to its live connection, formatted in the session's
     /// FIX dialect; nothing when it has none or in replay (recipes are formatted only when sent).
+    #[inline(always)]
     fn write_last_stored(&mut self, ix: u16, msg_type: u8, seq: u64, ts: u64, out: &mut Outbox) {
-        let Some(conn) = self.sessions[ix as usize].conn.filter(|_| !self.replaying) else {
-            return;
-        };
+        if let Some(conn) = self.sessions[ix as usize].conn.filter(|_| !self.replaying) {
+            self.write_stored(ix, conn, msg_type, seq, ts, out);
+        }
+    }
+
+    /// `write_last_stored` to connection `conn`.
+    fn write_stored(
+        &mut self,
+        ix: u16,
+        conn: ConnId,
+        msg_type: u8,
+        seq: u64,
+        ts: u64,
+        out: &mut Outbox,
+    ) {
         let mut b = std::mem::take(&mut self.body);
         b.clear();
         let fix42 = self.is_fix42(ix);
@@ -1823,17 +2007,13 @@ impl Exchange {
     ) {
         let mut b = std::mem::take(&mut self.body);
         b.clear();
-        b.extend_from_slice(b"37=NONE\x0111=");
-        b.extend_from_slice(cl_ord_id.as_bytes());
-        b.extend_from_slice(b"\x0117=");
-        push_u64(&mut b, seq);
-        b.extend_from_slice(if self.is_fix42(ix) {
+        let codes = if self.is_fix42(ix) {
             b".0\x0120=0\x01150=8\x0139=8\x01".as_slice()
         } else {
             b".0\x01150=8\x0139=8\x01"
-        });
-        b.extend_from_slice(echo);
-        b.extend_from_slice(b"151=0\x0114=0\x016=0\x01103=");
+        };
+        push_orderless_report(&mut b, cl_ord_id, seq, codes, echo);
+        b.extend_from_slice(b"103=");
         let code: &[u8] = if text.starts_with("unknown symbol") {
             b"1"
         } else if text.starts_with("duplicate") {
@@ -1867,20 +2047,19 @@ impl Exchange {
         text: &'static str,
         out: &mut Outbox,
     ) {
-        let recipe = CancelRejectRecipe {
-            order,
-            replace,
-            reason_code,
-            text,
-        };
-        let seq = self.sessions[ix as usize].push_recipe(
+        let (seq, m) = self.sessions[ix as usize].next_stored(
             b'9',
             ts,
-            Body::CancelReject(recipe),
             cl_ord_id.as_bytes(),
             Some(orig_cl_ord_id.as_bytes()),
             self.cfg.resend_store_max,
         );
+        m.body = Body::CancelReject(CancelRejectRecipe {
+            order,
+            replace,
+            reason_code,
+            text,
+        });
         self.write_last_stored(ix, b'9', seq, ts, out);
     }
 
@@ -1946,7 +2125,7 @@ impl Exchange {
         };
         let id = self.next_order_id;
         self.next_order_id += 1;
-        let cl = n.cl_ord_id;
+        let cl = &n.cl_ord_id;
         self.remember_cl_ord_id(cl_hash, ix, cl, id);
         let cmd = Command::New(NewOrder {
             id,
@@ -1979,7 +2158,7 @@ impl Exchange {
                 } else {
                     n.price
                 },
-                cl_ord_id: cl,
+                cl_ord_id: *cl,
                 order_qty: n.qty,
                 cum_qty: 0,
                 leaves_qty: n.qty,
@@ -1993,7 +2172,7 @@ impl Exchange {
             ts,
             exec_n: 0,
             cl_ord_id: cl,
-            orig_cl_ord_id: ClOrdId::EMPTY,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
             kind: CtxKind::New,
             mass_count: 0,
         };
@@ -2088,14 +2267,14 @@ impl Exchange {
                 }
             }
         };
-        self.remember_cl_ord_id(cl_hash, ix, *cl_ord_id, id);
+        self.remember_cl_ord_id(cl_hash, ix, cl_ord_id, id);
         let mut ctx = Ctx {
             session: ix,
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: *cl_ord_id,
-            orig_cl_ord_id: *orig_cl_ord_id,
+            cl_ord_id,
+            orig_cl_ord_id,
             kind: if is_replace {
                 CtxKind::Replace
             } else {
@@ -2123,8 +2302,8 @@ impl Exchange {
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: *cl_ord_id,
-            orig_cl_ord_id: ClOrdId::EMPTY,
+            cl_ord_id,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
             kind: CtxKind::Mass,
             mass_count: 0,
         };
@@ -2219,18 +2398,14 @@ impl Exchange {
         let Some(id) = id.filter(|id| self.orders.get(id).is_some()) else {
             let mut b = std::mem::take(&mut self.body);
             b.clear();
-            b.extend_from_slice(b"37=NONE\x0111=");
-            b.extend_from_slice(cl_ord_id.as_bytes());
-            b.extend_from_slice(b"\x0117=");
-            push_u64(&mut b, seq);
             // FIX 4.2: a status answer is ExecTransType 3 with the OrdStatus as ExecType.
-            b.extend_from_slice(if self.is_fix42(ix) {
+            let codes = if self.is_fix42(ix) {
                 b".0\x0120=3\x01150=8\x0139=8\x01".as_slice()
             } else {
                 b".0\x01150=I\x0139=8\x01"
-            });
-            b.extend_from_slice(echo);
-            b.extend_from_slice(b"151=0\x0114=0\x016=0\x0158=unknown order\x01");
+            };
+            push_orderless_report(&mut b, cl_ord_id, seq, codes, echo);
+            b.extend_from_slice(b"58=unknown order\x01");
             self.stats.execution_reports += 1;
             self.send(ix, b'8', ts, &b, out);
             self.body = b;
@@ -2241,8 +2416,8 @@ impl Exchange {
             seq,
             ts,
             exec_n: 0,
-            cl_ord_id: *cl_ord_id,
-            orig_cl_ord_id: ClOrdId::EMPTY,
+            cl_ord_id,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
             kind: CtxKind::Other,
             mass_count: 0,
         };
@@ -2258,12 +2433,14 @@ impl Exchange {
     }
 
     /// Applies one engine command and turns its events into messages.
-    fn run(&mut self, cmd: &Command, ctx: &mut Ctx, out: &mut Outbox) {
+    fn run(&mut self, cmd: &Command, ctx: &mut Ctx<'_>, out: &mut Outbox) {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        self.engine.apply(cmd, &mut events);
         if let Some(log) = &mut self.event_log {
+            self.engine.apply(cmd, &mut events);
             log.extend_from_slice(&events);
+        } else {
+            self.engine.apply(cmd, &mut OrderEvents(&mut events));
         }
         for ev in &events {
             self.on_event(ev, ctx, out);
@@ -2271,14 +2448,14 @@ impl Exchange {
         self.events = events;
     }
 
-    fn on_event(&mut self, ev: &Event, ctx: &mut Ctx, out: &mut Outbox) {
+    fn on_event(&mut self, ev: &Event, ctx: &mut Ctx<'_>, out: &mut Outbox) {
         match *ev {
             Event::Accepted { id, .. } => self.exec_report(ctx, id, b'0', None, None, out),
             Event::Rejected { id, reason } => {
                 let text = reject_text(reason);
                 match ctx.kind {
                     CtxKind::New => {
-                        let cl = ctx.cl_ord_id;
+                        let cl = *ctx.cl_ord_id;
                         let echo = match self.orders.remove_live(&id) {
                             Some(o) => self.echo_new(&NewOrderMsg {
                                 cl_ord_id: ClOrdId::EMPTY,
@@ -2296,7 +2473,7 @@ impl Exchange {
                         self.order_reject(ctx.session, ctx.seq, ctx.ts, &cl, text, &echo, out);
                     }
                     CtxKind::Cancel | CtxKind::Replace => {
-                        let (cl, orig) = (ctx.cl_ord_id, ctx.orig_cl_ord_id);
+                        let (cl, orig) = (*ctx.cl_ord_id, *ctx.orig_cl_ord_id);
                         let status = self.orders.get(&id).map(|o| (id, ord_status(o)));
                         let code = if reason == RejectReason::UnknownOrder {
                             1
@@ -2329,47 +2506,55 @@ impl Exchange {
             } => {
                 self.stats.trades += 1;
                 for (id, leaves) in [(maker_id, maker_leaves), (taker_id, taker_leaves)] {
+                    // Both sides are live orders: one lookup serves the update, the report
+                    // and the retirement.
+                    let Some(slot) = self.orders.slot(id) else {
+                        continue;
+                    };
                     if leaves == 0 {
                         self.orders.prefetch_retire(id);
                     }
-                    if let Some(o) = self.orders.get_mut(&id) {
-                        o.cum_qty += qty;
-                        o.leaves_qty = leaves;
-                        o.notional += price as i128 * qty as i128;
-                        if leaves == 0 {
-                            o.done_status = b'2';
-                        }
-                    }
-                    self.exec_report(ctx, id, b'F', Some((price, qty)), None, out);
+                    let o = &mut self.orders.slab[slot as usize];
+                    o.cum_qty += qty;
+                    o.leaves_qty = leaves;
+                    o.notional += price as i128 * qty as i128;
                     if leaves == 0 {
-                        self.retire(id);
+                        o.done_status = b'2';
+                    }
+                    self.exec_report_at(ctx, id, slot, b'F', Some((price, qty)), None, out);
+                    if leaves == 0 {
+                        self.orders.retire(id);
                     }
                 }
             }
             Event::Canceled { id, reason, .. } => {
-                self.orders.prefetch_retire(id);
-                if let Some(o) = self.orders.get_mut(&id) {
-                    o.leaves_qty = 0;
-                    o.done_status = b'4';
-                }
                 if ctx.kind == CtxKind::Mass {
                     ctx.mass_count += 1;
                 }
+                let Some(slot) = self.orders.slot(id) else {
+                    return;
+                };
+                self.orders.prefetch_retire(id);
+                let o = &mut self.orders.slab[slot as usize];
+                o.leaves_qty = 0;
+                o.done_status = b'4';
                 let text = match reason {
                     CancelReason::User => None,
                     r => Some(r),
                 };
-                self.exec_report(ctx, id, b'4', None, text, out);
-                self.retire(id);
+                self.exec_report_at(ctx, id, slot, b'4', None, text, out);
+                self.orders.retire(id);
             }
             Event::Replaced { id, price, qty, .. } => {
-                if let Some(o) = self.orders.get_mut(&id) {
-                    o.price = price;
-                    o.leaves_qty = qty;
-                    o.order_qty = o.cum_qty + qty;
-                    o.cl_ord_id = ctx.cl_ord_id;
-                }
-                self.exec_report(ctx, id, b'5', None, None, out);
+                let Some(slot) = self.orders.slot(id) else {
+                    return;
+                };
+                let o = &mut self.orders.slab[slot as usize];
+                o.price = price;
+                o.leaves_qty = qty;
+                o.order_qty = o.cum_qty + qty;
+                o.cl_ord_id = *ctx.cl_ord_id;
+                self.exec_report_at(ctx, id, slot, b'5', None, None, out);
             }
             Event::MassCanceled { .. } | Event::Level { .. } => {}
         }
@@ -2377,7 +2562,7 @@ impl Exchange {
 
     /// Remembers that session `ix` used `cl_ord_id` (whose `ClIndex::hash` is `hash`) for
     /// order `id`, forgetting finished orders' ClOrdIDs beyond `CL_ORD_IDS_MAX`.
-    fn remember_cl_ord_id(&mut self, hash: u64, ix: u16, cl_ord_id: ClOrdId, id: OrderId) {
+    fn remember_cl_ord_id(&mut self, hash: u64, ix: u16, cl_ord_id: &ClOrdId, id: OrderId) {
         self.cl.push_hashed(hash, ix, cl_ord_id.as_bytes(), id);
         if self.cl.len() > CL_ORD_IDS_MAX {
             self.cl.prefetch_rotation();
@@ -2392,23 +2577,36 @@ impl Exchange {
         }
     }
 
-    fn retire(&mut self, id: OrderId) {
-        self.orders.retire(id);
-    }
-
-    /// ExecutionReport for order `id` to its owning session.
+    /// ExecutionReport for order `id` to its owning session (nothing if it is not remembered).
+    #[inline]
     fn exec_report(
         &mut self,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
         id: OrderId,
         exec_type: u8,
         last: Option<(i64, u64)>,
         text: Option<CancelReason>,
         out: &mut Outbox,
     ) {
-        let Some(o) = self.orders.get(&id) else {
-            return;
-        };
+        if let Some(slot) = self.orders.slot(id) {
+            self.exec_report_at(ctx, id, slot, exec_type, last, text, out);
+        }
+    }
+
+    /// `exec_report` for order `id`, whose record is at `slot`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn exec_report_at(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        id: OrderId,
+        slot: u32,
+        exec_type: u8,
+        last: Option<(i64, u64)>,
+        text: Option<CancelReason>,
+        out: &mut Outbox,
+    ) {
+        let o = &self.orders.slab[slot as usize];
         // The requester's ClOrdID on its own cancel/replace; the order's own otherwise.
         let own_request = o.session == ctx.session
             && matches!(
@@ -2423,7 +2621,19 @@ impl Exchange {
         } else {
             (o.cl_ord_id.as_bytes(), None)
         };
-        let recipe = ExecRecipe {
+        let ts = ctx.ts;
+        // `send` of an ExecutionReport, with the borrows split by field (`cl` may borrow
+        // the order record): the recipe is written into its store slot, then the message if
+        // the session is connected.
+        let session = o.session;
+        let (seq, m) = self.sessions[session as usize].next_stored(
+            b'8',
+            ts,
+            cl,
+            orig,
+            self.cfg.resend_store_max,
+        );
+        m.body = Body::Exec(ExecRecipe {
             order_id: id,
             exec_seq: ctx.seq,
             exec_n: ctx.exec_n,
@@ -2441,19 +2651,7 @@ impl Exchange {
             cum_qty: o.cum_qty,
             notional: o.notional,
             text,
-        };
-        let ts = ctx.ts;
-        // `send` of an ExecutionReport, with the borrows split by field (`cl` may borrow
-        // the order record): the recipe is stored, then written if the session is connected.
-        let session = o.session;
-        let seq = self.sessions[session as usize].push_recipe(
-            b'8',
-            ts,
-            Body::Exec(recipe),
-            cl,
-            orig,
-            self.cfg.resend_store_max,
-        );
+        });
         ctx.exec_n += 1;
         self.stats.execution_reports += 1;
         self.write_last_stored(session, b'8', seq, ts, out);
@@ -2499,7 +2697,7 @@ impl Exchange {
             .iter()
             .map(|s| s.store.live_len(self.cfg.resend_store_max))
             .sum();
-        let orders = self.orders.live.len() + self.orders.done.len();
+        let orders = self.orders.live.len + self.orders.done.len();
         out.reserve(64 + self.cl.len() * 24 + orders * 64 + stored * 96);
         let mut scratch = Vec::with_capacity(256);
         let mut e = SnapWriter(out);
@@ -2692,7 +2890,7 @@ impl Exchange {
         }
         for (ix, s) in x.sessions.iter().enumerate() {
             if let Some(c) = s.conn {
-                x.conns.insert(c, ix as u16);
+                x.conns.put(c, ix as u32);
             }
         }
         for _ in 0..r.count()? {
@@ -2789,28 +2987,6 @@ impl Exchange {
 
 const SNAP_MAGIC: &[u8; 8] = b"RIALTOG3";
 
-/// Hasher for keys the exchange itself assigns (order ids, connection ids): one multiply
-/// (Fibonacci hashing) instead of SipHash. Clients cannot choose these keys, so there is no
-/// collision attack to defend against; ClOrdID maps (client-chosen strings) keep SipHash.
-#[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type IdHash = std::hash::BuildHasherDefault<IdHasher>;
-
 struct SnapWriter<'a>(&'a mut Vec<u8>);
 impl SnapWriter<'_> {
     /// LEB128: 7 bits per byte, low first; most values in the snapshot are small, so this
@@ -2890,6 +3066,19 @@ fn hash_bytes(b: &[u8]) -> u64 {
     tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
     h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
     h ^ (h >> 32)
+}
+
+/// The start of an ExecutionReport about no order (a refused NewOrderSingle, a status request
+/// for an unknown order): OrderID NONE, ClOrdID `cl`, ExecID `seq`.0 then `codes` (the rest of
+/// the ExecID, ExecTransType, ExecType, OrdStatus), the request's `echo`, zero quantities.
+fn push_orderless_report(b: &mut Vec<u8>, cl: &ClOrdId, seq: u64, codes: &[u8], echo: &[u8]) {
+    b.extend_from_slice(b"37=NONE\x0111=");
+    b.extend_from_slice(cl.as_bytes());
+    b.extend_from_slice(b"\x0117=");
+    push_u64(b, seq);
+    b.extend_from_slice(codes);
+    b.extend_from_slice(echo);
+    b.extend_from_slice(b"151=0\x0114=0\x016=0\x01");
 }
 
 /// The body (fields after the standard header) of the OrderCancelReject `r`.
@@ -3508,7 +3697,8 @@ mod tests {
             ),
         ];
         // Application messages per connection, whole (header included).
-        let mut per_conn: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
+        let mut per_conn: std::collections::HashMap<u64, Vec<Vec<u8>>> =
+            std::collections::HashMap::new();
         for (i, input) in inputs.iter().enumerate() {
             let mut out = Outbox::default();
             x.apply(i as u64 + 1, ts + i as u64, input, &mut out);
@@ -3578,9 +3768,9 @@ mod tests {
     }
 
     /// The resend store keeps exactly the newest `max` messages with their bytes through
-    /// many compactions of its byte buffer, for a `max` that changes (as after a restore).
+    /// many turns of its circular byte buffer, for a `max` that changes (as after a restore).
     #[test]
-    fn resend_store_keeps_the_newest_bodies_through_compaction() {
+    fn resend_store_keeps_the_newest_bodies_through_wraparound() {
         let mut st = Store::default();
         let body = |i: u64| format!("58=message {i} {}\x01", "x".repeat((i % 50) as usize));
         for i in 0..20_000u64 {
@@ -3595,10 +3785,10 @@ mod tests {
                 .collect();
             assert_eq!(live, want, "after push {i}");
             assert_eq!(st.live_len(max), want.len());
-            assert!(
-                st.bytes.len() <= 2 * Store::COMPACT_MIN,
-                "bytes {}",
-                st.bytes.len()
+            assert_eq!(
+                st.bytes.cap,
+                ClBytes::INITIAL,
+                "the live bytes fit the first buffer"
             );
         }
     }
@@ -3612,6 +3802,53 @@ mod tests {
             },
             price_decimals: dec,
         }
+    }
+
+    /// The order index (`SlotTable`) against a `HashMap`, through growth, removals that shift
+    /// probe runs back (dense sequential ids and ids that share home buckets), `put` over an
+    /// existing id and `clear`.
+    #[test]
+    fn slot_table_matches_a_map() {
+        let mut t = SlotTable::with_capacity(4);
+        let mut m = std::collections::HashMap::new();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for step in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly a window of sequential ids (as orders are numbered), some far ones.
+            let id = if x.is_multiple_of(8) {
+                x >> 20
+            } else {
+                step.saturating_sub(x % 64)
+            };
+            match x % 5 {
+                0 | 1 => {
+                    if let std::collections::hash_map::Entry::Vacant(v) = m.entry(id) {
+                        v.insert(step as u32);
+                        t.insert(id, step as u32);
+                    }
+                }
+                2 => {
+                    m.insert(id, step as u32);
+                    t.put(id, step as u32);
+                }
+                _ => assert_eq!(t.remove(id), m.remove(&id), "remove {id}"),
+            }
+            assert_eq!(t.get(id), m.get(&id).copied());
+            assert_eq!(t.len, m.len());
+        }
+        let mut all: Vec<(u64, u32)> = t.iter().collect();
+        all.sort_unstable();
+        let mut want: Vec<(u64, u32)> = m.iter().map(|(&k, &v)| (k, v)).collect();
+        want.sort_unstable();
+        assert_eq!(all, want);
+        for &(id, slot) in &want {
+            assert_eq!(t.get(id), Some(slot));
+        }
+        t.clear();
+        assert_eq!(t.len, 0);
+        assert!(want.iter().all(|&(id, _)| t.get(id).is_none()));
     }
 
     /// The position index with few distinct hashes (long probe runs that wrap around the end,
