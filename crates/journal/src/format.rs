@@ -164,7 +164,7 @@ pub fn seal_record(buf: &mut [u8], seq: u64, timestamp_ns: u64, kind: u16) {
 /// and reserved field are legal and its CRC matches. `Err(Truncated)` means `buf` is too short
 /// for the header or for the payload it announces; the caller decides whether more bytes exist.
 /// The sequence number is NOT checked here (continuity is the reader's job).
-#[inline]
+#[inline(always)]
 pub fn decode_record(buf: &[u8]) -> Result<RecordHeader, RecordFault> {
     if buf.len() < RECORD_HEADER_LEN {
         return Err(RecordFault::Truncated);
