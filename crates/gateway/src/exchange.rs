@@ -140,7 +140,10 @@ enum Body {
     CancelReject(CancelRejectRecipe),
 }
 
+/// One stored message. `repr(C)`: the header (`seq` to `msg_type`) comes first, in the entry's
+/// first cache line or the line of the start of `body`, which `Store::push_slot` prefetches.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct StoredMeta {
     seq: u64,
     sending_ts: u64,
@@ -221,17 +224,19 @@ impl Store {
             let i = self.head;
             self.head = if i + 1 == max { 0 } else { i + 1 };
             let a = i + Self::PREFETCH_AHEAD;
-            let ahead = &self.ring[if a < max { a } else { a % max }];
-            engine::hint::prefetch(ahead);
-            engine::hint::prefetch(&ahead.body);
-            // The replaced entry's bytes are freed: the oldest left is the next one (loaded
-            // by the previous push's prefetch), or none.
-            let next = if max == 1 {
+            engine::hint::prefetch_all(&self.ring[if a < max { a } else { a % max }]);
+            // The replaced entry's bytes are freed. Its own header says where they end (the
+            // entry was prefetched `PREFETCH_AHEAD` pushes ago; reading the next entry's
+            // `start` instead stalled on a line prefetched one push ago, or never): the
+            // oldest entry left starts there or, after a wrap of the buffer, later, so the
+            // bytes from there on stay live (at most one wrap gap more than needed).
+            let old = &self.ring[i];
+            let freed_to = if max == 1 {
                 self.bytes.tail
             } else {
-                self.ring[self.head].start
+                old.start.wrapping_add(old.len)
             };
-            self.bytes.set_head(next);
+            self.bytes.set_head(freed_to);
             i
         } else {
             self.push_resize(max)
@@ -380,8 +385,8 @@ const _: () = assert!(std::mem::size_of::<ClEntry>() == 24);
 /// allocates nor clears memory.
 ///
 /// Invariant: `cap` is a power of two at most `buf.len()`; the live bytes are the absolute
-/// range `head..tail` (wrapping), at most `cap` long; `head` is the oldest entry's `start`
-/// (`tail` when there is none).
+/// range `head..tail` (wrapping), at most `cap` long; `head` is at most the oldest entry's
+/// `start` and past every forgotten entry's bytes (`tail` when there is none).
 #[derive(Clone)]
 struct ClBytes {
     buf: Vec<u8>,
@@ -489,7 +494,8 @@ impl ClBytes {
         run(h.wrapping_add(first as u32), live - first, &mut self.buf);
     }
 
-    /// Forgets every byte before absolute position `head` (the oldest entry's `start`).
+    /// Forgets every byte before absolute position `head` (the oldest entry's `start`, or a
+    /// position before it after which no byte is used by an entry that was forgotten).
     #[inline]
     fn set_head(&mut self, head: u32) {
         self.head = head;
@@ -906,8 +912,14 @@ struct OrderInfo {
 /// cost does not grow with the number of orders remembered. Both indexes are `SlotTable`s
 /// (one multiply and a probe or two per lookup).
 ///
+/// `done_ix` lags `DONE_INDEX_LAG` retirements behind `done`: retiring an order prefetches
+/// its bucket and indexes the order retired that many retirements before (whose bucket is
+/// loaded by then; indexing at once stalled on the bucket on nearly every retirement), and a
+/// lookup that misses the index scans those newest few.
+///
 /// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly the ids
-/// of `done`; a slot is in `free` or referred to by exactly one of `live` and `done`.
+/// of `done` but its newest `DONE_INDEX_LAG`; a slot is in `free` or referred to by exactly
+/// one of `live` and `done`.
 #[derive(Clone)]
 struct Orders {
     slab: Vec<OrderInfo>,
@@ -916,6 +928,9 @@ struct Orders {
     done: VecDeque<(OrderId, u32)>,
     done_ix: SlotTable,
 }
+
+/// How many retirements `Orders::done_ix` lags behind `Orders::done` (see there).
+const DONE_INDEX_LAG: usize = 16;
 
 /// How many finished orders ahead of the oldest `retire` prefetches what forgetting it
 /// touches (its index bucket and its record's slot, reused by the next new order).
@@ -1099,7 +1114,14 @@ impl Orders {
     /// The slot of finished order `id` (rare: out of line, so `slot` stays small).
     #[inline(never)]
     fn done_slot(&self, id: OrderId) -> Option<u32> {
-        self.done_ix.get(id)
+        self.done_ix.get(id).or_else(|| {
+            self.done
+                .iter()
+                .rev()
+                .take(DONE_INDEX_LAG)
+                .find(|&&(d, _)| d == id)
+                .map(|&(_, s)| s)
+        })
     }
 
     #[inline]
@@ -1151,12 +1173,6 @@ impl Orders {
         Some(self.slab[slot as usize].clone())
     }
 
-    /// Starts loading the index bucket `retire(id)` will fill (its report is built first).
-    #[inline]
-    fn prefetch_retire(&self, id: OrderId) {
-        self.done_ix.prefetch(id);
-    }
-
     /// Moves live order `id` to the finished ones, forgetting the oldest finished order
     /// beyond `DONE_ORDERS_MAX`.
     #[inline]
@@ -1176,14 +1192,21 @@ impl Orders {
         }
     }
 
-    /// Moves live order `id` to the newest finished one; false if it is not live.
+    /// Moves live order `id` to the newest finished one; false if it is not live. Indexes
+    /// the finished order `DONE_INDEX_LAG` retirements older (see `Orders`).
     #[inline]
     fn push_done(&mut self, id: OrderId) -> bool {
         let Some(slot) = self.live.remove(id) else {
             return false;
         };
+        self.done_ix.prefetch(id);
         self.done.push_back((id, slot));
-        self.done_ix.insert(id, slot);
+        if let Some(&(lagging, s)) = self
+            .done
+            .get(self.done.len().wrapping_sub(DONE_INDEX_LAG + 1))
+        {
+            self.done_ix.insert(lagging, s);
+        }
         true
     }
 
@@ -1218,14 +1241,26 @@ pub struct Stats {
 
 /// Collects the engine events that become FIX messages: all but `Level` (market data, which
 /// no order-entry message reports). The engine builds a level update only for a sink that
-/// keeps it, so skipping them here saves their work, not only their copy.
-struct OrderEvents<'a>(&'a mut Vec<Event>);
+/// keeps it, so skipping them here saves their work, not only their copy. A trade also starts
+/// loading its maker's order record while the engine goes on matching (a resting order's
+/// record is usually cold by the time it fills; its report stalled on it).
+struct OrderEvents<'a> {
+    events: &'a mut Vec<Event>,
+    orders: &'a Orders,
+}
 
 impl EventSink for OrderEvents<'_> {
     #[inline(always)]
     fn on_event(&mut self, event: &Event) {
-        if !matches!(event, Event::Level { .. }) {
-            self.0.push(*event);
+        match event {
+            Event::Level { .. } => {}
+            Event::Trade { maker_id, .. } => {
+                if let Some(s) = self.orders.live.get(*maker_id) {
+                    engine::hint::prefetch_all(&self.orders.slab[s as usize]);
+                }
+                self.events.push(*event);
+            }
+            _ => self.events.push(*event),
         }
     }
 }
@@ -2440,7 +2475,11 @@ impl Exchange {
             self.engine.apply(cmd, &mut events);
             log.extend_from_slice(&events);
         } else {
-            self.engine.apply(cmd, &mut OrderEvents(&mut events));
+            let mut sink = OrderEvents {
+                events: &mut events,
+                orders: &self.orders,
+            };
+            self.engine.apply(cmd, &mut sink);
         }
         for ev in &events {
             self.on_event(ev, ctx, out);
@@ -2511,9 +2550,6 @@ impl Exchange {
                     let Some(slot) = self.orders.slot(id) else {
                         continue;
                     };
-                    if leaves == 0 {
-                        self.orders.prefetch_retire(id);
-                    }
                     let o = &mut self.orders.slab[slot as usize];
                     o.cum_qty += qty;
                     o.leaves_qty = leaves;
@@ -2534,7 +2570,6 @@ impl Exchange {
                 let Some(slot) = self.orders.slot(id) else {
                     return;
                 };
-                self.orders.prefetch_retire(id);
                 let o = &mut self.orders.slab[slot as usize];
                 o.leaves_qty = 0;
                 o.done_status = b'4';
