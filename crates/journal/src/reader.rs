@@ -197,6 +197,10 @@ pub struct JournalReader {
     summaries: Vec<SegmentSummary>,
     torn_tail: Option<TornTail>,
     done: bool,
+    /// Drop verified zero runs from the page cache (`nonzero_end`): only for the journal
+    /// writer's open scan, which holds the journal lock, so no writer can be filling those
+    /// pages meanwhile.
+    pub(crate) drop_zero_tail: bool,
 }
 
 impl JournalReader {
@@ -234,6 +238,7 @@ impl JournalReader {
             summaries: Vec::new(),
             torn_tail: None,
             done: false,
+            drop_zero_tail: false,
         })
     }
 
@@ -534,11 +539,14 @@ impl JournalReader {
     /// extents read as zeros and are skipped where the file system says where they are
     /// (`SEEK_DATA`/`SEEK_HOLE`; elsewhere everything is read).
     ///
-    /// A long run of zeros that had to be read (cached pages of a preallocated extent count
-    /// as data for `SEEK_DATA`) is then dropped from the page cache: it is verified zero and
-    /// nobody needs those pages, and uncached they are skipped again at the next start
-    /// instead of read and checked once more (the unused rest of the last segment, tens of
-    /// MB). Only a cache hint: a page the writer has written since is dirty and stays.
+    /// For the journal writer's open scan (`drop_zero_tail`: it holds the journal lock, no
+    /// writer is appending), a long run of zeros that had to be read (cached pages of a
+    /// preallocated extent count as data for `SEEK_DATA`) is then dropped from the page
+    /// cache: it is verified zero and nobody needs those pages, and uncached they are skipped
+    /// again at the next start instead of read and checked once more (the unused rest of the
+    /// last segment, tens of MB). Only a cache hint. Readers next to a live writer (verify,
+    /// dump, the snapshot replica) leave the cache alone: a page the writer has just written
+    /// and synced would otherwise have to be read back from disk for its next append.
     fn nonzero_end(&mut self, offset: u64) -> Result<Option<u64>, JournalError> {
         self.pos = 0;
         self.end = 0;
@@ -579,7 +587,7 @@ impl JournalReader {
         // The whole pages after the last non-zero byte, if zeros were read there.
         let zero_from = last.unwrap_or(offset).next_multiple_of(4096);
         let zero_len = self.file_len.saturating_sub(zero_from);
-        if read_end > zero_from && zero_len >= DROP_ZEROS_MIN {
+        if self.drop_zero_tail && read_end > zero_from && zero_len >= DROP_ZEROS_MIN {
             // Best effort: a failure only leaves the pages cached.
             let _ = rustix::fs::fadvise(
                 file,

@@ -309,6 +309,8 @@ impl JournalWriter {
         let mut report = RecoveryReport::default();
         let (_, temps) = list_segments(data_dir)?;
         let mut reader = JournalReader::open(data_dir, 0)?;
+        // The lock is held: no writer fills the zero rest of a segment while it is checked.
+        reader.drop_zero_tail = true;
         while let Some(rec) = reader.next_record()? {
             if report.first_seq.is_none() {
                 report.first_seq = Some(rec.seq);
