@@ -993,10 +993,13 @@ impl SlotTable {
         self.find(id).map(|b| self.buckets[b].1)
     }
 
-    /// Starts loading the home bucket of `id` (a hint only).
+    /// Starts loading the home bucket of `id` and the next line (a probe or a removal's
+    /// backward shift may go on into it; a hint only).
     #[inline(always)]
     fn prefetch(&self, id: OrderId) {
-        engine::hint::prefetch(&self.buckets[self.home(id)]);
+        let b = self.home(id);
+        engine::hint::prefetch(&self.buckets[b]);
+        engine::hint::prefetch(&self.buckets[(b + 4) & self.mask()]);
     }
 
     /// Maps `id` (not in the table) to `slot`.
@@ -1187,7 +1190,7 @@ impl Orders {
             }
             if let Some(&(next, slot)) = self.done.get(DONE_PREFETCH) {
                 self.done_ix.prefetch(next);
-                engine::hint::prefetch(&self.slab[slot as usize]);
+                engine::hint::prefetch_all(&self.slab[slot as usize]);
             }
         }
     }
