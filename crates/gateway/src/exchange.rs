@@ -1188,6 +1188,11 @@ impl Orders {
                 self.done_ix.remove(old);
                 self.free.push(slot);
             }
+            // The oldest entries were written `DONE_ORDERS_MAX` retirements ago and are cold
+            // too (reading the id below stalled): load them further ahead still.
+            if let Some(e) = self.done.get(DONE_PREFETCH * 4) {
+                engine::hint::prefetch(e);
+            }
             if let Some(&(next, slot)) = self.done.get(DONE_PREFETCH) {
                 self.done_ix.prefetch(next);
                 engine::hint::prefetch_all(&self.slab[slot as usize]);
