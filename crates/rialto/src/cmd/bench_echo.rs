@@ -43,7 +43,7 @@ pub struct Args {
     spin_us: u64,
     /// The share of timer wake-ups the generator arms early enough for, 0.5-0.999 (see
     /// `rialto bench fix --help`).
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = 0.95)]
     wake_quantile: f64,
     /// Start `rialto serve` for the run (fresh temporary data dir, free port).
     #[arg(long)]

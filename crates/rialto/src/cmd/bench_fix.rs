@@ -93,7 +93,7 @@ pub struct BotArgs {
     /// With --spin-us 0: the share of timer wake-ups the generator arms its timer early enough
     /// for (0.5-0.999). Higher spins longer before each tick (at most half a tick and 200
     /// µs) and sends late less often.
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = 0.95)]
     pub wake_quantile: f64,
     /// Start this command for each run instead (e.g. "java -Xms1g -Xmx1g -XX:+AlwaysPreTouch
     /// -jar java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
