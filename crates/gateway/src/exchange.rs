@@ -410,7 +410,6 @@ impl ClBytes {
 
     fn new(reserve: usize) -> ClBytes {
         let buf = vec![0; reserve.max(Self::INITIAL)];
-        engine::hint::huge_pages(&buf);
         ClBytes {
             buf,
             cap: Self::INITIAL,
@@ -551,7 +550,6 @@ impl ClIndex {
     /// the index on the way up, and the steady state allocates nothing.
     fn new() -> ClIndex {
         let ring = Vec::with_capacity(CL_ORD_IDS_MAX + 1);
-        engine::hint::huge_pages(&ring);
         ClIndex {
             ring: VecDeque::from(ring),
             head: 0,
@@ -720,7 +718,6 @@ impl PosTable {
     fn with_capacity(n: usize) -> PosTable {
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         let slots = vec![0; cap];
-        engine::hint::huge_pages(&slots);
         PosTable {
             slots,
             mask: cap - 1,
@@ -954,7 +951,6 @@ impl SlotTable {
     fn with_capacity(n: usize) -> SlotTable {
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         let buckets = vec![(0, Self::EMPTY); cap];
-        engine::hint::huge_pages(&buckets);
         SlotTable {
             buckets,
             shift: 64 - cap.trailing_zeros(),
@@ -1095,7 +1091,6 @@ impl Orders {
     /// copies the ring or the slab on the way up.
     fn new() -> Orders {
         let slab = Vec::with_capacity(DONE_ORDERS_MAX + 1024);
-        engine::hint::huge_pages(&slab);
         Orders {
             slab,
             free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
