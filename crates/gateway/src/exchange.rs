@@ -699,6 +699,18 @@ impl ClIndex {
     }
 }
 
+/// Backward-shift deletion in a linear-probing table: with bucket `i` emptied, the entry at
+/// `j` (further along its probe run) stays where it is iff its home bucket `k` lies
+/// cyclically in `(i, j]`; otherwise it moves back into `i`.
+#[inline(always)]
+fn home_in(i: usize, k: usize, j: usize) -> bool {
+    if i <= j {
+        i < k && k <= j
+    } else {
+        i < k || k <= j
+    }
+}
+
 /// An open-addressing hash index (linear probing, at most 5/8 full) from a 64-bit hash to
 /// ring positions. Each slot is one `u64`: 31 bits of the hash (which also give the home
 /// slot), a used bit and the low 32 bits of the position; 0 is an empty slot. Probing stays
@@ -803,14 +815,7 @@ impl PosTable {
             if s == 0 {
                 break;
             }
-            let k = self.home(s >> 33);
-            // `s` stays if its home lies cyclically in (i, j].
-            let stays = if i <= j {
-                i < k && k <= j
-            } else {
-                i < k || k <= j
-            };
-            if !stays {
+            if !home_in(i, self.home(s >> 33), j) {
                 self.slots[i] = s;
                 i = j;
             }
@@ -1041,14 +1046,7 @@ impl SlotTable {
             if e.1 == Self::EMPTY {
                 break;
             }
-            let k = self.home(e.0);
-            // `e` stays if its home lies cyclically in (i, j].
-            let stays = if i <= j {
-                i < k && k <= j
-            } else {
-                i < k || k <= j
-            };
-            if !stays {
+            if !home_in(i, self.home(e.0), j) {
                 self.buckets[i] = e;
                 i = j;
             }
