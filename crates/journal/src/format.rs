@@ -36,6 +36,11 @@ pub const PAYLOAD_LEN_MAX: u32 = 1 << 20;
 pub const SEGMENT_SUFFIX: &str = ".seg";
 /// Suffix of a segment being created (removed by recovery if a crash left one behind).
 pub const TEMP_SUFFIX: &str = ".tmp";
+/// Name of the spare segment the writer's background thread prepares (created, preallocated,
+/// fsynced, no header) for the next roll, which writes its header and renames it to its
+/// segment name. Like every `*.seg.tmp` file it is never read as a segment: recovery removes
+/// it.
+pub const SPARE_FILE_NAME: &str = "spare.seg.tmp";
 /// Sub-directory of the data directory that holds the segments.
 pub const JOURNAL_SUBDIR: &str = "journal";
 /// Lock file inside [`JOURNAL_SUBDIR`] held (flock) by the one writer.

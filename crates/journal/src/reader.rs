@@ -9,6 +9,22 @@
 //! number is wrong. It allocates only when it opens a segment or examines an invalid tail,
 //! never per record.
 //!
+//! # Segment files
+//! Segments are the files named `<first seq, 20 digits>.seg`, read in name order; each must
+//! start where the previous one ended, and its header must name the same first sequence number
+//! as its file name. Files ending in `.seg.tmp` are never read: an interrupted inline segment
+//! creation (`<name>.seg.tmp`) or the writer's prepared spare (`spare.seg.tmp`, see
+//! [`crate::writer`]); neither ever holds a record, and recovery removes them.
+//!
+//! One exception to "the header must be valid": the LAST segment may have an all-zero header.
+//! The writer renames a prepared spare to its segment name right after writing its header into
+//! the page cache, without waiting for the disk; a power loss in that window can keep the
+//! rename but not the header. Nothing in such a segment was ever synced (every fdatasync of the
+//! segment carries its header), so its first sequence number is taken from the file name (it
+//! must still continue the previous segment), its records are read and verified as usual, and
+//! recovery writes the header again. A zero header in any other segment, or a header that is
+//! neither valid nor all zero, is corruption.
+//!
 //! # The end rule (torn tail vs corruption)
 //! The reader decodes records back to back until the bytes at offset `P` are not a valid record
 //! with the next sequence number. Then:
@@ -18,7 +34,9 @@
 //! 2. If every byte from `P` to the end of the file is zero, the segment ends cleanly at `P`.
 //!    For a sealed segment the next segment must start at the next sequence number.
 //! 3. Otherwise, in a sealed (not last) segment it is corruption: the writer fdatasyncs a
-//!    segment before it creates the next, so a sealed segment is never torn.
+//!    segment before it writes any record to the next, so a sealed segment is never torn.
+//!    (An empty segment after the last record, created or renamed into place just before a
+//!    crash, is simply the last segment and ends cleanly at its header.)
 //! 4. Otherwise, in the last segment, the reader searches every byte offset after `P` for a
 //!    valid record (checksum matches) whose sequence number could follow (at least the expected
 //!    one, and at most as many more as records could fit). If one exists, the bad bytes at `P`
@@ -93,6 +111,9 @@ pub struct SegmentSummary {
     pub end_offset: u64,
     /// File length (preallocated size).
     pub file_len: u64,
+    /// The header was all zero (allowed in the last segment only: see the module docs), so
+    /// `first_seq` is the one in the file name.
+    pub header_unwritten: bool,
 }
 
 /// An incomplete write at the end of the last segment (see the end rule in the module docs).
@@ -411,9 +432,17 @@ impl JournalReader {
         let header_len = read_up_to(&file, &mut header, 0)
             .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;
         let name_seq = seg.first_seq;
-        let header_seq = match decode_segment_header(&header[..header_len]) {
-            Ok(s) => s,
-            Err(why) => return Err(self.fail(0, Corruption::BadSegmentHeader(why))),
+        let is_last = self.seg_idx + 1 == self.segments.len();
+        let header_unwritten = is_last && header_len == SEGMENT_HEADER_LEN && header == [0; 32];
+        let header_seq = if header_unwritten {
+            // A prepared segment renamed into place whose header had not reached the disk
+            // (module docs): the name is all there is.
+            name_seq
+        } else {
+            match decode_segment_header(&header[..header_len]) {
+                Ok(s) => s,
+                Err(why) => return Err(self.fail(0, Corruption::BadSegmentHeader(why))),
+            }
         };
         if header_seq != name_seq {
             return Err(self.fail(
@@ -446,6 +475,7 @@ impl JournalReader {
             records: 0,
             end_offset: SEGMENT_HEADER_LEN as u64,
             file_len,
+            header_unwritten,
         });
         Ok(())
     }

@@ -9,16 +9,45 @@
 //! it so has returned; continues after a failed write or fdatasync (the writer is poisoned).
 //!
 //! Invariants: bytes past the write position of the active segment are zero (preallocated or
-//! zero-filled by recovery), so the reader's end rule holds; a segment is fdatasynced before the
-//! next one is created; a segment file only gets its final name after its header is on disk.
+//! zero-filled by recovery), so the reader's end rule holds; a segment is fdatasynced (and its
+//! directory entry fsynced) before any record is written to the next one, so a power loss can
+//! never keep a later segment's records and lose an earlier one's; a record is reported synced
+//! only after fdatasync of its segment and the directory fsync that made the segment's name
+//! durable; the header of a segment is written before the segment gets its final name.
 //!
-//! Background write-back: in `Process` mode nothing syncs the active segment until it rolls, so
-//! the roll's fdatasync would have to flush the whole segment (64 MiB: tens of ms on a virtio
-//! disk) on the appending thread. So every [`BACKGROUND_SYNC_BYTES`] written, a helper thread
-//! (`journal-sync`, parked otherwise) fdatasyncs the segment on a duplicate of its descriptor,
-//! and a roll only waits for the last few MiB. The background sync never marks anything durable
-//! (`synced_seq` moves only on the writer's own fdatasync); if it fails, the writer is poisoned
-//! (the shared descriptor has consumed the error, so a later fdatasync could not be trusted).
+//! Rolling without stalling the appender: a roll happens on the appending thread (the server's
+//! event loop), so it must not create a file there. A helper thread (`journal-sync`, parked
+//! otherwise) does the slow work ahead of time:
+//! - Spare segment: once the active segment is half full, it creates `journal/`
+//!   [`SPARE_FILE_NAME`], preallocates it to the segment size and fsyncs it (no header: the first
+//!   sequence number is not known yet). The roll then only writes the 32-byte header into the
+//!   spare (page cache), renames it to `<first seq>.seg` and switches descriptors, and asks the
+//!   helper to fdatasync the new segment and fsync the directory (both done long before the
+//!   next roll; the first `Fsync` commit in the segment waits for the directory fsync).
+//!   If no spare is ready at a roll (slow disk, failed preparation), the roll creates the
+//!   segment inline as before (`.tmp`, preallocate, header, fsync, rename, fsync directory):
+//!   correct, just slower, and counted in [`RollStats`].
+//! - Background write-back: in `Process` mode nothing syncs the active segment until it rolls,
+//!   so the roll's fdatasync would have to flush the whole segment on the appending thread.
+//!   So every [`BACKGROUND_SYNC_BYTES`] written, and every [`NEAR_END_SYNC_STEP`] bytes in the
+//!   last [`NEAR_END_SYNC_BYTES`] of the segment, the helper fdatasyncs the segment on a
+//!   duplicate of its descriptor, and a roll only waits for the last few KiB. The background
+//!   sync never marks anything durable (`synced_seq` moves only on the writer's own
+//!   fdatasync); if it (or the directory fsync) fails, the writer is poisoned (the shared
+//!   descriptor has consumed the error, so a later fdatasync could not be trusted).
+//!
+//! Crash safety of a roll, step by step (kill -9 keeps the page cache; a power loss keeps only
+//! what was synced):
+//! - During preparation: a partial or complete `spare.seg.tmp` is left; recovery removes it
+//!   like any `*.seg.tmp` (a spare never holds a record: records go to a segment only after its
+//!   rename returned). A clean close of the writer removes a prepared spare.
+//! - After the old segment's fdatasync, after the header write, after the rename: the journal
+//!   ends at the old segment's last record, or continues in an empty (or partly written) new
+//!   segment with the next sequence number; both recover to the last record written.
+//! - Power loss after the rename reached the disk but before the header did: the last segment
+//!   has an all-zero header. Nothing in it was ever synced (every fdatasync of the segment
+//!   carries the header), and the reader takes its first sequence number from the file name
+//!   (see [`crate::reader`]); recovery writes the header again.
 //!
 //! The server's journal thread loop:
 //! ```no_run
@@ -44,17 +73,23 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Bytes written to the active segment between two background fdatasyncs (see the module docs).
 pub const BACKGROUND_SYNC_BYTES: u64 = 4 << 20;
 
+/// The last part of a segment in which background fdatasyncs are asked for every
+/// [`NEAR_END_SYNC_STEP`] bytes, so that a roll's own fdatasync has little left to flush.
+pub const NEAR_END_SYNC_BYTES: u64 = 512 << 10;
+
+/// Bytes written between two background fdatasyncs near the end of a segment.
+pub const NEAR_END_SYNC_STEP: u64 = 64 << 10;
+
 use crate::error::JournalError;
 use crate::format::{
     encode_segment_header, seal_record, segment_file_name, JOURNAL_SUBDIR, LOCK_FILE,
-    PAYLOAD_LEN_MAX, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, TEMP_SUFFIX,
+    PAYLOAD_LEN_MAX, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, SPARE_FILE_NAME, TEMP_SUFFIX,
 };
 use crate::reader::{list_segments, JournalReader, Record, SegmentSummary, TornTail};
 
@@ -144,6 +179,23 @@ pub struct RecoveryReport {
     pub removed_temp_files: Vec<PathBuf>,
     /// True if no segment existed and the first one was created.
     pub created: bool,
+    /// The last segment had an all-zero header (a prepared segment renamed into place whose
+    /// header had not reached the disk before a power loss); recovery wrote it again.
+    pub header_rewritten: Option<PathBuf>,
+}
+
+/// Counters of the writer's segment rolls (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RollStats {
+    /// Segment rolls since the writer was opened.
+    pub rolls: u64,
+    /// Rolls that switched to a spare segment prepared by the background thread.
+    pub prepared: u64,
+    /// Rolls that created the next segment on the appending thread because no spare was ready
+    /// (slow disk, or a failed preparation).
+    pub inline_created: u64,
+    /// Background preparations that failed (each one's roll then created inline).
+    pub prepare_failures: u64,
 }
 
 impl fmt::Display for RecoveryReport {
@@ -170,6 +222,13 @@ impl fmt::Display for RecoveryReport {
                 t.offset,
                 t.bytes_dropped,
                 t.fault.as_str()
+            )?;
+        }
+        if let Some(p) = &self.header_rewritten {
+            write!(
+                f,
+                "; header of {} rewritten (it had not reached the disk)",
+                p.display()
             )?;
         }
         for p in &self.removed_temp_files {
@@ -201,73 +260,227 @@ pub struct JournalWriter {
     poisoned: bool,
     /// Segment offset up to which a background fdatasync was last requested.
     bg_requested_off: u64,
-    bg: BackgroundSync,
+    /// Background directory fsync that makes the active segment's name durable (0: it is).
+    seg_dir_gen: u64,
+    /// Segment offset from which the next spare segment is asked for.
+    prepare_at: u64,
+    /// A spare was asked for and not yet taken by a roll (being prepared, or ready).
+    spare_pending: bool,
+    stats: RollStats,
+    bg: Background,
+    /// Tests stop a roll at this step as a crash would (see `crash_point!`).
+    #[cfg(test)]
+    crash_at: Option<CrashPoint>,
+    /// A simulated crash happened: drop leaves every file as it is.
+    #[cfg(test)]
+    crashed: bool,
 }
 
-/// The `journal-sync` helper thread: fdatasyncs the segments it is handed, one at a time.
-struct BackgroundSync {
-    tx: Option<SyncSender<File>>,
-    /// A sync is queued or running (at most one).
-    busy: Arc<AtomicBool>,
-    /// A background fdatasync failed.
-    failed: Arc<AtomicBool>,
-    /// Held by the thread while it syncs.
-    running: Arc<Mutex<()>>,
+/// Steps of a roll at which unit tests simulate a crash.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CrashPoint {
+    /// The old segment is written and fdatasynced.
+    OldSynced,
+    /// The spare has its header (not yet renamed).
+    SpareHeaderWritten,
+    /// The spare has its segment name (no record in it yet).
+    SpareRenamed,
+}
+
+/// In tests, returns a "simulated crash" error at `$point` if the test asked for it, marking
+/// the writer so that drop leaves the files as a killed process would. Nothing otherwise.
+macro_rules! crash_point {
+    ($self:ident, $point:expr) => {
+        #[cfg(test)]
+        if $self.crash_at == Some($point) {
+            $self.crashed = true;
+            $self.poisoned = true;
+            return Err(JournalError::io(
+                "simulated crash",
+                &$self.seg_path,
+                std::io::Error::other(format!("{:?}", $point)),
+            ));
+        }
+    };
+}
+
+/// The `journal-sync` helper thread: background fdatasyncs of the active segment, directory
+/// fsyncs after a roll, and preparation of the spare segment (see the module docs). Requests
+/// never block on the work; each kind coalesces (a request made while one of its kind runs is
+/// run after it).
+struct Background {
+    shared: Arc<BgShared>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl BackgroundSync {
-    fn start() -> BackgroundSync {
-        let (tx, rx) = sync_channel::<File>(1);
-        let busy = Arc::new(AtomicBool::new(false));
-        let failed = Arc::new(AtomicBool::new(false));
-        let running = Arc::new(Mutex::new(()));
-        let (b, f, r) = (busy.clone(), failed.clone(), running.clone());
-        let thread = std::thread::Builder::new()
-            .name("journal-sync".into())
-            .spawn(move || {
-                for file in rx {
-                    let guard = r.lock();
-                    if file.sync_data().is_err() {
-                        f.store(true, Ordering::Release);
-                    }
-                    drop(guard);
-                    b.store(false, Ordering::Release);
-                }
-            })
-            .ok();
-        BackgroundSync {
-            // Without the thread (spawn failed), rolls simply sync everything themselves.
-            tx: thread.as_ref().map(|_| tx),
-            busy,
-            failed,
-            running,
-            thread,
-        }
+struct BgShared {
+    state: Mutex<BgState>,
+    /// Signalled when work is queued (the thread waits on it).
+    work: Condvar,
+    /// Signalled when a job finished (the writer waits on it).
+    done: Condvar,
+    /// A background fdatasync or directory fsync failed.
+    failed: AtomicBool,
+}
+
+#[derive(Default)]
+struct BgState {
+    /// Segment to fdatasync next (a duplicate descriptor).
+    sync: Option<File>,
+    /// An fdatasync is running.
+    syncing: bool,
+    /// Directory fsyncs asked for and done, as generations.
+    dir_requested: u64,
+    dir_done: u64,
+    /// Size of a spare segment to prepare.
+    prepare: Option<u64>,
+    preparing: bool,
+    /// A finished preparation, until a roll takes it.
+    spare: Option<Result<File, JournalError>>,
+    stop: bool,
+}
+
+impl BgShared {
+    fn lock(&self) -> MutexGuard<'_, BgState> {
+        // The thread never panics while holding the lock; if it did, the state is still
+        // consistent (plain fields), so carry on with it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Asks for an fdatasync of `file` unless one is already queued or running.
-    fn request(&self, file: &File) {
-        let Some(tx) = &self.tx else { return };
-        if self.busy.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Ok(dup) = file.try_clone() else {
-            self.busy.store(false, Ordering::Release);
-            return;
-        };
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = tx.try_send(dup) {
-            self.busy.store(false, Ordering::Release);
+    fn wait_done<'a>(&self, guard: MutexGuard<'a, BgState>) -> MutexGuard<'a, BgState> {
+        self.done.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The thread's loop: one job at a time, fdatasync first (it bounds the next roll's wait),
+    /// then the directory, then the spare.
+    fn run(&self, journal_dir: &Path) {
+        let mut st = self.lock();
+        loop {
+            if let Some(file) = st.sync.take() {
+                st.syncing = true;
+                drop(st);
+                if file.sync_data().is_err() {
+                    self.failed.store(true, Ordering::Release);
+                }
+                drop(file);
+                st = self.lock();
+                st.syncing = false;
+            } else if st.dir_done < st.dir_requested {
+                let generation = st.dir_requested;
+                drop(st);
+                if sync_dir(journal_dir).is_err() {
+                    self.failed.store(true, Ordering::Release);
+                }
+                st = self.lock();
+                st.dir_done = generation;
+            } else if let Some(size) = st.prepare.take() {
+                st.preparing = true;
+                drop(st);
+                let spare = prepare_spare(journal_dir, size);
+                st = self.lock();
+                st.preparing = false;
+                st.spare = Some(spare);
+            } else if st.stop {
+                return;
+            } else {
+                st = self.work.wait(st).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            self.done.notify_all();
         }
     }
 }
 
-impl Drop for BackgroundSync {
-    fn drop(&mut self) {
-        self.tx = None;
+impl Background {
+    fn start(journal_dir: &Path) -> Background {
+        let shared = Arc::new(BgShared {
+            state: Mutex::new(BgState::default()),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            failed: AtomicBool::new(false),
+        });
+        let (s, dir) = (shared.clone(), journal_dir.to_path_buf());
+        let thread = std::thread::Builder::new()
+            .name("journal-sync".into())
+            .spawn(move || s.run(&dir))
+            .ok();
+        // Without the thread (spawn failed), rolls create segments and sync everything
+        // themselves.
+        Background { shared, thread }
+    }
+
+    fn failed(&self) -> bool {
+        self.shared.failed.load(Ordering::Acquire)
+    }
+
+    /// Asks for an fdatasync of `file` (replacing one queued and not yet started).
+    fn request_sync(&self, file: &File) {
+        if self.thread.is_none() {
+            return;
+        }
+        let Ok(dup) = file.try_clone() else { return };
+        let old = self.shared.lock().sync.replace(dup);
+        self.shared.work.notify_one();
+        drop(old);
+    }
+
+    /// Asks for a directory fsync; returns its generation (`None` without the thread).
+    fn request_dir_sync(&self) -> Option<u64> {
+        self.thread.as_ref()?;
+        let mut st = self.shared.lock();
+        st.dir_requested += 1;
+        let generation = st.dir_requested;
+        drop(st);
+        self.shared.work.notify_one();
+        Some(generation)
+    }
+
+    /// Waits until directory fsync `generation` has run and no fdatasync is running (one that
+    /// runs now may have consumed a write-back error of the shared descriptor).
+    fn wait_dir_and_sync(&self, generation: u64) {
+        let mut st = self.shared.lock();
+        while st.dir_done < generation || st.syncing {
+            st = self.shared.wait_done(st);
+        }
+    }
+
+    /// Asks for a spare segment of `size` bytes; false without the thread.
+    fn request_prepare(&self, size: u64) -> bool {
+        if self.thread.is_none() {
+            return false;
+        }
+        self.shared.lock().prepare = Some(size);
+        self.shared.work.notify_one();
+        true
+    }
+
+    /// The finished spare (or why its preparation failed), if there is one. Never waits.
+    fn take_spare(&self) -> Option<Result<File, JournalError>> {
+        self.shared.lock().spare.take()
+    }
+
+    /// Waits until no spare preparation is queued or running.
+    fn wait_prepared(&self) {
+        let mut st = self.shared.lock();
+        while st.prepare.is_some() || st.preparing {
+            st = self.shared.wait_done(st);
+        }
+    }
+
+    /// Lets the thread finish its queued work, then stops it.
+    fn shutdown(&mut self) {
         if let Some(t) = self.thread.take() {
+            self.shared.lock().stop = true;
+            self.shared.work.notify_one();
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }
 
@@ -357,6 +570,11 @@ impl JournalWriter {
                         .map_err(|e| JournalError::io("truncate", &path, e))?;
                 }
                 preallocate(&file, &path, capacity)?;
+                if last.header_unwritten {
+                    file.write_all_at(&encode_segment_header(last.first_seq), 0)
+                        .map_err(|e| JournalError::io("write", &path, e))?;
+                    report.header_rewritten = Some(path.clone());
+                }
                 file.sync_all()
                     .map_err(|e| JournalError::io("fsync", &path, e))?;
                 let next_seq = last.last_seq.map_or(last.first_seq, |s| s + 1);
@@ -364,6 +582,12 @@ impl JournalWriter {
             }
         };
         let last_seq = next_seq - 1;
+        let bg = Background::start(&journal_dir);
+        let prepare_at = if bg.thread.is_some() {
+            spare_threshold(seg_capacity)
+        } else {
+            u64::MAX
+        };
         Ok((
             JournalWriter {
                 journal_dir,
@@ -380,7 +604,15 @@ impl JournalWriter {
                 synced_seq: last_seq,
                 poisoned: false,
                 bg_requested_off: write_off,
-                bg: BackgroundSync::start(),
+                seg_dir_gen: 0,
+                prepare_at,
+                spare_pending: false,
+                stats: RollStats::default(),
+                bg,
+                #[cfg(test)]
+                crash_at: None,
+                #[cfg(test)]
+                crashed: false,
             },
             report,
         ))
@@ -455,8 +687,14 @@ impl JournalWriter {
         );
         match mode {
             Durability::Process => {
-                if self.write_off >= self.bg_requested_off + BACKGROUND_SYNC_BYTES {
-                    self.bg.request(&self.file);
+                // Near the end of the segment, sync more often: the roll waits for the rest.
+                let step = if self.write_off + NEAR_END_SYNC_BYTES >= self.seg_capacity {
+                    NEAR_END_SYNC_STEP
+                } else {
+                    BACKGROUND_SYNC_BYTES
+                };
+                if self.write_off >= self.bg_requested_off + step {
+                    self.bg.request_sync(&self.file);
                     self.bg_requested_off = self.write_off;
                 }
                 Ok(self.written_seq)
@@ -498,6 +736,17 @@ impl JournalWriter {
         &self.journal_dir
     }
 
+    /// Counters of the segment rolls so far.
+    pub fn roll_stats(&self) -> RollStats {
+        self.stats
+    }
+
+    /// Blocks until the background preparation of the next segment, if one was asked for, has
+    /// finished (for tests and benchmarks that want the next roll to find its spare).
+    pub fn wait_for_spare(&self) {
+        self.bg.wait_prepared();
+    }
+
     fn flush(&mut self) -> Result<(), JournalError> {
         if self.buf_len == 0 {
             return Ok(());
@@ -517,28 +766,37 @@ impl JournalWriter {
         self.write_off += self.buf_len as u64;
         self.buf_len = 0;
         self.written_seq = self.next_seq - 1;
-        if self.bg.failed.load(Ordering::Acquire) {
+        if self.bg.failed() {
             self.poisoned = true;
             return Err(JournalError::io(
                 "background fdatasync",
                 &self.seg_path,
-                std::io::Error::other("a background fdatasync of the segment failed"),
+                std::io::Error::other(
+                    "a background fdatasync of the segment or fsync of the directory failed",
+                ),
             ));
+        }
+        if !self.spare_pending && self.write_off >= self.prepare_at {
+            self.spare_pending = self.bg.request_prepare(self.config.segment_size_bytes);
         }
         Ok(())
     }
 
+    /// fdatasyncs the active segment and makes sure its name is durable too (the directory
+    /// fsync asked for at the roll that renamed it into place), then marks everything written
+    /// as synced.
     fn sync(&mut self) -> Result<(), JournalError> {
         if self.synced_seq == self.written_seq {
             return Ok(());
         }
+        let generation = self.seg_dir_gen;
         if let Err(e) = self.file.sync_data().and_then(|()| {
             // A background sync running now may have consumed a write-back error of the shared
             // descriptor: wait for it to finish, then look.
-            drop(self.bg.running.lock());
-            if self.bg.failed.load(Ordering::Acquire) {
+            self.bg.wait_dir_and_sync(generation);
+            if self.bg.failed() {
                 Err(std::io::Error::other(
-                    "a background fdatasync of the segment failed",
+                    "a background fdatasync of the segment or fsync of the directory failed",
                 ))
             } else {
                 Ok(())
@@ -549,32 +807,116 @@ impl JournalWriter {
             self.poisoned = true;
             return Err(JournalError::io("fdatasync", &self.seg_path, e));
         }
+        self.seg_dir_gen = 0;
         self.synced_seq = self.written_seq;
         Ok(())
     }
 
-    /// Seals the active segment (write + fdatasync) and creates the next one.
+    /// Seals the active segment (write + fdatasync, see `sync`) and switches to the next one:
+    /// the prepared spare if it is ready, else one created inline.
     fn roll(&mut self) -> Result<(), JournalError> {
         self.flush()?;
         self.sync()?;
-        let (file, path) = match create_segment(
-            &self.journal_dir,
-            self.next_seq,
-            self.config.segment_size_bytes,
-        ) {
-            Ok(x) => x,
-            Err(e) => {
-                self.poisoned = true;
-                return Err(e);
-            }
+        crash_point!(self, CrashPoint::OldSynced);
+        let first_seq = self.next_seq;
+        let spare = if self.spare_pending {
+            self.bg.take_spare()
+        } else {
+            None
         };
-        self.file = file;
-        self.seg_path = path;
+        match spare {
+            Some(Ok(file)) => {
+                self.spare_pending = false;
+                self.install_spare(file, first_seq)?;
+                self.stats.prepared += 1;
+            }
+            Some(Err(_)) => {
+                // The inline creation below reports the problem if it persists.
+                self.spare_pending = false;
+                self.stats.prepare_failures += 1;
+                self.create_inline(first_seq)?;
+            }
+            // Not asked for, or still being prepared (it serves the next roll then).
+            None => self.create_inline(first_seq)?,
+        }
+        self.stats.rolls += 1;
         self.seg_capacity = self.config.segment_size_bytes;
         self.write_off = SEGMENT_HEADER_LEN as u64;
         self.bg_requested_off = self.write_off;
+        if self.prepare_at != u64::MAX {
+            self.prepare_at = spare_threshold(self.seg_capacity);
+        }
         Ok(())
     }
+
+    /// Makes the prepared spare segment `first_seq`: header, rename, then the background
+    /// fdatasync (header) and directory fsync (name) that `sync` and the next roll wait for.
+    fn install_spare(&mut self, file: File, first_seq: u64) -> Result<(), JournalError> {
+        let spare_path = self.journal_dir.join(SPARE_FILE_NAME);
+        let path = self.journal_dir.join(segment_file_name(first_seq));
+        if let Err(e) = file.write_all_at(&encode_segment_header(first_seq), 0) {
+            self.poisoned = true;
+            return Err(JournalError::io("write", &spare_path, e));
+        }
+        crash_point!(self, CrashPoint::SpareHeaderWritten);
+        if let Err(e) = std::fs::rename(&spare_path, &path) {
+            self.poisoned = true;
+            return Err(JournalError::io("rename", &spare_path, e));
+        }
+        crash_point!(self, CrashPoint::SpareRenamed);
+        self.file = file;
+        self.seg_path = path;
+        self.bg.request_sync(&self.file);
+        match self.bg.request_dir_sync() {
+            Some(generation) => self.seg_dir_gen = generation,
+            None => {
+                // Unreachable in practice (a spare exists only with the thread); stay correct.
+                if let Err(e) = sync_dir(&self.journal_dir) {
+                    self.poisoned = true;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates segment `first_seq` on the appending thread (header and name durable).
+    fn create_inline(&mut self, first_seq: u64) -> Result<(), JournalError> {
+        match create_segment(&self.journal_dir, first_seq, self.config.segment_size_bytes) {
+            Ok((file, path)) => {
+                self.file = file;
+                self.seg_path = path;
+                self.seg_dir_gen = 0;
+                self.stats.inline_created += 1;
+                Ok(())
+            }
+            Err(e) => {
+                self.poisoned = true;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for JournalWriter {
+    /// Lets the background thread finish, then removes a prepared spare (recovery would
+    /// remove it anyway; this keeps a cleanly closed journal free of leftovers).
+    fn drop(&mut self) {
+        self.bg.shutdown();
+        #[cfg(test)]
+        if self.crashed {
+            return;
+        }
+        if self.spare_pending {
+            let _ = std::fs::remove_file(self.journal_dir.join(SPARE_FILE_NAME));
+        }
+    }
+}
+
+/// Offset of a segment of `capacity` bytes from which its successor is prepared: half full.
+fn spare_threshold(capacity: u64) -> u64 {
+    let header = SEGMENT_HEADER_LEN as u64;
+    header + capacity.saturating_sub(header) / 2
 }
 
 /// Takes the journal's exclusive lock (flock on `LOCK`), held until the returned file closes.
@@ -619,6 +961,23 @@ fn create_segment(
     std::fs::rename(&tmp, &path).map_err(|e| JournalError::io("rename", &tmp, e))?;
     sync_dir(journal_dir)?;
     Ok((file, path))
+}
+
+/// Prepares the spare segment (background thread): `spare.seg.tmp`, preallocated to `size`,
+/// fsynced (so its length is durable before it can be renamed into place), no header.
+fn prepare_spare(journal_dir: &Path, size: u64) -> Result<File, JournalError> {
+    let path = journal_dir.join(SPARE_FILE_NAME);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(|e| JournalError::io("create", &path, e))?;
+    preallocate(&file, &path, size)?;
+    file.sync_all()
+        .map_err(|e| JournalError::io("fsync", &path, e))?;
+    Ok(file)
 }
 
 /// Allocates blocks for `0..size` (zero-filled, file length `size`), so later writes need no
