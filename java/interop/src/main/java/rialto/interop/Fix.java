@@ -7,8 +7,11 @@ import quickfix.Message;
 import quickfix.field.TransactTime;
 
 /**
- * Builders for the FIX 4.4 order-entry requests the tests send, and {@link Msg}, a received
- * message with field-by-field assertions that name the field and show the whole message.
+ * Builders for the order-entry requests the tests send, and {@link Msg}, a received message with
+ * field-by-field assertions that name the field and show the whole message.
+ *
+ * <p>The builders make plain {@link Message}s with the fields FIX 4.2, 4.4 and 5.0SP2 share; the
+ * session fills in the header, and {@link FixVersion#adapt} adds what one version alone requires.
  */
 public final class Fix {
     private Fix() {
@@ -23,10 +26,17 @@ public final class Fix {
     public static final char IOC = '3';
     public static final char FOK = '4';
 
+    /** An empty application message of type {@code msgType}. */
+    public static Message app(String msgType) {
+        Message m = new Message();
+        m.getHeader().setString(35, msgType);
+        return m;
+    }
+
     /** NewOrderSingle (D). price null for market orders. */
     public static Message newOrder(String clOrdId, String symbol, char side, long qty, String price, char ordType,
             char tif, boolean postOnly) {
-        Message m = new quickfix.fix44.NewOrderSingle();
+        Message m = app("D");
         m.setString(11, clOrdId);
         m.setString(55, symbol);
         m.setChar(54, side);
@@ -49,7 +59,7 @@ public final class Fix {
 
     /** OrderCancelRequest (F). */
     public static Message cancel(String clOrdId, String origClOrdId, String symbol, char side) {
-        Message m = new quickfix.fix44.OrderCancelRequest();
+        Message m = app("F");
         m.setString(41, origClOrdId);
         m.setString(11, clOrdId);
         m.setString(55, symbol);
@@ -61,7 +71,7 @@ public final class Fix {
     /** OrderCancelReplaceRequest (G) of a limit order: new price and total quantity. */
     public static Message replace(String clOrdId, String origClOrdId, String symbol, char side, long qty,
             String price) {
-        Message m = new quickfix.fix44.OrderCancelReplaceRequest();
+        Message m = app("G");
         m.setString(41, origClOrdId);
         m.setString(11, clOrdId);
         m.setString(55, symbol);
@@ -75,7 +85,7 @@ public final class Fix {
 
     /** OrderMassCancelRequest (q): type '1' by symbol, '7' all orders. */
     public static Message massCancel(String clOrdId, char type, String symbol) {
-        Message m = new quickfix.fix44.OrderMassCancelRequest();
+        Message m = app("q");
         m.setString(11, clOrdId);
         m.setChar(530, type);
         if (symbol != null) {
@@ -87,7 +97,7 @@ public final class Fix {
 
     /** OrderStatusRequest (H). */
     public static Message status(String clOrdId, String symbol, char side) {
-        Message m = new quickfix.fix44.OrderStatusRequest();
+        Message m = app("H");
         m.setString(11, clOrdId);
         m.setString(55, symbol);
         m.setChar(54, side);
@@ -165,6 +175,15 @@ public final class Fix {
 
         public Msg num(int tag, long expected) {
             return num(tag, Long.toString(expected));
+        }
+
+        /** The field is not present. */
+        public Msg absent(int tag) {
+            String v = get(tag);
+            if (v != null) {
+                throw fail(FixClients.tagName(tag) + " is " + v + ", expected no such field");
+            }
+            return this;
         }
 
         /** The field is present and not empty. */

@@ -14,12 +14,17 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import quickfix.Application;
 import quickfix.ConfigError;
 import quickfix.DataDictionary;
 import quickfix.DefaultMessageFactory;
+import quickfix.DoNotSend;
 import quickfix.FieldNotFound;
 import quickfix.FileStoreFactory;
+import quickfix.CompositeLogFactory;
+import quickfix.Log;
 import quickfix.LogFactory;
 import quickfix.MemoryStoreFactory;
 import quickfix.MessageStoreFactory;
@@ -34,8 +39,15 @@ import quickfix.field.PossDupFlag;
 import quickfix.field.Text;
 
 /**
- * A QuickFIX/J initiator holding one or more FIX 4.4 sessions to an exchange (TargetCompID
- * RIALTO), with an inbox per session that tests read with bounded waits.
+ * A QuickFIX/J initiator holding one or more sessions of one FIX version ({@link FixVersion}: FIX
+ * 4.2, FIX 4.4 or FIX 5.0SP2 over FIXT.1.1) to an exchange (TargetCompID RIALTO), with an inbox per
+ * session that tests read with bounded waits.
+ *
+ * <p>Validation both ways: QuickFIX/J checks every received message against the version's
+ * standard dictionary (a malformed one is answered with a session Reject, recorded as a problem,
+ * and never reaches the inbox), and {@code toApp} checks every application message this client
+ * sends the same way, so the tests only ever send standard messages ({@link Client#sendNonstandard}
+ * is the one deliberate exception, e.g. OrderMassCancelRequest on FIX 4.2).
  *
  * <p>Sequence numbers: sessions use QuickFIX/J's FileStore in {@code storeDir}, like a real
  * exchange member, so a later run against the same server resumes the sequence (the server
@@ -51,32 +63,85 @@ public final class FixClients implements AutoCloseable {
      * Options for the initiator. storeDir null: QuickFIX/J MemoryStore (nothing persisted; then
      * reset should be true so both sides start the session at 1).
      */
-    public record Config(String host, int port, File storeDir, boolean reset, boolean verbose) {
+    public record Config(String host, int port, File storeDir, boolean reset, boolean verbose, FixVersion version) {
+        /** FIX 4.4. */
+        public Config(String host, int port, File storeDir, boolean reset, boolean verbose) {
+            this(host, port, storeDir, reset, verbose, FixVersion.FIX44);
+        }
     }
 
     /** One session's view: what it received and how to send. */
     public static final class Client {
         public final String name;
         public final SessionID sessionId;
+        public final FixVersion version;
         final LinkedBlockingQueue<Message> queue = new LinkedBlockingQueue<>();
         final List<Message> pending = new ArrayList<>();
         final List<String> problems = new CopyOnWriteArrayList<>();
+        /** The problems this client caused or found: a Reject it sent, a message it refused to send. */
+        final List<String> faults = new CopyOnWriteArrayList<>();
+        /** ClOrdID, Symbol, Side of every NewOrderSingle and replace sent (FIX 4.2 cleanup has no mass cancel). */
+        final List<String[]> sentOrders = new CopyOnWriteArrayList<>();
         final CountDownLatch loggedOn = new CountDownLatch(1);
         final CountDownLatch loggedOut = new CountDownLatch(1);
         volatile boolean logoutReceived;
         /** Optional hook called on the QuickFIX/J thread for each application message. */
         volatile Consumer<Message> listener;
+        /** The last raw messages received, by MsgSeqNum, to show what a Reject we sent refers to. */
+        private final Map<Long, String> recentIncoming = new LinkedHashMap<>(64, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, String> eldest) {
+                return size() > 512;
+            }
+        };
+        /** Set while {@link #sendNonstandard} sends: toApp then skips the dictionary check. */
+        volatile boolean nonstandard;
 
-        Client(String name, SessionID sessionId) {
+        Client(String name, SessionID sessionId, FixVersion version) {
             this.name = name;
             this.sessionId = sessionId;
+            this.version = version;
         }
 
-        /** Sends an application message; fails if QuickFIX/J refuses it. */
+        /**
+         * Sends an application message, with the fields the version requires added
+         * ({@link FixVersion#adapt}); fails if QuickFIX/J refuses it or it is not a valid message
+         * of the version.
+         */
         public void send(Message m) {
             Session s = Session.lookupSession(sessionId);
-            if (s == null || !s.send(m)) {
+            if (s == null || !s.send(version.adapt(m))) {
                 throw new AssertionError(name + ": could not send " + FixClients.dump(m) + problemsText());
+            }
+            String t = type(m);
+            if (("D".equals(t) || "G".equals(t)) && m.isSetField(11) && m.isSetField(55) && m.isSetField(54)) {
+                try {
+                    sentOrders.add(new String[] {m.getString(11), m.getString(55), m.getString(54)});
+                } catch (FieldNotFound e) {
+                    // checked just above
+                }
+            }
+        }
+
+        /** ClOrdID, Symbol and Side of each order and replace sent, oldest first. */
+        public List<String[]> sentOrders() {
+            return List.copyOf(sentOrders);
+        }
+
+        /** Rejects this client sent and messages it refused to send (see {@link #problems}). */
+        public List<String> faults() {
+            return faults;
+        }
+
+        /** Sends a message the version's dictionary does not allow, on purpose (no check). */
+        public void sendNonstandard(Message m) {
+            synchronized (this) {
+                nonstandard = true;
+                try {
+                    send(m);
+                } finally {
+                    nonstandard = false;
+                }
             }
         }
 
@@ -138,16 +203,35 @@ public final class FixClients implements AutoCloseable {
             return sb.toString();
         }
 
+        /** The last three session problems (the step that fails shows its own). */
         String problemsText() {
             List<String> all = new ArrayList<>(problems); // a snapshot: QuickFIX/J may add while we print
             if (all.isEmpty()) {
                 return "";
             }
-            List<String> shown = all.subList(0, Math.min(3, all.size()));
-            String more = all.size() > 3 ? " | (" + (all.size() - 3) + " more)" : "";
-            return "; session problems: " + String.join(" | ", shown) + more;
+            List<String> shown = all.subList(Math.max(0, all.size() - 3), all.size());
+            String more = all.size() > 3 ? "(" + (all.size() - 3) + " earlier) | " : "";
+            return "; session problems: " + more + String.join("\n    | ", shown);
+        }
+
+        void incoming(String raw) {
+            Matcher m = SEQ.matcher(raw);
+            if (m.find()) {
+                synchronized (recentIncoming) {
+                    recentIncoming.put(Long.parseLong(m.group(1)), raw.replace('\u0001', '|'));
+                }
+            }
+        }
+
+        /** The raw message received with this MsgSeqNum, if it is among the last 512. */
+        String incoming(long seq) {
+            synchronized (recentIncoming) {
+                return recentIncoming.get(seq);
+            }
         }
     }
+
+    private static final Pattern SEQ = Pattern.compile("\u000134=([0-9]+)\u0001");
 
     private final Map<String, Client> clients = new LinkedHashMap<>();
     private final Map<SessionID, Client> bySession = new LinkedHashMap<>();
@@ -163,8 +247,6 @@ public final class FixClients implements AutoCloseable {
         s.setLong("HeartBtInt", 30);
         s.setLong("ReconnectInterval", 1);
         s.setString("NonStopSession", "Y");
-        s.setString("UseDataDictionary", "Y");
-        s.setString("DataDictionary", "FIX44.xml");
         s.setString("SocketTcpNoDelay", "Y");
         if (config.storeDir() != null) {
             s.setString("FileStorePath", config.storeDir().getPath());
@@ -173,21 +255,29 @@ public final class FixClients implements AutoCloseable {
         s.setString("ResetOnLogout", "N");
         s.setString("ResetOnDisconnect", "N");
         for (String sender : senderCompIds) {
-            SessionID sid = new SessionID("FIX.4.4", sender, "RIALTO");
-            s.setString(sid, "BeginString", "FIX.4.4");
+            SessionID sid = new SessionID(config.version().beginString, sender, "RIALTO");
+            config.version().configure(s, sid);
             s.setString(sid, "SenderCompID", sender);
             s.setString(sid, "TargetCompID", "RIALTO");
-            Client c = new Client(sender, sid);
+            Client c = new Client(sender, sid, config.version());
             clients.put(sender, c);
             bySession.put(sid, c);
         }
-        LogFactory log = config.verbose() ? new ScreenLogFactory(true, true, true) : null;
+        LogFactory recent = sid -> new RecentLog(bySession.get(sid));
+        LogFactory log = config.verbose()
+                ? new CompositeLogFactory(new LogFactory[] {recent, new ScreenLogFactory(true, true, true)})
+                : recent;
         MessageStoreFactory store = config.storeDir() != null ? new FileStoreFactory(s) : new MemoryStoreFactory();
         initiator = new SocketInitiator(new App(), store, s, log, new DefaultMessageFactory());
     }
 
     public Client client(String sender) {
         return clients.get(sender);
+    }
+
+    /** The sessions in the order they were given. */
+    public List<Client> clients() {
+        return List.copyOf(clients.values());
     }
 
     /** Connects every session and waits until each is logged on. */
@@ -275,6 +365,9 @@ public final class FixClients implements AutoCloseable {
                 c.logoutReceived = true;
             }
             note(message, sessionId, "server sent");
+            if (c != null && MsgType.REJECT.equals(type(message))) {
+                c.queue.add(message); // a step may expect it; otherwise it is an unexpected message
+            }
         }
 
         private void note(Message message, SessionID sessionId, String who) {
@@ -284,12 +377,36 @@ public final class FixClients implements AutoCloseable {
                 return;
             }
             if (MsgType.REJECT.equals(t) || (MsgType.LOGOUT.equals(t) && message.isSetField(Text.FIELD))) {
-                c.problems.add(who + " " + dump(message));
+                String p = who + " " + dump(message);
+                if (MsgType.REJECT.equals(t) && "we sent".equals(who)) {
+                    String ref = null;
+                    try {
+                        ref = message.isSetField(45) ? c.incoming(message.getInt(45)) : null;
+                    } catch (FieldNotFound e) {
+                        // checked just above
+                    }
+                    p = "QuickFIX/J rejected the server's " + (ref != null ? ref : "message 45=" + field45(message))
+                            + "\n      with " + dump(message);
+                    c.faults.add(p);
+                }
+                c.problems.add(p);
             }
         }
 
         @Override
-        public void toApp(Message message, SessionID sessionId) {
+        public void toApp(Message message, SessionID sessionId) throws DoNotSend {
+            Client c = bySession.get(sessionId);
+            if (c == null || c.nonstandard) {
+                return;
+            }
+            String invalid = c.version.invalidBody(message);
+            if (invalid != null) {
+                String p = "not sent (not a valid " + c.version.label() + " message: " + invalid + ") "
+                        + dump(message);
+                c.problems.add(p);
+                c.faults.add(p);
+                throw new DoNotSend();
+            }
         }
 
         @Override
@@ -312,6 +429,46 @@ public final class FixClients implements AutoCloseable {
             } else {
                 c.queue.add(message);
             }
+        }
+    }
+
+    private static String field45(Message m) {
+        try {
+            return m.isSetField(45) ? m.getString(45) : "?";
+        } catch (FieldNotFound e) {
+            return "?";
+        }
+    }
+
+    /** Keeps each session's last received raw messages (for failure texts); logs nothing. */
+    private static final class RecentLog implements Log {
+        private final Client client;
+
+        RecentLog(Client client) {
+            this.client = client;
+        }
+
+        @Override
+        public void clear() {
+        }
+
+        @Override
+        public void onIncoming(String message) {
+            if (client != null) {
+                client.incoming(message);
+            }
+        }
+
+        @Override
+        public void onOutgoing(String message) {
+        }
+
+        @Override
+        public void onEvent(String text) {
+        }
+
+        @Override
+        public void onErrorEvent(String text) {
         }
     }
 

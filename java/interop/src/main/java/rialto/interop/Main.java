@@ -2,14 +2,18 @@ package rialto.interop;
 
 import java.io.File;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Command line of the interop program.
  *
  * <pre>
- * java -jar interop.jar [--host H] [--port P] [--store-dir D] [--reset] [--timeout-ms T] [--keep-going] [--verbose]
- *     runs the scripted order-entry scenario as CLIENT1, CLIENT2, CLIENT3; exit 0 if every step passes
+ * java -jar interop.jar [--host H] [--port P] [--fix-version 4.4[,4.2,5.0sp2]] [--senders A,B,C] [--store-dir D]
+ *                       [--reset] [--timeout-ms T] [--keep-going] [--verbose]
+ *     runs the scripted order-entry scenario in each FIX version given (default 4.4 as CLIENT1,
+ *     CLIENT2, CLIENT3; 4.2 as FIX42C1..3; 5.0sp2 over FIXT.1.1 as FIX50C1..3); exit 0 if every step passes
  * java -jar interop.jar --latency N --rate R [--warmup W] [--sender CLIENT9] [--flow rest|ioc]
  *                       [--window 1000] [--symbol ACME] [--host H] [--port P] ...
  *     measures NewOrderSingle -> first ExecutionReport round trips on one session
@@ -23,11 +27,15 @@ public final class Main {
     }
 
     static final String USAGE = """
-            usage: interop [--host 127.0.0.1] [--port 9878] [--store-dir DIR] [--reset] [--timeout-ms 5000]
-                           [--keep-going] [--verbose]
+            usage: interop [--host 127.0.0.1] [--port 9878] [--fix-version 4.4] [--senders A,B,C] [--store-dir DIR]
+                           [--reset] [--timeout-ms 5000] [--keep-going] [--verbose]
                    interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
                            [--window 1000] [--symbol ACME] [--no-spin] [--host ..] [--port ..]
                    (the latency client uses a MemoryStore and ResetSeqNumFlag=Y on Logon)
+              --fix-version  4.2, 4.4 (default) or 5.0sp2 (FIXT.1.1, DefaultApplVerID 9), or a comma list: the
+                           scenario runs in each in turn, QuickFIX/J validating against that version's dictionary
+              --senders    the scenario's three SenderCompIDs (one version only; default CLIENT1,CLIENT2,CLIENT3
+                           for 4.4, FIX42C1..3 for 4.2, FIX50C1..3 for 5.0sp2: java/interop/rialto-versions.toml)
               --store-dir  QuickFIX/J FileStore for the client's sequence numbers
                            (default fix-store/HOST_PORT next to the jar, i.e. in target/); keep it as long
                            as the server keeps its data
@@ -38,7 +46,7 @@ public final class Main {
     /** Parsed options (package-private for tests). */
     record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose, boolean keepGoing,
             long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol,
-            boolean spin) {
+            boolean spin, List<FixVersion> versions, List<String> senders) {
     }
 
     static Options parse(String[] args) {
@@ -57,6 +65,8 @@ public final class Main {
         int window = 1000;
         String symbol = "ACME";
         boolean spin = true;
+        List<FixVersion> versions = List.of(FixVersion.FIX44);
+        List<String> senders = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -80,6 +90,25 @@ public final class Main {
                 case "--window" -> window = (int) number(args, ++i, a, 0, 1_000_000);
                 case "--symbol" -> symbol = value(args, ++i, a);
                 case "--no-spin" -> spin = false;
+                case "--fix-version" -> {
+                    List<FixVersion> vs = new ArrayList<>();
+                    for (String x : value(args, ++i, a).split(",")) {
+                        FixVersion fv = FixVersion.parse(x);
+                        if (vs.contains(fv)) {
+                            throw new IllegalArgumentException("--fix-version lists " + x + " twice");
+                        }
+                        vs.add(fv);
+                    }
+                    versions = List.copyOf(vs);
+                }
+                case "--senders" -> {
+                    senders = List.of(value(args, ++i, a).split(","));
+                    if (senders.size() != 3 || senders.stream().anyMatch(String::isBlank)
+                            || Set.copyOf(senders).size() != 3) {
+                        throw new IllegalArgumentException("--senders needs three different SenderCompIDs, got '"
+                                + String.join(",", senders) + "'");
+                    }
+                }
                 case "-h", "--help" -> {
                     System.out.print(USAGE);
                     System.exit(0);
@@ -93,12 +122,18 @@ public final class Main {
         if (rate > 0 && latency == 0) {
             throw new IllegalArgumentException("--rate is only for --latency N");
         }
+        if (senders != null && versions.size() != 1) {
+            throw new IllegalArgumentException("--senders is for one --fix-version only");
+        }
+        if (latency > 0 && !versions.equals(List.of(FixVersion.FIX44))) {
+            throw new IllegalArgumentException("the latency client speaks FIX 4.4 only");
+        }
         if (warmup < 0) {
             warmup = Math.min(latency / 10, 2000);
         }
         File storeDir = new File(store != null ? store : besideJar("fix-store/" + host + "_" + port));
         return new Options(host, port, storeDir, reset, timeoutMs, verbose, keepGoing, latency, rate, warmup, sender, flow,
-                window, symbol, spin);
+                window, symbol, spin, versions, senders);
     }
 
     /** A path next to the running jar (target/), or under target/ of the working directory otherwise. */
@@ -135,16 +170,30 @@ public final class Main {
         return n;
     }
 
-    /** Runs the scenario; returns true if every step passed. */
+    /** Runs the scenario in each FIX version of the options; returns true if every step of every run passed. */
     static boolean interop(Options o, PrintStream out) throws Exception {
-        out.println("interop: FIX 4.4 against " + o.host() + ":" + o.port() + " (store " + o.storeDir()
+        boolean ok = true;
+        for (FixVersion v : o.versions()) {
+            ok &= interop(o, v, out);
+        }
+        if (o.versions().size() > 1) {
+            out.println("interop: " + o.versions().stream().map(FixVersion::label).toList()
+                    + (ok ? " -> PASS" : " -> FAIL"));
+        }
+        return ok;
+    }
+
+    /** Runs the scenario in FIX version v; returns true if every step passed. */
+    static boolean interop(Options o, FixVersion v, PrintStream out) throws Exception {
+        List<String> senders = o.senders() != null ? o.senders() : v.defaultSenders;
+        out.println("interop: " + v.label() + " against " + o.host() + ":" + o.port() + " (store " + o.storeDir()
                 + (o.reset() ? ", ResetSeqNumFlag=Y" : "") + ")");
         FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), o.storeDir(), o.reset(),
-                o.verbose()), List.of("CLIENT1", "CLIENT2", "CLIENT3"));
+                o.verbose(), v), senders);
         try {
             try {
                 fix.logon(Math.max(10_000, o.timeoutMs()));
-                out.println("ok    logon of CLIENT1, CLIENT2, CLIENT3");
+                out.println("ok    logon of " + String.join(", ", senders));
             } catch (AssertionError e) {
                 out.println("FAIL  logon");
                 out.println("      " + e.getMessage());
@@ -164,8 +213,8 @@ public final class Main {
                 out.println("      " + e.getMessage());
                 ok = false;
             }
-            out.println("interop: " + passed + "/" + s.size() + " scenario steps passed, ClOrdID prefix "
-                    + s.prefix() + (ok ? " -> PASS" : " -> FAIL"));
+            out.println("interop: " + v.label() + ": " + passed + "/" + s.size()
+                    + " scenario steps passed, ClOrdID prefix " + s.prefix() + (ok ? " -> PASS" : " -> FAIL"));
             return ok;
         } finally {
             fix.close();

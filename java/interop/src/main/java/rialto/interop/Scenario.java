@@ -20,13 +20,18 @@ import rialto.interop.Fix.Msg;
 import rialto.interop.FixClients.Client;
 
 /**
- * The scripted FIX 4.4 order-entry scenario: CLIENT1 and CLIENT2 trade with each other, CLIENT3
- * is another firm that must not reach their orders. Every answer is checked field by field;
- * every wait is bounded; a missing or wrong answer fails the step with the message shown.
+ * The scripted order-entry scenario, the same script for FIX 4.2, FIX 4.4 and FIX 5.0SP2 over
+ * FIXT.1.1: the first two firms (CLIENT1 and CLIENT2 in FIX 4.4) trade with each other, the third
+ * is another firm that must not reach their orders. Every answer is checked field by field, in
+ * the version's codes ({@link FixVersion}: FIX 4.2 fills are ExecType 1/2 with ExecTransType 0,
+ * status answers ExecTransType 3 with ExecType = OrdStatus); every wait is bounded; a missing or
+ * wrong answer, or a session Reject in either direction, fails the step with the messages shown.
  *
  * <p>State: the server keeps its book across runs, so the scenario starts with a mass cancel
  * (all symbols) for each of its three firms, uses ClOrdIDs with a per-run prefix, and assumes no
- * other firm rests orders on ACME, BOLT or CRNK (true on a fresh data dir).
+ * other firm rests orders on ACME, BOLT or CRNK (true on a fresh data dir). FIX 4.2 has no
+ * OrderMassCancelRequest: there the scenario cancels order by order, and after a failed step it
+ * cancels every order it sent (it cannot see an earlier run's leftovers).
  *
  * <p>Where FIX allows two behaviours, both are accepted and named: an aggressor may or may not
  * get an ExecType 0 acknowledgement before its fills or its cancel; the ExecutionReports of a
@@ -40,6 +45,7 @@ public final class Scenario {
         void run();
     }
 
+    private final FixVersion v;
     private final Client c1;
     private final Client c2;
     private final Client c3;
@@ -52,10 +58,16 @@ public final class Scenario {
     private final Set<String> execIds = new HashSet<>();
     private final List<String> notes = new ArrayList<>();
 
+    /** The scenario on the first three sessions of {@code fix}, in its FIX version. */
     public Scenario(FixClients fix, long timeoutMs, PrintStream out) {
-        this.c1 = fix.client("CLIENT1");
-        this.c2 = fix.client("CLIENT2");
-        this.c3 = fix.client("CLIENT3");
+        List<Client> cs = fix.clients();
+        if (cs.size() < 3) {
+            throw new IllegalArgumentException("the scenario needs three sessions, got " + cs.size());
+        }
+        this.c1 = cs.get(0);
+        this.c2 = cs.get(1);
+        this.c3 = cs.get(2);
+        this.v = c1.version;
         this.all = List.of(c1, c2, c3);
         this.timeoutMs = timeoutMs;
         this.out = out;
@@ -84,16 +96,37 @@ public final class Scenario {
         }
     }
 
-    /** The next ExecutionReport whose ClOrdID is clOrdId, with the fields every ER must have. */
+    /**
+     * The next ExecutionReport whose ClOrdID is clOrdId, with the fields every ER must have; not
+     * an answer to OrderStatusRequest (FIX 4.2: ExecTransType 0).
+     */
     private Msg er(Client c, String clOrdId, String what) {
+        return newTrans(erAny(c, clOrdId, what));
+    }
+
+    private Msg erAny(Client c, String clOrdId, String what) {
         Message m = c.await(what + " (ExecutionReport with ClOrdID " + clOrdId + ")",
                 x -> "8".equals(FixClients.type(x)) && clOrdId.equals(field(x, 11)), timeoutMs);
         return checked(new Msg(m, c.name + " " + what));
     }
 
+    /** FIX 4.2: ExecTransType(20) 0 (New); later versions have no ExecTransType. */
+    private Msg newTrans(Msg e) {
+        if (v.fix42()) {
+            e.is(20, '0');
+        }
+        return e;
+    }
+
     private Msg checked(Msg e) {
         e.has(37).has(17).has(150).has(39).has(55).has(54).has(151).has(14).has(6);
-        if (!"I".equals(e.get(150)) && !execIds.add(e.get(17))) {
+        if (v.fix42()) {
+            e.oneOf(20, Set.of("0", "3"));
+        } else {
+            e.absent(20);
+        }
+        boolean statusAnswer = v.fix42() ? "3".equals(e.get(20)) : "I".equals(e.get(150));
+        if (!statusAnswer && !execIds.add(e.get(17))) {
             throw e.fail("ExecID(17) " + e.get(17) + " was already used by another ExecutionReport");
         }
         return e;
@@ -133,7 +166,7 @@ public final class Scenario {
     }
 
     private Msg fill(Msg e, String id, String lastPx, long lastQty, long cum, long leaves, String avgPx) {
-        e.is(150, 'F').is(39, leaves == 0 ? '2' : '1').num(31, lastPx).num(32, lastQty).num(14, cum)
+        e.is(150, v.fillExecType(leaves)).is(39, leaves == 0 ? '2' : '1').num(31, lastPx).num(32, lastQty).num(14, cum)
                 .num(151, leaves).num(6, avgPx);
         sameOrder(e, id);
         return e;
@@ -158,6 +191,9 @@ public final class Scenario {
                 x -> "r".equals(FixClients.type(x)) && id.equals(field(x, 11)), timeoutMs);
         Msg r = new Msg(m, c.name + " " + what);
         r.has(37).is(530, type).is(531, type).num(533, affected);
+        if (v == FixVersion.FIX50SP2) {
+            r.has(1369); // MassActionReportID, required since FIX 5.0
+        }
         return r;
     }
 
@@ -172,8 +208,11 @@ public final class Scenario {
 
     private Msg status(Client c, String id, String symbol, char side, char ordStatus, long cum, long leaves) {
         c.send(Fix.status(id, symbol, side));
-        Msg e = er(c, id, "order status");
-        e.is(150, 'I').is(39, ordStatus).num(14, cum).num(151, leaves).is(55, symbol).is(54, side);
+        Msg e = erAny(c, id, "order status");
+        if (v.fix42()) {
+            e.is(20, '3');
+        }
+        e.is(150, v.statusExecType(ordStatus)).is(39, ordStatus).num(14, cum).num(151, leaves).is(55, symbol).is(54, side);
         sameOrder(e, id);
         return e;
     }
@@ -184,7 +223,19 @@ public final class Scenario {
         return e;
     }
 
-    /** Fails if any session received something no step asked for. */
+    /** Cancels one order (OrderCancelRequest) and checks the ExecType 4. */
+    private void cancelOne(Client c, String orig, String symbol, char side, long cum, String avgPx) {
+        String x = id();
+        c.send(Fix.cancel(x, orig, symbol, side));
+        canceled(er(c, x, "cancel of " + orig).is(41, orig), orig, cum, avgPx);
+    }
+
+    private final Map<Client, Integer> problemsSeen = new HashMap<>();
+
+    /**
+     * Fails if any session received something no step asked for, or sent a Reject (QuickFIX/J
+     * found a received message invalid) or refused to send an invalid message since the last step.
+     */
     private void quiet(long settleMs) {
         if (settleMs > 0) {
             try {
@@ -198,6 +249,12 @@ public final class Scenario {
             for (Message m : c.drain()) {
                 sb.append("\n    ").append(c.name).append(" got ").append(FixClients.dump(m));
             }
+            List<String> p = new ArrayList<>(c.faults());
+            int seen = problemsSeen.getOrDefault(c, 0);
+            for (String x : p.subList(Math.min(seen, p.size()), p.size())) {
+                sb.append("\n    ").append(c.name).append(" session problem (QuickFIX/J): ").append(x);
+            }
+            problemsSeen.put(c, p.size());
         }
         if (sb.length() > 0) {
             throw new AssertionError("unexpected message(s):" + sb);
@@ -233,6 +290,9 @@ public final class Scenario {
                 out.println("FAIL  " + name);
                 out.println("      " + (e instanceof AssertionError ? e.getMessage() : e.toString()));
                 if (!keepGoing) {
+                    if (!v.hasMassCancel()) {
+                        recover(); // the next run cannot find this run's orders without a mass cancel
+                    }
                     return passed;
                 }
                 recover();
@@ -245,7 +305,13 @@ public final class Scenario {
     private void recover() {
         for (Client c : all) {
             try {
-                c.send(Fix.massCancel(id(), '7', null));
+                if (v.hasMassCancel()) {
+                    c.send(Fix.massCancel(id(), '7', null));
+                } else {
+                    for (String[] o : c.sentOrders()) {
+                        c.send(Fix.cancel(id(), o[0], o[1], o[2].charAt(0)));
+                    }
+                }
             } catch (AssertionError e) {
                 out.println("      (recovery: " + e.getMessage() + ")");
             }
@@ -257,6 +323,7 @@ public final class Scenario {
         }
         for (Client c : all) {
             c.drain();
+            problemsSeen.put(c, c.faults().size()); // the failed step showed them
         }
     }
 
@@ -264,26 +331,32 @@ public final class Scenario {
         return steps.size();
     }
 
-    private void build() {
-        step("setup: mass cancel (530=7) of each firm's leftovers from earlier runs", () -> {
-            for (Client c : all) {
-                String q = id();
-                c.send(Fix.massCancel(q, '7', null));
-                Message m = c.await("OrderMassCancelReport for " + q,
-                        x -> "r".equals(FixClients.type(x)) && q.equals(field(x, 11)), timeoutMs);
-                Msg r = new Msg(m, c.name + " setup mass cancel");
-                r.is(530, '7').is(531, '7').has(533);
-                long n = Long.parseLong(r.get(533));
-                for (long k = 0; k < n; k++) {
-                    c.await("ExecType 4 of a leftover order (" + (k + 1) + " of " + n + ")",
-                            x -> "8".equals(FixClients.type(x)) && "4".equals(field(x, 150)), timeoutMs);
-                }
-                if (n > 0) {
-                    notes.add(c.name + " had " + n + " resting order(s) from an earlier run");
-                }
-                c.drain();
+    /** Mass-cancels (530=7) whatever the three firms left resting, consuming one ExecType 4 per order. */
+    private void cancelLeftovers() {
+        for (Client c : all) {
+            String q = id();
+            c.send(Fix.massCancel(q, '7', null));
+            Message m = c.await("OrderMassCancelReport for " + q,
+                    x -> "r".equals(FixClients.type(x)) && q.equals(field(x, 11)), timeoutMs);
+            Msg r = new Msg(m, c.name + " setup mass cancel");
+            r.is(530, '7').is(531, '7').has(533);
+            long n = Long.parseLong(r.get(533));
+            for (long k = 0; k < n; k++) {
+                c.await("ExecType 4 of a leftover order (" + (k + 1) + " of " + n + ")",
+                        x -> "8".equals(FixClients.type(x)) && "4".equals(field(x, 150)), timeoutMs);
             }
-        });
+            if (n > 0) {
+                notes.add(c.name + " had " + n + " resting order(s) from an earlier run");
+            }
+            c.drain();
+        }
+    }
+
+    private void build() {
+        // FIX 4.2 has no mass cancel: no setup there (a failed run cancels its own orders).
+        if (v.hasMassCancel()) {
+            step("setup: mass cancel (530=7) of each firm's leftovers from earlier runs", this::cancelLeftovers);
+        }
 
         String a = id();
         step("limit buy rests: ExecType 0, OrdStatus 0, LeavesQty = OrderQty, CumQty 0", () -> {
@@ -453,45 +526,75 @@ public final class Scenario {
                     status(c1, p2, "BOLT", BUY, '0', 0, 5);
                 });
 
-        step("mass cancel by symbol (530=1) then all (530=7): one ExecType 4 per order and the r count", () -> {
-            String m1 = id();
-            String m2 = id();
-            String m3 = id();
-            c1.send(Fix.limit(m1, "ACME", BUY, 1, "90.00"));
-            ack(c1, m1, "ACME", BUY, 1, "90.00");
-            c1.send(Fix.limit(m2, "ACME", BUY, 1, "90.01"));
-            ack(c1, m2, "ACME", BUY, 1, "90.01");
-            c1.send(Fix.limit(m3, "CRNK", BUY, 1, "40.00"));
-            ack(c1, m3, "CRNK", BUY, 1, "40.00");
-            String q1 = id();
-            c1.send(Fix.massCancel(q1, '1', "ACME"));
-            massCancelReport(c1, q1, '1', 2, "mass cancel ACME");
-            massCanceled(c1, m1, 0, "mass cancel of " + m1);
-            massCanceled(c1, m2, 0, "mass cancel of " + m2);
-            String q2 = id();
-            c1.send(Fix.massCancel(q2, '7', null));
-            massCancelReport(c1, q2, '7', 2, "mass cancel all");
-            massCanceled(c1, p2, 0, "mass cancel of " + p2);
-            massCanceled(c1, m3, 0, "mass cancel of " + m3);
-            String q3 = id();
-            c2.send(Fix.massCancel(q3, '7', null));
-            massCancelReport(c2, q3, '7', 1, "mass cancel all");
-            massCanceled(c2, s5, 0, "mass cancel of " + s5);
-            String q4 = id();
-            c3.send(Fix.massCancel(q4, '7', null));
-            massCancelReport(c3, q4, '7', 0, "mass cancel with nothing to cancel");
-            status(c1, m1, "ACME", BUY, '4', 0, 0);
-        });
+        if (v.hasMassCancel()) {
+            step("mass cancel by symbol (530=1) then all (530=7): one ExecType 4 per order and the r count", () -> {
+                String m1 = id();
+                String m2 = id();
+                String m3 = id();
+                c1.send(Fix.limit(m1, "ACME", BUY, 1, "90.00"));
+                ack(c1, m1, "ACME", BUY, 1, "90.00");
+                c1.send(Fix.limit(m2, "ACME", BUY, 1, "90.01"));
+                ack(c1, m2, "ACME", BUY, 1, "90.01");
+                c1.send(Fix.limit(m3, "CRNK", BUY, 1, "40.00"));
+                ack(c1, m3, "CRNK", BUY, 1, "40.00");
+                String q1 = id();
+                c1.send(Fix.massCancel(q1, '1', "ACME"));
+                massCancelReport(c1, q1, '1', 2, "mass cancel ACME");
+                massCanceled(c1, m1, 0, "mass cancel of " + m1);
+                massCanceled(c1, m2, 0, "mass cancel of " + m2);
+                String q2 = id();
+                c1.send(Fix.massCancel(q2, '7', null));
+                massCancelReport(c1, q2, '7', 2, "mass cancel all");
+                massCanceled(c1, p2, 0, "mass cancel of " + p2);
+                massCanceled(c1, m3, 0, "mass cancel of " + m3);
+                String q3 = id();
+                c2.send(Fix.massCancel(q3, '7', null));
+                massCancelReport(c2, q3, '7', 1, "mass cancel all");
+                massCanceled(c2, s5, 0, "mass cancel of " + s5);
+                String q4 = id();
+                c3.send(Fix.massCancel(q4, '7', null));
+                massCancelReport(c3, q4, '7', 0, "mass cancel with nothing to cancel");
+                status(c1, m1, "ACME", BUY, '4', 0, 0);
+            });
+        } else {
+            step("FIX 4.2 has no OrderMassCancelRequest (q): one gets a standard reject (j 380=3 or 3 373=11) and"
+                    + " cancels nothing; orders are canceled one by one", () -> {
+                String m1 = id();
+                c1.send(Fix.limit(m1, "ACME", BUY, 1, "90.00"));
+                ack(c1, m1, "ACME", BUY, 1, "90.00");
+                String q = id();
+                c1.sendNonstandard(Fix.massCancel(q, '7', null));
+                Message m = c1.await("BusinessMessageReject (j) or session Reject (3) of the OrderMassCancelRequest",
+                        x -> ("j".equals(FixClients.type(x)) || "3".equals(FixClients.type(x)))
+                                && "q".equals(field(x, 372)), timeoutMs);
+                Msg r = new Msg(m, c1.name + " reject of OrderMassCancelRequest on FIX 4.2");
+                if (r.type().equals("j")) {
+                    r.has(45).is(380, "3");
+                } else {
+                    r.has(45).is(373, "11");
+                }
+                status(c1, m1, "ACME", BUY, '0', 0, 1);
+                cancelOne(c1, m1, "ACME", BUY, 0, "0");
+                cancelOne(c1, p2, "BOLT", BUY, 0, "0");
+                cancelOne(c2, s5, "BOLT", SELL, 0, "0");
+                status(c1, m1, "ACME", BUY, '4', 0, 0);
+            });
+        }
 
-        step("an unsupported application message (OrderMassStatusRequest AF) gets BusinessMessageReject 380=3", () -> {
-            Message af = new quickfix.fix44.OrderMassStatusRequest();
-            String reqId = id();
-            af.setString(584, reqId);
-            af.setInt(585, 7);
-            c1.send(af);
-            Message m = c1.await("BusinessMessageReject of the AF",
-                    x -> "j".equals(FixClients.type(x)) && "AF".equals(field(x, 372)), timeoutMs);
-            new Msg(m, "CLIENT1 BusinessMessageReject").has(45).is(372, "AF").is(380, "3");
+        // FIX 4.2 has no OrderMassStatusRequest (AF); ListStatusRequest (M) is one Rialto does not support either.
+        String unsupported = v.fix42() ? "M" : "AF";
+        step("an unsupported application message (" + unsupported + ") gets BusinessMessageReject 380=3", () -> {
+            Message u = Fix.app(unsupported);
+            if (v.fix42()) {
+                u.setString(66, id()); // ListID
+            } else {
+                u.setString(584, id()); // MassStatusReqID
+                u.setInt(585, 7); // all orders
+            }
+            c1.send(u);
+            Message m = c1.await("BusinessMessageReject of the " + unsupported,
+                    x -> "j".equals(FixClients.type(x)) && unsupported.equals(field(x, 372)), timeoutMs);
+            new Msg(m, c1.name + " BusinessMessageReject").has(45).is(372, unsupported).is(380, "3");
         });
 
         step("nothing unexpected arrives afterwards (300 ms)", () -> quiet(300));
