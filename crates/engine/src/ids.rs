@@ -1,19 +1,33 @@
 //! The order-id index: which ids were ever used (duplicate-id rule) and which slab slot holds
 //! each resting order (cancel, replace, status).
 //!
-//! Role: answers both questions without allocating per command and with few cache misses:
+//! Role: answers both questions without allocating per command, with few cache misses, and with
+//! a bounded amount of work on every command (no table is ever rehashed or copied in one go):
 //! - used ids below `direct_len` are one bit each in a bitmap (1 MiB covers 8 M ids; the OS
-//!   commits its zeroed pages as they are touched); larger ids go to a hash set;
+//!   commits its zeroed pages as they are touched);
+//! - used ids from `direct_len` on that arrive at the frontier of what is covered (sequential ids,
+//!   as the gateway assigns them) are bits in a chunked bitmap that grows by appending one
+//!   zeroed chunk of `CHUNK_IDS` ids (128 KiB) at a time: bits are never copied;
+//! - other used ids (sparse: anywhere in `u64`) go to a hash set whose growth is incremental:
+//!   when it passes a load of 1/2 a table of twice the size takes new ids and each later insert
+//!   moves `MIGRATE_STEP` buckets of the old table into it; both tables are split into segments
+//!   of `SEG_BUCKETS` buckets, allocated on first write and freed as the move passes them;
 //! - resting ids map to slots in a small open-addressing hash table sized by the number of
-//!   resting orders (not by the id range), so it stays cache-resident.
+//!   resting orders (not by the id range), so it stays cache-resident. It doubles (amortized)
+//!   only when the count of resting orders passes its previous peak, which `orders_max` bounds.
 //!
-//! Both hash tables use linear probing and a fixed multiplicative hash (deterministic, no
-//! `RandomState`). They start at the configured capacity and double beyond a load of 1/2:
-//! amortized growth, the only allocation here, which happens only when the count of resting
-//! orders exceeds its previous peak or when new sparse ids arrive (the used set).
+//! Memory bound against hostile ids: a chunk is appended only while the ids in the chunks are at
+//! least 1/8 of the ids they cover and fewer than `CHUNKS_MAX` chunks exist, so the chunks hold
+//! at most 1 byte per id in them plus one chunk (and at most 2 GiB); an isolated far id never
+//! gets a chunk of its own but costs the sparse set 16 to 64 bytes (load 1/4 to 1/2, and during
+//! a move both tables).
+//!
+//! Hashing is linear probing with a fixed multiplicative hash (deterministic, no `RandomState`).
 //!
 //! Invariants: an id is resting iff `live_slot` names its slot; a resting id is used; an id once
-//! used stays used.
+//! used stays used; a used id is in exactly one of the bitmap (direct or chunked) and the sparse
+//! set; the sparse set's smallest id is `SparseSet::min` or more; while the sparse set moves, an
+//! id is in the new table or in an old bucket at or after the cursor.
 
 /// Marks an empty bucket of the live table.
 const NIL: u32 = u32::MAX;
@@ -163,39 +177,63 @@ impl LiveMap {
     }
 }
 
+/// Ids per chunk of the bitmap above `direct_len`: 2^20 ids, 128 KiB.
+pub(crate) const CHUNK_BITS: u32 = 20;
+pub(crate) const CHUNK_IDS: u64 = 1 << CHUNK_BITS;
+const CHUNK_WORDS: usize = (CHUNK_IDS / 64) as usize;
+/// Most chunks: they cover at most 2^34 ids (2 GiB), the limit `ids_direct` has too.
+pub(crate) const CHUNKS_MAX: usize = 1 << 14;
+/// Buckets per segment of a sparse table (32 KiB).
+const SEG_BUCKETS: usize = 1 << 12;
+/// Old buckets moved per insert while the sparse set grows. A move starts when a table of
+/// capacity C holds C/2 + 1 ids and must end before the new one (2C) holds C: at least C/2
+/// inserts later, so 2 buckets per insert would do; 8 ends it within C/8 inserts.
+const MIGRATE_STEP: usize = 8;
+/// Added into the hash of an id at or above `direct_len` (keeps the state hash of older builds).
+const SPARSE_SALT: u64 = 0x5bd1_e995_0000_0000;
+
+/// One open-addressing table of ids (0 marks an empty bucket: 0 is always a direct id), split
+/// into segments that are allocated on first write (an unallocated segment reads as empty).
 #[derive(Clone, Debug)]
-pub(crate) struct IdIndex {
-    /// One bit per id below `direct_len`: ever used.
-    used_bits: Vec<u64>,
-    direct_len: u64,
-    /// Used ids >= `direct_len`; key 0 marks an empty bucket (0 is always a direct id).
-    used_keys: Vec<u64>,
-    used_shift: u32,
-    used_hashed: usize,
-    live: LiveMap,
+struct Table {
+    segs: Vec<Box<[u64]>>,
+    /// log2 of the buckets per segment.
+    seg_bits: u32,
+    shift: u32,
+    cap: usize,
+    len: usize,
 }
 
-impl IdIndex {
-    pub(crate) fn new(direct_len: usize, hashed_initial: usize, live_initial: usize) -> IdIndex {
-        let direct_len = direct_len.max(1).next_multiple_of(64);
-        let cap = hashed_initial.max(16).next_power_of_two();
-        IdIndex {
-            used_bits: vec![0; direct_len / 64],
-            direct_len: direct_len as u64,
-            used_keys: vec![0; cap],
-            used_shift: 64 - cap.trailing_zeros(),
-            used_hashed: 0,
-            live: LiveMap::new(live_initial),
+impl Table {
+    fn new(cap: usize) -> Table {
+        let cap = cap.max(16).next_power_of_two();
+        let seg = cap.min(SEG_BUCKETS);
+        Table {
+            segs: (0..cap / seg).map(|_| Box::default()).collect(),
+            seg_bits: seg.trailing_zeros(),
+            shift: 64 - cap.trailing_zeros(),
+            cap,
+            len: 0,
         }
     }
 
-    /// Finds the bucket of sparse id `id`: `Ok` if present, `Err(empty bucket)` if not.
     #[inline(always)]
-    fn used_bucket(&self, id: u64) -> Result<usize, usize> {
-        let mask = self.used_keys.len() - 1;
-        let mut b = fib(id, self.used_shift);
+    fn key(&self, b: usize) -> u64 {
+        let s = &self.segs[b >> self.seg_bits];
+        if s.is_empty() {
+            0
+        } else {
+            s[b & ((1 << self.seg_bits) - 1)]
+        }
+    }
+
+    /// Finds `id`: `Ok(bucket)` if present, `Err(empty bucket)` if not.
+    #[inline(always)]
+    fn find(&self, id: u64) -> Result<usize, usize> {
+        let mask = self.cap - 1;
+        let mut b = fib(id, self.shift);
         loop {
-            let k = self.used_keys[b];
+            let k = self.key(b);
             if k == id {
                 return Ok(b);
             }
@@ -206,6 +244,192 @@ impl IdIndex {
         }
     }
 
+    /// Inserts `id`, known absent. The table must stay below full (its owner keeps load <= 1/2).
+    fn insert_absent(&mut self, id: u64) {
+        let b = match self.find(id) {
+            Err(b) => b,
+            Ok(_) => return,
+        };
+        let seg_len = 1usize << self.seg_bits;
+        let seg = &mut self.segs[b >> self.seg_bits];
+        if seg.is_empty() {
+            *seg = vec![0u64; seg_len].into_boxed_slice();
+        }
+        seg[b & (seg_len - 1)] = id;
+        self.len += 1;
+    }
+
+    /// Whether `id` is in a bucket at or after `cursor` (buckets before it are ignored: the
+    /// moved part of an old table). Visits at most `cap - cursor` buckets.
+    fn contains_from(&self, cursor: usize, id: u64) -> bool {
+        let mask = self.cap - 1;
+        let mut b = fib(id, self.shift).max(cursor);
+        for _ in cursor..self.cap {
+            let k = self.key(b);
+            if k == id {
+                return true;
+            }
+            if k == 0 {
+                return false;
+            }
+            // Wrapping past the end skips the moved part: an id whose probe run wraps into it
+            // was either moved (it is in the new table) or sits after it.
+            b = ((b + 1) & mask).max(cursor);
+        }
+        false
+    }
+
+    /// Every id in a bucket at or after `cursor`, in bucket order.
+    fn each_from(&self, cursor: usize, mut f: impl FnMut(u64)) {
+        let seg_len = 1usize << self.seg_bits;
+        for (si, seg) in self.segs.iter().enumerate() {
+            let base = si * seg_len;
+            if seg.is_empty() || base + seg_len <= cursor {
+                continue;
+            }
+            let from = cursor.saturating_sub(base);
+            for &k in &seg[from..] {
+                if k != 0 {
+                    f(k);
+                }
+            }
+        }
+    }
+}
+
+/// The used ids that are not in the bitmap: a hash set that grows incrementally.
+#[derive(Clone, Debug)]
+struct SparseSet {
+    cur: Table,
+    /// While growing: the previous table, whose buckets before `cursor` are already in `cur`
+    /// (and whose segments before `cursor`'s are freed).
+    old: Option<Table>,
+    cursor: usize,
+    /// The number of ids.
+    len: usize,
+    /// No id below this is in the set (`u64::MAX` while it is empty): lets the bitmap's misses
+    /// skip the probe.
+    min: u64,
+}
+
+impl SparseSet {
+    fn new(cap: usize) -> SparseSet {
+        SparseSet {
+            cur: Table::new(cap),
+            old: None,
+            cursor: 0,
+            len: 0,
+            min: u64::MAX,
+        }
+    }
+
+    #[inline]
+    fn contains(&self, id: u64) -> bool {
+        if id < self.min {
+            return false;
+        }
+        self.cur.find(id).is_ok()
+            || self
+                .old
+                .as_ref()
+                .is_some_and(|o| o.contains_from(self.cursor, id))
+    }
+
+    /// Inserts `id`, known absent: O(1) probes plus at most `MIGRATE_STEP` moved buckets.
+    fn insert_absent(&mut self, id: u64) {
+        self.migrate(MIGRATE_STEP);
+        self.cur.insert_absent(id);
+        self.len += 1;
+        self.min = self.min.min(id);
+        if self.old.is_none() && self.cur.len * 2 > self.cur.cap {
+            // Allocates only the new table's segment pointers; its segments come on first write.
+            let bigger = Table::new(self.cur.cap * 2);
+            self.old = Some(std::mem::replace(&mut self.cur, bigger));
+            self.cursor = 0;
+        }
+        debug_assert!(self.cur.len * 2 <= self.cur.cap + 2);
+    }
+
+    /// Moves up to `budget` buckets of the old table (an unallocated segment counts as one).
+    fn migrate(&mut self, mut budget: usize) {
+        let SparseSet {
+            cur, old, cursor, ..
+        } = self;
+        let Some(o) = old else { return };
+        let seg_len = 1usize << o.seg_bits;
+        while budget > 0 && *cursor < o.cap {
+            budget -= 1;
+            let si = *cursor >> o.seg_bits;
+            if o.segs[si].is_empty() {
+                *cursor = (si + 1) * seg_len;
+                continue;
+            }
+            let k = o.segs[si][*cursor & (seg_len - 1)];
+            if k != 0 {
+                cur.insert_absent(k);
+            }
+            *cursor += 1;
+            if *cursor & (seg_len - 1) == 0 {
+                // Every bucket of this segment is in `cur` now: free it.
+                o.segs[si] = Box::default();
+            }
+        }
+        if *cursor >= o.cap {
+            *old = None;
+        }
+    }
+
+    /// Every id, in no particular order.
+    fn each(&self, mut f: impl FnMut(u64)) {
+        self.cur.each_from(0, &mut f);
+        if let Some(o) = &self.old {
+            o.each_from(self.cursor, &mut f);
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct IdIndex {
+    /// One bit per id below `direct_len`: ever used.
+    used_bits: Vec<u64>,
+    direct_len: u64,
+    /// One bit per id in `direct_len .. direct_len + chunks.len() * CHUNK_IDS`: ever used (and
+    /// not in `sparse`). Each chunk has `CHUNK_WORDS` words.
+    chunks: Vec<Box<[u64]>>,
+    /// The number of set bits in `chunks`.
+    chunk_ids: u64,
+    /// Used ids at or above `direct_len` that are not in the bitmap.
+    sparse: SparseSet,
+    live: LiveMap,
+}
+
+impl std::fmt::Debug for IdIndex {
+    /// A summary: the bitmaps are megabytes of words.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdIndex")
+            .field("direct_len", &self.direct_len)
+            .field("chunks", &self.chunks.len())
+            .field("chunk_ids", &self.chunk_ids)
+            .field("sparse_len", &self.sparse.len)
+            .field("sparse_moving", &self.sparse.old.is_some())
+            .field("live_len", &self.live.len)
+            .finish()
+    }
+}
+
+impl IdIndex {
+    pub(crate) fn new(direct_len: usize, hashed_initial: usize, live_initial: usize) -> IdIndex {
+        let direct_len = direct_len.max(1).next_multiple_of(64);
+        IdIndex {
+            used_bits: vec![0; direct_len / 64],
+            direct_len: direct_len as u64,
+            chunks: Vec::new(),
+            chunk_ids: 0,
+            sparse: SparseSet::new(hashed_initial),
+            live: LiveMap::new(live_initial),
+        }
+    }
+
     /// Whether `id` was ever accepted.
     #[inline(always)]
     pub(crate) fn is_used(&self, id: u64) -> bool {
@@ -213,8 +437,27 @@ impl IdIndex {
             let i = id as usize;
             self.used_bits[i >> 6] & (1u64 << (i & 63)) != 0
         } else {
-            self.used_bucket(id).is_ok()
+            self.is_used_above(id)
         }
+    }
+
+    /// The chunk and word index of `id` (>= `direct_len`) in the chunked bitmap, whether or not
+    /// that chunk exists.
+    #[inline(always)]
+    fn chunk_pos(&self, id: u64) -> (u64, usize) {
+        let off = id - self.direct_len;
+        (off >> CHUNK_BITS, (off as usize >> 6) & (CHUNK_WORDS - 1))
+    }
+
+    #[inline]
+    fn is_used_above(&self, id: u64) -> bool {
+        let (c, w) = self.chunk_pos(id);
+        if let Some(chunk) = usize::try_from(c).ok().and_then(|c| self.chunks.get(c)) {
+            if chunk[w] & (1u64 << (id & 63)) != 0 {
+                return true;
+            }
+        }
+        self.sparse.contains(id)
     }
 
     /// Records `id` as used for ever. Idempotent.
@@ -223,17 +466,44 @@ impl IdIndex {
         if id < self.direct_len {
             let i = id as usize;
             self.used_bits[i >> 6] |= 1u64 << (i & 63);
-        } else if let Err(b) = self.used_bucket(id) {
-            self.used_keys[b] = id;
-            self.used_hashed += 1;
-            if self.used_hashed * 2 > self.used_keys.len() {
-                self.grow_used();
+        } else {
+            self.mark_above(id);
+        }
+    }
+
+    /// Whether one more chunk may be appended (the memory bound in the module comment).
+    #[inline]
+    fn may_append_chunk(&self) -> bool {
+        self.chunks.len() < CHUNKS_MAX
+            && self.chunk_ids * 8 >= (self.chunks.len() as u64) << CHUNK_BITS
+    }
+
+    fn mark_above(&mut self, id: u64) {
+        if self.sparse.contains(id) {
+            return;
+        }
+        let (c, w) = self.chunk_pos(id);
+        if c == self.chunks.len() as u64 && self.may_append_chunk() {
+            // Zeroed by the allocator (fresh pages come from the OS as they are touched, a
+            // page per 32 K ids): no copy, no burst.
+            self.chunks.push(vec![0u64; CHUNK_WORDS].into_boxed_slice());
+        }
+        match usize::try_from(c).ok().and_then(|c| self.chunks.get_mut(c)) {
+            Some(chunk) => {
+                let bit = 1u64 << (id & 63);
+                if chunk[w] & bit == 0 {
+                    chunk[w] |= bit;
+                    self.chunk_ids += 1;
+                }
             }
+            None => self.sparse.insert_absent(id),
         }
     }
 
     /// The number of used ids and an order-independent digest of them (for the state hash;
-    /// O(direct range / 64 + hash capacity), never on the hot path).
+    /// O(covered range / 64 + used ids above `direct_len` + sparse capacity), never on the hot
+    /// path). The value depends only on the set: per non-zero word `w` of the direct bitmap
+    /// `mix64(mix64(w) ^ bits)`, per used id `k >= direct_len` `mix64(k ^ SPARSE_SALT)`, summed.
     pub(crate) fn used_digest(&self) -> (u64, u64) {
         let mut count = 0u64;
         let mut digest = 0u64;
@@ -243,20 +513,22 @@ impl IdIndex {
                 digest = digest.wrapping_add(mix64(mix64(w as u64) ^ bits));
             }
         }
-        for &k in self.used_keys.iter().filter(|k| **k != 0) {
+        let mut per_id = |k: u64| {
             count += 1;
-            digest = digest.wrapping_add(mix64(k ^ 0x5bd1_e995_0000_0000));
-        }
+            digest = digest.wrapping_add(mix64(k ^ SPARSE_SALT));
+        };
+        self.each_chunk_id(&mut per_id);
+        self.sparse.each(per_id);
         (count, digest)
     }
 
-    fn grow_used(&mut self) {
-        let cap = self.used_keys.len() * 2;
-        let old = std::mem::replace(&mut self.used_keys, vec![0; cap]);
-        self.used_shift = 64 - cap.trailing_zeros();
-        for k in old.into_iter().filter(|k| *k != 0) {
-            if let Err(b) = self.used_bucket(k) {
-                self.used_keys[b] = k;
+    /// Every id in the chunked bitmap, ascending.
+    fn each_chunk_id(&self, mut f: impl FnMut(u64)) {
+        for (w, &bits) in self.chunks.iter().flat_map(|c| c.iter()).enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                f(self.direct_len + (w as u64) * 64 + b.trailing_zeros() as u64);
+                b &= b - 1;
             }
         }
     }
@@ -298,29 +570,351 @@ impl IdIndex {
         self.live.len
     }
 
-    /// Every used id, ascending (for snapshots; allocates).
-    pub(crate) fn all_used(&self) -> Vec<u64> {
-        let mut out = Vec::new();
-        for (w, &bits) in self.used_bits.iter().enumerate() {
-            let mut b = bits;
-            while b != 0 {
-                out.push((w * 64) as u64 + b.trailing_zeros() as u64);
-                b &= b - 1;
+    // ---- Snapshot support (never on the hot path; may allocate) ----
+
+    /// The number of chunks of the bitmap above `direct_len`.
+    pub(crate) fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The bitmap's used ids (direct and chunked) as maximal runs `(start, len)`, ascending.
+    pub(crate) fn bitmap_runs(&self, mut f: impl FnMut(u64, u64)) {
+        let mut open: Option<(u64, u64)> = None; // start, end (exclusive)
+        let words = self
+            .used_bits
+            .iter()
+            .chain(self.chunks.iter().flat_map(|c| c.iter()));
+        for (wi, &word) in words.enumerate() {
+            let base = wi as u64 * 64;
+            let mut w = word;
+            while w != 0 {
+                let s = w.trailing_zeros();
+                let ones = (w >> s).trailing_ones();
+                let (start, end) = (base + s as u64, base + (s + ones) as u64);
+                open = match open {
+                    Some((rs, re)) if re == start => Some((rs, end)),
+                    Some((rs, re)) => {
+                        f(rs, re - rs);
+                        Some((start, end))
+                    }
+                    None => Some((start, end)),
+                };
+                w = if s + ones >= 64 {
+                    0
+                } else {
+                    w & (u64::MAX << (s + ones))
+                };
             }
         }
-        let mut hashed: Vec<u64> = self.used_keys.iter().copied().filter(|k| *k != 0).collect();
-        hashed.sort_unstable();
-        out.extend(hashed);
-        out
+        if let Some((rs, re)) = open {
+            f(rs, re - rs);
+        }
+    }
+
+    /// The sparse set's ids, ascending.
+    pub(crate) fn sparse_sorted(&self) -> Vec<u64> {
+        let mut v = Vec::with_capacity(self.sparse.len);
+        self.sparse.each(|k| v.push(k));
+        v.sort_unstable();
+        v
+    }
+
+    /// Restores the chunk count of a fresh index (no id used yet).
+    pub(crate) fn restore_chunks(&mut self, n: usize) -> Result<(), &'static str> {
+        if n > CHUNKS_MAX {
+            return Err("more id chunks than the limit");
+        }
+        if !self.chunks.is_empty() || self.chunk_ids != 0 || self.sparse.len != 0 {
+            return Err("id chunks restored into a used index");
+        }
+        let mut chunks = Vec::new();
+        chunks
+            .try_reserve_exact(n)
+            .map_err(|_| "out of memory for id chunks")?;
+        chunks.extend((0..n).map(|_| vec![0u64; CHUNK_WORDS].into_boxed_slice()));
+        self.chunks = chunks;
+        Ok(())
+    }
+
+    /// Marks `start .. start + len` used in the bitmap. The caller restores maximal runs
+    /// ascending, so these ids are not used yet.
+    pub(crate) fn restore_run(&mut self, start: u64, len: u64) -> Result<(), &'static str> {
+        let covered = self.direct_len + (self.chunks.len() as u64) * CHUNK_IDS;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= covered)
+            .ok_or("used-id run beyond the bitmap")?;
+        if len == 0 {
+            return Err("empty used-id run");
+        }
+        if end > self.direct_len {
+            self.chunk_ids += end - start.max(self.direct_len);
+        }
+        let mut i = start;
+        while i < end {
+            let n = (64 - (i & 63)).min(end - i);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << (i & 63)
+            };
+            let word = (i / 64) as usize;
+            let direct_words = self.used_bits.len();
+            if word < direct_words {
+                self.used_bits[word] |= mask;
+            } else {
+                let cw = word - direct_words;
+                self.chunks[cw / CHUNK_WORDS][cw % CHUNK_WORDS] |= mask;
+            }
+            i += n;
+        }
+        Ok(())
+    }
+
+    /// Checks what the live path guarantees of the chunks: each was appended while the chunks
+    /// held 1/8 of the ids they covered, and holds the id that appended it.
+    pub(crate) fn check_chunks(&self) -> Result<(), &'static str> {
+        let n = self.chunks.len() as u64;
+        if n > 0 && self.chunk_ids * 8 < (n - 1) << CHUNK_BITS {
+            return Err("id chunks sparser than 1/8");
+        }
+        if self
+            .chunks
+            .last()
+            .is_some_and(|c| c.iter().all(|&w| w == 0))
+        {
+            return Err("last id chunk empty");
+        }
+        Ok(())
+    }
+
+    /// Adds a sparse id to a restored index: ids ascending, at or above `direct_len`, none in
+    /// the bitmap.
+    pub(crate) fn restore_sparse(&mut self, id: u64) -> Result<(), &'static str> {
+        if id < self.direct_len {
+            return Err("sparse id below ids_direct");
+        }
+        if self.is_used(id) {
+            return Err("sparse id used twice");
+        }
+        self.sparse.insert_absent(id);
+        Ok(())
+    }
+
+    /// Sizes an empty sparse set for `n` ids, so a restore moves nothing.
+    pub(crate) fn reserve_sparse(&mut self, n: usize) {
+        if self.sparse.len == 0 && n * 2 > self.sparse.cur.cap {
+            self.sparse = SparseSet::new((n * 2 + 1).next_power_of_two());
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
+
+    impl IdIndex {
+        /// Every used id, ascending (expands the bitmap's runs, merges the sparse ids).
+        pub(crate) fn all_used(&self) -> Vec<u64> {
+            let mut out = Vec::new();
+            self.bitmap_runs(|s, n| out.extend(s..s + n));
+            out.extend(self.sparse_sorted());
+            out.sort_unstable();
+            out
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// The digest computed from the set alone, as the module comment defines it.
+    fn reference_digest(set: &BTreeSet<u64>, direct_len: u64) -> (u64, u64) {
+        let mut words = std::collections::BTreeMap::<u64, u64>::new();
+        let mut digest = 0u64;
+        for &k in set {
+            if k < direct_len {
+                *words.entry(k / 64).or_default() |= 1 << (k % 64);
+            } else {
+                digest = digest.wrapping_add(mix64(k ^ SPARSE_SALT));
+            }
+        }
+        for (w, bits) in words {
+            digest = digest.wrapping_add(mix64(mix64(w) ^ bits));
+        }
+        (set.len() as u64, digest)
+    }
+
+    /// Marks `ids` in order (each twice: idempotent), checking membership before and after and
+    /// some probes along the way, then the whole set, the digest and the runs.
+    fn check_against_btreeset(direct: usize, hashed: usize, ids: &[u64], seed: u64) -> IdIndex {
+        let mut ix = IdIndex::new(direct, hashed, 16);
+        let mut set = BTreeSet::new();
+        let mut rng = Rng(seed | 1);
+        for (n, &id) in ids.iter().enumerate() {
+            assert_eq!(ix.is_used(id), set.contains(&id), "before marking {id}");
+            ix.mark_used(id);
+            if n % 3 == 0 {
+                ix.mark_used(id);
+            }
+            set.insert(id);
+            assert!(ix.is_used(id), "after marking {id}");
+            if n % 7 == 0 {
+                // A probe near an earlier id, and a random one.
+                let near = ids[(rng.next() as usize) % (n + 1)].wrapping_add(rng.next() % 5);
+                assert_eq!(ix.is_used(near), set.contains(&near), "probe {near}");
+                let far = rng.next();
+                assert_eq!(ix.is_used(far), set.contains(&far), "probe {far}");
+            }
+        }
+        let used = ix.used_digest();
+        assert_eq!(used, reference_digest(&set, ix.direct_len));
+        assert_eq!(ix.all_used(), set.iter().copied().collect::<Vec<_>>());
+        let mut runs = Vec::new();
+        ix.bitmap_runs(|s, n| runs.push((s, n)));
+        for w in runs.windows(2) {
+            assert!(
+                w[0].0 + w[0].1 < w[1].0,
+                "runs maximal and ascending: {w:?}"
+            );
+        }
+        assert!(runs.iter().all(|&(_, n)| n > 0));
+        ix.check_chunks().unwrap();
+        ix
+    }
 
     #[test]
-    fn direct_and_hashed_ids_round_trip_and_grow() {
+    fn dense_ids_fill_chunks_across_direct_len_and_chunk_boundaries() {
+        let direct = 1000; // rounded up to 1024
+        let end = 1024 + 2 * CHUNK_IDS + 300;
+        // Sequential with a gap of 1 every 97 ids: the gateway's stream with a few rejects.
+        let ids: Vec<u64> = (0..end).filter(|i| i % 97 != 5).collect();
+        let ix = check_against_btreeset(direct, 16, &ids, 1);
+        assert_eq!(ix.chunks.len(), 3);
+        assert_eq!(
+            ix.sparse.len, 0,
+            "sequential ids never reach the sparse set"
+        );
+    }
+
+    #[test]
+    fn sparse_random_ids_grow_incrementally() {
+        let mut rng = Rng(7);
+        // Enough to grow from 16 buckets through several multi-segment tables.
+        let ids: Vec<u64> = (0..60_000).map(|_| rng.next() | 1 << 40).collect();
+        let mut ix = IdIndex::new(64, 16, 16);
+        let mut growths = 0;
+        for (n, &id) in ids.iter().enumerate() {
+            let was_moving = ix.sparse.old.is_some();
+            ix.mark_used(id);
+            growths += (!was_moving && ix.sparse.old.is_some()) as u32;
+            if let Some(o) = &ix.sparse.old {
+                // The move ends well before the new table could need to grow.
+                assert!(ix.sparse.cur.len * 2 <= ix.sparse.cur.cap, "step {n}");
+                assert!(o.cap * 2 == ix.sparse.cur.cap);
+            }
+            if n % 1000 == 999 {
+                for &k in &ids[..=n] {
+                    assert!(ix.is_used(k), "{k} lost at step {n}");
+                }
+            }
+        }
+        assert!(growths >= 12, "{growths}");
+        assert!(ix.chunks.is_empty());
+        check_against_btreeset(64, 16, &ids, 3);
+    }
+
+    #[test]
+    fn mixtures_around_the_frontier() {
+        let mut rng = Rng(11);
+        for round in 0..6u64 {
+            let direct = [64, 100, 4096][round as usize % 3];
+            let d = (direct as u64).next_multiple_of(64);
+            let mut ids = Vec::new();
+            let mut seq = 0u64;
+            for _ in 0..40_000 {
+                let r = rng.next();
+                let id = match r % 10 {
+                    // Sequential from 0: reaches the chunks.
+                    0..=4 => {
+                        seq += 1 + (r >> 60) % 2;
+                        seq
+                    }
+                    // Just past the frontier, or in the next chunk: dense or not.
+                    5 => d + (r >> 8) % (3 * CHUNK_IDS),
+                    // Around direct_len and chunk boundaries.
+                    6 => {
+                        let edge = d + ((r >> 8) % 4) * CHUNK_IDS;
+                        (edge + (r >> 20) % 8).wrapping_sub(4)
+                    }
+                    // Far sparse ids, some of them at the very top.
+                    7 => rng.next() | 1 << 63,
+                    8 => u64::MAX - (r >> 8) % 4,
+                    // Repeats.
+                    _ => *ids.get((r >> 8) as usize % ids.len().max(1)).unwrap_or(&0),
+                };
+                ids.push(id);
+            }
+            check_against_btreeset(direct, 16, &ids, round);
+        }
+    }
+
+    #[test]
+    fn sparse_ids_overtaken_by_the_frontier_stay_found_once() {
+        // Ids just past the first chunk are sparse when they arrive (the chunks are too empty
+        // to grow), then sequential ids fill the chunks up to and beyond them.
+        let d = 64u64;
+        let mut ids: Vec<u64> = (0..500).map(|i| d + CHUNK_IDS + i * 3).collect();
+        ids.extend(0..d + 2 * CHUNK_IDS);
+        let ix = check_against_btreeset(64, 16, &ids, 5);
+        assert_eq!(ix.sparse.len, 500);
+        assert_eq!(ix.chunks.len(), 2);
+        assert_eq!(ix.used_digest().0, d + 2 * CHUNK_IDS);
+    }
+
+    #[test]
+    fn isolated_far_ids_get_no_chunk() {
+        // One id at the start of each next chunk: a chunk each would cost 128 KiB per id.
+        let d = 64u64;
+        let ids: Vec<u64> = (0..64).map(|i| d + i * CHUNK_IDS).collect();
+        let ix = check_against_btreeset(64, 16, &ids, 9);
+        assert_eq!(
+            ix.chunks.len(),
+            1,
+            "only the first, which the frontier reached"
+        );
+        assert_eq!(ix.sparse.len, 63);
+    }
+
+    #[test]
+    fn digest_of_a_fixed_set_is_pinned() {
+        // Pinned with the build before the chunked bitmap (direct bits + one hash set): the
+        // state hash of every published journal and snapshot depends on this value.
+        let mut ix = IdIndex::new(4096, 16, 16);
+        let mut rng = Rng(0x1234_5678);
+        for i in 0..3_000_000u64 {
+            if i % 13 != 7 {
+                ix.mark_used(i);
+            }
+        }
+        for _ in 0..20_000 {
+            ix.mark_used(rng.next());
+        }
+        for i in 0..1000 {
+            ix.mark_used(u64::MAX - i * 3);
+        }
+        assert_eq!(ix.used_digest(), PINNED_DIGEST);
+    }
+
+    #[test]
+    fn live_map_and_used_set_together() {
         let mut ix = IdIndex::new(100, 16, 16);
         let ids: Vec<u64> = (0..2000u64)
             .map(|i| {
@@ -355,6 +949,49 @@ mod tests {
         assert_eq!(all.len(), 1050);
         assert!(all.windows(2).all(|w| w[0] < w[1]));
     }
+
+    #[test]
+    fn restore_parts_rebuild_the_same_set() {
+        let mut rng = Rng(21);
+        let mut ids: Vec<u64> = (0..64 + CHUNK_IDS + 5000).filter(|i| i % 11 != 0).collect();
+        ids.extend((0..3000).map(|_| rng.next()));
+        ids.extend((0..200).map(|i| 64 + 3 * CHUNK_IDS + i));
+        let a = check_against_btreeset(64, 16, &ids, 2);
+        let mut b = IdIndex::new(64, 16, 16);
+        b.restore_chunks(a.chunk_count()).unwrap();
+        let mut runs = Vec::new();
+        a.bitmap_runs(|s, n| runs.push((s, n)));
+        for (s, n) in runs {
+            b.restore_run(s, n).unwrap();
+        }
+        let sparse = a.sparse_sorted();
+        b.reserve_sparse(sparse.len());
+        for &k in &sparse {
+            b.restore_sparse(k).unwrap();
+        }
+        b.check_chunks().unwrap();
+        assert_eq!(b.used_digest(), a.used_digest());
+        assert_eq!(b.all_used(), a.all_used());
+        assert_eq!(b.restore_sparse(sparse[0]), Err("sparse id used twice"));
+        assert_eq!(b.restore_sparse(5), Err("sparse id below ids_direct"));
+        let covered = 64 + 2 * CHUNK_IDS;
+        assert!(b.restore_run(covered - 1, 2).is_err());
+        assert!(b.restore_run(u64::MAX, 2).is_err());
+        assert!(b.restore_run(10, 0).is_err());
+        assert!(IdIndex::new(64, 16, 16)
+            .restore_chunks(CHUNKS_MAX + 1)
+            .is_err());
+        let mut c = IdIndex::new(64, 16, 16);
+        c.restore_chunks(3).unwrap();
+        c.restore_run(64, 1).unwrap();
+        assert_eq!(c.check_chunks(), Err("id chunks sparser than 1/8"));
+        let mut e = IdIndex::new(64, 16, 16);
+        e.restore_chunks(1).unwrap();
+        assert_eq!(e.check_chunks(), Err("last id chunk empty"));
+    }
+
+    /// `(count, digest)` of the set in `digest_of_a_fixed_set_is_pinned`, from the old build.
+    const PINNED_DIGEST: (u64, u64) = (2_790_231, 0x7bc8_9af2_0935_5787);
 
     #[test]
     fn live_map_matches_a_btreemap_under_churn() {

@@ -22,8 +22,11 @@
 //!   into a compact slab of non-empty levels, O(1) lookup by price, best level cached, a
 //!   hierarchical bitset of non-empty levels to find the next best. The window re-centres in
 //!   place and grows only when the resting prices need it.
-//! - Id index (`ids::IdIndex`): one bit per id for "ever used" (the duplicate-id rule), a small
-//!   open-addressing table resting id -> slot; deterministic multiplicative hashing.
+//! - Id index (`ids::IdIndex`): one bit per id for "ever used" (the duplicate-id rule): a direct
+//!   bitmap below `ids_direct`, then a bitmap that grows by 128 KiB chunks as sequential ids
+//!   arrive, and an incrementally grown hash set for sparse ids, so no command ever rehashes or
+//!   copies the set; a small open-addressing table resting id -> slot; deterministic
+//!   multiplicative hashing.
 //! - Events are handed to a generic `EventSink` by reference; a sink that ignores a kind (the
 //!   flash1 adapter ignores most `Level`s) lets the compiler drop the work of building it.
 //!
@@ -91,12 +94,16 @@ pub struct EngineConfig {
     /// The window re-centres or doubles (amortized) while the resting prices of a side span
     /// less than this; an order to rest beyond it is refused with `CapacityExceeded`.
     pub levels_max: usize,
-    /// Ids below this are indexed directly (4 bytes each, committed by the OS as touched).
+    /// Ids below this are indexed directly (one bit each, committed by the OS as touched).
+    /// Used ids from here on that arrive in sequence go to a bitmap grown by 128 KiB chunks (an
+    /// allocation per 2^20 ids), others to the sparse id set.
     pub ids_direct: usize,
-    /// Initial capacity of the two id hash tables: used ids >= `ids_direct`, and resting id ->
-    /// slot. Each doubles beyond a load of 1/2: amortized growth, the only allocation a command
-    /// can cause after warm-up, and only when sparse ids arrive or the number of resting orders
-    /// passes its previous peak.
+    /// Initial capacity of the two id hash tables: sparse used ids (>= `ids_direct`, not in
+    /// sequence), and resting id -> slot. Each doubles beyond a load of 1/2: the sparse set
+    /// incrementally (a bounded part of the old table moves on each insert, segments of 32 KiB
+    /// are allocated as first written), the resting table at once (amortized, and only when the
+    /// number of resting orders passes its previous peak). With the id chunks, the only
+    /// allocations a command can cause after warm-up.
     pub ids_hashed_initial: usize,
 }
 
