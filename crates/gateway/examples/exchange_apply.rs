@@ -6,12 +6,13 @@
 //!
 //! `-- --journal DIR [--prefetch FAR[,NEAR]]` instead decodes every record of the journal in
 //! DIR (e.g. one written by `replay_bench`) into memory first, then times only their replay
-//! on this one thread, as recovery applies them (outbox cleared, `replaying` set), optionally
-//! calling `Exchange::prefetch` FAR records ahead and `Exchange::prefetch_entries` NEAR
-//! records ahead. It prints the time the thread spent on a CPU (Linux schedstat), which a
+//! on this one thread, as recovery applies them (outbox cleared, `replaying` set, ClOrdID
+//! hashes computed ahead as recovery's decoding thread does, `Exchange::apply_prehashed`),
+//! optionally calling `Exchange::prefetch` FAR records ahead and `Exchange::prefetch_entries`
+//! NEAR records ahead. It prints the time the thread spent on a CPU (Linux schedstat), which a
 //! busy machine disturbs less than wall time, and the final state hash.
 
-use gateway::exchange::{Exchange, Outbox};
+use gateway::exchange::{ClHashes, Exchange, Outbox};
 use gateway::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
 use gateway::Config;
 use journal::JournalReader;
@@ -31,26 +32,28 @@ fn cpu_time() -> Option<Duration> {
 /// inlined, so a profiler can count exactly this (e.g. `valgrind --tool=callgrind
 /// --toggle-collect='*apply_all*'`).
 #[inline(never)]
-fn apply_all(x: &mut Exchange, recs: &[(u64, u64, Input)], far: usize, near: usize) {
+fn apply_all(x: &mut Exchange, recs: &[(u64, u64, Input, ClHashes)], far: usize, near: usize) {
     let mut out = Outbox::default();
-    for (i, (seq, ts, input)) in recs.iter().enumerate() {
+    for (i, (seq, ts, input, hashes)) in recs.iter().enumerate() {
         if far > 0 {
             if let Some(r) = recs.get(i + far) {
-                x.prefetch(&r.2);
+                x.prefetch(&r.2, &r.3);
             }
         }
         if near > 0 {
             if let Some(r) = recs.get(i + near) {
-                x.prefetch_entries(&r.2);
+                x.prefetch_entries(&r.2, &r.3);
             }
         }
-        x.apply(*seq, *ts, input, &mut out);
+        x.apply_prehashed(*seq, *ts, input, *hashes, &mut out);
         out.clear();
     }
 }
 
 /// Replays the journal in `dir` from memory; see the module comment.
 fn replay_from_memory(dir: &Path, far: usize, near: usize) -> Result<(), String> {
+    let mut x = Exchange::new(Arc::new(Config::defaults()));
+    let hasher = x.cl_hasher();
     let mut r = JournalReader::open(dir, 1).map_err(|e| e.to_string())?;
     let mut recs = Vec::new();
     while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
@@ -58,9 +61,9 @@ fn replay_from_memory(dir: &Path, far: usize, near: usize) -> Result<(), String>
             return Err(format!("record {} has kind {}", rec.seq, rec.kind));
         }
         let input = Input::decode(rec.payload).map_err(|e| format!("record {}: {e}", rec.seq))?;
-        recs.push((rec.seq, rec.timestamp_ns, input));
+        let hashes = hasher.input_hashes(&input);
+        recs.push((rec.seq, rec.timestamp_ns, input, hashes));
     }
-    let mut x = Exchange::new(Arc::new(Config::defaults()));
     x.replaying = true;
     let (t0, c0) = (Instant::now(), cpu_time());
     apply_all(&mut x, &recs, far, near);

@@ -541,7 +541,61 @@ struct ClIndex {
     head: u64,
     bytes: ClBytes,
     table: PosTable,
-    seed: foldhash::fast::RandomState,
+    seed: ClHasher,
+}
+
+/// The session-independent part of the ClOrdID index's hash (foldhash of the ClOrdID's
+/// bytes, seeded per `Exchange`): the index mixes the session in with one multiply
+/// (`ClIndex::hash`). Replay computes it on the decoding thread (`ClHasher::input_hashes`),
+/// so the applying thread hashes no ClOrdID of a new order, cancel or replace.
+#[derive(Clone, Debug, Default)]
+pub struct ClHasher(foldhash::fast::RandomState);
+
+impl ClHasher {
+    /// The hash of ClOrdID bytes `cl` (never 0 in practice; 0 means "not computed" in
+    /// `ClHashes`, and then the applying side computes it: the same value).
+    #[inline]
+    pub fn hash(&self, cl: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        self.0.hash_one(cl)
+    }
+
+    /// The hashes `Exchange::apply_prehashed` uses for `input`: of the ClOrdID and the
+    /// OrigClOrdID of a NewOrderSingle, OrderCancelRequest or OrderCancelReplaceRequest
+    /// (0 for anything else).
+    #[inline]
+    pub fn input_hashes(&self, input: &Input) -> ClHashes {
+        let Input::Fix { msg, .. } = input else {
+            return ClHashes::default();
+        };
+        match msg {
+            FixMsg::New(n) => ClHashes {
+                cl: self.hash(n.cl_ord_id.as_bytes()),
+                orig: 0,
+            },
+            FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            }
+            | FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                ..
+            } => ClHashes {
+                cl: self.hash(cl_ord_id.as_bytes()),
+                orig: self.hash(orig_cl_ord_id.as_bytes()),
+            },
+            _ => ClHashes::default(),
+        }
+    }
+}
+
+/// `ClHasher` hashes of an input's ClOrdID and OrigClOrdID, computed ahead of `apply` (on
+/// replay's decoding thread). 0: not computed (the exchange computes it when it needs it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClHashes {
+    pub cl: u64,
+    pub orig: u64,
 }
 
 impl ClIndex {
@@ -557,14 +611,27 @@ impl ClIndex {
                 ((CL_ORD_IDS_MAX + 1) * crate::record::STR_LEN_MAX).next_power_of_two(),
             ),
             table: PosTable::with_capacity(CL_ORD_IDS_MAX + 1),
-            seed: foldhash::fast::RandomState::default(),
+            seed: ClHasher::default(),
         }
     }
 
     #[inline]
     fn hash(&self, session: u16, cl: &[u8]) -> u64 {
-        use std::hash::BuildHasher;
-        self.seed.hash_one((session, cl))
+        Self::with_session(self.seed.hash(cl), session)
+    }
+
+    /// `hash(session, cl)` from `pre` = `ClHasher::hash(cl)` if it is not 0.
+    #[inline]
+    fn hash_pre(&self, session: u16, cl: &[u8], pre: u64) -> u64 {
+        let h = if pre != 0 { pre } else { self.seed.hash(cl) };
+        Self::with_session(h, session)
+    }
+
+    /// Mixes the session into a ClOrdID's hash (the same ClOrdID in two sessions lands in
+    /// unrelated slots: the low bits, which pick the slot, differ per session).
+    #[inline]
+    fn with_session(h: u64, session: u16) -> u64 {
+        h ^ (session as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     fn len(&self) -> usize {
@@ -628,18 +695,19 @@ impl ClIndex {
         self.table.insert(hash, pos);
     }
 
-    /// Starts loading the index slot of (`session`, `cl`) into the cache, for a lookup soon.
+    /// Starts loading the index slot of (`session`, `cl`) into the cache, for a lookup soon
+    /// (`pre` as in `hash_pre`).
     #[inline]
-    fn prefetch(&self, session: u16, cl: &[u8]) {
-        self.table.prefetch(self.hash(session, cl));
+    fn prefetch(&self, session: u16, cl: &[u8], pre: u64) {
+        self.table.prefetch(self.hash_pre(session, cl, pre));
     }
 
     /// Starts loading the ring entries that the index slots of (`session`, `cl`) point to
     /// (those `get` compares), reading the slots: call it once `prefetch` had time to load
     /// them.
     #[inline]
-    fn prefetch_entries(&self, session: u16, cl: &[u8]) {
-        self.table.find(self.hash(session, cl), |p| {
+    fn prefetch_entries(&self, session: u16, cl: &[u8], pre: u64) {
+        self.table.find(self.hash_pre(session, cl, pre), |p| {
             if let Some(e) = self.ring.get(self.at(p)) {
                 engine::hint::prefetch(e);
             }
@@ -1312,6 +1380,9 @@ pub struct Exchange {
     /// Recovery: messages are numbered and stored exactly as live, but not framed for the
     /// (long gone) connections. Output only; never part of the state.
     pub replaying: bool,
+    /// ClOrdID hashes of the input being applied, computed ahead (`apply_prehashed`); zero
+    /// (not computed) outside it.
+    pre: ClHashes,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -1344,6 +1415,7 @@ impl Exchange {
             stats: Stats::default(),
             event_log: None,
             replaying: false,
+            pre: ClHashes::default(),
         }
     }
 
@@ -1363,8 +1435,9 @@ impl Exchange {
     /// A hint for a caller that knows the inputs ahead (recovery: a few records before
     /// applying `input`): starts loading the ClOrdID index slots `input` will look up, so the
     /// lookups in `apply` find them in the cache. Changes nothing; skipping it changes nothing.
+    /// `hashes` are the input's `ClHasher::input_hashes` (zeros: computed here).
     #[inline]
-    pub fn prefetch(&self, input: &Input) {
+    pub fn prefetch(&self, input: &Input, hashes: &ClHashes) {
         let Input::Fix { conn, msg, .. } = input else {
             return;
         };
@@ -1373,7 +1446,7 @@ impl Exchange {
         };
         let ix = ix as u16;
         match msg {
-            FixMsg::New(n) => self.cl.prefetch(ix, n.cl_ord_id.as_bytes()),
+            FixMsg::New(n) => self.cl.prefetch(ix, n.cl_ord_id.as_bytes(), hashes.cl),
             FixMsg::Cancel {
                 cl_ord_id,
                 orig_cl_ord_id,
@@ -1383,8 +1456,8 @@ impl Exchange {
                 orig_cl_ord_id,
                 ..
             } => {
-                self.cl.prefetch(ix, orig_cl_ord_id.as_bytes());
-                self.cl.prefetch(ix, cl_ord_id.as_bytes());
+                self.cl.prefetch(ix, orig_cl_ord_id.as_bytes(), hashes.orig);
+                self.cl.prefetch(ix, cl_ord_id.as_bytes(), hashes.cl);
             }
             _ => {}
         }
@@ -1396,7 +1469,7 @@ impl Exchange {
     /// will compare (its OrigClOrdID's entry; random in a ring of up to 1M entries). Changes
     /// nothing.
     #[inline]
-    pub fn prefetch_entries(&self, input: &Input) {
+    pub fn prefetch_entries(&self, input: &Input, hashes: &ClHashes) {
         let Input::Fix { conn, msg, .. } = input else {
             return;
         };
@@ -1406,8 +1479,32 @@ impl Exchange {
         let ix = ix as u16;
         if let FixMsg::Cancel { orig_cl_ord_id, .. } | FixMsg::Replace { orig_cl_ord_id, .. } = msg
         {
-            self.cl.prefetch_entries(ix, orig_cl_ord_id.as_bytes());
+            self.cl
+                .prefetch_entries(ix, orig_cl_ord_id.as_bytes(), hashes.orig);
         }
+    }
+
+    /// The hasher whose `ClHasher::input_hashes` `apply_prehashed` takes (this exchange's
+    /// seed: another exchange's hashes would not match).
+    pub fn cl_hasher(&self) -> ClHasher {
+        self.cl.seed.clone()
+    }
+
+    /// `apply` with the input's ClOrdID hashes computed ahead: `hashes` must be
+    /// `self.cl_hasher().input_hashes(input)` (replay computes them on its decoding thread).
+    /// The outcome is exactly that of `apply`.
+    pub fn apply_prehashed(
+        &mut self,
+        seq: u64,
+        ts_ns: u64,
+        input: &Input,
+        hashes: ClHashes,
+        out: &mut Outbox,
+    ) {
+        debug_assert_eq!(hashes, self.cl.seed.input_hashes(input));
+        self.pre = hashes;
+        self.apply(seq, ts_ns, input, out);
+        self.pre = ClHashes::default();
     }
 
     /// Applies journal record `seq` (stamped `ts_ns`). Records must come in sequence order.
@@ -2146,7 +2243,7 @@ impl Exchange {
             // Only a journal written with a longer instrument list can say this.
             return self.order_reject(ix, seq, ts, &n.cl_ord_id, "unknown symbol", b"", out);
         }
-        let cl_hash = self.cl.hash(ix, n.cl_ord_id.as_bytes());
+        let cl_hash = self.cl.hash_pre(ix, n.cl_ord_id.as_bytes(), self.pre.cl);
         if self
             .cl
             .get_hashed(cl_hash, ix, n.cl_ord_id.as_bytes())
@@ -2227,9 +2324,12 @@ impl Exchange {
         out: &mut Outbox,
     ) {
         let is_replace = replace.is_some();
+        let orig_hash = self
+            .cl
+            .hash_pre(ix, orig_cl_ord_id.as_bytes(), self.pre.orig);
         let live = self
             .cl
-            .get(ix, orig_cl_ord_id.as_bytes())
+            .get_hashed(orig_hash, ix, orig_cl_ord_id.as_bytes())
             .and_then(|id| self.orders.live(&id).map(|o| (id, o)))
             .filter(|(_, o)| o.done_status == 0 && o.session == ix);
         let Some((id, info)) = live else {
@@ -2246,7 +2346,7 @@ impl Exchange {
             );
         };
         let status = ord_status(info);
-        let cl_hash = self.cl.hash(ix, cl_ord_id.as_bytes());
+        let cl_hash = self.cl.hash_pre(ix, cl_ord_id.as_bytes(), self.pre.cl);
         if self
             .cl
             .get_hashed(cl_hash, ix, cl_ord_id.as_bytes())

@@ -28,7 +28,7 @@
 //! older state (rare; reported in the phases as 2 journal passes).
 
 use crate::config::Config;
-use crate::exchange::{Exchange, Outbox};
+use crate::exchange::{ClHasher, ClHashes, Exchange, Outbox};
 use crate::record::{Input, KIND_INPUT};
 use crate::server::ServerError;
 use crossbeam_channel::bounded;
@@ -131,11 +131,13 @@ fn bad_record(rec: &journal::Record<'_>, what: String) -> ServerError {
     ))
 }
 
-/// One decoded journal record.
+/// One decoded journal record, with its ClOrdIDs' hashes (`ClHasher::input_hashes`,
+/// computed on the decoding thread, which has time to spare, for `Exchange::apply_prehashed`).
 struct Decoded {
     seq: u64,
     ts: u64,
     input: Input,
+    hashes: ClHashes,
 }
 
 /// Records per batch handed from the decoder thread to the applying thread.
@@ -166,6 +168,7 @@ impl Batch {
                     seq: 0,
                     ts: 0,
                     input: Input::Tick,
+                    hashes: ClHashes::default(),
                 })
                 .collect(),
             len: 0,
@@ -214,6 +217,9 @@ impl Handoff {
 struct BatchSender {
     batch: Batch,
     handoff: Arc<Handoff>,
+    /// The applying exchange's ClOrdID hasher, once known (`None`: no hashes computed ahead;
+    /// the exchange computes them).
+    hasher: Option<ClHasher>,
 }
 
 impl BatchSender {
@@ -226,6 +232,10 @@ impl BatchSender {
         slot.seq = rec.seq;
         slot.ts = rec.timestamp_ns;
         decode_input_into(rec, &mut slot.input)?;
+        slot.hashes = match &self.hasher {
+            Some(h) => h.input_hashes(&slot.input),
+            None => ClHashes::default(),
+        };
         b.len += 1;
         if b.len < BATCH_RECORDS {
             return Ok(true);
@@ -354,10 +364,10 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
             // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
             // then the entries they point to. They change nothing.
             if let Some(far) = recs.get(i + PREFETCH_FAR) {
-                x.prefetch(&far.input);
+                x.prefetch(&far.input, &far.hashes);
             }
             if let Some(near) = recs.get(i + PREFETCH_NEAR) {
-                x.prefetch_entries(&near.input);
+                x.prefetch_entries(&near.input, &near.hashes);
             }
             if d.seq != x.last_seq() + 1 {
                 return Err(ServerError(format!(
@@ -366,7 +376,7 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
                     x.last_seq()
                 )));
             }
-            x.apply(d.seq, d.ts, &d.input, &mut out);
+            x.apply_prehashed(d.seq, d.ts, &d.input, d.hashes, &mut out);
             out.clear();
         }
         replayed += recs.len() as u64;
@@ -375,12 +385,14 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
     Ok(replayed)
 }
 
-fn batch_channels() -> (BatchSender, BatchReceiver) {
+/// The two ends of a hand-over; `hasher`: the applying exchange's, if known yet.
+fn batch_channels(hasher: Option<ClHasher>) -> (BatchSender, BatchReceiver) {
     let handoff = Arc::new(Handoff::default());
     (
         BatchSender {
             batch: Batch::new(),
             handoff: handoff.clone(),
+            hasher,
         },
         BatchReceiver { handoff },
     )
@@ -431,7 +443,7 @@ fn replay_journal(
 ) -> Result<(u64, String, Option<Duration>), ServerError> {
     let from = x.last_seq() + 1;
     let mut reader = JournalReader::open(data_dir, from)?;
-    let (tx, rx) = batch_channels();
+    let (tx, rx) = batch_channels(Some(x.cl_hasher()));
     std::thread::scope(|scope| {
         let decoder = std::thread::Builder::new()
             .name("replay-decode".into())
@@ -593,8 +605,9 @@ pub fn recover_and_open(
     let newest = journal::snapshot::list(data_dir)?
         .last()
         .map_or(0, |(seq, _)| *seq);
-    let (seq_tx, seq_rx) = bounded::<Option<u64>>(1);
-    let (mut tx, rx) = batch_channels();
+    // The snapshot's seq (`None`: none) and the restored exchange's ClOrdID hasher.
+    let (seq_tx, seq_rx) = bounded::<(Option<u64>, ClHasher)>(1);
+    let (mut tx, rx) = batch_channels(None);
     let (applied, scan) = std::thread::scope(|scope| {
         let scanner = std::thread::Builder::new()
             .name("journal-scan".into())
@@ -611,7 +624,10 @@ pub fn recover_and_open(
                         if reached.is_none() {
                             reached = Some(t0.elapsed());
                             deliver = match seq_rx.recv() {
-                                Ok(s) => s.unwrap_or(0) == newest,
+                                Ok((s, hasher)) => {
+                                    tx.hasher = Some(hasher);
+                                    s.unwrap_or(0) == newest
+                                }
                                 Err(_) => return Err(ScanStop::ApplierGone),
                             };
                         }
@@ -643,7 +659,7 @@ pub fn recover_and_open(
                 let (mut x, snapshot) = load_snapshot(cfg, data_dir, &mut on_note)?;
                 let loaded = t0.elapsed();
                 // The scan may have ended without asking (the journal ends at the snapshot).
-                let _ = seq_tx.send(snapshot.as_ref().map(|s| s.seq));
+                let _ = seq_tx.send((snapshot.as_ref().map(|s| s.seq), x.cl_hasher()));
                 drop(seq_tx);
                 x.replaying = true;
                 let replayed = apply_batches(&mut x, rx)?;
@@ -741,7 +757,7 @@ mod tests {
             encoded(&Input::Tick),
             encoded(&Input::Disconnected { conn: 7 }),
         ];
-        let (mut tx, mut rx) = batch_channels();
+        let (mut tx, mut rx) = batch_channels(None);
         std::thread::scope(|scope| {
             let decoder = scope.spawn(move || {
                 for seq in 1..=n {
@@ -774,7 +790,7 @@ mod tests {
     #[test]
     fn a_gone_applier_stops_a_waiting_decoder_and_a_gone_decoder_ends_the_applier() {
         let tick = encoded(&Input::Tick);
-        let (mut tx, rx) = batch_channels();
+        let (mut tx, rx) = batch_channels(None);
         std::thread::scope(|scope| {
             let decoder = scope.spawn(move || {
                 let mut seq = 0;
@@ -795,7 +811,7 @@ mod tests {
         // A decoder dropped without `finish` (a panic): the applier gets what was queued, then
         // the end, not a hang.
         let tick = encoded(&Input::Tick);
-        let (mut tx, mut rx) = batch_channels();
+        let (mut tx, mut rx) = batch_channels(None);
         std::thread::scope(|scope| {
             let applier = scope.spawn(move || {
                 let mut got = 0;
@@ -817,7 +833,7 @@ mod tests {
 
     #[test]
     fn a_bad_record_is_an_error_naming_segment_offset_and_seq() {
-        let (mut tx, _rx) = batch_channels();
+        let (mut tx, _rx) = batch_channels(None);
         let e = tx.push(&record(5, &[99])).unwrap_err();
         assert_eq!(
             e.0,
