@@ -2,6 +2,7 @@
 # Builds the Java programs and runs the QuickFIX/J interop scenario against a FIX server.
 #
 #   java/run-interop.sh [HOST] [PORT] [more interop options, e.g. --reset --verbose]
+#   java/run-interop.sh 127.0.0.1 9880 --fix-version 4.2,5.0sp2   # server: interop/rialto-versions.toml
 #
 # HOST defaults to 127.0.0.1, PORT to 9878 (rialto serve's default). Exit status 0 when every
 # step passes, 1 when a check fails, 2 on bad arguments. The client's FIX sequence numbers are

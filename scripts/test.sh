@@ -109,12 +109,13 @@ server_pid=
 server_log=
 server_addr=
 
-# start_server DATA_DIR LISTEN LOG: runs `rialto serve` in the background and waits (bounded)
-# until it logs its listening address, which it leaves in server_addr.
+# start_server BIN DATA_DIR LISTEN LOG [SERVE_OPTION...]: runs `rialto serve` in the background
+# and waits (bounded) until it logs its listening address, which it leaves in server_addr.
 start_server() {
     local bin=$1 data=$2 listen=$3
     server_log=$4
-    "$bin" serve --data-dir "$data" --listen "$listen" >"$server_log" 2>&1 &
+    shift 4
+    "$bin" serve --data-dir "$data" --listen "$listen" "$@" >"$server_log" 2>&1 &
     server_pid=$!
     local deadline=$((SECONDS + 60)) line
     while :; do
@@ -167,7 +168,7 @@ interop() {
         step "interop: skipped (INTEROP=0)"
         return
     fi
-    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario, restart, scenario)"
+    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario, restart, scenario; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way)"
     # Same profile as the tests; only the crates whose features differ without the dev
     # dependencies are compiled again (seconds), the rest is reused.
     cargo build --profile ci -p rialto
@@ -188,6 +189,21 @@ interop() {
     # Same data dir and port: the sessions resume their sequence numbers without a reset.
     start_server "$bin" "$root/data" "$server_addr" "$root/serve-2.log"
     FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port"
+    stop_server
+    # FIX 4.2 and FIXT.1.1 (FIX 5.0SP2): a server with three sessions of each
+    # (java/interop/rialto-versions.toml), its own data dir and port; the scenario in each
+    # version, validated by QuickFIX/J against the standard dictionaries; a restart; again,
+    # resuming the sequence numbers. The jar was built by run-interop.sh above. --keep-going:
+    # a failed step does not hide the next ones (the exit status is still 1).
+    local versions=(java -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store")
+    start_server "$bin" "$root/data-versions" 127.0.0.1:0 "$root/serve-versions-1.log" \
+        --config java/interop/rialto-versions.toml
+    host=${server_addr%:*} port=${server_addr##*:}
+    "${versions[@]}" --host "$host" --port "$port"
+    stop_server
+    start_server "$bin" "$root/data-versions" "$server_addr" "$root/serve-versions-2.log" \
+        --config java/interop/rialto-versions.toml
+    "${versions[@]}" --host "$host" --port "$port"
     stop_server
     rm -rf "$root"
     trap - EXIT
