@@ -9,6 +9,9 @@
 //!   [`JournalConfig::segment_size_bytes`], each a header then records back to back
 //!   ([`mod@format`] has the byte layouts). Sequence numbers are global and strictly consecutive,
 //!   starting at 1.
+//! - `DIR/journal/spare.seg.tmp`: the next segment, preallocated by the writer's background
+//!   thread ahead of a roll (no header, never read; see [`writer`]). `*.seg.tmp` files never
+//!   hold records: recovery removes them.
 //! - `DIR/journal/LOCK`: flock'ed by the one writer.
 //! - `DIR/snapshots/<seq, 20 digits>.snap`: see [`snapshot`].
 //!
@@ -45,4 +48,4 @@ pub use reader::{
     list_segments, JournalReader, ReadPosition, Record, SegmentFile, SegmentSummary, TornTail,
 };
 pub use tools::{dump, truncate_after, verify, DumpSummary, TruncateReport, VerifyReport};
-pub use writer::{Durability, JournalConfig, JournalWriter, RecoveryReport};
+pub use writer::{Durability, JournalConfig, JournalWriter, RecoveryReport, RollStats};
