@@ -18,12 +18,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import quickfix.Application;
 import quickfix.ConfigError;
-import quickfix.DataDictionary;
+import quickfix.CompositeLogFactory;
 import quickfix.DefaultMessageFactory;
 import quickfix.DoNotSend;
 import quickfix.FieldNotFound;
 import quickfix.FileStoreFactory;
-import quickfix.CompositeLogFactory;
 import quickfix.Log;
 import quickfix.LogFactory;
 import quickfix.MemoryStoreFactory;
@@ -61,12 +60,16 @@ public final class FixClients implements AutoCloseable {
 
     /**
      * Options for the initiator. storeDir null: QuickFIX/J MemoryStore (nothing persisted; then
-     * reset should be true so both sides start the session at 1).
+     * reset should be true so both sides start the session at 1). diagnostics: check each sent
+     * application message against the dictionary and keep the last received raw messages for
+     * failure texts (the scenario); off for the latency client, whose send and receive paths
+     * should cost what a plain QuickFIX/J client's do.
      */
-    public record Config(String host, int port, File storeDir, boolean reset, boolean verbose, FixVersion version) {
-        /** FIX 4.4. */
+    public record Config(String host, int port, File storeDir, boolean reset, boolean verbose, FixVersion version,
+            boolean diagnostics) {
+        /** FIX 4.4 with diagnostics. */
         public Config(String host, int port, File storeDir, boolean reset, boolean verbose) {
-            this(host, port, storeDir, reset, verbose, FixVersion.FIX44);
+            this(host, port, storeDir, reset, verbose, FixVersion.FIX44, true);
         }
     }
 
@@ -85,6 +88,8 @@ public final class FixClients implements AutoCloseable {
         final CountDownLatch loggedOn = new CountDownLatch(1);
         final CountDownLatch loggedOut = new CountDownLatch(1);
         volatile boolean logoutReceived;
+        /** The server's Logon (35=A) of the current connection. */
+        volatile Message serverLogon;
         /** Optional hook called on the QuickFIX/J thread for each application message. */
         volatile Consumer<Message> listener;
         /** The last raw messages received, by MsgSeqNum, to show what a Reject we sent refers to. */
@@ -263,10 +268,12 @@ public final class FixClients implements AutoCloseable {
             clients.put(sender, c);
             bySession.put(sid, c);
         }
-        LogFactory recent = sid -> new RecentLog(bySession.get(sid));
-        LogFactory log = config.verbose()
-                ? new CompositeLogFactory(new LogFactory[] {recent, new ScreenLogFactory(true, true, true)})
-                : recent;
+        LogFactory screen = config.verbose() ? new ScreenLogFactory(true, true, true) : null;
+        LogFactory log = screen;
+        if (config.diagnostics()) {
+            LogFactory recent = sid -> new RecentLog(bySession.get(sid));
+            log = screen != null ? new CompositeLogFactory(new LogFactory[] {recent, screen}) : recent;
+        }
         MessageStoreFactory store = config.storeDir() != null ? new FileStoreFactory(s) : new MemoryStoreFactory();
         initiator = new SocketInitiator(new App(), store, s, log, new DefaultMessageFactory());
     }
@@ -299,6 +306,23 @@ public final class FixClients implements AutoCloseable {
                         + (config.reset() ? "" : "; if the server's data dir and this client's sequence store "
                                 + config.storeDir() + " disagree, delete the store or rerun with --reset"));
             }
+        }
+    }
+
+    /**
+     * FIXT.1.1: the server's Logon carries DefaultApplVerID (1137) 9, FIX 5.0SP2 (QuickFIX/J takes
+     * the session's application version from it). Nothing to check for FIX 4.x.
+     */
+    public void checkServerLogons() {
+        if (config.version() != FixVersion.FIX50SP2) {
+            return;
+        }
+        for (Client c : clients.values()) {
+            Message m = c.serverLogon;
+            if (m == null) {
+                throw new AssertionError(c.name + ": logged on without the server's Logon seen");
+            }
+            new Fix.Msg(m, c.name + " server Logon").is(1137, "9");
         }
     }
 
@@ -364,6 +388,9 @@ public final class FixClients implements AutoCloseable {
             if (c != null && MsgType.LOGOUT.equals(type(message))) {
                 c.logoutReceived = true;
             }
+            if (c != null && MsgType.LOGON.equals(type(message))) {
+                c.serverLogon = message;
+            }
             note(message, sessionId, "server sent");
             if (c != null && MsgType.REJECT.equals(type(message))) {
                 c.queue.add(message); // a step may expect it; otherwise it is an unexpected message
@@ -396,7 +423,7 @@ public final class FixClients implements AutoCloseable {
         @Override
         public void toApp(Message message, SessionID sessionId) throws DoNotSend {
             Client c = bySession.get(sessionId);
-            if (c == null || c.nonstandard) {
+            if (c == null || c.nonstandard || !config.diagnostics()) {
                 return;
             }
             String invalid = c.version.invalidBody(message);
@@ -480,23 +507,15 @@ public final class FixClients implements AutoCloseable {
         }
     }
 
-    private static DataDictionary dictionary;
-
-    static synchronized DataDictionary dictionary() {
-        if (dictionary == null) {
-            try {
-                dictionary = new DataDictionary("FIX44.xml");
-            } catch (ConfigError e) {
-                throw new IllegalStateException("FIX44.xml not on the classpath", e);
+    /** Name of a FIX tag, e.g. 150 -> ExecType(150), from the first dictionary that defines it. */
+    static String tagName(int tag) {
+        for (FixVersion v : new FixVersion[] {FixVersion.FIX44, FixVersion.FIX50SP2, FixVersion.FIX42}) {
+            String n = v.dictionary().getFieldName(tag);
+            if (n != null) {
+                return n + "(" + tag + ")";
             }
         }
-        return dictionary;
-    }
-
-    /** Name of a FIX tag, e.g. 150 -> ExecType. */
-    static String tagName(int tag) {
-        String n = dictionary().getFieldName(tag);
-        return n == null ? Integer.toString(tag) : n + "(" + tag + ")";
+        return Integer.toString(tag);
     }
 
     /** The message with | for SOH. */

@@ -7,8 +7,8 @@ import quickfix.FieldNotFound;
 import quickfix.IncorrectDataFormat;
 import quickfix.IncorrectTagValue;
 import quickfix.Message;
-import quickfix.SessionSettings;
 import quickfix.SessionID;
+import quickfix.SessionSettings;
 
 /**
  * The FIX versions the interop client speaks, and what differs between them for order entry:

@@ -189,11 +189,13 @@ public final class Main {
         out.println("interop: " + v.label() + " against " + o.host() + ":" + o.port() + " (store " + o.storeDir()
                 + (o.reset() ? ", ResetSeqNumFlag=Y" : "") + ")");
         FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), o.storeDir(), o.reset(),
-                o.verbose(), v), senders);
+                o.verbose(), v, true), senders);
         try {
             try {
                 fix.logon(Math.max(10_000, o.timeoutMs()));
-                out.println("ok    logon of " + String.join(", ", senders));
+                fix.checkServerLogons();
+                out.println("ok    logon of " + String.join(", ", senders)
+                        + (v == FixVersion.FIX50SP2 ? " (server's DefaultApplVerID 9)" : ""));
             } catch (AssertionError e) {
                 out.println("FAIL  logon");
                 out.println("      " + e.getMessage());
@@ -225,8 +227,8 @@ public final class Main {
     static long latency(Options o, PrintStream out) throws Exception {
         // The latency client keeps no state between runs: MemoryStore and ResetSeqNumFlag=Y on Logon
         // (less client work per message than a FileStore; the same for every exchange measured).
-        FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), null, true, o.verbose()),
-                List.of(o.sender()));
+        FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), null, true, o.verbose(),
+                FixVersion.FIX44, false), List.of(o.sender()));
         try {
             fix.logon(Math.max(10_000, o.timeoutMs()));
             LatencyClient lc = new LatencyClient(fix.client(o.sender()), new LatencyClient.Config(o.latencyCount(),

@@ -166,7 +166,8 @@ public final class Scenario {
     }
 
     private Msg fill(Msg e, String id, String lastPx, long lastQty, long cum, long leaves, String avgPx) {
-        e.is(150, v.fillExecType(leaves)).is(39, leaves == 0 ? '2' : '1').num(31, lastPx).num(32, lastQty).num(14, cum)
+        e.is(150, v.fillExecType(leaves)).is(39, leaves == 0 ? '2' : '1').num(31, lastPx).num(32, lastQty)
+                .num(14, cum)
                 .num(151, leaves).num(6, avgPx);
         sameOrder(e, id);
         return e;
@@ -212,7 +213,8 @@ public final class Scenario {
         if (v.fix42()) {
             e.is(20, '3');
         }
-        e.is(150, v.statusExecType(ordStatus)).is(39, ordStatus).num(14, cum).num(151, leaves).is(55, symbol).is(54, side);
+        e.is(150, v.statusExecType(ordStatus)).is(39, ordStatus).num(14, cum).num(151, leaves).is(55, symbol)
+                .is(54, side);
         sameOrder(e, id);
         return e;
     }
