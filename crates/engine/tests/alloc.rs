@@ -125,3 +125,71 @@ fn no_allocation_when_the_market_trends_far() {
     assert!(engine.best_bid(0).unwrap().0 > 800_000);
     assert_eq!(allocs, 0);
 }
+
+/// An IOC order that finds no liquidity: accepted (its id becomes used), then canceled.
+fn ioc(id: u64) -> types::Command {
+    use types::{Command, NewOrder, OrdType, Side, StpMode, TimeInForce};
+    Command::New(NewOrder {
+        id,
+        account: 1,
+        symbol: 0,
+        side: Side::Buy,
+        ord_type: OrdType::Limit,
+        tif: TimeInForce::Ioc,
+        price: 100,
+        qty: 1,
+        post_only: false,
+        stp: StpMode::CancelNewest,
+    })
+}
+
+#[test]
+fn sequential_ids_beyond_ids_direct_allocate_a_chunk_per_million() {
+    // The gateway's ids are sequential: beyond `ids_direct` they fill 2^20-id bitmap chunks,
+    // one allocation each (plus the small vector of chunk pointers), never a rehash.
+    let config = EngineConfig {
+        ids_direct: 1 << 12,
+        ..EngineConfig::default()
+    };
+    let mut engine = Engine::new(&mixed::instruments(), config);
+    let mut tally = Tally::default();
+    for id in 0..100_000 {
+        engine.apply(&ioc(id), &mut tally);
+    }
+    let before = allocs();
+    for id in 100_000..(2 << 20) + 5_000 {
+        engine.apply(&ioc(id), &mut tally);
+    }
+    let allocs = allocs() - before;
+    assert_eq!(tally.n[0], (2 << 20) + 5_000, "all accepted");
+    // Chunks 1 and 2 (chunk 0 came in warm-up), and at most two growths of the pointer vector.
+    assert!((2..=4).contains(&allocs), "{allocs} allocations");
+    assert!(engine.id_used((2 << 20) + 4_999) && !engine.id_used((2 << 20) + 5_000));
+}
+
+#[test]
+fn sparse_ids_allocate_a_segment_per_hundreds_of_ids() {
+    // Random 64-bit ids: the sparse set grows by 32 KiB segments allocated on first write.
+    let mut engine = Engine::new(&mixed::instruments(), EngineConfig::default());
+    let mut tally = Tally::default();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x | 1 << 62
+    };
+    for _ in 0..10_000 {
+        engine.apply(&ioc(next()), &mut tally);
+    }
+    let before = allocs();
+    let n = 200_000;
+    for _ in 0..n {
+        engine.apply(&ioc(next()), &mut tally);
+    }
+    let allocs = allocs() - before;
+    // 210 K ids at load <= 1/2 end in a table of 2^19 buckets: 128 segments, plus those of the
+    // tables it grew through and their pointer vectors.
+    assert!(allocs <= 300, "{allocs} allocations for {n} sparse ids");
+    assert_eq!(tally.n[0], 210_000, "all accepted");
+}
