@@ -6,6 +6,9 @@
 //! the size and time of a snapshot of the final state (the engine stall a periodic snapshot
 //! causes). `--two-pass` times the older start instead: `JournalWriter::open` (scan and verify
 //! every segment) and then `gateway::recover` (newest snapshot + a second, replaying pass).
+//! `--full` times `gateway::recover` from record 1 with snapshots ignored: a full replay of
+//! any journal, read-only (no journal lock taken, nothing truncated), so it can time a foreign
+//! data directory (e.g. a live server's, with its snapshots) as it is.
 //!
 //! Flow: 8 sessions (`CLIENT1`..`CLIENT8`) log on, then each step picks a session and sends a
 //! NewOrderSingle (limit, price 990..1010 around a mid of 1000 on one of three symbols, so about
@@ -14,7 +17,7 @@
 //! bounded. A timer Tick every 1000 records. Inputs are the journal records themselves (the
 //! same encoding the server appends); nothing is replayed from a snapshot (full replay).
 //!
-//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R] [--two-pass]`
+//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R] [--two-pass | --full]`
 //! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end;
 //! `--reuse` times the journal already in DIR instead of writing one, for A/B runs of two
 //! builds on the same journal; `--runs` times R starts instead of 3, e.g. 1 under callgrind).
@@ -173,12 +176,15 @@ fn main() -> Result<(), String> {
     let mut reuse = false;
     let mut runs: usize = 3;
     let mut two_pass = false;
+    let mut full = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--reuse" {
             reuse = true;
         } else if a == "--two-pass" {
             two_pass = true;
+        } else if a == "--full" {
+            full = true;
         } else if a == "--runs" {
             runs = args
                 .next()
@@ -190,6 +196,9 @@ fn main() -> Result<(), String> {
         } else {
             n = a.parse().map_err(|_| format!("not a record count: {a}"))?;
         }
+    }
+    if two_pass && full {
+        return Err("give one of --two-pass and --full".into());
     }
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let dir = match &dir_arg {
@@ -217,7 +226,11 @@ fn main() -> Result<(), String> {
     for run in 1..=runs {
         let t0 = Instant::now();
         let c0 = cpu_time();
-        let (x, rec, phases) = if two_pass {
+        let (x, rec, phases) = if full {
+            let (x, rec) = recover(&cfg, &dir, false, |m| eprintln!("{m}")).map_err(|e| e.0)?;
+            let phases = "full replay from record 1 (read-only, snapshots ignored);".to_string();
+            (x, rec, phases)
+        } else if two_pass {
             let (_writer, _report) =
                 JournalWriter::open(&dir, JournalConfig::default()).map_err(|e| e.to_string())?;
             let open = t0.elapsed();
