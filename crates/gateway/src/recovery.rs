@@ -151,6 +151,9 @@ const RESUME_AT: usize = BATCHES_IN_FLIGHT / 2;
 /// `Exchange::prefetch`, and `Exchange::prefetch_entries` (which needs the first one's lines).
 const PREFETCH_FAR: usize = 16;
 const PREFETCH_NEAR: usize = 8;
+/// How many records ahead the applying thread prefetches the decoded record (before
+/// `Exchange::prefetch` reads it).
+const PREFETCH_RECORD: usize = 32;
 
 /// A batch of decoded records: `slots[..len]`. Its slots are allocated once and recycled
 /// between the threads; each record is decoded straight into a slot, over the input the slot
@@ -362,7 +365,11 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
         let recs = batch.records();
         for (i, d) in recs.iter().enumerate() {
             // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
-            // then the entries they point to. They change nothing.
+            // then the entries they point to; further ahead, the decoded record itself (written
+            // by the decoding thread's core). They change nothing.
+            if let Some(r) = recs.get(i + PREFETCH_RECORD) {
+                engine::hint::prefetch_all(r);
+            }
             if let Some(far) = recs.get(i + PREFETCH_FAR) {
                 x.prefetch(&far.input, &far.hashes);
             }
