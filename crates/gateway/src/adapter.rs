@@ -236,6 +236,9 @@ impl FixAdapter {
                     qty: qty(msg, f).map_err(Bad::Cancel)?,
                 }
             }
+            "q" if f.get(msg, 8) == Some(b"FIX.4.2") => {
+                return Err(Bad::Business("unsupported message type q".into()))
+            }
             "q" => {
                 let cl_ord_id = req_str(11, Bad::Session11)?;
                 let request_type = match f.get_u64(msg, 530) {

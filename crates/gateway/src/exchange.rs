@@ -2151,6 +2151,8 @@ impl Exchange {
             b"1"
         } else if text.starts_with("duplicate") {
             b"6"
+        } else if self.is_fix42(ix) {
+            b"0"
         } else {
             b"99"
         };
@@ -2478,6 +2480,11 @@ impl Exchange {
         b.extend_from_slice(b"\x01533=");
         push_u64(&mut b, ctx.mass_count);
         b.push(1);
+        if self.cfg.sessions[ix as usize].begin_string == "FIXT.1.1" {
+            b.extend_from_slice(b"1369=");
+            push_u64(&mut b, seq);
+            b.push(1);
+        }
         if let Some(s) = symbol {
             b.extend_from_slice(b"55=");
             b.extend_from_slice(self.symbol_str(s).as_bytes());
