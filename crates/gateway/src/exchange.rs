@@ -1490,9 +1490,9 @@ impl Exchange {
         self.cl.seed.clone()
     }
 
-    /// `apply` with the input's ClOrdID hashes computed ahead: `hashes` must be
-    /// `self.cl_hasher().input_hashes(input)` (replay computes them on its decoding thread).
-    /// The outcome is exactly that of `apply`.
+    /// `apply` with the input's ClOrdID hashes computed ahead: each of `hashes` must be that
+    /// of `self.cl_hasher().input_hashes(input)` or 0 (not computed; then computed here).
+    /// Replay computes them on its decoding thread. The outcome is exactly that of `apply`.
     pub fn apply_prehashed(
         &mut self,
         seq: u64,
@@ -1501,7 +1501,15 @@ impl Exchange {
         hashes: ClHashes,
         out: &mut Outbox,
     ) {
-        debug_assert_eq!(hashes, self.cl.seed.input_hashes(input));
+        #[cfg(debug_assertions)]
+        {
+            let want = self.cl.seed.input_hashes(input);
+            assert!(
+                (hashes.cl == 0 || hashes.cl == want.cl)
+                    && (hashes.orig == 0 || hashes.orig == want.orig),
+                "record {seq}: ClOrdID hashes {hashes:?} are not this exchange's {want:?}"
+            );
+        }
         self.pre = hashes;
         self.apply(seq, ts_ns, input, out);
         self.pre = ClHashes::default();

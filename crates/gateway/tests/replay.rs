@@ -3,12 +3,13 @@
 //! applied to one exchange; at random points it is snapshotted and restored into a second one,
 //! and from then on both must produce byte-identical FIX output and equal state hashes. This
 //! is what makes "snapshot + tail replay == full replay" hold. A third exchange applies the
-//! stream in recovery mode (no output framed); at the end it goes live and must answer a
+//! stream in recovery mode (no output framed, ClOrdID hashes computed ahead as recovery's
+//! decoding thread does: `Exchange::apply_prehashed`); at the end it goes live and must answer a
 //! ResendRequest for everything with exactly the bytes the live one sends (the resend store
 //! keeps ExecutionReport recipes and formats them only when resent). The stream runs with the
 //! default store size and with a tiny one, so eviction is exercised too.
 
-use gateway::exchange::{Exchange, Outbox};
+use gateway::exchange::{ClHashes, Exchange, Outbox};
 use gateway::record::{FixMsg, Input, NewOrderMsg};
 use gateway::Config;
 use std::sync::Arc;
@@ -195,6 +196,9 @@ fn run_stream(seed: u64, store_max: usize) {
         // Recovery mode (no framing of output) must reach the very same state.
         let mut quiet = Exchange::new(cfg.clone());
         quiet.replaying = true;
+        // As recovery applies: ClOrdID hashes computed ahead (or, for every third input, not:
+        // then the exchange computes them), which must change nothing.
+        let hasher = quiet.cl_hasher();
         let mut oq = Outbox::default();
         let mut seqs = vec![1u64; 4];
         let mut next_cl = 0;
@@ -210,7 +214,12 @@ fn run_stream(seed: u64, store_max: usize) {
             oa.clear();
             a.apply(seq, ts, &input, &mut oa);
             oq.clear();
-            quiet.apply(seq, ts, &input, &mut oq);
+            let hashes = if seq % 3 == 0 {
+                ClHashes::default()
+            } else {
+                hasher.input_hashes(&input)
+            };
+            quiet.apply_prehashed(seq, ts, &input, hashes, &mut oq);
             if let Some(b) = b.as_mut() {
                 ob.clear();
                 b.apply(seq, ts, &input, &mut ob);
