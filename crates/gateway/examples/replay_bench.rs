@@ -20,7 +20,8 @@
 //! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R] [--two-pass | --full]`
 //! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end;
 //! `--reuse` times the journal already in DIR instead of writing one, for A/B runs of two
-//! builds on the same journal; `--runs` times R starts instead of 3, e.g. 1 under callgrind).
+//! builds on the same journal (`--full` implies it; writing into a DIR that already holds a
+//! journal is refused); `--runs` times R starts instead of 3, e.g. 1 under callgrind).
 
 use gateway::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
 use gateway::recovery::recover_and_open;
@@ -205,12 +206,23 @@ fn main() -> Result<(), String> {
         Some(d) => std::path::PathBuf::from(d),
         None => tmp.path().to_path_buf(),
     };
-    if reuse {
+    if full && dir_arg.is_none() {
+        return Err("--full times an existing journal: it needs --dir".into());
+    }
+    if reuse || full {
         if dir_arg.is_none() {
             return Err("--reuse needs --dir".into());
         }
         println!("timing the journal in {}", dir.display());
     } else {
+        // Never append a synthetic flow to somebody's journal (e.g. a live server's data
+        // directory given with --full but without --reuse would have been extended).
+        if dir.join(journal::format::JOURNAL_SUBDIR).exists() {
+            return Err(format!(
+                "{} already holds a journal: give --reuse (or --full) to time it, or a new directory",
+                dir.display()
+            ));
+        }
         let t = Instant::now();
         write_journal(&dir, n)?;
         println!(
