@@ -1,4 +1,5 @@
-//! A small blocking FIX 4.4 initiator for tests, the crash loop and tools: connect, send with
+//! A small blocking FIX initiator (FIX 4.4 by default; FIX 4.2 or FIXT.1.1 with
+//! [`FixClient::with_version`]) for tests, the crash loop and tools: connect, send with
 //! the `fix` crate's `Encoder`, read framed messages with bounded timeouts.
 //!
 //! Role: drive a server from outside exactly as a client would (real sockets). It keeps its
@@ -56,6 +57,8 @@ pub struct FixClient {
     /// Bytes of `rbuf` already consumed.
     rpos: usize,
     enc: Encoder,
+    /// The dialect of what it sends (BeginString; FIXT.1.1 Logons carry DefaultApplVerID).
+    version: FixVersion,
     fields: Fields,
 }
 
@@ -85,7 +88,15 @@ impl FixClient {
             rpos: 0,
             enc: Encoder::default(),
             fields: Fields::new(),
+            version: FixVersion::Fix44,
         })
+    }
+
+    /// Speaks `version` from now on (BeginString of every message; a FIXT.1.1 Logon adds
+    /// DefaultApplVerID 1137=9, FIX 5.0SP2).
+    pub fn with_version(mut self, version: FixVersion) -> FixClient {
+        self.version = version;
+        self
     }
 
     /// Encodes and sends one message with the standard header; returns its MsgSeqNum.
@@ -130,7 +141,7 @@ impl FixClient {
         for (tag, value) in body {
             self.enc.field(*tag, value.as_bytes());
         }
-        let bytes = self.enc.finish(FixVersion::Fix44);
+        let bytes = self.enc.finish(self.version);
         self.stream.write_all(bytes)
     }
 
@@ -145,6 +156,9 @@ impl FixClient {
         let mut body: Vec<(u32, &str)> = vec![(98, "0"), (108, &hb)];
         if reset {
             body.push((141, "Y"));
+        }
+        if self.version == FixVersion::Fix50Sp2 {
+            body.push((1137, "9"));
         }
         self.send("A", &body)
     }
