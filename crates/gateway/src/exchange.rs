@@ -1484,6 +1484,14 @@ impl Exchange {
         }
     }
 
+    /// `ClHasher::input_hashes` of `input` with this exchange's own seed (for `prefetch` and
+    /// `apply_prehashed` on the same thread: the event loop hashes each input of a batch once,
+    /// before the journal stage, and prefetches with it).
+    #[inline]
+    pub fn input_hashes(&self, input: &Input) -> ClHashes {
+        self.cl.seed.input_hashes(input)
+    }
+
     /// The hasher whose `ClHasher::input_hashes` `apply_prehashed` takes (this exchange's
     /// seed: another exchange's hashes would not match).
     pub fn cl_hasher(&self) -> ClHasher {
