@@ -118,6 +118,7 @@ pub struct FileConfig {
     pub durability: Option<Durability>,
     pub snapshot_every_commands: Option<u64>,
     pub snapshot_every_secs: Option<u64>,
+    pub checkpoint_every_records: Option<u64>,
     pub inbound_queue_capacity: Option<usize>,
     pub resend_store_max: Option<usize>,
     pub orders_max: Option<usize>,
@@ -164,6 +165,10 @@ pub struct Config {
     pub snapshot_every_commands: u64,
     /// Take a snapshot after this many seconds with new commands (0 = never by time).
     pub snapshot_every_secs: u64,
+    /// Journal a checkpoint of the sessions' outbound sequence numbers (`Input::Checkpoint`)
+    /// every this many records (0 = never). A replay checks each one; the newest lets it
+    /// skip storing messages the resend store would forget anyway. Default 65,536.
+    pub checkpoint_every_records: u64,
     /// Twice the most application messages that may wait (read, not yet applied) in the
     /// server; beyond `inbound_queue_capacity / 2` waiting, new ones are answered "exchange
     /// busy". Also caps `batch_budget` at half of it.
@@ -360,6 +365,7 @@ impl Config {
             durability: file.durability.unwrap_or_default(),
             snapshot_every_commands: file.snapshot_every_commands.unwrap_or(1_000_000),
             snapshot_every_secs: file.snapshot_every_secs.unwrap_or(60),
+            checkpoint_every_records: file.checkpoint_every_records.unwrap_or(1 << 16),
             inbound_queue_capacity: cap,
             resend_store_max: file.resend_store_max.unwrap_or(5_000).max(1),
             orders_max,

@@ -20,7 +20,9 @@
 //! included). Outbound MsgSeqNum increases by one per message sent on a session.
 
 use crate::config::{Config, InstrumentDef};
-use crate::record::{ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg};
+use crate::record::{
+    Checkpoint, ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg, SessionMark,
+};
 use crate::wire::{push_u64, push_utc_timestamp, MsgWriter};
 use engine::{Engine, EngineConfig};
 use std::collections::VecDeque;
@@ -909,7 +911,13 @@ impl Session {
         let seq = self.out_seq;
         self.out_seq += 1;
         self.last_sent_ns = ts;
-        let m = self.store.push_slot(max, cl, orig);
+        // A message the store will have forgotten by the end of this replay is written to
+        // the scratch entry instead (`Exchange::bound_stores`).
+        let m = if seq < self.skip_below {
+            &mut self.scratch
+        } else {
+            self.store.push_slot(max, cl, orig)
+        };
         m.seq = seq;
         m.sending_ts = ts;
         m.msg_type = msg_type;
@@ -932,6 +940,12 @@ struct Session {
     /// Highest MsgSeqNum for which a ResendRequest is outstanding (0: none).
     resend_until: u64,
     store: Store,
+    /// Replay only (`Exchange::bound_stores`): application messages numbered below this are
+    /// not stored, because the store will have forgotten them by the end of the journal. 0
+    /// (store everything) when live. Not state: never hashed or snapshotted.
+    skip_below: u64,
+    /// Where such a message's recipe is written (and dropped).
+    scratch: StoredMeta,
 }
 
 impl Session {
@@ -947,6 +961,17 @@ impl Session {
             logout_sent: false,
             resend_until: 0,
             store: Store::default(),
+            skip_below: 0,
+            scratch: StoredMeta {
+                seq: 0,
+                sending_ts: 0,
+                start: 0,
+                len: 0,
+                cl_len: 0,
+                has_orig: false,
+                msg_type: 0,
+                body: Body::Bytes,
+            },
         }
     }
 }
@@ -1383,6 +1408,10 @@ pub struct Exchange {
     /// ClOrdID hashes of the input being applied, computed ahead (`apply_prehashed`); zero
     /// (not computed) outside it.
     pre: ClHashes,
+    /// The journal record of the checkpoint `bound_stores` took its bounds from (0: none).
+    bound_seq: u64,
+    /// The first checkpoint this exchange disagreed with (`Input::Checkpoint`).
+    divergence: Option<String>,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -1416,6 +1445,137 @@ impl Exchange {
             event_log: None,
             replaying: false,
             pre: ClHashes::default(),
+            bound_seq: 0,
+            divergence: None,
+        }
+    }
+
+    /// A stable 64-bit hash (FNV-1a) of a session's SenderCompID and TargetCompID, as the
+    /// client sends them: how a [`Checkpoint`] names a session.
+    pub fn comp_ids_hash(sender: &str, target: &str) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for &b in sender
+            .as_bytes()
+            .iter()
+            .chain(&[1u8])
+            .chain(target.as_bytes())
+        {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    }
+
+    /// The index of the session a checkpoint's mark names, if this configuration has it.
+    fn marked_session(&self, m: &SessionMark) -> Option<usize> {
+        let hash = |def: &crate::config::SessionDef| {
+            Exchange::comp_ids_hash(&def.sender_comp_id, &def.target_comp_id)
+        };
+        let at = m.session as usize;
+        if self
+            .cfg
+            .sessions
+            .get(at)
+            .is_some_and(|d| hash(d) == m.comp_ids)
+        {
+            return Some(at);
+        }
+        self.cfg.sessions.iter().position(|d| hash(d) == m.comp_ids)
+    }
+
+    /// The checkpoint of the current state (the event loop journals one every
+    /// `server::CHECKPOINT_EVERY` records): each session that has sent anything, with its
+    /// next outbound MsgSeqNum and the MsgSeqNum of the oldest message it still stores.
+    pub fn checkpoint(&self) -> Checkpoint {
+        let max = self.cfg.resend_store_max;
+        Checkpoint {
+            store_max: max as u64,
+            sessions: self
+                .sessions
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.out_seq > 1)
+                .map(|(ix, s)| {
+                    let def = &self.cfg.sessions[ix];
+                    SessionMark {
+                        session: ix as u32,
+                        comp_ids: Exchange::comp_ids_hash(&def.sender_comp_id, &def.target_comp_id),
+                        out_seq: s.out_seq,
+                        oldest_stored: s.store.live(max).next().map_or(0, |m| m.seq),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Replay only: skip storing the application messages that checkpoint `cp` (journal
+    /// record `seq`, the newest the caller found) shows the resend store will have forgotten
+    /// by the end of the journal. The store keeps each session's newest `resend_store_max`
+    /// application messages, so a message older than the oldest one stored at the checkpoint
+    /// can never be among them later, provided the store is no larger now than when the
+    /// checkpoint was written (otherwise nothing is skipped). Until the session's sequence
+    /// numbers are reset after the checkpoint (Logon with ResetSeqNumFlag, which empties its
+    /// store), its messages numbered below that oldest one are numbered and hashed as ever but
+    /// not stored; the final state is the same as without bounds (`tests/replay.rs`). The
+    /// replay must apply record `seq` (which checks the checkpoint); `unbound_stores` at its
+    /// end. Returns whether any bound was set.
+    pub fn bound_stores(&mut self, seq: u64, cp: &Checkpoint) -> bool {
+        if self.cfg.resend_store_max as u64 > cp.store_max {
+            return false;
+        }
+        let mut any = false;
+        for m in &cp.sessions {
+            if let Some(ix) = self.marked_session(m) {
+                self.sessions[ix].skip_below = m.oldest_stored;
+                any |= m.oldest_stored > 1;
+            }
+        }
+        if any {
+            self.bound_seq = seq;
+        }
+        any
+    }
+
+    /// Whether `bound_stores` set bounds (and `unbound_stores` has not cleared them).
+    pub fn bounded(&self) -> bool {
+        self.bound_seq != 0
+    }
+
+    /// Stores every message from now on (the end of a replay with `bound_stores`).
+    pub fn unbound_stores(&mut self) {
+        for s in &mut self.sessions {
+            s.skip_below = 0;
+        }
+        self.bound_seq = 0;
+    }
+
+    /// The first checkpoint in the journal that this exchange's state disagreed with when it
+    /// was applied: the replay diverged from the run that wrote the journal (another build or
+    /// configuration). Recovery fails with it.
+    pub fn divergence(&self) -> Option<&str> {
+        self.divergence.as_deref()
+    }
+
+    /// Checks checkpoint record `seq` against the state: every session it names must have the
+    /// same next outbound MsgSeqNum.
+    fn on_checkpoint(&mut self, seq: u64, cp: &Checkpoint) {
+        if self.divergence.is_some() {
+            return;
+        }
+        for m in &cp.sessions {
+            let Some(ix) = self.marked_session(m) else {
+                continue;
+            };
+            let now = self.sessions[ix].out_seq;
+            if now != m.out_seq {
+                let def = &self.cfg.sessions[ix];
+                self.divergence = Some(format!(
+                    "journal record {seq}: session {}->{} would send its next message as \
+                     MsgSeqNum {now}, but the run that wrote the journal sent it as {}: this \
+                     replay diverged from that run (another version or configuration)",
+                    def.sender_comp_id, def.target_comp_id, m.out_seq
+                ));
+                return;
+            }
         }
     }
 
@@ -1551,6 +1711,7 @@ impl Exchange {
                 }
             }
             Input::Disconnected { conn } => self.unbind(*conn),
+            Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
             Input::Fix {
                 conn,
                 seq: msg_seq,
@@ -1847,6 +2008,10 @@ impl Exchange {
             s.in_seq = 1;
             s.out_seq = 1;
             s.store.clear();
+            if self.last_seq > self.bound_seq {
+                // Numbers start again after the bounding checkpoint: store them all.
+                s.skip_below = 0;
+            }
         }
         if msg_seq < s.in_seq {
             let text = format!(
@@ -1922,7 +2087,7 @@ impl Exchange {
         s.out_seq += 1;
         s.last_sent_ns = ts;
         let is_app = !matches!(msg_type, b'0' | b'1' | b'2' | b'3' | b'4' | b'5' | b'A');
-        if is_app {
+        if is_app && seq >= s.skip_below {
             s.store
                 .push(seq, msg_type, ts, body, self.cfg.resend_store_max);
         }

@@ -186,6 +186,40 @@ pub enum Input {
         poss_dup: bool,
         msg: FixMsg,
     },
+    /// The sessions' outbound sequence numbers as they stood before this record, journaled by
+    /// the event loop every `server::CHECKPOINT_EVERY` records. Applying it changes nothing;
+    /// a replay checks it (a replay that numbers a session's messages differently has
+    /// diverged and stops with an error) and recovery uses the newest one to skip storing
+    /// messages the resend store will have forgotten by the end (`Exchange::bound_stores`).
+    Checkpoint(Checkpoint),
+}
+
+/// See [`Input::Checkpoint`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// `resend_store_max` of the exchange that wrote it.
+    pub store_max: u64,
+    /// Every session that has sent a message (`out_seq` > 1).
+    pub sessions: Vec<SessionMark>,
+}
+
+/// One session in a [`Checkpoint`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionMark {
+    /// The session's index in the configuration that wrote it.
+    pub session: u32,
+    /// `Exchange::comp_ids_hash` of its SenderCompID and TargetCompID (a configuration whose
+    /// sessions moved still finds it).
+    pub comp_ids: u64,
+    /// MsgSeqNum of the session's next outbound message.
+    pub out_seq: u64,
+    /// MsgSeqNum of the oldest message in its resend store (0: the store is empty).
+    pub oldest_stored: u64,
+}
+
+impl SessionMark {
+    /// Encoded size.
+    const LEN: usize = 4 + 8 + 8 + 8;
 }
 
 /// What a FIX message asked for, after parsing and static checks.
@@ -458,6 +492,17 @@ impl Input {
                 e.u8(*poss_dup as u8);
                 encode_msg(&mut e, msg);
             }
+            Input::Checkpoint(c) => {
+                e.u8(6);
+                e.u64(c.store_max);
+                e.u32(c.sessions.len() as u32);
+                for m in &c.sessions {
+                    e.u32(m.session);
+                    e.u64(m.comp_ids);
+                    e.u64(m.out_seq);
+                    e.u64(m.oldest_stored);
+                }
+            }
         }
     }
 
@@ -508,6 +553,26 @@ impl Input {
                         };
                     }
                 }
+            }
+            6 => {
+                let store_max = d.u64()?;
+                let n = d.u32()? as usize;
+                if n > d.0.len() / SessionMark::LEN {
+                    return Err(DecodeError("checkpoint longer than its record"));
+                }
+                let mut sessions = Vec::with_capacity(n);
+                for _ in 0..n {
+                    sessions.push(SessionMark {
+                        session: d.u32()?,
+                        comp_ids: d.u64()?,
+                        out_seq: d.u64()?,
+                        oldest_stored: d.u64()?,
+                    });
+                }
+                *self = Input::Checkpoint(Checkpoint {
+                    store_max,
+                    sessions,
+                });
             }
             _ => return Err(DecodeError("unknown input tag")),
         }
@@ -940,6 +1005,24 @@ mod tests {
             Input::Tick,
             Input::Shutdown,
             Input::Disconnected { conn: 4 },
+            Input::Checkpoint(Checkpoint::default()),
+            Input::Checkpoint(Checkpoint {
+                store_max: 5000,
+                sessions: vec![
+                    SessionMark {
+                        session: 0,
+                        comp_ids: 0xDEAD_BEEF_0123_4567,
+                        out_seq: 12_345,
+                        oldest_stored: 7_346,
+                    },
+                    SessionMark {
+                        session: 8,
+                        comp_ids: 1,
+                        out_seq: 2,
+                        oldest_stored: 0,
+                    },
+                ],
+            }),
         ];
         for (i, m) in msgs.into_iter().enumerate() {
             inputs.push(Input::Fix {

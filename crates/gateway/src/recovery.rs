@@ -29,7 +29,7 @@
 
 use crate::config::Config;
 use crate::exchange::{ClHasher, ClHashes, Exchange, Outbox};
-use crate::record::{Input, KIND_INPUT};
+use crate::record::{Checkpoint, Input, KIND_INPUT};
 use crate::server::ServerError;
 use crossbeam_channel::bounded;
 use journal::snapshot::Snapshot;
@@ -73,6 +73,9 @@ pub struct Phases {
     /// `/proc/thread-self/schedstat`; `None` elsewhere). With the records decoded, the
     /// decoder's cost per record.
     pub decoder_cpu: Option<Duration>,
+    /// The checkpoint record whose bounds let the replay skip storing messages the resend
+    /// stores forget anyway ([`store_bound`]), if one was found.
+    pub store_bound: Option<u64>,
 }
 
 impl fmt::Display for Phases {
@@ -90,6 +93,9 @@ impl fmt::Display for Phases {
         )?;
         if let Some(cpu) = self.decoder_cpu {
             write!(f, ", decoder thread {:.3}s on CPU", cpu.as_secs_f64())?;
+        }
+        if let Some(seq) = self.store_bound {
+            write!(f, ", resend stores bounded by checkpoint {seq}")?;
         }
         Ok(())
     }
@@ -469,6 +475,62 @@ fn replay_journal(
     })
 }
 
+/// How many records into a segment [`store_bound`] looks for a checkpoint (twice the default
+/// interval, `Config::checkpoint_every_records`).
+const CHECKPOINT_SCAN_MAX: u64 = 1 << 17;
+
+/// The first checkpoint (`Input::Checkpoint`) in the last segment of the journal, or else in
+/// the one before, with its record number: what a replay may bound the resend stores with
+/// (`Exchange::bound_stores`). Reads (and verifies) at most `CHECKPOINT_SCAN_MAX` records of
+/// each, a few milliseconds. `None` when there is none there or the journal cannot be read
+/// that far (the replay itself then reports why); a bound is an optimization only.
+pub fn store_bound(data_dir: &Path) -> Option<(u64, Checkpoint)> {
+    let (segments, _) = journal::list_segments(data_dir).ok()?;
+    for seg in segments.iter().rev().take(2) {
+        let Ok(mut reader) = JournalReader::open(data_dir, seg.first_seq) else {
+            return None;
+        };
+        let end = seg.first_seq.saturating_add(CHECKPOINT_SCAN_MAX);
+        while let Ok(Some(rec)) = reader.next_record() {
+            if rec.seq >= end {
+                break;
+            }
+            // Only a checkpoint's payload starts with its tag (6); decode just those.
+            if rec.kind == KIND_INPUT as u16 && rec.payload.first() == Some(&6) {
+                if let Ok(Input::Checkpoint(cp)) = Input::decode(rec.payload) {
+                    return Some((rec.seq, cp));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Sets the resend-store bounds of `bound` (from [`store_bound`]) on `x` before a replay;
+/// returns the checkpoint's record number if any bound was set.
+fn apply_bound(x: &mut Exchange, bound: &Option<(u64, Checkpoint)>) -> Option<u64> {
+    let (seq, cp) = bound.as_ref()?;
+    x.bound_stores(*seq, cp).then_some(*seq)
+}
+
+/// The end of a replay: the stores take every message again, and a checkpoint the replay
+/// disagreed with, or a bounding checkpoint it never reached, is an error.
+fn end_replay(x: &mut Exchange, bounded: Option<u64>) -> Result<(), ServerError> {
+    x.unbound_stores();
+    x.replaying = false;
+    if let Some(d) = x.divergence() {
+        return Err(ServerError(d.to_string()));
+    }
+    if let Some(seq) = bounded.filter(|&s| s > x.last_seq()) {
+        return Err(ServerError(format!(
+            "the replay ended at record {} before checkpoint {seq}, which bounded its resend \
+             stores",
+            x.last_seq()
+        )));
+    }
+    Ok(())
+}
+
 /// The newest usable snapshot restored, and the snapshot (`None`: start from record 1).
 /// Damaged and older-format snapshots are reported through `on_note` and skipped.
 fn load_snapshot(
@@ -530,8 +592,9 @@ pub fn recover(
     };
     let snapshot_load = t0.elapsed();
     x.replaying = true;
+    let store_bound = apply_bound(&mut x, &store_bound(data_dir));
     let (replayed, torn, decoder_cpu) = replay_journal(&mut x, data_dir)?;
-    x.replaying = false;
+    end_replay(&mut x, store_bound)?;
     let total = t0.elapsed();
     let state_hash = x.state_hash();
     let last_seq = x.last_seq();
@@ -552,6 +615,7 @@ pub fn recover(
                 journal_passes: 1,
                 total,
                 decoder_cpu,
+                store_bound,
             },
         },
     ))
@@ -615,6 +679,8 @@ pub fn recover_and_open(
     // The snapshot's seq (`None`: none) and the restored exchange's ClOrdID hasher.
     let (seq_tx, seq_rx) = bounded::<(Option<u64>, ClHasher)>(1);
     let (mut tx, rx) = batch_channels(None);
+    let bound = store_bound(data_dir);
+    let bound = &bound;
     let (applied, scan) = std::thread::scope(|scope| {
         let scanner = std::thread::Builder::new()
             .name("journal-scan".into())
@@ -669,6 +735,7 @@ pub fn recover_and_open(
                 let _ = seq_tx.send((snapshot.as_ref().map(|s| s.seq), x.cl_hasher()));
                 drop(seq_tx);
                 x.replaying = true;
+                apply_bound(&mut x, bound);
                 let replayed = apply_batches(&mut x, rx)?;
                 Ok((x, snapshot, loaded, replayed))
             })();
@@ -699,7 +766,8 @@ pub fn recover_and_open(
         replayed += n;
         decoder_cpu = decoder_cpu.zip(cpu).map(|(a, b)| a + b);
     }
-    x.replaying = false;
+    let store_bound = bound.as_ref().map(|(seq, _)| *seq).filter(|_| x.bounded());
+    end_replay(&mut x, store_bound)?;
     let total = t0.elapsed();
     let state_hash = x.state_hash();
     let last_seq = x.last_seq();
@@ -723,6 +791,7 @@ pub fn recover_and_open(
             journal_passes,
             total,
             decoder_cpu,
+            store_bound,
         },
     };
     Ok(Opened {

@@ -290,6 +290,7 @@ impl Server {
         };
         let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
         let backlog_max = cfg.inbound_queue_capacity / 2;
+        let first_checkpoint = next_checkpoint(cfg.checkpoint_every_records, journal.next_seq());
         let mut ev = EventLoop {
             adapter: FixAdapter::new(cfg.clone()),
             durability: jdur(cfg.durability),
@@ -320,6 +321,7 @@ impl Server {
             backlog_apps: 0,
             backlog_max,
             since_snapshot: 0,
+            next_checkpoint: first_checkpoint,
             last_snapshot: Instant::now(),
             snap_tx,
             snap_busy,
@@ -987,6 +989,9 @@ struct EventLoop {
     backlog_apps: usize,
     backlog_max: usize,
     since_snapshot: u64,
+    /// The journal record number from which the next batch starts with a checkpoint
+    /// (`Config::checkpoint_every_records`; `u64::MAX`: never).
+    next_checkpoint: u64,
     last_snapshot: Instant,
     snap_tx: Sender<SnapshotJob>,
     snap_busy: Arc<AtomicBool>,
@@ -1024,6 +1029,13 @@ struct IterTimes {
     what: [&'static str; 4],
 }
 
+/// The first record number after `seq` at which a checkpoint is due, every `every` records
+/// (0: never).
+fn next_checkpoint(every: u64, seq: u64) -> u64 {
+    seq.checked_div(every)
+        .map_or(u64::MAX, |n| (n + 1).saturating_mul(every))
+}
+
 /// A short name of an input's kind.
 fn kind(input: &Input) -> &'static str {
     use crate::record::FixMsg as M;
@@ -1031,6 +1043,7 @@ fn kind(input: &Input) -> &'static str {
         Input::Startup => "startup",
         Input::Tick => "tick",
         Input::Shutdown => "shutdown",
+        Input::Checkpoint(_) => "checkpoint",
         Input::Disconnected { .. } => "disconnect",
         Input::Fix { msg, .. } => match msg {
             M::Logon { .. } => "logon",
@@ -1343,6 +1356,13 @@ impl EventLoop {
         let ts = now_ns().max(self.last_ts);
         self.last_ts = ts;
         self.seqs.clear();
+        // Every `checkpoint_every_records` records, the batch starts with a checkpoint of the
+        // state before it (rare: one `Vec` and one shift of the batch).
+        let next_seq = self.journal.next_seq();
+        if next_seq >= self.next_checkpoint && !self.batch.is_empty() {
+            self.batch.insert(0, Input::Checkpoint(self.x.checkpoint()));
+            self.next_checkpoint = next_checkpoint(self.cfg.checkpoint_every_records, next_seq);
+        }
         // Cache hints for the engine stage: each input's ClOrdID index slots start loading now
         // and arrive while the batch is journaled (the index is 16 MB: a lookup was a cache
         // and TLB miss). They change nothing; their time counts as the engine stage's.
@@ -1379,8 +1399,8 @@ impl EventLoop {
         for ((input, &seq), &h) in self.batch.iter().zip(&self.seqs).zip(&self.hashes) {
             self.x.apply_prehashed(seq, ts, input, h, &mut self.out);
             shutdown |= matches!(input, Input::Shutdown);
-            // Timer ticks alone do not make a snapshot due.
-            counted += u64::from(!matches!(input, Input::Tick));
+            // Timer ticks and checkpoints alone do not make a snapshot due.
+            counted += u64::from(!matches!(input, Input::Tick | Input::Checkpoint(_)));
         }
         let w0 = Instant::now();
         let n = self.batch.len() as u64;

@@ -12,6 +12,7 @@
 use gateway::exchange::{ClHashes, Exchange, Outbox};
 use gateway::record::{FixMsg, Input, NewOrderMsg};
 use gateway::Config;
+use std::path::Path;
 use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
@@ -38,6 +39,24 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
     }
     let seq = seqs[s];
     let name = format!("CLIENT{}", s + 1);
+    if s != 0 && r.below(400) == 0 {
+        // A logon that resets both sides' numbers (and empties the session's store); not
+        // session 0's, whose stored reports the end of the test asks for.
+        seqs[s] = 2;
+        return Input::Fix {
+            conn,
+            seq: 1,
+            poss_dup: false,
+            msg: FixMsg::Logon {
+                sender: name,
+                target: "RIALTO".into(),
+                begin_string: "FIX.4.4".into(),
+                heartbeat_secs: 30,
+                reset: true,
+                password: String::new(),
+            },
+        };
+    }
     let msg = match r.below(100) {
         0..=4 => FixMsg::Logon {
             sender: name,
@@ -205,9 +224,17 @@ fn run_stream(seed: u64, store_max: usize) {
         let (mut oa, mut ob) = (Outbox::default(), Outbox::default());
         let mut b: Option<Exchange> = None;
         let mut ts = 1_800_000_000_000_000_000u64;
+        // Everything applied, for the bounded replay at the end.
+        let mut journal: Vec<(u64, u64, Input)> = Vec::new();
         for seq in 1..=3000u64 {
             ts += r.below(300_000_000);
-            let input = random_input(&mut r, &mut seqs, &mut next_cl);
+            // Now and then a checkpoint, as the event loop journals them.
+            let input = if r.below(60) == 0 {
+                Input::Checkpoint(a.checkpoint())
+            } else {
+                random_input(&mut r, &mut seqs, &mut next_cl)
+            };
+            journal.push((seq, ts, input.clone()));
             let mut bytes = Vec::new();
             input.encode(&mut bytes);
             assert_eq!(Input::decode(&bytes).unwrap(), input);
@@ -251,11 +278,55 @@ fn run_stream(seed: u64, store_max: usize) {
             quiet.state_hash(),
             "seed {seed}: replay mode"
         );
+        assert!(a.divergence().is_none() && quiet.divergence().is_none());
         quiet.replaying = false;
-        let mut seq = 3000;
+        // A replay whose stores are bounded by a checkpoint (each of the last few, as
+        // `recovery::store_bound` may find any of them) skips storing what the stores forget
+        // and ends in the same state, answering a ResendRequest with the same bytes.
+        let seq = 3000;
+        let a_hash = a.state_hash();
         let live = resend_everything(&mut a, &mut seq.clone(), ts + 1, seqs[0]);
-        let replayed = resend_everything(&mut quiet, &mut seq, ts + 1, seqs[0]);
+        let replayed = resend_everything(&mut quiet, &mut seq.clone(), ts + 1, seqs[0]);
         assert_eq!(live, replayed, "seed {seed}: resend after a quiet replay");
+        let checkpoints: Vec<usize> = (0..journal.len())
+            .filter(|&i| matches!(journal[i].2, Input::Checkpoint(_)))
+            .collect();
+        let mut bounded_any = false;
+        for &at in checkpoints.iter().rev().take(4) {
+            let Input::Checkpoint(cp) = &journal[at].2 else {
+                unreachable!()
+            };
+            let mut x = Exchange::new(cfg.clone());
+            x.replaying = true;
+            bounded_any |= x.bound_stores(journal[at].0, cp);
+            let mut o = Outbox::default();
+            for (seq, ts, input) in &journal {
+                o.clear();
+                x.apply(*seq, *ts, input, &mut o);
+            }
+            x.unbound_stores();
+            x.replaying = false;
+            assert!(
+                x.divergence().is_none(),
+                "seed {seed}: {:?}",
+                x.divergence()
+            );
+            assert_eq!(
+                x.state_hash(),
+                a_hash,
+                "seed {seed}: replay bounded at record {}",
+                journal[at].0
+            );
+            let resent = resend_everything(&mut x, &mut seq.clone(), ts + 1, seqs[0]);
+            assert_eq!(live, resent, "seed {seed}: resend after a bounded replay");
+        }
+        // (The default store never fills in this stream; the small one does.)
+        assert!(
+            bounded_any || store_max > 100,
+            "seed {seed}: some checkpoint bounded the stores ({} checkpoints)",
+            checkpoints.len()
+        );
+
         let text = String::from_utf8_lossy(&live);
         assert!(
             text.contains("\x0135=8\x01") && text.contains("\x0143=Y\x01"),
@@ -550,4 +621,175 @@ fn start_up_stops_cleanly_when_the_snapshot_disagrees_and_modifies_nothing() {
     let err = rec.start().err().expect("mismatch refused").0;
     assert!(err.contains("is named 1200"), "{err}");
     assert!(before == rec.journal_bytes(), "journal modified");
+}
+
+/// A journal like the event loop writes (a checkpoint every `every` records) of `n` random
+/// inputs in small segments, with a resend store of 7 so that stores fill and forget; the
+/// checkpoint at record `tamper` (if any) claims one more message for its first session than
+/// was sent. Returns the recording and each client's next MsgSeqNum.
+fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded, Vec<u64>) {
+    use journal::{Durability, JournalWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::defaults();
+    cfg.resend_store_max = 7;
+    let cfg = Arc::new(cfg);
+    let mut r = Rng(0x5eed_c0de_1234_5678);
+    let mut seqs = vec![1u64; 4];
+    let mut next_cl = 0;
+    let mut x = Exchange::new(cfg.clone());
+    let mut out = Outbox::default();
+    let (mut j, _) = JournalWriter::open(dir.path(), small_segments()).unwrap();
+    let mut buf = Vec::new();
+    let mut inputs = Vec::new();
+    for seq in 1..=n {
+        let input = if seq % every == 0 {
+            let mut cp = x.checkpoint();
+            if tamper == Some(seq) {
+                cp.sessions[0].out_seq += 1;
+            }
+            Input::Checkpoint(cp)
+        } else {
+            random_input(&mut r, &mut seqs, &mut next_cl)
+        };
+        buf.clear();
+        input.encode(&mut buf);
+        let kind = gateway::record::KIND_INPUT as u16;
+        assert_eq!(j.append(kind, TS0 + seq, &buf).unwrap(), seq);
+        x.apply(seq, TS0 + seq, &input, &mut out);
+        out.clear();
+        inputs.push(input);
+    }
+    j.commit(Durability::Process).unwrap();
+    (Recorded { dir, cfg, inputs }, seqs)
+}
+
+#[test]
+fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state() {
+    let (rec, seqs) = record_with_checkpoints(3000, 50, None);
+    let want = rec.hash_after(3000);
+    let segments = journal::list_segments(rec.dir.path()).unwrap().0.len();
+    assert!(segments > 3, "many segments: {segments}");
+    let (cp_seq, cp) = gateway::recovery::store_bound(rec.dir.path()).expect("a checkpoint");
+    assert_eq!(cp_seq % 50, 0);
+    assert!(cp_seq > 2500, "from the last segments: {cp_seq}");
+    assert!(cp.sessions.iter().any(|m| m.oldest_stored > 1));
+    // Full replay (journal verify).
+    let (_, full) = gateway::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
+    assert_eq!(full.state_hash, want);
+    assert_eq!(full.phases.store_bound, Some(cp_seq));
+    // Start-up (no snapshot: the whole journal), which then answers a ResendRequest exactly as
+    // an unbounded replay does.
+    let opened =
+        gateway::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
+            .unwrap();
+    assert_eq!(opened.recovered.state_hash, want);
+    assert_eq!(opened.recovered.phases.store_bound, Some(cp_seq));
+    let mut bounded = opened.exchange;
+    let mut plain = Exchange::new(rec.cfg.clone());
+    plain.replaying = true;
+    let mut out = Outbox::default();
+    for (i, input) in rec.inputs.iter().enumerate() {
+        plain.apply(i as u64 + 1, TS0 + i as u64 + 1, input, &mut out);
+        out.clear();
+    }
+    plain.replaying = false;
+    let ts = TS0 + 10_000;
+    let mut reports = 0;
+    for session in 0..4u64 {
+        // Above anything the client sent: the logon is taken with a gap (whose
+        // ResendRequest to the client changes nothing here).
+        let seq = seqs[session as usize] + 1_000;
+        let ask = |x: &mut Exchange| {
+            let mut out = Outbox::default();
+            let name = format!("CLIENT{}", session + 1);
+            for (k, input) in [
+                Input::Disconnected { conn: session + 10 },
+                Input::Fix {
+                    conn: 900 + session,
+                    seq,
+                    poss_dup: false,
+                    msg: FixMsg::Logon {
+                        sender: name,
+                        target: "RIALTO".into(),
+                        begin_string: "FIX.4.4".into(),
+                        heartbeat_secs: 30,
+                        reset: false,
+                        password: String::new(),
+                    },
+                },
+                Input::Fix {
+                    conn: 900 + session,
+                    seq: seq + 1,
+                    poss_dup: false,
+                    msg: FixMsg::ResendRequest { begin: 1, end: 0 },
+                },
+            ]
+            .iter()
+            .enumerate()
+            {
+                x.apply(3001 + 3 * session + k as u64, ts, input, &mut out);
+            }
+            out.buf
+        };
+        let a = ask(&mut bounded);
+        let b = ask(&mut plain);
+        assert_eq!(a, b, "CLIENT{}: resend after a bounded start", session + 1);
+        let text = String::from_utf8_lossy(&a);
+        let resent = text.matches("\x0135=8\x01").count();
+        assert!(resent <= 7 && text.contains("\x0143=Y\x01"), "{text}");
+        reports += resent;
+    }
+    assert!(reports >= 14, "stored reports were resent: {reports}");
+}
+
+#[test]
+fn a_checkpoint_the_replay_disagrees_with_stops_recovery_naming_record_and_session() {
+    let (rec, _) = record_with_checkpoints(1000, 50, Some(700));
+    let err = gateway::recover(&rec.cfg, rec.dir.path(), false, |_| {})
+        .err()
+        .expect("a diverged replay is refused");
+    let e = err.to_string();
+    assert!(
+        e.contains("journal record 700") && e.contains("diverged"),
+        "{e}"
+    );
+    assert!(e.contains("CLIENT") && e.contains("->RIALTO"), "{e}");
+    let err = gateway::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
+        .err()
+        .expect("start-up refuses it too");
+    assert!(err.to_string().contains("journal record 700"), "{err}");
+}
+
+/// The `journal_input` fuzz target's body on its seeds (real records of every kind, and an
+/// input it once failed on: a non-canonical encoding) and on seeded mutations of them, so
+/// `cargo test` covers it without a fuzzer.
+#[test]
+fn journal_input_fuzz_body_on_seeds_and_mutations() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/journal_input");
+    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    seeds.sort();
+    assert!(seeds.len() >= 6, "seeds of every kind: {}", seeds.len());
+    let mut r = Rng(0xfeed_f00d_dead_beef);
+    for seed in &seeds {
+        gateway::fuzz_input(seed);
+        for _ in 0..300 {
+            let mut b = seed.clone();
+            for _ in 0..1 + r.below(4) {
+                match r.below(3) {
+                    0 if !b.is_empty() => {
+                        let i = r.below(b.len() as u64) as usize;
+                        b[i] = r.next() as u8;
+                    }
+                    1 if !b.is_empty() => {
+                        b.truncate(r.below(b.len() as u64) as usize);
+                    }
+                    _ => b.push(r.next() as u8),
+                }
+            }
+            gateway::fuzz_input(&b);
+        }
+    }
 }

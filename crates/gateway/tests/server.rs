@@ -616,6 +616,73 @@ fn heartbeats_test_requests_and_a_silent_client_is_logged_out() {
 }
 
 #[test]
+fn the_loop_journals_checkpoints_that_bound_a_restart_which_still_resends_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = |d: &Path| {
+        let mut c = config(d);
+        c.checkpoint_every_records = 10;
+        c.resend_store_max = 5;
+        // No periodic snapshot: the restart replays the whole journal.
+        c.snapshot_every_commands = 0;
+        c.snapshot_every_secs = 0;
+        c
+    };
+    let server = start(small(dir.path()));
+    let mut a = logon(&server, "CLIENT6");
+    let mut reports = Vec::new();
+    for i in 0..40 {
+        // Resting bids: one report each.
+        new_order(
+            &mut a,
+            &format!("q{i}"),
+            "ACME",
+            "1",
+            &format!("5.{i:02}"),
+            "1",
+        );
+        reports.push(er(&mut a));
+    }
+    // A crash image (kill -9): no final snapshot.
+    let copy = tempfile::tempdir().unwrap();
+    copy_data(dir.path(), copy.path());
+    let client_next = a.out_seq;
+    drop(a);
+    server.shutdown().unwrap();
+    let bound = gateway::recovery::store_bound(copy.path());
+    let (cp_seq, cp) = bound.expect("the event loop journaled checkpoints");
+    assert!(cp.sessions.iter().any(|m| m.oldest_stored > 1), "{cp:?}");
+    let v = gateway::tools::verify(copy.path(), small(copy.path())).unwrap();
+    assert!(v.hashes_agree(), "{v:?}");
+    let server = start(small(copy.path()));
+    assert_eq!(server.recovered.phases.store_bound, Some(cp_seq));
+    assert_eq!(server.recovered.state_hash, v.full_replay_hash);
+    let mut a = logon_at(&server, "CLIENT6", client_next, false);
+    a.send("2", &[(7, "1"), (16, "0")]).unwrap();
+    // The newest 5 reports, as first sent, with gap fills over everything before them.
+    let mut resent = Vec::new();
+    while let Some(m) = a.recv(Duration::from_millis(500)).unwrap() {
+        if m.msg_type() == "8" {
+            assert!(m.poss_dup(), "{}", m.text());
+            resent.push(m);
+        }
+    }
+    let newest = &reports[reports.len() - 5..];
+    assert_eq!(
+        resent.len(),
+        5,
+        "{:?}",
+        resent.iter().map(|m| m.text()).collect::<Vec<_>>()
+    );
+    for (m, orig) in resent.iter().zip(newest) {
+        assert_eq!(m.seq(), orig.seq());
+        for tag in [11, 17, 37, 39, 150, 151, 14] {
+            assert_eq!(m.get(tag), orig.get(tag), "tag {tag}: {}", m.text());
+        }
+    }
+    server.shutdown().unwrap();
+}
+
+#[test]
 fn periodic_snapshots_come_from_the_replica_without_stalling_and_match_a_full_replay() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());

@@ -484,7 +484,9 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
     let config = tmp.0.join("rialto.toml");
     std::fs::write(
         &config,
-        "orders_max = 65536\nsnapshot_every_commands = 3000\njournal_segment_bytes = 1048576\n",
+        // Checkpoints every 500 records: every restart and every verify checks them.
+        "orders_max = 65536\nsnapshot_every_commands = 3000\njournal_segment_bytes = 1048576\n\
+         checkpoint_every_records = 500\n",
     )
     .unwrap();
 
