@@ -34,10 +34,17 @@ use types::{
 
 /// Terminal orders kept for OrderStatusRequest before the oldest are forgotten.
 const DONE_ORDERS_MAX: usize = 1 << 16;
-/// ClOrdIDs remembered for uniqueness and lookup, across sessions. Live orders' ClOrdIDs are
-/// never forgotten; beyond this count the oldest ClOrdIDs of finished orders are. So a
-/// ClOrdID is unique per session among live orders and the most recent `CL_ORD_IDS_MAX`.
+/// ClOrdIDs remembered for uniqueness and lookup, across sessions. A live order's current
+/// ClOrdID (its own, or that of its last accepted replace) is never forgotten; beyond this
+/// count the oldest other ClOrdIDs are (those of finished orders, of requests about an order
+/// that a later replace superseded, of rejected requests). So a ClOrdID is unique per session
+/// among live orders and the most recent `CL_ORD_IDS_MAX`, and the index holds at most
+/// `CL_ORD_IDS_MAX` plus one entry per live order: a quote replaced all day keeps one.
 const CL_ORD_IDS_MAX: usize = 1 << 20;
+/// Most entries one new ClOrdID moves from the front of the index's ring to its back (live
+/// orders' current ClOrdIDs, which stay). Bounds the work per command: beyond it the ring is
+/// longer than `CL_ORD_IDS_MAX` for a while, by at most the live orders.
+const ROTATIONS_MAX: usize = 8;
 /// How many ring entries ahead of the oldest `remember_cl_ord_id` prefetches the index slot
 /// (one entry is forgotten or rotated per ClOrdID remembered, so this is about as many
 /// requests ahead: enough for a DRAM miss to finish before the slot is needed).
@@ -734,7 +741,7 @@ impl ClIndex {
     }
 
     /// Removes the oldest entry; if `keep` says so, appends it again as the newest.
-    fn rotate_or_forget(&mut self, keep: impl Fn(OrderId) -> bool) {
+    fn rotate_or_forget(&mut self, keep: impl Fn(OrderId, &[u8]) -> bool) {
         let Some(e) = self.ring.pop_front() else {
             return;
         };
@@ -744,7 +751,7 @@ impl ClIndex {
             .table
             .find(e.hash, |p| p == old)
             .expect("every ring entry is in the index");
-        if keep(e.order) {
+        if keep(e.order, self.cl_of(&e)) {
             // Copied out first: appending may reuse the bytes it frees.
             let mut cl = [0u8; crate::record::STR_LEN_MAX];
             let cl = &mut cl[..e.len as usize];
@@ -1228,12 +1235,6 @@ impl Orders {
         self.live.get(*id).map(|s| &self.slab[s as usize])
     }
 
-    /// True if `id` is a live (not finished) order.
-    #[inline]
-    fn is_live(&self, id: &OrderId) -> bool {
-        self.live(id).is_some_and(|o| o.done_status == 0)
-    }
-
     /// Every live order's record.
     fn live_records(&self) -> impl Iterator<Item = &OrderInfo> {
         self.live.iter().map(|(_, s)| &self.slab[s as usize])
@@ -1421,6 +1422,8 @@ pub struct Exchange {
     bound_seq: u64,
     /// The first checkpoint this exchange disagreed with (`Input::Checkpoint`).
     divergence: Option<String>,
+    /// `CL_ORD_IDS_MAX` (smaller in tests).
+    cl_max: usize,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -1456,6 +1459,7 @@ impl Exchange {
             pre: ClHashes::default(),
             bound_seq: 0,
             divergence: None,
+            cl_max: CL_ORD_IDS_MAX,
         }
     }
 
@@ -2897,16 +2901,20 @@ impl Exchange {
     /// order `id`, forgetting finished orders' ClOrdIDs beyond `CL_ORD_IDS_MAX`.
     fn remember_cl_ord_id(&mut self, hash: u64, ix: u16, cl_ord_id: &ClOrdId, id: OrderId) {
         self.cl.push_hashed(hash, ix, cl_ord_id.as_bytes(), id);
-        if self.cl.len() > CL_ORD_IDS_MAX {
+        if self.cl.len() > self.cl_max {
             self.cl.prefetch_rotation();
         }
-        // Forget the oldest ClOrdIDs of finished orders; rotate live ones to the back (there
-        // are at most `orders_max` live orders, so this ends).
-        let mut rotations = self.cl.len();
-        while self.cl.len() > CL_ORD_IDS_MAX && rotations > 0 {
+        // Forget the oldest ClOrdIDs but live orders' current ones, which go to the back (at
+        // most `ROTATIONS_MAX` of them per call).
+        let mut rotations = ROTATIONS_MAX;
+        while self.cl.len() > self.cl_max && rotations > 0 {
             rotations -= 1;
             let orders = &self.orders;
-            self.cl.rotate_or_forget(|oid| orders.is_live(&oid));
+            self.cl.rotate_or_forget(|oid, cl| {
+                orders
+                    .live(&oid)
+                    .is_some_and(|o| o.done_status == 0 && o.cl_ord_id.as_bytes() == cl)
+            });
         }
     }
 
@@ -3858,6 +3866,132 @@ mod tests {
             .collect()
     }
 
+    /// A resting order replaced many times keeps only its current ClOrdID once the others
+    /// leave the window; the index stays within the window plus the live orders, each new
+    /// ClOrdID moves at most `ROTATIONS_MAX` entries, and the order can still be canceled by
+    /// its current ClOrdID (and not by a forgotten one).
+    #[test]
+    fn a_long_lived_order_replaced_many_times_keeps_one_clordid_beyond_the_window() {
+        let cfg = Arc::new(Config::defaults());
+        let mut x = Exchange::new(cfg.clone());
+        x.cl_max = 64;
+        let mut out = Outbox::default();
+        let ts = 1_800_000_000_000_000_000u64;
+        let mut seq = 0u64;
+        let mut msg_seq = 0u64;
+        let mut send = |x: &mut Exchange, msg: FixMsg, out: &mut Outbox| {
+            seq += 1;
+            msg_seq += 1;
+            out.clear();
+            x.apply(
+                seq,
+                ts + seq,
+                &Input::Fix {
+                    conn: 7,
+                    seq: msg_seq,
+                    poss_dup: false,
+                    msg,
+                },
+                out,
+            );
+            String::from_utf8_lossy(&out.buf).into_owned()
+        };
+        let order = |cl: &str, side: Side, price: i64, tif: TimeInForce| {
+            FixMsg::New(NewOrderMsg {
+                cl_ord_id: ClOrdId::from(cl),
+                symbol: 0,
+                side,
+                ord_type: OrdType::Limit,
+                tif,
+                price,
+                qty: 5,
+                account: None,
+                post_only: false,
+            })
+        };
+        send(
+            &mut x,
+            FixMsg::Logon {
+                sender: "CLIENT1".into(),
+                target: "RIALTO".into(),
+                begin_string: "FIX.4.4".into(),
+                heartbeat_secs: 30,
+                reset: true,
+                password: String::new(),
+            },
+            &mut out,
+        );
+        // Ten resting bids, each replaced 100 times; between replaces, IOC sells far above
+        // that never trade (finished at once).
+        for i in 0..10 {
+            let o = send(
+                &mut x,
+                order(&format!("q{i}-0"), Side::Buy, 1000 + i, TimeInForce::Day),
+                &mut out,
+            );
+            assert!(o.contains("\x01150=0\x01"), "{o}");
+        }
+        let mut longest = 0;
+        for r in 1..=100 {
+            for i in 0..10 {
+                let o = send(
+                    &mut x,
+                    FixMsg::Replace {
+                        cl_ord_id: ClOrdId::from(format!("q{i}-{r}").as_str()),
+                        orig_cl_ord_id: ClOrdId::from(format!("q{i}-{}", r - 1).as_str()),
+                        symbol: 0,
+                        price: 1000 + i,
+                        qty: 5,
+                    },
+                    &mut out,
+                );
+                assert!(o.contains("\x01150=5\x01"), "replace {i}/{r}: {o}");
+                send(
+                    &mut x,
+                    order(&format!("f{r}-{i}"), Side::Sell, 5000, TimeInForce::Ioc),
+                    &mut out,
+                );
+                longest = longest.max(x.cl.len());
+            }
+        }
+        // 64 + the 10 current ClOrdIDs at most, plus what one call may leave over.
+        assert!(longest <= 64 + 10 + 1, "the index held {longest} entries");
+        for i in 0..10 {
+            assert!(
+                x.cl.get(0, format!("q{i}-100").as_bytes()).is_some(),
+                "q{i}-100"
+            );
+            assert!(
+                x.cl.get(0, format!("q{i}-1").as_bytes()).is_none(),
+                "q{i}-1 is forgotten"
+            );
+        }
+        let o = send(
+            &mut x,
+            FixMsg::Cancel {
+                cl_ord_id: ClOrdId::from("x1"),
+                orig_cl_ord_id: ClOrdId::from("q3-100"),
+            },
+            &mut out,
+        );
+        assert!(
+            o.contains("\x01150=4\x01"),
+            "canceled by its current ClOrdID: {o}"
+        );
+        let o = send(
+            &mut x,
+            FixMsg::Cancel {
+                cl_ord_id: ClOrdId::from("x2"),
+                orig_cl_ord_id: ClOrdId::from("q4-2"),
+            },
+            &mut out,
+        );
+        assert!(
+            o.contains("\x0135=9\x01"),
+            "a forgotten ClOrdID is unknown: {o}"
+        );
+    }
+
     /// ExecutionReports and OrderCancelRejects (stored as recipes, or as bytes for a text
     /// from the input) are resent byte for byte as they were sent live, also after a
     /// snapshot and restore, and the restored state hashes the same.
@@ -4255,11 +4389,11 @@ mod tests {
                 }
             }
             while ix.len() > if step < 8_000 { 150 } else { 700 } {
-                let keep = |o: OrderId| live.contains(&o);
+                let keep = |o: OrderId, _: &[u8]| live.contains(&o);
                 let front = order.pop_front().unwrap();
                 let id = model[&front];
                 ix.rotate_or_forget(keep);
-                if keep(id) {
+                if keep(id, b"") {
                     order.push_back(front);
                 } else {
                     model.remove(&front);
