@@ -167,6 +167,20 @@ struct StoredMeta {
     body: Body,
 }
 
+impl StoredMeta {
+    /// A placeholder (a slot not written yet, the scratch entry).
+    const EMPTY: StoredMeta = StoredMeta {
+        seq: 0,
+        sending_ts: 0,
+        start: 0,
+        len: 0,
+        cl_len: 0,
+        has_orig: false,
+        msg_type: 0,
+        body: Body::Bytes,
+    };
+}
+
 /// The last `resend_store_max` application messages of a session: ExecutionReports and
 /// OrderCancelRejects as recipes, the bytes of every entry (a body, or a recipe's ClOrdIDs)
 /// back to back in a circular buffer (`ClBytes`, like the ClOrdID index: forgetting an entry
@@ -276,16 +290,7 @@ impl Store {
             let next = self.ring.first().map_or(self.bytes.tail, |m| m.start);
             self.bytes.set_head(next);
         }
-        self.ring.push(StoredMeta {
-            seq: 0,
-            sending_ts: 0,
-            start: 0,
-            len: 0,
-            cl_len: 0,
-            has_orig: false,
-            msg_type: 0,
-            body: Body::Bytes,
-        });
+        self.ring.push(StoredMeta::EMPTY);
         self.ring.len() - 1
     }
 
@@ -970,16 +975,7 @@ impl Session {
             resend_until: 0,
             store: Store::default(),
             skip_below: 0,
-            scratch: StoredMeta {
-                seq: 0,
-                sending_ts: 0,
-                start: 0,
-                len: 0,
-                cl_len: 0,
-                has_orig: false,
-                msg_type: 0,
-                body: Body::Bytes,
-            },
+            scratch: StoredMeta::EMPTY,
         }
     }
 }

@@ -16,6 +16,18 @@ use std::path::Path;
 use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
+/// A FIX 4.4 Logon from `sender` to RIALTO (30 s heartbeats, no password).
+fn logon(sender: &str, reset: bool) -> FixMsg {
+    FixMsg::Logon {
+        sender: sender.into(),
+        target: "RIALTO".into(),
+        begin_string: "FIX.4.4".into(),
+        heartbeat_secs: 30,
+        reset,
+        password: String::new(),
+    }
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -47,25 +59,11 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
             conn,
             seq: 1,
             poss_dup: false,
-            msg: FixMsg::Logon {
-                sender: name,
-                target: "RIALTO".into(),
-                begin_string: "FIX.4.4".into(),
-                heartbeat_secs: 30,
-                reset: true,
-                password: String::new(),
-            },
+            msg: logon(&name, true),
         };
     }
     let msg = match r.below(100) {
-        0..=4 => FixMsg::Logon {
-            sender: name,
-            target: "RIALTO".into(),
-            begin_string: "FIX.4.4".into(),
-            heartbeat_secs: 30,
-            reset: false,
-            password: String::new(),
-        },
+        0..=4 => logon(&name, false),
         5..=54 => {
             *next_cl += 1;
             FixMsg::New(NewOrderMsg {
@@ -182,14 +180,7 @@ fn resend_everything(x: &mut Exchange, seq: &mut u64, ts: u64, msg_seq: u64) -> 
             conn: 500,
             seq: msg_seq,
             poss_dup: false,
-            msg: FixMsg::Logon {
-                sender: "CLIENT1".into(),
-                target: "RIALTO".into(),
-                begin_string: "FIX.4.4".into(),
-                heartbeat_secs: 30,
-                reset: false,
-                password: String::new(),
-            },
+            msg: logon("CLIENT1", false),
         },
         Input::Fix {
             conn: 500,
@@ -708,14 +699,7 @@ fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state(
                     conn: 900 + session,
                     seq,
                     poss_dup: false,
-                    msg: FixMsg::Logon {
-                        sender: name,
-                        target: "RIALTO".into(),
-                        begin_string: "FIX.4.4".into(),
-                        heartbeat_secs: 30,
-                        reset: false,
-                        password: String::new(),
-                    },
+                    msg: logon(&name, false),
                 },
                 Input::Fix {
                     conn: 900 + session,
