@@ -1492,8 +1492,8 @@ impl Exchange {
     }
 
     /// The checkpoint of the current state (the event loop journals one every
-    /// `server::CHECKPOINT_EVERY` records): each session that has sent anything, with its
-    /// next outbound MsgSeqNum and the MsgSeqNum of the oldest message it still stores.
+    /// `Config::checkpoint_every_records` records): each session that has sent anything, with
+    /// its next outbound MsgSeqNum and the MsgSeqNum of the oldest message it still stores.
     pub fn checkpoint(&self) -> Checkpoint {
         let max = self.cfg.resend_store_max;
         Checkpoint {
@@ -1517,8 +1517,8 @@ impl Exchange {
     }
 
     /// Replay only: skip storing the application messages that checkpoint `cp` (journal
-    /// record `seq`, the newest the caller found) shows the resend store will have forgotten
-    /// by the end of the journal. The store keeps each session's newest `resend_store_max`
+    /// record `seq`; recovery uses the first one of the last segment) shows the resend store
+    /// will have forgotten by the end of the journal. The store keeps each session's newest `resend_store_max`
     /// application messages, so a message older than the oldest one stored at the checkpoint
     /// can never be among them later, provided the store is no larger now than when the
     /// checkpoint was written (otherwise nothing is skipped). Until the session's sequence

@@ -187,10 +187,11 @@ pub enum Input {
         msg: FixMsg,
     },
     /// The sessions' outbound sequence numbers as they stood before this record, journaled by
-    /// the event loop every `server::CHECKPOINT_EVERY` records. Applying it changes nothing;
-    /// a replay checks it (a replay that numbers a session's messages differently has
-    /// diverged and stops with an error) and recovery uses the newest one to skip storing
-    /// messages the resend store will have forgotten by the end (`Exchange::bound_stores`).
+    /// the event loop every `Config::checkpoint_every_records` records. Applying it changes
+    /// nothing; a replay checks it (a replay that numbers a session's messages differently has
+    /// diverged and stops with an error) and recovery uses the first one of the last segment
+    /// to skip storing messages the resend store will have forgotten by the end
+    /// (`Exchange::bound_stores`).
     Checkpoint(Checkpoint),
 }
 
