@@ -1018,6 +1018,25 @@ struct OrderInfo {
     done_status: u8,
 }
 
+impl OrderInfo {
+    /// A record to overwrite (`Orders::insert_new_live` on a slab with no free slot).
+    const EMPTY: OrderInfo = OrderInfo {
+        session: 0,
+        account: 0,
+        symbol: 0,
+        side: Side::Buy,
+        ord_type: OrdType::Limit,
+        tif: TimeInForce::Day,
+        price: 0,
+        cl_ord_id: ClOrdId::EMPTY,
+        order_qty: 0,
+        cum_qty: 0,
+        leaves_qty: 0,
+        notional: 0,
+        done_status: 0,
+    };
+}
+
 /// The orders the gateway remembers: live ones (at most `orders_max`) and finished ones (the
 /// newest `DONE_ORDERS_MAX`, in the order they finished, for OrderStatusRequest).
 ///
@@ -1270,6 +1289,32 @@ impl Orders {
             None => {
                 self.slab.push(o);
                 (self.slab.len() - 1) as u32
+            }
+        };
+        self.live.insert(id, slot);
+    }
+
+    /// Remembers new order `id` (not live yet) as live, with its record written in place by
+    /// `fill`, which must set every field (the slot holds a forgotten order's record). A
+    /// record built on the stack and copied in made that copy the hottest instruction of the
+    /// replay's order path; written in place, a real journal replays 1.5-2.5% faster.
+    #[inline(always)]
+    fn insert_new_live(&mut self, id: OrderId, fill: impl FnOnce(&mut OrderInfo)) {
+        debug_assert!(self.live.get(id).is_none());
+        let slot = match self.free.pop() {
+            Some(s) => {
+                fill(&mut self.slab[s as usize]);
+                // As in `insert_live`: load the slot the next new order takes.
+                if let Some(&next) = self.free.last() {
+                    engine::hint::prefetch_all(&self.slab[next as usize]);
+                }
+                s
+            }
+            None => {
+                self.slab.push(OrderInfo::EMPTY);
+                let s = self.slab.len() - 1;
+                fill(&mut self.slab[s]);
+                s as u32
             }
         };
         self.live.insert(id, slot);
@@ -2483,28 +2528,26 @@ impl Exchange {
             stp: StpMode::CancelNewest,
         });
         // Remember the order's static fields before the engine runs: its events refer to it.
-        self.orders.insert_live(
-            id,
-            OrderInfo {
-                session: ix,
-                account,
-                symbol: n.symbol,
-                side: n.side,
-                ord_type: n.ord_type,
-                tif: n.tif,
-                price: if n.ord_type == OrdType::Market {
-                    0
-                } else {
-                    n.price
-                },
-                cl_ord_id: *cl,
-                order_qty: n.qty,
-                cum_qty: 0,
-                leaves_qty: n.qty,
-                notional: 0,
-                done_status: 0,
-            },
-        );
+        let price = if n.ord_type == OrdType::Market {
+            0
+        } else {
+            n.price
+        };
+        self.orders.insert_new_live(id, |o| {
+            o.session = ix;
+            o.account = account;
+            o.symbol = n.symbol;
+            o.side = n.side;
+            o.ord_type = n.ord_type;
+            o.tif = n.tif;
+            o.price = price;
+            o.cl_ord_id = *cl;
+            o.order_qty = n.qty;
+            o.cum_qty = 0;
+            o.leaves_qty = n.qty;
+            o.notional = 0;
+            o.done_status = 0;
+        });
         let mut ctx = Ctx {
             session: ix,
             seq,
