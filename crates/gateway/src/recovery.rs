@@ -366,20 +366,28 @@ impl Drop for BatchReceiver {
 fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerError> {
     let mut out = Outbox::default();
     let mut replayed = 0;
-    let mut done = None;
-    while let Some(batch) = rx.next(done.take()) {
+    // The batch after the one being applied is taken first, so the hints below reach across
+    // the end of a batch: without it the first records of each batch found nothing prefetched.
+    let mut cur = rx.next(None);
+    let mut next = if cur.is_some() { rx.next(None) } else { None };
+    while let Some(batch) = cur {
         let recs = batch.records();
+        let after = next.as_ref().map_or(&[][..], |b| b.records());
+        let ahead = |j: usize| match recs.get(j) {
+            Some(r) => Some(r),
+            None => after.get(j - recs.len()),
+        };
         for (i, d) in recs.iter().enumerate() {
             // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
             // then the entries they point to; further ahead, the decoded record itself (written
             // by the decoding thread's core). They change nothing.
-            if let Some(r) = recs.get(i + PREFETCH_RECORD) {
+            if let Some(r) = ahead(i + PREFETCH_RECORD) {
                 engine::hint::prefetch_all(r);
             }
-            if let Some(far) = recs.get(i + PREFETCH_FAR) {
+            if let Some(far) = ahead(i + PREFETCH_FAR) {
                 x.prefetch(&far.input, &far.hashes);
             }
-            if let Some(near) = recs.get(i + PREFETCH_NEAR) {
+            if let Some(near) = ahead(i + PREFETCH_NEAR) {
                 x.prefetch_entries(&near.input, &near.hashes);
             }
             if d.seq != x.last_seq() + 1 {
@@ -393,7 +401,12 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
             out.clear();
         }
         replayed += recs.len() as u64;
-        done = Some(batch);
+        cur = next;
+        next = if cur.is_some() {
+            rx.next(Some(batch))
+        } else {
+            None
+        };
     }
     Ok(replayed)
 }
