@@ -643,6 +643,7 @@ impl ClIndex {
     /// the index on the way up, and the steady state allocates nothing.
     fn new() -> ClIndex {
         let ring = Vec::with_capacity(CL_ORD_IDS_MAX + 1);
+        engine::hint::huge_and_populated(&ring);
         ClIndex {
             ring: VecDeque::from(ring),
             head: 0,
@@ -837,6 +838,8 @@ impl PosTable {
     fn with_capacity(n: usize) -> PosTable {
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         let slots = vec![0; cap];
+        // Read at random, once or twice per ClOrdID: 2 MiB pages, faulted in now.
+        engine::hint::huge_and_populated(&slots);
         PosTable {
             slots,
             mask: cap - 1,
@@ -1246,6 +1249,7 @@ impl Orders {
     /// copies the ring or the slab on the way up.
     fn new() -> Orders {
         let slab = Vec::with_capacity(DONE_ORDERS_MAX + 1024);
+        engine::hint::huge_and_populated(&slab);
         Orders {
             slab,
             free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
