@@ -351,8 +351,11 @@ impl Config {
             return err("inbound_queue_capacity must be >= 16");
         }
         let orders_max = file.orders_max.unwrap_or(1 << 20);
-        if !(16..=(1 << 28)).contains(&orders_max) {
-            return err("orders_max must be in 16..=268435456");
+        // At most 2^24 (16.7 M resting orders, 2 GiB of order records): the ClOrdID index
+        // names ring positions in 26 bits, and its ring holds the window plus about 8/7 of
+        // the live orders (`gateway::exchange::PosTable`).
+        if !(16..=(1 << 24)).contains(&orders_max) {
+            return err("orders_max must be in 16..=16777216");
         }
         let batch_budget = match file.batch_budget {
             Some(0) => return err("batch_budget must be >= 1"),
@@ -492,6 +495,15 @@ firm = "F"
             Config::from_toml("stall_log_us = 0").unwrap().stall_log_us,
             0
         );
+        assert_eq!(
+            Config::from_toml("orders_max = 16777216")
+                .unwrap()
+                .orders_max,
+            1 << 24
+        );
+        let e = Config::from_toml("orders_max = 16777217").unwrap_err();
+        assert!(e.to_string().contains("16..=16777216"), "{e}");
+        assert!(Config::from_toml("orders_max = 15").is_err());
         assert_eq!(Config::from_toml("cpu = 1").unwrap().cpu, Some(1));
         assert!(Config::from_toml("cpu = 5000").is_err());
         assert!(Config::from_toml("cpu = -1").is_err());

@@ -638,21 +638,31 @@ pub struct ClHashes {
 }
 
 impl ClIndex {
-    /// Room for `CL_ORD_IDS_MAX` entries from the start (address space only: pages are
-    /// touched as entries arrive), so remembering a ClOrdID never copies the ring or rehashes
-    /// the index on the way up, and the steady state allocates nothing.
+    /// Room for `CL_ORD_IDS_MAX` entries from the start (the ring and the index table resident
+    /// from the start, in 2 MiB pages; the ClOrdID bytes' ring is address space until used),
+    /// so remembering a ClOrdID never copies the ring or rebuilds the index on the way up,
+    /// and the steady state allocates nothing.
     fn new() -> ClIndex {
-        let ring = Vec::with_capacity(CL_ORD_IDS_MAX + 1);
+        Self::with_capacity(CL_ORD_IDS_MAX + 1)
+    }
+
+    /// An index with room for `n` entries (tests use small ones, to exercise rebuilds).
+    fn with_capacity(n: usize) -> ClIndex {
+        let ring = Vec::with_capacity(n);
         engine::hint::huge_and_populated(&ring);
         ClIndex {
             ring: VecDeque::from(ring),
             head: 0,
-            bytes: ClBytes::new(
-                ((CL_ORD_IDS_MAX + 1) * crate::record::STR_LEN_MAX).next_power_of_two(),
-            ),
-            table: PosTable::with_capacity(CL_ORD_IDS_MAX + 1),
+            bytes: ClBytes::new((n * crate::record::STR_LEN_MAX).next_power_of_two()),
+            table: PosTable::new(n, Self::pbits_for(n)),
             seed: ClHasher::default(),
         }
+    }
+
+    /// Position bits for a ring of up to `n` entries, with room for as many again (live
+    /// orders' ClOrdIDs beyond the window) before a rebuild.
+    fn pbits_for(n: usize) -> u32 {
+        n.next_power_of_two().trailing_zeros() + 1
     }
 
     #[inline]
@@ -678,11 +688,11 @@ impl ClIndex {
         self.ring.len()
     }
 
-    /// Ring index of the entry at the position whose low 32 bits are `pos32` (the ring is
-    /// shorter than 2^32, so they determine it).
+    /// Ring index of the entry at the position whose low bits (`PosTable::pos_mask`) are
+    /// `low` (the ring is shorter than their range, so they determine it).
     #[inline]
-    fn at(&self, pos32: u32) -> usize {
-        pos32.wrapping_sub(self.head as u32) as usize
+    fn at(&self, low: u32) -> usize {
+        (low.wrapping_sub(self.head as u32) & self.table.pos_mask()) as usize
     }
 
     /// The ClOrdID of entry `e`.
@@ -732,7 +742,45 @@ impl ClIndex {
             session,
             len: cl.len() as u8,
         });
-        self.table.insert(hash, pos);
+        if self.ring.len() as u64 >= 1 << self.table.pbits {
+            self.rebuild(false);
+        } else if self.table.insert(hash, pos).is_err() {
+            self.rebuild(true);
+        }
+    }
+
+    /// Builds the index afresh from the ring: with more position bits if the ring outgrew
+    /// them, and twice the room if `grow` (the old table was full or a probe run too long
+    /// to code). Rare: the table starts with room for `CL_ORD_IDS_MAX` entries.
+    #[cold]
+    #[inline(never)]
+    fn rebuild(&mut self, grow: bool) {
+        let mut pbits = self.table.pbits;
+        while 1u64 << pbits <= self.ring.len() as u64 {
+            pbits += 1;
+        }
+        // The ring holds at most the window plus about 8/7 of the live orders, and
+        // `Config::orders_max` keeps that below 2^PBITS_MAX.
+        assert!(
+            pbits <= PosTable::PBITS_MAX,
+            "ClOrdID index: {} entries is more than positions can name",
+            self.ring.len()
+        );
+        let mut n = self.table.capacity().max(self.ring.len() + 1);
+        if grow {
+            n *= 2;
+        }
+        'build: loop {
+            let mut t = PosTable::new(n, pbits);
+            for (k, e) in self.ring.iter().enumerate() {
+                if t.insert(e.hash, self.head + k as u64).is_err() {
+                    n *= 2;
+                    continue 'build;
+                }
+            }
+            self.table = t;
+            return;
+        }
     }
 
     /// Starts loading the index slot of (`session`, `cl`) into the cache, for a lookup soon
@@ -775,7 +823,7 @@ impl ClIndex {
         let Some(e) = self.ring.pop_front() else {
             return;
         };
-        let old = self.head as u32;
+        let old = self.head as u32 & self.table.pos_mask();
         self.head += 1;
         let slot = self
             .table
@@ -820,102 +868,134 @@ fn home_in(i: usize, k: usize, j: usize) -> bool {
 }
 
 /// An open-addressing hash index (linear probing, at most 5/8 full) from a 64-bit hash to
-/// ring positions. Each slot is one `u64`: 31 bits of the hash (which also give the home
-/// slot), a used bit and the low 32 bits of the position; 0 is an empty slot. Probing stays
-/// within a cache line or two, a removal shifts the following entries back (no tombstones),
-/// and the index never reads the ring except through the caller's match function.
+/// ring positions, in 4 bytes a slot (a 1 M-entry index is 8 MB: it is read at random, once
+/// or twice per ClOrdID, and half the size is twice the share of it the cache holds).
+///
+/// A slot holds, from the top: 6 bits of displacement + 1 (how far it sits from its home
+/// slot; 0 is an empty slot), `26 - pbits` bits of the hash (a tag) and the low `pbits` bits of
+/// the position (the ring is shorter than `2^pbits`, so they determine it). A lookup compares
+/// only slots whose displacement says they share its home and whose tag matches, so it asks
+/// the caller's match function (which reads the ring) about another entry rarely; a removal
+/// shifts the following entries back (no tombstones), finding each one's home from its
+/// displacement. The table never reads the ring: when a slot cannot be coded (the table is
+/// 5/8 full, a displacement would pass `DISP_MAX`, or the ring reaches `2^pbits`) the owner
+/// builds a larger one (`ClIndex::rebuild`).
 #[derive(Clone)]
 struct PosTable {
-    slots: Vec<u64>,
+    slots: Vec<u32>,
     mask: usize,
     len: usize,
+    pbits: u32,
 }
 
 impl PosTable {
-    const USED: u64 = 1 << 32;
+    /// Bits of a slot below the displacement field.
+    const DISP_SHIFT: u32 = 26;
+    /// The largest displacement a slot can code (its field holds displacement + 1).
+    const DISP_MAX: usize = 62;
+    /// The most position bits (no tag bits left).
+    const PBITS_MAX: u32 = Self::DISP_SHIFT;
 
-    /// A table that holds `n` positions without growing.
-    fn with_capacity(n: usize) -> PosTable {
+    /// A table that holds `n` entries at positions below `2^pbits` without a rebuild (unless a
+    /// displacement passes `DISP_MAX`: at most 5/8 full, with hashes the table's user cannot
+    /// choose, the longest run among a million entries is a few dozen slots).
+    fn new(n: usize, pbits: u32) -> PosTable {
+        assert!(pbits <= Self::PBITS_MAX);
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         let slots = vec![0; cap];
-        // Read at random, once or twice per ClOrdID: 2 MiB pages, faulted in now.
         engine::hint::huge_and_populated(&slots);
         PosTable {
             slots,
             mask: cap - 1,
             len: 0,
+            pbits,
         }
     }
 
-    #[inline]
-    fn tag(hash: u64) -> u64 {
-        hash & 0x7FFF_FFFF
+    /// How many entries this table can take before it is 5/8 full.
+    fn capacity(&self) -> usize {
+        self.slots.len() * 5 / 8
     }
 
-    #[inline]
-    fn home(&self, tag: u64) -> usize {
-        tag as usize & self.mask
+    /// The mask of a slot's position bits.
+    #[inline(always)]
+    fn pos_mask(&self) -> u32 {
+        (1u32 << self.pbits) - 1
     }
 
-    /// The slot holding a position with `hash` for which `is_it(low 32 bits of the
+    /// `hash`'s tag, in place (its bits 38 and up: independent of the home slot, which the
+    /// low bits pick).
+    #[inline(always)]
+    fn tag(&self, hash: u64) -> u32 {
+        let field = (1u32 << Self::DISP_SHIFT) - 1;
+        ((hash >> 38) as u32) << self.pbits & field
+    }
+
+    #[inline(always)]
+    fn home(&self, hash: u64) -> usize {
+        hash as usize & self.mask
+    }
+
+    /// The slot holding a position with `hash` for which `is_it(low pbits bits of the
     /// position)` is true, if any.
     #[inline]
     fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<usize> {
-        let tag = Self::tag(hash);
-        let mut i = self.home(tag);
+        let pos_mask = self.pos_mask();
+        let mut i = self.home(hash);
+        // Displacement + 1 and tag, as a slot at displacement 0 would hold them.
+        let mut key = 1u32 << Self::DISP_SHIFT | self.tag(hash);
         loop {
             let s = self.slots[i];
             if s == 0 {
                 return None;
             }
-            if s >> 33 == tag && is_it(s as u32) {
+            if s & !pos_mask == key && is_it(s & pos_mask) {
                 return Some(i);
             }
             i = (i + 1) & self.mask;
+            key = key.wrapping_add(1 << Self::DISP_SHIFT);
         }
     }
 
     /// Starts loading the home slot of `hash` into the cache (a hint: no effect on the state).
     #[inline]
     fn prefetch(&self, hash: u64) {
-        let i = self.home(Self::tag(hash));
+        let i = self.home(hash);
         engine::hint::prefetch(&self.slots[i]);
         // The probe run (and a removal's backward shift) may go on into the next line.
-        engine::hint::prefetch(&self.slots[(i + 7) & self.mask]);
+        engine::hint::prefetch(&self.slots[(i + 8) & self.mask]);
     }
 
-    fn insert(&mut self, hash: u64, pos: u64) {
+    /// Adds `pos` for `hash`; `Err` (and no change) when the slot cannot be coded: the table
+    /// is full, or the free slot is too far from the home slot.
+    #[inline]
+    fn insert(&mut self, hash: u64, pos: u64) -> Result<(), ()> {
         if (self.len + 1) * 8 > self.slots.len() * 5 {
-            self.grow();
+            return Err(());
         }
-        let tag = Self::tag(hash);
-        self.place(tag << 33 | Self::USED | pos as u32 as u64);
-        self.len += 1;
-    }
-
-    fn place(&mut self, slot: u64) {
-        let mut i = self.home(slot >> 33);
+        let mut i = self.home(hash);
+        let mut disp = 0;
         while self.slots[i] != 0 {
             i = (i + 1) & self.mask;
+            disp += 1;
         }
-        self.slots[i] = slot;
-    }
-
-    fn grow(&mut self) {
-        let cap = self.slots.len() * 2;
-        let old = std::mem::replace(&mut self.slots, vec![0; cap]);
-        self.mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|&s| s != 0) {
-            self.place(s);
+        if disp > Self::DISP_MAX {
+            return Err(());
         }
+        self.slots[i] = ((disp as u32 + 1) << Self::DISP_SHIFT)
+            | self.tag(hash)
+            | (pos as u32 & self.pos_mask());
+        self.len += 1;
+        Ok(())
     }
 
     fn set_pos(&mut self, i: usize, pos: u64) {
-        self.slots[i] = (self.slots[i] & !0xFFFF_FFFF) | pos as u32 as u64;
+        let m = self.pos_mask();
+        self.slots[i] = (self.slots[i] & !m) | (pos as u32 & m);
     }
 
     /// Empties slot `i`, moving later entries of its probe run back so every entry stays
-    /// reachable from its home slot.
+    /// reachable from its home slot (a move back by `d` slots lowers its displacement by `d`).
     fn remove_at(&mut self, mut i: usize) {
         self.len -= 1;
         let mut j = i;
@@ -925,8 +1005,11 @@ impl PosTable {
             if s == 0 {
                 break;
             }
-            if !home_in(i, self.home(s >> 33), j) {
-                self.slots[i] = s;
+            let disp = (s >> Self::DISP_SHIFT) as usize - 1;
+            let home = j.wrapping_sub(disp) & self.mask;
+            if !home_in(i, home, j) {
+                let back = j.wrapping_sub(i) & self.mask;
+                self.slots[i] = s - ((back as u32) << Self::DISP_SHIFT);
                 i = j;
             }
         }
@@ -4405,38 +4488,67 @@ mod tests {
         assert!(want.iter().all(|&(id, _)| t.get(id).is_none()));
     }
 
-    /// The position index with few distinct hashes (long probe runs that wrap around the end,
-    /// equal tags) against a plain list, through growth and removals.
+    /// The position index with long probe runs that wrap around the end of the table and
+    /// many equal tags, against a plain list, through insertions and removals; then a run too
+    /// long to code is refused without a change.
     #[test]
     fn position_index_with_colliding_hashes() {
-        let mut t = PosTable::with_capacity(0);
+        let mut t = PosTable::new(1000, 12);
+        let cap = t.slots.len() as u64;
         let mut model: Vec<(u64, u64)> = Vec::new();
         let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-        for pos in 0..3_000u64 {
+        for pos in 0..20_000u64 {
             rng = rng
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let hash = (rng >> 40) % 40
-                + if rng.is_multiple_of(2) {
-                    0
-                } else {
-                    0x7FFF_FFF0
-                };
-            t.insert(hash, pos);
-            model.push((hash, pos));
-            if rng % 5 < 2 {
+            // Homes among 16 slots astride the end of the table; half the hashes share
+            // their tag bits, the other half differ only there.
+            let home = (cap - 8 + (rng >> 40) % 16) % cap;
+            let high = if rng.is_multiple_of(2) {
+                0
+            } else {
+                (rng >> 8) << 38
+            };
+            let hash = home | high;
+            if model.len() < 40 {
+                t.insert(hash, pos).expect("room and short runs");
+                model.push((hash, pos));
+            }
+            if rng % 5 < 2 || model.len() >= 40 {
                 let k = (rng >> 20) as usize % model.len();
                 let (h, p) = model.swap_remove(k);
-                let slot = t.find(h, |q| q == p as u32).expect("present");
+                let slot = t.find(h, |q| q == p as u32 & 0xFFF).expect("present");
                 t.remove_at(slot);
             }
-            if pos % 64 == 0 {
-                for &(h, p) in &model {
-                    assert!(t.find(h, |q| q == p as u32).is_some(), "lost {p} at {pos}");
-                }
+            for &(h, p) in &model {
+                assert!(
+                    t.find(h, |q| q == p as u32 & 0xFFF).is_some(),
+                    "lost {p} at {pos}"
+                );
             }
             assert_eq!(t.len, model.len());
+            assert_eq!(t.slots.iter().filter(|&&s| s != 0).count(), model.len());
         }
+        // One home for all: the 64th entry would sit 63 slots from it.
+        let mut t = PosTable::new(1000, 12);
+        for pos in 0..=PosTable::DISP_MAX as u64 {
+            t.insert(5, pos).expect("codable");
+        }
+        let before = t.slots.clone();
+        assert_eq!(t.insert(5, 99), Err(()));
+        assert_eq!(t.slots, before);
+        assert_eq!(t.len, PosTable::DISP_MAX + 1);
+        for pos in 0..=PosTable::DISP_MAX as u32 {
+            assert!(t.find(5, |q| q == pos).is_some());
+        }
+        // Full at 5/8.
+        let mut t = PosTable::new(10, 12);
+        let room = t.capacity();
+        for pos in 0..room as u64 {
+            t.insert(pos.wrapping_mul(0x9E37_79B9_7F4A_7C15), pos)
+                .expect("room");
+        }
+        assert_eq!(t.insert(12345, 999), Err(()));
     }
 
     /// The ClOrdID index against a plain map, through growth, rotation and forgetting, with
@@ -4445,7 +4557,9 @@ mod tests {
     #[test]
     fn clordid_index_matches_a_map() {
         use std::collections::HashMap as Map;
-        let mut ix = ClIndex::new();
+        // Room for 64 entries: the index is rebuilt as it grows past that and as the ring
+        // outgrows its position bits.
+        let mut ix = ClIndex::with_capacity(64);
         let mut model: Map<(u16, String), OrderId> = Map::new();
         let mut order: VecDeque<(u16, String)> = VecDeque::new();
         let mut live = std::collections::HashSet::new();
@@ -4499,6 +4613,13 @@ mod tests {
             .map(|(s, cl, _)| (s, String::from_utf8(cl.to_vec()).expect("UTF-8")))
             .collect();
         assert_eq!(ring, Vec::from(order));
+        // The ring outgrew both the first table's room and its position bits.
+        assert!(
+            ix.table.pbits > ClIndex::pbits_for(64),
+            "{}",
+            ix.table.pbits
+        );
+        assert!(ix.table.capacity() > 64);
     }
 
     /// `eq_short` against `==` for every length up to the longest ClOrdID, with one byte

@@ -891,7 +891,14 @@ mod tests {
                 }
             });
             // The decoder fills the queue and sleeps; dropping the receiver must wake it.
-            std::thread::sleep(Duration::from_millis(20));
+            let t = std::time::Instant::now();
+            while !rx.handoff.lock().decoder_waits {
+                assert!(
+                    t.elapsed() < Duration::from_secs(30),
+                    "the decoder never waited"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
             drop(rx);
             let stopped_at = decoder.join().unwrap();
             assert!(stopped_at > (BATCHES_IN_FLIGHT * BATCH_RECORDS) as u64);
