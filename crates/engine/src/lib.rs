@@ -240,6 +240,9 @@ fn crosses(side: Side, limit: Option<PriceTicks>, maker_price: PriceTicks) -> bo
 
 #[inline]
 fn level_event<S: EventSink>(sink: &mut S, symbol: SymbolId, lad: &Ladder, idx: usize) {
+    if !S::LEVELS {
+        return;
+    }
     let l = lad.level(idx);
     sink.on_event(&Event::Level {
         symbol,

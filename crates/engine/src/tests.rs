@@ -1050,3 +1050,53 @@ fn ladder_recentres_in_place_as_the_market_trends() {
     assert_eq!(bids[1], (id - 2, 10_000 + 399 * 7, 3));
     assert_eq!(t.e.depth_at(ACME, Side::Buy, 10_000 + 398 * 7), 5);
 }
+
+/// A sink that declines `Level`s gets every other event of the same commands, in the same
+/// order, and the engine ends in the same state.
+#[test]
+fn a_sink_without_levels_gets_every_other_event() {
+    struct NoLevels(Vec<Event>);
+    impl EventSink for NoLevels {
+        const LEVELS: bool = false;
+        fn on_event(&mut self, event: &Event) {
+            assert!(!matches!(event, Event::Level { .. }), "a level was sent");
+            self.0.push(*event);
+        }
+    }
+    let mut with = new_engine();
+    let mut without = new_engine();
+    let mut levels = 0;
+    let cmds = [
+        Command::New(limit(1, 1, Side::Buy, 100, 10)),
+        Command::New(limit(2, 2, Side::Buy, 101, 5)),
+        Command::New(limit(3, 3, Side::Sell, 102, 7)),
+        Command::New(limit(4, 4, Side::Sell, 100, 12)),
+        Command::Replace {
+            id: 3,
+            account: 3,
+            symbol: ACME,
+            price: 99,
+            qty: 9,
+        },
+        Command::Cancel {
+            id: 1,
+            account: 1,
+            symbol: ACME,
+        },
+        Command::New(limit(5, 5, Side::Buy, 105, 3)),
+    ];
+    for cmd in cmds {
+        let all = with.run(cmd);
+        let mut sink = NoLevels(Vec::new());
+        without.e.apply(&cmd, &mut sink);
+        let want: Vec<Event> = all
+            .iter()
+            .copied()
+            .filter(|e| !matches!(e, Event::Level { .. }))
+            .collect();
+        assert_eq!(sink.0, want, "{cmd:?}");
+        levels += all.len() - want.len();
+    }
+    assert!(levels > 5, "{levels}");
+    assert_eq!(with.e.state_hash(), without.e.state_hash());
+}

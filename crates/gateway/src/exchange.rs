@@ -1520,6 +1520,8 @@ struct OrderEvents<'a> {
 }
 
 impl EventSink for OrderEvents<'_> {
+    /// Order entry has no use for book levels (they were built and dropped per event).
+    const LEVELS: bool = false;
     #[inline(always)]
     fn on_event(&mut self, event: &Event) {
         match event {

@@ -358,6 +358,9 @@ pub enum Event {
 /// Where the engine writes events. Implemented by whatever consumes them (a Vec in tests, the
 /// gateway's publisher, the flash1 report queue). Must not fail.
 pub trait EventSink {
+    /// Whether this sink wants `Event::Level`s. False: the engine emits none to it, and
+    /// nothing else changes (every other event, and the order of the rest, are the same).
+    const LEVELS: bool = true;
     fn on_event(&mut self, event: &Event);
 }
 
