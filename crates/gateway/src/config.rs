@@ -352,7 +352,7 @@ impl Config {
         }
         let orders_max = file.orders_max.unwrap_or(1 << 20);
         // At most 2^24 (16.7 M resting orders, 2 GiB of order records): the ClOrdID index
-        // names ring positions in 26 bits, and its ring holds the window plus about 8/7 of
+        // names ring positions in 25 bits, and its ring holds the window plus about 8/7 of
         // the live orders (`gateway::exchange::PosTable`).
         if !(16..=(1 << 24)).contains(&orders_max) {
             return err("orders_max must be in 16..=16777216");
