@@ -4555,6 +4555,16 @@ mod tests {
         assert_eq!(t.insert(12345, 999), Err(()));
     }
 
+    /// A xorshift64 sequence from `seed` (not 0): cheap, deterministic test data.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// At the production size, a FIFO of a million random hashes turned over three times (as
     /// the ClOrdID window is) never meets a displacement the slots cannot code: no rebuild, a
     /// stall on a live loop, in the steady state. (The longest here is 70: past a 6-bit
@@ -4563,13 +4573,7 @@ mod tests {
     fn a_full_window_turned_over_needs_no_rebuild() {
         let n = CL_ORD_IDS_MAX;
         let mut t = PosTable::new(n + 1, ClIndex::pbits_for(n + 1));
-        let mut rng = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let mut fifo = VecDeque::with_capacity(n + 1);
         let mut worst = 0;
         let mask = t.pos_mask();
@@ -4601,13 +4605,7 @@ mod tests {
         let mut model: Map<(u16, String), OrderId> = Map::new();
         let mut order: VecDeque<(u16, String)> = VecDeque::new();
         let mut live = std::collections::HashSet::new();
-        let mut rng = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x1234_5678_9abc_def0);
         for step in 0..20_000u64 {
             let r = next();
             let session = (r % 3) as u16;
@@ -4623,7 +4621,7 @@ mod tests {
                 ix.push(session, cl.as_bytes(), step);
                 model.insert(key.clone(), step);
                 order.push_back(key);
-                if r % 4 == 0 {
+                if r.is_multiple_of(4) {
                     live.insert(step);
                 }
             }
@@ -4637,7 +4635,7 @@ mod tests {
                 } else {
                     model.remove(&front);
                 }
-                if next() % 3 == 0 {
+                if next().is_multiple_of(3) {
                     live.remove(&id);
                 }
             }
