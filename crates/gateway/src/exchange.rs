@@ -1385,26 +1385,10 @@ impl Orders {
     /// Remembers `o` as live order `id` (replacing its record if `id` is live already).
     #[inline]
     fn insert_live(&mut self, id: OrderId, o: OrderInfo) {
-        if let Some(s) = self.live.get(id) {
-            self.slab[s as usize] = o;
-            return;
+        match self.live.get(id) {
+            Some(s) => self.slab[s as usize] = o,
+            None => self.insert_new_live(id, |r| *r = o),
         }
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slab[s as usize] = o;
-                // The next new order takes the slot now on top of the free list, which was
-                // freed (and prefetched by `retire`) who knows how long ago: load it now.
-                if let Some(&next) = self.free.last() {
-                    engine::hint::prefetch_all(&self.slab[next as usize]);
-                }
-                s
-            }
-            None => {
-                self.slab.push(o);
-                (self.slab.len() - 1) as u32
-            }
-        };
-        self.live.insert(id, slot);
     }
 
     /// Remembers new order `id` (not live yet) as live, with its record written in place by
@@ -1417,7 +1401,8 @@ impl Orders {
         let slot = match self.free.pop() {
             Some(s) => {
                 fill(&mut self.slab[s as usize]);
-                // As in `insert_live`: load the slot the next new order takes.
+                // The next new order takes the slot now on top of the free list, which was
+                // freed (and prefetched by `retire`) who knows how long ago: load it now.
                 if let Some(&next) = self.free.last() {
                     engine::hint::prefetch_all(&self.slab[next as usize]);
                 }
