@@ -3978,6 +3978,18 @@ pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Logon from `sender` to RIALTO in `begin_string`, resetting sequence numbers.
+    fn logon_msg(sender: &str, begin_string: &str) -> FixMsg {
+        FixMsg::Logon {
+            sender: sender.into(),
+            target: "RIALTO".into(),
+            begin_string: begin_string.into(),
+            heartbeat_secs: 30,
+            reset: true,
+            password: String::new(),
+        }
+    }
     use types::{Instrument, Symbol};
 
     #[test]
@@ -4068,18 +4080,7 @@ mod tests {
                 post_only: false,
             })
         };
-        send(
-            &mut x,
-            FixMsg::Logon {
-                sender: "CLIENT1".into(),
-                target: "RIALTO".into(),
-                begin_string: "FIX.4.4".into(),
-                heartbeat_secs: 30,
-                reset: true,
-                password: String::new(),
-            },
-            &mut out,
-        );
+        send(&mut x, logon_msg("CLIENT1", "FIX.4.4"), &mut out);
         // Ten resting bids, each replaced 100 times; between replaces, IOC sells far above
         // that never trade (finished at once).
         for i in 0..10 {
@@ -4168,17 +4169,7 @@ mod tests {
         };
         let cl = |s: &str| ClOrdId::from(s);
         let inputs = [
-            fix(
-                1,
-                FixMsg::Logon {
-                    sender: "CLIENT1".into(),
-                    target: "RIALTO".into(),
-                    begin_string: "FIX.4.4".into(),
-                    heartbeat_secs: 30,
-                    reset: true,
-                    password: String::new(),
-                },
-            ),
+            fix(1, logon_msg("CLIENT1", "FIX.4.4")),
             fix(
                 2,
                 FixMsg::New(NewOrderMsg {
@@ -4278,14 +4269,6 @@ mod tests {
             poss_dup: false,
             msg,
         };
-        let logon = |sender: &str, v: &str| FixMsg::Logon {
-            sender: sender.into(),
-            target: "RIALTO".into(),
-            begin_string: v.into(),
-            heartbeat_secs: 30,
-            reset: true,
-            password: String::new(),
-        };
         let order = |cl: &str, side: Side, qty: u64| {
             FixMsg::New(NewOrderMsg {
                 cl_ord_id: ClOrdId::from(cl),
@@ -4300,8 +4283,8 @@ mod tests {
             })
         };
         let inputs = [
-            fix(1, 1, logon("OLD", "FIX.4.2")),
-            fix(2, 1, logon("NEW", "FIX.4.4")),
+            fix(1, 1, logon_msg("OLD", "FIX.4.2")),
+            fix(2, 1, logon_msg("NEW", "FIX.4.4")),
             fix(1, 2, order("o1", Side::Buy, 10)), // rests
             fix(2, 2, order("n1", Side::Sell, 4)), // partial fill of o1, n1 filled
             fix(2, 3, order("n2", Side::Sell, 6)), // fills the rest of o1

@@ -1364,7 +1364,7 @@ impl EventLoop {
             self.next_checkpoint = next_checkpoint(self.cfg.checkpoint_every_records, next_seq);
         }
         // Cache hints for the engine stage: each input's ClOrdID index slots start loading now
-        // and arrive while the batch is journaled (the index is 16 MB: a lookup was a cache
+        // and arrive while the batch is journaled (the index is 8 MB: a lookup was a cache
         // and TLB miss). They change nothing; their time counts as the engine stage's.
         let p0 = Instant::now();
         self.hashes.clear();

@@ -360,20 +360,11 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
     let mut x = Exchange::new(cfg.clone());
-    let mut out = Outbox::default();
     let (mut j, _) = JournalWriter::open(dir.path(), JournalConfig::default()).unwrap();
-    let mut buf = Vec::new();
     let ts = 1_800_000_000_000_000_000u64;
     for seq in 1..=400u64 {
         let input = random_input(&mut r, &mut seqs, &mut next_cl);
-        buf.clear();
-        input.encode(&mut buf);
-        assert_eq!(
-            j.append(gateway::record::KIND_INPUT as u16, ts + seq, &buf)
-                .unwrap(),
-            seq
-        );
-        x.apply(seq, ts + seq, &input, &mut out);
+        journal_and_apply(&mut j, &mut x, seq, ts + seq, &input);
     }
     j.commit(Durability::Process).unwrap();
     // A snapshot at 300 in the previous layout (magic RIALTOGW), checksummed by the journal.
@@ -409,6 +400,22 @@ fn small_segments() -> journal::JournalConfig {
 
 const TS0: u64 = 1_800_000_000_000_000_000;
 
+/// Journals `input` as record `seq` at `ts` (asserting the number the journal gives it) and
+/// applies it to `x`, as the server's loop does.
+fn journal_and_apply(
+    j: &mut journal::JournalWriter,
+    x: &mut Exchange,
+    seq: u64,
+    ts: u64,
+    input: &Input,
+) {
+    let mut buf = Vec::new();
+    input.encode(&mut buf);
+    let kind = gateway::record::KIND_INPUT as u16;
+    assert_eq!(j.append(kind, ts, &buf).unwrap(), seq);
+    x.apply(seq, ts, input, &mut Outbox::default());
+}
+
 fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
     use journal::{Durability, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
@@ -418,18 +425,11 @@ fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
     let mut next_cl = 0;
     let mut x = Exchange::new(cfg.clone());
     x.replaying = true;
-    let mut out = Outbox::default();
     let (mut j, _) = JournalWriter::open(dir.path(), small_segments()).unwrap();
-    let mut buf = Vec::new();
     let mut inputs = Vec::new();
     for seq in 1..=n {
         let input = random_input(&mut r, &mut seqs, &mut next_cl);
-        buf.clear();
-        input.encode(&mut buf);
-        let kind = gateway::record::KIND_INPUT as u16;
-        assert_eq!(j.append(kind, TS0 + seq, &buf).unwrap(), seq);
-        x.apply(seq, TS0 + seq, &input, &mut out);
-        out.clear();
+        journal_and_apply(&mut j, &mut x, seq, TS0 + seq, &input);
         if snapshots_at.contains(&seq) {
             let mut snap = Vec::new();
             x.snapshot(&mut snap);
@@ -628,9 +628,7 @@ fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
     let mut x = Exchange::new(cfg.clone());
-    let mut out = Outbox::default();
     let (mut j, _) = JournalWriter::open(dir.path(), small_segments()).unwrap();
-    let mut buf = Vec::new();
     let mut inputs = Vec::new();
     for seq in 1..=n {
         let input = if seq % every == 0 {
@@ -642,12 +640,7 @@ fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded
         } else {
             random_input(&mut r, &mut seqs, &mut next_cl)
         };
-        buf.clear();
-        input.encode(&mut buf);
-        let kind = gateway::record::KIND_INPUT as u16;
-        assert_eq!(j.append(kind, TS0 + seq, &buf).unwrap(), seq);
-        x.apply(seq, TS0 + seq, &input, &mut out);
-        out.clear();
+        journal_and_apply(&mut j, &mut x, seq, TS0 + seq, &input);
         inputs.push(input);
     }
     j.commit(Durability::Process).unwrap();
