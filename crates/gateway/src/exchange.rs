@@ -581,6 +581,30 @@ struct ClIndex {
     bytes: ClBytes,
     table: PosTable,
     seed: ClHasher,
+    /// How the ring and the table (and a rebuilt table) are backed.
+    backing: Backing,
+}
+
+/// How an `Exchange`'s large tables (the ClOrdID index and its ring, the order slab) are
+/// backed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// In 2 MiB pages, all faulted in when the exchange is made
+    /// (`engine::hint::huge_and_populated`): no page of them faults later and random access
+    /// misses the TLB less. For the exchange a loop serves from and for replay; made before the
+    /// loop serves (faulting 40 MB in holds the process's memory-map lock for tens of ms).
+    Resident,
+    /// Ordinary pages, faulted in as they are first written: for a replica made while the loop
+    /// already serves (`snapshot-idle`), which must not hold that lock for long.
+    Lazy,
+}
+
+impl Backing {
+    fn apply<T>(self, v: &Vec<T>) {
+        if self == Backing::Resident {
+            engine::hint::huge_and_populated(v);
+        }
+    }
 }
 
 /// The session-independent part of the ClOrdID index's hash (foldhash of the ClOrdID's
@@ -642,20 +666,26 @@ impl ClIndex {
     /// from the start, in 2 MiB pages; the ClOrdID bytes' ring is address space until used),
     /// so remembering a ClOrdID never copies the ring or rebuilds the index on the way up,
     /// and the steady state allocates nothing.
-    fn new() -> ClIndex {
-        Self::with_capacity(CL_ORD_IDS_MAX + 1)
+    fn new(backing: Backing) -> ClIndex {
+        Self::with_backing(CL_ORD_IDS_MAX + 1, backing)
     }
 
     /// An index with room for `n` entries (tests use small ones, to exercise rebuilds).
+    #[cfg(test)]
     fn with_capacity(n: usize) -> ClIndex {
+        Self::with_backing(n, Backing::Resident)
+    }
+
+    fn with_backing(n: usize, backing: Backing) -> ClIndex {
         let ring = Vec::with_capacity(n);
-        engine::hint::huge_and_populated(&ring);
+        backing.apply(&ring);
         ClIndex {
             ring: VecDeque::from(ring),
             head: 0,
             bytes: ClBytes::new((n * crate::record::STR_LEN_MAX).next_power_of_two()),
-            table: PosTable::new(n, Self::pbits_for(n)),
+            table: PosTable::with_backing(n, Self::pbits_for(n), backing),
             seed: ClHasher::default(),
+            backing,
         }
     }
 
@@ -771,7 +801,7 @@ impl ClIndex {
             n *= 2;
         }
         'build: loop {
-            let mut t = PosTable::new(n, pbits);
+            let mut t = PosTable::with_backing(n, pbits, self.backing);
             for (k, e) in self.ring.iter().enumerate() {
                 if t.insert(e.hash, self.head + k as u64).is_err() {
                     n *= 2;
@@ -901,11 +931,16 @@ impl PosTable {
     /// vanishingly rare: with a 6-bit field, 62, a 200 K/s journal's replay rebuilt its index
     /// about once per 10 M ClOrdIDs, a stall of tens of ms on a live loop; with 126, never in
     /// 9 replays of three 10 M-record journals).
+    #[cfg(test)]
     fn new(n: usize, pbits: u32) -> PosTable {
+        Self::with_backing(n, pbits, Backing::Resident)
+    }
+
+    fn with_backing(n: usize, pbits: u32, backing: Backing) -> PosTable {
         assert!(pbits <= Self::PBITS_MAX);
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         let slots = vec![0; cap];
-        engine::hint::huge_and_populated(&slots);
+        backing.apply(&slots);
         PosTable {
             slots,
             mask: cap - 1,
@@ -1332,9 +1367,9 @@ impl SlotTable {
 impl Orders {
     /// Room for every finished order from the start (address space only), so retiring never
     /// copies the ring or the slab on the way up.
-    fn new() -> Orders {
+    fn new(backing: Backing) -> Orders {
         let slab = Vec::with_capacity(DONE_ORDERS_MAX + 1024);
-        engine::hint::huge_and_populated(&slab);
+        backing.apply(&slab);
         Orders {
             slab,
             free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
@@ -1591,7 +1626,12 @@ fn engine_config(cfg: &Config) -> EngineConfig {
 }
 
 impl Exchange {
+    /// An empty exchange, its large tables `Backing::Resident`.
     pub fn new(cfg: Arc<Config>) -> Exchange {
+        Self::with_backing(cfg, Backing::Resident)
+    }
+
+    pub fn with_backing(cfg: Arc<Config>, backing: Backing) -> Exchange {
         let engine = Engine::new(&cfg.engine_instruments(), engine_config(&cfg));
         let sessions = (0..cfg.sessions.len()).map(|_| Session::new()).collect();
         let cfg_sessions = cfg.sessions.len();
@@ -1600,8 +1640,8 @@ impl Exchange {
             engine,
             sessions,
             conns: SlotTable::with_capacity(cfg_sessions),
-            orders: Orders::new(),
-            cl: ClIndex::new(),
+            orders: Orders::new(backing),
+            cl: ClIndex::new(backing),
             next_order_id: 1,
             last_seq: 0,
             events: Vec::with_capacity(64),
@@ -3315,7 +3355,16 @@ impl Exchange {
 
     /// Rebuilds an exchange from `snapshot` bytes taken with the same configuration.
     pub fn restore(cfg: Arc<Config>, bytes: &[u8]) -> Result<Exchange, String> {
-        let mut x = Exchange::new(cfg);
+        Self::restore_with(cfg, bytes, Backing::Resident)
+    }
+
+    /// `restore`, with the large tables backed as `backing` says.
+    pub fn restore_with(
+        cfg: Arc<Config>,
+        bytes: &[u8],
+        backing: Backing,
+    ) -> Result<Exchange, String> {
+        let mut x = Exchange::with_backing(cfg, backing);
         let mut r = SnapReader(bytes);
         if r.take(SNAP_MAGIC.len())? != SNAP_MAGIC {
             return Err("snapshot: bad magic".into());

@@ -9,7 +9,7 @@
 //! keeps ExecutionReport recipes and formats them only when resent). The stream runs with the
 //! default store size and with a tiny one, so eviction is exercised too.
 
-use gateway::exchange::{ClHashes, Exchange, Outbox};
+use gateway::exchange::{Backing, ClHashes, Exchange, Outbox};
 use gateway::record::{FixMsg, Input, NewOrderMsg};
 use gateway::Config;
 use std::path::Path;
@@ -249,7 +249,14 @@ fn run_stream(seed: u64, store_max: usize) {
             if seq == 1500 || r.below(700) == 0 {
                 let mut snap = Vec::new();
                 a.snapshot(&mut snap);
-                let restored = Exchange::restore(cfg.clone(), &snap).unwrap();
+                // Either backing (a replica made while the loop serves is `Lazy`): the same
+                // state, and from here on the same output as the original.
+                let backing = if seq % 2 == 0 {
+                    Backing::Lazy
+                } else {
+                    Backing::Resident
+                };
+                let restored = Exchange::restore_with(cfg.clone(), &snap, backing).unwrap();
                 assert_eq!(
                     restored.state_hash(),
                     a.state_hash(),
