@@ -296,7 +296,26 @@ pub fn push_utc_timestamp(out: &mut Vec<u8>, ts_ns: u64) {
 pub const UTC_TIMESTAMP_LEN: usize = 21;
 
 /// `push_utc_timestamp` into a fixed array (copied whole: no per-byte capacity checks).
+///
+/// Remembers the last one per thread: every message of an event-loop iteration carries the
+/// batch's one timestamp, twice (SendingTime and TransactTime), so nearly every call is a
+/// repeat of the one before.
 pub fn utc_timestamp(ts_ns: u64) -> [u8; UTC_TIMESTAMP_LEN] {
+    type Last = Option<(u64, [u8; UTC_TIMESTAMP_LEN])>;
+    thread_local! {
+        static LAST: std::cell::Cell<Last> = const { std::cell::Cell::new(None) };
+    }
+    LAST.with(|last| match last.get() {
+        Some((at, text)) if at == ts_ns => text,
+        _ => {
+            let text = format_utc_timestamp(ts_ns);
+            last.set(Some((ts_ns, text)));
+            text
+        }
+    })
+}
+
+fn format_utc_timestamp(ts_ns: u64) -> [u8; UTC_TIMESTAMP_LEN] {
     let secs = ts_ns / 1_000_000_000;
     let ms = (ts_ns / 1_000_000) % 1000;
     let days = (secs / 86_400) as i64;
@@ -358,6 +377,35 @@ mod tests {
             let mut b = Vec::new();
             push_utc_timestamp(&mut b, ns);
             assert_eq!(b, text.as_bytes());
+            assert_eq!(&format_utc_timestamp(ns), text.as_bytes());
+        }
+    }
+
+    /// The remembered timestamp is only ever the one asked for: the first call of a thread
+    /// (0 and `u64::MAX`, each first on a fresh thread), repeats, and neighbours a nanosecond
+    /// apart.
+    #[test]
+    fn a_remembered_timestamp_is_the_one_asked_for() {
+        for first in [0, u64::MAX] {
+            let got = std::thread::spawn(move || utc_timestamp(first))
+                .join()
+                .unwrap();
+            assert_eq!(got, format_utc_timestamp(first));
+        }
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut prev = 0u64;
+        for i in 0..20_000u64 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let ns = match i % 5 {
+                0 => prev,
+                1 => prev.wrapping_add(1),
+                2 => u64::MAX,
+                _ => seed % 4_000_000_000_000_000_000,
+            };
+            assert_eq!(utc_timestamp(ns), format_utc_timestamp(ns), "{ns}");
+            prev = ns;
         }
     }
 
