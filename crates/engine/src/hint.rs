@@ -42,13 +42,15 @@ pub fn prefetch_all<T>(r: &T) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let start = r as *const T as usize;
         let size = std::mem::size_of::<T>().max(1);
-        let mut line = start & !63;
-        while line < start + size {
+        // A constant count (unrolled): one address a line apart from the start, then the
+        // last byte's, which is in the line after them if `*r` straddles one more.
+        for k in 0..size.div_ceil(64) {
             // SAFETY: as in `prefetch`: PREFETCHT0 never faults and changes nothing visible;
-            // the address is in a cache line that holds a byte of `*r`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line as *const i8) };
-            line += 64;
+            // each address is a byte of `*r` (`64 * k < size`).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((start + 64 * k) as *const i8) };
         }
+        // SAFETY: as above; the last byte of `*r`.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((start + size - 1) as *const i8) };
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
