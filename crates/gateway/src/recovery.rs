@@ -842,6 +842,18 @@ mod tests {
         b
     }
 
+    /// Polls until the decoder has filled the queue and sleeps (at most 30 s).
+    fn wait_until_the_decoder_waits(rx: &BatchReceiver) {
+        let t = std::time::Instant::now();
+        while !rx.handoff.lock().decoder_waits {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the decoder never waited"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn batches_arrive_in_order_past_a_full_queue_and_a_partial_last_batch() {
         let n = (BATCHES_IN_FLIGHT as u64 + 3) * BATCH_RECORDS as u64 + 17;
@@ -858,14 +870,7 @@ mod tests {
                 tx.finish();
             });
             // A slow start: the decoder fills the queue and waits for it to drain.
-            let t = std::time::Instant::now();
-            while !rx.handoff.lock().decoder_waits {
-                assert!(
-                    t.elapsed() < Duration::from_secs(30),
-                    "the decoder never waited"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until_the_decoder_waits(&rx);
             let mut next = 1;
             let mut done = None;
             while let Some(batch) = rx.next(done.take()) {
@@ -901,14 +906,7 @@ mod tests {
                 }
             });
             // The decoder fills the queue and sleeps; dropping the receiver must wake it.
-            let t = std::time::Instant::now();
-            while !rx.handoff.lock().decoder_waits {
-                assert!(
-                    t.elapsed() < Duration::from_secs(30),
-                    "the decoder never waited"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until_the_decoder_waits(&rx);
             drop(rx);
             let stopped_at = decoder.join().unwrap();
             assert!(stopped_at > (BATCHES_IN_FLIGHT * BATCH_RECORDS) as u64);
