@@ -1831,8 +1831,8 @@ impl Exchange {
         }
     }
 
-    /// The second step of `prefetch`, for the same input a few records later (recovery: 8
-    /// before applying it, `prefetch` 16 before): the index slots are in the cache by then,
+    /// The second step of `prefetch`, for the same input a little later (the event loop: after
+    /// the journal commit, before applying the batch): the index slots are in the cache by then,
     /// so this follows them and starts loading the remembered ClOrdIDs a cancel or replace
     /// will compare (its OrigClOrdID's entry; random in a ring of up to 1M entries). Changes
     /// nothing.

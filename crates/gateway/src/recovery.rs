@@ -157,9 +157,10 @@ const BATCHES_IN_FLIGHT: usize = 32;
 /// 10 M-record replay, whenever the decoder's vCPU woke late; with 24, 2-11 ms.
 const RESUME_AT: usize = BATCHES_IN_FLIGHT - 8;
 /// How many records ahead of the one it applies the applying thread calls
-/// `Exchange::prefetch`, and `Exchange::prefetch_entries` (which needs the first one's lines).
+/// `Exchange::prefetch` (the ClOrdID index slots). The live loop's second step,
+/// `Exchange::prefetch_entries`, is not taken here: in replay it cost 3.5% of the applying
+/// thread's instructions and gained nothing measurable (interleaved A/Bs, tenth session).
 const PREFETCH_FAR: usize = 16;
-const PREFETCH_NEAR: usize = 8;
 /// How many records ahead the applying thread prefetches the decoded record (before
 /// `Exchange::prefetch` reads it).
 const PREFETCH_RECORD: usize = 32;
@@ -381,17 +382,14 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
             None => after.get(j - recs.len()),
         };
         for (i, d) in recs.iter().enumerate() {
-            // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots,
-            // then the entries they point to; further ahead, the decoded record itself (written
-            // by the decoding thread's core). They change nothing.
+            // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots;
+            // further ahead, the decoded record itself (written by the decoding thread's core).
+            // They change nothing.
             if let Some(r) = ahead(i + PREFETCH_RECORD) {
                 engine::hint::prefetch_all(r);
             }
             if let Some(far) = ahead(i + PREFETCH_FAR) {
                 x.prefetch(&far.input, &far.hashes);
-            }
-            if let Some(near) = ahead(i + PREFETCH_NEAR) {
-                x.prefetch_entries(&near.input, &near.hashes);
             }
             if d.seq != x.last_seq() + 1 {
                 return Err(ServerError(format!(
