@@ -3127,10 +3127,34 @@ impl Exchange {
         }
     }
 
-    /// `exec_report` for order `id`, whose record is at `slot`.
+    /// `exec_report` for order `id`, whose record is at `slot`. The check that a bounded replay
+    /// only numbers the report is inline (most reports of such a replay: no call at all); the
+    /// report itself is built out of line.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn exec_report_at(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        id: OrderId,
+        slot: u32,
+        exec_type: u8,
+        last: Option<(i64, u64)>,
+        text: Option<CancelReason>,
+        out: &mut Outbox,
+    ) {
+        let session = self.orders.slab[slot as usize].session;
+        if self.sessions[session as usize].skip_unstored(ctx.ts) {
+            ctx.exec_n += 1;
+            self.stats.execution_reports += 1;
+            return;
+        }
+        self.exec_report_built(ctx, id, slot, exec_type, last, text, out);
+    }
+
+    /// `exec_report_at` for a report that is stored (and sent if the session is connected).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn exec_report_built(
         &mut self,
         ctx: &mut Ctx<'_>,
         id: OrderId,
@@ -3143,12 +3167,6 @@ impl Exchange {
         let o = &self.orders.slab[slot as usize];
         let ts = ctx.ts;
         let session = o.session;
-        // Most reports of a bounded replay: numbering them is all it needs of them.
-        if self.sessions[session as usize].skip_unstored(ts) {
-            ctx.exec_n += 1;
-            self.stats.execution_reports += 1;
-            return;
-        }
         // The requester's ClOrdID on its own cancel/replace; the order's own otherwise.
         let own_request = o.session == ctx.session
             && matches!(
