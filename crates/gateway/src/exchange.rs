@@ -761,7 +761,7 @@ impl ClIndex {
     }
 
     /// `push` with `hash` = `hash(session, cl)`.
-    #[inline]
+    #[inline(always)]
     fn push_hashed(&mut self, hash: u64, session: u16, cl: &[u8], order: OrderId) {
         let pos = self.head + self.ring.len() as u64;
         let start = self.bytes.push(cl);
@@ -975,7 +975,7 @@ impl PosTable {
 
     /// The slot holding a position with `hash` for which `is_it(low pbits bits of the
     /// position)` is true, if any.
-    #[inline]
+    #[inline(always)]
     fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<usize> {
         let pos_mask = self.pos_mask();
         let mut i = self.home(hash);
