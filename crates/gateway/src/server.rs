@@ -27,8 +27,9 @@
 //!   while it has work, the `snapshot` thread moves it to the normal class, paced to a quarter
 //!   of a core (what the replica always had), until it has caught up (`SnapshotWriter`). The
 //!   `snapshot` thread serializes.
-//! - **journal-sync** (inside the journal writer): background fdatasync every 4 MiB in
-//!   `process` mode, so a segment roll does not flush 64 MiB on the loop.
+//! - **journal-sync** (inside the journal writer): background write-back every 4 MiB in
+//!   `process` mode (below the page being appended to), so a segment roll does not flush
+//!   64 MiB on the loop.
 //!
 //! CPU placement (config `cpu`, `rialto serve --cpu N`): the loop pins itself to CPU N and
 //! every other thread of the server (snapshot, snapshot-idle, journal-sync) is started with a

@@ -28,8 +28,9 @@
 //! Invariants: record `n + 1` follows record `n` with no gap; every record returned by a reader
 //! passed its CRC32C; bytes after the last record of the active segment are zero.
 //!
-//! Unsafe: denied everywhere but one call in `crc` (the record checksum's SSE4.2 path, made
-//! only after run-time detection of the instruction).
+//! Unsafe: denied everywhere but two calls: in `crc` (the record checksum's SSE4.2 path, made
+//! only after run-time detection of the instruction) and `sync_file_range` in `writer` (the
+//! background write-back, which neither std nor rustix wraps).
 #![deny(unsafe_code)]
 
 mod crc;

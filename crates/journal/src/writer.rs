@@ -30,11 +30,16 @@
 //! - Background write-back: in `Process` mode nothing syncs the active segment until it rolls,
 //!   so the roll's fdatasync would have to flush the whole segment on the appending thread.
 //!   So every [`BACKGROUND_SYNC_BYTES`] written, and every [`NEAR_END_SYNC_STEP`] bytes in the
-//!   last [`NEAR_END_SYNC_BYTES`] of the segment, the helper fdatasyncs the segment on a
-//!   duplicate of its descriptor, and a roll only waits for the last few KiB. The background
-//!   sync never marks anything durable (`synced_seq` moves only on the writer's own
-//!   fdatasync); if it (or the directory fsync) fails, the writer is poisoned (the shared
-//!   descriptor has consumed the error, so a later fdatasync could not be trusted).
+//!   last [`NEAR_END_SYNC_BYTES`] of the segment, the helper writes the segment back on a
+//!   duplicate of its descriptor, and a roll only waits for the last few KiB. That write-back
+//!   (`sync_file_range`) stops short of the page the appender is writing into
+//!   ([`writeback_end`]): while write-back holds a page locked (waiting for the device's
+//!   queue, milliseconds on a busy disk), a `pwrite` into that page waits for it, and that
+//!   wait was the event loop's. Pages wholly below the write position are never written
+//!   again, so the appender never meets a page under write-back. The background write-back
+//!   never marks anything durable (`synced_seq` moves only on the writer's own fdatasync); if
+//!   it (or the directory fsync) fails, the writer is poisoned (the shared descriptor has
+//!   consumed the error, so a later fdatasync could not be trusted).
 //!
 //! Crash safety of a roll, step by step (kill -9 keeps the page cache; a power loss keeps only
 //! what was synced):
@@ -85,6 +90,18 @@ pub const NEAR_END_SYNC_BYTES: u64 = 512 << 10;
 
 /// Bytes written between two background fdatasyncs near the end of a segment.
 pub const NEAR_END_SYNC_STEP: u64 = 64 << 10;
+
+/// Background write-back ends on a multiple of this (at least the page size of any Linux
+/// system, so the page being appended to is never in the range).
+const WRITEBACK_ALIGN: u64 = 64 << 10;
+
+/// Where the background write-back of a segment whose next write goes to `write_off` ends:
+/// the last `WRITEBACK_ALIGN` boundary at or below it. Every byte below it is written and will
+/// never be written again (the segment is append-only); the page holding `write_off` is not in
+/// `0..writeback_end(write_off)`.
+pub fn writeback_end(write_off: u64) -> u64 {
+    write_off & !(WRITEBACK_ALIGN - 1)
+}
 
 use crate::error::JournalError;
 use crate::format::{
@@ -324,11 +341,68 @@ struct BgShared {
     failed: AtomicBool,
 }
 
+/// What the helper does to the active segment next.
+enum SyncJob {
+    /// fdatasync (a new segment's header).
+    Full(File),
+    /// Write back `0..end` of it and wait for that (`writeback_end`: never the page being
+    /// appended to).
+    Below(File, u64),
+}
+
+impl SyncJob {
+    /// One job for a queued one and a newer request: the newer descriptor (the active
+    /// segment's), an fdatasync if either asked for one.
+    fn merge(queued: Option<SyncJob>, newer: SyncJob) -> SyncJob {
+        match (queued, newer) {
+            (Some(SyncJob::Full(_)), SyncJob::Below(f, _)) => SyncJob::Full(f),
+            (_, newer) => newer,
+        }
+    }
+
+    fn run(&self) -> std::io::Result<()> {
+        match self {
+            SyncJob::Full(f) => f.sync_data(),
+            SyncJob::Below(f, end) => sync_range(f, *end),
+        }
+    }
+}
+
+/// `sync_file_range` of `0..end`: waits for write-back under way there, starts it for every
+/// dirty page and waits for it (no metadata, no device cache flush: a hint, never durability).
+fn sync_range(f: &File, end: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let Ok(len) = libc::off64_t::try_from(end) else {
+        return f.sync_data();
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: a plain syscall on a descriptor `f` keeps open; no memory is passed. (Neither
+    // std nor rustix wraps `sync_file_range`.)
+    #[allow(unsafe_code)]
+    let r = unsafe {
+        libc::sync_file_range(
+            f.as_raw_fd(),
+            0,
+            len,
+            libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                | libc::SYNC_FILE_RANGE_WRITE
+                | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 #[derive(Default)]
 struct BgState {
-    /// Segment to fdatasync next (a duplicate descriptor).
-    sync: Option<File>,
-    /// An fdatasync is running.
+    /// What to do to the active segment next (on a duplicate descriptor).
+    sync: Option<SyncJob>,
+    /// A sync job is running.
     syncing: bool,
     /// Directory fsyncs asked for and done, as generations.
     dir_requested: u64,
@@ -357,13 +431,13 @@ impl BgShared {
     fn run(&self, journal_dir: &Path) {
         let mut st = self.lock();
         loop {
-            if let Some(file) = st.sync.take() {
+            if let Some(job) = st.sync.take() {
                 st.syncing = true;
                 drop(st);
-                if file.sync_data().is_err() {
+                if job.run().is_err() {
                     self.failed.store(true, Ordering::Release);
                 }
-                drop(file);
+                drop(job);
                 st = self.lock();
                 st.syncing = false;
             } else if st.dir_done < st.dir_requested {
@@ -414,15 +488,27 @@ impl Background {
         self.shared.failed.load(Ordering::Acquire)
     }
 
-    /// Asks for an fdatasync of `file` (replacing one queued and not yet started).
+    /// Asks for an fdatasync of `file` (replacing a job queued and not yet started).
     fn request_sync(&self, file: &File) {
+        self.request(file, SyncJob::Full);
+    }
+
+    /// Asks for the write-back of `file` below `end` (merged with a job queued and not yet
+    /// started: an fdatasync queued stays one).
+    fn request_writeback(&self, file: &File, end: u64) {
+        self.request(file, |f| SyncJob::Below(f, end));
+    }
+
+    fn request(&self, file: &File, job: impl FnOnce(File) -> SyncJob) {
         if self.thread.is_none() {
             return;
         }
         let Ok(dup) = file.try_clone() else { return };
-        let old = self.shared.lock().sync.replace(dup);
+        let mut st = self.shared.lock();
+        let queued = st.sync.take();
+        st.sync = Some(SyncJob::merge(queued, job(dup)));
+        drop(st);
         self.shared.work.notify_one();
-        drop(old);
     }
 
     /// Asks for a directory fsync; returns its generation (`None` without the thread).
@@ -694,7 +780,8 @@ impl JournalWriter {
                     BACKGROUND_SYNC_BYTES
                 };
                 if self.write_off >= self.bg_requested_off + step {
-                    self.bg.request_sync(&self.file);
+                    self.bg
+                        .request_writeback(&self.file, writeback_end(self.write_off));
                     self.bg_requested_off = self.write_off;
                 }
                 Ok(self.written_seq)
@@ -1146,6 +1233,73 @@ mod tests {
                 check_records(dir.path(), total);
             }
         }
+    }
+
+    #[test]
+    fn background_writeback_stops_short_of_the_page_being_appended_to() {
+        for off in [
+            0,
+            32,
+            4095,
+            4096,
+            65_535,
+            65_536,
+            65_537,
+            5 << 20,
+            (64 << 20) - 1,
+        ] {
+            let end = writeback_end(off);
+            assert_eq!(end % WRITEBACK_ALIGN, 0, "{off}");
+            assert!(end <= off && off - end < WRITEBACK_ALIGN, "{off} -> {end}");
+            // The 4 KiB page holding `off` (the next write's) is wholly above the range.
+            assert!(off / 4096 * 4096 >= end, "{off} -> {end}");
+        }
+    }
+
+    #[test]
+    fn a_queued_fdatasync_is_never_weakened_to_a_writeback() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| File::create(dir.path().join(name)).unwrap();
+        let full = SyncJob::merge(None, SyncJob::Full(file("a")));
+        let kept = SyncJob::merge(Some(full), SyncJob::Below(file("b"), 8192));
+        assert!(matches!(kept, SyncJob::Full(_)));
+        let later = SyncJob::merge(
+            Some(SyncJob::Below(file("c"), 4096)),
+            SyncJob::Below(file("d"), 65_536),
+        );
+        assert!(matches!(later, SyncJob::Below(_, 65_536)));
+        let stronger = SyncJob::merge(Some(later), SyncJob::Full(file("e")));
+        assert!(matches!(stronger, SyncJob::Full(_)));
+        for job in [kept, stronger, SyncJob::Below(file("f"), 0)] {
+            job.run().unwrap();
+        }
+        // A range past the end of the file is no error either.
+        let f = file("g");
+        f.write_all_at(&[1; 10_000], 0).unwrap();
+        sync_range(&f, writeback_end(1 << 20)).unwrap();
+    }
+
+    #[test]
+    fn process_commits_past_several_background_writebacks_keep_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = JournalConfig {
+            segment_size_bytes: 16 << 20,
+            batch_buffer_bytes: 64 << 10,
+            payload_len_max: 512,
+        };
+        let (mut w, _) = JournalWriter::open(dir.path(), config).unwrap();
+        // About 3.5 segments of 16 MiB: background write-backs every 4 MiB and every 64 KiB near
+        // each segment's end, rolls in between.
+        while w.roll_stats().rolls < 3 || w.write_off < 8 << 20 {
+            for _ in 0..64 {
+                append(&mut w).unwrap();
+            }
+            w.commit(Durability::Process).unwrap();
+        }
+        assert!(!w.bg.failed());
+        let last = w.next_seq() - 1;
+        drop(w);
+        check_records(dir.path(), last);
     }
 
     #[test]
