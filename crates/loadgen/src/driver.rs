@@ -729,6 +729,7 @@ impl Driver {
             ..self.idle_stats()
         };
         let cpu0 = process_cpu_ns();
+        let steal0 = crate::noise::steal_ms();
         let t0 = mono_ns();
         let mut k_next: u64 = 0;
         let mut next_tick = NS_PER_S;
@@ -932,6 +933,9 @@ impl Driver {
             generator_cpu_secs: process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
             wall_secs: end as f64 / 1e9,
             unstamped_reads: st.unstamped_reads,
+            host_steal_ms: steal0
+                .zip(crate::noise::steal_ms())
+                .map(|(a, b)| b.saturating_sub(a)),
         })
     }
 

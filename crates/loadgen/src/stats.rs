@@ -99,6 +99,10 @@ pub struct RunResult {
     /// Socket reads that came without the kernel's receive time (timed by the generator's
     /// clock instead, which may be later): 0 in a normal run.
     pub unstamped_reads: u64,
+    /// Steal time of the machine's CPUs over the whole run, ms (`noise::steal_ms`): the
+    /// hypervisor running someone else while a vCPU was ready. A run with a lot of it measured
+    /// the host as much as the exchange. `None` where the kernel does not report it.
+    pub host_steal_ms: Option<u64>,
 }
 
 pub const ERROR_NOTES_MAX: usize = 10;
@@ -254,6 +258,12 @@ impl RunResult {
                 self.generator_cpu_secs * 100.0 / self.wall_secs
             );
         }
+        if let Some(steal) = self.host_steal_ms {
+            let _ = writeln!(
+                s,
+                "host steal {steal} ms over the run (the hypervisor ran someone else while a vCPU of this machine was ready)"
+            );
+        }
         if self.unstamped_reads > 0 {
             let _ = writeln!(
                 s,
@@ -267,12 +277,17 @@ impl RunResult {
         s
     }
 
-    /// The last line of every run, for scripts.
+    /// The last line of every run, for scripts (`host_steal_ms` only where the kernel
+    /// reports steal time).
     pub fn summary_line(&self) -> String {
         let h = &self.latency;
         let c = &self.counters;
+        let steal = self
+            .host_steal_ms
+            .map(|ms| format!(" host_steal_ms={ms}"))
+            .unwrap_or_default();
         format!(
-            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} over200_late_send={} over200_late_answer={}",
+            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} over200_late_send={} over200_late_answer={}{}",
             self.rate_offered,
             self.rate_achieved,
             us(at(h, 50.0)),
@@ -290,7 +305,8 @@ impl RunResult {
             us(at(&self.after_send, 50.0)),
             us(at(&self.after_send, 99.0)),
             self.tail.late_send,
-            self.tail.late_answer
+            self.tail.late_answer,
+            steal
         )
     }
 
@@ -350,6 +366,7 @@ mod tests {
             generator_cpu_secs: 0.5,
             wall_secs: 2.5,
             unstamped_reads: 0,
+            host_steal_ms: Some(7),
         }
     }
 
@@ -410,6 +427,10 @@ mod tests {
         assert_eq!(get("errors"), 0.0);
         assert_eq!(get("shed"), 0.0);
         assert_eq!(get("p99_us"), 40.0);
+        assert_eq!(get("host_steal_ms"), 7.0);
+        let mut unknown = r.clone();
+        unknown.host_steal_ms = None;
+        assert!(!unknown.summary_line().contains("steal"));
         for key in ["p999_us", "acks", "fills", "rate_achieved"] {
             assert!(kv.iter().any(|(k, _)| k == key), "{key} missing");
         }
@@ -425,6 +446,7 @@ mod tests {
         assert!(text.contains("acks 19000, fills 3000"));
         assert!(text.contains("shed 0 (exchange busy)"));
         assert!(text.contains("generator CPU 0.50 s over 2.5 s (20% of one core)"));
+        assert!(text.contains("host steal 7 ms over the run"));
     }
 
     #[test]

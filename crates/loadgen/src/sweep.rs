@@ -46,6 +46,9 @@ pub struct SweepRow {
     pub bots: usize,
     /// Runs merged into this row by `median` (1 for a single run).
     pub runs: usize,
+    /// Host steal time over the run, ms (`RunResult::host_steal_ms`; the median of the runs
+    /// that report it): a row measured in a noisy minute says so. `None` where unknown.
+    pub steal_ms: Option<u64>,
 }
 
 /// The median of `v` (the mean of the two middle values for an even count); 0 for none.
@@ -98,6 +101,10 @@ pub fn median(runs: &[SweepRow]) -> Option<SweepRow> {
         errors: runs.iter().map(|r| r.errors).max().unwrap_or(0),
         bots: first.bots,
         runs: runs.iter().map(|r| r.runs).sum(),
+        steal_ms: {
+            let known: Vec<u64> = runs.iter().filter_map(|r| r.steal_ms).collect();
+            (!known.is_empty()).then(|| median_u64(known))
+        },
     })
 }
 
@@ -133,6 +140,7 @@ impl SweepRow {
             errors: r.counters.errors,
             bots: r.bots,
             runs: 1,
+            steal_ms: r.host_steal_ms,
         }
     }
 
@@ -263,7 +271,7 @@ pub fn tables(rows: &[SweepRow]) -> String {
 /// first overloaded run of each).
 pub fn csv(rows: &[SweepRow]) -> String {
     let mut s = String::from(
-        "rate_offered,rate_achieved,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,sent,acks,fills,rejects,shed,errors,overloaded,bots,runs\n",
+        "rate_offered,rate_achieved,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,sent,acks,fills,rejects,shed,errors,overloaded,bots,runs,steal_ms\n",
     );
     for (_, g) in by_bots(rows) {
         csv_rows(&mut s, &g);
@@ -276,7 +284,7 @@ fn csv_rows(s: &mut String, rows: &[SweepRow]) {
     for (i, r) in rows.iter().enumerate() {
         let _ = writeln!(
             s,
-            "{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{},{}",
+            "{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{},{},{}",
             r.rate_offered,
             r.rate_achieved,
             r.p50_ns as f64 / 1e3,
@@ -297,7 +305,8 @@ fn csv_rows(s: &mut String, rows: &[SweepRow]) {
                 _ => "no",
             },
             r.bots,
-            r.runs
+            r.runs,
+            r.steal_ms.map(|ms| ms.to_string()).unwrap_or_default()
         );
     }
 }
@@ -382,6 +391,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<SweepRow>, String> {
     // Columns added later; older files lack them.
     let bots_col = col("bots").ok();
     let runs_col = col("runs").ok();
+    let steal_col = col("steal_ms").ok();
     let mut rows = Vec::new();
     for (n, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').collect();
@@ -419,6 +429,14 @@ pub fn parse_csv(text: &str) -> Result<Vec<SweepRow>, String> {
             errors: num(13)? as u64,
             bots: opt(bots_col, 0)?,
             runs: opt(runs_col, 1)?,
+            // Empty where the run did not know it.
+            steal_ms: match steal_col.and_then(|c| cells.get(c)).map(|v| v.trim()) {
+                None | Some("") => None,
+                Some(v) => Some(
+                    v.parse()
+                        .map_err(|_| format!("CSV line {}: bad steal_ms", n + 2))?,
+                ),
+            },
         });
     }
     Ok(rows)
@@ -520,6 +538,7 @@ mod tests {
             errors: 0,
             bots: 10,
             runs: 1,
+            steal_ms: Some(offered / 1000),
         }
     }
 
@@ -564,9 +583,9 @@ mod tests {
         assert!(lines[0].starts_with("rate_offered,rate_achieved,p50_us"));
         assert_eq!(
             lines[1],
-            "10000,10000,12.0,24.0,40.0,80.0,160.0,360.0,100000,90000,10000,10,0,0,no,10,1"
+            "10000,10000,12.0,24.0,40.0,80.0,160.0,360.0,100000,90000,10000,10,0,0,no,10,1,10"
         );
-        assert!(lines[2].ends_with(",knee,10,1"));
+        assert!(lines[2].ends_with(",knee,10,1,50"));
     }
 
     #[test]
@@ -590,6 +609,14 @@ mod tests {
         ];
         let back = parse_csv(&csv(&rows)).unwrap();
         assert_eq!(back, rows);
+        // A run that did not know its steal time: an empty cell, read back as unknown.
+        let mut unknown = rows.clone();
+        unknown[1].steal_ms = None;
+        let c = csv(&unknown);
+        assert!(c.lines().nth(2).unwrap().ends_with(",1,"), "{c}");
+        assert_eq!(parse_csv(&c).unwrap(), unknown);
+        let bad_steal = csv(&rows).replace(",knee,10,1,50", ",knee,10,1,lots");
+        assert!(parse_csv(&bad_steal).unwrap_err().contains("steal_ms"));
         assert!(parse_csv("a,b\n1,2\n")
             .unwrap_err()
             .contains("rate_offered"));
@@ -610,8 +637,11 @@ mod tests {
     fn medians_merge_repeated_runs() {
         let mut a = row(10_000, 9_990.0, 40, 0);
         let mut b = row(10_000, 10_000.0, 2_000, 0);
-        let c = row(10_000, 9_995.0, 50, 3);
+        let mut c = row(10_000, 9_995.0, 50, 3);
         a.p50_ns = 30_000;
+        a.steal_ms = Some(400);
+        b.steal_ms = None;
+        c.steal_ms = Some(20);
         b.p50_ns = 10_000;
         b.errors = 1;
         let m = median(&[a, b, c]).unwrap();
@@ -621,6 +651,7 @@ mod tests {
         assert_eq!(m.rate_achieved, 9_995.0);
         assert_eq!(m.shed, 0);
         assert_eq!(m.errors, 1, "errors are never averaged away");
+        assert_eq!(m.steal_ms, Some(210), "the median of the runs that know it");
         assert!(median(&[]).is_none());
         let two = median(&[row(1, 1.0, 40, 0), row(1, 2.0, 81, 0)]).unwrap();
         assert_eq!((two.p99_ns, two.rate_achieved), (60_500, 1.5));
@@ -647,9 +678,13 @@ mod tests {
         assert!(t.contains("knee: 50 K rps offered"));
         assert!(t.contains("knee: not reached"));
         let c = csv(&rows);
-        assert!(c.lines().next().unwrap().ends_with(",overloaded,bots,runs"));
-        assert_eq!(c.lines().filter(|l| l.ends_with(",knee,10,1")).count(), 1);
-        assert_eq!(c.lines().filter(|l| l.ends_with(",no,50,1")).count(), 2);
+        assert!(c
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",overloaded,bots,runs,steal_ms"));
+        assert_eq!(c.lines().filter(|l| l.contains(",knee,10,1,")).count(), 1);
+        assert_eq!(c.lines().filter(|l| l.contains(",no,50,1,")).count(), 2);
         assert_eq!(parse_csv(&c).unwrap(), rows);
         let svg = grid_chart(&rows, "grid");
         for name in ["10 bots P50", "10 bots P99", "50 bots P50", "50 bots P99"] {
@@ -657,13 +692,13 @@ mod tests {
         }
         // One bots count: the single-sweep chart with five percentiles and the knee.
         assert!(grid_chart(&rows[..2], "one").contains("knee (50 K rps offered)"));
-        // A CSV written before the bots column still reads.
+        // A CSV written before the bots, runs and steal_ms columns still reads.
         let old: String = csv(&rows[..2])
             .lines()
-            .map(|l| l.rsplitn(3, ',').nth(2).unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(4, ',').nth(3).unwrap().to_string() + "\n")
             .collect();
         let back = parse_csv(&old).unwrap();
-        assert_eq!((back[0].bots, back[0].runs), (0, 1));
+        assert_eq!((back[0].bots, back[0].runs, back[0].steal_ms), (0, 1, None));
     }
 
     #[test]
