@@ -38,8 +38,10 @@
 //! Measuring the loop: every busy iteration is timed by stage (read, journal, engine, write);
 //! a spinning loop also times the gaps between iterations above 20 µs (time it did not have its
 //! CPU: preemption, interrupts, the hypervisor). Once a second, if the slowest iteration or the
-//! longest gap of that second exceeded `stall_log_us`, one log line says what it was; at stop,
-//! one line sums it all up (durations, mean stage times, gaps, context switches).
+//! longest gap of that second exceeded `stall_log_us`, one log line says what it was (and the
+//! host's steal time on the loop's CPU since the last such line: a stall the hypervisor made
+//! shows as such); at stop, one line sums it all up (durations, mean stage times, gaps,
+//! context switches).
 //!
 //! Overload: an iteration applies at most `min(batch_budget, inbound_queue_capacity / 2)`
 //! application messages (orders, cancels, replaces, mass cancels, status requests), which
@@ -332,6 +334,9 @@ impl Server {
             commit_max_ns: 0,
             commits_slow: 0,
             watch: LoopWatch::default(),
+            steal_cpu: placement.as_ref().map(|p| p.cpu),
+            steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
+                .map(|ms| (ms, Instant::now())),
         };
         let main = {
             let guard = StopOnExit(stop.clone(), waker.clone());
@@ -1012,6 +1017,11 @@ struct EventLoop {
     /// Where the time of busy iterations goes, and (spinning) the time the loop was off its
     /// CPU between iterations: the loop's own share of a latency tail.
     watch: LoopWatch,
+    /// The CPU whose steal time a slow second's line reports (the loop's; all: `None`).
+    steal_cpu: Option<usize>,
+    /// Its steal time (ms since boot) when last read, and when: read at start and at each slow
+    /// second's line only (a `/proc` read, never per iteration).
+    steal_mark: Option<(u64, Instant)>,
 }
 
 /// Phases of one busy iteration, ns.
@@ -1199,7 +1209,38 @@ impl LoopWatch {
     }
 }
 
+/// `; host steal on CPU 0: 15 ms in the last 3.0 s` (`on all CPUs` when the loop is not
+/// pinned).
+fn steal_note(cpu: Option<usize>, stolen_ms: u64, over: Duration) -> String {
+    let on = match cpu {
+        Some(c) => format!("CPU {c}"),
+        None => "all CPUs".to_string(),
+    };
+    format!(
+        "; host steal on {on}: {stolen_ms} ms in the last {:.1} s",
+        over.as_secs_f64()
+    )
+}
+
 impl EventLoop {
+    /// For a slow second's line: the host's steal time on the loop's CPU since the last such
+    /// line (or the start), which says whether the loop was slow or was not running. Empty
+    /// where the kernel does not report steal time.
+    fn steal_note(&mut self) -> String {
+        let now = sched_idle::steal_ms(self.steal_cpu);
+        let at = Instant::now();
+        let note = match (now, self.steal_mark) {
+            (Some(ms), Some((before, then))) => steal_note(
+                self.steal_cpu,
+                ms.saturating_sub(before),
+                at.duration_since(then),
+            ),
+            _ => String::new(),
+        };
+        self.steal_mark = now.map(|ms| (ms, at));
+        note
+    }
+
     /// One line: how long the loop's busy iterations took.
     fn iteration_summary(&self) -> String {
         let total: u64 = self.hist.iter().sum();
@@ -1311,7 +1352,8 @@ impl EventLoop {
                     if !self.conns.is_empty() {
                         self.submit(Input::Tick);
                     }
-                    if let Some(line) = self.watch.second(self.cfg.stall_log_us * 1000) {
+                    if let Some(mut line) = self.watch.second(self.cfg.stall_log_us * 1000) {
+                        line.push_str(&self.steal_note());
                         (self.log)(&line);
                     }
                     self.maybe_snapshot(false)?;
@@ -1987,6 +2029,18 @@ mod tests {
         );
         assert_eq!(w.second(0), None, "0: never");
         assert_eq!(w.sum.inputs, 12);
+    }
+
+    #[test]
+    fn a_slow_second_says_how_much_the_host_stole() {
+        assert_eq!(
+            steal_note(Some(0), 15, Duration::from_millis(3_000)),
+            "; host steal on CPU 0: 15 ms in the last 3.0 s"
+        );
+        assert_eq!(
+            steal_note(None, 0, Duration::from_millis(1_040)),
+            "; host steal on all CPUs: 0 ms in the last 1.0 s"
+        );
     }
 
     /// CPUs in a `Cpus_allowed_list` line ("0-2,5").

@@ -117,12 +117,7 @@ fn spin_on(cpu: usize, dur: Duration) -> Result<CpuNoise, String> {
 /// Steal time (the hypervisor running someone else while a vCPU was ready) of every CPU, ms,
 /// from /proc/stat; `None` where the kernel does not report it.
 pub fn steal_ms() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let cpu = stat.lines().find(|l| l.starts_with("cpu "))?;
-    // cpu user nice system idle iowait irq softirq steal ...: steal is the 8th number.
-    let steal: u64 = cpu.split_whitespace().nth(8)?.parse().ok()?;
-    let hz = 100; // USER_HZ, fixed at 100 on Linux for /proc/stat.
-    Some(steal * 1000 / hz)
+    sched_idle::steal_ms(None)
 }
 
 /// The report table and the one-line summary (`noise_cpus=.. ...`).

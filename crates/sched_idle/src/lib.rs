@@ -20,12 +20,39 @@
 //! (e.g. the event loop on one CPU, the server's other threads on the rest: [`others`]). A
 //! thread inherits the mask of the thread that spawns it.
 //!
+//! CPU accounting: [`steal_ms`] reads how long the hypervisor ran something else while a vCPU
+//! was ready (the time no scheduling of ours can win back), for the bench's and the event
+//! loop's reports.
+//!
 //! Never: touches a thread other than the one named (by its kernel thread id).
 //!
 //! Invariant: the only unsafe code is the system calls below.
 #![deny(unsafe_code)]
 
 use std::io;
+
+/// Steal time of CPU `cpu` (of every CPU together: `None`) since boot, ms: how long the
+/// hypervisor ran something else while that vCPU was ready to run (`/proc/stat`). `None` where
+/// the kernel does not report it.
+pub fn steal_ms(cpu: Option<usize>) -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_steal_ms(&stat, cpu)
+}
+
+/// `steal_ms` of a `/proc/stat` text.
+fn parse_steal_ms(stat: &str, cpu: Option<usize>) -> Option<u64> {
+    let name = match cpu {
+        Some(c) => format!("cpu{c}"),
+        None => "cpu".to_string(),
+    };
+    let line = stat
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
+    // cpuN user nice system idle iowait irq softirq steal ...: steal is the 8th number, in
+    // USER_HZ ticks (100 a second on Linux, whatever the kernel's own HZ).
+    let ticks: u64 = line.split_whitespace().nth(8)?.parse().ok()?;
+    Some(ticks * 10)
+}
 
 /// Moves the calling thread to `SCHED_IDLE` (Linux). Elsewhere: `Unsupported`.
 pub fn enter() -> io::Result<()> {
@@ -190,6 +217,24 @@ pub fn others(allowed: &[usize], cpu: usize) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn steal_is_read_per_cpu_and_in_all() {
+        let stat = "cpu  10 0 5 900 1 0 2 37 0 0\ncpu0 5 0 2 450 1 0 1 30 0 0\ncpu1 5 0 3 450 0 0 1 7 0 0\nintr 12345\n";
+        assert_eq!(super::parse_steal_ms(stat, None), Some(370));
+        assert_eq!(super::parse_steal_ms(stat, Some(0)), Some(300));
+        assert_eq!(super::parse_steal_ms(stat, Some(1)), Some(70));
+        assert_eq!(super::parse_steal_ms(stat, Some(2)), None, "no such CPU");
+        assert_eq!(
+            super::parse_steal_ms("cpu  1 2 3\n", None),
+            None,
+            "an old kernel's line"
+        );
+        // This machine's own figures read, and only grow.
+        if let (Some(a), Some(b)) = (super::steal_ms(None), super::steal_ms(None)) {
+            assert!(b >= a);
+        }
+    }
     #[test]
     fn pinning_changes_only_the_calling_thread() {
         let allowed = super::allowed_cpus().unwrap();
