@@ -238,6 +238,7 @@ fn main() -> Result<(), String> {
     for run in 1..=runs {
         let t0 = Instant::now();
         let c0 = cpu_time();
+        let steal0 = sched_idle::steal_ms(None);
         let (x, rec, phases) = if full {
             let (x, rec) = recover(&cfg, &dir, false, |m| eprintln!("{m}")).map_err(|e| e.0)?;
             let phases = "full replay from record 1 (read-only, snapshots ignored);".to_string();
@@ -268,8 +269,13 @@ fn main() -> Result<(), String> {
             ),
             _ => String::new(),
         };
+        // The hypervisor's share of the machine meanwhile: a slow start in a noisy minute says so.
+        let steal = match (steal0, sched_idle::steal_ms(None)) {
+            (Some(a), Some(b)) => format!(", host steal {} ms", b.saturating_sub(a)),
+            _ => String::new(),
+        };
         println!(
-            "run {run}: {phases} replay {} records {:.3}s ({:.2} M records/s), start total {:.3}s wall, {:.3}s on CPU (this thread){decoder}, hash {:016x}",
+            "run {run}: {phases} replay {} records {:.3}s ({:.2} M records/s), start total {:.3}s wall, {:.3}s on CPU (this thread){decoder}{steal}, hash {:016x}",
             rec.replayed,
             rec.elapsed.as_secs_f64(),
             rec.replayed as f64 / rec.elapsed.as_secs_f64() / 1e6,
