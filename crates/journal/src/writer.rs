@@ -33,7 +33,7 @@
 //!   last [`NEAR_END_SYNC_BYTES`] of the segment, the helper writes the segment back on a
 //!   duplicate of its descriptor, and a roll only waits for the last few KiB. That write-back
 //!   (`sync_file_range`) stops short of the page the appender is writing into
-//!   ([`writeback_end`]): while write-back holds a page locked (waiting for the device's
+//!   (`writeback_end`): while write-back holds a page locked (waiting for the device's
 //!   queue, milliseconds on a busy disk), a `pwrite` into that page waits for it, and that
 //!   wait was the event loop's. Pages wholly below the write position are never written
 //!   again, so the appender never meets a page under write-back. The background write-back
@@ -99,7 +99,7 @@ const WRITEBACK_ALIGN: u64 = 64 << 10;
 /// the last `WRITEBACK_ALIGN` boundary at or below it. Every byte below it is written and will
 /// never be written again (the segment is append-only); the page holding `write_off` is not in
 /// `0..writeback_end(write_off)`.
-pub fn writeback_end(write_off: u64) -> u64 {
+fn writeback_end(write_off: u64) -> u64 {
     write_off & !(WRITEBACK_ALIGN - 1)
 }
 
