@@ -19,7 +19,10 @@ use types::{OrdType, Side, TimeInForce};
 /// Static lookups built once from the config.
 pub struct FixAdapter {
     cfg: std::sync::Arc<Config>,
-    symbols: HashMap<String, u32>,
+    /// Symbol -> instrument index, looked up for every order (foldhash: the keys come from the
+    /// config, so a client's strings cannot lengthen a chain; SipHash cost more than the rest
+    /// of the lookup).
+    symbols: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
 }
 
 /// What the network thread remembers of a connection's Logon, to check later headers.
@@ -42,7 +45,7 @@ impl FixAdapter {
             .instruments
             .iter()
             .enumerate()
-            .map(|(i, d)| (d.instrument.symbol.as_str().to_string(), i as u32))
+            .map(|(i, d)| (d.instrument.symbol.as_str().as_bytes().into(), i as u32))
             .collect();
         FixAdapter { cfg, symbols }
     }
@@ -119,11 +122,16 @@ impl FixAdapter {
     }
 
     fn body(&self, msg_type: &str, msg: &[u8], f: &Fields) -> Result<FixMsg, Bad> {
+        // From the bytes: `ClOrdId::from_bytes` checks UTF-8 only past ASCII.
         let req_str = |tag: u32, bad: fn(String) -> Bad| -> Result<ClOrdId, Bad> {
-            match f.get_str(msg, tag) {
-                None | Some("") => Err(bad(format!("missing tag {tag}"))),
-                Some(s) => ClOrdId::new(s)
-                    .ok_or_else(|| bad(format!("tag {tag} longer than {STR_LEN_MAX}"))),
+            match f.get(msg, tag) {
+                None | Some(b"") => Err(bad(format!("missing tag {tag}"))),
+                Some(b) if b.len() > STR_LEN_MAX => {
+                    Err(bad(format!("tag {tag} longer than {STR_LEN_MAX}")))
+                }
+                Some(b) => {
+                    ClOrdId::from_bytes(b).ok_or_else(|| bad(format!("tag {tag} is not UTF-8")))
+                }
             }
         };
         Ok(match msg_type {
@@ -282,10 +290,13 @@ impl FixAdapter {
         msg: &[u8],
         f: &Fields,
     ) -> Result<(u32, &'c crate::config::InstrumentDef), String> {
-        let s = f.get_str(msg, 55).ok_or("missing Symbol(55)")?;
+        let s = f.get(msg, 55).ok_or("missing Symbol(55)")?;
         match self.symbols.get(s) {
             Some(&i) => Ok((i, &self.cfg.instruments[i as usize])),
-            None => Err(format!("unknown symbol {}", truncate(s))),
+            None => Err(format!(
+                "unknown symbol {}",
+                truncate(&String::from_utf8_lossy(s))
+            )),
         }
     }
 }
@@ -400,5 +411,83 @@ pub fn shed(input: Input, f: &Fields, msg: &[u8]) -> Input {
             }
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::MsgWriter;
+
+    /// A NewOrderSingle from CLIENT1 with `fields` after the header, as `to_input` sees it.
+    fn convert(fields: &[(u32, &[u8])]) -> Input {
+        let a = FixAdapter::new(std::sync::Arc::new(Config::defaults()));
+        let mut w = MsgWriter::new();
+        w.field(35, b"D")
+            .str(49, "CLIENT1")
+            .str(56, "RIALTO")
+            .u64(34, 2)
+            .str(52, "20260101-00:00:00.000");
+        for (t, v) in fields {
+            w.field(*t, v);
+        }
+        let mut msg = Vec::new();
+        w.finish("FIX.4.4", &mut msg);
+        let mut f = Fields::new();
+        f.parse(&msg).unwrap();
+        let mut ids = Some(ConnIds {
+            sender: "CLIENT1".into(),
+            target: "RIALTO".into(),
+        });
+        a.to_input(1, &mut ids, &msg, &f)
+    }
+
+    fn reason(i: &Input) -> &str {
+        match i {
+            Input::Fix {
+                msg: FixMsg::Invalid { reason, .. },
+                ..
+            } => reason,
+            other => panic!("not rejected: {other:?}"),
+        }
+    }
+
+    /// ClOrdID and Symbol are read from the bytes: a valid order converts, and each bad one
+    /// gets its own reason.
+    #[test]
+    fn client_order_ids_and_symbols_are_checked_from_the_bytes() {
+        let order = |cl: &[u8], sym: &[u8]| {
+            convert(&[
+                (11, cl),
+                (55, sym),
+                (54, b"1"),
+                (38, b"5"),
+                (40, b"2"),
+                (44, b"10.25"),
+            ])
+        };
+        match order("é-1".as_bytes(), b"BOLT") {
+            Input::Fix {
+                msg: FixMsg::New(n),
+                ..
+            } => {
+                assert_eq!(n.cl_ord_id.as_str(), "é-1");
+                assert_eq!(n.symbol, 1, "BOLT is the second instrument");
+                assert_eq!((n.qty, n.price), (5, 1025));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(reason(&order(b"ab\xff", b"ACME")), "tag 11 is not UTF-8");
+        assert_eq!(
+            reason(&order(&[b'x'; STR_LEN_MAX + 1], b"ACME")),
+            format!("tag 11 longer than {STR_LEN_MAX}")
+        );
+        assert_eq!(reason(&order(b"", b"ACME")), "missing tag 11");
+        assert_eq!(reason(&order(b"a1", b"ZZZ")), "unknown symbol ZZZ");
+        assert_eq!(
+            reason(&order(b"a1", b"AC\xffME")),
+            "unknown symbol AC\u{fffd}ME"
+        );
+        assert_eq!(reason(&order(b"a1", b"acme")), "unknown symbol acme");
     }
 }

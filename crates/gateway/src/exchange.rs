@@ -3934,8 +3934,13 @@ fn reject_text(r: RejectReason) -> &'static str {
 /// Writes `num / den` price units as a decimal with the instrument's decimals, exactly when
 /// the quotient terminates within 8 more digits, rounded half-up beyond that.
 pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
-    if den <= 1 && num >= 0 && num <= u64::MAX as i128 {
-        return push_units(out, num as u64, inst.price_decimals);
+    if num >= 0 && num <= u64::MAX as i128 {
+        // An exact quotient (a price, LastPx, or the AvgPx of fills at one price) in 64 bits:
+        // no 128-bit division.
+        let (n, d) = (num as u64, den.max(1));
+        if n % d == 0 {
+            return push_units(out, n / d, inst.price_decimals);
+        }
     }
     const EXTRA: u32 = 8;
     let den = den.max(1) as i128;
@@ -3963,11 +3968,17 @@ pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
         digits -= 1;
     }
     out.push(b'.');
-    let s = frac.to_string();
-    for _ in s.len()..digits as usize {
-        out.push(b'0');
+    // On the stack, zero-padded to `digits` (at most 39: `decimals` < 31 with u128's range):
+    // an AvgPx off the whole number is formatted for most fills, so no `String` for it.
+    let mut tmp = [b'0'; 40];
+    let n = digits as usize;
+    let mut i = n;
+    while frac > 0 {
+        i -= 1;
+        tmp[i] = b'0' + (frac % 10) as u8;
+        frac /= 10;
     }
-    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(&tmp[..n]);
 }
 
 /// Writes `units` * 10^-`decimals` without trailing zeros (the common case: a price or LastPx).
@@ -4742,5 +4753,11 @@ mod tests {
         assert_eq!(fmt(1200, 1), "12");
         assert_eq!(fmt(1000 + 1001, 2), "10.005");
         assert_eq!(fmt(100, 3), "0.3333333333");
+        assert_eq!(fmt(1, 7), "0.0014285714");
+        assert_eq!(fmt(-1234, 1), "-12.34");
+        assert_eq!(fmt(-2461, 2), "-12.305");
+        assert_eq!(fmt(3 * 1025, 3), "10.25");
+        assert_eq!(fmt(0, 5), "0");
+        assert_eq!(fmt(u64::MAX as i128 + 1, 2), "92233720368547758.08");
     }
 }

@@ -301,7 +301,7 @@ impl Server {
             cfg,
             poll,
             listener,
-            conns: HashMap::new(),
+            conns: HashMap::default(),
             // Tokens 0 and 1 are the listener and the waker.
             next_conn: 2,
             journal,
@@ -966,7 +966,8 @@ struct EventLoop {
     idle: Idle,
     poll: Poll,
     listener: TcpListener,
-    conns: HashMap<ConnId, Conn>,
+    /// Keyed by ids the loop hands out itself (foldhash: no SipHash per socket event).
+    conns: HashMap<ConnId, Conn, foldhash::fast::RandomState>,
     next_conn: ConnId,
     journal: JournalWriter,
     x: Exchange,

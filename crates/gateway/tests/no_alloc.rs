@@ -42,8 +42,9 @@ fn a_new_order_single_allocates_nothing_in_steady_state() {
         "both sessions logged on"
     );
     // Warm-up long enough for every store to reach its steady size (resend_store_max
-    // reports per session), then a measured stretch. Buys and sells at one price: every
-    // second order trades, so both sessions get acks and fills.
+    // reports per session), then a measured stretch. Buys and sells of 3 at one price off the
+    // whole number: every second order trades, so both sessions get acks and fills, and each
+    // fill's AvgPx (notional / CumQty) is formatted from a fraction.
     const WARM: u64 = 30_000;
     const MEASURED: u64 = 5_000;
     let msgs: Vec<Vec<u8>> = (0..WARM + MEASURED)
@@ -58,9 +59,9 @@ fn a_new_order_single_allocates_nothing_in_steady_state() {
                     (11, &cl),
                     (55, "ACME"),
                     (54, if s == 0 { "1" } else { "2" }),
-                    (38, "1"),
+                    (38, "3"),
                     (40, "2"),
-                    (44, "10.00"),
+                    (44, "10.25"),
                 ],
             )
         })
@@ -87,4 +88,111 @@ fn a_new_order_single_allocates_nothing_in_steady_state() {
     let during = allocs() - measured_from;
     assert_eq!(during, 0, "allocations over {MEASURED} orders");
     assert_eq!(x.stats.trades, (WARM + MEASURED) / 2);
+}
+
+/// The same for OrderCancelReplaceRequest and OrderCancelRequest: resting orders are replaced
+/// (price and quantity) and then canceled, each answered with its ExecutionReport.
+#[test]
+fn replace_and_cancel_allocate_nothing_in_steady_state() {
+    let cfg = Arc::new(Config::defaults());
+    let adapter = FixAdapter::new(cfg.clone());
+    let mut x = Exchange::new(cfg);
+    let mut out = Outbox::default();
+    let mut fields = Fields::new();
+    let mut ids: Option<ConnIds> = None;
+    let ts = 1_800_000_000_000_000_000u64;
+    let mut seq = 0u64;
+    let mut in_seq = 1u64;
+    let mut feed = |msg: &[u8],
+                    x: &mut Exchange,
+                    out: &mut Outbox,
+                    fields: &mut Fields,
+                    ids: &mut Option<ConnIds>| {
+        fields.parse(msg).unwrap();
+        let input = adapter.to_input(1, ids, msg, fields);
+        seq += 1;
+        x.apply(seq, ts + seq, &input, out);
+    };
+    let logon = message(
+        "CLIENT1",
+        in_seq,
+        &[(35, "A"), (98, "0"), (108, "30"), (141, "Y")],
+    );
+    feed(&logon, &mut x, &mut out, &mut fields, &mut ids);
+    out.clear();
+    // Each round: a resting buy, a replace of it, a cancel of the replacement. Built before
+    // counting; the first rounds fill the stores to their steady size.
+    const WARM: u64 = 12_000;
+    const MEASURED: u64 = 2_000;
+    let mut msgs = Vec::new();
+    for i in 0..WARM + MEASURED {
+        let (n, r) = (format!("n{i}"), format!("r{i}"));
+        let px = format!("9.{:02}", i % 50);
+        in_seq += 1;
+        msgs.push(message(
+            "CLIENT1",
+            in_seq,
+            &[
+                (35, "D"),
+                (11, &n),
+                (55, "BOLT"),
+                (54, "1"),
+                (38, "5"),
+                (40, "2"),
+                (44, &px),
+            ],
+        ));
+        in_seq += 1;
+        msgs.push(message(
+            "CLIENT1",
+            in_seq,
+            &[
+                (35, "G"),
+                (11, &r),
+                (41, &n),
+                (55, "BOLT"),
+                (54, "1"),
+                (38, "7"),
+                (40, "2"),
+                (44, "8.75"),
+            ],
+        ));
+        in_seq += 1;
+        msgs.push(message(
+            "CLIENT1",
+            in_seq,
+            &[
+                (35, "F"),
+                (11, &format!("c{i}")),
+                (41, &r),
+                (55, "BOLT"),
+                (54, "1"),
+            ],
+        ));
+    }
+    let mut measured_from = None;
+    for (k, msg) in msgs.iter().enumerate() {
+        if k as u64 == WARM * 3 {
+            measured_from = Some(allocs());
+        }
+        feed(msg, &mut x, &mut out, &mut fields, &mut ids);
+        if (k as u64) < WARM * 3 {
+            // Checked before the count only: the check itself allocates.
+            let report = String::from_utf8_lossy(&out.buf).into_owned();
+            let exec_type = ["\x01150=0\x01", "\x01150=5\x01", "\x01150=4\x01"][k % 3];
+            assert!(
+                report.contains("\x0135=8\x01") && report.contains(exec_type),
+                "{report}"
+            );
+        } else {
+            assert!(!out.is_empty(), "request {k} was answered");
+        }
+        out.clear();
+    }
+    let during = allocs() - measured_from.expect("measured");
+    assert_eq!(
+        during, 0,
+        "allocations over {MEASURED} new/replace/cancel rounds"
+    );
+    assert_eq!(x.stats.trades, 0);
 }
