@@ -2840,9 +2840,10 @@ impl Exchange {
         };
         if reject.is_none() {
             let firm = self.cfg.sessions[ix as usize].firm;
-            let accounts = self.cfg.firms[firm].accounts.clone();
+            // The config is shared: a reference count, not a copy of the account list.
+            let cfg = self.cfg.clone();
             let symbol = if request_type == 7 { None } else { symbol };
-            for account in accounts {
+            for &account in &cfg.firms[firm].accounts {
                 let cmd = Command::MassCancel {
                     account,
                     symbol,

@@ -90,10 +90,11 @@ fn a_new_order_single_allocates_nothing_in_steady_state() {
     assert_eq!(x.stats.trades, (WARM + MEASURED) / 2);
 }
 
-/// The same for OrderCancelReplaceRequest and OrderCancelRequest: resting orders are replaced
-/// (price and quantity) and then canceled, each answered with its ExecutionReport.
+/// The same for OrderCancelReplaceRequest, OrderCancelRequest and OrderMassCancelRequest:
+/// resting orders are replaced (price and quantity) and then canceled, each answered with its
+/// ExecutionReport, and a mass cancel of everything follows each (its OrderMassCancelReport).
 #[test]
-fn replace_and_cancel_allocate_nothing_in_steady_state() {
+fn replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
     let cfg = Arc::new(Config::defaults());
     let adapter = FixAdapter::new(cfg.clone());
     let mut x = Exchange::new(cfg);
@@ -169,20 +170,36 @@ fn replace_and_cancel_allocate_nothing_in_steady_state() {
                 (54, "1"),
             ],
         ));
+        in_seq += 1;
+        msgs.push(message(
+            "CLIENT1",
+            in_seq,
+            &[(35, "q"), (11, &format!("m{i}")), (530, "7")],
+        ));
     }
     let mut measured_from = None;
     for (k, msg) in msgs.iter().enumerate() {
-        if k as u64 == WARM * 3 {
+        if k as u64 == WARM * 4 {
             measured_from = Some(allocs());
         }
         feed(msg, &mut x, &mut out, &mut fields, &mut ids);
-        if (k as u64) < WARM * 3 {
+        if (k as u64) < WARM * 4 {
             // Checked before the count only: the check itself allocates.
             let report = String::from_utf8_lossy(&out.buf).into_owned();
-            let exec_type = ["\x01150=0\x01", "\x01150=5\x01", "\x01150=4\x01"][k % 3];
+            let want = [
+                "\x01150=0\x01",
+                "\x01150=5\x01",
+                "\x01150=4\x01",
+                "\x0135=r\x01",
+            ][k % 4];
+            let msg_type = if k % 4 == 3 {
+                "\x0135=r\x01"
+            } else {
+                "\x0135=8\x01"
+            };
             assert!(
-                report.contains("\x0135=8\x01") && report.contains(exec_type),
-                "{report}"
+                report.contains(msg_type) && report.contains(want),
+                "request {k}: {report}"
             );
         } else {
             assert!(!out.is_empty(), "request {k} was answered");
@@ -192,7 +209,7 @@ fn replace_and_cancel_allocate_nothing_in_steady_state() {
     let during = allocs() - measured_from.expect("measured");
     assert_eq!(
         during, 0,
-        "allocations over {MEASURED} new/replace/cancel rounds"
+        "allocations over {MEASURED} new/replace/cancel/mass-cancel rounds"
     );
     assert_eq!(x.stats.trades, 0);
 }
