@@ -3969,8 +3969,8 @@ pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
         digits -= 1;
     }
     out.push(b'.');
-    // On the stack, zero-padded to `digits` (at most 39: `decimals` < 31 with u128's range):
-    // an AvgPx off the whole number is formatted for most fills, so no `String` for it.
+    // On the stack, zero-padded to `digits` (at most 17: a tick has at most 9 decimals, plus
+    // `EXTRA`): most fills' AvgPx has decimals, so no `String` for it.
     let mut tmp = [b'0'; 40];
     let n = digits as usize;
     let mut i = n;
