@@ -11,7 +11,7 @@
 
 use crate::config::Config;
 use crate::exchange::parse_price;
-use crate::record::{ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg, STR_LEN_MAX};
+use crate::record::{ClOrdId, ConnId, Echo, FixMsg, Input, InvalidKind, NewOrderMsg, STR_LEN_MAX};
 use crate::wire::Fields;
 use std::collections::HashMap;
 use types::{OrdType, Side, TimeInForce};
@@ -274,7 +274,7 @@ impl FixAdapter {
             }
             "H" => FixMsg::Status {
                 cl_ord_id: req_str(11, Bad::Session11)?,
-                echo: echo(f, msg),
+                echo: echo_fields(f, msg),
             },
             other => {
                 return Err(Bad::Business(format!(
@@ -335,11 +335,17 @@ fn qty(msg: &[u8], f: &Fields) -> Result<u64, String> {
 /// The order fields a reject echoes back (Symbol, Side, OrderQty, OrdType, Price), as sent,
 /// when they are present and well-formed enough to repeat.
 pub fn echo(f: &Fields, msg: &[u8]) -> String {
-    let mut out = String::new();
+    echo_fields(f, msg).as_str().to_owned()
+}
+
+/// `echo` inline, without allocating (an OrderStatusRequest's).
+pub fn echo_fields(f: &Fields, msg: &[u8]) -> Echo {
+    let mut out = Echo::EMPTY;
     for tag in [55u32, 54, 38, 40, 44] {
-        if let Some(v) = f.get_str(msg, tag) {
-            if !v.is_empty() && v.len() <= 32 && v.bytes().all(|b| b.is_ascii_graphic()) {
-                out.push_str(&format!("{tag}={v}\x01"));
+        if let Some(v) = f.get(msg, tag) {
+            if v.len() <= 32 {
+                // Five fields of at most 32 bytes always fit; an unprintable value is left out.
+                out.push_field(tag, v);
             }
         }
     }

@@ -162,6 +162,107 @@ impl fmt::Display for ClOrdId {
     }
 }
 
+/// Most bytes an [`Echo`] holds: five fields (`55`, `54`, `38`, `40`, `44`) of
+/// `TAG=value<SOH>` with values of at most 32 bytes (the adapter leaves longer ones out).
+pub const ECHO_MAX: usize = 5 * (3 + 32 + 1);
+
+/// The fields an OrderStatusRequest's answer echoes (`55=..<SOH>54=..<SOH>`), as the client
+/// sent them, inline like [`ClOrdId`]: the request owns no heap memory, so converting,
+/// journaling and answering it allocates nothing. ASCII (the adapter keeps only printable
+/// values); bytes after `len` are zero.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Echo {
+    len: u8,
+    bytes: [u8; ECHO_MAX],
+}
+
+const _: () = assert!(ECHO_MAX <= u8::MAX as usize);
+
+impl Echo {
+    pub const EMPTY: Echo = Echo {
+        len: 0,
+        bytes: [0; ECHO_MAX],
+    };
+
+    /// Appends `tag=value<SOH>`; false (and no change) if it does not fit or `value` is
+    /// empty or not printable ASCII.
+    pub fn push_field(&mut self, tag: u32, value: &[u8]) -> bool {
+        if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
+            return false;
+        }
+        let mut digits = [0u8; 10];
+        let mut n = 0;
+        let mut t = tag;
+        loop {
+            digits[n] = b'0' + (t % 10) as u8;
+            n += 1;
+            t /= 10;
+            if t == 0 {
+                break;
+            }
+        }
+        let at = self.len as usize;
+        let end = at + n + 1 + value.len() + 1;
+        if end > ECHO_MAX {
+            return false;
+        }
+        let mut w = at;
+        for k in (0..n).rev() {
+            self.bytes[w] = digits[k];
+            w += 1;
+        }
+        self.bytes[w] = b'=';
+        w += 1;
+        self.bytes[w..w + value.len()].copy_from_slice(value);
+        w += value.len();
+        self.bytes[w] = 1;
+        self.len = end as u8;
+        true
+    }
+
+    /// `b` if it fits and is ASCII (a journaled echo); `None` otherwise.
+    pub fn from_bytes(b: &[u8]) -> Option<Echo> {
+        (b.len() <= ECHO_MAX && b.is_ascii()).then(|| {
+            let mut e = Echo::EMPTY;
+            e.bytes[..b.len()].copy_from_slice(b);
+            e.len = b.len() as u8;
+            e
+        })
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).expect("an Echo holds ASCII by construction")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for Echo {
+    fn default() -> Echo {
+        Echo::EMPTY
+    }
+}
+
+/// For tests and tools: `s` cut to [`ECHO_MAX`] bytes; panics if it is not ASCII.
+impl From<&str> for Echo {
+    fn from(s: &str) -> Echo {
+        Echo::from_bytes(&s.as_bytes()[..s.len().min(ECHO_MAX)]).expect("an ASCII echo")
+    }
+}
+
+impl fmt::Debug for Echo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// Journal record kind of an `Input` (the journal's own kinds are separate).
 pub const KIND_INPUT: u8 = 1;
 
@@ -277,8 +378,8 @@ pub enum FixMsg {
     },
     Status {
         cl_ord_id: ClOrdId,
-        /// Fields to echo in the reject (`55=..<SOH>54=..<SOH>38=..`), as the client sent them.
-        echo: String,
+        /// Fields the answer echoes (`55=..<SOH>54=..<SOH>`), as the client sent them.
+        echo: Echo,
     },
     /// A message that failed a static check; answered with a reject of `kind`.
     Invalid {
@@ -421,6 +522,14 @@ impl<'a> Dec<'a> {
         } else {
             Err(DecodeError("string is not UTF-8"))
         }
+    }
+    /// An [`Echo`], journaled as a string (the same bytes `str` reads), without allocating.
+    fn echo(&mut self) -> Result<Echo, DecodeError> {
+        let n = u16::from_le_bytes(*self.array::<2>()?) as usize;
+        if n > ECHO_MAX {
+            return Err(DecodeError("echoed fields longer than 180 bytes"));
+        }
+        Echo::from_bytes(self.take(n)?).ok_or(DecodeError("echoed fields are not ASCII"))
     }
     fn str(&mut self) -> Result<String, DecodeError> {
         let n = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
@@ -699,7 +808,7 @@ fn encode_msg(e: &mut Enc, m: &FixMsg) {
         FixMsg::Status { cl_ord_id, echo } => {
             e.u8(12);
             e.cl(cl_ord_id);
-            e.str(echo);
+            e.str(echo.as_str());
         }
         FixMsg::Invalid {
             kind,
@@ -894,7 +1003,7 @@ fn decode_msg(tag: u8, d: &mut Dec) -> Result<FixMsg, DecodeError> {
         }
         12 => FixMsg::Status {
             cl_ord_id: d.cl()?,
-            echo: d.str()?,
+            echo: d.echo()?,
         },
         13 => {
             let kind = match d.u8()? {
@@ -928,6 +1037,34 @@ fn decode_msg(tag: u8, d: &mut Dec) -> Result<FixMsg, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn echo_builds_fields_inline_and_refuses_what_does_not_fit() {
+        let mut e = Echo::EMPTY;
+        assert!(e.is_empty());
+        assert!(e.push_field(55, b"ACME"));
+        assert!(e.push_field(54, b"1"));
+        assert_eq!(e.as_str(), "55=ACME\x0154=1\x01");
+        // Empty, unprintable or non-ASCII values are left out, and change nothing.
+        assert!(!e.push_field(38, b""));
+        assert!(!e.push_field(38, b"1 0"));
+        assert!(!e.push_field(38, b"1\x010"));
+        assert!(!e.push_field(38, "é".as_bytes()));
+        assert_eq!(e.as_str(), "55=ACME\x0154=1\x01");
+        // The five widest fields fit exactly; a sixth byte does not.
+        let mut full = Echo::EMPTY;
+        for tag in [55, 54, 38, 40, 44] {
+            assert!(full.push_field(tag, &[b'9'; 32]));
+        }
+        assert_eq!(full.as_bytes().len(), ECHO_MAX);
+        assert!(!full.push_field(1, b"x"));
+        assert_eq!(full.as_bytes().len(), ECHO_MAX);
+        assert_eq!(Echo::from_bytes(full.as_bytes()), Some(full));
+        assert_eq!(Echo::from_bytes(&[b'x'; ECHO_MAX + 1]), None);
+        assert_eq!(Echo::from_bytes("é".as_bytes()), None);
+        assert_eq!(Echo::from("55=X\x01").as_str(), "55=X\x01");
+        assert_eq!(format!("{:?}", Echo::from("54=2\x01")), "\"54=2\\u{1}\"");
+    }
 
     #[test]
     fn every_variant_roundtrips_and_garbage_is_refused() {
@@ -1113,6 +1250,30 @@ mod tests {
             Err(DecodeError("ClOrdID longer than 64 bytes"))
         );
         assert!(ClOrdId::new(&"y".repeat(65)).is_none());
+        // An OrderStatusRequest's echo: at most ECHO_MAX bytes of ASCII, else refused.
+        let status = |echo: &[u8]| {
+            let mut b = vec![5];
+            b.extend_from_slice(&[0; 17]);
+            b.push(12);
+            b.extend_from_slice(&1u16.to_le_bytes());
+            b.push(b'c');
+            b.extend_from_slice(&(echo.len() as u16).to_le_bytes());
+            b.extend_from_slice(echo);
+            Input::decode(&b)
+        };
+        let longest = [b'7'; ECHO_MAX];
+        assert!(matches!(
+            status(&longest),
+            Ok(Input::Fix { msg: FixMsg::Status { echo, .. }, .. }) if echo.as_bytes() == longest
+        ));
+        assert_eq!(
+            status(&[b'7'; ECHO_MAX + 1]),
+            Err(DecodeError("echoed fields longer than 180 bytes"))
+        );
+        assert_eq!(
+            status("55=Ä\x01".as_bytes()),
+            Err(DecodeError("echoed fields are not ASCII"))
+        );
         // from_bytes: every length up to 64 (ASCII and not), bad UTF-8 and overlong input.
         let text = "héllo wörld, ClOrdID-0123456789-abcdefghijklmnopqrstuvwxyzABCDEF";
         for end in (0..=text.len()).filter(|&e| text.is_char_boundary(e)) {

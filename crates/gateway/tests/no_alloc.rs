@@ -90,11 +90,12 @@ fn a_new_order_single_allocates_nothing_in_steady_state() {
     assert_eq!(x.stats.trades, (WARM + MEASURED) / 2);
 }
 
-/// The same for OrderCancelReplaceRequest, OrderCancelRequest and OrderMassCancelRequest:
-/// resting orders are replaced (price and quantity) and then canceled, each answered with its
-/// ExecutionReport, and a mass cancel of everything follows each (its OrderMassCancelReport).
+/// The same for OrderStatusRequest, OrderCancelReplaceRequest, OrderCancelRequest and
+/// OrderMassCancelRequest: resting orders are asked about, replaced (price and quantity) and
+/// then canceled, each answered with its ExecutionReport (an unknown order's status too), and
+/// a mass cancel of everything follows each (its OrderMassCancelReport).
 #[test]
-fn replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
+fn status_replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
     let cfg = Arc::new(Config::defaults());
     let adapter = FixAdapter::new(cfg.clone());
     let mut x = Exchange::new(cfg);
@@ -121,8 +122,10 @@ fn replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
     );
     feed(&logon, &mut x, &mut out, &mut fields, &mut ids);
     out.clear();
-    // Each round: a resting buy, a replace of it, a cancel of the replacement. Built before
-    // counting; the first rounds fill the stores to their steady size.
+    // Each round: a resting buy, two status requests (of it, and of an unknown ClOrdID), a
+    // replace of the buy, a cancel of the replacement, a mass cancel. Built before counting;
+    // the first rounds fill the stores to their steady size.
+    const ROUND: u64 = 6;
     const WARM: u64 = 12_000;
     const MEASURED: u64 = 2_000;
     let mut msgs = Vec::new();
@@ -142,6 +145,19 @@ fn replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
                 (40, "2"),
                 (44, &px),
             ],
+        ));
+        // The order's status, then that of an order the session never sent.
+        in_seq += 1;
+        msgs.push(message(
+            "CLIENT1",
+            in_seq,
+            &[(35, "H"), (11, &n), (55, "BOLT"), (54, "1")],
+        ));
+        in_seq += 1;
+        msgs.push(message(
+            "CLIENT1",
+            in_seq,
+            &[(35, "H"), (11, &format!("x{i}")), (55, "BOLT"), (54, "1")],
         ));
         in_seq += 1;
         msgs.push(message(
@@ -179,20 +195,22 @@ fn replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
     }
     let mut measured_from = None;
     for (k, msg) in msgs.iter().enumerate() {
-        if k as u64 == WARM * 4 {
+        if k as u64 == WARM * ROUND {
             measured_from = Some(allocs());
         }
         feed(msg, &mut x, &mut out, &mut fields, &mut ids);
-        if (k as u64) < WARM * 4 {
+        if (k as u64) < WARM * ROUND {
             // Checked before the count only: the check itself allocates.
             let report = String::from_utf8_lossy(&out.buf).into_owned();
             let want = [
                 "\x01150=0\x01",
+                "\x01150=I\x0139=0\x01",
+                "\x01150=I\x0139=8\x01",
                 "\x01150=5\x01",
                 "\x01150=4\x01",
                 "\x0135=r\x01",
-            ][k % 4];
-            let msg_type = if k % 4 == 3 {
+            ][k % ROUND as usize];
+            let msg_type = if k % ROUND as usize == 5 {
                 "\x0135=r\x01"
             } else {
                 "\x0135=8\x01"
@@ -209,7 +227,7 @@ fn replace_cancel_and_mass_cancel_allocate_nothing_in_steady_state() {
     let during = allocs() - measured_from.expect("measured");
     assert_eq!(
         during, 0,
-        "allocations over {MEASURED} new/replace/cancel/mass-cancel rounds"
+        "allocations over {MEASURED} new/status/replace/cancel/mass-cancel rounds"
     );
     assert_eq!(x.stats.trades, 0);
 }

@@ -10,7 +10,7 @@
 //! default store size and with a tiny one, so eviction is exercised too.
 
 use gateway::exchange::{Backing, ClHashes, Exchange, Outbox};
-use gateway::record::{FixMsg, Input, NewOrderMsg};
+use gateway::record::{Echo, FixMsg, Input, NewOrderMsg};
 use gateway::Config;
 use std::path::Path;
 use std::sync::Arc;
@@ -116,7 +116,7 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
         },
         88..=92 => FixMsg::Status {
             cl_ord_id: format!("c{}", 1 + r.below(*next_cl + 1)).as_str().into(),
-            echo: String::new(),
+            echo: Echo::EMPTY,
         },
         93..=94 => FixMsg::ResendRequest {
             begin: 1 + r.below(20),
