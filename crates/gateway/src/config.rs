@@ -240,6 +240,11 @@ pub fn parse_tick(s: &str) -> Result<(i64, u32), ConfigError> {
 }
 
 impl Config {
+    /// Snapshots are taken periodically (by count or by time), not only at a clean stop.
+    pub fn periodic_snapshots(&self) -> bool {
+        self.snapshot_every_commands > 0 || self.snapshot_every_secs > 0
+    }
+
     /// The embedded defaults (see the module doc).
     pub fn defaults() -> Config {
         Config::from_file(FileConfig::default()).expect("embedded defaults are valid")

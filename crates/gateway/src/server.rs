@@ -22,7 +22,7 @@
 //!   200K orders/s a 30 MB snapshot took 75-87 ms to serialize); only the final one at a clean
 //!   stop is serialized by the loop (also every one, should the replica fail). The replay runs
 //!   on a helper, **snapshot-idle**, in `SCHED_IDLE`, which follows the journal between
-//!   snapshots: it uses the CPU the loop and the generator leave idle (enough to keep up at
+//!   snapshots (only when snapshots are periodic: otherwise nothing asks for the replica): it uses the CPU the loop and the generator leave idle (enough to keep up at
 //!   200K/s on 2 cores) and yields to them at once; should it get less than a quarter of a core
 //!   while it has work, the `snapshot` thread moves it to the normal class, paced to a quarter
 //!   of a core (what the replica always had), until it has caught up (`SnapshotWriter`). The
@@ -165,6 +165,9 @@ pub struct Counters {
     pub max_iteration_ns: AtomicU64,
     /// Iterations with work that took longer than 1 ms.
     pub slow_iterations: AtomicU64,
+    /// The last record the snapshot replica has applied since start (0: none). It follows
+    /// the journal only when snapshots are periodic (`Config::periodic_snapshots`).
+    pub replica_seq: AtomicU64,
 }
 
 /// A started server. Drop does not stop it: call `shutdown`.
@@ -614,16 +617,19 @@ impl SnapshotWriter {
                 None
             }
         };
+        // With no periodic snapshots nothing will ask for the replica (the final snapshot of a
+        // clean stop is the loop's own): it stays where it started instead of following.
+        let follow = self.cfg.periodic_snapshots();
         loop {
             let msg = match &home {
                 // Following: look again after a while.
-                Some(_) => match rx.recv_timeout(REPLICA_FOLLOW_EVERY) {
+                Some(_) if follow => match rx.recv_timeout(REPLICA_FOLLOW_EVERY) {
                     Ok(m) => Some(m),
                     Err(RecvTimeoutError::Timeout) => None,
                     Err(RecvTimeoutError::Disconnected) => return,
                 },
-                // The replica is away (or lost): wait.
-                None => match rx.recv() {
+                // The replica is away (or lost), or does not follow: wait.
+                _ => match rx.recv() {
                     Ok(m) => Some(m),
                     Err(_) => return,
                 },
@@ -648,13 +654,20 @@ impl SnapshotWriter {
                 continue;
             };
             if leg.job.is_none() {
+                if !follow {
+                    continue;
+                }
                 // Following: as far as the loop has committed.
                 leg.upto = self.counters.last_seq.load(Ordering::Acquire);
                 if leg.upto <= leg.x.last_seq() {
                     continue;
                 }
             }
-            let answer = match forward(leg, &self.data_dir, &self.stop, &self.helper) {
+            let forwarded = forward(leg, &self.data_dir, &self.stop, &self.helper);
+            self.counters
+                .replica_seq
+                .store(leg.x.last_seq(), Ordering::Relaxed);
+            let answer = match forwarded {
                 Ok(LegEnd::Done) if leg.job.is_some() => home.take().map(FromHelper::Done),
                 Ok(LegEnd::Stopped) if leg.job.is_some() => home.take().map(FromHelper::Stopped),
                 Ok(_) => None,
@@ -724,12 +737,14 @@ impl SnapshotWriter {
     /// waits), back to `SCHED_IDLE`.
     fn watch(&self, w: &mut Watch, job_waits: bool) {
         let cpu = self.helper.cpu_ns.load(Ordering::Acquire);
-        let behind = self
-            .counters
-            .last_seq
-            .load(Ordering::Acquire)
-            .saturating_sub(self.helper.progress.load(Ordering::Acquire))
-            > REPLICA_LAG_MAX;
+        // A replica that does not follow (no periodic snapshots) is never behind.
+        let behind = self.cfg.periodic_snapshots()
+            && self
+                .counters
+                .last_seq
+                .load(Ordering::Acquire)
+                .saturating_sub(self.helper.progress.load(Ordering::Acquire))
+                > REPLICA_LAG_MAX;
         let tid = self.helper.tid.load(Ordering::Acquire);
         if w.boosted.is_some() {
             if !behind && !job_waits {

@@ -682,6 +682,58 @@ fn the_loop_journals_checkpoints_that_bound_a_restart_which_still_resends_exactl
     server.shutdown().unwrap();
 }
 
+/// The snapshot replica follows the journal while snapshots are periodic, and does no work at
+/// all when they are not (only the final snapshot of a clean stop is taken, by the loop).
+#[test]
+fn the_snapshot_replica_follows_the_journal_only_when_snapshots_are_periodic() {
+    use std::sync::atomic::Ordering;
+    for periodic in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path());
+        cfg.snapshot_every_commands = 0;
+        // Periodic by time, but not due within the test.
+        cfg.snapshot_every_secs = if periodic { 3600 } else { 0 };
+        let server = start(cfg);
+        let mut a = logon(&server, "CLIENT5");
+        for i in 0..30 {
+            new_order(&mut a, &format!("f{i}"), "CRNK", "1", "3.00", "1");
+            er(&mut a);
+        }
+        let last = server.counters.last_seq.load(Ordering::Relaxed);
+        assert!(last > 30, "{last}");
+        let t0 = std::time::Instant::now();
+        let mut seen = 0;
+        while t0.elapsed()
+            < if periodic {
+                T
+            } else {
+                Duration::from_millis(500)
+            }
+        {
+            seen = server.counters.replica_seq.load(Ordering::Relaxed);
+            if seen >= last {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if periodic {
+            assert!(seen >= last, "the replica reached {seen} of {last}");
+        } else {
+            assert_eq!(
+                seen, 0,
+                "a replica with nothing to snapshot applied records"
+            );
+        }
+        drop(a);
+        server.shutdown().unwrap();
+        // Either way a clean stop leaves a snapshot of the final state.
+        let snaps = std::fs::read_dir(dir.path().join("snapshots"))
+            .unwrap()
+            .count();
+        assert!(snaps >= 1, "no final snapshot");
+    }
+}
+
 #[test]
 fn periodic_snapshots_come_from_the_replica_without_stalling_and_match_a_full_replay() {
     let dir = tempfile::tempdir().unwrap();
