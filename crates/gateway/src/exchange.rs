@@ -1191,28 +1191,19 @@ impl OrderInfo {
 /// (slots are reused through `free`); the indexes hold only slot numbers: `live` (small and
 /// hot: the orders events refer to), `done` (finished ids and slots, oldest first) and
 /// `done_ix` (finished id -> slot). So retiring an order moves no record, and the per-order
-/// cost does not grow with the number of orders remembered. Both indexes are `SlotTable`s
-/// (one multiply and a probe or two per lookup).
-///
-/// `done_ix` lags `DONE_INDEX_LAG` retirements behind `done`: retiring an order prefetches
-/// its bucket and indexes the order retired that many retirements before (whose bucket is
-/// loaded by then; indexing at once stalled on the bucket on nearly every retirement), and a
-/// lookup that misses the index scans those newest few.
+/// cost does not grow with the number of orders remembered. `live` is a `SlotTable` (one
+/// multiply and a probe or two per lookup); `done_ix` a `DoneIndex`, direct-mapped by id.
 ///
 /// Invariant: an id is in at most one of `live` and `done`; `done_ix` holds exactly the ids
-/// of `done` but its newest `DONE_INDEX_LAG`; a slot is in `free` or referred to by exactly
-/// one of `live` and `done`.
+/// of `done`; a slot is in `free` or referred to by exactly one of `live` and `done`.
 #[derive(Clone)]
 struct Orders {
     slab: Vec<OrderInfo>,
     free: Vec<u32>,
     live: SlotTable,
     done: VecDeque<(OrderId, u32)>,
-    done_ix: SlotTable,
+    done_ix: DoneIndex,
 }
-
-/// How many retirements `Orders::done_ix` lags behind `Orders::done` (see there).
-const DONE_INDEX_LAG: usize = 16;
 
 /// How many finished orders ahead of the oldest `retire` prefetches what forgetting it
 /// touches (its index bucket and its record's slot, reused by the next new order).
@@ -1272,15 +1263,6 @@ impl SlotTable {
     #[inline(always)]
     fn get(&self, id: OrderId) -> Option<u32> {
         self.find(id).map(|b| self.buckets[b].1)
-    }
-
-    /// Starts loading the home bucket of `id` and the next line (a probe or a removal's
-    /// backward shift may go on into it; a hint only).
-    #[inline(always)]
-    fn prefetch(&self, id: OrderId) {
-        let b = self.home(id);
-        engine::hint::prefetch(&self.buckets[b]);
-        engine::hint::prefetch(&self.buckets[(b + 4) & self.mask()]);
     }
 
     /// Maps `id` (not in the table) to `slot`.
@@ -1364,6 +1346,91 @@ impl SlotTable {
     }
 }
 
+/// Finished order id -> slab slot, direct-mapped: cell `id % cells` holds the id and its
+/// slot, and an id whose cell is taken by another goes to a small overflow `SlotTable`.
+///
+/// Why not a hash table: ids are sequential and most orders finish soon after they are
+/// made, so the newest finished ids fall in a narrow, moving band of cells that stays in the
+/// cache, and the oldest finished order, forgotten as each new one finishes, sits about
+/// `DONE_ORDERS_MAX` finishes back, where the band was: the cells are used roughly in
+/// order instead of at random (a hashed index cost two cold cache lines a finished order in
+/// replay, one to index it and one to forget it, plus its probing). With twice as many cells
+/// as finished orders remembered, an id shares a cell with a newer one only if that many
+/// orders were made between them (an order that rested that long): the overflow holds those.
+///
+/// Invariant: each indexed id is in exactly one place: its cell (`cells[id & mask]`, slot not
+/// `EMPTY`) or `overflow`.
+#[derive(Clone)]
+struct DoneIndex {
+    cells: Vec<(OrderId, u32)>,
+    mask: usize,
+    overflow: SlotTable,
+}
+
+impl DoneIndex {
+    const EMPTY: u32 = SlotTable::EMPTY;
+
+    /// An index for about `n` ids: `n` cells rounded up to a power of two (the gateway's
+    /// `DONE_ORDERS_MAX + 1` rounds up to twice `DONE_ORDERS_MAX`).
+    fn with_capacity(n: usize) -> DoneIndex {
+        let cells = n.next_power_of_two().max(16);
+        DoneIndex {
+            cells: vec![(0, Self::EMPTY); cells],
+            mask: cells - 1,
+            overflow: SlotTable::with_capacity(1024),
+        }
+    }
+
+    #[inline(always)]
+    fn cell(&self, id: OrderId) -> usize {
+        id as usize & self.mask
+    }
+
+    /// Indexes `id` (not indexed yet) at `slot`; an id in its cell moves to the overflow.
+    #[inline]
+    fn insert(&mut self, id: OrderId, slot: u32) {
+        let c = self.cell(id);
+        let (old, old_slot) = self.cells[c];
+        if old_slot != Self::EMPTY {
+            self.overflow.insert(old, old_slot);
+        }
+        self.cells[c] = (id, slot);
+    }
+
+    #[inline]
+    fn get(&self, id: OrderId) -> Option<u32> {
+        let (k, slot) = self.cells[self.cell(id)];
+        if slot != Self::EMPTY && k == id {
+            Some(slot)
+        } else if self.overflow.len == 0 {
+            None
+        } else {
+            self.overflow.get(id)
+        }
+    }
+
+    /// Unindexes `id`; returns its slot if it was indexed.
+    #[inline]
+    fn remove(&mut self, id: OrderId) -> Option<u32> {
+        let c = self.cell(id);
+        let (k, slot) = self.cells[c];
+        if slot != Self::EMPTY && k == id {
+            self.cells[c] = (0, Self::EMPTY);
+            Some(slot)
+        } else if self.overflow.len == 0 {
+            None
+        } else {
+            self.overflow.remove(id)
+        }
+    }
+
+    /// Starts loading `id`'s cell (a hint only).
+    #[inline(always)]
+    fn prefetch(&self, id: OrderId) {
+        engine::hint::prefetch(&self.cells[self.cell(id)]);
+    }
+}
+
 impl Orders {
     /// Room for every finished order from the start (address space only), so retiring never
     /// copies the ring or the slab on the way up.
@@ -1375,7 +1442,7 @@ impl Orders {
             free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
             live: SlotTable::with_capacity(1024),
             done: VecDeque::with_capacity(DONE_ORDERS_MAX + 1),
-            done_ix: SlotTable::with_capacity(DONE_ORDERS_MAX + 1),
+            done_ix: DoneIndex::with_capacity(DONE_ORDERS_MAX + 1),
         }
     }
 
@@ -1391,14 +1458,7 @@ impl Orders {
     /// The slot of finished order `id` (rare: out of line, so `slot` stays small).
     #[inline(never)]
     fn done_slot(&self, id: OrderId) -> Option<u32> {
-        self.done_ix.get(id).or_else(|| {
-            self.done
-                .iter()
-                .rev()
-                .take(DONE_INDEX_LAG)
-                .find(|&&(d, _)| d == id)
-                .map(|&(_, s)| s)
-        })
+        self.done_ix.get(id)
     }
 
     #[inline]
@@ -1484,21 +1544,14 @@ impl Orders {
         }
     }
 
-    /// Moves live order `id` to the newest finished one; false if it is not live. Indexes
-    /// the finished order `DONE_INDEX_LAG` retirements older (see `Orders`).
+    /// Moves live order `id` to the newest finished one; false if it is not live.
     #[inline]
     fn push_done(&mut self, id: OrderId) -> bool {
         let Some(slot) = self.live.remove(id) else {
             return false;
         };
-        self.done_ix.prefetch(id);
         self.done.push_back((id, slot));
-        if let Some(&(lagging, s)) = self
-            .done
-            .get(self.done.len().wrapping_sub(DONE_INDEX_LAG + 1))
-        {
-            self.done_ix.insert(lagging, s);
-        }
+        self.done_ix.insert(id, slot);
         true
     }
 
@@ -4490,6 +4543,46 @@ mod tests {
             },
             price_decimals: dec,
         }
+    }
+
+    /// The finished-order index (`DoneIndex`) against a `HashMap`: sequential ids that share
+    /// cells with older ones still indexed (so through the overflow and back), far ids, and
+    /// ids indexed and removed in an order other than their numbering.
+    #[test]
+    fn done_index_matches_a_map() {
+        let mut t = DoneIndex::with_capacity(64);
+        assert_eq!(t.cells.len(), 64);
+        let mut m = std::collections::HashMap::new();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for step in 0..50_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly recent ids of a numbering that moves on by one a step; some that are
+            // 64 or 128 ids older (the same cell); some far ones.
+            let id = match x % 16 {
+                0 => x >> 24,
+                1 | 2 => step.saturating_sub(64 * (1 + x % 2)),
+                _ => step.saturating_sub(x % 48),
+            };
+            if (x >> 8).is_multiple_of(3) {
+                assert_eq!(t.remove(id), m.remove(&id), "remove {id}");
+            } else if let std::collections::hash_map::Entry::Vacant(v) = m.entry(id) {
+                v.insert(step as u32);
+                t.insert(id, step as u32);
+            }
+            assert_eq!(t.get(id), m.get(&id).copied(), "get {id}");
+            let cell = t.cells.iter().filter(|c| c.1 != DoneIndex::EMPTY).count();
+            assert_eq!(cell + t.overflow.len, m.len(), "each id in one place");
+        }
+        assert!(t.overflow.len > 0, "the test reaches the overflow");
+        for (&id, &slot) in &m {
+            assert_eq!(t.get(id), Some(slot));
+            assert_eq!(t.remove(id), Some(slot));
+            assert_eq!(t.get(id), None);
+        }
+        assert_eq!(t.overflow.len, 0);
+        assert!(t.cells.iter().all(|c| c.1 == DoneIndex::EMPTY));
     }
 
     /// The order index (`SlotTable`) against a `HashMap`, through growth, removals that shift
