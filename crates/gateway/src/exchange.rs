@@ -689,10 +689,12 @@ impl ClIndex {
         }
     }
 
-    /// Position bits for a ring of up to `n` entries, with room for as many again (live
-    /// orders' ClOrdIDs beyond the window) before a rebuild.
+    /// Position bits for a ring of up to `n` entries, with room for about as many again (live
+    /// orders' ClOrdIDs beyond the window) before a rebuild: twice `n - 1` rounded up to a
+    /// power of two (the window's `CL_ORD_IDS_MAX + 1` takes 21 bits, leaving 4 bits of tag;
+    /// with 22 the 3-bit tag let 1 lookup in 13 compare a random, cold ring entry).
     fn pbits_for(n: usize) -> u32 {
-        n.next_power_of_two().trailing_zeros() + 1
+        n.saturating_sub(1).next_power_of_two().trailing_zeros() + 1
     }
 
     #[inline]
