@@ -4309,6 +4309,126 @@ mod tests {
         );
     }
 
+    /// A resting order finishes after more orders than the finished-order index has cells:
+    /// a newer finished order holds its cell, so one of the two goes to the index's overflow;
+    /// both still answer an OrderStatusRequest, also after a snapshot and restore; once
+    /// `DONE_ORDERS_MAX` more orders have finished, both are forgotten ("unknown order") and
+    /// the overflow is empty again.
+    #[test]
+    fn finished_orders_that_share_an_index_cell_answer_status_until_forgotten() {
+        let cfg = Arc::new(Config::defaults());
+        let mut x = Exchange::new(cfg.clone());
+        let mut out = Outbox::default();
+        let ts = 1_800_000_000_000_000_000u64;
+        let mut seq = 0u64;
+        let mut msg_seq = 0u64;
+        let mut send = |x: &mut Exchange, msg: FixMsg, out: &mut Outbox| {
+            seq += 1;
+            msg_seq += 1;
+            out.clear();
+            x.apply(
+                seq,
+                ts + seq,
+                &Input::Fix {
+                    conn: 7,
+                    seq: msg_seq,
+                    poss_dup: false,
+                    msg,
+                },
+                out,
+            );
+            String::from_utf8_lossy(&out.buf).into_owned()
+        };
+        let order = |cl: &str, side: Side, price: i64, tif: TimeInForce| {
+            FixMsg::New(NewOrderMsg {
+                cl_ord_id: ClOrdId::from(cl),
+                symbol: 0,
+                side,
+                ord_type: OrdType::Limit,
+                tif,
+                price,
+                qty: 5,
+                account: None,
+                post_only: false,
+            })
+        };
+        let status = |cl: &str| FixMsg::Status {
+            cl_ord_id: ClOrdId::from(cl),
+            echo: crate::record::Echo::from("55=ACME\x0154=1\x01"),
+        };
+        // IOC sells far above the bid: each is finished (canceled) as soon as it arrives.
+        type Send<'a> = dyn FnMut(&mut Exchange, FixMsg, &mut Outbox) -> String + 'a;
+        let iocs = |x: &mut Exchange, out: &mut Outbox, send: &mut Send, from: usize, n: usize| {
+            for j in from..from + n {
+                let o = send(
+                    x,
+                    order(&format!("f{j}"), Side::Sell, 5000, TimeInForce::Ioc),
+                    out,
+                );
+                assert!(o.contains("\x01150=4\x01"), "f{j}: {o}");
+            }
+        };
+        send(&mut x, logon_msg("CLIENT1", "FIX.4.4"), &mut out);
+        let o = send(
+            &mut x,
+            order("old", Side::Buy, 1000, TimeInForce::Day),
+            &mut out,
+        );
+        assert!(o.contains("\x01150=0\x01"), "{o}");
+        let cells = x.orders.done_ix.cells.len();
+        // The IOC numbered `cells - 1` has the id `cells` above the resting order's.
+        iocs(&mut x, &mut out, &mut send, 0, cells + 100);
+        let o = send(
+            &mut x,
+            FixMsg::Cancel {
+                cl_ord_id: ClOrdId::from("old-x"),
+                orig_cl_ord_id: ClOrdId::from("old"),
+            },
+            &mut out,
+        );
+        assert!(o.contains("\x01150=4\x01"), "{o}");
+        // Past the index's lag, so the canceled order is in the index itself.
+        iocs(&mut x, &mut out, &mut send, cells + 100, DONE_INDEX_LAG + 4);
+        assert_eq!(
+            x.orders.done_ix.overflow.len, 1,
+            "one of the two overflowed"
+        );
+        let twin = format!("f{}", cells - 1);
+        for cl in ["old", twin.as_str()] {
+            let o = send(&mut x, status(cl), &mut out);
+            assert!(
+                o.contains("\x01150=I\x0139=4\x01") && o.contains("\x0114=0\x01"),
+                "status of {cl}: {o}"
+            );
+        }
+        // The same from a snapshot.
+        let mut snap = Vec::new();
+        let hash = x.snapshot_and_hash(&mut snap);
+        let y = Exchange::restore(cfg.clone(), &snap).expect("restores");
+        assert_eq!(y.state_hash(), hash);
+        for cl in ["old", twin.as_str()] {
+            let id = y.cl.get(0, cl.as_bytes()).expect("remembered");
+            let o = y.orders.get(&id).expect("a finished order is found");
+            assert_eq!((o.done_status, o.leaves_qty), (b'4', 0), "{cl}");
+        }
+        // More finished orders than are remembered: both are forgotten.
+        iocs(
+            &mut x,
+            &mut out,
+            &mut send,
+            cells + 200,
+            DONE_ORDERS_MAX + 1,
+        );
+        for cl in ["old", twin.as_str()] {
+            let o = send(&mut x, status(cl), &mut out);
+            assert!(
+                o.contains("\x0158=unknown order\x01"),
+                "status of {cl}: {o}"
+            );
+        }
+        assert_eq!(x.orders.done_ix.overflow.len, 0);
+    }
+
     /// ExecutionReports and OrderCancelRejects (stored as recipes, or as bytes for a text
     /// from the input) are resent byte for byte as they were sent live, also after a
     /// snapshot and restore, and the restored state hashes the same.
