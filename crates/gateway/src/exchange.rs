@@ -4194,115 +4194,120 @@ mod tests {
             .collect()
     }
 
+    /// One session (CLIENT1 on connection 7, logged on) driven message by message.
+    struct Driver {
+        x: Exchange,
+        out: Outbox,
+        seq: u64,
+    }
+
+    impl Driver {
+        fn new(x: Exchange) -> Driver {
+            let mut d = Driver {
+                x,
+                out: Outbox::default(),
+                seq: 0,
+            };
+            d.send(logon_msg("CLIENT1", "FIX.4.4"));
+            d
+        }
+
+        /// Applies `msg` (journal record and MsgSeqNum both the next) and returns what was
+        /// sent, as text.
+        fn send(&mut self, msg: FixMsg) -> String {
+            self.seq += 1;
+            self.out.clear();
+            let ts = 1_800_000_000_000_000_000u64 + self.seq;
+            let input = Input::Fix {
+                conn: 7,
+                seq: self.seq,
+                poss_dup: false,
+                msg,
+            };
+            self.x.apply(self.seq, ts, &input, &mut self.out);
+            String::from_utf8_lossy(&self.out.buf).into_owned()
+        }
+    }
+
+    /// A limit order for 5 of instrument 0.
+    fn limit(cl: &str, side: Side, price: i64, tif: TimeInForce) -> FixMsg {
+        FixMsg::New(NewOrderMsg {
+            cl_ord_id: ClOrdId::from(cl),
+            symbol: 0,
+            side,
+            ord_type: OrdType::Limit,
+            tif,
+            price,
+            qty: 5,
+            account: None,
+            post_only: false,
+        })
+    }
+
     /// A resting order replaced many times keeps only its current ClOrdID once the others
     /// leave the window; the index stays within the window plus the live orders, each new
     /// ClOrdID moves at most `ROTATIONS_MAX` entries, and the order can still be canceled by
     /// its current ClOrdID (and not by a forgotten one).
     #[test]
     fn a_long_lived_order_replaced_many_times_keeps_one_clordid_beyond_the_window() {
-        let cfg = Arc::new(Config::defaults());
-        let mut x = Exchange::new(cfg.clone());
+        let mut x = Exchange::new(Arc::new(Config::defaults()));
         x.cl_max = 64;
-        let mut out = Outbox::default();
-        let ts = 1_800_000_000_000_000_000u64;
-        let mut seq = 0u64;
-        let mut msg_seq = 0u64;
-        let mut send = |x: &mut Exchange, msg: FixMsg, out: &mut Outbox| {
-            seq += 1;
-            msg_seq += 1;
-            out.clear();
-            x.apply(
-                seq,
-                ts + seq,
-                &Input::Fix {
-                    conn: 7,
-                    seq: msg_seq,
-                    poss_dup: false,
-                    msg,
-                },
-                out,
-            );
-            String::from_utf8_lossy(&out.buf).into_owned()
-        };
-        let order = |cl: &str, side: Side, price: i64, tif: TimeInForce| {
-            FixMsg::New(NewOrderMsg {
-                cl_ord_id: ClOrdId::from(cl),
-                symbol: 0,
-                side,
-                ord_type: OrdType::Limit,
-                tif,
-                price,
-                qty: 5,
-                account: None,
-                post_only: false,
-            })
-        };
-        send(&mut x, logon_msg("CLIENT1", "FIX.4.4"), &mut out);
+        let mut d = Driver::new(x);
         // Ten resting bids, each replaced 100 times; between replaces, IOC sells far above
         // that never trade (finished at once).
         for i in 0..10 {
-            let o = send(
-                &mut x,
-                order(&format!("q{i}-0"), Side::Buy, 1000 + i, TimeInForce::Day),
-                &mut out,
-            );
+            let o = d.send(limit(
+                &format!("q{i}-0"),
+                Side::Buy,
+                1000 + i,
+                TimeInForce::Day,
+            ));
             assert!(o.contains("\x01150=0\x01"), "{o}");
         }
         let mut longest = 0;
         for r in 1..=100 {
             for i in 0..10 {
-                let o = send(
-                    &mut x,
-                    FixMsg::Replace {
-                        cl_ord_id: ClOrdId::from(format!("q{i}-{r}").as_str()),
-                        orig_cl_ord_id: ClOrdId::from(format!("q{i}-{}", r - 1).as_str()),
-                        symbol: 0,
-                        price: 1000 + i,
-                        qty: 5,
-                    },
-                    &mut out,
-                );
+                let o = d.send(FixMsg::Replace {
+                    cl_ord_id: ClOrdId::from(format!("q{i}-{r}").as_str()),
+                    orig_cl_ord_id: ClOrdId::from(format!("q{i}-{}", r - 1).as_str()),
+                    symbol: 0,
+                    price: 1000 + i,
+                    qty: 5,
+                });
                 assert!(o.contains("\x01150=5\x01"), "replace {i}/{r}: {o}");
-                send(
-                    &mut x,
-                    order(&format!("f{r}-{i}"), Side::Sell, 5000, TimeInForce::Ioc),
-                    &mut out,
-                );
-                longest = longest.max(x.cl.len());
+                d.send(limit(
+                    &format!("f{r}-{i}"),
+                    Side::Sell,
+                    5000,
+                    TimeInForce::Ioc,
+                ));
+                longest = longest.max(d.x.cl.len());
             }
         }
         // 64 + the 10 current ClOrdIDs at most, plus what one call may leave over.
         assert!(longest <= 64 + 10 + 1, "the index held {longest} entries");
         for i in 0..10 {
             assert!(
-                x.cl.get(0, format!("q{i}-100").as_bytes()).is_some(),
+                d.x.cl.get(0, format!("q{i}-100").as_bytes()).is_some(),
                 "q{i}-100"
             );
             assert!(
-                x.cl.get(0, format!("q{i}-1").as_bytes()).is_none(),
+                d.x.cl.get(0, format!("q{i}-1").as_bytes()).is_none(),
                 "q{i}-1 is forgotten"
             );
         }
-        let o = send(
-            &mut x,
-            FixMsg::Cancel {
-                cl_ord_id: ClOrdId::from("x1"),
-                orig_cl_ord_id: ClOrdId::from("q3-100"),
-            },
-            &mut out,
-        );
+        let o = d.send(FixMsg::Cancel {
+            cl_ord_id: ClOrdId::from("x1"),
+            orig_cl_ord_id: ClOrdId::from("q3-100"),
+        });
         assert!(
             o.contains("\x01150=4\x01"),
             "canceled by its current ClOrdID: {o}"
         );
-        let o = send(
-            &mut x,
-            FixMsg::Cancel {
-                cl_ord_id: ClOrdId::from("x2"),
-                orig_cl_ord_id: ClOrdId::from("q4-2"),
-            },
-            &mut out,
-        );
+        let o = d.send(FixMsg::Cancel {
+            cl_ord_id: ClOrdId::from("x2"),
+            orig_cl_ord_id: ClOrdId::from("q4-2"),
+        });
         assert!(
             o.contains("\x0135=9\x01"),
             "a forgotten ClOrdID is unknown: {o}"
@@ -4317,85 +4322,35 @@ mod tests {
     #[test]
     fn finished_orders_that_share_an_index_cell_answer_status_until_forgotten() {
         let cfg = Arc::new(Config::defaults());
-        let mut x = Exchange::new(cfg.clone());
-        let mut out = Outbox::default();
-        let ts = 1_800_000_000_000_000_000u64;
-        let mut seq = 0u64;
-        let mut msg_seq = 0u64;
-        let mut send = |x: &mut Exchange, msg: FixMsg, out: &mut Outbox| {
-            seq += 1;
-            msg_seq += 1;
-            out.clear();
-            x.apply(
-                seq,
-                ts + seq,
-                &Input::Fix {
-                    conn: 7,
-                    seq: msg_seq,
-                    poss_dup: false,
-                    msg,
-                },
-                out,
-            );
-            String::from_utf8_lossy(&out.buf).into_owned()
-        };
-        let order = |cl: &str, side: Side, price: i64, tif: TimeInForce| {
-            FixMsg::New(NewOrderMsg {
-                cl_ord_id: ClOrdId::from(cl),
-                symbol: 0,
-                side,
-                ord_type: OrdType::Limit,
-                tif,
-                price,
-                qty: 5,
-                account: None,
-                post_only: false,
-            })
-        };
+        let mut d = Driver::new(Exchange::new(cfg.clone()));
         let status = |cl: &str| FixMsg::Status {
             cl_ord_id: ClOrdId::from(cl),
             echo: crate::record::Echo::from("55=ACME\x0154=1\x01"),
         };
         // IOC sells far above the bid: each is finished (canceled) as soon as it arrives.
-        type Send<'a> = dyn FnMut(&mut Exchange, FixMsg, &mut Outbox) -> String + 'a;
-        let iocs = |x: &mut Exchange, out: &mut Outbox, send: &mut Send, from: usize, n: usize| {
+        let iocs = |d: &mut Driver, from: usize, n: usize| {
             for j in from..from + n {
-                let o = send(
-                    x,
-                    order(&format!("f{j}"), Side::Sell, 5000, TimeInForce::Ioc),
-                    out,
-                );
+                let o = d.send(limit(&format!("f{j}"), Side::Sell, 5000, TimeInForce::Ioc));
                 assert!(o.contains("\x01150=4\x01"), "f{j}: {o}");
             }
         };
-        send(&mut x, logon_msg("CLIENT1", "FIX.4.4"), &mut out);
-        let o = send(
-            &mut x,
-            order("old", Side::Buy, 1000, TimeInForce::Day),
-            &mut out,
-        );
+        let o = d.send(limit("old", Side::Buy, 1000, TimeInForce::Day));
         assert!(o.contains("\x01150=0\x01"), "{o}");
-        let cells = x.orders.done_ix.cells.len();
+        let cells = d.x.orders.done_ix.cells.len();
         // The IOC numbered `cells - 1` has the id `cells` above the resting order's.
-        iocs(&mut x, &mut out, &mut send, 0, cells + 100);
-        let o = send(
-            &mut x,
-            FixMsg::Cancel {
-                cl_ord_id: ClOrdId::from("old-x"),
-                orig_cl_ord_id: ClOrdId::from("old"),
-            },
-            &mut out,
-        );
+        iocs(&mut d, 0, cells + 100);
+        let o = d.send(FixMsg::Cancel {
+            cl_ord_id: ClOrdId::from("old-x"),
+            orig_cl_ord_id: ClOrdId::from("old"),
+        });
         assert!(o.contains("\x01150=4\x01"), "{o}");
         // Past the index's lag, so the canceled order is in the index itself.
-        iocs(&mut x, &mut out, &mut send, cells + 100, DONE_INDEX_LAG + 4);
-        assert_eq!(
-            x.orders.done_ix.overflow.len, 1,
-            "one of the two overflowed"
-        );
+        iocs(&mut d, cells + 100, DONE_INDEX_LAG + 4);
+        let overflow = d.x.orders.done_ix.overflow.len;
+        assert_eq!(overflow, 1, "one of the two overflowed");
         let twin = format!("f{}", cells - 1);
         for cl in ["old", twin.as_str()] {
-            let o = send(&mut x, status(cl), &mut out);
+            let o = d.send(status(cl));
             assert!(
                 o.contains("\x01150=I\x0139=4\x01") && o.contains("\x0114=0\x01"),
                 "status of {cl}: {o}"
@@ -4403,7 +4358,7 @@ mod tests {
         }
         // The same from a snapshot.
         let mut snap = Vec::new();
-        let hash = x.snapshot_and_hash(&mut snap);
+        let hash = d.x.snapshot_and_hash(&mut snap);
         let y = Exchange::restore(cfg.clone(), &snap).expect("restores");
         assert_eq!(y.state_hash(), hash);
         for cl in ["old", twin.as_str()] {
@@ -4412,26 +4367,17 @@ mod tests {
             assert_eq!((o.done_status, o.leaves_qty), (b'4', 0), "{cl}");
         }
         // More finished orders than are remembered: both are forgotten.
-        iocs(
-            &mut x,
-            &mut out,
-            &mut send,
-            cells + 200,
-            DONE_ORDERS_MAX + 1,
-        );
+        iocs(&mut d, cells + 200, DONE_ORDERS_MAX + 1);
         for cl in ["old", twin.as_str()] {
-            let o = send(&mut x, status(cl), &mut out);
+            let o = d.send(status(cl));
             assert!(
                 o.contains("\x0158=unknown order\x01"),
                 "status of {cl}: {o}"
             );
         }
-        assert_eq!(x.orders.done_ix.overflow.len, 0);
+        assert_eq!(d.x.orders.done_ix.overflow.len, 0);
     }
 
-    /// ExecutionReports and OrderCancelRejects (stored as recipes, or as bytes for a text
-    /// from the input) are resent byte for byte as they were sent live, also after a
-    /// snapshot and restore, and the restored state hashes the same.
     #[test]
     fn stored_reports_and_cancel_rejects_resend_as_sent() {
         let cfg = Arc::new(Config::defaults());
