@@ -23,7 +23,7 @@ use crate::config::{Config, InstrumentDef};
 use crate::record::{
     Checkpoint, ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg, SessionMark,
 };
-use crate::wire::{push_u64, push_utc_timestamp, MsgWriter};
+use crate::wire::{push_u64, push_utc_timestamp, utc_timestamp, MsgWriter};
 use engine::{Engine, EngineConfig};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -1675,8 +1675,6 @@ pub struct Exchange {
     events: Vec<Event>,
     w: MsgWriter,
     body: Vec<u8>,
-    /// SendingTime of the message being written (reused: no allocation per message).
-    ts_buf: Vec<u8>,
     pub stats: Stats,
     /// When set, every engine event is also appended here (for `journal dump`).
     pub event_log: Option<Vec<Event>>,
@@ -1725,7 +1723,6 @@ impl Exchange {
             events: Vec::with_capacity(64),
             w: MsgWriter::new(),
             body: Vec::with_capacity(512),
-            ts_buf: Vec::with_capacity(32),
             stats: Stats::default(),
             event_log: None,
             replaying: false,
@@ -2428,26 +2425,20 @@ impl Exchange {
         let def = &self.cfg.sessions[ix as usize];
         let w = &mut self.w;
         w.clear();
-        w.field(35, &[msg_type])
-            .u64(34, seq)
-            .str(49, &def.target_comp_id)
-            .str(56, &def.sender_comp_id);
-        let mut tv = std::mem::take(&mut self.ts_buf);
-        tv.clear();
-        push_utc_timestamp(&mut tv, ts);
+        // Tags as text (no number to format), and the body copied once, by `finish_with`.
+        w.field_at(b"35=", &[msg_type])
+            .u64_at(b"34=", seq)
+            .field_at(b"49=", def.target_comp_id.as_bytes())
+            .field_at(b"56=", def.sender_comp_id.as_bytes());
         if let Some(o) = orig_ts {
-            w.str(43, "Y");
-            w.field(52, &tv);
-            tv.clear();
-            push_utc_timestamp(&mut tv, o);
-            w.field(122, &tv);
+            w.field_at(b"43=", b"Y")
+                .field_at(b"52=", &utc_timestamp(ts))
+                .field_at(b"122=", &utc_timestamp(o));
         } else {
-            w.field(52, &tv);
+            w.field_at(b"52=", &utc_timestamp(ts));
         }
-        w.raw(body);
-        self.ts_buf = tv;
         let start = out.buf.len();
-        w.finish(&def.begin_string, &mut out.buf);
+        w.finish_with(&def.begin_string, body, &mut out.buf);
         out.items.push(OutItem {
             conn,
             start,

@@ -275,16 +275,37 @@ impl MsgWriter {
         self.body.push(SOH);
         self
     }
+    /// Appends `tag_eq` (a tag and its '=', e.g. `b"35="`: no number to format) and `value`.
+    #[inline]
+    pub fn field_at(&mut self, tag_eq: &[u8], value: &[u8]) -> &mut Self {
+        self.body.extend_from_slice(tag_eq);
+        self.body.extend_from_slice(value);
+        self.body.push(SOH);
+        self
+    }
+    /// `field_at` with a number.
+    #[inline]
+    pub fn u64_at(&mut self, tag_eq: &[u8], value: u64) -> &mut Self {
+        self.body.extend_from_slice(tag_eq);
+        push_u64(&mut self.body, value);
+        self.body.push(SOH);
+        self
+    }
     /// Appends the complete message (BeginString, BodyLength, body, CheckSum) to `out`.
     pub fn finish(&self, begin_string: &str, out: &mut Vec<u8>) {
+        self.finish_with(begin_string, &[], out)
+    }
+    /// `finish` of the fields written so far followed by `tail` (already-encoded fields),
+    /// copied once, straight into `out`.
+    pub fn finish_with(&self, begin_string: &str, tail: &[u8], out: &mut Vec<u8>) {
         let start = out.len();
         out.extend_from_slice(b"8=");
         out.extend_from_slice(begin_string.as_bytes());
-        out.push(SOH);
-        out.extend_from_slice(b"9=");
-        push_u64(out, self.body.len() as u64);
+        out.extend_from_slice(b"\x019=");
+        push_u64(out, (self.body.len() + tail.len()) as u64);
         out.push(SOH);
         out.extend_from_slice(&self.body);
+        out.extend_from_slice(tail);
         let sum = out[start..].iter().fold(0u8, |a, &b| a.wrapping_add(b));
         out.extend_from_slice(b"10=");
         out.push(b'0' + sum / 100);
