@@ -4078,39 +4078,44 @@ fn push_units(out: &mut Vec<u8>, units: u64, decimals: u32) {
 /// Parses a FIX price decimal into price units of `inst`: `Err` says why (not a number, off the
 /// tick, out of range).
 pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
-    let s = std::str::from_utf8(text).map_err(|_| "price is not a decimal")?;
-    let (neg, s) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s),
+    const NOT_DECIMAL: &str = "price is not a decimal";
+    const OUT_OF_RANGE: &str = "price out of range";
+    // One pass over the bytes (an order's price is parsed on the event loop): an optional
+    // '-', at most 15 digits, then optionally '.' and digits.
+    let (neg, body) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
     };
-    let (int, frac) = match s.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (s, ""),
-    };
-    if (int.is_empty() && frac.is_empty())
-        || !int.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-        || int.len() > 15
-    {
-        return Err("price is not a decimal");
+    let mut int: i64 = 0;
+    let mut at = 0;
+    while let Some(&c) = body.get(at) {
+        match c {
+            b'0'..=b'9' if at < 15 => int = int * 10 + i64::from(c - b'0'),
+            b'.' => break,
+            _ => return Err(NOT_DECIMAL),
+        }
+        at += 1;
+    }
+    let int_len = at;
+    let frac = body.get(at + 1..).unwrap_or(&[]);
+    if !frac.iter().all(u8::is_ascii_digit) || (int_len == 0 && frac.is_empty()) {
+        return Err(NOT_DECIMAL);
+    }
+    let mut frac_len = frac.len();
+    while frac_len > 0 && frac[frac_len - 1] == b'0' {
+        frac_len -= 1;
     }
     let dec = inst.price_decimals as usize;
-    let frac_trim = frac.trim_end_matches('0');
-    if frac_trim.len() > dec {
+    if frac_len > dec {
         return Err("price is off the tick");
     }
-    let mut units: i64 = if int.is_empty() {
-        0
-    } else {
-        int.parse().map_err(|_| "price out of range")?
-    };
-    units = units
-        .checked_mul(10i64.pow(dec as u32))
-        .ok_or("price out of range")?;
-    if !frac_trim.is_empty() {
-        let f: i64 = frac_trim.parse().map_err(|_| "price is not a decimal")?;
-        units += f * 10i64.pow((dec - frac_trim.len()) as u32);
-    }
+    let f = frac[..frac_len]
+        .iter()
+        .fold(0i64, |n, &c| n * 10 + i64::from(c - b'0'));
+    let mut units = int
+        .checked_mul(POW10[dec])
+        .and_then(|u| u.checked_add(f * POW10[dec - frac_len]))
+        .ok_or(OUT_OF_RANGE)?;
     if neg {
         units = -units;
     }
@@ -4123,9 +4128,70 @@ pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static st
     Ok(units)
 }
 
+/// 10^0 to 10^18.
+const POW10: [i64; 19] = {
+    let mut t = [1i64; 19];
+    let mut k = 1;
+    while k < 19 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `parse_price` as it was before the one-pass version (with its sum checked): the
+    /// reference `one_pass_price_parsing_matches_the_reference` compares against.
+    fn parse_price_reference(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
+        let s = std::str::from_utf8(text).map_err(|_| "price is not a decimal")?;
+        let (neg, s) = match s.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, s),
+        };
+        let (int, frac) = match s.split_once('.') {
+            Some((i, f)) => (i, f),
+            None => (s, ""),
+        };
+        if (int.is_empty() && frac.is_empty())
+            || !int.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+            || int.len() > 15
+        {
+            return Err("price is not a decimal");
+        }
+        let dec = inst.price_decimals as usize;
+        let frac_trim = frac.trim_end_matches('0');
+        if frac_trim.len() > dec {
+            return Err("price is off the tick");
+        }
+        let mut units: i64 = if int.is_empty() {
+            0
+        } else {
+            int.parse().map_err(|_| "price out of range")?
+        };
+        units = units
+            .checked_mul(10i64.pow(dec as u32))
+            .ok_or("price out of range")?;
+        if !frac_trim.is_empty() {
+            let f: i64 = frac_trim.parse().map_err(|_| "price is not a decimal")?;
+            units = units
+                .checked_add(f * 10i64.pow((dec - frac_trim.len()) as u32))
+                .ok_or("price out of range")?;
+        }
+        if neg {
+            units = -units;
+        }
+        if units <= 0 {
+            return Err("price must be positive");
+        }
+        if units % inst.instrument.tick != 0 {
+            return Err("price is off the tick");
+        }
+        Ok(units)
+    }
 
     /// A Logon from `sender` to RIALTO in `begin_string`, resetting sequence numbers.
     fn logon_msg(sender: &str, begin_string: &str) -> FixMsg {
@@ -4900,6 +4966,60 @@ mod tests {
                 assert!(!eq_short(&a[..n - 1], x));
             }
         }
+    }
+
+    /// The one-pass `parse_price` against the straightforward one it replaced (string
+    /// splitting and `str::parse`; with the sum checked, where that one could overflow), on
+    /// random text over digits, '.', '-', other bytes and long runs of digits, for every
+    /// number of decimals and a few ticks.
+    #[test]
+    fn one_pass_price_parsing_matches_the_reference() {
+        let pieces: [&[u8]; 12] = [
+            b"0",
+            b"1",
+            b"9",
+            b"5",
+            b"00",
+            b".",
+            b"-",
+            b"e",
+            b" ",
+            b"\xc3\xa9",
+            b"922337203685477",
+            b"99999999999999999",
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut checked = 0;
+        for dec in 0..=9u32 {
+            for tick in [1i64, 5, 25] {
+                let i = inst(tick, dec);
+                for _ in 0..4_000 {
+                    let mut t = Vec::new();
+                    for _ in 0..next() % 7 {
+                        t.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+                    }
+                    assert_eq!(
+                        parse_price(&t, &i),
+                        parse_price_reference(&t, &i),
+                        "{:?} with {dec} decimals, tick {tick}",
+                        String::from_utf8_lossy(&t)
+                    );
+                    checked += parse_price(&t, &i).is_ok() as u32;
+                }
+            }
+        }
+        assert!(checked > 1_000, "{checked} valid prices among the cases");
+        // The sum of the whole and fractional parts overflowing is out of range (it wrapped).
+        assert_eq!(
+            parse_price(b"922337203685477.9999", &inst(1, 4)),
+            Err("price out of range")
+        );
     }
 
     #[test]
