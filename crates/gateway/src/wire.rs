@@ -392,19 +392,22 @@ pub const UTC_TIMESTAMP_LEN: usize = 21;
 /// TransactTime), and the iterations of one millisecond share it, so nearly every call is a
 /// repeat of the one before.
 pub fn utc_timestamp(ts_ns: u64) -> [u8; UTC_TIMESTAMP_LEN] {
-    type Last = Option<(u64, [u8; UTC_TIMESTAMP_LEN])>;
+    use std::cell::Cell;
     thread_local! {
-        static LAST: std::cell::Cell<Last> = const { std::cell::Cell::new(None) };
+        // The millisecond last formatted (`u64::MAX`: none yet) and its text, in two cells
+        // so that a repeat reads one word to compare and copies only the text.
+        static LAST_MS: Cell<u64> = const { Cell::new(u64::MAX) };
+        static LAST_TEXT: Cell<[u8; UTC_TIMESTAMP_LEN]> =
+            const { Cell::new([0; UTC_TIMESTAMP_LEN]) };
     }
     let ms = ts_ns / 1_000_000;
-    LAST.with(|last| match last.get() {
-        Some((at, text)) if at == ms => text,
-        _ => {
-            let text = format_utc_timestamp(ts_ns);
-            last.set(Some((ms, text)));
-            text
-        }
-    })
+    if LAST_MS.get() == ms {
+        return LAST_TEXT.get();
+    }
+    let text = format_utc_timestamp(ts_ns);
+    LAST_MS.set(ms);
+    LAST_TEXT.set(text);
+    text
 }
 
 fn format_utc_timestamp(ts_ns: u64) -> [u8; UTC_TIMESTAMP_LEN] {
