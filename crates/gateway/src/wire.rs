@@ -349,10 +349,30 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 /// this took the fewest instructions: one digit per division pushed byte by byte 3.5% more
 /// in all, two per division pushed byte by byte 0.9% more, growing the vector first and
 /// writing the digits in place 16% more (a `memset` call), and sharing `fix::encode`'s digit
-/// loop (over a slice of the exact length) 1.5% more: hence a copy of that loop here.
+/// loop (over a slice of the exact length) 1.5% more: hence a copy of that loop here. Numbers
+/// below 10,000 (most of a message's) take a short form of one to four bytes without
+/// `ilog10` or the array: 3.0% fewer in all (thirteenth session).
 pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     if v < 10 {
         out.push(b'0' + v as u8);
+        return;
+    }
+    // Most numbers in a message are short (lengths, quantities, sequence numbers of a
+    // session's first thousands): up to four digits without counting them first.
+    if v < 10_000 {
+        let pair = |p: u64| {
+            let d = p as usize * 2;
+            [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
+        };
+        if v >= 1_000 {
+            let (hi, lo) = (pair(v / 100), pair(v % 100));
+            out.extend_from_slice(&[hi[0], hi[1], lo[0], lo[1]]);
+        } else if v >= 100 {
+            let lo = pair(v % 100);
+            out.extend_from_slice(&[b'0' + (v / 100) as u8, lo[0], lo[1]]);
+        } else {
+            out.extend_from_slice(&pair(v));
+        }
         return;
     }
     let n = v.ilog10() as usize + 1;
@@ -490,6 +510,13 @@ mod tests {
             let mut b = b"x".to_vec();
             push_u64(&mut b, v);
             assert_eq!(&b[1..], text.as_bytes());
+        }
+        // Every number of up to five digits (the short forms), against the standard library.
+        let mut b = Vec::new();
+        for v in 0..100_000u64 {
+            b.clear();
+            push_u64(&mut b, v);
+            assert_eq!(b, v.to_string().as_bytes(), "{v}");
         }
         // Every digit count, and both sides of each power of ten, against the standard library.
         let mut p = 1u64;
