@@ -22,8 +22,9 @@
 //!   200K orders/s a 30 MB snapshot took 75-87 ms to serialize); only the final one at a clean
 //!   stop is serialized by the loop (also every one, should the replica fail). The replay runs
 //!   on a helper, **snapshot-idle**, in `SCHED_IDLE`, which follows the journal between
-//!   snapshots (only when snapshots are periodic: otherwise nothing asks for the replica): it uses the CPU the loop and the generator leave idle (enough to keep up at
-//!   200K/s on 2 cores) and yields to them at once; should it get less than a quarter of a core
+//!   snapshots (only when snapshots are periodic: otherwise nothing asks for the replica): it
+//!   uses the CPU the loop and the generator leave idle (enough to keep up at 200K/s on 2
+//!   cores) and yields to them at once; should it get less than a quarter of a core
 //!   while it has work, the `snapshot` thread moves it to the normal class, paced to a quarter
 //!   of a core (what the replica always had), until it has caught up (`SnapshotWriter`). The
 //!   `snapshot` thread serializes.
