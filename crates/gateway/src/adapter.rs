@@ -341,11 +341,17 @@ pub fn echo(f: &Fields, msg: &[u8]) -> String {
 /// `echo` inline, without allocating (an OrderStatusRequest's).
 pub fn echo_fields(f: &Fields, msg: &[u8]) -> Echo {
     let mut out = Echo::EMPTY;
-    for tag in [55u32, 54, 38, 40, 44] {
+    for (tag, tag_eq) in [
+        (55u32, b"55="),
+        (54, b"54="),
+        (38, b"38="),
+        (40, b"40="),
+        (44, b"44="),
+    ] {
         if let Some(v) = f.get(msg, tag) {
             if v.len() <= 32 {
                 // Five fields of at most 32 bytes always fit; an unprintable value is left out.
-                out.push_field(tag, v);
+                out.push_field(tag_eq, v);
             }
         }
     }

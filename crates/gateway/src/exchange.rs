@@ -4076,7 +4076,9 @@ fn push_units(out: &mut Vec<u8>, units: u64, decimals: u32) {
 }
 
 /// Parses a FIX price decimal into price units of `inst`: `Err` says why (not a number, off the
-/// tick, out of range).
+/// tick, out of range). `fix::Decimal::parse` and `to_ticks` do the same job with other edge
+/// rules (no 15-digit limit on the whole part, tick counts rather than price units); moving the
+/// gateway onto the `fix` crate (ARCHITECTURE, "Known debt") would leave one of the two.
 pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
     const NOT_DECIMAL: &str = "price is not a decimal";
     const OUT_OF_RANGE: &str = "price out of range";

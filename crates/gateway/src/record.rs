@@ -184,38 +184,21 @@ impl Echo {
         bytes: [0; ECHO_MAX],
     };
 
-    /// Appends `tag=value<SOH>`; false (and no change) if it does not fit or `value` is
-    /// empty or not printable ASCII.
-    pub fn push_field(&mut self, tag: u32, value: &[u8]) -> bool {
+    /// Appends `tag_eq` (the tag and its '=', e.g. `b"55="`), `value` and SOH; false (and no
+    /// change) if it does not fit or `value` is empty or not printable ASCII.
+    pub fn push_field(&mut self, tag_eq: &[u8], value: &[u8]) -> bool {
         if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
             return false;
         }
-        let mut digits = [0u8; 10];
-        let mut n = 0;
-        let mut t = tag;
-        loop {
-            digits[n] = b'0' + (t % 10) as u8;
-            n += 1;
-            t /= 10;
-            if t == 0 {
-                break;
-            }
-        }
         let at = self.len as usize;
-        let end = at + n + 1 + value.len() + 1;
+        let end = at + tag_eq.len() + value.len() + 1;
         if end > ECHO_MAX {
             return false;
         }
-        let mut w = at;
-        for k in (0..n).rev() {
-            self.bytes[w] = digits[k];
-            w += 1;
-        }
-        self.bytes[w] = b'=';
-        w += 1;
-        self.bytes[w..w + value.len()].copy_from_slice(value);
-        w += value.len();
-        self.bytes[w] = 1;
+        let mid = at + tag_eq.len();
+        self.bytes[at..mid].copy_from_slice(tag_eq);
+        self.bytes[mid..end - 1].copy_from_slice(value);
+        self.bytes[end - 1] = 1;
         self.len = end as u8;
         true
     }
@@ -1042,22 +1025,22 @@ mod tests {
     fn echo_builds_fields_inline_and_refuses_what_does_not_fit() {
         let mut e = Echo::EMPTY;
         assert!(e.is_empty());
-        assert!(e.push_field(55, b"ACME"));
-        assert!(e.push_field(54, b"1"));
+        assert!(e.push_field(b"55=", b"ACME"));
+        assert!(e.push_field(b"54=", b"1"));
         assert_eq!(e.as_str(), "55=ACME\x0154=1\x01");
         // Empty, unprintable or non-ASCII values are left out, and change nothing.
-        assert!(!e.push_field(38, b""));
-        assert!(!e.push_field(38, b"1 0"));
-        assert!(!e.push_field(38, b"1\x010"));
-        assert!(!e.push_field(38, "é".as_bytes()));
+        assert!(!e.push_field(b"38=", b""));
+        assert!(!e.push_field(b"38=", b"1 0"));
+        assert!(!e.push_field(b"38=", b"1\x010"));
+        assert!(!e.push_field(b"38=", "é".as_bytes()));
         assert_eq!(e.as_str(), "55=ACME\x0154=1\x01");
         // The five widest fields fit exactly; a sixth byte does not.
         let mut full = Echo::EMPTY;
-        for tag in [55, 54, 38, 40, 44] {
+        for tag in [b"55=", b"54=", b"38=", b"40=", b"44="] {
             assert!(full.push_field(tag, &[b'9'; 32]));
         }
         assert_eq!(full.as_bytes().len(), ECHO_MAX);
-        assert!(!full.push_field(1, b"x"));
+        assert!(!full.push_field(b"1=", b"x"));
         assert_eq!(full.as_bytes().len(), ECHO_MAX);
         assert_eq!(Echo::from_bytes(full.as_bytes()), Some(full));
         assert_eq!(Echo::from_bytes(&[b'x'; ECHO_MAX + 1]), None);
