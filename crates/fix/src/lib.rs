@@ -62,8 +62,8 @@ pub mod time;
 
 pub use decimal::{avg_px, Decimal, DecimalError};
 pub use decode::{
-    frame, resync, DecodeError, Decoder, FieldError, FieldErrorKind, Fields, FrameError, Group,
-    Limits, Message, SOH,
+    find_soh, frame, resync, DecodeError, Decoder, FieldError, FieldErrorKind, Fields, FrameError,
+    Group, Limits, Message, SOH,
 };
 pub use encode::{Encoder, Header};
 pub use session::{

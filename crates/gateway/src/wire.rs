@@ -130,28 +130,6 @@ pub fn parse_u64(b: &[u8]) -> Option<u64> {
     Some(n)
 }
 
-/// The index of the first SOH in `msg` at or after `at`, eight bytes at a time (a value is
-/// usually shorter than that: one load and a few operations instead of a loop over bytes).
-#[inline]
-fn next_soh(msg: &[u8], mut at: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    while let Some(word) = msg.get(at..at + 8) {
-        let w = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ (ONES * SOH as u64);
-        // The high bit of each byte that was SOH (now 0); a borrow can only mark bytes above
-        // the first such byte, so the lowest mark is exact.
-        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
-        if zero != 0 {
-            return Some(at + (zero.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    msg.get(at..)?
-        .iter()
-        .position(|&b| b == SOH)
-        .map(|p| at + p)
-}
-
 /// The fields of one message, as (tag, value range) into the message bytes.
 pub struct Fields {
     tags: Vec<(u32, u32, u32)>,
@@ -209,7 +187,7 @@ impl Fields {
             if eq == start || tag == 0 || tag > u32::MAX as u64 {
                 return Err(FieldsError::BadTag);
             }
-            let Some(end) = next_soh(msg, eq + 1) else {
+            let Some(end) = fix::find_soh(msg, eq + 1) else {
                 return Err(FieldsError::BadTag);
             };
             if self.tags.len() == FIELDS_MAX {
@@ -469,34 +447,6 @@ fn format_utc_timestamp(ts_ns: u64) -> [u8; UTC_TIMESTAMP_LEN] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `next_soh` against a byte-by-byte search, from every start, in messages of every
-    /// length up to 40 whose bytes include the ones next to SOH (0x00, 0x02) and high ones,
-    /// where a word-at-a-time search could be misled by a borrow.
-    #[test]
-    fn next_soh_matches_a_byte_search() {
-        let alphabet = [0x00u8, 0x01, 0x02, b'=', b'9', 0x7f, 0x80, 0x81, 0xfe, 0xff];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for len in 0..=40usize {
-            for _ in 0..200 {
-                let msg: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        alphabet[(x % alphabet.len() as u64) as usize]
-                    })
-                    .collect();
-                for at in 0..=len + 1 {
-                    let want = msg
-                        .get(at..)
-                        .and_then(|t| t.iter().position(|&b| b == SOH))
-                        .map(|p| at + p);
-                    assert_eq!(next_soh(&msg, at), want, "{msg:?} from {at}");
-                }
-            }
-        }
-    }
 
     #[test]
     fn integers_and_timestamps_format_exactly() {
