@@ -522,8 +522,9 @@ pub struct Driver {
     /// First expiry (monotonic ns) and interval of the armed periodic timer (0: disarmed).
     timer_base: u64,
     timer_interval: u64,
-    /// Lateness of the last parked wake-up by the timer, for `WakeEarly`.
-    wake_lateness: Option<u64>,
+    /// The expiry (monotonic ns) that the last parked wake-up by the timer answered, for
+    /// `WakeEarly`: the run measures how late it is ready to send against it.
+    woke_for: Option<u64>,
 }
 
 impl Driver {
@@ -590,7 +591,7 @@ impl Driver {
             runs: 0,
             timer_base: 0,
             timer_interval: 0,
-            wake_lateness: None,
+            woke_for: None,
             cfg,
         };
         d.logon()?;
@@ -749,11 +750,7 @@ impl Driver {
         let mut looked = false;
         let result = loop {
             let mut now = mono_ns() - t0;
-            if let Some(late) = self.wake_lateness.take() {
-                if adaptive && late < schedule.tick_ns {
-                    rearm |= early.sample(late);
-                }
-            }
+            let woke_for = self.woke_for.take();
             // Woken early for the next tick: first read what arrived since the last look (so a
             // report is read before the next request can draw its answer into the same read,
             // where TCP would merge both segments and stamp the earlier report late, with the
@@ -763,6 +760,17 @@ impl Driver {
                     break Err(e);
                 }
                 now = mono_ns() - t0;
+            }
+            // How late the generator is ready to send after the timer's expiry: the wake-up
+            // and the look together, since both stand between the expiry and the first send.
+            // Learning the wake-up alone left the look (a read per bot with answers, about a
+            // third of a tick's work) after the lead, so more ticks than the quantile's share
+            // went out late.
+            if let Some(expiry) = woke_for {
+                let late = (t0 + now).saturating_sub(expiry);
+                if adaptive && late < schedule.tick_ns {
+                    rearm |= early.sample(late);
+                }
             }
             if adaptive && timer_on && k_next < st.k_end {
                 let due = st.intended_ns(k_next);
@@ -890,7 +898,7 @@ impl Driver {
         if timer_on {
             let _ = self.arm_timer(0, 0);
         }
-        self.wake_lateness = None;
+        self.woke_for = None;
         result?;
         let end = mono_ns() - t0;
         // Unanswered measured requests are errors.
@@ -1179,16 +1187,16 @@ impl Driver {
         }
         let mut expirations = [0u8; 8];
         let read = rustix::io::read(&self.timer, &mut expirations);
-        // Lateness counted up to here: the read (a timer re-arm, dear on a VM) is part of
-        // getting ready to send. Only a wake-up for a single expiry says how late the timer
-        // is; after several the generator was busy, not the timer late.
+        // The read (a timer re-arm, dear on a VM) is part of getting ready to send, and so is
+        // the look that follows (`run`). Only a wake-up for a single expiry says how late the
+        // timer is; after several the generator was busy, not the timer late.
         if self.timer_interval > 0
             && read.is_ok_and(|n| n == 8)
             && u64::from_ne_bytes(expirations) == 1
         {
             let now = mono_ns();
             if now >= self.timer_base {
-                self.wake_lateness = Some((now - self.timer_base) % self.timer_interval);
+                self.woke_for = Some(now - (now - self.timer_base) % self.timer_interval);
             }
         }
         Ok(())
