@@ -10,9 +10,11 @@
 //! exchange's socket and wakes its thread. So the generator's CPU follows ticks per second more
 //! than requests: against an exchange that only acknowledges (`examples/ack_exchange.rs`),
 //! 35-45% of a core at 10K-100K req/s, 46% at 200K, 57% at 300K with the 100 µs tick (a 150 µs
-//! tick: about 40% at 200K; 50 µs: 60-75%). The timer is armed early by its learnt wake-up latency (`WakeEarly`)
-//! and the driver spins on the clock for what is left, so requests leave within a few µs of
-//! their due time instead of the ~40 µs a VM timer wake-up takes. The first answer to each
+//! tick: about 40% at 200K; 50 µs: 60-75%). The timer is armed early by how late the generator
+//! was learnt to be ready to send after an expiry (`WakeEarly`: the timer's wake-up and the look
+//! at the sockets that comes before each tick's sends), and the driver spins on the clock for
+//! what is left, so requests leave within a few µs of their due time instead of the ~40 µs a VM
+//! timer wake-up takes. The first answer to each
 //! request (ExecutionReport New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from the
 //! request's intended time into an HdrHistogram, so time the request spent waiting in the
 //! generator (because it fell behind, or TCP pushed back) counts as latency, as it would for a
@@ -109,9 +111,9 @@ pub struct DriverConfig {
     /// Busy-poll instead of parking when the next request is due within this long (0: always
     /// park). Sharper send times for low-rate latency runs, at the cost of a busy core.
     pub spin: Duration,
-    /// With `spin` zero: arm the timer early by the timer's typical wake-up latency (learnt
-    /// during the run) and spin on the clock, without system calls, for what is left; see
-    /// `WakeEarly`. Off: requests go out when the timer's wake-up gets to them.
+    /// With `spin` zero: arm the timer early by how late the generator is typically ready to
+    /// send after an expiry (the wake-up and the look at the sockets, learnt during the run)
+    /// and spin on the clock, without system calls, for what is left; see `WakeEarly`. Off: requests go out when the timer's wake-up gets to them.
     pub adaptive_wake: bool,
     /// The share of timer wake-ups `WakeEarly` arms early enough for (0.5-0.999, default
     /// 0.95): higher spins longer before each tick and sends late less often.
@@ -216,8 +218,9 @@ impl Schedule {
 /// How early to arm the tick timer so the generator is awake at the due time.
 ///
 /// On a VM a timer wake-up arrives tens of µs after its expiry (about 40 µs here), and every
-/// request of the tick would carry that lag into its latency. This tracks a quantile of the
-/// observed wake-up latency (a streaming estimate: up by `step * q` when a sample is above it,
+/// request of the tick would carry that lag into its latency. This tracks a quantile of how
+/// late the generator is ready to send after each expiry (the wake-up plus the look at the
+/// sockets that precedes the sends; a streaming estimate: up by `step * q` when a sample is above it,
 /// down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is below) and
 /// the driver arms the timer that much before each tick, then spins on the clock (no system
 /// calls) for the rest. With `q` = 0.95 (the default) the generator is late by the upper 5% of
