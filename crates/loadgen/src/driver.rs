@@ -14,11 +14,10 @@
 //! was learnt to be ready to send after an expiry (`WakeEarly`: the timer's wake-up and the look
 //! at the sockets that comes before each tick's sends), and the driver spins on the clock for
 //! what is left, so requests leave within a few µs of their due time instead of the ~40 µs a VM
-//! timer wake-up takes. The first answer to each
-//! request (ExecutionReport New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from the
-//! request's intended time into an HdrHistogram, so time the request spent waiting in the
-//! generator (because it fell behind, or TCP pushed back) counts as latency, as it would for a
-//! client.
+//! timer wake-up takes. The first answer to each request (ExecutionReport
+//! New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from the request's intended time
+//! into an HdrHistogram, so time the request spent waiting in the generator (because it fell
+//! behind, or TCP pushed back) counts as latency, as it would for a client.
 //! After the measured period: drain the answers, mass cancel every bot's orders, log out.
 //!
 //! How it stays cheap on a 2-core machine shared with the exchange: one thread; a periodic
@@ -113,7 +112,8 @@ pub struct DriverConfig {
     pub spin: Duration,
     /// With `spin` zero: arm the timer early by how late the generator is typically ready to
     /// send after an expiry (the wake-up and the look at the sockets, learnt during the run)
-    /// and spin on the clock, without system calls, for what is left; see `WakeEarly`. Off: requests go out when the timer's wake-up gets to them.
+    /// and spin on the clock, without system calls, for what is left; see `WakeEarly`. Off:
+    /// requests go out when the timer's wake-up gets to them.
     pub adaptive_wake: bool,
     /// The share of timer wake-ups `WakeEarly` arms early enough for (0.5-0.999, default
     /// 0.95): higher spins longer before each tick and sends late less often.
@@ -220,8 +220,9 @@ impl Schedule {
 /// On a VM a timer wake-up arrives tens of µs after its expiry (about 40 µs here), and every
 /// request of the tick would carry that lag into its latency. This tracks a quantile of how
 /// late the generator is ready to send after each expiry (the wake-up plus the look at the
-/// sockets that precedes the sends; a streaming estimate: up by `step * q` when a sample is above it,
-/// down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is below) and
+/// sockets that precedes the sends; a streaming estimate: up by `step * q` when a sample is
+/// above it, down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is
+/// below) and
 /// the driver arms the timer that much before each tick, then spins on the clock (no system
 /// calls) for the rest. With `q` = 0.95 (the default) the generator is late by the upper 5% of
 /// the wake-up latency's spread and spins a few µs more per tick than with 0.7 (on this VM
