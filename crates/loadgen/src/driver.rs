@@ -222,10 +222,9 @@ impl Schedule {
 /// late the generator is ready to send after each expiry (the wake-up plus the look at the
 /// sockets that precedes the sends; a streaming estimate: up by `step * q` when a sample is
 /// above it, down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is
-/// below) and
-/// the driver arms the timer that much before each tick, then spins on the clock (no system
-/// calls) for the rest. With `q` = 0.95 (the default) the generator is late by the upper 5% of
-/// the wake-up latency's spread and spins a few µs more per tick than with 0.7 (on this VM
+/// below) and the driver arms the timer that much before each tick, then spins on the clock
+/// (no system calls) for the rest. With `q` = 0.95 (the default) the generator is late by the
+/// upper 5% of that spread and spins a few µs more per tick than with 0.7 (on this VM
 /// 2-5% more of a core from 5K to 100K req/s; at 100K req/s, P99 119 µs instead of 205, medians
 /// of 3); `DriverConfig::wake_quantile`.
 #[derive(Clone, Copy, Debug)]
