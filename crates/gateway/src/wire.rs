@@ -329,28 +329,46 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 /// writing the digits in place 16% more (a `memset` call), and sharing `fix::encode`'s digit
 /// loop (over a slice of the exact length) 1.5% more: hence a copy of that loop here. Numbers
 /// below 10,000 (most of a message's) take a short form of one to four bytes without
-/// `ilog10` or the array: 3.0% fewer in all (thirteenth session).
+/// `ilog10` or the array: 3.0% fewer in all (thirteenth session). Numbers below 10^8 (order
+/// ids, ExecIDs and sequence numbers of a busy day) are a short form and four digits, split
+/// by one division: 0.57% fewer in all on that test, whose numbers have at most five digits
+/// (fourteenth session).
 pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     if v < 10 {
         out.push(b'0' + v as u8);
         return;
     }
-    // Most numbers in a message are short (lengths, quantities, sequence numbers of a
-    // session's first thousands): up to four digits without counting them first.
-    if v < 10_000 {
-        let pair = |p: u64| {
-            let d = p as usize * 2;
-            [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
-        };
+    let pair = |p: u64| {
+        let d = p as usize * 2;
+        [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
+    };
+    // One to four digits (`v` below 10,000) without counting them first.
+    let short = |out: &mut Vec<u8>, v: u64| {
         if v >= 1_000 {
             let (hi, lo) = (pair(v / 100), pair(v % 100));
             out.extend_from_slice(&[hi[0], hi[1], lo[0], lo[1]]);
         } else if v >= 100 {
             let lo = pair(v % 100);
             out.extend_from_slice(&[b'0' + (v / 100) as u8, lo[0], lo[1]]);
-        } else {
+        } else if v >= 10 {
             out.extend_from_slice(&pair(v));
+        } else {
+            out.push(b'0' + v as u8);
         }
+    };
+    // Most numbers in a message are short (lengths, quantities, sequence numbers of a
+    // session's first thousands).
+    if v < 10_000 {
+        short(out, v);
+        return;
+    }
+    // Order ids, ExecIDs and sequence numbers of a busy day: five to eight digits, as a short
+    // form and four digits, with one division by 10,000 instead of a loop.
+    if v < 100_000_000 {
+        let (hi, lo) = (v / 10_000, v % 10_000);
+        short(out, hi);
+        let (a, b) = (pair(lo / 100), pair(lo % 100));
+        out.extend_from_slice(&[a[0], a[1], b[0], b[1]]);
         return;
     }
     let n = v.ilog10() as usize + 1;
@@ -467,6 +485,19 @@ mod tests {
             b.clear();
             push_u64(&mut b, v);
             assert_eq!(b, v.to_string().as_bytes(), "{v}");
+        }
+        // Five to eight digits (a short form and four digits): every 10,000 + k * 7 and random
+        // values up to 10^8, against the standard library.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for k in 0..300_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for v in [10_000 + k * 7, 10_000 + x % 99_990_000, 99_999_999 - k] {
+                b.clear();
+                push_u64(&mut b, v);
+                assert_eq!(b, v.to_string().as_bytes(), "{v}");
+            }
         }
         // Every digit count, and both sides of each power of ten, against the standard library.
         let mut p = 1u64;
