@@ -331,7 +331,7 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 /// below 10,000 (most of a message's) take a short form of one to four bytes without
 /// `ilog10` or the array: 3.0% fewer in all (thirteenth session). Numbers below 10^8 (order
 /// ids, ExecIDs and sequence numbers of a busy day) are a short form and four digits, split
-/// by one division: 0.57% fewer in all on that test, whose numbers have at most five digits
+/// by one division: 0.56% fewer in all on that test, whose numbers have at most five digits
 /// (fourteenth session).
 pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     if v < 10 {
