@@ -62,19 +62,26 @@ pub fn prefetch_all<T>(r: &T) {
 /// fault: for large tables read at random and built before a latency-sensitive loop runs.
 /// Linux only, a hint only (errors, e.g. an older kernel, are ignored); never changes what
 /// `v` holds. The memory is resident from then on.
-#[allow(unsafe_code)]
 pub fn huge_and_populated<T>(v: &Vec<T>) {
+    huge_and_populated_prefix(v, v.capacity());
+}
+
+/// [`huge_and_populated`] for the first `n` elements of `v`'s allocation only (at most its
+/// capacity): for a buffer reserved larger than it is expected to be used, whose expected
+/// front should take no page fault.
+#[allow(unsafe_code)]
+pub fn huge_and_populated_prefix<T>(v: &Vec<T>, n: usize) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
         const PAGE: usize = 4096;
-        let bytes = v.capacity() * std::mem::size_of::<T>();
+        let bytes = n.min(v.capacity()) * std::mem::size_of::<T>();
         let start = v.as_ptr() as usize;
         let end = start + bytes;
         let (lo, hi) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
         let (plo, phi) = ((start + PAGE - 1) & !(PAGE - 1), end & !(PAGE - 1));
-        // SAFETY: both ranges lie inside the allocation `v` owns (its capacity, rounded
-        // inwards to whole pages); MADV_HUGEPAGE changes only how the kernel backs those
+        // SAFETY: both ranges lie inside the allocation `v` owns (its first `n` elements, at
+        // most its capacity, rounded inwards to whole pages); MADV_HUGEPAGE changes only how the kernel backs those
         // pages, and MADV_POPULATE_WRITE faults them in as a write would without writing:
         // neither changes their contents or mapping rights, so no Rust-visible memory
         // changes. The results are ignored: hints.
@@ -92,7 +99,7 @@ pub fn huge_and_populated<T>(v: &Vec<T>) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = v;
+    let _ = (v, n);
 }
 
 #[cfg(test)]
@@ -116,5 +123,19 @@ mod tests {
         super::huge_and_populated(&empty);
         empty.push(1);
         assert_eq!(empty, [1]);
+    }
+
+    /// Populating a prefix changes no contents, and a prefix longer than the allocation is
+    /// cut to it (a hint beyond the capacity would touch memory `v` does not own).
+    #[test]
+    fn huge_and_populated_prefix_changes_nothing_and_stays_inside() {
+        let v: Vec<u8> = (0..(6usize << 20)).map(|i| (i * 13) as u8).collect();
+        for n in [0, 1, 4096, 3 << 20, v.capacity(), usize::MAX / 2] {
+            super::huge_and_populated_prefix(&v, n);
+            assert!(v.iter().enumerate().all(|(i, &b)| b == (i * 13) as u8));
+        }
+        let zeroed = vec![0u32; 3 << 20];
+        super::huge_and_populated_prefix(&zeroed, 1 << 20);
+        assert!(zeroed.iter().all(|&x| x == 0));
     }
 }
