@@ -23,7 +23,7 @@ use crate::config::{Config, InstrumentDef};
 use crate::record::{
     Checkpoint, ClOrdId, ConnId, FixMsg, Input, InvalidKind, NewOrderMsg, SessionMark,
 };
-use crate::wire::{push_u64, push_utc_timestamp, utc_timestamp, MsgWriter};
+use crate::wire::{push_scaled, push_u64, push_utc_timestamp, utc_timestamp, MsgWriter};
 use engine::{Engine, EngineConfig};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -4044,11 +4044,14 @@ fn reject_text(r: RejectReason) -> &'static str {
 /// the quotient terminates within 8 more digits, rounded half-up beyond that.
 pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
     if num >= 0 && num <= u64::MAX as i128 {
-        // An exact quotient (a price, LastPx, or the AvgPx of fills at one price) in 64 bits:
-        // no 128-bit division.
-        let (n, d) = (num as u64, den.max(1));
-        if n % d == 0 {
-            return push_units(out, n / d, inst.price_decimals);
+        // A price or LastPx (`den` 1): no division at all.
+        if den <= 1 {
+            return push_scaled(out, num as u64, inst.price_decimals);
+        }
+        // An exact quotient (the AvgPx of fills at one price) in 64 bits: no 128-bit division.
+        let n = num as u64;
+        if n.is_multiple_of(den) {
+            return push_scaled(out, n / den, inst.price_decimals);
         }
     }
     const EXTRA: u32 = 8;
@@ -4088,30 +4091,6 @@ pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
         frac /= 10;
     }
     out.extend_from_slice(&tmp[..n]);
-}
-
-/// Writes `units` * 10^-`decimals` without trailing zeros (the common case: a price or LastPx).
-fn push_units(out: &mut Vec<u8>, units: u64, decimals: u32) {
-    let p = 10u64.pow(decimals.min(19));
-    let (int, mut frac) = (units / p, units % p);
-    push_u64(out, int);
-    if frac == 0 {
-        return;
-    }
-    let mut digits = decimals;
-    while frac % 10 == 0 {
-        frac /= 10;
-        digits -= 1;
-    }
-    out.push(b'.');
-    let mut tmp = [b'0'; 20];
-    let mut i = digits as usize;
-    while i > 0 {
-        i -= 1;
-        tmp[i] = b'0' + (frac % 10) as u8;
-        frac /= 10;
-    }
-    out.extend_from_slice(&tmp[..digits as usize]);
 }
 
 /// Parses a FIX price decimal into price units of `inst`: `Err` says why (not a number, off the
