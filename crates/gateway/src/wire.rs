@@ -338,12 +338,16 @@ pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
         out.push(b'0' + v as u8);
         return;
     }
-    let pair = |p: u64| {
+    #[inline(always)]
+    fn pair(p: u64) -> [u8; 2] {
         let d = p as usize * 2;
         [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
-    };
-    // One to four digits (`v` below 10,000) without counting them first.
-    let short = |out: &mut Vec<u8>, v: u64| {
+    }
+    // One to four digits (`v` below 10,000) without counting them first. Inlined into both
+    // uses (as a closure it was a call per number: 0.46% more instructions on the order path
+    // of `tests/no_alloc.rs`, fifteenth session).
+    #[inline(always)]
+    fn short(out: &mut Vec<u8>, v: u64) {
         if v >= 1_000 {
             let (hi, lo) = (pair(v / 100), pair(v % 100));
             out.extend_from_slice(&[hi[0], hi[1], lo[0], lo[1]]);
@@ -355,7 +359,7 @@ pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
         } else {
             out.push(b'0' + v as u8);
         }
-    };
+    }
     // Most numbers in a message are short (lengths, quantities, sequence numbers of a
     // session's first thousands).
     if v < 10_000 {
