@@ -81,10 +81,10 @@ pub fn huge_and_populated_prefix<T>(v: &Vec<T>, n: usize) {
         let (lo, hi) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
         let (plo, phi) = ((start + PAGE - 1) & !(PAGE - 1), end & !(PAGE - 1));
         // SAFETY: both ranges lie inside the allocation `v` owns (its first `n` elements, at
-        // most its capacity, rounded inwards to whole pages); MADV_HUGEPAGE changes only how the kernel backs those
-        // pages, and MADV_POPULATE_WRITE faults them in as a write would without writing:
-        // neither changes their contents or mapping rights, so no Rust-visible memory
-        // changes. The results are ignored: hints.
+        // most its capacity, rounded inwards to whole pages); MADV_HUGEPAGE changes only how
+        // the kernel backs those pages, and MADV_POPULATE_WRITE faults them in as a write
+        // would without writing: neither changes their contents or mapping rights, so no
+        // Rust-visible memory changes. The results are ignored: hints.
         unsafe {
             if hi > lo {
                 libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);

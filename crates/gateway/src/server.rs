@@ -596,9 +596,10 @@ impl SnapshotWriter {
                 "snapshot replica: cannot enter SCHED_IDLE ({e}); it runs at normal priority"
             ));
         }
-        // Lazy backing: faulting a resident replica's 40 MB (now 72) in here, while the loop already
-        // serves, held the memory-map lock so long that the loop's first heap growth (an
-        // `mprotect`) waited 6.5-64 ms, in the first second of 7 of 19 runs at 150 K/s.
+        // Lazy backing: faulting a resident replica's 40 MB (72 since the fifteenth session)
+        // in here, while the loop already serves, held the memory-map lock so long that the
+        // loop's first heap growth (an `mprotect`) waited 6.5-64 ms, in the first second of 7
+        // of 19 runs at 150 K/s.
         let mut home = match Exchange::restore_with(self.cfg.clone(), &initial, Backing::Lazy) {
             Ok(mut x) => {
                 // Outbound messages are thrown away: do not format them.
