@@ -4094,14 +4094,17 @@ pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
 }
 
 /// Parses a FIX price decimal into price units of `inst`: `Err` says why (not a number, off the
-/// tick, out of range). `fix::Decimal::parse` and `to_ticks` do the same job with other edge
-/// rules (no 15-digit limit on the whole part, tick counts rather than price units); moving the
+/// tick, out of range: a whole part of more than 15 significant digits is out of range, as is
+/// one whose price units overflow). `fix::Decimal::parse` and `to_ticks` do the same job with
+/// other edge rules (no 15-digit limit on the whole part, tick counts rather than price units);
+/// moving the
 /// gateway onto the `fix` crate (ARCHITECTURE, "Known debt") would leave one of the two.
 pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
     const NOT_DECIMAL: &str = "price is not a decimal";
     const OUT_OF_RANGE: &str = "price out of range";
     // One pass over the bytes (an order's price is parsed on the event loop): an optional
-    // '-', at most 15 digits, then optionally '.' and digits.
+    // '-', digits, then optionally '.' and digits. A whole part of more than 15 significant
+    // digits is out of range (leading zeros are allowed).
     let (neg, body) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
@@ -4109,10 +4112,17 @@ pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static st
     let mut int: i64 = 0;
     let mut at = 0;
     while let Some(&c) = body.get(at) {
-        match c {
-            b'0'..=b'9' if at < 15 => int = int * 10 + i64::from(c - b'0'),
-            b'.' => break,
-            _ => return Err(NOT_DECIMAL),
+        let d = c.wrapping_sub(b'0');
+        if d <= 9 {
+            // Past 15 digits (rare): leading zeros, or a whole part out of range.
+            if at >= 15 && int >= 100_000_000_000_000 {
+                return Err(long_whole_part(&body[at..]));
+            }
+            int = int * 10 + i64::from(d);
+        } else if c == b'.' {
+            break;
+        } else {
+            return Err(NOT_DECIMAL);
         }
         at += 1;
     }
@@ -4148,6 +4158,21 @@ pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static st
     Ok(units)
 }
 
+/// `parse_price`'s error for a whole part past 15 significant digits, `rest` being the text
+/// from its 16th one: out of range if the rest is a decimal, else not a decimal.
+#[cold]
+fn long_whole_part(rest: &[u8]) -> &'static str {
+    let (int, frac) = match rest.iter().position(|&c| c == b'.') {
+        Some(p) => (&rest[..p], &rest[p + 1..]),
+        None => (rest, &[][..]),
+    };
+    if int.iter().chain(frac).all(u8::is_ascii_digit) {
+        "price out of range"
+    } else {
+        "price is not a decimal"
+    }
+}
+
 /// 10^0 to 10^18.
 const POW10: [i64; 19] = {
     let mut t = [1i64; 19];
@@ -4163,8 +4188,10 @@ const POW10: [i64; 19] = {
 mod tests {
     use super::*;
 
-    /// `parse_price` as it was before the one-pass version (with its sum checked): the
-    /// reference `one_pass_price_parsing_matches_the_reference` compares against.
+    /// `parse_price` as it was before the one-pass version (with its sum checked; since the
+    /// fifteenth session a whole part of more than 15 significant digits is out of range, not
+    /// "not a decimal", and leading zeros do not count): the reference
+    /// `one_pass_price_parsing_matches_the_reference` compares against.
     fn parse_price_reference(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
         let s = std::str::from_utf8(text).map_err(|_| "price is not a decimal")?;
         let (neg, s) = match s.strip_prefix('-') {
@@ -4178,9 +4205,11 @@ mod tests {
         if (int.is_empty() && frac.is_empty())
             || !int.bytes().all(|b| b.is_ascii_digit())
             || !frac.bytes().all(|b| b.is_ascii_digit())
-            || int.len() > 15
         {
             return Err("price is not a decimal");
+        }
+        if int.trim_start_matches('0').len() > 15 {
+            return Err("price out of range");
         }
         let dec = inst.price_decimals as usize;
         let frac_trim = frac.trim_end_matches('0');
@@ -5037,7 +5066,7 @@ mod tests {
     /// number of decimals and a few ticks.
     #[test]
     fn one_pass_price_parsing_matches_the_reference() {
-        let pieces: [&[u8]; 12] = [
+        let pieces: [&[u8]; 14] = [
             b"0",
             b"1",
             b"9",
@@ -5050,6 +5079,8 @@ mod tests {
             b"\xc3\xa9",
             b"922337203685477",
             b"99999999999999999",
+            b"0000000000",
+            b"1234567890123456",
         ];
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = || {
@@ -5093,6 +5124,25 @@ mod tests {
         assert_eq!(parse_price(b"12", &i), Ok(1200));
         assert_eq!(parse_price(b"12.340000", &i), Ok(1234));
         assert_eq!(parse_price(b"12.345", &i), Err("price is off the tick"));
+        // More than 15 significant digits in the whole part: out of range, whatever the
+        // leading zeros; a bad byte after them still makes it "not a decimal".
+        assert_eq!(
+            parse_price(b"1234567890123456", &i),
+            Err("price out of range")
+        );
+        assert_eq!(
+            parse_price(b"1234567890123456.5", &i),
+            Err("price out of range")
+        );
+        assert_eq!(
+            parse_price(b"1234567890123456x", &i),
+            Err("price is not a decimal")
+        );
+        assert_eq!(parse_price(b"00000000000000000012.34", &i), Ok(1234));
+        assert_eq!(
+            parse_price(b"999999999999999.99", &i),
+            Ok(99_999_999_999_999_999)
+        );
         assert_eq!(parse_price(b"0", &i), Err("price must be positive"));
         assert!(parse_price(b"1e5", &i).is_err());
         assert_eq!(
