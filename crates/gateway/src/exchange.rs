@@ -4097,8 +4097,8 @@ pub fn push_price(out: &mut Vec<u8>, num: i128, den: u64, inst: InstrumentDef) {
 /// tick, out of range: a whole part of more than 15 significant digits is out of range, as is
 /// one whose price units overflow). `fix::Decimal::parse` and `to_ticks` do the same job with
 /// other edge rules (no 15-digit limit on the whole part, tick counts rather than price units);
-/// moving the
-/// gateway onto the `fix` crate (ARCHITECTURE, "Known debt") would leave one of the two.
+/// moving the gateway onto the `fix` crate (ARCHITECTURE, "Known debt") would leave one of the
+/// two.
 pub fn parse_price(text: &[u8], inst: &InstrumentDef) -> Result<i64, &'static str> {
     const NOT_DECIMAL: &str = "price is not a decimal";
     const OUT_OF_RANGE: &str = "price out of range";
