@@ -3,7 +3,7 @@
 # instrumented, run a training load through it (a server taking FIX orders from the load
 # generator, then full replays of that journal and the in-process engine benchmark), merge the
 # profiles and build again with them. Same code, laid out and inlined by what the load does:
-# a full replay of a 10.4 M-record journal took about 6% less CPU on the applying thread than
+# a full replay of a 10.4 M-record journal took 6-10% less CPU on the applying thread than
 # the plain release build (BENCHMARKS.md, fifteenth session).
 #
 # Needs `llvm-profdata` of the same LLVM major version as rustc (`rustc -vV`); on Debian:
