@@ -44,7 +44,7 @@ const CL_ORD_IDS_MAX: usize = 1 << 20;
 /// Bytes per remembered ClOrdID that a `Backing::Resident` index has faulted in from the start
 /// (`ClBytes::with_backing`): 32 MiB for the `CL_ORD_IDS_MAX` window, room for ClOrdIDs of up
 /// to 32 bytes (a UUID without dashes; the load generator's are about 16). Longer ones grow
-/// the byte ring as before. Without it the serving loop took about 8,400 page faults (2,600
+/// the byte ring as before. Without it the serving loop took about 8,600 page faults (2,800
 /// with it) and copied its ring at every doubling (up to 16 MiB at once) in its first 10 s at
 /// 150 K orders/s; it costs about 7 ms more at start-up.
 const CL_BYTES_RESIDENT_PER_ID: usize = 32;
