@@ -175,9 +175,11 @@ interop() {
     local bin="${CARGO_TARGET_DIR:-target}/ci/rialto"
     local root
     root=$(mktemp -d)
-    # Runs on any exit (a failed step ends the script under set -e): the server never outlives it.
+    # Runs on any exit (a failed step ends the script under set -e): the server never outlives it,
+    # and a failure shows the end of the server's log (its slow-iteration and steal lines say
+    # whether the loop or the host stalled) before the directory goes.
     # shellcheck disable=SC2064 # expand root now
-    trap "stop_server || true; rm -rf '$root'" EXIT
+    trap "interop_status=\$?; if [ \$interop_status != 0 ] && [ -n \"\$server_log\" ] && [ -f \"\$server_log\" ]; then echo \"--- the last 60 lines of \$server_log:\" >&2; tail -n 60 \"\$server_log\" >&2; fi; stop_server || true; rm -rf '$root'" EXIT
     local store="$root/fix-store"
     start_server "$bin" "$root/data" 127.0.0.1:0 "$root/serve-1.log"
     local host=${server_addr%:*} port=${server_addr##*:}
