@@ -441,7 +441,7 @@ impl ClBytes {
         if backing == Backing::Resident {
             b.cap = resident
                 .next_power_of_two()
-                .clamp(Self::INITIAL, prev_power_of_two(b.buf.len()));
+                .clamp(Self::INITIAL, 1 << b.buf.len().ilog2());
             engine::hint::huge_and_populated_prefix(&b.buf, b.cap);
         }
         b
@@ -538,11 +538,6 @@ impl ClBytes {
     fn set_head(&mut self, head: u32) {
         self.head = head;
     }
-}
-
-/// The largest power of two at most `n` (`n` at least 1).
-fn prev_power_of_two(n: usize) -> usize {
-    1 << (usize::BITS - 1 - n.leading_zeros())
 }
 
 /// Copies `src` into `dst` (as long) 8 bytes at a time: no `memcpy` call for a ClOrdID.
