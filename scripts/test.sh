@@ -181,23 +181,27 @@ interop() {
     # shellcheck disable=SC2064 # expand root now
     trap "interop_status=\$?; if [ \$interop_status != 0 ] && [ -n \"\$server_log\" ] && [ -f \"\$server_log\" ]; then echo \"--- the last 60 lines of \$server_log:\" >&2; tail -n 60 \"\$server_log\" >&2; fi; stop_server || true; rm -rf '$root'" EXIT
     local store="$root/fix-store"
+    # How long the scenario waits for each expected message: 3x its interactive default, as
+    # this VM's host has taken seconds of CPU away at a time (a 5 s wait once timed out in CI
+    # and passed on a rerun); a timeout's message says how much the host stole meanwhile.
+    local wait_ms=15000
     start_server "$bin" "$root/data" 127.0.0.1:0 "$root/serve-1.log"
     local host=${server_addr%:*} port=${server_addr##*:}
     # The JUnit tests run against this server (-Dfix.port): the scenario twice and a short
     # latency run; the client's sequence numbers persist in $store, which every run shares.
     (cd java && mvn -q -B -Dstyle.color=never test -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store")
-    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port"
+    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
     stop_server
     # Same data dir and port: the sessions resume their sequence numbers without a reset.
     start_server "$bin" "$root/data" "$server_addr" "$root/serve-2.log"
-    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port"
+    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
     stop_server
     # FIX 4.2 and FIXT.1.1 (FIX 5.0SP2): a server with three sessions of each
     # (java/interop/rialto-versions.toml), its own data dir and port; the scenario in each
     # version, validated by QuickFIX/J against the standard dictionaries; a restart; again,
     # resuming the sequence numbers. The jar was built by run-interop.sh above. --keep-going:
     # a failed step does not hide the next ones (the exit status is still 1).
-    local versions=(java -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store")
+    local versions=(java -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store" --timeout-ms "$wait_ms")
     start_server "$bin" "$root/data-versions" 127.0.0.1:0 "$root/serve-versions-1.log" \
         --config java/interop/rialto-versions.toml
     host=${server_addr%:*} port=${server_addr##*:}

@@ -163,6 +163,7 @@ public final class FixClients implements AutoCloseable {
                 }
             }
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            long stealAtStart = HostSteal.millis();
             while (true) {
                 long left = deadline - System.nanoTime();
                 Message m;
@@ -174,7 +175,7 @@ public final class FixClients implements AutoCloseable {
                 }
                 if (m == null) {
                     throw new AssertionError(name + ": no " + what + " within " + timeoutMs + " ms"
-                            + inboxText() + problemsText());
+                            + HostSteal.during(stealAtStart) + inboxText() + problemsText());
                 }
                 if (p.test(m)) {
                     return m;
