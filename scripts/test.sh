@@ -189,7 +189,8 @@ interop() {
     local host=${server_addr%:*} port=${server_addr##*:}
     # The JUnit tests run against this server (-Dfix.port): the scenario twice and a short
     # latency run; the client's sequence numbers persist in $store, which every run shares.
-    (cd java && mvn -q -B -Dstyle.color=never test -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store")
+    (cd java && mvn -q -B -Dstyle.color=never test -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store" \
+        -Dfix.timeout.ms="$wait_ms")
     FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
     stop_server
     # Same data dir and port: the sessions resume their sequence numbers without a reset.

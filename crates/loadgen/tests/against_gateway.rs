@@ -20,8 +20,8 @@ fn start_server(dir: &std::path::Path, queue: Option<usize>) -> gateway::Server 
 }
 
 /// The run kept to its schedule: the measured period is the scheduled `secs`, longer only by
-/// how late the generator's latest send was (a stalled host stretches it: CI's VM once lost
-/// about 90 ms of a 1.5 s run, which a fixed band around the rate took for a pacing fault), and
+/// how late the generator's latest send was (a stalled host stretches it: on CI's VM a 1.5 s run
+/// once measured about 1.6 s, which a fixed band around the rate took for a pacing fault), and
 /// the achieved rate is what was sent over that period, never above the offered rate.
 fn paced(r: &loadgen::RunResult, rate: f64, secs: f64, tick_min: Duration) {
     let late_secs = r.send_lag.max() as f64 / 1e9;

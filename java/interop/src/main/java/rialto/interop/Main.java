@@ -54,7 +54,8 @@ public final class Main {
         int port = Integer.parseInt(System.getProperty("fix.port", "9878"));
         String store = System.getProperty("fix.store");
         boolean reset = Boolean.parseBoolean(System.getProperty("fix.reset", "false"));
-        long timeoutMs = 5000;
+        // -Dfix.timeout.ms: for the JUnit run against a live server, which has no command line.
+        long timeoutMs = Long.parseLong(System.getProperty("fix.timeout.ms", "5000"));
         boolean verbose = false;
         boolean keepGoing = false;
         long latency = 0;
