@@ -436,13 +436,18 @@ impl ClBytes {
     /// at `resident` (rounded up to a power of two, within `reserve`), faulted in and in 2 MiB
     /// pages where it can be, so pushing into it takes no page fault and growing to it moves
     /// no bytes; `Lazy`: as `new`.
-    fn with_backing(reserve: usize, resident: usize, backing: Backing) -> ClBytes {
+    fn with_backing(
+        reserve: usize,
+        resident: usize,
+        backing: Backing,
+        later: &mut engine::hint::Populate,
+    ) -> ClBytes {
         let mut b = ClBytes::new(reserve);
-        if backing == Backing::Resident {
+        if backing != Backing::Lazy {
             b.cap = resident
                 .next_power_of_two()
                 .clamp(Self::INITIAL, 1 << b.buf.len().ilog2());
-            engine::hint::huge_and_populated_prefix(&b.buf, b.cap);
+            backing.apply(&b.buf, b.cap, later);
         }
         b
     }
@@ -616,17 +621,40 @@ pub enum Backing {
     /// In 2 MiB pages, all faulted in when the exchange is made
     /// (`engine::hint::huge_and_populated`): no page of them faults later and random access
     /// misses the TLB less. For the exchange a loop serves from and for replay; made before the
-    /// loop serves (faulting 72 MB in holds the process's memory-map lock for tens of ms).
+    /// loop serves (faulting 76 MB in holds the process's memory-map lock for tens of ms).
     Resident,
     /// Ordinary pages, faulted in as they are first written: for a replica made while the loop
     /// already serves (`snapshot-idle`), which must not hold that lock for long.
     Lazy,
+    /// As `Resident`, but the pages are faulted in by whoever runs the plan
+    /// [`Exchange::take_populate`] returns, while the exchange is already in use; until then a
+    /// first write faults its page in (a 2 MiB one). For replay, which runs the plan on a
+    /// thread of its own, so the applying thread does not first spend about 0.14 s (on the
+    /// Intel host) faulting 76 MB in. Recovery joins that thread before it returns: the
+    /// exchange a loop then serves from is resident.
+    Background,
 }
 
 impl Backing {
-    fn apply<T>(self, v: &Vec<T>) {
-        if self == Backing::Resident {
-            engine::hint::huge_and_populated(v);
+    /// Backs the first `n` elements of `v`'s allocation as `self` says; `Background` adds
+    /// their pages to `later`.
+    fn apply<T>(self, v: &Vec<T>, n: usize, later: &mut engine::hint::Populate) {
+        match self {
+            Backing::Resident => engine::hint::huge_and_populated_prefix(v, n),
+            Backing::Background => {
+                engine::hint::huge_prefix(v, n);
+                later.add_prefix(v, n);
+            }
+            Backing::Lazy => {}
+        }
+    }
+
+    /// How a table made later (a rebuilt index table) is backed: `Background` tables are
+    /// resident by then.
+    fn later(self) -> Backing {
+        match self {
+            Backing::Background => Backing::Resident,
+            b => b,
         }
     }
 }
@@ -692,28 +720,35 @@ impl ClIndex {
     /// is address space until used),
     /// so remembering a ClOrdID never copies the ring or rebuilds the index on the way up,
     /// and the steady state allocates nothing.
-    fn new(backing: Backing) -> ClIndex {
-        Self::with_backing(CL_ORD_IDS_MAX + 1, backing)
+    fn new(backing: Backing, later: &mut engine::hint::Populate) -> ClIndex {
+        Self::with_backing(CL_ORD_IDS_MAX + 1, backing, later)
     }
 
     /// An index with room for `n` entries (tests use small ones, to exercise rebuilds).
     #[cfg(test)]
     fn with_capacity(n: usize) -> ClIndex {
-        Self::with_backing(n, Backing::Resident)
+        Self::with_backing(n, Backing::Resident, &mut engine::hint::Populate::default())
     }
 
-    fn with_backing(n: usize, backing: Backing) -> ClIndex {
+    fn with_backing(n: usize, backing: Backing, later: &mut engine::hint::Populate) -> ClIndex {
+        // The table first: replay's plan faults in what the applying thread touches first.
+        let table = PosTable::with_backing(n, Self::pbits_for(n), backing, later);
         let ring = Vec::with_capacity(n);
-        backing.apply(&ring);
+        backing.apply(&ring, n, later);
         ClIndex {
             ring: VecDeque::from(ring),
             head: 0,
+            // The window is `n - 1` ClOrdIDs (`n` counts the one remembered before the oldest
+            // is forgotten): `n * CL_BYTES_RESIDENT_PER_ID` rounds up to twice the bytes
+            // (64 MiB for the 1 M window; until the seventeenth session it did, and faulting
+            // the extra 32 MiB in took about 75 ms of every start on the Intel host).
             bytes: ClBytes::with_backing(
                 (n * crate::record::STR_LEN_MAX).next_power_of_two(),
-                n * CL_BYTES_RESIDENT_PER_ID,
+                (n - 1).max(1) * CL_BYTES_RESIDENT_PER_ID,
                 backing,
+                later,
             ),
-            table: PosTable::with_backing(n, Self::pbits_for(n), backing),
+            table,
             seed: ClHasher::default(),
             backing,
         }
@@ -833,7 +868,12 @@ impl ClIndex {
             n *= 2;
         }
         'build: loop {
-            let mut t = PosTable::with_backing(n, pbits, self.backing);
+            let mut t = PosTable::with_backing(
+                n,
+                pbits,
+                self.backing.later(),
+                &mut engine::hint::Populate::default(),
+            );
             for (k, e) in self.ring.iter().enumerate() {
                 if t.insert(e.hash, self.head + k as u64).is_err() {
                     n *= 2;
@@ -965,14 +1005,24 @@ impl PosTable {
     /// 9 replays of three 10 M-record journals).
     #[cfg(test)]
     fn new(n: usize, pbits: u32) -> PosTable {
-        Self::with_backing(n, pbits, Backing::Resident)
+        Self::with_backing(
+            n,
+            pbits,
+            Backing::Resident,
+            &mut engine::hint::Populate::default(),
+        )
     }
 
-    fn with_backing(n: usize, pbits: u32, backing: Backing) -> PosTable {
+    fn with_backing(
+        n: usize,
+        pbits: u32,
+        backing: Backing,
+        later: &mut engine::hint::Populate,
+    ) -> PosTable {
         assert!(pbits <= Self::PBITS_MAX);
         let cap = (n * 8 / 5 + 1).next_power_of_two().max(16);
         let slots = vec![0; cap];
-        backing.apply(&slots);
+        backing.apply(&slots, cap, later);
         PosTable {
             slots,
             mask: cap - 1,
@@ -1475,13 +1525,13 @@ impl DoneIndex {
 impl Orders {
     /// Room for every finished order from the start (address space only), so retiring never
     /// copies the ring or the slab on the way up.
-    fn new(backing: Backing) -> Orders {
+    fn new(backing: Backing, later: &mut engine::hint::Populate) -> Orders {
         let slab = Vec::with_capacity(DONE_ORDERS_MAX + 1024);
-        backing.apply(&slab);
+        backing.apply(&slab, slab.capacity(), later);
         // Resident too (1 MiB): filled in order as orders finish, it gave the serving loop a
         // page fault per 256 finished orders until it had turned once.
         let done = Vec::with_capacity(DONE_ORDERS_MAX + 1);
-        backing.apply(&done);
+        backing.apply(&done, done.capacity(), later);
         Orders {
             slab,
             free: Vec::with_capacity(DONE_ORDERS_MAX + 1024),
@@ -1704,6 +1754,9 @@ pub struct Exchange {
     /// Every remembered ClOrdID in the order it was first used, indexed by (session,
     /// ClOrdID); the snapshot stores the list (already in a deterministic order).
     cl: ClIndex,
+    /// The pages of the large tables still to fault in (`Backing::Background`; empty
+    /// otherwise), taken by [`Exchange::take_populate`].
+    populate: engine::hint::Populate,
     next_order_id: OrderId,
     last_seq: u64,
     events: Vec<Event>,
@@ -1745,13 +1798,17 @@ impl Exchange {
         let engine = Engine::new(&cfg.engine_instruments(), engine_config(&cfg));
         let sessions = (0..cfg.sessions.len()).map(|_| Session::new()).collect();
         let cfg_sessions = cfg.sessions.len();
+        let mut populate = engine::hint::Populate::default();
+        let cl = ClIndex::new(backing, &mut populate);
+        let orders = Orders::new(backing, &mut populate);
         Exchange {
             cfg,
             engine,
             sessions,
             conns: SlotTable::with_capacity(cfg_sessions),
-            orders: Orders::new(backing),
-            cl: ClIndex::new(backing),
+            orders,
+            cl,
+            populate,
             next_order_id: 1,
             last_seq: 0,
             events: Vec::with_capacity(64),
@@ -1765,6 +1822,13 @@ impl Exchange {
             divergence: None,
             cl_max: CL_ORD_IDS_MAX,
         }
+    }
+
+    /// The plan that faults in the pages of this exchange's large tables, for an exchange
+    /// made with `Backing::Background` (empty otherwise, and on a second call). Run it while
+    /// the exchange is alive, on another thread (`recovery` does, while it applies records).
+    pub fn take_populate(&mut self) -> engine::hint::Populate {
+        std::mem::take(&mut self.populate)
     }
 
     /// A stable 64-bit hash (FNV-1a) of a session's SenderCompID and TargetCompID, as the
@@ -4182,6 +4246,7 @@ const POW10: [i64; 19] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::hint::Populate;
 
     /// `parse_price` as it was before the one-pass version (with its sum checked; since the
     /// fifteenth session a whole part of more than 15 significant digits is out of range, not
@@ -4726,23 +4791,54 @@ mod tests {
         }
     }
 
+    /// The exchange's own index faults in exactly `CL_BYTES_RESIDENT_PER_ID` bytes per ClOrdID
+    /// of its window (32 MiB), not twice that: the window's `n` counts one entry more than the
+    /// window, and rounding `n * 32` up to a power of two made 64 MiB of it resident until
+    /// the seventeenth session.
+    #[test]
+    fn the_window_byte_ring_is_resident_for_32_bytes_per_cl_ord_id() {
+        let resident = ClIndex::new(Backing::Resident, &mut Populate::default());
+        assert_eq!(
+            resident.bytes.cap,
+            CL_ORD_IDS_MAX * CL_BYTES_RESIDENT_PER_ID
+        );
+        assert_eq!(resident.bytes.cap, 32 << 20);
+        assert_eq!(
+            ClIndex::new(Backing::Lazy, &mut Populate::default())
+                .bytes
+                .cap,
+            ClBytes::INITIAL
+        );
+    }
+
     /// A resident ClOrdID byte ring starts with the capacity it was asked for (a power of two,
     /// within its address space), keeps ClOrdIDs through turns of it without growing, and
     /// grows as before past it; a lazy one starts small.
     #[test]
     fn a_resident_byte_ring_starts_at_its_expected_capacity() {
-        let lazy = ClBytes::with_backing(1 << 20, 100_000, Backing::Lazy);
+        let lazy = ClBytes::with_backing(1 << 20, 100_000, Backing::Lazy, &mut Populate::default());
         assert_eq!(lazy.cap, ClBytes::INITIAL);
         assert_eq!(
-            ClBytes::with_backing(1 << 16, 1 << 20, Backing::Resident).cap,
+            ClBytes::with_backing(
+                1 << 16,
+                1 << 20,
+                Backing::Resident,
+                &mut Populate::default()
+            )
+            .cap,
             1 << 16,
             "no larger than its address space"
         );
         assert_eq!(
-            ClBytes::with_backing(1 << 16, 10, Backing::Resident).cap,
+            ClBytes::with_backing(1 << 16, 10, Backing::Resident, &mut Populate::default()).cap,
             ClBytes::INITIAL
         );
-        let mut b = ClBytes::with_backing(1 << 20, 100_000, Backing::Resident);
+        let mut b = ClBytes::with_backing(
+            1 << 20,
+            100_000,
+            Backing::Resident,
+            &mut Populate::default(),
+        );
         assert_eq!(b.cap, 1 << 17);
         let id = |i: u32| format!("N{i:07}.{}", i % 13).into_bytes();
         let mut live = std::collections::VecDeque::new();

@@ -552,6 +552,38 @@ fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_repl
     );
 }
 
+/// A replay from record 1 makes its exchange with `Backing::Background`: its tables (about
+/// 76 MB) are faulted in on a thread of their own while records are applied, and that is done
+/// when recovery returns (the plan was taken and run), so the exchange a loop serves from is
+/// resident as before. The state is the same as from an exchange resident from the start.
+#[test]
+fn a_replay_from_the_start_faults_its_tables_in_beside_it_and_ends_resident() {
+    let mut fresh = Exchange::with_backing(
+        Arc::new(Config::defaults()),
+        gateway::exchange::Backing::Background,
+    );
+    let plan = fresh.take_populate();
+    assert!(plan.bytes() > 70 << 20, "{} bytes planned", plan.bytes());
+    assert!(plan.bytes() < 100 << 20, "{} bytes planned", plan.bytes());
+    assert_eq!(fresh.take_populate().bytes(), 0, "taken once");
+    assert_eq!(
+        Exchange::new(Arc::new(Config::defaults()))
+            .take_populate()
+            .bytes(),
+        0,
+        "resident from the start"
+    );
+
+    let rec = record_journal(1500, &[]);
+    let (mut x, _, _, r, _) = rec.start().unwrap();
+    assert_eq!((r.snapshot_seq, r.replayed), (None, 1500));
+    assert_eq!(x.take_populate().bytes(), 0, "faulted in during start-up");
+    assert_eq!(x.state_hash(), rec.hash_after(1500));
+    let (mut y, full) = gateway::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
+    assert_eq!(y.take_populate().bytes(), 0, "faulted in during the replay");
+    assert_eq!((y.state_hash(), full.replayed), (x.state_hash(), 1500));
+}
+
 #[test]
 fn start_up_with_a_damaged_newest_snapshot_replays_from_the_older_one() {
     let rec = record_journal(2500, &[1000, 2000]);
