@@ -126,9 +126,10 @@ pub struct Populate {
 }
 
 impl Populate {
-    /// Pages are faulted in this many bytes per system call, in the order the ranges were
-    /// added: a thread touching the front of a range meanwhile waits for one 2 MiB page at
-    /// most, not for the whole range.
+    /// Pages are faulted in this many bytes per system call, one chunk of each range in turn
+    /// (the first chunk of every range, then the second ones, ...), since a table's user
+    /// touches the front of each range first: a thread touching a page meanwhile waits for one
+    /// 2 MiB page at most, not for a whole range.
     const CHUNK: usize = 2 << 20;
 
     /// Adds the whole pages of the first `n` elements of `v`'s allocation (at most its
@@ -147,27 +148,31 @@ impl Populate {
         self.ranges.iter().map(|(lo, hi)| hi - lo).sum()
     }
 
-    /// Faults every page of every range in, in order, one chunk per system call. Errors are
-    /// ignored (a hint).
+    /// Faults every page of every range in, one chunk per system call, the ranges' chunks in
+    /// turn. Errors are ignored (a hint).
     #[allow(unsafe_code)]
-    pub fn run(self) {
+    pub fn run(mut self) {
         #[cfg(target_os = "linux")]
-        for (lo, hi) in self.ranges {
-            let mut at = lo;
-            while at < hi {
-                let end = hi.min((at + Self::CHUNK) & !(Self::CHUNK - 1));
+        while !self.ranges.is_empty() {
+            for (at, hi) in self.ranges.iter_mut() {
+                let end = (*hi).min((*at + Self::CHUNK) & !(Self::CHUNK - 1));
                 // SAFETY: MADV_POPULATE_WRITE faults the pages of `at..end` in as a write
                 // would, without writing: it changes no byte of memory and no mapping. The
                 // range is page-aligned and was inside a live allocation when added (see the
                 // type's docs for why running it later is still only a hint).
                 unsafe {
-                    libc::madvise(at as *mut libc::c_void, end - at, libc::MADV_POPULATE_WRITE);
+                    libc::madvise(
+                        *at as *mut libc::c_void,
+                        end - *at,
+                        libc::MADV_POPULATE_WRITE,
+                    );
                 }
-                at = end;
+                *at = end;
             }
+            self.ranges.retain(|(at, hi)| at < hi);
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = self;
+        let _ = &mut self;
     }
 }
 

@@ -146,6 +146,10 @@ struct Decoded {
     hashes: ClHashes,
 }
 
+/// How long `while_populating`'s thread waits for the decoder to have made its batches before
+/// it faults pages in anyway (`BatchReceiver::pool_made`); the decoder runs ahead of the
+/// applying thread and has made them within the first tens of milliseconds.
+const POPULATE_WAIT: Duration = Duration::from_millis(200);
 /// Records per batch handed from the decoder thread to the applying thread.
 const BATCH_RECORDS: usize = 1024;
 /// Full batches queued between the threads at most (about 8 MB of decoded records).
@@ -210,6 +214,9 @@ struct Handoff {
 struct HandoffState {
     full: VecDeque<Batch>,
     empty: Vec<Batch>,
+    /// Batches the decoder has made so far (it makes one only when the pool is empty): once
+    /// it has made more than `BATCHES_IN_FLIGHT`, it makes no more, and no longer allocates.
+    made: usize,
     decoder_done: bool,
     applier_gone: bool,
     applier_waits: bool,
@@ -275,6 +282,9 @@ impl BatchSender {
             return false;
         }
         let next = s.empty.pop();
+        if next.is_none() {
+            s.made += 1;
+        }
         let full = std::mem::replace(
             &mut self.batch,
             Batch {
@@ -319,6 +329,31 @@ struct BatchReceiver {
 }
 
 impl BatchReceiver {
+    /// Waits (polling every millisecond, at most `POPULATE_WAIT`) until the decoder has made
+    /// all the batches it will make, or is done, or the applying side is gone: what
+    /// `while_populating`'s thread waits for before it faults pages in. While that thread
+    /// faults pages in, an allocation of another thread that maps memory waited for it (a
+    /// batch of the decoder's, the pool made up front: 15-190 ms, the whole population), so
+    /// it starts once the decoder has its pool.
+    fn pool_made(&self) -> impl FnOnce() + Send + 'static {
+        let handoff = self.handoff.clone();
+        move || {
+            let t = Instant::now();
+            loop {
+                {
+                    let s = handoff.lock();
+                    if s.made > BATCHES_IN_FLIGHT || s.decoder_done || s.applier_gone {
+                        return;
+                    }
+                }
+                if t.elapsed() >= POPULATE_WAIT {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
     /// Returns `done` (applied) to the pool and takes the next full batch, waiting for one;
     /// `None` once the decoder is done and everything it queued was taken.
     fn next(&mut self, done: Option<Batch>) -> Option<Batch> {
@@ -413,12 +448,17 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
 }
 
 /// Runs `f` on `x` while a thread of its own faults in the pages of `x`'s tables that are
-/// not resident yet (`Backing::Background`: an exchange made for a replay from record 1), and
-/// joins that thread before it returns, so the exchange is resident whatever `f` did. The
-/// applying thread then does not spend the first 0.1-0.2 s of a replay faulting 76 MB in (on
-/// the Intel host; it touches the pages it needs first itself, the rest are ready before it
-/// gets to them). Nothing to fault in (an exchange restored from a snapshot): `f` alone.
-fn while_populating<R>(x: &mut Exchange, f: impl FnOnce(&mut Exchange) -> R) -> R {
+/// not resident yet (`Backing::Background`: an exchange made for a replay from record 1),
+/// after `gate` returns, and joins that thread before it returns, so the exchange is resident
+/// whatever `f` did. The applying thread then does not spend the first 0.02-0.2 s of a replay
+/// faulting 76 MB in (on the Intel host; it touches the pages it needs first itself, the rest
+/// are ready before it gets to them). Nothing to fault in (an exchange restored from a
+/// snapshot): `f` alone.
+fn while_populating<R>(
+    x: &mut Exchange,
+    gate: impl FnOnce() + Send,
+    f: impl FnOnce(&mut Exchange) -> R,
+) -> R {
     let plan = x.take_populate();
     if plan.bytes() == 0 {
         return f(x);
@@ -427,7 +467,15 @@ fn while_populating<R>(x: &mut Exchange, f: impl FnOnce(&mut Exchange) -> R) -> 
         let inline = plan.clone();
         if std::thread::Builder::new()
             .name("replay-populate".into())
-            .spawn_scoped(scope, move || plan.run())
+            .spawn_scoped(scope, move || {
+                // Only on CPU time nobody else wants: it must not slow the decoder, which
+                // shares the second CPU with it. Starved, it still ends: once `f` returns, the
+                // join below leaves it a CPU; and the applying thread faults in whatever it
+                // reaches first itself.
+                let _ = sched_idle::enter();
+                gate();
+                plan.run()
+            })
             .is_err()
         {
             // No thread to spare: fault the pages in here, as a resident exchange would have.
@@ -505,7 +553,8 @@ fn replay_journal(
             })
             .map_err(|e| ServerError(format!("cannot start the replay decoder thread: {e}")))?;
         // Returning drops the receiver, which stops the decoder at its next send.
-        let applied = apply_batches(x, rx);
+        let gate = rx.pool_made();
+        let applied = while_populating(x, gate, |x| apply_batches(x, rx));
         let (decoded, cpu) = decoder
             .join()
             .map_err(|_| ServerError("the replay decoder thread panicked".into()))?;
@@ -639,7 +688,7 @@ pub fn recover(
     let snapshot_load = t0.elapsed();
     x.replaying = true;
     let store_bound = apply_bound(&mut x, &store_bound(data_dir));
-    let (replayed, torn, decoder_cpu) = while_populating(&mut x, |x| replay_journal(x, data_dir))?;
+    let (replayed, torn, decoder_cpu) = replay_journal(&mut x, data_dir)?;
     end_replay(&mut x, store_bound)?;
     let total = t0.elapsed();
     let state_hash = x.state_hash();
@@ -782,7 +831,8 @@ pub fn recover_and_open(
                 drop(seq_tx);
                 x.replaying = true;
                 apply_bound(&mut x, bound);
-                let replayed = while_populating(&mut x, |x| apply_batches(x, rx))?;
+                let gate = rx.pool_made();
+                let replayed = while_populating(&mut x, gate, |x| apply_batches(x, rx))?;
                 Ok((x, snapshot, loaded, replayed))
             })();
         let scan = scanner
@@ -919,6 +969,53 @@ mod tests {
             assert_eq!(next, n + 1);
             decoder.join().unwrap();
         });
+    }
+
+    /// The populating thread's gate opens once the decoder has made every batch it will make
+    /// (a full queue, the applying side not taking any), or once it is done, well before
+    /// `POPULATE_WAIT` either way; after that the decoder allocates no batch.
+    #[test]
+    fn the_populate_gate_opens_once_the_decoder_has_its_batches_or_is_done() {
+        let tick = encoded(&Input::Tick);
+        let (mut tx, mut rx) = batch_channels(None);
+        std::thread::scope(|scope| {
+            let decoder = scope.spawn(move || {
+                let mut seq = 0;
+                loop {
+                    seq += 1;
+                    if !tx.push(&record(seq, &tick)).unwrap() {
+                        return seq;
+                    }
+                }
+            });
+            // The applying side holds two batches, as `apply_batches` does, and takes no more.
+            let cur = rx.next(None);
+            let mut next = rx.next(None);
+            let t = std::time::Instant::now();
+            rx.pool_made()();
+            assert!(t.elapsed() < POPULATE_WAIT, "{:?}", t.elapsed());
+            let made = rx.handoff.lock().made;
+            assert!(made > BATCHES_IN_FLIGHT, "{made} batches made");
+            // Taking and returning batches from then on makes no new ones.
+            let mut done = cur;
+            for _ in 0..3 * BATCHES_IN_FLIGHT {
+                let taken = rx.next(done.take());
+                assert!(taken.is_some());
+                done = next;
+                next = taken;
+            }
+            assert_eq!(rx.handoff.lock().made, made);
+            drop((done, next));
+            drop(rx);
+            decoder.join().unwrap();
+        });
+
+        let (tx, rx) = batch_channels(None);
+        let gate = rx.pool_made();
+        drop(tx);
+        let t = std::time::Instant::now();
+        gate();
+        assert!(t.elapsed() < POPULATE_WAIT, "{:?}", t.elapsed());
     }
 
     #[test]
