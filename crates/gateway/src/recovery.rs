@@ -922,6 +922,18 @@ mod tests {
         b
     }
 
+    /// A decoder that queues Tick records 1, 2, ... until the applying side hangs up; returns
+    /// the record it was refused at.
+    fn push_ticks_until_the_applier_goes(mut tx: BatchSender, tick: &[u8]) -> u64 {
+        let mut seq = 0;
+        loop {
+            seq += 1;
+            if !tx.push(&record(seq, tick)).unwrap() {
+                return seq;
+            }
+        }
+    }
+
     /// Polls until the decoder has filled the queue and sleeps (at most 30 s).
     fn wait_until_the_decoder_waits(rx: &BatchReceiver) {
         let t = std::time::Instant::now();
@@ -972,22 +984,14 @@ mod tests {
     }
 
     /// The populating thread's gate opens once the decoder has made every batch it will make
-    /// (a full queue, the applying side not taking any), or once it is done, well before
-    /// `POPULATE_WAIT` either way; after that the decoder allocates no batch.
+    /// (a full queue, the applying side holding two), or once it is done, well before
+    /// `POPULATE_WAIT` either way; after that the decoder makes no batch.
     #[test]
     fn the_populate_gate_opens_once_the_decoder_has_its_batches_or_is_done() {
         let tick = encoded(&Input::Tick);
-        let (mut tx, mut rx) = batch_channels(None);
+        let (tx, mut rx) = batch_channels(None);
         std::thread::scope(|scope| {
-            let decoder = scope.spawn(move || {
-                let mut seq = 0;
-                loop {
-                    seq += 1;
-                    if !tx.push(&record(seq, &tick)).unwrap() {
-                        return seq;
-                    }
-                }
-            });
+            let decoder = scope.spawn(move || push_ticks_until_the_applier_goes(tx, &tick));
             // The applying side holds two batches, as `apply_batches` does, and takes no more.
             let cur = rx.next(None);
             let mut next = rx.next(None);
@@ -1021,17 +1025,9 @@ mod tests {
     #[test]
     fn a_gone_applier_stops_a_waiting_decoder_and_a_gone_decoder_ends_the_applier() {
         let tick = encoded(&Input::Tick);
-        let (mut tx, rx) = batch_channels(None);
+        let (tx, rx) = batch_channels(None);
         std::thread::scope(|scope| {
-            let decoder = scope.spawn(move || {
-                let mut seq = 0;
-                loop {
-                    seq += 1;
-                    if !tx.push(&record(seq, &tick)).unwrap() {
-                        return seq;
-                    }
-                }
-            });
+            let decoder = scope.spawn(move || push_ticks_until_the_applier_goes(tx, &tick));
             // The decoder fills the queue and sleeps; dropping the receiver must wake it.
             wait_until_the_decoder_waits(&rx);
             drop(rx);
