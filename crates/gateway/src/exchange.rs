@@ -629,8 +629,8 @@ pub enum Backing {
     /// As `Resident`, but the pages are faulted in by whoever runs the plan
     /// [`Exchange::take_populate`] returns, while the exchange is already in use; until then a
     /// first write faults its page in (a 2 MiB one). For replay, which runs the plan on a
-    /// thread of its own, so the applying thread does not first spend about 0.14 s (on the
-    /// Intel host) faulting 76 MB in. Recovery joins that thread before it returns: the
+    /// thread of its own, so the applying thread does not first spend 10-190 ms (on the
+    /// Intel host, by the minute) faulting 76 MB in. Recovery joins that thread before it returns: the
     /// exchange a loop then serves from is resident.
     Background,
 }

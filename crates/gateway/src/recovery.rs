@@ -223,6 +223,14 @@ struct HandoffState {
     decoder_waits: bool,
 }
 
+impl HandoffState {
+    /// The decoder will make no more batches: it has made every one it will (a full queue
+    /// and the two the applying side holds), or it is done, or the applying side is gone.
+    fn pool_made(&self) -> bool {
+        self.made > BATCHES_IN_FLIGHT || self.decoder_done || self.applier_gone
+    }
+}
+
 impl Handoff {
     /// The state; a panic elsewhere never leaves it half-updated (no code that can panic runs
     /// under the lock), so a poisoned lock is still usable.
@@ -340,13 +348,7 @@ impl BatchReceiver {
         move || {
             let t = Instant::now();
             loop {
-                {
-                    let s = handoff.lock();
-                    if s.made > BATCHES_IN_FLIGHT || s.decoder_done || s.applier_gone {
-                        return;
-                    }
-                }
-                if t.elapsed() >= POPULATE_WAIT {
+                if handoff.lock().pool_made() || t.elapsed() >= POPULATE_WAIT {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(1));
@@ -984,8 +986,8 @@ mod tests {
     }
 
     /// The populating thread's gate opens once the decoder has made every batch it will make
-    /// (a full queue, the applying side holding two), or once it is done, well before
-    /// `POPULATE_WAIT` either way; after that the decoder makes no batch.
+    /// (a full queue, the applying side holding two), or once it is done; from then on the
+    /// decoder makes no batch.
     #[test]
     fn the_populate_gate_opens_once_the_decoder_has_its_batches_or_is_done() {
         let tick = encoded(&Input::Tick);
@@ -995,9 +997,9 @@ mod tests {
             // The applying side holds two batches, as `apply_batches` does, and takes no more.
             let cur = rx.next(None);
             let mut next = rx.next(None);
-            let t = std::time::Instant::now();
+            wait_until_the_decoder_waits(&rx);
+            assert!(rx.handoff.lock().pool_made());
             rx.pool_made()();
-            assert!(t.elapsed() < POPULATE_WAIT, "{:?}", t.elapsed());
             let made = rx.handoff.lock().made;
             assert!(made > BATCHES_IN_FLIGHT, "{made} batches made");
             // Taking and returning batches from then on makes no new ones.
@@ -1015,11 +1017,13 @@ mod tests {
         });
 
         let (tx, rx) = batch_channels(None);
-        let gate = rx.pool_made();
+        assert!(
+            !rx.handoff.lock().pool_made(),
+            "a decoder that has made none"
+        );
         drop(tx);
-        let t = std::time::Instant::now();
-        gate();
-        assert!(t.elapsed() < POPULATE_WAIT, "{:?}", t.elapsed());
+        assert!(rx.handoff.lock().pool_made(), "a decoder that is done");
+        rx.pool_made()();
     }
 
     #[test]
