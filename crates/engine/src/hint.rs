@@ -114,7 +114,7 @@ pub fn huge_prefix<T>(v: &Vec<T>, n: usize) {
 /// Page ranges to fault in (`MADV_POPULATE_WRITE`), gathered when tables are made and faulted
 /// in by [`Populate::run`], on whichever thread runs it: replay runs it on a thread of its own
 /// while it applies records, so the applying thread does not start by faulting in the tables
-/// itself (on the Intel host 10-190 ms for 76 MB, by the minute).
+/// itself (on the Intel host 10-215 ms for a replay's 76-106 MB, by the minute).
 ///
 /// It holds addresses only, as integers. Its owner runs it while the allocations it was given
 /// are alive and not moved (`recovery` joins the thread before the tables can be dropped or

@@ -42,12 +42,16 @@ const DONE_ORDERS_MAX: usize = 1 << 16;
 /// `CL_ORD_IDS_MAX` plus one entry per live order: a quote replaced all day keeps one.
 const CL_ORD_IDS_MAX: usize = 1 << 20;
 /// Bytes per remembered ClOrdID that a `Backing::Resident` index has faulted in from the start
-/// (`ClBytes::with_backing`): 32 MiB for the `CL_ORD_IDS_MAX` window, room for ClOrdIDs of up
-/// to 32 bytes (a UUID without dashes; the load generator's are about 16). Longer ones grow
-/// the byte ring as before. Without it the serving loop took about 8,600 page faults (2,800
-/// with it) and copied its ring at every doubling (up to 16 MiB at once) in its first 10 s at
-/// 150 K orders/s; it costs about 7 ms more at start-up.
-const CL_BYTES_RESIDENT_PER_ID: usize = 32;
+/// (`ClBytes::with_backing`): 64 MiB for the `CL_ORD_IDS_MAX` window, room for a window of
+/// the longest ClOrdIDs accepted (`record::STR_LEN_MAX`), so no usual client's ClOrdIDs make
+/// the serving loop grow the ring (a doubling copies the live bytes and faults the new half in: on the
+/// Intel host up to 32 MiB copied and 10-75 ms of faulting, in one iteration). The fifteenth
+/// session meant 32 bytes (a UUID without dashes) but the window's `n + 1` rounded it up to
+/// 64 MiB; the seventeenth kept 64 on purpose, since a UUID with dashes (36 bytes) is a common
+/// ClOrdID. Without it the serving loop took about 8,600 page faults (2,800 with it) and
+/// copied its ring at every doubling (up to 16 MiB at once) in its first 10 s at 150 K
+/// orders/s; a replay faults it in beside the records (`Backing::Background`).
+const CL_BYTES_RESIDENT_PER_ID: usize = crate::record::STR_LEN_MAX;
 /// Most entries one new ClOrdID moves from the front of the index's ring to its back (live
 /// orders' current ClOrdIDs, which stay). Bounds the work per command: beyond it the ring is
 /// longer than `CL_ORD_IDS_MAX` for a while, by at most the live orders.
@@ -621,7 +625,7 @@ pub enum Backing {
     /// In 2 MiB pages, all faulted in when the exchange is made
     /// (`engine::hint::huge_and_populated`): no page of them faults later and random access
     /// misses the TLB less. For the exchange a loop serves from and for replay; made before the
-    /// loop serves (faulting 76 MB in holds the process's memory-map lock for tens of ms).
+    /// loop serves (faulting 106 MB in holds the process's memory-map lock for tens of ms).
     Resident,
     /// Ordinary pages, faulted in as they are first written: for a replica made while the loop
     /// already serves (`snapshot-idle`), which must not hold that lock for long.
@@ -630,7 +634,7 @@ pub enum Backing {
     /// [`Exchange::take_populate`] returns, while the exchange is already in use; until then a
     /// first write faults its page in (a 2 MiB one). For replay, which runs the plan on a
     /// thread of its own, so the applying thread does not first spend 10-190 ms (on the
-    /// Intel host, by the minute) faulting 76 MB in. Recovery joins that thread before it returns: the
+    /// Intel host, by the minute) faulting 106 MB in. Recovery joins that thread before it returns: the
     /// exchange a loop then serves from is resident.
     Background,
 }
@@ -739,9 +743,7 @@ impl ClIndex {
             ring: VecDeque::from(ring),
             head: 0,
             // The window is `n - 1` ClOrdIDs (`n` counts the one remembered before the oldest
-            // is forgotten): `n * CL_BYTES_RESIDENT_PER_ID` rounds up to twice the bytes
-            // (64 MiB for the 1 M window; until the seventeenth session it did, and faulting
-            // the extra 32 MiB in took about 75 ms of every start on the Intel host).
+            // is forgotten): `n * CL_BYTES_RESIDENT_PER_ID` would round up to twice the bytes.
             bytes: ClBytes::with_backing(
                 (n * crate::record::STR_LEN_MAX).next_power_of_two(),
                 (n - 1).max(1) * CL_BYTES_RESIDENT_PER_ID,
@@ -4792,17 +4794,17 @@ mod tests {
     }
 
     /// The exchange's own index faults in exactly `CL_BYTES_RESIDENT_PER_ID` bytes per ClOrdID
-    /// of its window (32 MiB), not twice that: the window's `n` counts one entry more than the
-    /// window, and rounding `n * 32` up to a power of two made 64 MiB of it resident until
-    /// the seventeenth session.
+    /// of its window (64 MiB: the longest ClOrdID's 64 bytes), not twice that: the window's
+    /// `n` counts one entry more than the window, and rounding `n * 32` up to a power of two
+    /// made 64 MiB of a meant 32 resident until the seventeenth session.
     #[test]
-    fn the_window_byte_ring_is_resident_for_32_bytes_per_cl_ord_id() {
+    fn the_window_byte_ring_is_resident_for_a_window_of_the_longest_cl_ord_ids() {
         let resident = ClIndex::new(Backing::Resident, &mut Populate::default());
         assert_eq!(
             resident.bytes.cap,
             CL_ORD_IDS_MAX * CL_BYTES_RESIDENT_PER_ID
         );
-        assert_eq!(resident.bytes.cap, 32 << 20);
+        assert_eq!(resident.bytes.cap, 64 << 20);
         assert_eq!(
             ClIndex::new(Backing::Lazy, &mut Populate::default())
                 .bytes

@@ -93,7 +93,7 @@ pub fn fuzz_input(bytes: &[u8]) {
             .expect("decodes in place as it decodes");
         assert_eq!(slot, input);
     }
-    // Lazy: a resident exchange faults its 76 MB of tables in when made, which held each
+    // Lazy: a resident exchange faults its 106 MB of tables in when made, which held each
     // fuzz input to tens of milliseconds (about 70 inputs a second).
     let mut x = exchange::Exchange::with_backing(cfg.clone(), exchange::Backing::Lazy);
     let mut out = exchange::Outbox::default();

@@ -453,7 +453,7 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
 /// not resident yet (`Backing::Background`: an exchange made for a replay from record 1),
 /// after `gate` returns, and joins that thread before it returns, so the exchange is resident
 /// whatever `f` did. The applying thread then does not spend the first 0.02-0.2 s of a replay
-/// faulting 76 MB in (on the Intel host; it touches the pages it needs first itself, the rest
+/// faulting 106 MB in (on the Intel host; it touches the pages it needs first itself, the rest
 /// are ready before it gets to them). Nothing to fault in (an exchange restored from a
 /// snapshot): `f` alone.
 fn while_populating<R>(
@@ -924,10 +924,10 @@ mod tests {
         b
     }
 
-    /// A decoder that queues Tick records 1, 2, ... until the applying side hangs up; returns
-    /// the record it was refused at.
-    fn push_ticks_until_the_applier_goes(mut tx: BatchSender, tick: &[u8]) -> u64 {
-        let mut seq = 0;
+    /// A decoder that queues Tick records `from`, `from + 1`, ... until the applying side
+    /// hangs up; returns the record it was refused at.
+    fn push_ticks_until_the_applier_goes(mut tx: BatchSender, tick: &[u8], from: u64) -> u64 {
+        let mut seq = from - 1;
         loop {
             seq += 1;
             if !tx.push(&record(seq, tick)).unwrap() {
@@ -991,12 +991,21 @@ mod tests {
     #[test]
     fn the_populate_gate_opens_once_the_decoder_has_its_batches_or_is_done() {
         let tick = encoded(&Input::Tick);
-        let (tx, mut rx) = batch_channels(None);
+        let (mut tx, mut rx) = batch_channels(None);
+        let (taken_tx, taken_rx) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
-            let decoder = scope.spawn(move || push_ticks_until_the_applier_goes(tx, &tick));
-            // The applying side holds two batches, as `apply_batches` does, and takes no more.
+            // Two batches, then the rest once the applying side has taken them (as
+            // `apply_batches` takes two first): the order a replay has, made certain.
+            let decoder = scope.spawn(move || {
+                for seq in 1..=2 * BATCH_RECORDS as u64 {
+                    assert!(tx.push(&record(seq, &tick)).unwrap());
+                }
+                taken_rx.recv().unwrap();
+                push_ticks_until_the_applier_goes(tx, &tick, 2 * BATCH_RECORDS as u64 + 1)
+            });
             let cur = rx.next(None);
             let mut next = rx.next(None);
+            taken_tx.send(()).unwrap();
             wait_until_the_decoder_waits(&rx);
             assert!(rx.handoff.lock().pool_made());
             rx.pool_made()();
@@ -1031,7 +1040,7 @@ mod tests {
         let tick = encoded(&Input::Tick);
         let (tx, rx) = batch_channels(None);
         std::thread::scope(|scope| {
-            let decoder = scope.spawn(move || push_ticks_until_the_applier_goes(tx, &tick));
+            let decoder = scope.spawn(move || push_ticks_until_the_applier_goes(tx, &tick, 1));
             // The decoder fills the queue and sleeps; dropping the receiver must wake it.
             wait_until_the_decoder_waits(&rx);
             drop(rx);
