@@ -44,13 +44,13 @@ const CL_ORD_IDS_MAX: usize = 1 << 20;
 /// Bytes per remembered ClOrdID that a `Backing::Resident` index has faulted in from the start
 /// (`ClBytes::with_backing`): 64 MiB for the `CL_ORD_IDS_MAX` window, room for a window of
 /// the longest ClOrdIDs accepted (`record::STR_LEN_MAX`), so no usual client's ClOrdIDs make
-/// the serving loop grow the ring (a doubling copies the live bytes and faults the new half in: on the
-/// Intel host up to 32 MiB copied and 10-75 ms of faulting, in one iteration). The fifteenth
-/// session meant 32 bytes (a UUID without dashes) but the window's `n + 1` rounded it up to
-/// 64 MiB; the seventeenth kept 64 on purpose, since a UUID with dashes (36 bytes) is a common
-/// ClOrdID. Without it the serving loop took about 8,600 page faults (2,800 with it) and
-/// copied its ring at every doubling (up to 16 MiB at once) in its first 10 s at 150 K
-/// orders/s; a replay faults it in beside the records (`Backing::Background`).
+/// the serving loop grow the ring (a doubling copies the live bytes and faults the new half
+/// in: on the Intel host up to 32 MiB copied and 10-75 ms of faulting, in one iteration). The
+/// fifteenth session meant 32 bytes (a UUID without dashes) but the window's `n + 1` rounded
+/// it up to 64 MiB; the seventeenth kept 64 on purpose, since a UUID with dashes (36 bytes)
+/// is a common ClOrdID. Without it the serving loop took about 8,600 page faults (2,800 with
+/// it) and copied its ring at every doubling (up to 16 MiB at once) in its first 10 s at
+/// 150 K orders/s; a replay faults it in beside the records (`Backing::Background`).
 const CL_BYTES_RESIDENT_PER_ID: usize = crate::record::STR_LEN_MAX;
 /// Most entries one new ClOrdID moves from the front of the index's ring to its back (live
 /// orders' current ClOrdIDs, which stay). Bounds the work per command: beyond it the ring is
@@ -633,9 +633,9 @@ pub enum Backing {
     /// As `Resident`, but the pages are faulted in by whoever runs the plan
     /// [`Exchange::take_populate`] returns, while the exchange is already in use; until then a
     /// first write faults its page in (a 2 MiB one). For replay, which runs the plan on a
-    /// thread of its own, so the applying thread does not first spend 10-190 ms (on the
-    /// Intel host, by the minute) faulting 106 MB in. Recovery joins that thread before it returns: the
-    /// exchange a loop then serves from is resident.
+    /// thread of its own, so the applying thread does not first spend 10-215 ms (on the Intel
+    /// host, by the minute) faulting 106 MB in. Recovery joins that thread before it returns:
+    /// the exchange a loop then serves from is resident.
     Background,
 }
 
