@@ -18,7 +18,7 @@
 //! thread: the same records applied in the same order, and the first error (bad record, gap)
 //! stops recovery. An exchange made for a replay from record 1 (`Backing::Background`) has its
 //! tables faulted in by a third thread, `SCHED_IDLE`, once the decoder has made its batches
-//! ([`while_populating`]); it changes no state and is joined before recovery returns.
+//! (`while_populating`); it changes no state and is joined before recovery returns.
 //!
 //! One journal pass at start ([`recover_and_open`]): the journal writer's open scan, which must
 //! verify every record anyway (it decides where the torn tail is), is the replay's reader. The
