@@ -218,6 +218,41 @@ mod tests {
         super::Populate::default().run();
     }
 
+    /// Running a plan makes every page of an untouched table resident (the page-table state
+    /// `mincore` reports), which it was not before: the plan does what recovery relies on it
+    /// for, not only nothing harmful.
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[allow(unsafe_code)]
+    fn a_populate_plan_makes_an_untouched_table_resident() {
+        const PAGE: usize = 4096;
+        // 64 MiB: above glibc's largest mmap threshold, so a fresh mapping nobody has touched.
+        let v: Vec<u8> = Vec::with_capacity(64 << 20);
+        let start = (v.as_ptr() as usize + PAGE - 1) & !(PAGE - 1);
+        let end = (v.as_ptr() as usize + v.capacity()) & !(PAGE - 1);
+        let pages = (end - start) / PAGE;
+        let resident = || {
+            let mut map = vec![0u8; pages];
+            // SAFETY: mincore only reads the page tables of `start..end`, a page-aligned range
+            // inside the allocation `v` owns, and writes one byte per page into `map`, which
+            // has exactly that many.
+            let rc =
+                unsafe { libc::mincore(start as *mut libc::c_void, end - start, map.as_mut_ptr()) };
+            assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+            map.iter().filter(|&&b| b & 1 == 1).count()
+        };
+        let before = resident();
+        let mut plan = super::Populate::default();
+        plan.add_prefix(&v, v.capacity());
+        assert_eq!(plan.bytes(), end - start);
+        std::thread::scope(|s| {
+            s.spawn(move || plan.run());
+        });
+        let after = resident();
+        assert!(before < pages, "{before} of {pages} pages resident before");
+        assert_eq!(after, pages, "{after} of {pages} pages resident after");
+    }
+
     /// Populating a prefix changes no contents, and a prefix longer than the allocation is
     /// cut to it (a hint beyond the capacity would touch memory `v` does not own).
     #[test]
