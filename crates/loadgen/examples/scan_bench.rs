@@ -1,0 +1,94 @@
+//! Cost of reading one inbound ExecutionReport (`loadgen::inbound::scan`): the generator reads
+//! one or two per request it sends, on the CPU the exchange's loop shares in the sweeps, so
+//! this is part of what a sweep's tail at 150-200 K req/s queues behind.
+//!
+//! `cargo run --release -p loadgen --example scan_bench [N]` prints ns per scan (median of 5
+//! passes of N scans, default 2,000,000) of an ack and of a fill laid out as Rialto writes them.
+//! Under `valgrind --tool=callgrind --toggle-collect='loadgen::inbound::scan*'` with a small N
+//! (e.g. 1000: 10 passes in all) it gives instructions per scan. BENCHMARKS.md has the figures.
+
+use std::time::Instant;
+
+/// A frame as the exchange writes it: BeginString, BodyLength, `fields`, CheckSum (`scan`
+/// does not check the CheckSum, so it is a fixed one).
+fn frame(fields: &[(&str, &str)]) -> Vec<u8> {
+    let body: String = fields.iter().map(|(t, v)| format!("{t}={v}\x01")).collect();
+    format!("8=FIX.4.4\x019={}\x01{body}10=123\x01", body.len()).into_bytes()
+}
+
+fn main() {
+    let n: usize = match std::env::args().nth(1) {
+        Some(a) => match a.parse() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                eprintln!("scan_bench: N must be a count of at least 1, not {a:?}");
+                std::process::exit(2);
+            }
+        },
+        None => 2_000_000,
+    };
+    // The header and the fields before ExecType, then each report's own (an ack of a limit
+    // order, and a partial fill of it), in `encode_exec`'s order.
+    let head: &[(&str, &str)] = &[
+        ("35", "8"),
+        ("34", "1234567"),
+        ("49", "RIALTO"),
+        ("56", "BOT7"),
+        ("52", "20261123-22:01:11.123"),
+        ("37", "4812345"),
+        ("11", "Nk2x9ab1234567.17"),
+        ("17", "9876543.1"),
+    ];
+    let order: &[(&str, &str)] = &[
+        ("1", "7"),
+        ("55", "ACME"),
+        ("54", "1"),
+        ("40", "2"),
+        ("44", "100.25"),
+        ("59", "0"),
+        ("38", "100"),
+    ];
+    let ack = frame(
+        &[
+            head,
+            &[("150", "0"), ("39", "0")],
+            order,
+            &[("151", "100"), ("14", "0"), ("6", "0")],
+            &[("60", "20261123-22:01:11.123")],
+        ]
+        .concat(),
+    );
+    let fill = frame(
+        &[
+            head,
+            &[("150", "F"), ("39", "1")],
+            order,
+            &[("31", "100.25"), ("32", "30"), ("151", "70"), ("14", "30")],
+            &[("6", "100.25"), ("60", "20261123-22:01:11.123")],
+        ]
+        .concat(),
+    );
+    for (name, f, leaves) in [("ack", &ack, 100), ("fill", &fill, 70)] {
+        // Checked once, so the loop below times a scan that reads what it should.
+        let m = loadgen::inbound::scan(f).expect("the report scans");
+        assert_eq!(m.report.leaves_qty, Some(leaves), "{name}: LeavesQty read");
+        let mut passes = Vec::with_capacity(5);
+        for _ in 0..5 {
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for _ in 0..n {
+                let m = loadgen::inbound::scan(std::hint::black_box(f)).expect("scans");
+                sum = sum.wrapping_add(m.seq + m.report.leaves_qty.unwrap_or(0));
+            }
+            std::hint::black_box(sum);
+            passes.push(t.elapsed().as_nanos() as f64 / n as f64);
+        }
+        passes.sort_by(f64::total_cmp);
+        println!(
+            "{name}: {} bytes, {:.1} ns per scan (median of 5 passes of {n}; fastest {:.1})",
+            f.len(),
+            passes[2],
+            passes[0]
+        );
+    }
+}
