@@ -439,7 +439,8 @@ impl ClBytes {
     /// A ring with `reserve` bytes of address space. `Backing::Resident`: its capacity starts
     /// at `resident` (rounded up to a power of two, within `reserve`), faulted in and in 2 MiB
     /// pages where it can be, so pushing into it takes no page fault and growing to it moves
-    /// no bytes; `Lazy`: as `new`.
+    /// no bytes; `Background`: the same capacity, its pages added to `later` to be faulted in
+    /// by whoever runs that plan; `Lazy`: as `new`.
     fn with_backing(
         reserve: usize,
         resident: usize,
