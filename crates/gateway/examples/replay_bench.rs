@@ -241,7 +241,14 @@ fn main() -> Result<(), String> {
         let steal0 = sched_idle::steal_ms(None);
         let (x, rec, phases) = if full {
             let (x, rec) = recover(&cfg, &dir, false, |m| eprintln!("{m}")).map_err(|e| e.0)?;
-            let phases = "full replay from record 1 (read-only, snapshots ignored);".to_string();
+            let phases = format!(
+                "full replay from record 1 (read-only, snapshots ignored{});",
+                rec.phases
+                    .resolved
+                    .as_ref()
+                    .map(|r| format!("; {r}"))
+                    .unwrap_or_default()
+            );
             (x, rec, phases)
         } else if two_pass {
             let (_writer, _report) =

@@ -27,6 +27,9 @@ use crate::wire::{push_scaled, push_u64, push_utc_timestamp, utc_timestamp, MsgW
 use engine::{Engine, EngineConfig};
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+mod resolve;
+pub use resolve::{ClHint, ClResolver};
 use types::{
     CancelReason, Command, Event, EventSink, Matcher, NewOrder, OrdType, OrderId, RejectReason,
     Side, StpMode, TimeInForce,
@@ -396,6 +399,8 @@ struct ClEntry {
     start: u32,
     session: u16,
     len: u8,
+    /// Moved to the back at least once because its order was live beyond the window.
+    kept: bool,
 }
 
 const _: () = assert!(std::mem::size_of::<ClEntry>() == 24);
@@ -617,6 +622,9 @@ struct ClIndex {
     seed: ClHasher,
     /// How the ring and the table (and a rebuilt table) are backed.
     backing: Backing,
+    /// While a full replay takes its lookups from a `ClResolver` (`resolve`): the table is not
+    /// kept meanwhile, and is built from the ring when resolving stops.
+    resolved: Option<Box<resolve::Resolved>>,
 }
 
 /// How an `Exchange`'s large tables (the ClOrdID index and its ring, the order slab) are
@@ -754,6 +762,7 @@ impl ClIndex {
             table,
             seed: ClHasher::default(),
             backing,
+            resolved: None,
         }
     }
 
@@ -841,7 +850,11 @@ impl ClIndex {
             start,
             session,
             len: cl.len() as u8,
+            kept: false,
         });
+        if self.resolved.is_some() {
+            return self.pushed_hinted(pos);
+        }
         if self.ring.len() as u64 >= 1 << self.table.pbits {
             self.rebuild(false);
         } else if self.table.insert(hash, pos).is_err() {
@@ -892,6 +905,9 @@ impl ClIndex {
     /// (`pre` as in `hash_pre`).
     #[inline]
     fn prefetch(&self, session: u16, cl: &[u8], pre: u64) {
+        if self.resolved.is_some() {
+            return;
+        }
         self.table.prefetch(self.hash_pre(session, cl, pre));
     }
 
@@ -900,6 +916,9 @@ impl ClIndex {
     /// them.
     #[inline]
     fn prefetch_entries(&self, session: u16, cl: &[u8], pre: u64) {
+        if self.resolved.is_some() {
+            return;
+        }
         self.table.find(self.hash_pre(session, cl, pre), |p| {
             if let Some(e) = self.ring.get(self.at(p)) {
                 engine::hint::prefetch(e);
@@ -918,6 +937,9 @@ impl ClIndex {
         if let Some(e) = self.ring.get(ROTATE_PREFETCH * 4) {
             engine::hint::prefetch(e);
         }
+        if self.resolved.is_some() {
+            return;
+        }
         if let Some(e) = self.ring.get(ROTATE_PREFETCH) {
             self.table.prefetch(e.hash);
         }
@@ -928,6 +950,9 @@ impl ClIndex {
         let Some(e) = self.ring.pop_front() else {
             return;
         };
+        if self.resolved.is_some() {
+            return self.rotate_hinted(e, keep);
+        }
         let old = self.head as u32 & self.table.pos_mask();
         self.head += 1;
         let slot = self
@@ -944,11 +969,40 @@ impl ClIndex {
             let new = self.head + self.ring.len() as u64;
             self.table.set_pos(slot, new);
             let start = self.bytes.push(cl);
-            self.ring.push_back(ClEntry { start, ..e });
+            self.ring.push_back(ClEntry {
+                start,
+                kept: true,
+                ..e
+            });
         } else {
             let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
             self.bytes.set_head(next);
             self.table.remove_at(slot);
+        }
+    }
+
+    /// `rotate_or_forget` while resolving, for `e`, just taken from the front: the table is
+    /// not kept.
+    fn rotate_hinted(&mut self, e: ClEntry, keep: impl Fn(OrderId, &[u8]) -> bool) {
+        let old = self.head;
+        self.head += 1;
+        let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
+        if keep(e.order, self.cl_of(&e)) {
+            let mut cl = [0u8; crate::record::STR_LEN_MAX];
+            let cl = &mut cl[..e.len as usize];
+            cl.copy_from_slice(self.cl_of(&e));
+            self.bytes.set_head(next);
+            let new = self.head + self.ring.len() as u64;
+            let start = self.bytes.push(cl);
+            self.ring.push_back(ClEntry {
+                start,
+                kept: true,
+                ..e
+            });
+            self.rotated_hinted(&e, old, Some(new));
+        } else {
+            self.bytes.set_head(next);
+            self.rotated_hinted(&e, old, None);
         }
     }
 
@@ -1774,6 +1828,12 @@ pub struct Exchange {
     /// ClOrdID hashes of the input being applied, computed ahead (`apply_prehashed`); zero
     /// (not computed) outside it.
     pre: ClHashes,
+    /// The ClOrdID answers of the input being applied, computed ahead (`apply_resolved`);
+    /// empty outside it.
+    hint: ClHint,
+    /// Since `begin_resolving`: the record at which the exchange stopped taking answers from
+    /// the resolver before the end (`cl_find`), if it did.
+    resolve_fell_back: Option<u64>,
     /// The journal record of the checkpoint `bound_stores` took its bounds from (0: none).
     bound_seq: u64,
     /// The first checkpoint this exchange disagreed with (`Input::Checkpoint`).
@@ -1821,6 +1881,8 @@ impl Exchange {
             event_log: None,
             replaying: false,
             pre: ClHashes::default(),
+            hint: ClHint::default(),
+            resolve_fell_back: None,
             bound_seq: 0,
             divergence: None,
             cl_max: CL_ORD_IDS_MAX,
@@ -2065,6 +2127,104 @@ impl Exchange {
         self.pre = hashes;
         self.apply(seq, ts_ns, input, out);
         self.pre = ClHashes::default();
+    }
+
+    /// For a full replay into this exchange, while it is empty: the resolver that answers its
+    /// ClOrdID lookups ahead, on the decoding thread (`resolve`'s module docs), fed every
+    /// record in order; this exchange then takes its answers through `apply_resolved` until
+    /// `end_resolving`. `None` if the exchange is not empty (a replay onto a snapshot keeps its
+    /// index as the live loop does).
+    pub fn begin_resolving(&mut self) -> Option<ClResolver> {
+        self.begin_resolving_with(resolve::GEN_CANDIDATES)
+    }
+
+    /// `begin_resolving` with a resolver of `per_gen` candidates per generation (a power of
+    /// two; tests use small ones).
+    fn begin_resolving_with(&mut self, per_gen: u64) -> Option<ClResolver> {
+        if self.last_seq != 0 || self.cl.len() != 0 || self.cl.resolved.is_some() {
+            return None;
+        }
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        self.cl.resolved = Some(Box::new(resolve::Resolved::new(
+            stop.clone(),
+            per_gen,
+            &mut self.populate,
+        )));
+        let sessions = self
+            .cfg
+            .sessions
+            .iter()
+            .map(|d| (d.sender_comp_id.clone(), d.target_comp_id.clone()))
+            .collect();
+        // Its tables in 2 MiB pages (random access on 4 KiB ones stalled even the prefetches
+        // on page walks), faulted in by the replay's populating thread or first use.
+        Some(ClResolver::new(
+            self.cl.seed.clone(),
+            sessions,
+            stop,
+            per_gen,
+            &mut self.populate,
+        ))
+    }
+
+    /// Stops taking ClOrdID answers from a resolver (`begin_resolving`) and builds the index
+    /// from the ring. Returns what became of resolving, for the recovery log (`None`: it was
+    /// not begun).
+    pub fn end_resolving(&mut self) -> Option<String> {
+        let t0 = std::time::Instant::now();
+        match (self.cl.stop_resolving(), self.resolve_fell_back.take()) {
+            (Some(n), _) => Some(format!(
+                "{n} ClOrdID lookups answered on the decoding thread (index built in {:.1} ms)",
+                t0.elapsed().as_secs_f64() * 1e3
+            )),
+            (None, Some(seq)) => Some(format!(
+                "ClOrdID lookups answered on the decoding thread until record {seq}, then from the index"
+            )),
+            (None, None) => None,
+        }
+    }
+
+    /// `apply_prehashed` with the resolver's hint for this record (`begin_resolving`). The
+    /// outcome is exactly that of `apply`.
+    pub fn apply_resolved(
+        &mut self,
+        seq: u64,
+        ts_ns: u64,
+        input: &Input,
+        hashes: ClHashes,
+        hint: &ClHint,
+        out: &mut Outbox,
+    ) {
+        self.cl.begin_hinted(hint);
+        self.hint = *hint;
+        self.apply_prehashed(seq, ts_ns, input, hashes, out);
+        self.hint = ClHint::default();
+        self.cl.end_hinted(hint);
+    }
+
+    /// Starts loading what `apply_resolved` will read for `hint`'s record (a few ahead).
+    #[inline]
+    pub fn prefetch_hinted(&self, hint: &ClHint) {
+        self.cl.prefetch_hinted(hint);
+    }
+
+    /// The order session `ix` used ClOrdID `cl` (whose `ClIndex::hash` is `h`) for, if
+    /// remembered: from the record's hint while resolving (`orig`: the OrigClOrdID's answer),
+    /// else (or if the hint cannot say) from the index.
+    #[inline]
+    fn cl_find(&mut self, orig: bool, h: u64, ix: u16, cl: &[u8]) -> Option<OrderId> {
+        if self.cl.resolved.is_some() {
+            let ans = if orig { self.hint.orig } else { self.hint.cl };
+            let hint = self.hint;
+            match self.cl.resolve(&hint, ans, h, ix, cl) {
+                Some(r) => return r,
+                None => {
+                    self.cl.stop_resolving();
+                    self.resolve_fell_back = Some(self.last_seq);
+                }
+            }
+        }
+        self.cl.get_hashed(h, ix, cl)
     }
 
     /// Applies journal record `seq` (stamped `ts_ns`). Records must come in sequence order.
@@ -2806,8 +2966,7 @@ impl Exchange {
         }
         let cl_hash = self.cl.hash_pre(ix, n.cl_ord_id.as_bytes(), self.pre.cl);
         if self
-            .cl
-            .get_hashed(cl_hash, ix, n.cl_ord_id.as_bytes())
+            .cl_find(false, cl_hash, ix, n.cl_ord_id.as_bytes())
             .is_some()
         {
             let echo = self.echo_new(n);
@@ -2886,9 +3045,14 @@ impl Exchange {
         let orig_hash = self
             .cl
             .hash_pre(ix, orig_cl_ord_id.as_bytes(), self.pre.orig);
-        let live = self
-            .cl
-            .get_hashed(orig_hash, ix, orig_cl_ord_id.as_bytes())
+        let found = self.cl_find(true, orig_hash, ix, orig_cl_ord_id.as_bytes());
+        // Looked up here, before the order's record is borrowed; it counts only for a known
+        // order (an unknown one is rejected as such first).
+        let cl_hash = self.cl.hash_pre(ix, cl_ord_id.as_bytes(), self.pre.cl);
+        let duplicate = self
+            .cl_find(false, cl_hash, ix, cl_ord_id.as_bytes())
+            .is_some();
+        let live = found
             .and_then(|id| self.orders.live(&id).map(|o| (id, o)))
             .filter(|(_, o)| o.done_status == 0 && o.session == ix);
         let Some((id, info)) = live else {
@@ -2905,12 +3069,7 @@ impl Exchange {
             );
         };
         let status = ord_status(info);
-        let cl_hash = self.cl.hash_pre(ix, cl_ord_id.as_bytes(), self.pre.cl);
-        if self
-            .cl
-            .get_hashed(cl_hash, ix, cl_ord_id.as_bytes())
-            .is_some()
-        {
+        if duplicate {
             return self.cancel_reject(
                 ix,
                 ts,
@@ -3095,7 +3254,8 @@ impl Exchange {
         echo: &[u8],
         out: &mut Outbox,
     ) {
-        let id = self.cl.get(ix, cl_ord_id.as_bytes());
+        let h = self.cl.hash(ix, cl_ord_id.as_bytes());
+        let id = self.cl_find(false, h, ix, cl_ord_id.as_bytes());
         let Some(id) = id.filter(|id| self.orders.get(id).is_some()) else {
             let mut b = std::mem::take(&mut self.body);
             b.clear();

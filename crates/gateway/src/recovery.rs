@@ -30,7 +30,7 @@
 //! older state (rare; reported in the phases as 2 journal passes).
 
 use crate::config::Config;
-use crate::exchange::{Backing, ClHasher, ClHashes, Exchange, Outbox};
+use crate::exchange::{Backing, ClHasher, ClHashes, ClHint, ClResolver, Exchange, Outbox};
 use crate::record::{Checkpoint, Input, KIND_INPUT};
 use crate::server::ServerError;
 use crossbeam_channel::bounded;
@@ -78,6 +78,9 @@ pub struct Phases {
     /// The checkpoint record whose bounds let the replay skip storing messages the resend
     /// stores forget anyway ([`store_bound`]), if one was found.
     pub store_bound: Option<u64>,
+    /// How a full replay's ClOrdID lookups were answered (`Exchange::begin_resolving`), if
+    /// the decoding thread answered them.
+    pub resolved: Option<String>,
 }
 
 impl fmt::Display for Phases {
@@ -98,6 +101,9 @@ impl fmt::Display for Phases {
         }
         if let Some(seq) = self.store_bound {
             write!(f, ", resend stores bounded by checkpoint {seq}")?;
+        }
+        if let Some(r) = &self.resolved {
+            write!(f, ", {r}")?;
         }
         Ok(())
     }
@@ -146,6 +152,8 @@ struct Decoded {
     ts: u64,
     input: Input,
     hashes: ClHashes,
+    /// The resolver's answers (`BatchSender::resolver`), if any.
+    hint: ClHint,
 }
 
 /// How long `while_populating`'s thread waits for the decoder to have made its batches before
@@ -188,6 +196,7 @@ impl Batch {
                     ts: 0,
                     input: Input::Tick,
                     hashes: ClHashes::default(),
+                    hint: ClHint::default(),
                 })
                 .collect(),
             len: 0,
@@ -250,6 +259,9 @@ struct BatchSender {
     /// The applying exchange's ClOrdID hasher, once known (`None`: no hashes computed ahead;
     /// the exchange computes them).
     hasher: Option<ClHasher>,
+    /// Answers the ClOrdID lookups of a full replay ahead (`Exchange::begin_resolving`): run
+    /// over each full batch before it is queued.
+    resolver: Option<ClResolver>,
 }
 
 impl BatchSender {
@@ -273,9 +285,27 @@ impl BatchSender {
         Ok(self.send())
     }
 
+    /// Runs the resolver (if any) over the current batch, with its index slots loaded
+    /// `PREFETCH_FAR` records ahead.
+    fn resolve_batch(&mut self) {
+        let Some(r) = self.resolver.as_mut() else {
+            return;
+        };
+        r.check_stop();
+        let b = &mut self.batch;
+        for i in 0..b.len {
+            if let Some(f) = b.slots[..b.len].get(i + PREFETCH_FAR) {
+                r.prefetch(&f.input, &f.hashes);
+            }
+            let d = &mut b.slots[i];
+            d.hint = r.resolve(&d.input, &d.hashes);
+        }
+    }
+
     /// Queues the current batch (waiting while the queue is full) and takes an empty one.
     /// False if the applying side is gone.
     fn send(&mut self) -> bool {
+        self.resolve_batch();
         let mut s = self.handoff.lock();
         if s.full.len() >= BATCHES_IN_FLIGHT && !s.applier_gone {
             s.decoder_waits = true;
@@ -406,7 +436,17 @@ impl Drop for BatchReceiver {
 
 /// Applies batches in order until the decoding side is done. Returns the records applied, or
 /// the gap that stopped it (dropping `rx` then stops the decoder at its next send).
-fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerError> {
+fn apply_batches(
+    x: &mut Exchange,
+    rx: BatchReceiver,
+) -> Result<(u64, Option<String>), ServerError> {
+    let applied = apply_hinted(x, rx);
+    // Whatever happened, the index is whole again.
+    let resolved = x.end_resolving();
+    applied.map(|n| (n, resolved))
+}
+
+fn apply_hinted(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerError> {
     let mut out = Outbox::default();
     let mut replayed = 0;
     // The batch after the one being applied is taken first, so the hints below reach across
@@ -429,6 +469,7 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
             }
             if let Some(far) = ahead(i + PREFETCH_FAR) {
                 x.prefetch(&far.input, &far.hashes);
+                x.prefetch_hinted(&far.hint);
             }
             if d.seq != x.last_seq() + 1 {
                 return Err(ServerError(format!(
@@ -437,7 +478,7 @@ fn apply_batches(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerE
                     x.last_seq()
                 )));
             }
-            x.apply_prehashed(d.seq, d.ts, &d.input, d.hashes, &mut out);
+            x.apply_resolved(d.seq, d.ts, &d.input, d.hashes, &d.hint, &mut out);
             out.clear();
         }
         replayed += recs.len() as u64;
@@ -497,6 +538,7 @@ fn batch_channels(hasher: Option<ClHasher>) -> (BatchSender, BatchReceiver) {
             batch: Batch::new(),
             handoff: handoff.clone(),
             hasher,
+            resolver: None,
         },
         BatchReceiver { handoff },
     )
@@ -539,15 +581,17 @@ fn decode_records(
 }
 
 /// Replays the journal after `x.last_seq()` into `x` with a read-only reader (decoding on a
-/// second thread). Returns the records applied, the torn-tail report and the decoder thread's
-/// CPU time.
+/// second thread, which also answers the ClOrdID lookups of a replay into an empty exchange:
+/// `Exchange::begin_resolving`). Returns the records applied, the torn-tail report, the decoder
+/// thread's CPU time and how the ClOrdID lookups were answered.
 fn replay_journal(
     x: &mut Exchange,
     data_dir: &Path,
-) -> Result<(u64, String, Option<Duration>), ServerError> {
+) -> Result<(u64, String, Option<Duration>, Option<String>), ServerError> {
     let from = x.last_seq() + 1;
     let mut reader = JournalReader::open(data_dir, from)?;
-    let (tx, rx) = batch_channels(Some(x.cl_hasher()));
+    let (mut tx, rx) = batch_channels(Some(x.cl_hasher()));
+    tx.resolver = x.begin_resolving();
     std::thread::scope(|scope| {
         let decoder = std::thread::Builder::new()
             .name("replay-decode".into())
@@ -562,8 +606,8 @@ fn replay_journal(
         let (decoded, cpu) = decoder
             .join()
             .map_err(|_| ServerError("the replay decoder thread panicked".into()))?;
-        let replayed = applied?;
-        Ok((replayed, decoded?, cpu))
+        let (replayed, resolved) = applied?;
+        Ok((replayed, decoded?, cpu, resolved))
     })
 }
 
@@ -692,7 +736,7 @@ pub fn recover(
     let snapshot_load = t0.elapsed();
     x.replaying = true;
     let store_bound = apply_bound(&mut x, &store_bound(data_dir));
-    let (replayed, torn, decoder_cpu) = replay_journal(&mut x, data_dir)?;
+    let (replayed, torn, decoder_cpu, resolved) = replay_journal(&mut x, data_dir)?;
     end_replay(&mut x, store_bound)?;
     let total = t0.elapsed();
     let state_hash = x.state_hash();
@@ -715,10 +759,15 @@ pub fn recover(
                 total,
                 decoder_cpu,
                 store_bound,
+                resolved,
             },
         },
     ))
 }
+
+/// What the applying side of `recover_and_open` made: the exchange, the snapshot it started
+/// from, when that was loaded, the records replayed and how ClOrdIDs were resolved.
+type Applied = (Exchange, Option<Snapshot>, Duration, u64, Option<String>);
 
 /// Why the start-up scan stopped before the end of the journal.
 enum ScanStop {
@@ -776,7 +825,8 @@ pub fn recover_and_open(
         .last()
         .map_or(0, |(seq, _)| *seq);
     // The snapshot's seq (`None`: none) and the restored exchange's ClOrdID hasher.
-    let (seq_tx, seq_rx) = bounded::<(Option<u64>, ClHasher)>(1);
+    // With no snapshot, the resolver for the empty exchange (`Exchange::begin_resolving`).
+    let (seq_tx, seq_rx) = bounded::<(Option<u64>, ClHasher, Option<ClResolver>)>(1);
     let (mut tx, rx) = batch_channels(None);
     let bound = store_bound(data_dir);
     let bound = &bound;
@@ -796,8 +846,9 @@ pub fn recover_and_open(
                         if reached.is_none() {
                             reached = Some(t0.elapsed());
                             deliver = match seq_rx.recv() {
-                                Ok((s, hasher)) => {
+                                Ok((s, hasher, resolver)) => {
                                     tx.hasher = Some(hasher);
+                                    tx.resolver = resolver;
                                     s.unwrap_or(0) == newest
                                 }
                                 Err(_) => return Err(ScanStop::ApplierGone),
@@ -826,19 +877,23 @@ pub fn recover_and_open(
             .map_err(|e| ServerError(format!("cannot start the journal scan thread: {e}")))?;
         // The closure owns `seq_tx` and `rx`: when it returns early (an error), dropping
         // them stops the scan, which then leaves the journal unmodified.
-        let applied =
-            (move || -> Result<(Exchange, Option<Snapshot>, Duration, u64), ServerError> {
-                let (mut x, snapshot) = load_snapshot(cfg, data_dir, &mut on_note)?;
-                let loaded = t0.elapsed();
-                // The scan may have ended without asking (the journal ends at the snapshot).
-                let _ = seq_tx.send((snapshot.as_ref().map(|s| s.seq), x.cl_hasher()));
-                drop(seq_tx);
-                x.replaying = true;
-                apply_bound(&mut x, bound);
-                let gate = rx.pool_made();
-                let replayed = while_populating(&mut x, gate, |x| apply_batches(x, rx))?;
-                Ok((x, snapshot, loaded, replayed))
-            })();
+        let applied = (move || -> Result<Applied, ServerError> {
+            let (mut x, snapshot) = load_snapshot(cfg, data_dir, &mut on_note)?;
+            let loaded = t0.elapsed();
+            // The scan may have ended without asking (the journal ends at the snapshot).
+            let resolver = if snapshot.is_none() {
+                x.begin_resolving()
+            } else {
+                None
+            };
+            let _ = seq_tx.send((snapshot.as_ref().map(|s| s.seq), x.cl_hasher(), resolver));
+            drop(seq_tx);
+            x.replaying = true;
+            apply_bound(&mut x, bound);
+            let gate = rx.pool_made();
+            let (replayed, resolved) = while_populating(&mut x, gate, |x| apply_batches(x, rx))?;
+            Ok((x, snapshot, loaded, replayed, resolved))
+        })();
         let scan = scanner
             .join()
             .map_err(|_| ServerError("the journal scan thread panicked".into()))?;
@@ -853,7 +908,7 @@ pub fn recover_and_open(
                 .unwrap_or_else(|| ServerError("the journal scan stopped early".into())))
         }
     };
-    let (mut x, snapshot, snapshot_load, mut replayed) = applied?;
+    let (mut x, snapshot, snapshot_load, mut replayed, mut resolved) = applied?;
     let snapshot_seq = snapshot.as_ref().map(|s| s.seq);
     let replay_from = snapshot_load.max(scan.reached_snapshot);
     let mut journal_passes = 1;
@@ -862,8 +917,9 @@ pub fn recover_and_open(
         // The newest snapshot file was unusable: the records after the older state were only
         // verified. Read them again.
         journal_passes = 2;
-        let (n, _, cpu) = replay_journal(&mut x, data_dir)?;
+        let (n, _, cpu, r) = replay_journal(&mut x, data_dir)?;
         replayed += n;
+        resolved = resolved.or(r);
         decoder_cpu = decoder_cpu.zip(cpu).map(|(a, b)| a + b);
     }
     let store_bound = bound.as_ref().map(|(seq, _)| *seq).filter(|_| x.bounded());
@@ -892,6 +948,7 @@ pub fn recover_and_open(
             total,
             decoder_cpu,
             store_bound,
+            resolved,
         },
     };
     Ok(Opened {

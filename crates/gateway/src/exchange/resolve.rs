@@ -1,0 +1,955 @@
+//! ClOrdID lookups answered ahead, on a full replay's decoding thread.
+//!
+//! In a full replay the applying thread used to keep the ClOrdID index itself: a lookup per
+//! ClOrdID, an insertion per remembered one and a removal per forgotten one, each on a random
+//! line of an 8 MB table. Here the decoding thread keeps an index of its own over the same
+//! inputs (a [`ClResolver`]) and hands each record's answers over with the record (a
+//! [`ClHint`]); the applying thread keeps only the ring (in order, as before), turns an answer
+//! into an order with a read or two, and builds its index from the ring once, at the end.
+//!
+//! The decoding thread cannot know everything the applying thread decides: whether an order
+//! was accepted (so its ClOrdID remembered), which session a connection's Logon really bound,
+//! and which live orders keep their ClOrdID beyond the window. So its answers name
+//! *candidates* (every NewOrderSingle, OrderCancelRequest and OrderCancelReplaceRequest on a
+//! connection it saw log on gets the next candidate number), and the applying side, which
+//! records what became of each candidate (`Resolved::cand_pos`), resolves them exactly:
+//!
+//! - The resolver remembers every key whose newest candidate is among at least the last
+//!   `GEN_CANDIDATES` (`GenIndex`), and the applying side checks that every ClOrdID its ring
+//!   holds in order comes from a candidate that recent (`Resolved::published`): so "no
+//!   candidate" means the ring holds the ClOrdID only if it kept it beyond the window.
+//! - An answer is the newest candidate with that key before this record. A candidate that was
+//!   remembered at a ring position still in the ring -> that entry, whose bytes must be the
+//!   ClOrdID (the resolver tells keys apart by hash only); remembered but gone from the front,
+//!   or no candidate at all -> only an entry kept beyond the window can hold it (the `side`
+//!   table); never remembered -> the candidate before it with the key (a link the applying
+//!   side wrote when it found the candidate not remembered).
+//! - Falling back (a session the resolver got wrong, a hash two ClOrdIDs share, a chain of
+//!   links too long, a window wider than the resolver's) builds the index from the ring and
+//!   goes on as a replay always did; the outcome is the same either way. A normal journal
+//!   never falls back; the replay's log line says which it did.
+//!
+//! A replay onto a snapshot does none of this (the snapshot's ClOrdIDs are not the
+//! resolver's), nor does the live loop.
+
+use super::{Backing, ClEntry, ClHasher, ClHashes, ClIndex, OrderId};
+use crate::record::{ConnId, FixMsg, Input};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The applying side notes (ring position, candidate) every this many remembered ClOrdIDs
+/// (`Resolved::marks`).
+const MARK_EVERY: u64 = 1024;
+/// `ClHint::ix` of a record the resolver says nothing about.
+const NO_SESSION: u16 = u16::MAX;
+/// An answer: no candidate with this key.
+const ANS_NONE: u64 = u64::MAX;
+/// `cand_pos`: the candidate being applied (so far not remembered). A remembered one's slot
+/// holds its ring position + 1 (so the table starts as zeroed pages); one not remembered,
+/// `LINK` | (the candidate before it with the same key + 1, or 0 if none).
+const UNPUSHED: u64 = 0;
+const LINK: u64 = 1 << 63;
+/// Links `resolve` follows at most before it falls back.
+const HOPS_MAX: usize = 16;
+
+/// What the resolver knew about one record's ClOrdIDs (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClHint {
+    /// The session the resolver took the record's connection to be bound to; `NO_SESSION`:
+    /// nothing is said.
+    ix: u16,
+    /// Whether the record is a candidate (its ClOrdID may be remembered): then its number is
+    /// `base`.
+    cand: bool,
+    /// Candidates numbered before this record.
+    base: u64,
+    /// The answer for the record's ClOrdID and OrigClOrdID: `ANS_NONE`, or the newest
+    /// candidate before it with that key (its number's low 32 bits).
+    pub(super) cl: u64,
+    pub(super) orig: u64,
+}
+
+impl Default for ClHint {
+    fn default() -> ClHint {
+        ClHint {
+            ix: NO_SESSION,
+            cand: false,
+            base: 0,
+            cl: ANS_NONE,
+            orig: ANS_NONE,
+        }
+    }
+}
+
+/// How far before candidate `base` the candidate of answer `a` (low 32 bits) is.
+#[inline]
+fn back_of(base: u64, a: u64) -> u64 {
+    (base as u32).wrapping_sub(a as u32) as u64
+}
+
+/// Candidates per generation of the resolver's index (`GenIndex`). The resolver remembers
+/// every key whose newest candidate is among at least the last `GEN_CANDIDATES`; the applying
+/// side checks its window spans no more (`Resolved::published`).
+pub(super) const GEN_CANDIDATES: u64 = 1 << 21;
+
+/// The resolver's index: (hash of a (session, ClOrdID)) -> its newest candidate, in two
+/// generations of open-addressing tables, one per `GEN_CANDIDATES` candidates: a key is
+/// written into the current one, looked up in it and then in the previous one, and a table
+/// is emptied (sequentially) when it becomes current again. No entry is ever removed on its
+/// own, so a candidate costs a lookup and an insertion and no deletion.
+///
+/// Keys are told apart by their 64-bit hash only, so two ClOrdIDs of a session with the same
+/// hash share an entry; the applying side compares the bytes of every entry an answer leads it
+/// to, and falls back on a mismatch, so such a collision costs a fallback, never a wrong answer
+/// (an answer of "no candidate" is always right: equal ClOrdIDs have equal hashes).
+struct GenIndex {
+    /// (hash, newest candidate); hash 0 is an empty slot (a key hashing to 0 is stored as 1).
+    gens: [Vec<(u64, u64)>; 2],
+    mask: usize,
+    /// Index into `gens` of the current generation, and its number.
+    cur: usize,
+    number: u64,
+    /// `GEN_CANDIDATES` (smaller in tests).
+    per_gen: u64,
+}
+
+impl GenIndex {
+    fn new(per_gen: u64, later: &mut engine::hint::Populate) -> GenIndex {
+        // `home` takes 24 bits of the hash.
+        assert!(per_gen.is_power_of_two() && per_gen <= 1 << 23);
+        let slots = (2 * per_gen) as usize;
+        let gens = [vec![(0, 0); slots], vec![(0, 0); slots]];
+        for g in &gens {
+            Backing::Background.apply(g, slots, later);
+        }
+        GenIndex {
+            gens,
+            mask: slots - 1,
+            cur: 0,
+            number: 0,
+            per_gen,
+        }
+    }
+
+    #[inline]
+    fn key(h: u64) -> u64 {
+        h.max(1)
+    }
+
+    #[inline]
+    fn home(&self, k: u64) -> usize {
+        // The low bits pick `PosTable` homes; these are the high ones.
+        (k >> 40) as usize & self.mask
+    }
+
+    #[inline]
+    fn find_in(&self, g: usize, k: u64) -> Option<u64> {
+        let t = &self.gens[g];
+        let mut i = self.home(k);
+        loop {
+            let (h, c) = t[i];
+            if h == k {
+                return Some(c);
+            }
+            if h == 0 {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// The newest candidate with a key of hash `h`.
+    #[inline]
+    fn find(&self, h: u64) -> Option<u64> {
+        let k = Self::key(h);
+        self.find_in(self.cur, k)
+            .or_else(|| self.find_in(self.cur ^ 1, k))
+    }
+
+    /// Records candidate `c` for hash `h` (`c` numbers candidates in order).
+    #[inline]
+    fn insert(&mut self, h: u64, c: u64) {
+        if c / self.per_gen != self.number {
+            self.number = c / self.per_gen;
+            self.cur ^= 1;
+            self.gens[self.cur].fill((0, 0));
+        }
+        let k = Self::key(h);
+        let mut i = self.home(k);
+        let t = &mut self.gens[self.cur];
+        loop {
+            let (h, _) = t[i];
+            if h == k || h == 0 {
+                t[i] = (k, c);
+                return;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Starts loading the slots `find` and `insert` will read for hash `h`.
+    #[inline]
+    fn prefetch(&self, h: u64) {
+        let i = self.home(Self::key(h));
+        engine::hint::prefetch(&self.gens[0][i]);
+        engine::hint::prefetch(&self.gens[1][i]);
+    }
+}
+
+/// The decoding thread's side: an index of (session, ClOrdID) -> candidates, fed every
+/// record in order. Made by [`super::Exchange::begin_resolving`].
+pub struct ClResolver {
+    index: GenIndex,
+    seed: ClHasher,
+    /// Connection -> session, as Logon, Disconnected and Startup records say.
+    conns: ConnMap,
+    /// (SenderCompID, TargetCompID) of each configured session, in configuration order.
+    sessions: Vec<(String, String)>,
+    next: u64,
+    /// Set by the applying side when it no longer reads hints; read once per batch.
+    stop: Arc<AtomicBool>,
+    gave_up: bool,
+}
+
+impl ClResolver {
+    pub(super) fn new(
+        seed: ClHasher,
+        sessions: Vec<(String, String)>,
+        stop: Arc<AtomicBool>,
+        per_gen: u64,
+        later: &mut engine::hint::Populate,
+    ) -> ClResolver {
+        ClResolver {
+            index: GenIndex::new(per_gen, later),
+            seed,
+            conns: ConnMap::default(),
+            sessions,
+            next: 0,
+            stop,
+            gave_up: false,
+        }
+    }
+
+    /// `ClIndex::hash` of (`ix`, `cl`), from `pre` = `ClHasher::hash(cl)` if not 0.
+    #[inline]
+    fn hash(&self, ix: u16, cl: &[u8], pre: u64) -> u64 {
+        let h = if pre != 0 { pre } else { self.seed.hash(cl) };
+        ClIndex::with_session(h, ix)
+    }
+
+    /// Whether the applying side still reads hints: call once per batch, before `resolve`.
+    pub fn check_stop(&mut self) {
+        if self.stop.load(Ordering::Relaxed) {
+            self.give_up();
+        }
+    }
+
+    fn give_up(&mut self) {
+        if !self.gave_up {
+            self.gave_up = true;
+            self.conns.clear();
+        }
+    }
+
+    /// Starts loading the index slots `resolve` will read for `input` (a few records ahead).
+    #[inline]
+    pub fn prefetch(&self, input: &Input, hashes: &ClHashes) {
+        if self.gave_up {
+            return;
+        }
+        let Input::Fix { conn, msg, .. } = input else {
+            return;
+        };
+        let Some(&ix) = self.conns.get(conn) else {
+            return;
+        };
+        let one = |cl: &[u8], pre: u64| self.index.prefetch(self.hash(ix, cl, pre));
+        match msg {
+            FixMsg::New(n) => one(n.cl_ord_id.as_bytes(), hashes.cl),
+            FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            }
+            | FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                ..
+            } => {
+                one(orig_cl_ord_id.as_bytes(), hashes.orig);
+                one(cl_ord_id.as_bytes(), hashes.cl);
+            }
+            _ => {}
+        }
+    }
+
+    /// The hint for the next record, `input` (whose ClOrdID hashes are `hashes`, as
+    /// `ClHasher::input_hashes` gives them or 0).
+    pub fn resolve(&mut self, input: &Input, hashes: &ClHashes) -> ClHint {
+        if self.gave_up {
+            return ClHint::default();
+        }
+        let (conn, msg) = match input {
+            Input::Startup => {
+                self.conns.clear();
+                return ClHint::default();
+            }
+            Input::Disconnected { conn } => {
+                self.conns.remove(conn);
+                return ClHint::default();
+            }
+            Input::Fix { conn, msg, .. } => (*conn, msg),
+            _ => return ClHint::default(),
+        };
+        if let FixMsg::Logon { sender, target, .. } = msg {
+            // As the exchange: a Logon binds a connection that is not bound yet.
+            if !self.conns.contains_key(&conn) {
+                if let Some(ix) = self
+                    .sessions
+                    .iter()
+                    .position(|(s, t)| s == sender && t == target)
+                {
+                    self.conns.insert(conn, ix as u16);
+                }
+            }
+            return ClHint::default();
+        }
+        let Some(&ix) = self.conns.get(&conn) else {
+            return ClHint::default();
+        };
+        let mut hint = ClHint {
+            ix,
+            cand: false,
+            base: self.next,
+            cl: ANS_NONE,
+            orig: ANS_NONE,
+        };
+        match msg {
+            FixMsg::New(n) => {
+                let h = self.hash(ix, n.cl_ord_id.as_bytes(), hashes.cl);
+                hint.cl = self.answer(h);
+                hint.cand = true;
+                self.add(h);
+            }
+            FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            }
+            | FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                ..
+            } => {
+                let h = self.hash(ix, orig_cl_ord_id.as_bytes(), hashes.orig);
+                hint.orig = self.answer(h);
+                let h = self.hash(ix, cl_ord_id.as_bytes(), hashes.cl);
+                hint.cl = self.answer(h);
+                hint.cand = true;
+                self.add(h);
+            }
+            FixMsg::Status { cl_ord_id, .. } => {
+                let h = self.hash(ix, cl_ord_id.as_bytes(), 0);
+                hint.cl = self.answer(h);
+            }
+            _ => return ClHint::default(),
+        }
+        hint
+    }
+
+    /// The newest candidate with a key of hash `h`.
+    #[inline]
+    fn answer(&self, h: u64) -> u64 {
+        match self.index.find(h) {
+            None => ANS_NONE,
+            Some(c) => c & 0xFFFF_FFFF,
+        }
+    }
+
+    /// Numbers the next candidate, with a key of hash `h`.
+    #[inline]
+    fn add(&mut self, h: u64) {
+        let c = self.next;
+        self.next += 1;
+        self.index.insert(h, c);
+    }
+}
+
+/// Connection -> session: the server numbers connections from 2 up, so a small id is an
+/// index (`NO_SESSION`: unbound); a large one (a long-lived server) goes to a map.
+#[derive(Default)]
+struct ConnMap {
+    small: Vec<u16>,
+    large: HashMap<ConnId, u16, BuildHasherDefault<IdHasher>>,
+}
+
+impl ConnMap {
+    const SMALL: u64 = 1 << 16;
+
+    #[inline]
+    fn get(&self, conn: &ConnId) -> Option<&u16> {
+        if *conn < Self::SMALL {
+            self.small
+                .get(*conn as usize)
+                .filter(|&&ix| ix != NO_SESSION)
+        } else {
+            self.large.get(conn)
+        }
+    }
+
+    fn contains_key(&self, conn: &ConnId) -> bool {
+        self.get(conn).is_some()
+    }
+
+    fn insert(&mut self, conn: ConnId, ix: u16) {
+        if conn < Self::SMALL {
+            let i = conn as usize;
+            if self.small.len() <= i {
+                self.small.resize(i + 1, NO_SESSION);
+            }
+            self.small[i] = ix;
+        } else {
+            self.large.insert(conn, ix);
+        }
+    }
+
+    fn remove(&mut self, conn: &ConnId) {
+        if *conn < Self::SMALL {
+            if let Some(ix) = self.small.get_mut(*conn as usize) {
+                *ix = NO_SESSION;
+            }
+        } else {
+            self.large.remove(conn);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.small.clear();
+        self.large.clear();
+    }
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+pub(super) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// The applying side's state while it takes its answers from a resolver (`ClIndex::resolved`;
+/// the index table is not kept meanwhile).
+#[derive(Clone)]
+pub(super) struct Resolved {
+    /// Candidate number modulo `cap` -> what became of it (`UNPUSHED`, `LINK`).
+    cand_pos: Vec<u64>,
+    /// The resolver's candidates per generation: `cand_pos` has a slot for each of the newest
+    /// this many (an older candidate is not in the ring in order).
+    cap: u64,
+    /// Entries kept beyond the window (moved to the back because their order is live):
+    /// `ClIndex::hash` -> ring position.
+    side: HashMap<u64, u64, BuildHasherDefault<IdHasher>>,
+    /// The record being applied: its candidate number, and whether it is one.
+    cur: u64,
+    cur_cand: bool,
+    /// ClOrdIDs remembered since resolving began, and every `MARK_EVERY`th one's (ring
+    /// position, candidate): once the front passes such a position, no entry from before its
+    /// candidate is in the ring in order any more.
+    pushes: u64,
+    marks: VecDeque<(u64, u64)>,
+    /// `MARK_EVERY` (smaller in tests).
+    pub(super) mark_every: u64,
+    /// Tells the resolver to stop.
+    stop: Arc<AtomicBool>,
+    /// From the marks the front has passed: no entry of a candidate at or before it is in the
+    /// ring in order.
+    published: u64,
+    /// Something `side` cannot say exactly (a collision of two kept entries' hashes): fall
+    /// back at the next lookup.
+    broken: bool,
+    /// Lookups answered from hints.
+    pub(super) answered: u64,
+}
+
+impl Resolved {
+    /// For a resolver of `per_gen` candidates per generation (`GEN_CANDIDATES`).
+    pub(super) fn new(
+        stop: Arc<AtomicBool>,
+        per_gen: u64,
+        later: &mut engine::hint::Populate,
+    ) -> Resolved {
+        let cand_pos = vec![UNPUSHED; per_gen as usize];
+        // Read at random (a cancel's candidate): in 2 MiB pages, as the exchange's tables.
+        Backing::Background.apply(&cand_pos, per_gen as usize, later);
+        Resolved {
+            cand_pos,
+            cap: per_gen,
+            side: HashMap::default(),
+            cur: 0,
+            cur_cand: false,
+            pushes: 0,
+            marks: VecDeque::new(),
+            mark_every: MARK_EVERY,
+            stop,
+            published: 0,
+            broken: false,
+            answered: 0,
+        }
+    }
+
+    /// Tells the resolver to stop (the applying side no longer reads hints).
+    pub(super) fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl ClIndex {
+    /// Starts a record with hint `h` (resolving).
+    #[inline]
+    pub(super) fn begin_hinted(&mut self, h: &ClHint) {
+        if let Some(r) = self.resolved.as_deref_mut() {
+            r.cur = h.base;
+            r.cur_cand = h.cand;
+            if h.cand {
+                r.cand_pos[(h.base % r.cap) as usize] = UNPUSHED;
+            }
+        }
+    }
+
+    /// Ends the record `begin_hinted` started with hint `h`: a candidate not remembered links
+    /// to the one before it with the same key (its ClOrdID's answer).
+    #[inline]
+    pub(super) fn end_hinted(&mut self, h: &ClHint) {
+        if let Some(r) = self.resolved.as_deref_mut() {
+            r.cur_cand = false;
+            if h.cand {
+                let slot = &mut r.cand_pos[(h.base % r.cap) as usize];
+                if *slot == UNPUSHED {
+                    *slot = LINK
+                        | match h.cl {
+                            ANS_NONE => 0,
+                            a => h.base - back_of(h.base, a) + 1,
+                        };
+                }
+            }
+        }
+    }
+
+    /// Starts loading the `cand_pos` slot that the OrigClOrdID answer of a record a few ahead
+    /// will read (a cancel's or replace's).
+    #[inline]
+    pub(super) fn prefetch_hinted(&self, h: &ClHint) {
+        if let Some(r) = self.resolved.as_deref() {
+            if h.orig != ANS_NONE {
+                let c = h.base.wrapping_sub(back_of(h.base, h.orig));
+                engine::hint::prefetch(&r.cand_pos[(c % r.cap) as usize]);
+            }
+        }
+    }
+
+    /// The order remembered for (`ix`, `cl`) (hash `h`) from answer `ans` of hint `hint`:
+    /// `None` if the answer cannot be placed (the caller falls back).
+    #[inline]
+    pub(super) fn resolve(
+        &mut self,
+        hint: &ClHint,
+        ans: u64,
+        h: u64,
+        ix: u16,
+        cl: &[u8],
+    ) -> Option<Option<OrderId>> {
+        let r = self.resolved.as_deref_mut()?;
+        if hint.ix != ix || r.broken {
+            return None;
+        }
+        // Every ClOrdID the ring holds in order (from a candidate after `published`) must be
+        // among those the resolver remembers.
+        if hint.base.saturating_sub(r.published) >= r.cap {
+            return None;
+        }
+        r.answered += 1;
+        if ans == ANS_NONE {
+            return Some(self.kept(h, ix, cl));
+        }
+        let back = back_of(hint.base, ans);
+        if back == 0 {
+            return None;
+        }
+        if back >= r.cap {
+            // Older than anything in order.
+            return Some(self.kept(h, ix, cl));
+        }
+        // The newest candidate with the key that was remembered (the links lead from each
+        // one that was not to the one before it).
+        let mut c = hint.base - back;
+        for _ in 0..HOPS_MAX {
+            let slot = r.cand_pos[(c % r.cap) as usize];
+            if slot == UNPUSHED {
+                return None;
+            }
+            if slot & LINK != 0 {
+                let prev = slot & !LINK;
+                if prev == 0 {
+                    // No candidate before it had the key.
+                    return Some(self.kept(h, ix, cl));
+                }
+                c = prev - 1;
+                if hint.base - c >= r.cap {
+                    return Some(self.kept(h, ix, cl));
+                }
+                continue;
+            }
+            let pos = slot - 1;
+            if pos >= self.head {
+                // The resolver tells keys apart by hash only: this must be the ClOrdID.
+                let e = &self.ring[(pos - self.head) as usize];
+                if e.session != ix || !super::eq_short(self.cl_of(e), cl) {
+                    return None;
+                }
+                return Some(Some(e.order));
+            }
+            // Gone from the front: forgotten, or kept beyond the window.
+            return Some(self.kept(h, ix, cl));
+        }
+        None
+    }
+
+    /// The order of the entry kept beyond the window for (`ix`, `cl`), if any.
+    #[inline]
+    fn kept(&self, h: u64, ix: u16, cl: &[u8]) -> Option<OrderId> {
+        let r = self.resolved.as_deref()?;
+        if r.side.is_empty() {
+            return None;
+        }
+        let pos = *r.side.get(&h)?;
+        let e = self.ring.get(pos.checked_sub(self.head)? as usize)?;
+        (e.session == ix && super::eq_short(self.cl_of(e), cl)).then_some(e.order)
+    }
+
+    /// `push_hashed`'s part while resolving: the entry is at ring position `pos`.
+    #[inline]
+    pub(super) fn pushed_hinted(&mut self, pos: u64) {
+        let Some(r) = self.resolved.as_deref_mut() else {
+            return;
+        };
+        if !r.cur_cand {
+            // Remembered outside a candidate: nothing the resolver knows of.
+            r.broken = true;
+            return;
+        }
+        r.cand_pos[(r.cur % r.cap) as usize] = pos + 1;
+        r.pushes += 1;
+        if r.pushes.is_multiple_of(r.mark_every) {
+            r.marks.push_back((pos, r.cur));
+        }
+    }
+
+    /// `rotate_or_forget`'s part while resolving: entry `e`, which was at ring position `old`,
+    /// moved to `new` (kept) or was forgotten (`None`). The front is now `self.head`.
+    #[inline]
+    pub(super) fn rotated_hinted(&mut self, e: &ClEntry, old: u64, new: Option<u64>) {
+        let head = self.head;
+        let Some(r) = self.resolved.as_deref_mut() else {
+            return;
+        };
+        // Another entry under the same hash: `side` cannot tell them apart.
+        let clash = match new {
+            Some(p) => r.side.insert(e.hash, p).is_some_and(|q| q != old),
+            None if e.kept => r.side.remove(&e.hash) != Some(old),
+            None => false,
+        };
+        if clash {
+            r.broken = true;
+        }
+        let mut published = None;
+        while let Some(&(pos, cand)) = r.marks.front() {
+            if pos >= head {
+                break;
+            }
+            published = Some(cand);
+            r.marks.pop_front();
+        }
+        if let Some(b) = published {
+            r.published = b;
+        }
+    }
+
+    /// Builds the index table from the ring in the table's own memory (already resident: a
+    /// new table would first fault 8 MB in), loading each entry's slot a few entries ahead.
+    fn refill(&mut self) {
+        let n = self.ring.len();
+        if n as u64 >= 1 << self.table.pbits || n + 1 > self.table.capacity() {
+            return self.rebuild(false);
+        }
+        self.table.slots.fill(0);
+        self.table.len = 0;
+        const AHEAD: usize = 16;
+        for k in 0..n {
+            if let Some(e) = self.ring.get(k + AHEAD) {
+                self.table.prefetch(e.hash);
+            }
+            let e = &self.ring[k];
+            if self.table.insert(e.hash, self.head + k as u64).is_err() {
+                return self.rebuild(true);
+            }
+        }
+    }
+
+    /// Stops resolving: the index table is built from the ring, as if it had been kept all
+    /// along. Returns the lookups answered from hints, if it was resolving.
+    pub(super) fn stop_resolving(&mut self) -> Option<u64> {
+        let r = self.resolved.take()?;
+        r.stop();
+        self.refill();
+        Some(r.answered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Exchange, Outbox};
+    use crate::config::Config;
+    use crate::record::{ClOrdId, Echo, FixMsg, Input, NewOrderMsg};
+    use std::sync::Arc;
+    use types::{OrdType, Side, TimeInForce};
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A random order-entry flow over `sessions` sessions: logons (and an unknown CompID's),
+    /// disconnects and reconnects, restarts, NewOrderSingles that rest or trade, cancels and
+    /// replaces of live, finished and unknown orders, status requests; ClOrdIDs drawn from a
+    /// pool of `pool` per session, so some repeat (duplicates, reuse of forgotten ones) unless
+    /// `unique`.
+    fn flow(seed: u64, n: usize, sessions: usize, pool: u64, unique: bool) -> Vec<Input> {
+        let mut rng = Rng(seed | 1);
+        let mut out = Vec::with_capacity(n);
+        let mut conn_of: Vec<Option<u64>> = vec![None; sessions];
+        let mut seq = vec![0u64; sessions];
+        let mut next_conn = 1u64;
+        let mut fresh = 0u64;
+        let mut sent: Vec<Vec<String>> = vec![Vec::new(); sessions];
+        out.push(Input::Startup);
+        while out.len() < n {
+            let s = rng.below(sessions as u64) as usize;
+            let Some(conn) = conn_of[s] else {
+                let conn = next_conn;
+                next_conn += 1;
+                conn_of[s] = Some(conn);
+                seq[s] = 1;
+                out.push(Input::Fix {
+                    conn,
+                    seq: 1,
+                    poss_dup: false,
+                    msg: FixMsg::Logon {
+                        sender: format!("CLIENT{}", s + 1),
+                        target: "RIALTO".into(),
+                        begin_string: "FIX.4.4".into(),
+                        heartbeat_secs: 30,
+                        reset: true,
+                        password: String::new(),
+                    },
+                });
+                continue;
+            };
+            let r = rng.below(1000);
+            if r < 3 {
+                out.push(Input::Disconnected { conn });
+                conn_of[s] = None;
+                continue;
+            }
+            if r < 4 {
+                // A Logon nobody is configured for, on a connection of its own.
+                out.push(Input::Fix {
+                    conn: next_conn,
+                    seq: 1,
+                    poss_dup: false,
+                    msg: FixMsg::Logon {
+                        sender: "NOBODY".into(),
+                        target: "RIALTO".into(),
+                        begin_string: "FIX.4.4".into(),
+                        heartbeat_secs: 30,
+                        reset: true,
+                        password: String::new(),
+                    },
+                });
+                next_conn += 1;
+                continue;
+            }
+            if r < 5 {
+                out.push(Input::Startup);
+                conn_of.iter_mut().for_each(|c| *c = None);
+                continue;
+            }
+            let mut cl = || {
+                if unique {
+                    fresh += 1;
+                    format!("u{fresh}")
+                } else {
+                    format!("c{}", rng.below(pool))
+                }
+            };
+            let new_cl = cl();
+            let old_cl = if sent[s].is_empty() || rng.below(10) == 0 {
+                format!("x{}", rng.below(pool.max(50)))
+            } else {
+                let k = sent[s].len() - 1 - (rng.below(sent[s].len().min(40) as u64) as usize);
+                sent[s][k].clone()
+            };
+            let price = 1000 + rng.below(11) as i64 - 5;
+            let msg = match rng.below(10) {
+                0..=4 => FixMsg::New(NewOrderMsg {
+                    cl_ord_id: ClOrdId::from(new_cl.as_str()),
+                    symbol: rng.below(2) as u32,
+                    side: if rng.below(2) == 0 {
+                        Side::Buy
+                    } else {
+                        Side::Sell
+                    },
+                    ord_type: OrdType::Limit,
+                    tif: if rng.below(3) == 0 {
+                        TimeInForce::Ioc
+                    } else {
+                        TimeInForce::Day
+                    },
+                    price,
+                    qty: 1 + rng.below(5),
+                    account: None,
+                    post_only: false,
+                }),
+                5..=6 => FixMsg::Cancel {
+                    cl_ord_id: ClOrdId::from(new_cl.as_str()),
+                    orig_cl_ord_id: ClOrdId::from(old_cl.as_str()),
+                },
+                7..=8 => FixMsg::Replace {
+                    cl_ord_id: ClOrdId::from(new_cl.as_str()),
+                    orig_cl_ord_id: ClOrdId::from(old_cl.as_str()),
+                    symbol: rng.below(2) as u32,
+                    price,
+                    qty: 1 + rng.below(8),
+                },
+                _ => FixMsg::Status {
+                    cl_ord_id: ClOrdId::from(old_cl.as_str()),
+                    echo: Echo::from(""),
+                },
+            };
+            sent[s].push(new_cl);
+            seq[s] += 1;
+            out.push(Input::Fix {
+                conn,
+                seq: seq[s],
+                poss_dup: false,
+                msg,
+            });
+        }
+        out
+    }
+
+    /// Replays `inputs` into a plain exchange and into one that takes its ClOrdID answers
+    /// from a resolver running up to `lag` records ahead (checking for a stop once per run
+    /// ahead, as per batch); every record's output and the final state must be the same.
+    /// Returns how resolving ended.
+    fn compare(
+        inputs: &[Input],
+        cl_max: usize,
+        mark_every: u64,
+        per_gen: u64,
+        lag: usize,
+    ) -> String {
+        let cfg = Arc::new(Config::defaults());
+        let mut plain = Exchange::new(cfg.clone());
+        plain.cl_max = cl_max;
+        let mut x = Exchange::new(cfg);
+        x.cl_max = cl_max;
+        let mut r = x
+            .begin_resolving_with(per_gen)
+            .expect("an empty exchange resolves");
+        x.cl.resolved.as_deref_mut().expect("resolving").mark_every = mark_every;
+        let hasher = x.cl_hasher();
+        let (mut a, mut b) = (Outbox::default(), Outbox::default());
+        let mut at = 0;
+        while at < inputs.len() {
+            let end = (at + lag).min(inputs.len());
+            r.check_stop();
+            let hints: Vec<_> = inputs[at..end]
+                .iter()
+                .map(|i| r.resolve(i, &hasher.input_hashes(i)))
+                .collect();
+            for (k, (input, hint)) in inputs[at..end].iter().zip(&hints).enumerate() {
+                let seq = (at + k + 1) as u64;
+                let ts = 1_800_000_000_000_000_000 + seq * 1000;
+                a.clear();
+                b.clear();
+                plain.apply(seq, ts, input, &mut a);
+                x.apply_resolved(seq, ts, input, hasher.input_hashes(input), hint, &mut b);
+                assert_eq!(
+                    String::from_utf8_lossy(&a.buf),
+                    String::from_utf8_lossy(&b.buf),
+                    "record {seq}: {input:?}"
+                );
+            }
+            at = end;
+        }
+        let how = x.end_resolving().expect("resolving was begun");
+        assert_eq!(plain.state_hash(), x.state_hash(), "{how}");
+        assert_eq!(
+            plain.cl.iter().collect::<Vec<_>>(),
+            x.cl.iter().collect::<Vec<_>>()
+        );
+        // The index built at the end answers as the one kept all along.
+        for (s, cl, o) in plain.cl.iter() {
+            assert_eq!(x.cl.get(s, cl), Some(o));
+        }
+        how
+    }
+
+    #[test]
+    fn a_flow_without_repeated_clordids_is_answered_ahead_to_the_end() {
+        for seed in 1..=6 {
+            let inputs = flow(seed, 6_000, 3, 0, true);
+            let how = compare(&inputs, 64, 8, 256, 1 + (seed as usize * 7) % 40);
+            assert!(
+                how.contains("answered on the decoding thread (index built in"),
+                "seed {seed}: {how}"
+            );
+        }
+    }
+
+    #[test]
+    fn repeated_duplicate_and_forgotten_clordids_give_the_same_outcome() {
+        for seed in 1..=24 {
+            let pool = [20, 200, 2_000][seed as usize % 3];
+            let inputs = flow(seed * 7919, 5_000, 1 + seed as usize % 3, pool, false);
+            let per_gen = [128, 256, 1 << 21][seed as usize % 3];
+            let how = compare(
+                &inputs,
+                16 + seed as usize % 50,
+                1 + seed % 9,
+                per_gen,
+                1 + seed as usize % 33,
+            );
+            eprintln!("seed {seed}: {how}");
+        }
+    }
+}
