@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-FUZZ_TARGETS=(csv_reader engine fix_decode fix_session journal_recover gateway_adapt journal_input loadgen_inbound)
+FUZZ_TARGETS=(csv_reader engine fix_decode fix_session journal_recover gateway_adapt journal_input gateway_resolve loadgen_inbound)
 INTEROP=${INTEROP:-1}
 
 # Tests build with the `ci` profile: optimized like release (property tests and benchmark smoke

@@ -30,6 +30,11 @@ use std::sync::Arc;
 
 mod resolve;
 pub use resolve::{ClHint, ClResolver};
+
+/// See `gateway::fuzz_resolve`.
+pub fn fuzz_resolve(bytes: &[u8]) {
+    resolve::check::fuzz(bytes);
+}
 use types::{
     CancelReason, Command, Event, EventSink, Matcher, NewOrder, OrdType, OrderId, RejectReason,
     Side, StpMode, TimeInForce,

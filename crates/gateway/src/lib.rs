@@ -54,6 +54,13 @@ pub mod wire;
 pub use config::{Config, Durability, Idle};
 pub use server::{recover, serve_until_signal, Server, ServerError};
 
+/// Fuzz body (`fuzz/fuzz_targets/gateway_resolve.rs`): arbitrary bytes as a flow of journal
+/// records, replayed with and without the ClOrdID answers of `exchange::resolve`; every
+/// record's output and the final state must be the same.
+pub fn fuzz_resolve(bytes: &[u8]) {
+    exchange::fuzz_resolve(bytes);
+}
+
 /// Fuzz body (`fuzz/fuzz_targets/journal_input.rs`): arbitrary bytes as a journal record's
 /// payload. Decoding never panics; what decodes re-encodes to an equal value, decodes in place
 /// over any other input to the same value, and applies to an exchange (after a logon, so that

@@ -100,27 +100,33 @@ pub(super) const GEN_CANDIDATES: u64 = 1 << 21;
 /// is emptied (sequentially) when it becomes current again. No entry is ever removed on its
 /// own, so a candidate costs a lookup and an insertion and no deletion.
 ///
-/// Keys are told apart by their 64-bit hash only, so two ClOrdIDs of a session with the same
-/// hash share an entry; the applying side compares the bytes of every entry an answer leads it
-/// to, and falls back on a mismatch, so such a collision costs a fallback, never a wrong answer
-/// (an answer of "no candidate" is always right: equal ClOrdIDs have equal hashes).
+/// A slot is 8 bytes: 40 bits of the hash (the top one always set, so a used slot is never 0)
+/// above the candidate's low 24 bits; the home slot comes from the hash's low bits, so a key is
+/// told apart by 61 bits of its hash. Two ClOrdIDs of a session that agree on those share an
+/// entry; the applying side compares the bytes of every entry an answer leads it to, and falls
+/// back on a mismatch, so such a collision costs a fallback, never a wrong answer (an answer
+/// of "no candidate" is always right: equal ClOrdIDs have equal hashes).
 struct GenIndex {
-    /// (hash, newest candidate); hash 0 is an empty slot (a key hashing to 0 is stored as 1).
-    gens: [Vec<(u64, u64)>; 2],
+    gens: [Vec<u64>; 2],
     mask: usize,
     /// Index into `gens` of the current generation, and its number.
     cur: usize,
     number: u64,
+    /// Whether a generation's table was ever written (a fresh one needs no emptying).
+    used: [bool; 2],
     /// `GEN_CANDIDATES` (smaller in tests).
     per_gen: u64,
 }
 
 impl GenIndex {
+    const CAND_BITS: u32 = 24;
+    const CAND_MASK: u64 = (1 << Self::CAND_BITS) - 1;
+
     fn new(per_gen: u64, later: &mut engine::hint::Populate) -> GenIndex {
-        // `home` takes 24 bits of the hash.
-        assert!(per_gen.is_power_of_two() && per_gen <= 1 << 23);
+        // Candidates are kept modulo 2^24 and reach two generations back.
+        assert!(per_gen.is_power_of_two() && per_gen <= 1 << 22);
         let slots = (2 * per_gen) as usize;
-        let gens = [vec![(0, 0); slots], vec![(0, 0); slots]];
+        let gens = [vec![0u64; slots], vec![0u64; slots]];
         for g in &gens {
             Backing::Background.apply(g, slots, later);
         }
@@ -129,43 +135,47 @@ impl GenIndex {
             mask: slots - 1,
             cur: 0,
             number: 0,
+            used: [false; 2],
             per_gen,
         }
     }
 
+    /// The slot bits that identify hash `h` (the top one set).
     #[inline]
-    fn key(h: u64) -> u64 {
-        h.max(1)
+    fn check(h: u64) -> u64 {
+        (h | 1 << 63) >> Self::CAND_BITS << Self::CAND_BITS
     }
 
     #[inline]
-    fn home(&self, k: u64) -> usize {
-        // The low bits pick `PosTable` homes; these are the high ones.
-        (k >> 40) as usize & self.mask
+    fn home(&self, h: u64) -> usize {
+        h as usize & self.mask
     }
 
+    /// The candidate (low 24 bits) stored for hash `h` in generation `g`.
     #[inline]
-    fn find_in(&self, g: usize, k: u64) -> Option<u64> {
+    fn find_in(&self, g: usize, h: u64) -> Option<u64> {
         let t = &self.gens[g];
-        let mut i = self.home(k);
+        let want = Self::check(h);
+        let mut i = self.home(h);
         loop {
-            let (h, c) = t[i];
-            if h == k {
-                return Some(c);
+            let s = t[i];
+            if s & !Self::CAND_MASK == want {
+                return Some(s & Self::CAND_MASK);
             }
-            if h == 0 {
+            if s == 0 {
                 return None;
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// The newest candidate with a key of hash `h`.
+    /// The newest candidate before `next` with a key of hash `h`.
     #[inline]
-    fn find(&self, h: u64) -> Option<u64> {
-        let k = Self::key(h);
-        self.find_in(self.cur, k)
-            .or_else(|| self.find_in(self.cur ^ 1, k))
+    fn find(&self, h: u64, next: u64) -> Option<u64> {
+        let low = self
+            .find_in(self.cur, h)
+            .or_else(|| self.find_in(self.cur ^ 1, h))?;
+        Some(next - ((next - low) & Self::CAND_MASK))
     }
 
     /// Records candidate `c` for hash `h` (`c` numbers candidates in order).
@@ -174,15 +184,18 @@ impl GenIndex {
         if c / self.per_gen != self.number {
             self.number = c / self.per_gen;
             self.cur ^= 1;
-            self.gens[self.cur].fill((0, 0));
+            if self.used[self.cur] {
+                self.gens[self.cur].fill(0);
+            }
         }
-        let k = Self::key(h);
-        let mut i = self.home(k);
+        self.used[self.cur] = true;
+        let want = Self::check(h);
+        let mut i = self.home(h);
         let t = &mut self.gens[self.cur];
         loop {
-            let (h, _) = t[i];
-            if h == k || h == 0 {
-                t[i] = (k, c);
+            let s = t[i];
+            if s == 0 || s & !Self::CAND_MASK == want {
+                t[i] = want | (c & Self::CAND_MASK);
                 return;
             }
             i = (i + 1) & self.mask;
@@ -192,7 +205,7 @@ impl GenIndex {
     /// Starts loading the slots `find` and `insert` will read for hash `h`.
     #[inline]
     fn prefetch(&self, h: u64) {
-        let i = self.home(Self::key(h));
+        let i = self.home(h);
         engine::hint::prefetch(&self.gens[0][i]);
         engine::hint::prefetch(&self.gens[1][i]);
     }
@@ -357,10 +370,10 @@ impl ClResolver {
         hint
     }
 
-    /// The newest candidate with a key of hash `h`.
+    /// The newest candidate with a key of hash `h` (its low 32 bits).
     #[inline]
     fn answer(&self, h: u64) -> u64 {
-        match self.index.find(h) {
+        match self.index.find(h, self.next) {
             None => ANS_NONE,
             Some(c) => c & 0xFFFF_FFFF,
         }
@@ -715,12 +728,184 @@ impl ClIndex {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::{Exchange, Outbox};
+/// Differential check of resolving (tests and the `gateway_resolve` fuzz target).
+pub(crate) mod check {
+    use super::super::{Backing, Exchange, Outbox};
     use crate::config::Config;
     use crate::record::{ClOrdId, Echo, FixMsg, Input, NewOrderMsg};
     use std::sync::Arc;
+    use types::{OrdType, Side, TimeInForce};
+
+    /// Replays `inputs` into a plain exchange and into one that takes its ClOrdID answers
+    /// from a resolver running up to `lag` records ahead (checking for a stop once per run
+    /// ahead, as per batch); every record's output and the final state must be the same.
+    /// Returns how resolving ended.
+    pub(crate) fn compare(
+        inputs: &[Input],
+        cl_max: usize,
+        mark_every: u64,
+        per_gen: u64,
+        lag: usize,
+    ) -> String {
+        static CFG: std::sync::OnceLock<Arc<Config>> = std::sync::OnceLock::new();
+        let cfg = CFG.get_or_init(|| Arc::new(Config::defaults())).clone();
+        // Lazy: the tables fault in as used (a fuzzer makes two exchanges per input).
+        let mut plain = Exchange::with_backing(cfg.clone(), Backing::Lazy);
+        plain.cl_max = cl_max;
+        let mut x = Exchange::with_backing(cfg, Backing::Lazy);
+        x.cl_max = cl_max;
+        let mut r = x
+            .begin_resolving_with(per_gen)
+            .expect("an empty exchange resolves");
+        x.cl.resolved.as_deref_mut().expect("resolving").mark_every = mark_every;
+        let hasher = x.cl_hasher();
+        let (mut a, mut b) = (Outbox::default(), Outbox::default());
+        let mut at = 0;
+        while at < inputs.len() {
+            let end = (at + lag).min(inputs.len());
+            r.check_stop();
+            let hints: Vec<_> = inputs[at..end]
+                .iter()
+                .map(|i| r.resolve(i, &hasher.input_hashes(i)))
+                .collect();
+            for (k, (input, hint)) in inputs[at..end].iter().zip(&hints).enumerate() {
+                let seq = (at + k + 1) as u64;
+                let ts = 1_800_000_000_000_000_000 + seq * 1000;
+                a.clear();
+                b.clear();
+                plain.apply(seq, ts, input, &mut a);
+                x.apply_resolved(seq, ts, input, hasher.input_hashes(input), hint, &mut b);
+                assert_eq!(
+                    String::from_utf8_lossy(&a.buf),
+                    String::from_utf8_lossy(&b.buf),
+                    "record {seq}: {input:?}"
+                );
+            }
+            at = end;
+        }
+        let how = x.end_resolving().expect("resolving was begun");
+        assert_eq!(plain.state_hash(), x.state_hash(), "{how}");
+        assert_eq!(
+            plain.cl.iter().collect::<Vec<_>>(),
+            x.cl.iter().collect::<Vec<_>>()
+        );
+        // The index built at the end answers as the one kept all along.
+        for (s, cl, o) in plain.cl.iter() {
+            assert_eq!(x.cl.get(s, cl), Some(o));
+        }
+        how
+    }
+
+    /// Fuzz body (`fuzz/fuzz_targets/gateway_resolve.rs`): arbitrary bytes as a flow of
+    /// records (six bytes each: logons, disconnects, restarts, orders, cancels, replaces and
+    /// status requests on four connections and three sessions, ClOrdIDs from a pool of 24), a
+    /// window of 8-71 ClOrdIDs and resolver generations of 32-256 candidates; `compare` must
+    /// find every record's output and the final state the same with and without resolving.
+    pub fn fuzz(data: &[u8]) {
+        let Some((&head, data)) = data.split_first() else {
+            return;
+        };
+        let mut seqs = [0u64; 8];
+        let mut inputs = vec![Input::Startup];
+        for c in data.chunks_exact(6) {
+            let (k, a, b, cc, d, e) = (c[0], c[1], c[2], c[3], c[4], c[5]);
+            let conn = 2 + (a % 4) as u64;
+            let mut next_seq = |reset: bool| {
+                let s = &mut seqs[conn as usize];
+                *s = if reset { 1 } else { *s + 1 };
+                *s
+            };
+            let cl = |x: u8| ClOrdId::from(format!("c{}", x % 24).as_str());
+            let input = match k % 16 {
+                0 => Input::Startup,
+                1 => Input::Disconnected { conn },
+                2 => {
+                    let reset = cc & 1 == 1;
+                    Input::Fix {
+                        conn,
+                        seq: next_seq(reset),
+                        poss_dup: false,
+                        msg: FixMsg::Logon {
+                            sender: if b % 7 == 6 {
+                                "NOBODY".into()
+                            } else {
+                                format!("CLIENT{}", b % 3 + 1)
+                            },
+                            target: "RIALTO".into(),
+                            begin_string: "FIX.4.4".into(),
+                            heartbeat_secs: 30,
+                            reset,
+                            password: String::new(),
+                        },
+                    }
+                }
+                15 => Input::Tick,
+                k => {
+                    let price = 995 + (e % 11) as i64;
+                    let msg = match k {
+                        3..=8 => FixMsg::New(NewOrderMsg {
+                            cl_ord_id: cl(b),
+                            symbol: (cc % 2) as u32,
+                            side: if d & 1 == 0 { Side::Buy } else { Side::Sell },
+                            ord_type: if d & 8 == 0 {
+                                OrdType::Limit
+                            } else {
+                                OrdType::Market
+                            },
+                            tif: match (d >> 1) % 4 {
+                                0 => TimeInForce::Day,
+                                1 => TimeInForce::Gtc,
+                                2 => TimeInForce::Ioc,
+                                _ => TimeInForce::Fok,
+                            },
+                            price,
+                            qty: 1 + (e >> 4) as u64,
+                            account: None,
+                            post_only: d & 16 != 0,
+                        }),
+                        9..=11 => FixMsg::Cancel {
+                            cl_ord_id: cl(b),
+                            orig_cl_ord_id: cl(cc),
+                        },
+                        12..=13 => FixMsg::Replace {
+                            cl_ord_id: cl(b),
+                            orig_cl_ord_id: cl(cc),
+                            symbol: (d % 2) as u32,
+                            price,
+                            qty: 1 + (e >> 4) as u64,
+                        },
+                        _ => FixMsg::Status {
+                            cl_ord_id: cl(b),
+                            echo: Echo::from(""),
+                        },
+                    };
+                    Input::Fix {
+                        conn,
+                        seq: next_seq(false),
+                        poss_dup: false,
+                        msg,
+                    }
+                }
+            };
+            inputs.push(input);
+        }
+        let cl_max = 8 + (head % 64) as usize;
+        let per_gen = 32 << (head >> 6 & 3);
+        let mark_every = 1 + (head >> 3 & 7) as u64;
+        compare(
+            &inputs,
+            cl_max,
+            mark_every,
+            per_gen,
+            1 + (head % 29) as usize,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check::compare;
+    use crate::record::{ClOrdId, Echo, FixMsg, Input, NewOrderMsg};
     use types::{OrdType, Side, TimeInForce};
 
     /// A small deterministic generator (xorshift64*).
@@ -864,64 +1049,6 @@ mod tests {
             });
         }
         out
-    }
-
-    /// Replays `inputs` into a plain exchange and into one that takes its ClOrdID answers
-    /// from a resolver running up to `lag` records ahead (checking for a stop once per run
-    /// ahead, as per batch); every record's output and the final state must be the same.
-    /// Returns how resolving ended.
-    fn compare(
-        inputs: &[Input],
-        cl_max: usize,
-        mark_every: u64,
-        per_gen: u64,
-        lag: usize,
-    ) -> String {
-        let cfg = Arc::new(Config::defaults());
-        let mut plain = Exchange::new(cfg.clone());
-        plain.cl_max = cl_max;
-        let mut x = Exchange::new(cfg);
-        x.cl_max = cl_max;
-        let mut r = x
-            .begin_resolving_with(per_gen)
-            .expect("an empty exchange resolves");
-        x.cl.resolved.as_deref_mut().expect("resolving").mark_every = mark_every;
-        let hasher = x.cl_hasher();
-        let (mut a, mut b) = (Outbox::default(), Outbox::default());
-        let mut at = 0;
-        while at < inputs.len() {
-            let end = (at + lag).min(inputs.len());
-            r.check_stop();
-            let hints: Vec<_> = inputs[at..end]
-                .iter()
-                .map(|i| r.resolve(i, &hasher.input_hashes(i)))
-                .collect();
-            for (k, (input, hint)) in inputs[at..end].iter().zip(&hints).enumerate() {
-                let seq = (at + k + 1) as u64;
-                let ts = 1_800_000_000_000_000_000 + seq * 1000;
-                a.clear();
-                b.clear();
-                plain.apply(seq, ts, input, &mut a);
-                x.apply_resolved(seq, ts, input, hasher.input_hashes(input), hint, &mut b);
-                assert_eq!(
-                    String::from_utf8_lossy(&a.buf),
-                    String::from_utf8_lossy(&b.buf),
-                    "record {seq}: {input:?}"
-                );
-            }
-            at = end;
-        }
-        let how = x.end_resolving().expect("resolving was begun");
-        assert_eq!(plain.state_hash(), x.state_hash(), "{how}");
-        assert_eq!(
-            plain.cl.iter().collect::<Vec<_>>(),
-            x.cl.iter().collect::<Vec<_>>()
-        );
-        // The index built at the end answers as the one kept all along.
-        for (s, cl, o) in plain.cl.iter() {
-            assert_eq!(x.cl.get(s, cl), Some(o));
-        }
-        how
     }
 
     #[test]
