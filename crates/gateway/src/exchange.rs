@@ -2150,25 +2150,18 @@ impl Exchange {
             return None;
         }
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        self.cl.resolved = Some(Box::new(resolve::Resolved::new(
-            stop.clone(),
-            per_gen,
-            &mut self.populate,
-        )));
+        self.cl.resolved = Some(Box::new(resolve::Resolved::new(stop.clone(), per_gen)));
         let sessions = self
             .cfg
             .sessions
             .iter()
             .map(|d| (d.sender_comp_id.clone(), d.target_comp_id.clone()))
             .collect();
-        // Its tables in 2 MiB pages (random access on 4 KiB ones stalled even the prefetches
-        // on page walks), faulted in by the replay's populating thread or first use.
         Some(ClResolver::new(
             self.cl.seed.clone(),
             sessions,
             stop,
             per_gen,
-            &mut self.populate,
         ))
     }
 

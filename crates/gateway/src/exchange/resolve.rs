@@ -32,7 +32,7 @@
 //! A replay onto a snapshot does none of this (the snapshot's ClOrdIDs are not the
 //! resolver's), nor does the live loop.
 
-use super::{Backing, ClEntry, ClHasher, ClHashes, ClIndex, OrderId};
+use super::{ClEntry, ClHasher, ClHashes, ClIndex, OrderId};
 use crate::record::{ConnId, FixMsg, Input};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -122,13 +122,15 @@ impl GenIndex {
     const CAND_BITS: u32 = 24;
     const CAND_MASK: u64 = (1 << Self::CAND_BITS) - 1;
 
-    fn new(per_gen: u64, later: &mut engine::hint::Populate) -> GenIndex {
+    fn new(per_gen: u64) -> GenIndex {
         // Candidates are kept modulo 2^24 and reach two generations back.
         assert!(per_gen.is_power_of_two() && per_gen <= 1 << 22);
         let slots = (2 * per_gen) as usize;
         let gens = [vec![0u64; slots], vec![0u64; slots]];
+        // 2 MiB pages, faulted in by first use (on the decoding thread). Not in the replay's
+        // populating plan: these tables may be gone before that thread ends.
         for g in &gens {
-            Backing::Background.apply(g, slots, later);
+            engine::hint::huge_prefix(g, slots);
         }
         GenIndex {
             gens,
@@ -232,10 +234,9 @@ impl ClResolver {
         sessions: Vec<(String, String)>,
         stop: Arc<AtomicBool>,
         per_gen: u64,
-        later: &mut engine::hint::Populate,
     ) -> ClResolver {
         ClResolver {
-            index: GenIndex::new(per_gen, later),
+            index: GenIndex::new(per_gen),
             seed,
             conns: ConnMap::default(),
             sessions,
@@ -496,14 +497,11 @@ pub(super) struct Resolved {
 
 impl Resolved {
     /// For a resolver of `per_gen` candidates per generation (`GEN_CANDIDATES`).
-    pub(super) fn new(
-        stop: Arc<AtomicBool>,
-        per_gen: u64,
-        later: &mut engine::hint::Populate,
-    ) -> Resolved {
+    pub(super) fn new(stop: Arc<AtomicBool>, per_gen: u64) -> Resolved {
         let cand_pos = vec![UNPUSHED; per_gen as usize];
-        // Read at random (a cancel's candidate): in 2 MiB pages, as the exchange's tables.
-        Backing::Background.apply(&cand_pos, per_gen as usize, later);
+        // Read at random (a cancel's candidate): in 2 MiB pages, faulted in by first use (it
+        // is dropped before the replay's populating thread ends, so not in its plan).
+        engine::hint::huge_prefix(&cand_pos, per_gen as usize);
         Resolved {
             cand_pos,
             cap: per_gen,
