@@ -74,19 +74,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
         put(
             &mut j,
             ts,
-            &Input::Fix {
-                conn: s + 1,
-                seq: 1,
-                poss_dup: false,
-                msg: FixMsg::Logon {
-                    sender: format!("CLIENT{}", s + 1),
-                    target: "RIALTO".into(),
-                    begin_string: "FIX.4.4".into(),
-                    heartbeat_secs: 30,
-                    reset: true,
-                    password: String::new(),
-                },
-            },
+            &Input::fix44_logon(s + 1, 1, &format!("CLIENT{}", s + 1), true),
         )?;
         msg_seq[s as usize] = 2;
     }

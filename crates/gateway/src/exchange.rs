@@ -701,24 +701,12 @@ impl ClHasher {
         let Input::Fix { msg, .. } = input else {
             return ClHashes::default();
         };
-        match msg {
-            FixMsg::New(n) => ClHashes {
-                cl: self.hash(n.cl_ord_id.as_bytes()),
-                orig: 0,
+        match msg.order_cl_ord_ids() {
+            Some((cl, orig)) => ClHashes {
+                cl: self.hash(cl.as_bytes()),
+                orig: orig.map_or(0, |o| self.hash(o.as_bytes())),
             },
-            FixMsg::Cancel {
-                cl_ord_id,
-                orig_cl_ord_id,
-            }
-            | FixMsg::Replace {
-                cl_ord_id,
-                orig_cl_ord_id,
-                ..
-            } => ClHashes {
-                cl: self.hash(cl_ord_id.as_bytes()),
-                orig: self.hash(orig_cl_ord_id.as_bytes()),
-            },
-            _ => ClHashes::default(),
+            None => ClHashes::default(),
         }
     }
 }
@@ -2056,21 +2044,11 @@ impl Exchange {
             return;
         };
         let ix = ix as u16;
-        match msg {
-            FixMsg::New(n) => self.cl.prefetch(ix, n.cl_ord_id.as_bytes(), hashes.cl),
-            FixMsg::Cancel {
-                cl_ord_id,
-                orig_cl_ord_id,
+        if let Some((cl, orig)) = msg.order_cl_ord_ids() {
+            if let Some(orig) = orig {
+                self.cl.prefetch(ix, orig.as_bytes(), hashes.orig);
             }
-            | FixMsg::Replace {
-                cl_ord_id,
-                orig_cl_ord_id,
-                ..
-            } => {
-                self.cl.prefetch(ix, orig_cl_ord_id.as_bytes(), hashes.orig);
-                self.cl.prefetch(ix, cl_ord_id.as_bytes(), hashes.cl);
-            }
-            _ => {}
+            self.cl.prefetch(ix, cl.as_bytes(), hashes.cl);
         }
     }
 
@@ -5188,7 +5166,7 @@ mod tests {
     }
 
     /// A xorshift64 sequence from `seed` (not 0): cheap, deterministic test data.
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
         move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;

@@ -385,6 +385,53 @@ pub enum FixMsg {
     },
 }
 
+impl Input {
+    /// A FIX 4.4 Logon on `conn` from `sender` to `RIALTO` (no password, 30 s heartbeats),
+    /// as tests, tools and benchmarks journal one.
+    pub fn fix44_logon(conn: ConnId, seq: u64, sender: &str, reset: bool) -> Input {
+        Input::Fix {
+            conn,
+            seq,
+            poss_dup: false,
+            msg: FixMsg::fix44_logon(sender, reset),
+        }
+    }
+}
+
+impl FixMsg {
+    /// A FIX 4.4 Logon from `sender` to `RIALTO` (no password, 30 s heartbeats).
+    pub fn fix44_logon(sender: &str, reset: bool) -> FixMsg {
+        FixMsg::Logon {
+            sender: sender.into(),
+            target: "RIALTO".into(),
+            begin_string: "FIX.4.4".into(),
+            heartbeat_secs: 30,
+            reset,
+            password: String::new(),
+        }
+    }
+
+    /// The ClOrdID and (for a cancel or replace) the OrigClOrdID of a NewOrderSingle,
+    /// OrderCancelRequest or OrderCancelReplaceRequest: the messages whose ClOrdID may be
+    /// remembered; `None` for any other message.
+    #[inline]
+    pub fn order_cl_ord_ids(&self) -> Option<(&ClOrdId, Option<&ClOrdId>)> {
+        match self {
+            FixMsg::New(n) => Some((&n.cl_ord_id, None)),
+            FixMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            }
+            | FixMsg::Replace {
+                cl_ord_id,
+                orig_cl_ord_id,
+                ..
+            } => Some((cl_ord_id, Some(orig_cl_ord_id))),
+            _ => None,
+        }
+    }
+}
+
 /// How an invalid message is answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InvalidKind {

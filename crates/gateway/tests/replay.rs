@@ -18,14 +18,7 @@ use types::{OrdType, Side, TimeInForce};
 
 /// A FIX 4.4 Logon from `sender` to RIALTO (30 s heartbeats, no password).
 fn logon(sender: &str, reset: bool) -> FixMsg {
-    FixMsg::Logon {
-        sender: sender.into(),
-        target: "RIALTO".into(),
-        begin_string: "FIX.4.4".into(),
-        heartbeat_secs: 30,
-        reset,
-        password: String::new(),
-    }
+    FixMsg::fix44_logon(sender, reset)
 }
 
 struct Rng(u64);

@@ -279,22 +279,12 @@ impl ClResolver {
         let Some(&ix) = self.conns.get(conn) else {
             return;
         };
-        let one = |cl: &[u8], pre: u64| self.index.prefetch(self.hash(ix, cl, pre));
-        match msg {
-            FixMsg::New(n) => one(n.cl_ord_id.as_bytes(), hashes.cl),
-            FixMsg::Cancel {
-                cl_ord_id,
-                orig_cl_ord_id,
+        if let Some((cl, orig)) = msg.order_cl_ord_ids() {
+            if let Some(orig) = orig {
+                self.index
+                    .prefetch(self.hash(ix, orig.as_bytes(), hashes.orig));
             }
-            | FixMsg::Replace {
-                cl_ord_id,
-                orig_cl_ord_id,
-                ..
-            } => {
-                one(orig_cl_ord_id.as_bytes(), hashes.orig);
-                one(cl_ord_id.as_bytes(), hashes.cl);
-            }
-            _ => {}
+            self.index.prefetch(self.hash(ix, cl.as_bytes(), hashes.cl));
         }
     }
 
@@ -339,35 +329,22 @@ impl ClResolver {
             cl: ANS_NONE,
             orig: ANS_NONE,
         };
-        match msg {
-            FixMsg::New(n) => {
-                let h = self.hash(ix, n.cl_ord_id.as_bytes(), hashes.cl);
-                hint.cl = self.answer(h);
-                hint.cand = true;
-                self.add(h);
-            }
-            FixMsg::Cancel {
-                cl_ord_id,
-                orig_cl_ord_id,
-            }
-            | FixMsg::Replace {
-                cl_ord_id,
-                orig_cl_ord_id,
-                ..
-            } => {
-                let h = self.hash(ix, orig_cl_ord_id.as_bytes(), hashes.orig);
-                hint.orig = self.answer(h);
-                let h = self.hash(ix, cl_ord_id.as_bytes(), hashes.cl);
-                hint.cl = self.answer(h);
-                hint.cand = true;
-                self.add(h);
-            }
-            FixMsg::Status { cl_ord_id, .. } => {
-                let h = self.hash(ix, cl_ord_id.as_bytes(), 0);
-                hint.cl = self.answer(h);
-            }
-            _ => return ClHint::default(),
+        if let FixMsg::Status { cl_ord_id, .. } = msg {
+            hint.cl = self.answer(self.hash(ix, cl_ord_id.as_bytes(), 0));
+            return hint;
         }
+        let Some((cl, orig)) = msg.order_cl_ord_ids() else {
+            return ClHint::default();
+        };
+        // As the exchange looks them up: the OrigClOrdID, then the ClOrdID, which is
+        // remembered (if at all) after both.
+        if let Some(orig) = orig {
+            hint.orig = self.answer(self.hash(ix, orig.as_bytes(), hashes.orig));
+        }
+        let h = self.hash(ix, cl.as_bytes(), hashes.cl);
+        hint.cl = self.answer(h);
+        hint.cand = true;
+        self.add(h);
         hint
     }
 
@@ -819,23 +796,12 @@ pub(crate) mod check {
                 1 => Input::Disconnected { conn },
                 2 => {
                     let reset = cc & 1 == 1;
-                    Input::Fix {
-                        conn,
-                        seq: next_seq(reset),
-                        poss_dup: false,
-                        msg: FixMsg::Logon {
-                            sender: if b % 7 == 6 {
-                                "NOBODY".into()
-                            } else {
-                                format!("CLIENT{}", b % 3 + 1)
-                            },
-                            target: "RIALTO".into(),
-                            begin_string: "FIX.4.4".into(),
-                            heartbeat_secs: 30,
-                            reset,
-                            password: String::new(),
-                        },
-                    }
+                    let sender = if b % 7 == 6 {
+                        "NOBODY".to_string()
+                    } else {
+                        format!("CLIENT{}", b % 3 + 1)
+                    };
+                    Input::fix44_logon(conn, next_seq(reset), &sender, reset)
                 }
                 15 => Input::Tick,
                 k => {
@@ -906,17 +872,11 @@ mod tests {
     use crate::record::{ClOrdId, Echo, FixMsg, Input, NewOrderMsg};
     use types::{OrdType, Side, TimeInForce};
 
-    /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
+    /// `xorshift`'s numbers below a bound.
+    struct Rng<F: FnMut() -> u64>(F);
+    impl<F: FnMut() -> u64> Rng<F> {
         fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
+            (self.0)() % n
         }
     }
 
@@ -926,7 +886,7 @@ mod tests {
     /// pool of `pool` per session, so some repeat (duplicates, reuse of forgotten ones) unless
     /// `unique`.
     fn flow(seed: u64, n: usize, sessions: usize, pool: u64, unique: bool) -> Vec<Input> {
-        let mut rng = Rng(seed | 1);
+        let mut rng = Rng(super::super::tests::xorshift(seed | 1));
         let mut out = Vec::with_capacity(n);
         let mut conn_of: Vec<Option<u64>> = vec![None; sessions];
         let mut seq = vec![0u64; sessions];
@@ -941,19 +901,12 @@ mod tests {
                 next_conn += 1;
                 conn_of[s] = Some(conn);
                 seq[s] = 1;
-                out.push(Input::Fix {
+                out.push(Input::fix44_logon(
                     conn,
-                    seq: 1,
-                    poss_dup: false,
-                    msg: FixMsg::Logon {
-                        sender: format!("CLIENT{}", s + 1),
-                        target: "RIALTO".into(),
-                        begin_string: "FIX.4.4".into(),
-                        heartbeat_secs: 30,
-                        reset: true,
-                        password: String::new(),
-                    },
-                });
+                    1,
+                    &format!("CLIENT{}", s + 1),
+                    true,
+                ));
                 continue;
             };
             let r = rng.below(1000);
@@ -964,19 +917,7 @@ mod tests {
             }
             if r < 4 {
                 // A Logon nobody is configured for, on a connection of its own.
-                out.push(Input::Fix {
-                    conn: next_conn,
-                    seq: 1,
-                    poss_dup: false,
-                    msg: FixMsg::Logon {
-                        sender: "NOBODY".into(),
-                        target: "RIALTO".into(),
-                        begin_string: "FIX.4.4".into(),
-                        heartbeat_secs: 30,
-                        reset: true,
-                        password: String::new(),
-                    },
-                });
+                out.push(Input::fix44_logon(next_conn, 1, "NOBODY", true));
                 next_conn += 1;
                 continue;
             }
