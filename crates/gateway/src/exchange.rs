@@ -27,6 +27,10 @@ use crate::wire::{push_scaled, push_u64, push_utc_timestamp, utc_timestamp, MsgW
 use engine::{Engine, EngineConfig};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use types::{
+    CancelReason, Command, Event, EventSink, Matcher, NewOrder, OrdType, OrderId, RejectReason,
+    Side, StpMode, TimeInForce,
+};
 
 mod resolve;
 pub use resolve::{ClHint, ClResolver};
@@ -35,10 +39,6 @@ pub use resolve::{ClHint, ClResolver};
 pub fn fuzz_resolve(bytes: &[u8]) {
     resolve::check::fuzz(bytes);
 }
-use types::{
-    CancelReason, Command, Event, EventSink, Matcher, NewOrder, OrdType, OrderId, RejectReason,
-    Side, StpMode, TimeInForce,
-};
 
 /// Terminal orders kept for OrderStatusRequest before the oldest are forgotten.
 const DONE_ORDERS_MAX: usize = 1 << 16;
@@ -943,47 +943,21 @@ impl ClIndex {
         let Some(e) = self.ring.pop_front() else {
             return;
         };
-        if self.resolved.is_some() {
-            return self.rotate_hinted(e, keep);
-        }
-        let old = self.head as u32 & self.table.pos_mask();
+        let old = self.head;
         self.head += 1;
-        let slot = self
-            .table
-            .find(e.hash, |p| p == old)
-            .expect("every ring entry is in the index");
+        // Its index slot (none while resolving: the table is not kept then).
+        let slot = self.resolved.is_none().then(|| {
+            let low = old as u32 & self.table.pos_mask();
+            self.table
+                .find(e.hash, |p| p == low)
+                .expect("every ring entry is in the index")
+        });
+        let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
         if keep(e.order, self.cl_of(&e)) {
             // Copied out first: appending may reuse the bytes it frees.
             let mut cl = [0u8; crate::record::STR_LEN_MAX];
             let cl = &mut cl[..e.len as usize];
             cl.copy_from_slice(self.cl_of(&e));
-            let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
-            self.bytes.set_head(next);
-            let new = self.head + self.ring.len() as u64;
-            self.table.set_pos(slot, new);
-            let start = self.bytes.push(cl);
-            self.ring.push_back(ClEntry {
-                start,
-                kept: true,
-                ..e
-            });
-        } else {
-            let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
-            self.bytes.set_head(next);
-            self.table.remove_at(slot);
-        }
-    }
-
-    /// `rotate_or_forget` while resolving, for `e`, just taken from the front: the table is
-    /// not kept.
-    fn rotate_hinted(&mut self, e: ClEntry, keep: impl Fn(OrderId, &[u8]) -> bool) {
-        let old = self.head;
-        self.head += 1;
-        let next = self.ring.front().map_or(self.bytes.tail, |f| f.start);
-        if keep(e.order, self.cl_of(&e)) {
-            let mut cl = [0u8; crate::record::STR_LEN_MAX];
-            let cl = &mut cl[..e.len as usize];
-            cl.copy_from_slice(self.cl_of(&e));
             self.bytes.set_head(next);
             let new = self.head + self.ring.len() as u64;
             let start = self.bytes.push(cl);
@@ -992,10 +966,16 @@ impl ClIndex {
                 kept: true,
                 ..e
             });
-            self.rotated_hinted(&e, old, Some(new));
+            match slot {
+                Some(slot) => self.table.set_pos(slot, new),
+                None => self.rotated_hinted(&e, old, Some(new)),
+            }
         } else {
             self.bytes.set_head(next);
-            self.rotated_hinted(&e, old, None);
+            match slot {
+                Some(slot) => self.table.remove_at(slot),
+                None => self.rotated_hinted(&e, old, None),
+            }
         }
     }
 
@@ -3022,16 +3002,20 @@ impl Exchange {
             .cl
             .hash_pre(ix, orig_cl_ord_id.as_bytes(), self.pre.orig);
         let found = self.cl_find(true, orig_hash, ix, orig_cl_ord_id.as_bytes());
-        // Looked up here, before the order's record is borrowed; it counts only for a known
-        // order (an unknown one is rejected as such first).
-        let cl_hash = self.cl.hash_pre(ix, cl_ord_id.as_bytes(), self.pre.cl);
-        let duplicate = self
-            .cl_find(false, cl_hash, ix, cl_ord_id.as_bytes())
-            .is_some();
         let live = found
             .and_then(|id| self.orders.live(&id).map(|o| (id, o)))
-            .filter(|(_, o)| o.done_status == 0 && o.session == ix);
-        let Some((id, info)) = live else {
+            .filter(|(_, o)| o.done_status == 0 && o.session == ix)
+            .map(|(id, o)| {
+                (
+                    id,
+                    ord_status(o),
+                    o.account,
+                    o.symbol,
+                    o.cum_qty,
+                    o.ord_type,
+                )
+            });
+        let Some((id, status, account, symbol, cum, ord_type)) = live else {
             return self.cancel_reject(
                 ix,
                 ts,
@@ -3044,8 +3028,11 @@ impl Exchange {
                 out,
             );
         };
-        let status = ord_status(info);
-        if duplicate {
+        let cl_hash = self.cl.hash_pre(ix, cl_ord_id.as_bytes(), self.pre.cl);
+        if self
+            .cl_find(false, cl_hash, ix, cl_ord_id.as_bytes())
+            .is_some()
+        {
             return self.cancel_reject(
                 ix,
                 ts,
@@ -3058,7 +3045,6 @@ impl Exchange {
                 out,
             );
         }
-        let (account, symbol, cum) = (info.account, info.symbol, info.cum_qty);
         let cmd = match replace {
             None => Command::Cancel {
                 id,
@@ -3070,7 +3056,7 @@ impl Exchange {
                     Some("symbol differs from the order's")
                 } else if qty <= cum {
                     Some("OrderQty at or below the filled quantity")
-                } else if info.ord_type == OrdType::Market {
+                } else if ord_type == OrdType::Market {
                     Some("market orders cannot be replaced")
                 } else {
                     None
