@@ -1801,9 +1801,6 @@ pub struct Exchange {
     /// ClOrdID hashes of the input being applied, computed ahead (`apply_prehashed`); zero
     /// (not computed) outside it.
     pre: ClHashes,
-    /// The ClOrdID answers of the input being applied, computed ahead (`apply_resolved`);
-    /// empty outside it.
-    hint: ClHint,
     /// Since `begin_resolving`: the record at which the exchange stopped taking answers from
     /// the resolver before the end (`cl_find`), if it did.
     resolve_fell_back: Option<u64>,
@@ -1854,7 +1851,6 @@ impl Exchange {
             event_log: None,
             replaying: false,
             pre: ClHashes::default(),
-            hint: ClHint::default(),
             resolve_fell_back: None,
             bound_seq: 0,
             divergence: None,
@@ -2152,10 +2148,8 @@ impl Exchange {
         out: &mut Outbox,
     ) {
         self.cl.begin_hinted(hint);
-        self.hint = *hint;
         self.apply_prehashed(seq, ts_ns, input, hashes, out);
-        self.hint = ClHint::default();
-        self.cl.end_hinted(hint);
+        self.cl.end_hinted();
     }
 
     /// Starts loading what `apply_resolved` will read for `hint`'s record (a few ahead).
@@ -2170,9 +2164,7 @@ impl Exchange {
     #[inline]
     fn cl_find(&mut self, orig: bool, h: u64, ix: u16, cl: &[u8]) -> Option<OrderId> {
         if self.cl.resolved.is_some() {
-            let ans = if orig { self.hint.orig } else { self.hint.cl };
-            let hint = self.hint;
-            match self.cl.resolve(&hint, ans, h, ix, cl) {
+            match self.cl.resolve(orig, h, ix, cl) {
                 Some(r) => return r,
                 None => {
                     self.cl.stop_resolving();

@@ -67,8 +67,8 @@ pub struct ClHint {
     base: u64,
     /// The answer for the record's ClOrdID and OrigClOrdID: `ANS_NONE`, or the newest
     /// candidate before it with that key (its number's low 32 bits).
-    pub(super) cl: u64,
-    pub(super) orig: u64,
+    cl: u64,
+    orig: u64,
 }
 
 impl Default for ClHint {
@@ -450,9 +450,8 @@ pub(super) struct Resolved {
     /// Entries kept beyond the window (moved to the back because their order is live):
     /// `ClIndex::hash` -> ring position.
     side: HashMap<u64, u64, BuildHasherDefault<IdHasher>>,
-    /// The record being applied: its candidate number, and whether it is one.
-    cur: u64,
-    cur_cand: bool,
+    /// The hint of the record being applied (`ClHint::default()` between records).
+    hint: ClHint,
     /// ClOrdIDs remembered since resolving began, and every `MARK_EVERY`th one's (ring
     /// position, candidate): once the front passes such a position, no entry from before its
     /// candidate is in the ring in order any more.
@@ -483,8 +482,7 @@ impl Resolved {
             cand_pos,
             cap: per_gen,
             side: HashMap::default(),
-            cur: 0,
-            cur_cand: false,
+            hint: ClHint::default(),
             pushes: 0,
             marks: VecDeque::new(),
             mark_every: MARK_EVERY,
@@ -506,20 +504,19 @@ impl ClIndex {
     #[inline]
     pub(super) fn begin_hinted(&mut self, h: &ClHint) {
         if let Some(r) = self.resolved.as_deref_mut() {
-            r.cur = h.base;
-            r.cur_cand = h.cand;
+            r.hint = *h;
             if h.cand {
                 r.cand_pos[(h.base % r.cap) as usize] = UNPUSHED;
             }
         }
     }
 
-    /// Ends the record `begin_hinted` started with hint `h`: a candidate not remembered links
-    /// to the one before it with the same key (its ClOrdID's answer).
+    /// Ends the record `begin_hinted` started: a candidate not remembered links to the one
+    /// before it with the same key (its ClOrdID's answer).
     #[inline]
-    pub(super) fn end_hinted(&mut self, h: &ClHint) {
+    pub(super) fn end_hinted(&mut self) {
         if let Some(r) = self.resolved.as_deref_mut() {
-            r.cur_cand = false;
+            let h = std::mem::take(&mut r.hint);
             if h.cand {
                 let slot = &mut r.cand_pos[(h.base % r.cap) as usize];
                 if *slot == UNPUSHED {
@@ -545,18 +542,20 @@ impl ClIndex {
         }
     }
 
-    /// The order remembered for (`ix`, `cl`) (hash `h`) from answer `ans` of hint `hint`:
-    /// `None` if the answer cannot be placed (the caller falls back).
+    /// The order remembered for (`ix`, `cl`) (hash `h`) from the current record's answer for
+    /// its OrigClOrdID (`orig`) or ClOrdID: `None` if not resolving, or if the answer cannot
+    /// be placed (the caller falls back).
     #[inline]
     pub(super) fn resolve(
         &mut self,
-        hint: &ClHint,
-        ans: u64,
+        orig: bool,
         h: u64,
         ix: u16,
         cl: &[u8],
     ) -> Option<Option<OrderId>> {
         let r = self.resolved.as_deref_mut()?;
+        let hint = r.hint;
+        let ans = if orig { hint.orig } else { hint.cl };
         if hint.ix != ix || r.broken {
             return None;
         }
@@ -630,15 +629,16 @@ impl ClIndex {
         let Some(r) = self.resolved.as_deref_mut() else {
             return;
         };
-        if !r.cur_cand {
+        let h = r.hint;
+        if !h.cand {
             // Remembered outside a candidate: nothing the resolver knows of.
             r.broken = true;
             return;
         }
-        r.cand_pos[(r.cur % r.cap) as usize] = pos + 1;
+        r.cand_pos[(h.base % r.cap) as usize] = pos + 1;
         r.pushes += 1;
         if r.pushes.is_multiple_of(r.mark_every) {
-            r.marks.push_back((pos, r.cur));
+            r.marks.push_back((pos, h.base));
         }
     }
 
