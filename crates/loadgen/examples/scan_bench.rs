@@ -3,7 +3,9 @@
 //! this is part of what a sweep's tail at 150-200 K req/s queues behind.
 //!
 //! `cargo run --release -p loadgen --example scan_bench [N]` prints ns per scan (median of 5
-//! passes of N scans, default 2,000,000) of an ack and of a fill laid out as Rialto writes them.
+//! passes of N scans, default 2,000,000) of an ack and of a fill laid out as Rialto writes them,
+//! each read over and over, then of 256 acks, fills and cancels read in turn (closer to a bot's
+//! reading: the branch predictor cannot learn one frame).
 //! Under `valgrind --tool=callgrind --toggle-collect='loadgen::inbound::scan*'` with a small N
 //! (e.g. 1000: 10 passes in all) it gives instructions per scan. BENCHMARKS.md has the figures.
 
@@ -72,23 +74,10 @@ fn main() {
         // Checked once, so the loop below times a scan that reads what it should.
         let m = loadgen::inbound::scan(f).expect("the report scans");
         assert_eq!(m.report.leaves_qty, Some(leaves), "{name}: LeavesQty read");
-        let mut passes = Vec::with_capacity(5);
-        for _ in 0..5 {
-            let t = Instant::now();
-            let mut sum = 0u64;
-            for _ in 0..n {
-                let m = loadgen::inbound::scan(std::hint::black_box(f)).expect("scans");
-                sum = sum.wrapping_add(m.seq + m.report.leaves_qty.unwrap_or(0));
-            }
-            std::hint::black_box(sum);
-            passes.push(t.elapsed().as_nanos() as f64 / n as f64);
-        }
-        passes.sort_by(f64::total_cmp);
+        let (median, fastest) = time_scans(&[f], n);
         println!(
-            "{name}: {} bytes, {:.1} ns per scan (median of 5 passes of {n}; fastest {:.1})",
-            f.len(),
-            passes[2],
-            passes[0]
+            "{name}: {} bytes, {median:.1} ns per scan (median of 5 passes of {n}; fastest {fastest:.1})",
+            f.len()
         );
     }
     // As a bot reads them: acks, fills and cancels in a random order, with ClOrdIDs, order
@@ -129,24 +118,33 @@ fn main() {
             )
         })
         .collect();
+    let frames: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
+    let (median, fastest) = time_scans(&frames, n);
+    println!(
+        "mixed: 256 frames of {}-{} bytes, {median:.1} ns per scan (median of 5 passes of {n}; fastest {fastest:.1})",
+        mixed.iter().map(Vec::len).min().unwrap_or(0),
+        mixed.iter().map(Vec::len).max().unwrap_or(0),
+    );
+}
+
+/// ns per scan of `n` scans going round `frames`: the median of 5 passes and the fastest.
+fn time_scans(frames: &[&[u8]], n: usize) -> (f64, f64) {
     let mut passes = Vec::with_capacity(5);
     for _ in 0..5 {
         let t = Instant::now();
         let mut sum = 0u64;
-        for k in 0..n {
-            let f = &mixed[k % mixed.len()];
-            let m = loadgen::inbound::scan(std::hint::black_box(f)).expect("scans");
+        let mut i = 0;
+        for _ in 0..n {
+            let m = loadgen::inbound::scan(std::hint::black_box(frames[i])).expect("scans");
             sum = sum.wrapping_add(m.seq + m.report.leaves_qty.unwrap_or(0));
+            i += 1;
+            if i == frames.len() {
+                i = 0;
+            }
         }
         std::hint::black_box(sum);
         passes.push(t.elapsed().as_nanos() as f64 / n as f64);
     }
     passes.sort_by(f64::total_cmp);
-    println!(
-        "mixed: 256 frames of {}-{} bytes, {:.1} ns per scan (median of 5 passes of {n}; fastest {:.1})",
-        mixed.iter().map(Vec::len).min().unwrap_or(0),
-        mixed.iter().map(Vec::len).max().unwrap_or(0),
-        passes[2],
-        passes[0]
-    );
+    (passes[2], passes[0])
 }
