@@ -42,8 +42,6 @@ pub struct FixBench {
     pub nice: Option<i32>,
     /// See `DriverConfig::wake_quantile`.
     pub wake_quantile: f64,
-    /// See `DriverConfig::send_early`.
-    pub send_early: bool,
 }
 
 impl FixBench {
@@ -65,7 +63,6 @@ impl FixBench {
             cpu: None,
             nice: None,
             wake_quantile: crate::driver::WakeEarly::QUANTILE,
-            send_early: true,
         }
     }
 }
@@ -185,7 +182,6 @@ fn run_fix_here(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Str
     cfg.tick_min = b.tick_min;
     cfg.spin = b.spin;
     cfg.wake_quantile = b.wake_quantile;
-    cfg.send_early = b.send_early;
     let mut driver = Driver::connect(cfg)?;
     let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
         .map(|i| {
@@ -235,8 +231,6 @@ pub struct EchoBench {
     pub nice: Option<i32>,
     /// See `DriverConfig::wake_quantile`.
     pub wake_quantile: f64,
-    /// See `DriverConfig::send_early`.
-    pub send_early: bool,
 }
 
 impl EchoBench {
@@ -255,7 +249,6 @@ impl EchoBench {
             cpu: None,
             nice: None,
             wake_quantile: crate::driver::WakeEarly::QUANTILE,
-            send_early: true,
         }
     }
 }
@@ -281,7 +274,6 @@ fn run_echo_here(b: &EchoBench, progress: &mut dyn Write) -> Result<RunResult, S
     cfg.tick_min = b.tick_min;
     cfg.spin = b.spin;
     cfg.wake_quantile = b.wake_quantile;
-    cfg.send_early = b.send_early;
     let mut driver = Driver::connect(cfg)?;
     let mut gens = vec![EchoGenerator::new(b.seed)];
     let result = driver.run(

@@ -12,16 +12,12 @@
 //! 35-45% of a core at 10K-100K req/s, 46% at 200K, 57% at 300K with the 100 µs tick (a 150 µs
 //! tick: about 40% at 200K; 50 µs: 60-75%). The timer is armed early by how late the generator
 //! was learnt to be ready to send after an expiry (`WakeEarly`: the timer's wake-up and the look
-//! at the sockets that comes before each tick's sends), and the tick's requests go out as soon as
-//! the generator is ready, so they rarely wait the ~40 µs a VM timer wake-up takes. Ready
-//! before the due time, they leave early rather than spin on the clock until it (at 150K req/s
-//! the spin took 6-7% of the CPU the exchange shares: 46% of a core for the generator with it,
-//! 39-40% without; `send_early`). The
-//! first answer to each request (ExecutionReport New/Replaced/Canceled/Rejected,
-//! OrderCancelReject) is timed into an HdrHistogram from the request's intended time, or from
-//! its actual send if that came first, so time the request spent waiting in the generator
-//! (because it fell behind, or TCP pushed back) counts as latency, as it would for a client,
-//! and a request sent early is timed from when it left, never from later.
+//! at the sockets that comes before each tick's sends), and the driver spins on the clock for
+//! what is left, so requests leave within a few µs of their due time instead of the ~40 µs a VM
+//! timer wake-up takes. The first answer to each request (ExecutionReport
+//! New/Replaced/Canceled/Rejected, OrderCancelReject) is timed from the request's intended time
+//! into an HdrHistogram, so time the request spent waiting in the generator (because it fell
+//! behind, or TCP pushed back) counts as latency, as it would for a client.
 //! After the measured period: drain the answers, mass cancel every bot's orders, log out.
 //!
 //! How it stays cheap on a 2-core machine shared with the exchange: one thread; a periodic
@@ -38,18 +34,15 @@
 //! stack; nothing is allocated per message once the buffers have grown.
 //!
 //! Never: spins for long (it parks in `epoll_wait` until the timer or a socket wakes it; it
-//! spins on the clock only between an early timer wake-up and the due time when a run asks to
-//! send on time (`send_early` off), at most half a tick and 200 µs; it polls without waiting
-//! only while catching up with requests already due, or within `spin` of the next one when a
-//! run asks for it); sends a request more than the timer's lead (at most half a tick and
-//! 200 µs) before its intended time; drops a due request silently
+//! spins on the clock only between an early timer wake-up and the due time, at most half a
+//! tick and 200 µs; it polls without waiting only while catching up with requests already due,
+//! or within `spin` of the next one when a run asks for it); drops a due request silently
 //! (when a bot's write buffer is full the schedule waits and the delay is measured); lets a
 //! bot cancel or replace an order it does not believe live (`BotOrders`).
 //!
 //! Invariants: each request is answered at most once in the statistics (the first answer; its
 //! kind is in the ClOrdID); only requests whose intended time falls in the measured period are
-//! counted and timed; a latency is never shorter than the time from the request's actual send
-//! to its answer; fills are counted when received after the warm-up.
+//! counted and timed; fills are counted when received after the warm-up.
 
 use crate::clordid::{self, ClOrdId, KIND_CANCEL, KIND_MASS_CANCEL, KIND_NEW, KIND_REPLACE};
 use crate::inbound::Inbound;
@@ -118,18 +111,13 @@ pub struct DriverConfig {
     /// park). Sharper send times for low-rate latency runs, at the cost of a busy core.
     pub spin: Duration,
     /// With `spin` zero: arm the timer early by how late the generator is typically ready to
-    /// send after an expiry (the wake-up and the look at the sockets, learnt during the run);
-    /// see `WakeEarly` and `send_early`. Off: the timer is armed at the due time and requests
-    /// go out when its wake-up gets to them.
+    /// send after an expiry (the wake-up and the look at the sockets, learnt during the run)
+    /// and spin on the clock, without system calls, for what is left; see `WakeEarly`. Off:
+    /// requests go out when the timer's wake-up gets to them.
     pub adaptive_wake: bool,
     /// The share of timer wake-ups `WakeEarly` arms early enough for (0.5-0.999, default
-    /// 0.95): higher wakes earlier before each tick and sends late less often.
+    /// 0.95): higher spins longer before each tick and sends late less often.
     pub wake_quantile: f64,
-    /// With `adaptive_wake`: a tick's requests go out as soon as the generator is ready after
-    /// its early wake-up, and each is timed from its actual send when that came before its
-    /// intended time (default). Off: the generator spins on the clock from the wake-up to the
-    /// due time and sends then, which costs the spin's CPU on every tick.
-    pub send_early: bool,
 }
 
 impl DriverConfig {
@@ -153,7 +141,6 @@ impl DriverConfig {
             spin: Duration::ZERO,
             adaptive_wake: true,
             wake_quantile: WakeEarly::QUANTILE,
-            send_early: true,
         }
     }
 
@@ -235,11 +222,11 @@ impl Schedule {
 /// late the generator is ready to send after each expiry (the wake-up plus the look at the
 /// sockets that precedes the sends; a streaming estimate: up by `step * q` when a sample is
 /// above it, down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is
-/// below) and the driver arms the timer that much before each tick; the tick's requests then go
-/// out as soon as it is ready (or, with `DriverConfig::send_early` off, after a spin on the
-/// clock to the due time). With `q` = 0.95 (the default) the generator is late by the upper 5%
-/// of that spread (measured with the spin: 2-5% more of a core than with 0.7 from 5K to 100K
-/// req/s; at 100K req/s, P99 119 µs instead of 205, medians of 3); `DriverConfig::wake_quantile`.
+/// below) and the driver arms the timer that much before each tick, then spins on the clock
+/// (no system calls) for the rest. With `q` = 0.95 (the default) the generator is late by the
+/// upper 5% of that spread and spins a few µs more per tick than with 0.7 (on this VM
+/// 2-5% more of a core from 5K to 100K req/s; at 100K req/s, P99 119 µs instead of 205, medians
+/// of 3); `DriverConfig::wake_quantile`.
 #[derive(Clone, Copy, Debug)]
 pub struct WakeEarly {
     est_ns: u64,
@@ -425,9 +412,6 @@ struct Stats {
     /// `sent_at[k % SENT_RING]` = (k, send time), for `after_send`.
     after_send: Histogram<u64>,
     sent_at: Vec<(u64, u64)>,
-    /// The most a request can go out before its intended time (the timer's greatest lead):
-    /// what a latency is measured from when the request's send time is no longer in `sent_at`.
-    early_max_ns: u64,
     tail: crate::stats::TailSplit,
     sent_all: u64,
     answered_all: u64,
@@ -438,32 +422,6 @@ struct Stats {
 }
 
 impl Stats {
-    /// Nothing sent or answered yet, no schedule: the accounting of logon, drain and finish.
-    fn idle(run: [u8; clordid::RUN_LEN]) -> Stats {
-        Stats {
-            run,
-            schedule: Schedule::new(1, 1),
-            k_measure: u64::MAX,
-            k_end: 0,
-            totals: Counters::default(),
-            second: Counters::default(),
-            latency: new_histogram(),
-            shed_latency: new_histogram(),
-            second_latency: new_histogram(),
-            send_lag: new_histogram(),
-            after_send: new_histogram(),
-            sent_at: Vec::new(),
-            early_max_ns: 0,
-            tail: Default::default(),
-            sent_all: 0,
-            answered_all: 0,
-            last_measured_send_ns: 0,
-            notes: Vec::new(),
-            count_fills: false,
-            unstamped_reads: 0,
-        }
-    }
-
     /// Intended send time of request `k`, ns after the start.
     fn intended_ns(&self, k: u64) -> u64 {
         self.schedule.intended_ns(k)
@@ -483,23 +441,12 @@ impl Stats {
             return;
         }
         self.answered_all += 1;
-        let sent = self
-            .sent_at
-            .get((k % SENT_RING) as usize)
-            .copied()
-            .filter(|&(sk, _)| sk == k)
-            .map(|(_, at)| at);
-        // From the intended time, or from the actual send if the request left early (sent
-        // ahead of its tick, `send_early`); a send time overwritten in the ring (a request
-        // answered some 65,000 requests later) counts as the earliest it can have been.
-        let intended = self.intended_ns(k);
-        let from = match sent {
-            Some(at) => at.min(intended),
-            None => intended.saturating_sub(self.early_max_ns),
-        };
-        let latency = recv_ns.saturating_sub(from).max(1);
+        let latency = recv_ns.saturating_sub(self.intended_ns(k)).max(1);
         let measured = k >= self.k_measure;
-        let after_send = sent.map(|at| recv_ns.saturating_sub(at).max(1));
+        let sent = self.sent_at.get((k % SENT_RING) as usize).copied();
+        let after_send = sent
+            .filter(|&(sk, _)| sk == k)
+            .map(|(_, at)| recv_ns.saturating_sub(at).max(1));
         for (c, on) in [(&mut self.second, true), (&mut self.totals, measured)] {
             if !on {
                 continue;
@@ -723,7 +670,27 @@ impl Driver {
 
     /// Stats for phases that are not measured (logon, mass cancel).
     fn idle_stats(&self) -> Stats {
-        Stats::idle(clordid::run_tag(self.cfg.run_seed.wrapping_add(self.runs)))
+        Stats {
+            run: clordid::run_tag(self.cfg.run_seed.wrapping_add(self.runs)),
+            schedule: Schedule::new(1, 1),
+            k_measure: u64::MAX,
+            k_end: 0,
+            totals: Counters::default(),
+            second: Counters::default(),
+            latency: new_histogram(),
+            shed_latency: new_histogram(),
+            second_latency: new_histogram(),
+            send_lag: new_histogram(),
+            after_send: new_histogram(),
+            sent_at: Vec::new(),
+            tail: Default::default(),
+            sent_all: 0,
+            answered_all: 0,
+            last_measured_send_ns: 0,
+            notes: Vec::new(),
+            count_fills: false,
+            unstamped_reads: 0,
+        }
     }
 
     /// Runs the schedule with one strategy per bot, then drains the answers. Call `finish`
@@ -779,12 +746,8 @@ impl Driver {
         let mut drain_deadline: Option<u64> = None;
         let mut timer_on = false;
         let adaptive = self.cfg.adaptive_wake && self.cfg.spin.is_zero();
-        let lead_max_ns = (schedule.tick_ns / 2).min(200_000);
-        let mut early = WakeEarly::with_quantile(lead_max_ns, self.cfg.wake_quantile);
-        let send_early = adaptive && self.cfg.send_early;
-        if send_early {
-            st.early_max_ns = lead_max_ns;
-        }
+        let mut early =
+            WakeEarly::with_quantile((schedule.tick_ns / 2).min(200_000), self.cfg.wake_quantile);
         let mut rearm = false;
         // The sockets were just looked at (the last wait was a look, not a timer park).
         let mut looked = false;
@@ -794,8 +757,7 @@ impl Driver {
             // Woken early for the next tick: first read what arrived since the last look (so a
             // report is read before the next request can draw its answer into the same read,
             // where TCP would merge both segments and stamp the earlier report late, with the
-            // later one's time), then send (or, to send on time, spin on the clock until the
-            // tick is due).
+            // later one's time), then spin on the clock until the tick is due.
             if timer_on && k_next < st.k_end && !looked {
                 if let Err(e) = self.look(&mut st, observer, Duration::ZERO, t0) {
                     break Err(e);
@@ -813,14 +775,7 @@ impl Driver {
                     rearm |= early.sample(late);
                 }
             }
-            // Requests due within the timer's lead go out now: the generator is ready and
-            // early, and each is timed from its actual send (`Stats::answer`).
-            let early_ns = if send_early && timer_on {
-                early.armed_ns
-            } else {
-                0
-            };
-            if adaptive && !send_early && timer_on && k_next < st.k_end {
+            if adaptive && timer_on && k_next < st.k_end {
                 let due = st.intended_ns(k_next);
                 if due > now && due - now <= early.armed_ns {
                     while now < due {
@@ -839,8 +794,7 @@ impl Driver {
             // Generate every request that is due.
             let mut blocked = false;
             let mut burst = 0;
-            while k_next < st.k_end && burst < BURST_MAX && st.intended_ns(k_next) <= now + early_ns
-            {
+            while k_next < st.k_end && burst < BURST_MAX && st.intended_ns(k_next) <= now {
                 let b = schedule.bot(k_next, nbots);
                 if self.bots[b].closed {
                     k_next += 1;
@@ -1749,39 +1703,6 @@ mod tests {
         c.wake_quantile = 0.9;
         c.sender_comp_ids.clear();
         assert!(c.validate().unwrap_err().contains("bot"));
-    }
-
-    /// A request that left before its intended time is timed from when it left, a late one
-    /// from its intended time, and one whose send time the ring no longer holds from the
-    /// earliest it can have left: never shorter than from its actual send.
-    #[test]
-    fn latency_counts_from_the_intended_time_or_an_earlier_send() {
-        let mut st = Stats {
-            schedule: Schedule::new(10_000, 100_000), // one request every 100 µs
-            k_measure: 0,
-            k_end: 10,
-            sent_at: vec![(u64::MAX, 0); SENT_RING as usize],
-            early_max_ns: 50_000,
-            ..Stats::idle([b'R'; clordid::RUN_LEN])
-        };
-        assert_eq!(st.intended_ns(3), 300_000);
-        // Sent 40 µs early, answered 30 µs after its intended time: 70 µs.
-        st.sent_at[3] = (3, 260_000);
-        st.answer(3, Outcome::Ack, 330_000);
-        // Sent 50 µs late, answered 20 µs after that: 70 µs from its intended time.
-        st.sent_at[4] = (4, 450_000);
-        st.answer(4, Outcome::Ack, 470_000);
-        // The ring's slot holds another request: from 50 µs before its intended time.
-        st.sent_at[5] = (5 + SENT_RING, 0);
-        st.answer(5, Outcome::Ack, 520_000);
-        assert_eq!(st.latency.len(), 3);
-        for v in [st.latency.min(), st.latency.max()] {
-            assert!(st.latency.equivalent(v, 70_000), "{v} ns");
-        }
-        // From the actual send: 70 and 20 µs; none for the third.
-        assert_eq!(st.after_send.len(), 2);
-        assert!(st.after_send.equivalent(st.after_send.min(), 20_000));
-        assert!(st.after_send.equivalent(st.after_send.max(), 70_000));
     }
 
     #[test]

@@ -37,18 +37,14 @@ pub struct Args {
     tick_us: u64,
     /// Busy-poll (instead of parking) when the next request is due within this many µs. The
     /// default 0 arms the timer early by its learnt wake-up latency (about 40 µs on this VM)
-    /// and sends as soon as the generator is ready, timed from the actual send (a fixed 100
-    /// took 16% of a core at 2,000/s).
+    /// and spins on the clock for the rest: sends within a few µs of their due time, for
+    /// about 6% of a core at 2,000/s (a fixed 100 took 16%).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     spin_us: u64,
     /// The share of timer wake-ups the generator arms early enough for, 0.5-0.999 (see
     /// `rialto bench fix --help`).
     #[arg(long, default_value_t = 0.95)]
     wake_quantile: f64,
-    /// Spin on the clock from the early wake-up to each request's due time (see `rialto bench
-    /// fix --help`).
-    #[arg(long)]
-    send_on_time: bool,
     /// Start `rialto serve` for the run (fresh temporary data dir, free port).
     #[arg(long)]
     spawn_server: bool,
@@ -111,7 +107,6 @@ pub fn run(args: Args) -> CmdResult {
             b.cpu = args.cpu;
             b.nice = args.nice;
             b.wake_quantile = args.wake_quantile;
-            b.send_early = !args.send_on_time;
             eprintln!(
                 "bench echo: {} NewOrderSingle at {}/s on {} to {addr} ({:.1} s)",
                 b.count,

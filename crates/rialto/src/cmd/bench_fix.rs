@@ -86,20 +86,15 @@ pub struct BotArgs {
     pub tick_us: u64,
     /// Busy-poll (instead of parking) when the next request is due within this many µs, at
     /// the cost of a busy core. 0 (the default): arm the timer early by its learnt wake-up
-    /// latency and send as soon as the generator is ready (see --send-on-time).
+    /// latency and spin on the clock for the rest, which puts sends within a few µs of their
+    /// due time for a few % of a core.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub spin_us: u64,
     /// With --spin-us 0: the share of timer wake-ups the generator arms its timer early enough
-    /// for (0.5-0.999). Higher wakes earlier before each tick (at most half a tick and 200
+    /// for (0.5-0.999). Higher spins longer before each tick (at most half a tick and 200
     /// µs) and sends late less often.
     #[arg(long, default_value_t = 0.95)]
     pub wake_quantile: f64,
-    /// With --spin-us 0: after the early wake-up, spin on the clock until each tick's due time
-    /// and send then. By default the tick's requests go out as soon as the generator is ready,
-    /// up to the timer's lead early, each timed from its actual send; the spin cost 6-7% of a
-    /// core at 150K req/s, on the CPU the generator shares with the exchange.
-    #[arg(long)]
-    pub send_on_time: bool,
     /// Start this command for each run instead (e.g. "java -Xms1g -Xmx1g -XX:+AlwaysPreTouch
     /// -jar java/refexchange/target/refexchange.jar --port {port} --data-dir {dir}"); {port} and
     /// {dir} are replaced.
@@ -191,7 +186,6 @@ impl BotArgs {
             ));
         }
         b.wake_quantile = self.wake_quantile;
-        b.send_early = !self.send_on_time;
         Ok(b)
     }
 
