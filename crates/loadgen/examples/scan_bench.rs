@@ -119,6 +119,11 @@ fn main() {
         })
         .collect();
     let frames: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
+    // Checked once, as above: every mixed frame reads its LeavesQty.
+    for f in &frames {
+        let m = loadgen::inbound::scan(f).expect("the report scans");
+        assert_eq!(m.report.leaves_qty, Some(70), "mixed: LeavesQty read");
+    }
     let (median, fastest) = time_scans(&frames, n);
     println!(
         "mixed: 256 frames of {}-{} bytes, {median:.1} ns per scan (median of 5 passes of {n}; fastest {fastest:.1})",
