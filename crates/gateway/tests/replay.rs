@@ -16,11 +16,6 @@ use std::path::Path;
 use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
-/// A FIX 4.4 Logon from `sender` to RIALTO (30 s heartbeats, no password).
-fn logon(sender: &str, reset: bool) -> FixMsg {
-    FixMsg::fix44_logon(sender, reset)
-}
-
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -48,15 +43,10 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
         // A logon that resets both sides' numbers (and empties the session's store); not
         // session 0's, whose stored reports the end of the test asks for.
         seqs[s] = 2;
-        return Input::Fix {
-            conn,
-            seq: 1,
-            poss_dup: false,
-            msg: logon(&name, true),
-        };
+        return Input::fix44_logon(conn, 1, &name, true);
     }
     let msg = match r.below(100) {
-        0..=4 => logon(&name, false),
+        0..=4 => FixMsg::fix44_logon(&name, false),
         5..=54 => {
             *next_cl += 1;
             FixMsg::New(NewOrderMsg {
@@ -173,7 +163,7 @@ fn resend_everything(x: &mut Exchange, seq: &mut u64, ts: u64, msg_seq: u64) -> 
             conn: 500,
             seq: msg_seq,
             poss_dup: false,
-            msg: logon("CLIENT1", false),
+            msg: FixMsg::fix44_logon("CLIENT1", false),
         },
         Input::Fix {
             conn: 500,
@@ -724,7 +714,7 @@ fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state(
                     conn: 900 + session,
                     seq,
                     poss_dup: false,
-                    msg: logon(&name, false),
+                    msg: FixMsg::fix44_logon(&name, false),
                 },
                 Input::Fix {
                     conn: 900 + session,
