@@ -4,7 +4,7 @@
 # generator, then full replays of that journal and the in-process engine benchmark), merge the
 # profiles and build again with them. Same code, laid out and inlined by what the load does:
 # a full replay of a 10.4 M-record journal took 6-10% less CPU on the applying thread than
-# the plain release build (BENCHMARKS.md, fifteenth session).
+# the plain release build (BENCHMARKS.md, "Replay and restart").
 #
 # Needs `llvm-profdata` of the same LLVM major version as rustc (`rustc -vV`); on Debian:
 # `apt-get install llvm-NN` (it provides llvm-profdata-NN). An older one cannot read the

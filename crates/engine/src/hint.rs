@@ -8,12 +8,13 @@
 //! targets without them they do nothing.
 //!
 //! `huge_and_populated` asks the kernel to back a large table with 2 MiB pages (fewer TLB
-//! misses on random access) and faults all of it in at once, when the table is made. A
-//! huge-page hint alone (fourth session) made replay about 4% faster but moved the zeroing of
-//! each new 2 MiB page into a single fault on the live event loop (P99 at 100 K req/s 146 µs
-//! without, 1,994 µs with); populated up front, no page of the table faults later.
+//! misses on random access) and faults all of it in at once, when the table is made. Never the
+//! hint alone: it makes replay about 4% faster, but then each new 2 MiB page is zeroed in one
+//! fault wherever it is first touched, which on the live event loop put P99 at 100 K req/s at
+//! 1,994 µs instead of 146 µs; populated up front, no page of the table faults later.
 //! `huge_prefix` and `Populate` are its two halves, for a table whose pages another thread
-//! faults in while the table is already in use (replay: seventeenth session).
+//! faults in while the table is already in use: a full replay's tables, so that clearing their
+//! pages (10-215 ms when the host is busy) stays off the applying thread.
 //!
 //! This is the crate's only `unsafe` code: the prefetch intrinsic is an `unsafe fn` because of
 //! its raw pointer and target feature, though it reads nothing the program can observe, and
