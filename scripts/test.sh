@@ -9,9 +9,19 @@
 # Usage: scripts/test.sh            every step
 #        scripts/test.sh fuzz clippy only the named steps (names as in STEPS below)
 #
+# Output: one line per step with its result and time, and one per fuzz target with its
+# executions, executions per second and crashes. Each step's full output goes to
+# target/test-logs/<step>.log (each fuzz target's to fuzz-<target>.log, the interop servers' to
+# interop-serve-*.log); a failing step prints the last 60 lines of its log and the log's path,
+# and the script exits with that step's status.
+#
 # Steps are plain functions run in order; to add one, write a function and append it to STEPS.
+# Each runs in a subshell with `set -euo pipefail`, its stdout and stderr in its log; fd 3 is
+# the terminal (for the fuzz targets' lines), fd 4 the script's stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+log_dir=target/test-logs
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 FUZZ_TARGETS=(csv_reader engine fix_decode fix_session journal_recover gateway_adapt journal_input gateway_resolve loadgen_inbound)
@@ -88,7 +98,9 @@ fuzz() {
         step "fuzz: ${fmt_check[*]}"
         "${fmt_check[@]}"
         for target in "${FUZZ_TARGETS[@]}"; do
-            step "fuzz: $target for ${FUZZ_SECONDS}s"
+            local flog="../$log_dir/fuzz-$target.log"
+            step "fuzz: $target for ${FUZZ_SECONDS}s (output: ${flog#../})"
+            progress "fuzz $target"
             mkdir -p "corpus/$target"
             # Seed corpora: saved regressions (crates/rialto/tests/fuzz_regressions/<target>/)
             # and hand-made real messages (fuzz/seeds/<target>/), whichever exist.
@@ -98,10 +110,35 @@ fuzz() {
                     seeds+=("$d")
                 fi
             done
+            local t0=$SECONDS status=0
             "${cargo[@]}" fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" \
-                -- -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1
+                -- -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 \
+                >"$flog" 2>&1 || status=$?
+            fuzz_line "$target" "$status" $((SECONDS - t0)) "$flog"
+            if [ "$status" != 0 ]; then
+                echo "fuzz target $target failed (exit status $status); the last 60 lines of ${flog#../}:"
+                tail -n 60 "$flog"
+                exit "$status"
+            fi
         done
     )
+}
+
+# fuzz_line TARGET STATUS SECONDS LOG: the target's line on the terminal and in the step's log,
+# from libFuzzer's -print_final_stats=1 lines (printed at the end of a run and on a crash) and
+# the test units it wrote (one per crash, leak, timeout or out-of-memory).
+fuzz_line() {
+    local target=$1 status=$2 secs=$3 flog=$4 runs per_s crashes result=ok line
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$flog" | tail -n 1)
+    per_s=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$flog" | tail -n 1)
+    crashes=$(grep -c 'Test unit written to' "$flog" || true)
+    if [ "$status" != 0 ]; then
+        result=FAILED
+    fi
+    line=$(printf '  %-30s %5ss  %-6s  executions %s  execs/s %s  crashes %s' \
+        "fuzz $target" "$secs" "$result" "${runs:--}" "${per_s:--}" "$crashes")
+    report "$line"
+    echo "$line"
 }
 
 # The server of the interop step: started by start_server, stopped by stop_server (also on exit).
@@ -175,17 +212,18 @@ interop() {
     local bin="${CARGO_TARGET_DIR:-target}/ci/rialto"
     local root
     root=$(mktemp -d)
-    # Runs on any exit (a failed step ends the script under set -e): the server never outlives it,
-    # and a failure shows the end of the server's log (its slow-iteration and steal lines say
-    # whether the loop or the host stalled) before the directory goes.
-    # shellcheck disable=SC2064 # expand root now
-    trap "interop_status=\$?; if [ \$interop_status != 0 ] && [ -n \"\$server_log\" ] && [ -f \"\$server_log\" ]; then echo \"--- the last 60 lines of \$server_log:\" >&2; tail -n 60 \"\$server_log\" >&2; fi; stop_server || true; rm -rf '$root'" EXIT
+    # Runs on any exit (a failed step ends the step's subshell under set -e): the server never
+    # outlives it, and a failure shows the end of the server's log (its slow-iteration and steal
+    # lines say whether the loop or the host stalled) on the script's stderr, apart from the
+    # step's log, whose own tail shows what failed. The servers' logs stay in $log_dir.
+    # shellcheck disable=SC2064,SC2154 # expand root now; interop_status is set by the trap
+    trap "interop_status=\$?; if [ \$interop_status != 0 ] && [ -n \"\$server_log\" ] && [ -f \"\$server_log\" ]; then echo \"--- the last 60 lines of \$server_log:\" >&4; tail -n 60 \"\$server_log\" >&4; fi; stop_server || true; rm -rf '$root'" EXIT
     local store="$root/fix-store"
     # How long the scenario waits for each expected message: 3x its interactive default, as
     # this VM's host has taken seconds of CPU away at a time (a 5 s wait once timed out in CI
     # and passed on a rerun); a timeout's message says how much the host stole meanwhile.
     local wait_ms=15000
-    start_server "$bin" "$root/data" 127.0.0.1:0 "$root/serve-1.log"
+    start_server "$bin" "$root/data" 127.0.0.1:0 "$log_dir/interop-serve-1.log"
     local host=${server_addr%:*} port=${server_addr##*:}
     # The JUnit tests run against this server (-Dfix.port): the scenario twice and a short
     # latency run; the client's sequence numbers persist in $store, which every run shares.
@@ -194,7 +232,7 @@ interop() {
     FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
     stop_server
     # Same data dir and port: the sessions resume their sequence numbers without a reset.
-    start_server "$bin" "$root/data" "$server_addr" "$root/serve-2.log"
+    start_server "$bin" "$root/data" "$server_addr" "$log_dir/interop-serve-2.log"
     FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
     stop_server
     # FIX 4.2 and FIXT.1.1 (FIX 5.0SP2): a server with three sessions of each
@@ -202,13 +240,14 @@ interop() {
     # version, validated by QuickFIX/J against the standard dictionaries; a restart; again,
     # resuming the sequence numbers. The jar was built by run-interop.sh above. --keep-going:
     # a failed step does not hide the next ones (the exit status is still 1).
+    # shellcheck disable=SC2054 # 4.2,5.0sp2 is one argument
     local versions=(java -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store" --timeout-ms "$wait_ms")
-    start_server "$bin" "$root/data-versions" 127.0.0.1:0 "$root/serve-versions-1.log" \
+    start_server "$bin" "$root/data-versions" 127.0.0.1:0 "$log_dir/interop-serve-versions-1.log" \
         --config java/interop/rialto-versions.toml
     host=${server_addr%:*} port=${server_addr##*:}
     "${versions[@]}" --host "$host" --port "$port"
     stop_server
-    start_server "$bin" "$root/data-versions" "$server_addr" "$root/serve-versions-2.log" \
+    start_server "$bin" "$root/data-versions" "$server_addr" "$log_dir/interop-serve-versions-2.log" \
         --config java/interop/rialto-versions.toml
     "${versions[@]}" --host "$host" --port "$port"
     stop_server
@@ -221,13 +260,55 @@ if [ $# -gt 0 ]; then
     STEPS=("$@")
 fi
 
-start=$(date +%s)
-times=()
+# report LINE: a line on the terminal (over the progress line, if any).
+report() {
+    if [ -t 3 ]; then
+        printf '\r\033[K' >&3
+    fi
+    printf '%s\n' "$1" >&3
+}
+
+# progress NAME: on a terminal, what is running now (the next report overwrites it).
+progress() {
+    if [ -t 3 ]; then
+        printf '  %-30s ...\r' "$1" >&3
+    fi
+}
+
+exec 3>&1 4>&2
+rm -rf "$log_dir"
+mkdir -p "$log_dir"
+echo "scripts/test.sh: ${STEPS[*]}"
+echo "each step's full output: $log_dir/<step>.log (fuzz targets: $log_dir/fuzz-<target>.log)"
+start=$SECONDS
 for s in "${STEPS[@]}"; do
-    t0=$(date +%s)
-    "$s"
-    times+=("$s $(($(date +%s) - t0))s")
+    log="$log_dir/$s.log"
+    progress "$s"
+    t0=$SECONDS
+    # Not `if "$s"` or `"$s" || ...`: bash ignores set -e inside a function called there.
+    set +e
+    (
+        set -e
+        "$s"
+    ) >"$log" 2>&1
+    status=$?
+    set -e
+    result=ok
+    if [ "$status" != 0 ]; then
+        result=FAILED
+    else
+        # A step that skips itself says so in its header line: "==> fuzz: skipped (...)".
+        skipped=$(sed -n 's/^==> [a-z_]*: \(skipped (.*)\)$/\1/p' "$log" | head -n 1)
+        result=${skipped:-ok}
+    fi
+    report "$(printf '  %-30s %5ss  %s' "$s" $((SECONDS - t0)) "$result")"
+    if [ "$status" != 0 ]; then
+        {
+            echo "--- the last 60 lines of $log:"
+            tail -n 60 "$log"
+            echo "--- step $s failed (exit status $status); its full output: $log"
+        } >&2
+        exit "$status"
+    fi
 done
-echo
-echo "==> step times: ${times[*]}"
-echo "==> all tests passed in $(($(date +%s) - start))s"
+echo "all steps passed in $((SECONDS - start))s; logs in $log_dir/"
