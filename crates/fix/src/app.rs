@@ -1,24 +1,27 @@
-//! Order-entry application messages: typed views of what clients send (NewOrderSingle,
+//! Order-entry application messages: typed readers of what clients send (NewOrderSingle,
 //! OrderCancelRequest, OrderCancelReplaceRequest, OrderMassCancelRequest, OrderStatusRequest)
 //! and builders of what Rialto answers (ExecutionReport, OrderCancelReject,
-//! OrderMassCancelReport, BusinessMessageReject).
+//! OrderMassCancelReport, BusinessMessageReject), in FIX 4.2, 4.4 and 5.0SP2.
 //!
-//! Role: say exactly what the wire said, with FIX 4.4 tags, handling the FIX 4.2 differences
-//! (ExecTransType 20, ExecType 1/2 for fills, status via ExecTransType=3) and FIX 5.0SP2 (same as
-//! 4.4 here). Turning a view into a `types::Command` (symbol lookup, ticks, ownership) is the
-//! gateway's job; `Decimal::to_ticks` is the price helper.
+//! Role: say exactly what the wire said, with FIX 4.4 tags, and write each answer in the
+//! version's codes (FIX 4.2: ExecTransType 20, ExecType 1/2 for fills, a status answer as
+//! ExecTransType 3 with the OrdStatus as ExecType). A reader converts a price to the
+//! instrument's units (the caller's [`Instruments`] says which instrument a symbol is) and
+//! refuses a message with the reason a reject reports ([`Refusal`]); which message carries
+//! that reject is the caller's choice.
 //!
-//! Never: allocates (views borrow the inbound buffer, builders borrow their inputs and write
-//! into the session's `Encoder`), uses floats, or decides business rules (a zero quantity or a
-//! market order with a price is passed through for the engine to judge).
+//! Never: allocates on a message that reads without error (views borrow the inbound buffer,
+//! builders borrow their inputs and write into an `Encoder`), uses floats, or decides business
+//! rules (a market order with a price, an order for an account the firm does not have: the
+//! exchange judges).
 //!
-//! Invariants: a view parsed without error has every field FIX requires of that message (and
-//! Price when OrdType is limit); every parse error names the tag at fault.
+//! Invariants: a reader checks fields in a fixed order and reports the first problem; every
+//! builder writes the fields in one fixed order per version.
 
 use types::{OrdType, Side, TimeInForce};
 
-use crate::decimal::Decimal;
-use crate::decode::{FieldError, Message};
+use crate::decimal::{parse_price, Decimal};
+use crate::decode::{parse_u64, Message};
 use crate::encode::Encoder;
 use crate::tags::{self, msg_type};
 use crate::time::TimePrecision;
@@ -37,105 +40,186 @@ pub fn is_supported(msg_type: &[u8]) -> bool {
     matches!(msg_type, b"D" | b"F" | b"G" | b"H" | b"q")
 }
 
-fn parse_side(v: &[u8]) -> Result<Side, FieldError> {
-    match v {
-        b"1" => Ok(Side::Buy),
-        b"2" => Ok(Side::Sell),
-        _ => Err(FieldError::bad_value(tags::SIDE)),
+/// Longest ClOrdID or OrigClOrdID accepted.
+pub const ID_LEN_MAX: usize = 64;
+
+/// An instrument as a reader needs it: its index, and the grid of its prices (units of
+/// `10^-decimals`, a multiple of `tick` units).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstrumentRef {
+    pub id: u32,
+    pub decimals: u32,
+    pub tick: i64,
+}
+
+/// The caller's instrument table.
+pub trait Instruments {
+    fn find(&self, symbol: &[u8]) -> Option<InstrumentRef>;
+}
+
+/// Why a reader refused a message: the field at fault and the reason, as a reject's Text says
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub tag: u32,
+    pub text: String,
+}
+
+impl Refusal {
+    fn new(tag: u32, text: impl Into<String>) -> Refusal {
+        Refusal {
+            tag,
+            text: text.into(),
+        }
+    }
+    /// True if the message cannot be answered per order (its ClOrdID is unusable): a
+    /// session-level Reject is due.
+    pub fn is_session_level(&self) -> bool {
+        self.tag == tags::CL_ORD_ID
     }
 }
 
-fn parse_ord_type(v: &[u8]) -> Result<OrdType, FieldError> {
-    match v {
-        b"1" => Ok(OrdType::Market),
-        b"2" => Ok(OrdType::Limit),
-        _ => Err(FieldError::bad_value(tags::ORD_TYPE)),
+/// An id field (ClOrdID, OrigClOrdID): present, at most [`ID_LEN_MAX`] bytes, UTF-8 (checked
+/// only past ASCII).
+fn id<'a>(msg: &Message<'a>, tag: u32) -> Result<&'a [u8], Refusal> {
+    match msg.get(tag) {
+        None | Some(b"") => Err(Refusal::new(tag, format!("missing tag {tag}"))),
+        Some(b) if b.len() > ID_LEN_MAX => Err(Refusal::new(
+            tag,
+            format!("tag {tag} longer than {ID_LEN_MAX}"),
+        )),
+        Some(b) if !b.is_ascii() && std::str::from_utf8(b).is_err() => {
+            Err(Refusal::new(tag, format!("tag {tag} is not UTF-8")))
+        }
+        Some(b) => Ok(b),
     }
 }
 
-fn parse_tif(v: &[u8]) -> Result<TimeInForce, FieldError> {
-    match v {
-        b"0" => Ok(TimeInForce::Day),
-        b"1" => Ok(TimeInForce::Gtc),
-        b"3" => Ok(TimeInForce::Ioc),
-        b"4" => Ok(TimeInForce::Fok),
-        _ => Err(FieldError::bad_value(tags::TIME_IN_FORCE)),
+fn symbol<I: Instruments>(msg: &Message<'_>, instruments: &I) -> Result<InstrumentRef, Refusal> {
+    let s = msg
+        .get(tags::SYMBOL)
+        .ok_or_else(|| Refusal::new(tags::SYMBOL, "missing Symbol(55)"))?;
+    instruments.find(s).ok_or_else(|| {
+        let shown = String::from_utf8_lossy(&s[..s.len().min(ID_LEN_MAX)]).into_owned();
+        let mut end = shown.len().min(ID_LEN_MAX);
+        while !shown.is_char_boundary(end) {
+            end -= 1;
+        }
+        Refusal::new(tags::SYMBOL, format!("unknown symbol {}", &shown[..end]))
+    })
+}
+
+fn side(msg: &Message<'_>) -> Result<Side, Refusal> {
+    match msg.get(tags::SIDE) {
+        Some(b"1") => Ok(Side::Buy),
+        Some(b"2") => Ok(Side::Sell),
+        None => Err(Refusal::new(tags::SIDE, "missing Side(54)")),
+        Some(_) => Err(Refusal::new(
+            tags::SIDE,
+            "unsupported Side(54) (use 1 or 2)",
+        )),
     }
 }
 
-/// ExecInst (18) is a space-separated list; `6` (participate don't initiate) means post-only.
-fn parse_post_only(v: &[u8]) -> bool {
-    v.split(|&c| c == b' ').any(|x| x == b"6")
+/// A whole, positive quantity (`100` or `100.00`).
+fn order_qty(msg: &Message<'_>) -> Result<u64, Refusal> {
+    const T: u32 = tags::ORDER_QTY;
+    let q = msg
+        .get(T)
+        .ok_or_else(|| Refusal::new(T, "missing OrderQty(38)"))?;
+    let q = match q.iter().position(|&b| b == b'.') {
+        Some(p) if q[p + 1..].iter().all(|&b| b == b'0') => &q[..p],
+        Some(_) => return Err(Refusal::new(T, "OrderQty(38) must be a whole number")),
+        None => q,
+    };
+    match parse_u64(q) {
+        Some(0) => Err(Refusal::new(T, "OrderQty(38) must be positive")),
+        Some(n) => Ok(n),
+        None => Err(Refusal::new(T, "OrderQty(38) is not a number")),
+    }
 }
 
-/// A whole, non-negative quantity (`100` or `100.00`).
-fn parse_qty(tag: u32, v: &[u8]) -> Result<u64, FieldError> {
-    let d = Decimal::parse(v).map_err(|_| FieldError::bad_format(tag))?;
-    let n = d.to_integer().map_err(|_| FieldError::bad_value(tag))?;
-    u64::try_from(n).map_err(|_| FieldError::bad_value(tag))
-}
-
-fn parse_price(v: &[u8]) -> Result<Decimal, FieldError> {
-    Decimal::parse(v).map_err(|_| FieldError::bad_format(tags::PRICE))
-}
-
-fn need<T>(v: Option<T>, tag: u32) -> Result<T, FieldError> {
-    v.ok_or(FieldError::missing(tag))
+fn price(text: &[u8], inst: InstrumentRef) -> Result<i64, Refusal> {
+    parse_price(text, inst.decimals, inst.tick).map_err(|e| Refusal::new(tags::PRICE, e.as_str()))
 }
 
 /// NewOrderSingle (35=D).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NewOrderSingle<'a> {
     pub cl_ord_id: &'a [u8],
-    pub account: Option<&'a [u8]>,
-    pub symbol: &'a [u8],
+    pub symbol: InstrumentRef,
     pub side: Side,
-    pub order_qty: u64,
     pub ord_type: OrdType,
-    /// Present (required) for limit orders; passed through as sent for market orders.
-    pub price: Option<Decimal>,
     /// DAY when absent, as FIX specifies.
     pub time_in_force: TimeInForce,
-    /// ExecInst (18) contains `6`.
+    /// In the instrument's units; 0 for a market order.
+    pub price: i64,
+    pub order_qty: u64,
+    /// Account (1), if given.
+    pub account: Option<u32>,
+    /// ExecInst (18) contains `6` (participate don't initiate).
     pub post_only: bool,
-    pub transact_time: Option<&'a [u8]>,
 }
 
 impl<'a> NewOrderSingle<'a> {
-    pub fn parse(msg: &Message<'a>) -> Result<NewOrderSingle<'a>, FieldError> {
-        let (mut cl, mut acct, mut sym, mut side, mut qty, mut ot, mut px) =
-            (None, None, None, None, None, None, None);
-        let (mut tif, mut post_only, mut tt) = (TimeInForce::Day, false, None);
-        for (tag, v) in msg.body() {
-            match tag {
-                tags::CL_ORD_ID => cl = Some(v),
-                tags::ACCOUNT => acct = Some(v),
-                tags::SYMBOL => sym = Some(v),
-                tags::SIDE => side = Some(parse_side(v)?),
-                tags::ORDER_QTY => qty = Some(parse_qty(tag, v)?),
-                tags::ORD_TYPE => ot = Some(parse_ord_type(v)?),
-                tags::PRICE => px = Some(parse_price(v)?),
-                tags::TIME_IN_FORCE => tif = parse_tif(v)?,
-                tags::EXEC_INST => post_only = parse_post_only(v),
-                tags::TRANSACT_TIME => tt = Some(v),
-                _ => {}
+    pub fn read<I: Instruments>(
+        msg: &Message<'a>,
+        instruments: &I,
+    ) -> Result<NewOrderSingle<'a>, Refusal> {
+        let cl_ord_id = id(msg, tags::CL_ORD_ID)?;
+        let symbol = symbol(msg, instruments)?;
+        let side = side(msg)?;
+        let ord_type = match msg.get(tags::ORD_TYPE) {
+            Some(b"1") => OrdType::Market,
+            Some(b"2") => OrdType::Limit,
+            None => return Err(Refusal::new(tags::ORD_TYPE, "missing OrdType(40)")),
+            Some(_) => {
+                return Err(Refusal::new(
+                    tags::ORD_TYPE,
+                    "unsupported OrdType(40) (use 1 or 2)",
+                ))
             }
-        }
-        let ord_type = need(ot, tags::ORD_TYPE)?;
-        if ord_type == OrdType::Limit && px.is_none() {
-            return Err(FieldError::missing(tags::PRICE));
-        }
+        };
+        let time_in_force = match msg.get(tags::TIME_IN_FORCE) {
+            None | Some(b"0") => TimeInForce::Day,
+            Some(b"1") => TimeInForce::Gtc,
+            Some(b"3") => TimeInForce::Ioc,
+            Some(b"4") => TimeInForce::Fok,
+            Some(_) => {
+                return Err(Refusal::new(
+                    tags::TIME_IN_FORCE,
+                    "unsupported TimeInForce(59) (use 0, 1, 3 or 4)",
+                ))
+            }
+        };
+        let price = match ord_type {
+            OrdType::Market => 0,
+            OrdType::Limit => match msg.get(tags::PRICE) {
+                None => return Err(Refusal::new(tags::PRICE, "limit order without Price(44)")),
+                Some(p) => price(p, symbol)?,
+            },
+        };
+        let order_qty = order_qty(msg)?;
+        let account = match msg.get(tags::ACCOUNT) {
+            None => None,
+            Some(a) => Some(
+                parse_u64(a)
+                    .filter(|&a| a <= u32::MAX as u64)
+                    .ok_or_else(|| Refusal::new(tags::ACCOUNT, "Account(1) is not a number"))?
+                    as u32,
+            ),
+        };
+        let post_only = msg.get(tags::EXEC_INST).is_some_and(|v| v.contains(&b'6'));
         Ok(NewOrderSingle {
-            cl_ord_id: need(cl, tags::CL_ORD_ID)?,
-            account: acct,
-            symbol: need(sym, tags::SYMBOL)?,
-            side: need(side, tags::SIDE)?,
-            order_qty: need(qty, tags::ORDER_QTY)?,
+            cl_ord_id,
+            symbol,
+            side,
             ord_type,
-            price: px,
-            time_in_force: tif,
+            time_in_force,
+            price,
+            order_qty,
+            account,
             post_only,
-            transact_time: tt,
         })
     }
 }
@@ -143,112 +227,55 @@ impl<'a> NewOrderSingle<'a> {
 /// OrderCancelRequest (35=F).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderCancelRequest<'a> {
-    pub orig_cl_ord_id: &'a [u8],
     pub cl_ord_id: &'a [u8],
-    pub order_id: Option<&'a [u8]>,
-    pub account: Option<&'a [u8]>,
-    pub symbol: &'a [u8],
-    pub side: Side,
+    pub orig_cl_ord_id: &'a [u8],
 }
 
 impl<'a> OrderCancelRequest<'a> {
-    pub fn parse(msg: &Message<'a>) -> Result<OrderCancelRequest<'a>, FieldError> {
-        let (mut orig, mut cl, mut oid, mut acct, mut sym, mut side) =
-            (None, None, None, None, None, None);
-        for (tag, v) in msg.body() {
-            match tag {
-                tags::ORIG_CL_ORD_ID => orig = Some(v),
-                tags::CL_ORD_ID => cl = Some(v),
-                tags::ORDER_ID => oid = Some(v),
-                tags::ACCOUNT => acct = Some(v),
-                tags::SYMBOL => sym = Some(v),
-                tags::SIDE => side = Some(parse_side(v)?),
-                _ => {}
-            }
-        }
+    pub fn read(msg: &Message<'a>) -> Result<OrderCancelRequest<'a>, Refusal> {
         Ok(OrderCancelRequest {
-            orig_cl_ord_id: need(orig, tags::ORIG_CL_ORD_ID)?,
-            cl_ord_id: need(cl, tags::CL_ORD_ID)?,
-            order_id: oid,
-            account: acct,
-            symbol: need(sym, tags::SYMBOL)?,
-            side: need(side, tags::SIDE)?,
+            cl_ord_id: id(msg, tags::CL_ORD_ID)?,
+            orig_cl_ord_id: id(msg, tags::ORIG_CL_ORD_ID)?,
         })
     }
 }
 
-/// OrderCancelReplaceRequest (35=G).
+/// OrderCancelReplaceRequest (35=G): a new price and total quantity for a limit order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderCancelReplaceRequest<'a> {
-    pub orig_cl_ord_id: &'a [u8],
     pub cl_ord_id: &'a [u8],
-    pub order_id: Option<&'a [u8]>,
-    pub account: Option<&'a [u8]>,
-    pub symbol: &'a [u8],
-    pub side: Side,
+    pub orig_cl_ord_id: &'a [u8],
+    pub symbol: InstrumentRef,
+    pub price: i64,
+    /// The new total order quantity.
     pub order_qty: u64,
-    pub ord_type: OrdType,
-    pub price: Option<Decimal>,
-    pub time_in_force: Option<TimeInForce>,
-    pub post_only: bool,
 }
 
 impl<'a> OrderCancelReplaceRequest<'a> {
-    pub fn parse(msg: &Message<'a>) -> Result<OrderCancelReplaceRequest<'a>, FieldError> {
-        let (mut orig, mut cl, mut oid, mut acct, mut sym, mut side) =
-            (None, None, None, None, None, None);
-        let (mut qty, mut ot, mut px, mut tif, mut post_only) = (None, None, None, None, false);
-        for (tag, v) in msg.body() {
-            match tag {
-                tags::ORIG_CL_ORD_ID => orig = Some(v),
-                tags::CL_ORD_ID => cl = Some(v),
-                tags::ORDER_ID => oid = Some(v),
-                tags::ACCOUNT => acct = Some(v),
-                tags::SYMBOL => sym = Some(v),
-                tags::SIDE => side = Some(parse_side(v)?),
-                tags::ORDER_QTY => qty = Some(parse_qty(tag, v)?),
-                tags::ORD_TYPE => ot = Some(parse_ord_type(v)?),
-                tags::PRICE => px = Some(parse_price(v)?),
-                tags::TIME_IN_FORCE => tif = Some(parse_tif(v)?),
-                tags::EXEC_INST => post_only = parse_post_only(v),
-                _ => {}
-            }
+    pub fn read<I: Instruments>(
+        msg: &Message<'a>,
+        instruments: &I,
+    ) -> Result<OrderCancelReplaceRequest<'a>, Refusal> {
+        let cl_ord_id = id(msg, tags::CL_ORD_ID)?;
+        let orig_cl_ord_id = id(msg, tags::ORIG_CL_ORD_ID)?;
+        let symbol = symbol(msg, instruments)?;
+        if msg.get(tags::ORD_TYPE).is_some_and(|t| t != b"2") {
+            return Err(Refusal::new(
+                tags::ORD_TYPE,
+                "only limit orders can be replaced",
+            ));
         }
-        let ord_type = need(ot, tags::ORD_TYPE)?;
-        if ord_type == OrdType::Limit && px.is_none() {
-            return Err(FieldError::missing(tags::PRICE));
-        }
+        let price = match msg.get(tags::PRICE) {
+            None => return Err(Refusal::new(tags::PRICE, "missing Price(44)")),
+            Some(p) => price(p, symbol)?,
+        };
         Ok(OrderCancelReplaceRequest {
-            orig_cl_ord_id: need(orig, tags::ORIG_CL_ORD_ID)?,
-            cl_ord_id: need(cl, tags::CL_ORD_ID)?,
-            order_id: oid,
-            account: acct,
-            symbol: need(sym, tags::SYMBOL)?,
-            side: need(side, tags::SIDE)?,
-            order_qty: need(qty, tags::ORDER_QTY)?,
-            ord_type,
-            price: px,
-            time_in_force: tif,
-            post_only,
+            cl_ord_id,
+            orig_cl_ord_id,
+            symbol,
+            price,
+            order_qty: order_qty(msg)?,
         })
-    }
-}
-
-/// MassCancelRequestType (530) values Rialto supports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MassCancelRequestType {
-    /// 1: every order of the account on `symbol`.
-    BySymbol,
-    /// 7: every order of the account.
-    All,
-}
-
-impl MassCancelRequestType {
-    pub fn code(self) -> u8 {
-        match self {
-            MassCancelRequestType::BySymbol => b'1',
-            MassCancelRequestType::All => b'7',
-        }
     }
 }
 
@@ -256,41 +283,39 @@ impl MassCancelRequestType {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderMassCancelRequest<'a> {
     pub cl_ord_id: &'a [u8],
-    pub request_type: MassCancelRequestType,
-    pub account: Option<&'a [u8]>,
-    /// Required when `request_type` is `BySymbol`.
-    pub symbol: Option<&'a [u8]>,
+    /// MassCancelRequestType (530), 0 to 9 as sent (Rialto carries out 1 and 7).
+    pub request_type: u8,
+    pub symbol: Option<u32>,
     pub side: Option<Side>,
 }
 
 impl<'a> OrderMassCancelRequest<'a> {
-    pub fn parse(msg: &Message<'a>) -> Result<OrderMassCancelRequest<'a>, FieldError> {
-        let (mut cl, mut rt, mut acct, mut sym, mut side) = (None, None, None, None, None);
-        for (tag, v) in msg.body() {
-            match tag {
-                tags::CL_ORD_ID => cl = Some(v),
-                tags::MASS_CANCEL_REQUEST_TYPE => {
-                    rt = Some(match v {
-                        b"1" => MassCancelRequestType::BySymbol,
-                        b"7" => MassCancelRequestType::All,
-                        _ => return Err(FieldError::bad_value(tag)),
-                    })
-                }
-                tags::ACCOUNT => acct = Some(v),
-                tags::SYMBOL => sym = Some(v),
-                tags::SIDE => side = Some(parse_side(v)?),
-                _ => {}
+    pub fn read<I: Instruments>(
+        msg: &Message<'a>,
+        instruments: &I,
+    ) -> Result<OrderMassCancelRequest<'a>, Refusal> {
+        let cl_ord_id = id(msg, tags::CL_ORD_ID)?;
+        let request_type = match msg.get(tags::MASS_CANCEL_REQUEST_TYPE).and_then(parse_u64) {
+            Some(t) if t <= 9 => t as u8,
+            _ => {
+                return Err(Refusal::new(
+                    tags::MASS_CANCEL_REQUEST_TYPE,
+                    "MassCancelRequestType(530) missing or invalid",
+                ))
             }
-        }
-        let request_type = need(rt, tags::MASS_CANCEL_REQUEST_TYPE)?;
-        if request_type == MassCancelRequestType::BySymbol && sym.is_none() {
-            return Err(FieldError::missing(tags::SYMBOL));
-        }
+        };
+        let symbol = match msg.get(tags::SYMBOL) {
+            None => None,
+            Some(_) => Some(symbol(msg, instruments)?.id),
+        };
+        let side = match msg.get(tags::SIDE) {
+            None => None,
+            Some(_) => Some(side(msg)?),
+        };
         Ok(OrderMassCancelRequest {
-            cl_ord_id: need(cl, tags::CL_ORD_ID)?,
+            cl_ord_id,
             request_type,
-            account: acct,
-            symbol: sym,
+            symbol,
             side,
         })
     }
@@ -300,32 +325,116 @@ impl<'a> OrderMassCancelRequest<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderStatusRequest<'a> {
     pub cl_ord_id: &'a [u8],
-    pub order_id: Option<&'a [u8]>,
-    pub account: Option<&'a [u8]>,
-    pub symbol: &'a [u8],
-    pub side: Side,
 }
 
 impl<'a> OrderStatusRequest<'a> {
-    pub fn parse(msg: &Message<'a>) -> Result<OrderStatusRequest<'a>, FieldError> {
-        let (mut cl, mut oid, mut acct, mut sym, mut side) = (None, None, None, None, None);
-        for (tag, v) in msg.body() {
-            match tag {
-                tags::CL_ORD_ID => cl = Some(v),
-                tags::ORDER_ID => oid = Some(v),
-                tags::ACCOUNT => acct = Some(v),
-                tags::SYMBOL => sym = Some(v),
-                tags::SIDE => side = Some(parse_side(v)?),
-                _ => {}
+    pub fn read(msg: &Message<'a>) -> Result<OrderStatusRequest<'a>, Refusal> {
+        Ok(OrderStatusRequest {
+            cl_ord_id: id(msg, tags::CL_ORD_ID)?,
+        })
+    }
+}
+
+/// Most bytes an [`Echo`] holds: five fields (`55`, `54`, `38`, `40`, `44`) of
+/// `TAG=value<SOH>` with values of at most 32 bytes (longer ones are left out).
+pub const ECHO_MAX: usize = 5 * (3 + 32 + 1);
+
+/// The order fields an answer about no order echoes (Symbol, Side, OrderQty, OrdType, Price:
+/// `55=..<SOH>54=..<SOH>`), as the client sent them, inline: a message that carries one owns
+/// no heap memory. Printable ASCII only; bytes after `len` are zero.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Echo {
+    len: u8,
+    bytes: [u8; ECHO_MAX],
+}
+
+const _: () = assert!(ECHO_MAX <= u8::MAX as usize);
+
+impl Echo {
+    pub const EMPTY: Echo = Echo {
+        len: 0,
+        bytes: [0; ECHO_MAX],
+    };
+
+    /// The echoed fields of `msg`: each of 55, 54, 38, 40 and 44 that is present, printable
+    /// and at most 32 bytes long.
+    pub fn of(msg: &Message<'_>) -> Echo {
+        let mut out = Echo::EMPTY;
+        for (tag, tag_eq) in [
+            (tags::SYMBOL, b"55="),
+            (tags::SIDE, b"54="),
+            (tags::ORDER_QTY, b"38="),
+            (tags::ORD_TYPE, b"40="),
+            (tags::PRICE, b"44="),
+        ] {
+            if let Some(v) = msg.get(tag) {
+                if v.len() <= 32 {
+                    out.push_field(tag_eq, v);
+                }
             }
         }
-        Ok(OrderStatusRequest {
-            cl_ord_id: need(cl, tags::CL_ORD_ID)?,
-            order_id: oid,
-            account: acct,
-            symbol: need(sym, tags::SYMBOL)?,
-            side: need(side, tags::SIDE)?,
+        out
+    }
+
+    /// Appends `tag_eq` (the tag and its '=', e.g. `b"55="`), `value` and SOH; false (and no
+    /// change) if it does not fit or `value` is empty or not printable ASCII.
+    pub fn push_field(&mut self, tag_eq: &[u8], value: &[u8]) -> bool {
+        if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
+            return false;
+        }
+        let at = self.len as usize;
+        let end = at + tag_eq.len() + value.len() + 1;
+        if end > ECHO_MAX {
+            return false;
+        }
+        let mid = at + tag_eq.len();
+        self.bytes[at..mid].copy_from_slice(tag_eq);
+        self.bytes[mid..end - 1].copy_from_slice(value);
+        self.bytes[end - 1] = crate::SOH;
+        self.len = end as u8;
+        true
+    }
+
+    /// `b` if it fits and is ASCII (a journaled echo); `None` otherwise.
+    pub fn from_bytes(b: &[u8]) -> Option<Echo> {
+        (b.len() <= ECHO_MAX && b.is_ascii()).then(|| {
+            let mut e = Echo::EMPTY;
+            e.bytes[..b.len()].copy_from_slice(b);
+            e.len = b.len() as u8;
+            e
         })
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).expect("an Echo holds ASCII by construction")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for Echo {
+    fn default() -> Echo {
+        Echo::EMPTY
+    }
+}
+
+/// For tests and tools: `s` cut to [`ECHO_MAX`] bytes; panics if it is not ASCII.
+impl From<&str> for Echo {
+    fn from(s: &str) -> Echo {
+        Echo::from_bytes(&s.as_bytes()[..s.len().min(ECHO_MAX)]).expect("an ASCII echo")
+    }
+}
+
+impl std::fmt::Debug for Echo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
@@ -337,8 +446,6 @@ pub enum ExecType {
     Trade,
     Canceled,
     Replaced,
-    PendingCancel,
-    PendingReplace,
     Rejected,
     Expired,
     /// Answer to an OrderStatusRequest (4.4 `I`; 4.2 ExecTransType=3 and ExecType=OrdStatus).
@@ -352,12 +459,8 @@ pub enum OrdStatus {
     PartiallyFilled,
     Filled,
     Canceled,
-    /// FIX 4.2 only; 4.4 reports a replaced order as New or PartiallyFilled.
-    Replaced,
-    PendingCancel,
     Rejected,
     Expired,
-    PendingReplace,
 }
 
 impl OrdStatus {
@@ -367,11 +470,8 @@ impl OrdStatus {
             OrdStatus::PartiallyFilled => b'1',
             OrdStatus::Filled => b'2',
             OrdStatus::Canceled => b'4',
-            OrdStatus::Replaced => b'5',
-            OrdStatus::PendingCancel => b'6',
             OrdStatus::Rejected => b'8',
             OrdStatus::Expired => b'C',
-            OrdStatus::PendingReplace => b'E',
         }
     }
 }
@@ -388,8 +488,6 @@ impl ExecType {
             },
             ExecType::Canceled => b'4',
             ExecType::Replaced => b'5',
-            ExecType::PendingCancel => b'6',
-            ExecType::PendingReplace => b'E',
             ExecType::Rejected => b'8',
             ExecType::Expired => b'C',
             ExecType::OrderStatus => match version {
@@ -424,21 +522,21 @@ pub mod cxl_rej_reason {
     pub const OTHER: u32 = 99;
 }
 
-fn side_code(side: Side) -> u8 {
+pub fn side_code(side: Side) -> u8 {
     match side {
         Side::Buy => b'1',
         Side::Sell => b'2',
     }
 }
 
-fn ord_type_code(t: OrdType) -> u8 {
+pub fn ord_type_code(t: OrdType) -> u8 {
     match t {
         OrdType::Market => b'1',
         OrdType::Limit => b'2',
     }
 }
 
-fn tif_code(t: TimeInForce) -> u8 {
+pub fn tif_code(t: TimeInForce) -> u8 {
     match t {
         TimeInForce::Day => b'0',
         TimeInForce::Gtc => b'1',
@@ -447,39 +545,33 @@ fn tif_code(t: TimeInForce) -> u8 {
     }
 }
 
-fn write_order_id(enc: &mut Encoder, order_id: Option<u64>) {
-    match order_id {
-        Some(id) => enc.field_u64(tags::ORDER_ID, id),
-        None => enc.field(tags::ORDER_ID, b"NONE"),
-    }
-}
-
-/// ExecutionReport (35=8).
+/// ExecutionReport (35=8) about an order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExecutionReport<'a> {
-    /// None for an order that never existed (written as `NONE`).
-    pub order_id: Option<u64>,
+    pub order_id: u64,
     pub cl_ord_id: &'a [u8],
     pub orig_cl_ord_id: Option<&'a [u8]>,
-    pub exec_id: u64,
+    /// ExecID (17) is `exec_id.0` `.` `exec_id.1`.
+    pub exec_id: (u64, u32),
     pub exec_type: ExecType,
     pub ord_status: OrdStatus,
-    pub account: Option<&'a [u8]>,
+    pub account: u32,
     pub symbol: &'a [u8],
     pub side: Side,
-    pub ord_type: Option<OrdType>,
-    pub time_in_force: Option<TimeInForce>,
+    pub ord_type: OrdType,
+    /// The limit price in units of `10^-price_decimals` (written for limit orders only).
+    pub price: i64,
+    pub time_in_force: TimeInForce,
     pub order_qty: u64,
-    pub price: Option<Decimal>,
-    /// LastQty (32) and LastPx (31), written for fills.
-    pub last: Option<(u64, Decimal)>,
+    /// LastPx (units) and LastQty (32) of a fill.
+    pub last: Option<(i64, u64)>,
     pub leaves_qty: u64,
     pub cum_qty: u64,
-    pub avg_px: Decimal,
-    pub ord_rej_reason: Option<u32>,
+    /// Sum of price * qty over the fills, in units: AvgPx (6) is `notional / cum_qty`.
+    pub notional: i128,
+    pub price_decimals: u32,
     pub text: Option<&'a [u8]>,
     pub transact_time_ns: u64,
-    pub time_precision: TimePrecision,
 }
 
 impl AppMessage for ExecutionReport<'_> {
@@ -487,12 +579,12 @@ impl AppMessage for ExecutionReport<'_> {
         msg_type::EXECUTION_REPORT
     }
     fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
-        write_order_id(enc, self.order_id);
+        enc.field_u64(tags::ORDER_ID, self.order_id);
         enc.field(tags::CL_ORD_ID, self.cl_ord_id);
         if let Some(orig) = self.orig_cl_ord_id {
             enc.field(tags::ORIG_CL_ORD_ID, orig);
         }
-        enc.field_u64(tags::EXEC_ID, self.exec_id);
+        exec_id(enc, self.exec_id);
         if version == FixVersion::Fix42 {
             let status = self.exec_type == ExecType::OrderStatus;
             enc.field_char(tags::EXEC_TRANS_TYPE, if status { b'3' } else { b'0' });
@@ -502,38 +594,94 @@ impl AppMessage for ExecutionReport<'_> {
             self.exec_type.code(version, self.ord_status),
         );
         enc.field_char(tags::ORD_STATUS, self.ord_status.code());
-        if let Some(r) = self.ord_rej_reason {
-            enc.field_u64(tags::ORD_REJ_REASON, r as u64);
-        }
-        if let Some(a) = self.account {
-            enc.field(tags::ACCOUNT, a);
-        }
+        enc.field_u64(tags::ACCOUNT, self.account as u64);
         enc.field(tags::SYMBOL, self.symbol);
         enc.field_char(tags::SIDE, side_code(self.side));
+        enc.field_char(tags::ORD_TYPE, ord_type_code(self.ord_type));
+        if self.ord_type == OrdType::Limit {
+            enc.field_units(tags::PRICE, self.price, self.price_decimals);
+        }
+        enc.field_char(tags::TIME_IN_FORCE, tif_code(self.time_in_force));
         enc.field_u64(tags::ORDER_QTY, self.order_qty);
-        if let Some(t) = self.ord_type {
-            enc.field_char(tags::ORD_TYPE, ord_type_code(t));
-        }
-        if let Some(p) = self.price {
-            enc.field_decimal(tags::PRICE, p);
-        }
-        if let Some(t) = self.time_in_force {
-            enc.field_char(tags::TIME_IN_FORCE, tif_code(t));
-        }
-        if let Some((qty, px)) = self.last {
+        if let Some((px, qty)) = self.last {
+            enc.field_units(tags::LAST_PX, px, self.price_decimals);
             enc.field_u64(tags::LAST_QTY, qty);
-            enc.field_decimal(tags::LAST_PX, px);
         }
         enc.field_u64(tags::LEAVES_QTY, self.leaves_qty);
         enc.field_u64(tags::CUM_QTY, self.cum_qty);
-        enc.field_decimal(tags::AVG_PX, self.avg_px);
+        if self.cum_qty == 0 {
+            enc.field(tags::AVG_PX, b"0");
+        } else {
+            enc.field_ratio(
+                tags::AVG_PX,
+                self.notional,
+                self.cum_qty,
+                self.price_decimals,
+            );
+        }
+        if let Some(t) = self.text {
+            enc.field(tags::TEXT, t);
+        }
         enc.field_timestamp(
             tags::TRANSACT_TIME,
             self.transact_time_ns,
-            self.time_precision,
+            TimePrecision::Millis,
         );
-        if let Some(t) = self.text {
-            enc.field(tags::TEXT, t);
+    }
+}
+
+fn exec_id(enc: &mut Encoder, (seq, n): (u64, u32)) {
+    // `seq.n`, as one field without formatting it through a buffer.
+    enc.raw(b"17=");
+    enc.raw_u64(seq);
+    enc.raw(b".");
+    enc.raw_u64(n as u64);
+    enc.raw(b"\x01");
+}
+
+/// ExecutionReport (35=8) about no order: a refused NewOrderSingle (ExecType 8) or the status
+/// of an order the session does not have (ExecType I; FIX 4.2: 8 with ExecTransType 3).
+/// OrderID is NONE, quantities zero, and the request's own fields are echoed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderlessReport<'a> {
+    pub cl_ord_id: &'a [u8],
+    /// ExecID (17) is `exec_id.0` `.` `exec_id.1`.
+    pub exec_id: (u64, u32),
+    /// An answer to an OrderStatusRequest (else a reject).
+    pub status: bool,
+    pub echo: &'a [u8],
+    /// OrdRejReason (103) of a reject.
+    pub ord_rej_reason: Option<u32>,
+    pub text: &'a [u8],
+    /// TransactTime (60), on a reject.
+    pub transact_time_ns: Option<u64>,
+}
+
+impl AppMessage for OrderlessReport<'_> {
+    fn msg_type(&self) -> &[u8] {
+        msg_type::EXECUTION_REPORT
+    }
+    fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
+        enc.field(tags::ORDER_ID, b"NONE");
+        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
+        exec_id(enc, self.exec_id);
+        let fix42 = version == FixVersion::Fix42;
+        if fix42 {
+            enc.field_char(tags::EXEC_TRANS_TYPE, if self.status { b'3' } else { b'0' });
+        }
+        let exec_type = if self.status && !fix42 { b'I' } else { b'8' };
+        enc.field_char(tags::EXEC_TYPE, exec_type);
+        enc.field_char(tags::ORD_STATUS, OrdStatus::Rejected.code());
+        enc.raw(self.echo);
+        enc.field(tags::LEAVES_QTY, b"0");
+        enc.field(tags::CUM_QTY, b"0");
+        enc.field(tags::AVG_PX, b"0");
+        if let Some(r) = self.ord_rej_reason {
+            enc.field_u64(tags::ORD_REJ_REASON, r as u64);
+        }
+        enc.field(tags::TEXT, self.text);
+        if let Some(ts) = self.transact_time_ns {
+            enc.field_timestamp(tags::TRANSACT_TIME, ts, TimePrecision::Millis);
         }
     }
 }
@@ -548,15 +696,15 @@ pub enum CxlRejResponseTo {
 /// OrderCancelReject (35=9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderCancelReject<'a> {
+    /// None writes `NONE`.
     pub order_id: Option<u64>,
     pub cl_ord_id: &'a [u8],
-    /// None writes `NONE` (41 is required).
-    pub orig_cl_ord_id: Option<&'a [u8]>,
-    pub ord_status: OrdStatus,
-    pub account: Option<&'a [u8]>,
+    pub orig_cl_ord_id: &'a [u8],
+    /// The order's OrdStatus; `None` (no such order) writes 8.
+    pub ord_status: Option<OrdStatus>,
     pub response_to: CxlRejResponseTo,
-    pub reason: Option<u32>,
-    pub text: Option<&'a [u8]>,
+    pub reason: u32,
+    pub text: &'a [u8],
 }
 
 impl AppMessage for OrderCancelReject<'_> {
@@ -564,68 +712,55 @@ impl AppMessage for OrderCancelReject<'_> {
         msg_type::ORDER_CANCEL_REJECT
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
-        write_order_id(enc, self.order_id);
-        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
-        enc.field(tags::ORIG_CL_ORD_ID, self.orig_cl_ord_id.unwrap_or(b"NONE"));
-        enc.field_char(tags::ORD_STATUS, self.ord_status.code());
-        if let Some(a) = self.account {
-            enc.field(tags::ACCOUNT, a);
+        match self.order_id {
+            Some(id) => enc.field_u64(tags::ORDER_ID, id),
+            None => enc.field(tags::ORDER_ID, b"NONE"),
         }
+        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
+        enc.field(tags::ORIG_CL_ORD_ID, self.orig_cl_ord_id);
+        let status = self.ord_status.unwrap_or(OrdStatus::Rejected);
+        enc.field_char(tags::ORD_STATUS, status.code());
         let to = match self.response_to {
             CxlRejResponseTo::CancelRequest => b'1',
             CxlRejResponseTo::CancelReplaceRequest => b'2',
         };
         enc.field_char(tags::CXL_REJ_RESPONSE_TO, to);
-        if let Some(r) = self.reason {
-            enc.field_u64(tags::CXL_REJ_REASON, r as u64);
-        }
-        if let Some(t) = self.text {
-            enc.field(tags::TEXT, t);
-        }
+        enc.field_u64(tags::CXL_REJ_REASON, self.reason as u64);
+        enc.field(tags::TEXT, self.text);
     }
-}
-
-/// MassCancelResponse (531).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MassCancelResponse {
-    Rejected,
-    Accepted(MassCancelRequestType),
 }
 
 /// OrderMassCancelReport (35=r).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderMassCancelReport<'a> {
     pub cl_ord_id: &'a [u8],
-    /// Identifier of the mass cancel (37 is required).
-    pub order_id: u64,
-    pub request_type: MassCancelRequestType,
-    pub response: MassCancelResponse,
-    /// MassCancelRejectReason (532) when rejected.
-    pub reject_reason: Option<u32>,
-    pub total_affected_orders: Option<u64>,
+    /// Identifier of the mass cancel (OrderID 37, and MassActionReportID 1369 in FIX 5.0SP2).
+    pub report_id: u64,
+    /// MassCancelRequestType (530) as requested.
+    pub request_type: u8,
+    /// Carried out (MassCancelResponse 531 = the request type) or refused (0, with 532=99
+    /// and this Text).
+    pub rejected: Option<&'a [u8]>,
+    pub total_affected_orders: u64,
     pub symbol: Option<&'a [u8]>,
     pub side: Option<Side>,
-    pub text: Option<&'a [u8]>,
 }
 
 impl AppMessage for OrderMassCancelReport<'_> {
     fn msg_type(&self) -> &[u8] {
         msg_type::ORDER_MASS_CANCEL_REPORT
     }
-    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+    fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
         enc.field(tags::CL_ORD_ID, self.cl_ord_id);
-        enc.field_u64(tags::ORDER_ID, self.order_id);
-        enc.field_char(tags::MASS_CANCEL_REQUEST_TYPE, self.request_type.code());
-        let resp = match self.response {
-            MassCancelResponse::Rejected => b'0',
-            MassCancelResponse::Accepted(t) => t.code(),
-        };
-        enc.field_char(tags::MASS_CANCEL_RESPONSE, resp);
-        if let Some(r) = self.reject_reason {
-            enc.field_u64(tags::MASS_CANCEL_REJECT_REASON, r as u64);
+        enc.field_u64(tags::ORDER_ID, self.report_id);
+        enc.field_u64(tags::MASS_CANCEL_REQUEST_TYPE, self.request_type as u64);
+        match self.rejected {
+            None => enc.field_u64(tags::MASS_CANCEL_RESPONSE, self.request_type as u64),
+            Some(_) => enc.field(tags::MASS_CANCEL_RESPONSE, b"0"),
         }
-        if let Some(n) = self.total_affected_orders {
-            enc.field_u64(tags::TOTAL_AFFECTED_ORDERS, n);
+        enc.field_u64(tags::TOTAL_AFFECTED_ORDERS, self.total_affected_orders);
+        if version == FixVersion::Fix50Sp2 {
+            enc.field_u64(tags::MASS_ACTION_REPORT_ID, self.report_id);
         }
         if let Some(s) = self.symbol {
             enc.field(tags::SYMBOL, s);
@@ -633,8 +768,9 @@ impl AppMessage for OrderMassCancelReport<'_> {
         if let Some(s) = self.side {
             enc.field_char(tags::SIDE, side_code(s));
         }
-        if let Some(t) = self.text {
-            enc.field(tags::TEXT, t);
+        if let Some(text) = self.rejected {
+            enc.field(tags::MASS_CANCEL_REJECT_REASON, b"99");
+            enc.field(tags::TEXT, text);
         }
     }
 }
@@ -642,11 +778,12 @@ impl AppMessage for OrderMassCancelReport<'_> {
 /// BusinessMessageReject (35=j).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BusinessMessageReject<'a> {
-    pub ref_seq_num: Option<u64>,
+    pub ref_seq_num: u64,
     pub ref_msg_type: &'a [u8],
+    /// BusinessRejectRefID (379): the ClOrdID of the refused request, if any.
     pub business_reject_ref_id: Option<&'a [u8]>,
     pub reason: BusinessRejectReason,
-    pub text: Option<&'a [u8]>,
+    pub text: &'a [u8],
 }
 
 impl AppMessage for BusinessMessageReject<'_> {
@@ -654,30 +791,36 @@ impl AppMessage for BusinessMessageReject<'_> {
         msg_type::BUSINESS_MESSAGE_REJECT
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
-        if let Some(s) = self.ref_seq_num {
-            enc.field_u64(tags::REF_SEQ_NUM, s);
-        }
+        enc.field_u64(tags::REF_SEQ_NUM, self.ref_seq_num);
         enc.field(tags::REF_MSG_TYPE, self.ref_msg_type);
         if let Some(id) = self.business_reject_ref_id {
             enc.field(tags::BUSINESS_REJECT_REF_ID, id);
         }
         enc.field_u64(tags::BUSINESS_REJECT_REASON, self.reason.code());
-        if let Some(t) = self.text {
-            enc.field(tags::TEXT, t);
-        }
+        enc.field(tags::TEXT, self.text);
     }
 }
 
-/// Outbound NewOrderSingle, for clients written with this crate (load generator, tests).
-impl AppMessage for NewOrderSingle<'_> {
+/// A client's NewOrderSingle (load generator, tests, tools), for `Session::send_app` or an
+/// `Encoder`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewOrder<'a> {
+    pub cl_ord_id: &'a [u8],
+    pub symbol: &'a [u8],
+    pub side: Side,
+    pub order_qty: u64,
+    pub ord_type: OrdType,
+    pub price: Option<Decimal>,
+    pub time_in_force: TimeInForce,
+    pub post_only: bool,
+}
+
+impl AppMessage for NewOrder<'_> {
     fn msg_type(&self) -> &[u8] {
         msg_type::NEW_ORDER_SINGLE
     }
     fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
         enc.field(tags::CL_ORD_ID, self.cl_ord_id);
-        if let Some(a) = self.account {
-            enc.field(tags::ACCOUNT, a);
-        }
         enc.field(tags::SYMBOL, self.symbol);
         enc.field_char(tags::SIDE, side_code(self.side));
         enc.field_u64(tags::ORDER_QTY, self.order_qty);
@@ -686,58 +829,6 @@ impl AppMessage for NewOrderSingle<'_> {
             enc.field_decimal(tags::PRICE, p);
         }
         enc.field_char(tags::TIME_IN_FORCE, tif_code(self.time_in_force));
-        if self.post_only {
-            enc.field(tags::EXEC_INST, b"6");
-        }
-        if let Some(t) = self.transact_time {
-            enc.field(tags::TRANSACT_TIME, t);
-        }
-    }
-}
-
-/// Outbound OrderCancelRequest, for clients written with this crate.
-impl AppMessage for OrderCancelRequest<'_> {
-    fn msg_type(&self) -> &[u8] {
-        msg_type::ORDER_CANCEL_REQUEST
-    }
-    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
-        enc.field(tags::ORIG_CL_ORD_ID, self.orig_cl_ord_id);
-        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
-        if let Some(id) = self.order_id {
-            enc.field(tags::ORDER_ID, id);
-        }
-        if let Some(a) = self.account {
-            enc.field(tags::ACCOUNT, a);
-        }
-        enc.field(tags::SYMBOL, self.symbol);
-        enc.field_char(tags::SIDE, side_code(self.side));
-    }
-}
-
-/// Outbound OrderCancelReplaceRequest, for clients written with this crate.
-impl AppMessage for OrderCancelReplaceRequest<'_> {
-    fn msg_type(&self) -> &[u8] {
-        msg_type::ORDER_CANCEL_REPLACE_REQUEST
-    }
-    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
-        enc.field(tags::ORIG_CL_ORD_ID, self.orig_cl_ord_id);
-        enc.field(tags::CL_ORD_ID, self.cl_ord_id);
-        if let Some(id) = self.order_id {
-            enc.field(tags::ORDER_ID, id);
-        }
-        if let Some(a) = self.account {
-            enc.field(tags::ACCOUNT, a);
-        }
-        enc.field(tags::SYMBOL, self.symbol);
-        enc.field_char(tags::SIDE, side_code(self.side));
-        enc.field_u64(tags::ORDER_QTY, self.order_qty);
-        enc.field_char(tags::ORD_TYPE, ord_type_code(self.ord_type));
-        if let Some(p) = self.price {
-            enc.field_decimal(tags::PRICE, p);
-        }
-        if let Some(t) = self.time_in_force {
-            enc.field_char(tags::TIME_IN_FORCE, tif_code(t));
-        }
         if self.post_only {
             enc.field(tags::EXEC_INST, b"6");
         }

@@ -73,52 +73,77 @@ impl Decimal {
     /// Parses FIX `float` text: an optional `-`, digits, an optional `.` and digits, at least
     /// one digit in all. Trailing fractional zeros are dropped (so `1.500` has scale 1), which
     /// also lets `1.0000000000000000000000` parse although it has more than `SCALE_MAX` digits.
+    /// One pass over the bytes, 64-bit arithmetic only (an order's price is parsed on the
+    /// event loop).
     pub fn parse(text: &[u8]) -> Result<Decimal, DecimalError> {
-        let (neg, digits) = match text.first() {
-            Some(b'-') => (true, &text[1..]),
+        let (neg, body) = match text.split_first() {
+            Some((b'-', rest)) => (true, rest),
             _ => (false, text),
         };
         let mut mantissa: i64 = 0;
-        let mut scale: u32 = 0;
-        let mut pending_zeros: u32 = 0;
-        let mut seen_digit = false;
-        let mut in_fraction = false;
-        for &c in digits {
-            match c {
-                b'0'..=b'9' => {
-                    seen_digit = true;
-                    let d = (c - b'0') as i64;
-                    if in_fraction {
-                        if d == 0 {
-                            pending_zeros += 1;
-                            continue;
-                        }
-                        scale += pending_zeros + 1;
-                        if scale > SCALE_MAX as u32 {
-                            return Err(DecimalError::TooManyDecimals);
-                        }
-                        let mul = POW10[(pending_zeros + 1) as usize];
-                        pending_zeros = 0;
-                        let m = (mantissa as i128) * mul + d as i128;
-                        mantissa = i64::try_from(m).map_err(|_| DecimalError::Overflow)?;
-                    } else {
-                        mantissa = mantissa
-                            .checked_mul(10)
-                            .and_then(|m| m.checked_add(d))
-                            .ok_or(DecimalError::Overflow)?;
-                    }
-                }
-                b'.' if !in_fraction => in_fraction = true,
-                _ => return Err(DecimalError::Format),
+        let mut at = 0;
+        while let Some(&c) = body.get(at) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
             }
+            mantissa = mantissa
+                .checked_mul(10)
+                .and_then(|m| m.checked_add(i64::from(d)))
+                .ok_or(DecimalError::Overflow)?;
+            at += 1;
         }
-        if !seen_digit {
-            return Err(DecimalError::Format);
+        let int_len = at;
+        let mut scale = 0;
+        match body.get(at) {
+            None if int_len == 0 => return Err(DecimalError::Format),
+            None => {}
+            Some(b'.') => {
+                let frac = &body[at + 1..];
+                if !frac.iter().all(u8::is_ascii_digit) || (int_len == 0 && frac.is_empty()) {
+                    return Err(DecimalError::Format);
+                }
+                let mut n = frac.len();
+                while n > 0 && frac[n - 1] == b'0' {
+                    n -= 1;
+                }
+                if n > SCALE_MAX as usize {
+                    return Err(DecimalError::TooManyDecimals);
+                }
+                for &c in &frac[..n] {
+                    mantissa = mantissa
+                        .checked_mul(10)
+                        .and_then(|m| m.checked_add(i64::from(c - b'0')))
+                        .ok_or(DecimalError::Overflow)?;
+                }
+                scale = n as u8;
+            }
+            Some(_) => return Err(DecimalError::Format),
         }
         Ok(Decimal {
             mantissa: if neg { -mantissa } else { mantissa },
-            scale: scale as u8,
+            scale,
         })
+    }
+
+    /// The value in units of `10^-decimals` (`12.34` with 2 decimals is 1234, with 3 is
+    /// 12340): `TooManyDecimals` if it has more fractional digits than that, `Overflow` if
+    /// the units do not fit.
+    #[inline]
+    pub fn to_units(self, decimals: u32) -> Result<i64, DecimalError> {
+        let v = if u32::from(self.scale) > decimals {
+            self.normalize()
+        } else {
+            self
+        };
+        let scale = u32::from(v.scale);
+        if scale > decimals {
+            return Err(DecimalError::TooManyDecimals);
+        }
+        let mul = *POW10_I64
+            .get((decimals - scale) as usize)
+            .ok_or(DecimalError::Overflow)?;
+        v.mantissa.checked_mul(mul).ok_or(DecimalError::Overflow)
     }
 
     /// Drops trailing fractional zeros: `1.50` becomes `1.5`.
@@ -234,6 +259,185 @@ impl Decimal {
         }
         len
     }
+}
+
+/// 10^0 to 10^18.
+const POW10_I64: [i64; 19] = {
+    let mut t = [1i64; 19];
+    let mut k = 1;
+    while k < 19 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// Why a FIX price is not a valid price of an instrument ([`parse_price`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PriceError {
+    /// Not `-?digits[.digits]`.
+    NotDecimal,
+    /// Its price units do not fit in 64 bits.
+    OutOfRange,
+    /// More decimals than the instrument's, or not a multiple of its tick.
+    OffTick,
+    /// Zero or negative.
+    NotPositive,
+}
+
+impl PriceError {
+    /// The reason as a reject's Text says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PriceError::NotDecimal => "price is not a decimal",
+            PriceError::OutOfRange => "price out of range",
+            PriceError::OffTick => "price is off the tick",
+            PriceError::NotPositive => "price must be positive",
+        }
+    }
+}
+
+/// A FIX price as integer price units of an instrument whose prices have `decimals` decimals
+/// and whose tick is `tick` units: [`Decimal::parse`] then [`Decimal::to_units`], positive and
+/// a multiple of the tick. The one price parser of order entry.
+#[inline]
+pub fn parse_price(text: &[u8], decimals: u32, tick: i64) -> Result<i64, PriceError> {
+    let units = Decimal::parse(text)
+        .and_then(|d| d.to_units(decimals))
+        .map_err(|e| match e {
+            DecimalError::Format => PriceError::NotDecimal,
+            DecimalError::TooManyDecimals | DecimalError::OffTick => PriceError::OffTick,
+            _ => overflow_reason(text, decimals),
+        })?;
+    if units <= 0 {
+        return Err(PriceError::NotPositive);
+    }
+    if tick > 1 && units % tick != 0 {
+        return Err(PriceError::OffTick);
+    }
+    Ok(units)
+}
+
+/// Why `parse_price` overflowed: `Decimal::parse` stops at the first digit that does not fit,
+/// before it has seen the rest of the text or counted its decimals. The same order as
+/// without overflow: not a decimal, then more decimals than the instrument's, then range.
+#[cold]
+fn overflow_reason(text: &[u8], decimals: u32) -> PriceError {
+    let body = text.strip_prefix(b"-").unwrap_or(text);
+    let (int, frac) = match body.iter().position(|&b| b == b'.') {
+        Some(p) => (&body[..p], &body[p + 1..]),
+        None => (body, &[][..]),
+    };
+    if !int.iter().chain(frac).all(u8::is_ascii_digit) {
+        return PriceError::NotDecimal;
+    }
+    let frac_len = frac.iter().rposition(|&b| b != b'0').map_or(0, |p| p + 1);
+    if frac_len > decimals as usize {
+        return PriceError::OffTick;
+    }
+    PriceError::OutOfRange
+}
+
+/// Appends `units` * 10^-`decimals` (`decimals` at most 19) without trailing zeros: `1234`
+/// with 2 decimals is "12.34", `1230` "12.3", `1200` "12", `5` "0.05". Two decimals (a tick
+/// of 0.01, the usual) are split off by a constant (a multiply, not a division) and written
+/// as one digit pair; other counts take a digit loop.
+#[inline]
+pub fn write_units(out: &mut Vec<u8>, units: i64, decimals: u32) {
+    if units < 0 {
+        out.push(b'-');
+    }
+    let units = units.unsigned_abs();
+    if decimals == 2 {
+        let (int, frac) = (units / 100, (units % 100) as usize);
+        crate::encode::write_u64(out, int);
+        if frac != 0 {
+            let (a, b) = (
+                crate::encode::DIGIT_PAIRS[frac * 2],
+                crate::encode::DIGIT_PAIRS[frac * 2 + 1],
+            );
+            if b == b'0' {
+                out.extend_from_slice(&[b'.', a]);
+            } else {
+                out.extend_from_slice(&[b'.', a, b]);
+            }
+        }
+        return;
+    }
+    let decimals = decimals.min(19);
+    let p = 10u64.pow(decimals);
+    let (int, mut frac) = (units / p, units % p);
+    crate::encode::write_u64(out, int);
+    if frac == 0 {
+        return;
+    }
+    let mut digits = decimals as usize;
+    while frac % 10 == 0 {
+        frac /= 10;
+        digits -= 1;
+    }
+    let mut tmp = [b'0'; 20];
+    tmp[0] = b'.';
+    let mut i = digits + 1;
+    while frac > 0 {
+        i -= 1;
+        tmp[i] = b'0' + (frac % 10) as u8;
+        frac /= 10;
+    }
+    out.extend_from_slice(&tmp[..digits + 1]);
+}
+
+/// Appends `num / den` price units (`decimals` decimals, as [`write_units`]) exactly when the
+/// quotient terminates within 8 more digits, rounded half away from zero beyond that: an
+/// AvgPx, the notional of the fills over their quantity. A quotient that falls on a unit (fills
+/// at one price) takes no 128-bit division.
+pub fn write_ratio(out: &mut Vec<u8>, num: i128, den: u64, decimals: u32) {
+    if num >= 0 && num <= u64::MAX as i128 {
+        let n = num as u64;
+        if den <= 1 && n <= i64::MAX as u64 {
+            return write_units(out, n as i64, decimals);
+        }
+        if den > 1 && n.is_multiple_of(den) {
+            return write_units(out, (n / den) as i64, decimals);
+        }
+    }
+    const EXTRA: u32 = 8;
+    let den = den.max(1) as i128;
+    let scaled = num * 10i128.pow(EXTRA);
+    let q = if scaled >= 0 {
+        (scaled + den / 2) / den
+    } else {
+        (scaled - den / 2) / den
+    };
+    let decimals = decimals + EXTRA;
+    let neg = q < 0;
+    let q = q.unsigned_abs();
+    let p = 10u128.pow(decimals);
+    let (int, mut frac) = (q / p, q % p);
+    if neg {
+        out.push(b'-');
+    }
+    crate::encode::write_u64(out, int as u64);
+    if frac == 0 {
+        return;
+    }
+    let mut digits = decimals;
+    while frac % 10 == 0 {
+        frac /= 10;
+        digits -= 1;
+    }
+    out.push(b'.');
+    // On the stack, zero-padded to `digits` (at most 27: a price has at most 19 decimals,
+    // plus `EXTRA`).
+    let mut tmp = [b'0'; 40];
+    let n = digits as usize;
+    let mut i = n;
+    while frac > 0 {
+        i -= 1;
+        tmp[i] = b'0' + (frac % 10) as u8;
+        frac /= 10;
+    }
+    out.extend_from_slice(&tmp[..n]);
 }
 
 /// Longest text `Decimal::format` writes: sign, 19 digits, point, and up to `SCALE_MAX` leading

@@ -250,18 +250,32 @@ impl FieldError {
     }
 }
 
+/// Tags below this are found with one load (`Message::get`): every field an order-entry
+/// message and the standard header are read by has such a tag.
+const DIRECT: usize = 64;
+
 /// Splits framed messages into fields. Holds the preallocated field array; reuse one per
 /// connection.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Decoder {
     fields: Vec<FieldPos>,
+    /// For each tag below `DIRECT`: 1 + the index in `fields` of its first occurrence (0: not
+    /// in the message), filled as the message is split.
+    first: [u16; DIRECT],
     limits: Limits,
+}
+
+impl Default for Decoder {
+    fn default() -> Decoder {
+        Decoder::new(Limits::default())
+    }
 }
 
 impl Decoder {
     pub fn new(limits: Limits) -> Decoder {
         Decoder {
             fields: Vec::with_capacity(limits.fields_max),
+            first: [0; DIRECT],
             limits,
         }
     }
@@ -286,6 +300,7 @@ impl Decoder {
     pub fn decode_framed<'a>(&'a mut self, buf: &'a [u8]) -> Result<Message<'a>, DecodeError> {
         let len = buf.len();
         self.fields.clear();
+        self.first = [0; DIRECT];
         if self.fields.capacity() < self.limits.fields_max {
             self.fields.reserve(self.limits.fields_max);
         }
@@ -342,6 +357,11 @@ impl Decoder {
                     max: self.limits.fields_max,
                 });
             }
+            if let Some(f) = self.first.get_mut(tag as usize) {
+                if *f == 0 {
+                    *f = self.fields.len() as u16 + 1;
+                }
+            }
             self.fields.push(FieldPos {
                 tag,
                 start: start as u32,
@@ -369,6 +389,7 @@ impl Decoder {
         Ok(Message {
             buf,
             fields: &self.fields,
+            first: &self.first,
         })
     }
 }
@@ -378,6 +399,7 @@ impl Decoder {
 pub struct Message<'a> {
     buf: &'a [u8],
     fields: &'a [FieldPos],
+    first: &'a [u16; DIRECT],
 }
 
 impl<'a> Message<'a> {
@@ -434,30 +456,39 @@ impl<'a> Message<'a> {
     pub fn position(&self, tag: u32) -> Option<usize> {
         self.fields.iter().position(|f| f.tag == tag)
     }
-    /// The value of the first field with `tag`.
+    /// The value of the first field with `tag` (one load for a tag below 64).
+    #[inline]
     pub fn get(&self, tag: u32) -> Option<&'a [u8]> {
-        self.fields().get(tag)
+        match self.first.get(tag as usize) {
+            Some(0) => None,
+            Some(&f) => Some(self.value_at(f as usize - 1)),
+            None => self.fields().get(tag),
+        }
+    }
+    /// `get` as UTF-8 text (`None` if absent or not UTF-8).
+    pub fn get_str(&self, tag: u32) -> Option<&'a str> {
+        self.get(tag).and_then(|v| std::str::from_utf8(v).ok())
     }
     pub fn require(&self, tag: u32) -> Result<&'a [u8], FieldError> {
-        self.fields().require(tag)
+        self.get(tag).ok_or(FieldError::missing(tag))
     }
     pub fn get_u64(&self, tag: u32) -> Result<Option<u64>, FieldError> {
-        self.fields().get_u64(tag)
+        typed_u64(tag, self.get(tag))
     }
     pub fn require_u64(&self, tag: u32) -> Result<u64, FieldError> {
-        self.fields().require_u64(tag)
+        self.get_u64(tag)?.ok_or(FieldError::missing(tag))
     }
     pub fn get_char(&self, tag: u32) -> Result<Option<u8>, FieldError> {
-        self.fields().get_char(tag)
+        typed_char(tag, self.get(tag))
     }
     pub fn get_bool(&self, tag: u32) -> Result<Option<bool>, FieldError> {
-        self.fields().get_bool(tag)
+        typed_bool(tag, self.get(tag))
     }
     pub fn get_decimal(&self, tag: u32) -> Result<Option<Decimal>, FieldError> {
-        self.fields().get_decimal(tag)
+        typed_decimal(tag, self.get(tag))
     }
     pub fn get_timestamp(&self, tag: u32) -> Result<Option<u64>, FieldError> {
-        self.fields().get_timestamp(tag)
+        typed_timestamp(tag, self.get(tag))
     }
     /// The repeating group counted by `count_tag`; see `Fields::group`.
     pub fn group(&self, count_tag: u32, member_tags: &'a [u32]) -> Result<Group<'a>, FieldError> {
@@ -534,42 +565,25 @@ impl<'a> Fields<'a> {
         self.get(tag).ok_or(FieldError::missing(tag))
     }
     pub fn get_u64(&self, tag: u32) -> Result<Option<u64>, FieldError> {
-        self.get(tag)
-            .map(|v| parse_u64(v).ok_or(FieldError::bad_format(tag)))
-            .transpose()
+        typed_u64(tag, self.get(tag))
     }
     pub fn require_u64(&self, tag: u32) -> Result<u64, FieldError> {
         self.get_u64(tag)?.ok_or(FieldError::missing(tag))
     }
     /// A single-character field.
     pub fn get_char(&self, tag: u32) -> Result<Option<u8>, FieldError> {
-        self.get(tag)
-            .map(|v| match v {
-                [c] => Ok(*c),
-                _ => Err(FieldError::bad_format(tag)),
-            })
-            .transpose()
+        typed_char(tag, self.get(tag))
     }
     /// A `Boolean` field (`Y` or `N`).
     pub fn get_bool(&self, tag: u32) -> Result<Option<bool>, FieldError> {
-        self.get(tag)
-            .map(|v| match v {
-                b"Y" => Ok(true),
-                b"N" => Ok(false),
-                _ => Err(FieldError::bad_format(tag)),
-            })
-            .transpose()
+        typed_bool(tag, self.get(tag))
     }
     pub fn get_decimal(&self, tag: u32) -> Result<Option<Decimal>, FieldError> {
-        self.get(tag)
-            .map(|v| Decimal::parse(v).map_err(|e| decimal_error(tag, e)))
-            .transpose()
+        typed_decimal(tag, self.get(tag))
     }
     /// A `UTCTimestamp` as nanoseconds since the epoch.
     pub fn get_timestamp(&self, tag: u32) -> Result<Option<u64>, FieldError> {
-        self.get(tag)
-            .map(|v| parse_utc_timestamp(v).ok_or(FieldError::bad_format(tag)))
-            .transpose()
+        typed_timestamp(tag, self.get(tag))
     }
 
     /// The repeating group whose count field is `count_tag`. `member_tags` lists the tags an
@@ -639,6 +653,38 @@ impl<'a> Iterator for Group<'a> {
             fields: entry,
         })
     }
+}
+
+fn typed_u64(tag: u32, v: Option<&[u8]>) -> Result<Option<u64>, FieldError> {
+    v.map(|v| parse_u64(v).ok_or(FieldError::bad_format(tag)))
+        .transpose()
+}
+
+fn typed_char(tag: u32, v: Option<&[u8]>) -> Result<Option<u8>, FieldError> {
+    v.map(|v| match v {
+        [c] => Ok(*c),
+        _ => Err(FieldError::bad_format(tag)),
+    })
+    .transpose()
+}
+
+fn typed_bool(tag: u32, v: Option<&[u8]>) -> Result<Option<bool>, FieldError> {
+    v.map(|v| match v {
+        b"Y" => Ok(true),
+        b"N" => Ok(false),
+        _ => Err(FieldError::bad_format(tag)),
+    })
+    .transpose()
+}
+
+fn typed_decimal(tag: u32, v: Option<&[u8]>) -> Result<Option<Decimal>, FieldError> {
+    v.map(|v| Decimal::parse(v).map_err(|e| decimal_error(tag, e)))
+        .transpose()
+}
+
+fn typed_timestamp(tag: u32, v: Option<&[u8]>) -> Result<Option<u64>, FieldError> {
+    v.map(|v| parse_utc_timestamp(v).ok_or(FieldError::bad_format(tag)))
+        .transpose()
 }
 
 fn decimal_error(tag: u32, e: DecimalError) -> FieldError {

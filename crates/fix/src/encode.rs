@@ -2,8 +2,8 @@
 //! BodyLength and CheckSum, plus integer, decimal and timestamp field formatting.
 //!
 //! Role: the only place outbound FIX bytes are produced. The buffer keeps a gap in front of
-//! MsgType; `finish` writes `8=..|9=len|` right-aligned into that gap, so nothing is moved or
-//! copied and BodyLength needs no padding.
+//! MsgType; `finish` writes `8=..|9=len|` right-aligned into that gap, so nothing is moved and
+//! BodyLength needs no padding.
 //!
 //! Never: allocates once the buffer has grown to the largest message (reuse one `Encoder`),
 //! uses floats, or writes a field the caller did not ask for (except 8, 9, 10).
@@ -11,13 +11,10 @@
 //! Invariants: `finish` returns exactly one complete message whose BodyLength and CheckSum are
 //! correct; the decoder accepts everything the encoder writes.
 
-use crate::decimal::Decimal;
-use crate::decimal::DECIMAL_LEN_MAX;
+use crate::decimal::{write_ratio, write_units, Decimal, DECIMAL_LEN_MAX};
 use crate::decode::{checksum, SOH};
 use crate::tags;
-use crate::time::{
-    format_date, format_time_of_day, TimePrecision, DATE_LEN, NS_PER_DAY, UTC_TIMESTAMP_LEN_MAX,
-};
+use crate::time::{format_utc_timestamp, TimePrecision, UTC_TIMESTAMP_LEN_MAX};
 use crate::FixVersion;
 
 /// Room in front of the body for `8=<BeginString>|9=<len>|`.
@@ -32,25 +29,25 @@ pub struct Header<'a> {
     pub sending_time_ns: u64,
     /// PossDupFlag(43)=Y, for a resent message.
     pub poss_dup: bool,
-    /// OrigSendingTime(122), for a resent message.
+    /// OrigSendingTime(122) as text, for a resent message.
     pub orig_sending_time: Option<&'a [u8]>,
     pub time_precision: TimePrecision,
 }
 
 /// Builds one message at a time in a buffer that is reused across messages.
-///
-/// The buffer is a zero-filled area of fixed size with a write cursor, so fixed-size pieces
-/// (timestamps, numbers) are written in place without a `memcpy` call; it doubles only when a
-/// message does not fit (never in steady state).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Encoder {
     buf: Vec<u8>,
-    len: usize,
     start: usize,
-    /// `YYYYMMDD-` of `cached_day` (days since the epoch): the date changes once a day.
-    cached_day: u64,
-    cached_date: [u8; DATE_LEN],
+    /// The millisecond whose `UTCTimestamp` text is in `ms_text` (`u64::MAX`: none): every
+    /// message of an event-loop iteration carries the batch's one timestamp, twice
+    /// (SendingTime and TransactTime), so nearly every timestamp repeats the one before.
+    ms: u64,
+    ms_text: [u8; MILLIS_LEN],
 }
+
+/// Length of a `UTCTimestamp` with milliseconds.
+const MILLIS_LEN: usize = 21;
 
 impl Default for Encoder {
     fn default() -> Encoder {
@@ -60,83 +57,30 @@ impl Default for Encoder {
 
 impl Encoder {
     pub fn with_capacity(capacity: usize) -> Encoder {
-        let mut cached_date = [0u8; DATE_LEN];
-        format_date(0, &mut cached_date);
+        let mut buf = Vec::with_capacity(capacity.max(GAP + 128));
+        buf.resize(GAP, 0);
         Encoder {
-            buf: vec![0; capacity.max(GAP + 128)],
-            len: GAP,
+            buf,
             start: 0,
-            cached_day: 0,
-            cached_date,
+            ms: u64::MAX,
+            ms_text: [0; MILLIS_LEN],
         }
-    }
-
-    /// Makes room for `n` more bytes (plus slack for fixed-size writes).
-    #[inline]
-    fn reserve(&mut self, n: usize) {
-        let need = self.len + n + SLACK;
-        if need > self.buf.len() {
-            self.grow(need);
-        }
-    }
-
-    #[cold]
-    fn grow(&mut self, need: usize) {
-        let size = need.max(self.buf.len() * 2);
-        self.buf.resize(size, 0);
-    }
-
-    #[inline]
-    fn put(&mut self, bytes: &[u8]) {
-        self.reserve(bytes.len());
-        let end = self.len + bytes.len();
-        self.buf[self.len..end].copy_from_slice(bytes);
-        self.len = end;
-    }
-
-    #[inline]
-    fn put_byte(&mut self, b: u8) {
-        self.reserve(1);
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    /// Decimal digits of `v`, written in place two at a time.
-    #[inline]
-    fn put_u64(&mut self, mut v: u64) {
-        let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
-        self.reserve(n);
-        let out = &mut self.buf[self.len..self.len + n];
-        let mut i = n;
-        while v >= 100 {
-            let r = (v % 100) as usize * 2;
-            v /= 100;
-            i -= 2;
-            out[i] = DIGIT_PAIRS[r];
-            out[i + 1] = DIGIT_PAIRS[r + 1];
-        }
-        if v >= 10 {
-            let r = v as usize * 2;
-            out[0] = DIGIT_PAIRS[r];
-            out[1] = DIGIT_PAIRS[r + 1];
-        } else {
-            out[0] = b'0' + v as u8;
-        }
-        self.len += n;
     }
 
     /// Starts a new message of `msg_type`, discarding the previous one.
+    #[inline]
     pub fn begin(&mut self, msg_type: &[u8]) {
-        self.len = GAP;
+        self.buf.truncate(GAP);
         self.start = 0;
         self.field(tags::MSG_TYPE, msg_type);
     }
 
-    /// Writes the standard header fields that follow MsgType: 49, 56, 34, 43?, 52, 122?.
+    /// Writes the standard header fields that follow MsgType: 34, 49, 56, 43?, 52, 122?.
+    #[inline]
     pub fn header(&mut self, h: &Header<'_>) {
+        self.field_u64(tags::MSG_SEQ_NUM, h.msg_seq_num);
         self.field(tags::SENDER_COMP_ID, h.sender_comp_id);
         self.field(tags::TARGET_COMP_ID, h.target_comp_id);
-        self.field_u64(tags::MSG_SEQ_NUM, h.msg_seq_num);
         if h.poss_dup {
             self.field(tags::POSS_DUP_FLAG, b"Y");
         }
@@ -146,67 +90,84 @@ impl Encoder {
         }
     }
 
+    /// Starts a body without a MsgType: the fields written next are `body()` (a message's
+    /// fields after the standard header, e.g. for a store).
+    #[inline]
+    pub fn begin_body(&mut self) {
+        self.buf.truncate(GAP);
+        self.start = 0;
+    }
+
+    /// The fields written since `begin_body`.
+    #[inline]
+    pub fn body(&self) -> &[u8] {
+        &self.buf[GAP..]
+    }
+
+    /// `v` in decimal, appended as it is (part of a value).
+    #[inline]
+    pub fn raw_u64(&mut self, v: u64) {
+        write_u64(&mut self.buf, v);
+    }
+
     /// `tag=`; tags below 1000 (nearly all) without a division loop.
     #[inline]
     fn tag(&mut self, tag: u32) {
-        if tag >= 1000 {
-            self.put_u64(tag as u64);
-            self.put_byte(b'=');
-            return;
-        }
-        self.reserve(4);
         let t = tag as usize;
-        let out = &mut self.buf[self.len..self.len + 4];
-        let n = if t < 10 {
-            out[0] = b'0' + t as u8;
-            1
+        if t < 10 {
+            self.buf.extend_from_slice(&[b'0' + t as u8, b'=']);
         } else if t < 100 {
-            out[0] = DIGIT_PAIRS[t * 2];
-            out[1] = DIGIT_PAIRS[t * 2 + 1];
-            2
-        } else {
+            self.buf
+                .extend_from_slice(&[DIGIT_PAIRS[t * 2], DIGIT_PAIRS[t * 2 + 1], b'=']);
+        } else if t < 1000 {
             let r = (t % 100) * 2;
-            out[0] = b'0' + (t / 100) as u8;
-            out[1] = DIGIT_PAIRS[r];
-            out[2] = DIGIT_PAIRS[r + 1];
-            3
-        };
-        out[n] = b'=';
-        self.len += n + 1;
+            self.buf.extend_from_slice(&[
+                b'0' + (t / 100) as u8,
+                DIGIT_PAIRS[r],
+                DIGIT_PAIRS[r + 1],
+                b'=',
+            ]);
+        } else {
+            write_u64(&mut self.buf, tag as u64);
+            self.buf.push(b'=');
+        }
     }
 
     /// A field with a raw value. The value must not contain SOH (except in `data` fields).
     #[inline]
     pub fn field(&mut self, tag: u32, value: &[u8]) {
         self.tag(tag);
-        self.put(value);
-        self.put_byte(SOH);
+        self.buf.extend_from_slice(value);
+        self.buf.push(SOH);
+    }
+
+    /// Already-encoded fields (`tag=value<SOH>`...), appended as they are.
+    #[inline]
+    pub fn raw(&mut self, fields: &[u8]) {
+        self.buf.extend_from_slice(fields);
     }
 
     #[inline]
     pub fn field_u64(&mut self, tag: u32, value: u64) {
         self.tag(tag);
-        self.put_u64(value);
-        self.put_byte(SOH);
+        write_u64(&mut self.buf, value);
+        self.buf.push(SOH);
     }
 
     #[inline]
     pub fn field_i64(&mut self, tag: u32, value: i64) {
         self.tag(tag);
         if value < 0 {
-            self.put_byte(b'-');
+            self.buf.push(b'-');
         }
-        self.put_u64(value.unsigned_abs());
-        self.put_byte(SOH);
+        write_u64(&mut self.buf, value.unsigned_abs());
+        self.buf.push(SOH);
     }
 
     #[inline]
     pub fn field_char(&mut self, tag: u32, value: u8) {
         self.tag(tag);
-        self.reserve(2);
-        self.buf[self.len] = value;
-        self.buf[self.len + 1] = SOH;
-        self.len += 2;
+        self.buf.extend_from_slice(&[value, SOH]);
     }
 
     #[inline]
@@ -214,43 +175,72 @@ impl Encoder {
         self.field_char(tag, if value { b'Y' } else { b'N' });
     }
 
-    /// A price or quantity with exactly `value.scale` fractional digits.
+    /// A value with exactly `value.scale` fractional digits.
     #[inline]
     pub fn field_decimal(&mut self, tag: u32, value: Decimal) {
         self.tag(tag);
         let mut text = [0u8; DECIMAL_LEN_MAX];
         let n = value.format(&mut text);
-        self.reserve(DECIMAL_LEN_MAX);
-        // Fixed-size copy (no memcpy call); only `n` bytes count.
-        self.buf[self.len..self.len + DECIMAL_LEN_MAX].copy_from_slice(&text);
-        self.len += n;
-        self.put_byte(SOH);
+        self.buf.extend_from_slice(&text[..n]);
+        self.buf.push(SOH);
+    }
+
+    /// A price of `units` * 10^-`decimals`, without trailing zeros (`decimal::write_units`).
+    #[inline]
+    pub fn field_units(&mut self, tag: u32, units: i64, decimals: u32) {
+        self.tag(tag);
+        write_units(&mut self.buf, units, decimals);
+        self.buf.push(SOH);
+    }
+
+    /// A price of `num / den` units (`decimal::write_ratio`): an AvgPx.
+    #[inline]
+    pub fn field_ratio(&mut self, tag: u32, num: i128, den: u64, decimals: u32) {
+        self.tag(tag);
+        write_ratio(&mut self.buf, num, den, decimals);
+        self.buf.push(SOH);
     }
 
     /// A `UTCTimestamp` from nanoseconds since the epoch.
     #[inline]
     pub fn field_timestamp(&mut self, tag: u32, epoch_ns: u64, precision: TimePrecision) {
         self.tag(tag);
-        let day = epoch_ns / NS_PER_DAY;
-        if day != self.cached_day {
-            format_date(day, &mut self.cached_date);
-            self.cached_day = day;
+        if precision == TimePrecision::Millis {
+            let ms = epoch_ns / 1_000_000;
+            if ms != self.ms {
+                self.fill_ms(epoch_ns);
+            }
+            self.buf.extend_from_slice(&self.ms_text);
+        } else {
+            let mut text = [0u8; UTC_TIMESTAMP_LEN_MAX];
+            let n = format_utc_timestamp(epoch_ns, precision, &mut text);
+            self.buf.extend_from_slice(&text[..n]);
         }
+        self.buf.push(SOH);
+    }
+
+    #[cold]
+    fn fill_ms(&mut self, epoch_ns: u64) {
         let mut text = [0u8; UTC_TIMESTAMP_LEN_MAX];
-        text[..DATE_LEN].copy_from_slice(&self.cached_date);
-        let n = format_time_of_day(epoch_ns, precision, &mut text);
-        self.reserve(UTC_TIMESTAMP_LEN_MAX);
-        self.buf[self.len..self.len + UTC_TIMESTAMP_LEN_MAX].copy_from_slice(&text);
-        self.len += n;
-        self.put_byte(SOH);
+        let n = format_utc_timestamp(epoch_ns, TimePrecision::Millis, &mut text);
+        debug_assert_eq!(n, MILLIS_LEN);
+        self.ms_text.copy_from_slice(&text[..MILLIS_LEN]);
+        self.ms = epoch_ns / 1_000_000;
     }
 
     /// Writes BeginString, BodyLength and CheckSum and returns the complete message.
+    #[inline]
     pub fn finish(&mut self, version: FixVersion) -> &[u8] {
-        let body_len = self.len - GAP;
+        self.finish_begin_string(version.begin_string())
+    }
+
+    /// `finish` with any BeginString (a counterparty's, e.g. in a refused Logon's answer).
+    pub fn finish_begin_string(&mut self, begin_string: &[u8]) -> &[u8] {
+        let body_len = self.buf.len() - GAP;
         let mut prefix = [0u8; GAP];
+        let bs = &begin_string[..begin_string.len().min(16)];
         let mut n = 0;
-        for part in [b"8=".as_slice(), version.begin_string(), b"\x019="] {
+        for part in [b"8=".as_slice(), bs, b"\x019="] {
             prefix[n..n + part.len()].copy_from_slice(part);
             n += part.len();
         }
@@ -262,10 +252,8 @@ impl Encoder {
         n += 1;
         self.start = GAP - n;
         self.buf[self.start..GAP].copy_from_slice(&prefix[..n]);
-        let sum = checksum(&self.buf[self.start..self.len]);
-        self.reserve(7);
-        let t = &mut self.buf[self.len..self.len + 7];
-        t.copy_from_slice(&[
+        let sum = checksum(&self.buf[self.start..]);
+        self.buf.extend_from_slice(&[
             b'1',
             b'0',
             b'=',
@@ -274,27 +262,23 @@ impl Encoder {
             b'0' + sum % 10,
             SOH,
         ]);
-        self.len += 7;
-        &self.buf[self.start..self.len]
+        &self.buf[self.start..]
     }
 
     /// The message produced by the last `finish`.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf[self.start..self.len]
+        &self.buf[self.start..]
     }
 }
 
-/// "00" to "99".
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+/// "00" to "99": two digits per division when formatting an integer.
+pub(crate) const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Room kept after the cursor so that fixed-size pieces can be copied whole.
-const SLACK: usize = 64;
-
-/// Formats `v` in decimal into the end of `buf`, returning the digits.
+/// Formats `v` in decimal into the end of `buf`, returning the digits (BodyLength).
 #[inline]
 fn format_u64(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
     let mut i = buf.len();
@@ -309,9 +293,115 @@ fn format_u64(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
     &buf[i..]
 }
 
-/// Appends `v` in decimal.
+/// Appends `v` in decimal: the one integer formatter of outbound messages. Numbers below
+/// 10,000 (most of a message's: lengths, quantities, a session's first sequence numbers)
+/// take a short form of one to four bytes; below 10^8 (order ids, ExecIDs and sequence
+/// numbers of a busy day) a short form and four digits split by one division; longer ones
+/// two digits per division into an array appended whole and cut back. Of the ways measured
+/// with callgrind on the order path this took the fewest instructions.
 #[inline]
-pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 20];
-    out.extend_from_slice(format_u64(&mut buf, v));
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    if v < 10 {
+        out.push(b'0' + v as u8);
+        return;
+    }
+    #[inline(always)]
+    fn pair(p: u64) -> [u8; 2] {
+        let d = p as usize * 2;
+        [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
+    }
+    #[inline(always)]
+    fn short(out: &mut Vec<u8>, v: u64) {
+        if v >= 1_000 {
+            let (hi, lo) = (pair(v / 100), pair(v % 100));
+            out.extend_from_slice(&[hi[0], hi[1], lo[0], lo[1]]);
+        } else if v >= 100 {
+            let lo = pair(v % 100);
+            out.extend_from_slice(&[b'0' + (v / 100) as u8, lo[0], lo[1]]);
+        } else if v >= 10 {
+            out.extend_from_slice(&pair(v));
+        } else {
+            out.push(b'0' + v as u8);
+        }
+    }
+    if v < 10_000 {
+        short(out, v);
+        return;
+    }
+    if v < 100_000_000 {
+        let (hi, lo) = (v / 10_000, v % 10_000);
+        short(out, hi);
+        let (a, b) = (pair(lo / 100), pair(lo % 100));
+        out.extend_from_slice(&[a[0], a[1], b[0], b[1]]);
+        return;
+    }
+    let n = v.ilog10() as usize + 1;
+    let mut tmp = [0u8; 20];
+    let mut i = n;
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        tmp[i] = DIGIT_PAIRS[d];
+        tmp[i + 1] = DIGIT_PAIRS[d + 1];
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        tmp[0] = DIGIT_PAIRS[d];
+        tmp[1] = DIGIT_PAIRS[d + 1];
+    } else {
+        tmp[0] = b'0' + v as u8;
+    }
+    let len = out.len();
+    out.extend_from_slice(&tmp);
+    out.truncate(len + n);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write_u64` against `to_string`, around every length's edges.
+    #[test]
+    fn integers_format_as_std_does() {
+        let mut v = vec![0u64, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 99_999_999];
+        v.extend([100_000_000, 123_456_789_012, u64::MAX, u64::MAX - 1]);
+        for p in 0..20 {
+            let x = 10u64.pow(p);
+            v.extend([x - 1, x, x + 1]);
+        }
+        for x in v {
+            let mut out = b"x".to_vec();
+            write_u64(&mut out, x);
+            assert_eq!(&out[1..], x.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn units_and_ratios_format_exactly() {
+        let units = |u: i64, d: u32| {
+            let mut o = Vec::new();
+            write_units(&mut o, u, d);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(units(1234, 2), "12.34");
+        assert_eq!(units(1230, 2), "12.3");
+        assert_eq!(units(1200, 2), "12");
+        assert_eq!(units(5, 2), "0.05");
+        assert_eq!(units(-5, 2), "-0.05");
+        assert_eq!(units(12345, 3), "12.345");
+        assert_eq!(units(12000, 3), "12");
+        assert_eq!(units(7, 0), "7");
+        let ratio = |n: i128, d: u64, dec: u32| {
+            let mut o = Vec::new();
+            write_ratio(&mut o, n, d, dec);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(ratio(1025 * 3, 3, 2), "10.25");
+        assert_eq!(ratio(1000 * 100 + 1001 * 200, 300, 2), "10.0066666667");
+        assert_eq!(ratio(2, 3, 2), "0.0066666667");
+        assert_eq!(ratio(1, 8, 2), "0.00125");
+        assert_eq!(ratio(-1, 8, 2), "-0.00125");
+        assert_eq!(ratio(500, 1, 2), "5");
+    }
 }

@@ -1,41 +1,43 @@
-//! Rialto's FIX engine: codec, sans-I/O acceptor session, order-entry messages.
+//! Rialto's FIX engine: framing, codec, exact decimals, sans-I/O acceptor session,
+//! order-entry messages, and a blocking test client.
 //!
-//! Role: everything FIX that is not a socket. `decode`/`encode` turn bytes into field views and
-//! back; `session` is the acceptor state machine (Logon, heartbeats, sequence numbers, resend,
-//! Logout) for one FIX session, surviving reconnects; `app` reads the order-entry messages Rialto
-//! accepts and builds the reports it sends. The gateway owns the sockets, the clock and
-//! persistence, feeds bytes and time in and takes bytes and actions out.
+//! Role: every piece of FIX in Rialto; nothing FIX-specific lives anywhere else. `decode`
+//! frames bytes and splits them into field views (a tag below 64 is found with one load);
+//! `encode` writes messages with BodyLength and CheckSum; `decimal` converts prices exactly
+//! (`parse_price`, the one price parser) and formats them; `session` is the acceptor state
+//! machine (Logon, heartbeats, sequence numbers, gaps, resend, Logout) for one FIX session,
+//! fed typed inputs so that its owner can journal and replay them; `app` reads the
+//! order-entry messages Rialto accepts and builds every answer it sends, in FIX 4.2, 4.4 and
+//! 5.0SP2; `client` is a small blocking initiator for tests and tools.
 //!
-//! Never: sockets, threads, clock reads, floats, allocation per message in steady state, or a
-//! panic on any input (see `fuzz_decode` and `fuzz_session`). Business rules (is this order
-//! valid, who owns it) belong to the engine; this crate only says what the wire said.
+//! Never: threads, clock reads, floats, allocation per message in steady state, or a panic on
+//! any input (see `fuzz_decode` and `fuzz_session`); sockets only in `client`. Business rules
+//! (is this order valid, who owns it) belong to the exchange; this crate only says what the
+//! wire said.
 //!
 //! Invariants: every outbound message is produced by `Encoder` with a correct BodyLength and
 //! CheckSum; a session consumes inbound sequence numbers strictly in order and never delivers
 //! an application message twice for the same MsgSeqNum (PossDup repeats of a consumed number
 //! are dropped).
 //!
-//! How the gateway drives a session (no socket here: bytes and time are plain inputs):
+//! How an owner drives a session (no socket here: bytes and time are plain inputs):
 //!
 //! ```
-//! use fix::{FixVersion, MemoryStore, Message, Session, SessionConfig, SessionEvent, SessionHandler};
+//! use fix::{FixVersion, MemoryStore, Session, SessionConfig, SessionEvent, SessionHandler};
 //!
-//! struct Conn { wire: Vec<u8>, orders: usize, closed: bool }
+//! struct Conn { wire: Vec<u8>, closed: bool }
 //! impl SessionHandler for Conn {
 //!     fn send(&mut self, bytes: &[u8]) { self.wire.extend_from_slice(bytes) } // write(2) it
-//!     fn on_app_message(&mut self, msg: &Message<'_>) {
-//!         if let Ok(_order) = fix::app::NewOrderSingle::parse(msg) { self.orders += 1 }
-//!     }
 //!     fn on_event(&mut self, e: SessionEvent) {
 //!         if let SessionEvent::Disconnect(_) = e { self.closed = true } // close the socket
 //!     }
 //! }
 //!
 //! let cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
-//! let mut session = Session::new(cfg, MemoryStore::new(10_000));
-//! session.set_next_in(1); // restored from disk after a restart
+//! let mut session: Session<MemoryStore, Vec<u8>> = Session::new(cfg, MemoryStore::new(10_000));
+//! session.set_next_in(1); // restored after a restart
 //! session.set_next_out(1);
-//! let mut conn = Conn { wire: Vec::new(), orders: 0, closed: false };
+//! let mut conn = Conn { wire: Vec::new(), closed: false };
 //! let now_ns = 1_700_000_000_000_000_000;
 //! session.on_connected(now_ns);
 //!
@@ -43,16 +45,18 @@
 //! fix::wrap_body(FixVersion::Fix44,
 //!     b"35=A\x0149=CLIENT1\x0156=RIALTO\x0134=1\x0152=20231114-22:13:20\x0198=0\x01108=30\x01",
 //!     &mut logon);
-//! let consumed = session.on_bytes(&logon, now_ns, &mut conn); // keep the unconsumed tail
+//! let mut orders = 0;
+//! let consumed = session.on_bytes(&logon, now_ns, &mut conn, &mut |_msg| orders += 1);
 //! assert_eq!(consumed, logon.len());
 //! assert_eq!(session.state(), fix::SessionState::Active);
 //! assert!(conn.wire.starts_with(b"8=FIX.4.4\x01")); // our Logon answer
 //! session.on_tick(now_ns + 1_000_000_000, &mut conn); // call it periodically
-//! assert_eq!((session.next_in(), session.next_out()), (2, 2)); // persist these
+//! assert_eq!((session.next_in(), session.next_out()), (2, 2));
 //! ```
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod client;
 pub mod decimal;
 pub mod decode;
 pub mod encode;
@@ -60,15 +64,18 @@ pub mod session;
 pub mod tags;
 pub mod time;
 
-pub use decimal::{avg_px, Decimal, DecimalError};
-pub use decode::{
-    find_soh, frame, resync, DecodeError, Decoder, FieldError, FieldErrorKind, Fields, FrameError,
-    Group, Limits, Message, SOH,
+pub use decimal::{
+    avg_px, parse_price, write_ratio, write_units, Decimal, DecimalError, PriceError,
 };
-pub use encode::{Encoder, Header};
+pub use decode::{
+    find_soh, frame, parse_u64, resync, scan_msg_seq_num, DecodeError, Decoder, FieldError,
+    FieldErrorKind, Fields, FrameError, Group, Limits, Message, SOH,
+};
+pub use encode::{write_u64, Encoder, Header};
 pub use session::{
-    identify, DisconnectReason, MemoryStore, MessageStore, Session, SessionConfig, SessionEvent,
-    SessionHandler, SessionState,
+    identify, malformed_reason, read_header, read_inbound, refusal, DisconnectReason,
+    HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore, MessageStore, Queued, Session,
+    SessionConfig, SessionEvent, SessionHandler, SessionState, SessionVars, Stored, Text,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};
 
@@ -181,6 +188,10 @@ fn exercise(msg: &Message<'_>) {
         if let Ok(Some(d)) = msg.get_decimal(tag) {
             let _ = d.to_ticks(Decimal::new(1, 2));
             let _ = d.to_ticks(Decimal::new(5, 0));
+            let _ = d.to_units(2);
+        }
+        if let Some(v) = msg.get(tag) {
+            let _ = parse_price(v, 2, 5);
         }
     }
     let _ = msg.body().count();
@@ -189,11 +200,23 @@ fn exercise(msg: &Message<'_>) {
             let _ = entry.get(448);
         }
     }
-    let _ = app::NewOrderSingle::parse(msg);
-    let _ = app::OrderCancelRequest::parse(msg);
-    let _ = app::OrderCancelReplaceRequest::parse(msg);
-    let _ = app::OrderMassCancelRequest::parse(msg);
-    let _ = app::OrderStatusRequest::parse(msg);
+    struct Any;
+    impl app::Instruments for Any {
+        fn find(&self, symbol: &[u8]) -> Option<app::InstrumentRef> {
+            (symbol.len() < 8).then_some(app::InstrumentRef {
+                id: symbol.len() as u32,
+                decimals: 2,
+                tick: 1,
+            })
+        }
+    }
+    let _ = app::NewOrderSingle::read(msg, &Any);
+    let _ = app::OrderCancelRequest::read(msg);
+    let _ = app::OrderCancelReplaceRequest::read(msg, &Any);
+    let _ = app::OrderMassCancelRequest::read(msg, &Any);
+    let _ = app::OrderStatusRequest::read(msg);
+    let _ = app::Echo::of(msg);
+    let _ = read_inbound(msg, Some((b"FIX.4.4", b"CLIENT1", b"RIALTO")), |_| ());
 }
 
 /// Writes `8=<BeginString>|9=<len>|<body>10=<sum>|` into `out` (cleared first).
@@ -224,9 +247,6 @@ pub fn fuzz_session(bytes: &[u8]) {
                 "session sent an undecodable message"
             );
         }
-        fn on_app_message(&mut self, msg: &Message<'_>) {
-            exercise(msg);
-        }
         fn on_event(&mut self, _event: SessionEvent) {}
     }
     const T0: u64 = 1_700_000_000_000_000_000;
@@ -244,47 +264,41 @@ pub fn fuzz_session(bytes: &[u8]) {
     wrap_body(FixVersion::Fix44, bytes, &mut framed);
     let cut = bytes.first().map_or(0, |&b| b as usize % (bytes.len() + 1));
     let feeds: [&[&[u8]]; 3] = [&[bytes], &[&bytes[..cut], &bytes[cut..]], &[&framed]];
+    let mut app = |m: &[u8]| {
+        let mut d = Decoder::new(Limits::default());
+        if let Ok(msg) = d.decode(m) {
+            exercise(&msg);
+        }
+    };
     for feed in feeds {
-        let mut s = Session::new(cfg.clone(), MemoryStore::new(64));
+        let mut s: Session<MemoryStore, Vec<u8>> = Session::new(cfg.clone(), MemoryStore::new(64));
         s.on_connected(T0);
-        s.on_bytes(&logon, T0, &mut h);
-        let er = app::ExecutionReport {
-            order_id: Some(1),
+        s.on_bytes(&logon, T0, &mut h, &mut app);
+        let er = app::NewOrder {
             cl_ord_id: b"C1",
-            orig_cl_ord_id: None,
-            exec_id: 1,
-            exec_type: app::ExecType::New,
-            ord_status: app::OrdStatus::New,
-            account: None,
             symbol: b"ACME",
             side: types::Side::Buy,
-            ord_type: None,
-            time_in_force: None,
             order_qty: 1,
-            price: None,
-            last: None,
-            leaves_qty: 1,
-            cum_qty: 0,
-            avg_px: Decimal::ZERO,
-            ord_rej_reason: None,
-            text: None,
-            transact_time_ns: T0,
-            time_precision: TimePrecision::Millis,
+            ord_type: types::OrdType::Limit,
+            price: Some(Decimal::new(100, 2)),
+            time_in_force: types::TimeInForce::Day,
+            post_only: false,
         };
         s.send_app(&er, T0, &mut h);
         let mut pending: Vec<u8> = Vec::new();
         for (i, chunk) in feed.iter().enumerate() {
             pending.extend_from_slice(chunk);
             let now = T0 + (i as u64) * 31_000_000_000;
-            let used = s.on_bytes(&pending, now, &mut h);
+            let used = s.on_bytes(&pending, now, &mut h, &mut app);
             pending.drain(..used);
             s.on_tick(now, &mut h);
         }
         s.on_tick(T0 + 200_000_000_000, &mut h);
         // The same bytes before Logon.
-        let mut fresh = Session::new(cfg.clone(), MemoryStore::new(4));
+        let mut fresh: Session<MemoryStore, Vec<u8>> =
+            Session::new(cfg.clone(), MemoryStore::new(4));
         fresh.on_connected(T0);
-        fresh.on_bytes(bytes, T0, &mut h);
-        fresh.on_bytes(&framed, T0, &mut h);
+        fresh.on_bytes(bytes, T0, &mut h, &mut app);
+        fresh.on_bytes(&framed, T0, &mut h, &mut app);
     }
 }

@@ -60,6 +60,7 @@ pub const USERNAME: u32 = 553;
 pub const PASSWORD: u32 = 554;
 pub const APPL_VER_ID: u32 = 1128;
 pub const DEFAULT_APPL_VER_ID: u32 = 1137;
+pub const MASS_ACTION_REPORT_ID: u32 = 1369;
 
 /// MsgType (35) values.
 pub mod msg_type {

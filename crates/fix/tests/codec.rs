@@ -2,7 +2,7 @@
 //! field error the decoder reports.
 
 use fix::decode::{checksum, frame, resync, scan_msg_seq_num, DecodeError, Decoder, FrameError};
-use fix::{Decimal, Encoder, FieldErrorKind, FixVersion, Header, Limits, TimePrecision};
+use fix::{write_u64, Decimal, Encoder, FieldErrorKind, FixVersion, Header, Limits, TimePrecision};
 
 fn soh(s: &str) -> Vec<u8> {
     s.replace('|', "\x01").into_bytes()
@@ -120,7 +120,7 @@ fn encoder_reuse_gives_identical_bytes() {
     assert_eq!(a, b);
     assert_eq!(
         pipes(&a),
-        "8=FIX.4.4|9=127|35=D|49=CLIENT1|56=RIALTO|34=42|52=20231114-22:13:20.123456|11=ORD-1|\
+        "8=FIX.4.4|9=127|35=D|34=42|49=CLIENT1|56=RIALTO|52=20231114-22:13:20.123456|11=ORD-1|\
 1=ACC|55=ACME|54=1|38=100|40=2|44=12.34|59=0|9999=-5|43=Y|10=080|"
     );
 }
@@ -378,4 +378,203 @@ fn fuzz_decode_survives_mutations() {
             fix::fuzz_session(&b);
         }
     }
+}
+
+/// The standard header in its one order: 35, 34, 49, 56, 43 (if a resend), 52, 122 (if a
+/// resend).
+#[test]
+fn header_fields_in_their_fixed_order() {
+    let mut enc = Encoder::default();
+    enc.begin(b"8");
+    enc.header(&Header {
+        sender_comp_id: b"RIALTO",
+        target_comp_id: b"CLIENT1",
+        msg_seq_num: 7,
+        sending_time_ns: 1_700_000_000_000_000_000,
+        poss_dup: true,
+        orig_sending_time: Some(b"20231114-22:13:19.000"),
+        time_precision: TimePrecision::Millis,
+    });
+    enc.field(11, b"A");
+    assert_eq!(
+        pipes(enc.finish(FixVersion::Fix44)),
+        "8=FIX.4.4|9=92|35=8|34=7|49=RIALTO|56=CLIENT1|43=Y|52=20231114-22:13:20.000|\
+122=20231114-22:13:19.000|11=A|10=089|"
+    );
+    // Seconds precision, no resend fields.
+    enc.begin(b"0");
+    enc.header(&Header {
+        sender_comp_id: b"S",
+        target_comp_id: b"T",
+        msg_seq_num: 1,
+        sending_time_ns: 1_700_000_000_999_000_000,
+        poss_dup: false,
+        orig_sending_time: None,
+        time_precision: TimePrecision::Seconds,
+    });
+    let text = pipes(enc.finish(FixVersion::Fix42));
+    assert!(
+        text.starts_with("8=FIX.4.2|9=41|35=0|34=1|49=S|56=T|52=20231114-22:13:20|10="),
+        "{text}"
+    );
+}
+
+/// A body written alone (`begin_body`/`body`, as a store keeps it) and appended with `raw`
+/// gives the same message as the fields written directly.
+#[test]
+fn body_alone_then_raw_gives_the_same_message() {
+    let write_fields = |e: &mut Encoder| {
+        e.field(11, b"ORD-1");
+        e.field_units(44, 1250, 2);
+        e.field_ratio(6, 300_200, 300, 2);
+        e.raw(b"17=");
+        e.raw_u64(12_345_678_901);
+        e.raw(b".3\x01");
+    };
+    let header = Header {
+        sender_comp_id: b"RIALTO",
+        target_comp_id: b"CLIENT1",
+        msg_seq_num: 3,
+        sending_time_ns: 1_700_000_000_000_000_000,
+        poss_dup: false,
+        orig_sending_time: None,
+        time_precision: TimePrecision::Millis,
+    };
+    let mut body_enc = Encoder::default();
+    body_enc.begin_body();
+    write_fields(&mut body_enc);
+    assert_eq!(
+        pipes(body_enc.body()),
+        "11=ORD-1|44=12.5|6=10.0066666667|17=12345678901.3|"
+    );
+    let mut a = Encoder::default();
+    a.begin(b"8");
+    a.header(&header);
+    write_fields(&mut a);
+    let direct = a.finish(FixVersion::Fix44).to_vec();
+    let mut b = Encoder::default();
+    b.begin(b"8");
+    b.header(&header);
+    b.raw(body_enc.body());
+    assert_eq!(b.finish(FixVersion::Fix44), &direct[..]);
+    // A new body starts empty.
+    body_enc.begin_body();
+    assert!(body_enc.body().is_empty());
+}
+
+#[test]
+fn units_and_ratios_are_written_without_trailing_zeros() {
+    let mut enc = Encoder::default();
+    enc.begin_body();
+    enc.field_units(44, 1200, 2);
+    enc.field_units(44, 5, 2);
+    enc.field_units(44, -5, 2);
+    enc.field_units(44, 12_340, 3);
+    enc.field_units(44, 7, 0);
+    enc.field_ratio(6, 0, 5, 2);
+    enc.field_ratio(6, 1001 * 3, 3, 2);
+    enc.field_ratio(6, 2, 3, 2);
+    assert_eq!(
+        pipes(enc.body()),
+        "44=12|44=0.05|44=-0.05|44=12.34|44=7|6=0|6=10.01|6=0.0066666667|"
+    );
+}
+
+/// `finish_begin_string` writes any BeginString (a refused Logon is answered in the
+/// counterparty's), with BodyLength and CheckSum right.
+#[test]
+fn finish_with_any_begin_string() {
+    let mut enc = Encoder::default();
+    enc.begin(b"5");
+    enc.field(58, b"bye");
+    let bytes = enc.finish_begin_string(b"FIX.4.1").to_vec();
+    assert_eq!(
+        pipes(&bytes),
+        format!(
+            "8=FIX.4.1|9=12|35=5|58=bye|10={:03}|",
+            checksum(&bytes[..bytes.len() - 7])
+        )
+    );
+    assert_eq!(frame(&bytes, 8192), Ok(Some(bytes.len())));
+    assert_eq!(enc.bytes(), &bytes[..]);
+}
+
+#[test]
+fn write_u64_matches_std() {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut cases: Vec<u64> = (0..20)
+        .flat_map(|p| {
+            let t = 10u64.pow(p);
+            [t - 1, t, t + 1]
+        })
+        .collect();
+    cases.extend([u64::MAX, u64::MAX - 1]);
+    for _ in 0..10_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        cases.push(x >> (x % 64));
+    }
+    let mut out = Vec::new();
+    for v in cases {
+        out.clear();
+        out.push(b'=');
+        write_u64(&mut out, v);
+        assert_eq!(&out[1..], v.to_string().as_bytes());
+    }
+}
+
+/// `Message::get` finds a tag below 64 with one load and any other tag by a scan: both give
+/// the first occurrence, and a reused decoder forgets the previous message's tags.
+#[test]
+fn get_finds_the_first_occurrence_below_and_above_64() {
+    let mut d = Decoder::new(Limits::default());
+    let bytes = framed("35=D|55=A|63=x|64=y|55=B|448=P1|448=P2|1=ACC|");
+    let m = d.decode(&bytes).unwrap();
+    assert_eq!(m.get(55), Some(&b"A"[..]));
+    assert_eq!(m.get(63), Some(&b"x"[..]));
+    assert_eq!(m.get(64), Some(&b"y"[..]));
+    assert_eq!(m.get(448), Some(&b"P1"[..]));
+    assert_eq!(m.get(1), Some(&b"ACC"[..]));
+    assert_eq!(m.get(8), Some(&b"FIX.4.4"[..]));
+    assert_eq!(m.get(10).map(|v| v.len()), Some(3));
+    assert_eq!(m.get(0), None);
+    assert_eq!(m.get(54), None);
+    assert_eq!(m.get(u32::MAX), None);
+    let bytes = framed("35=0|112=T|");
+    let m = d.decode(&bytes).unwrap();
+    assert_eq!(m.get(55), None, "the previous message's 55 is forgotten");
+    assert_eq!(m.get(1), None);
+    assert_eq!(m.get(112), Some(&b"T"[..]));
+}
+
+/// `get` agrees with a scan of the fields, for every tag, on random messages.
+#[test]
+fn get_agrees_with_a_scan() {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut d = Decoder::new(Limits::default());
+    for _ in 0..500 {
+        let mut body = String::from("35=D|");
+        for _ in 0..(x % 30) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let tag = 1 + x % 80;
+            if [8, 9, 10, 35].contains(&tag) || tags_with_data(tag) {
+                continue;
+            }
+            body.push_str(&format!("{tag}={}|", x % 1000));
+        }
+        let bytes = framed(&body);
+        let m = d.decode(&bytes).unwrap();
+        for tag in 0..100 {
+            let scan = m.fields().find(|&(t, _)| t == tag).map(|(_, v)| v);
+            assert_eq!(m.get(tag), scan, "tag {tag} in {body}");
+        }
+    }
+}
+
+/// Length tags whose next field is binary data (the decoder reads it by length).
+fn tags_with_data(tag: u64) -> bool {
+    fix::tags::data_tag_for_length(tag as u32).is_some()
 }

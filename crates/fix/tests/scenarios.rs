@@ -24,8 +24,8 @@ use std::path::Path;
 
 use fix::app::AppMessage;
 use fix::{
-    Decoder, Encoder, FixVersion, Limits, MemoryStore, Message, Session, SessionConfig,
-    SessionEvent, SessionHandler,
+    Decoder, Encoder, FixVersion, Limits, MemoryStore, Session, SessionConfig, SessionEvent,
+    SessionHandler,
 };
 
 const T0: u64 = 1_700_000_000_000_000_000;
@@ -41,9 +41,6 @@ struct Rec {
 impl SessionHandler for Rec {
     fn send(&mut self, bytes: &[u8]) {
         self.out.push_back(bytes.to_vec());
-    }
-    fn on_app_message(&mut self, msg: &Message<'_>) {
-        self.app.push_back(msg.as_bytes().to_vec());
     }
     fn on_event(&mut self, event: SessionEvent) {
         self.events.push_back(event);
@@ -147,7 +144,7 @@ fn run(path: &Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let mut cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
-    let mut session: Option<Session<MemoryStore>> = None;
+    let mut session: Option<Session<MemoryStore, Vec<u8>>> = None;
     let mut h = Rec::default();
     let mut now = T0;
     for (n, raw) in text.lines().enumerate() {
@@ -199,7 +196,10 @@ fn run(path: &Path) {
             "disconnect" => s.on_disconnected(),
             ">" => {
                 let bytes = inbound(rest, cfg.version, now);
-                assert_eq!(s.on_bytes(&bytes, now, &mut h), bytes.len(), "{at}");
+                let mut app = Vec::new();
+                let used = s.on_bytes(&bytes, now, &mut h, &mut |m| app.push(m.to_vec()));
+                assert_eq!(used, bytes.len(), "{at}");
+                h.app.extend(app);
             }
             "send" => {
                 let mut f = fields(rest);
@@ -251,7 +251,7 @@ fn run(path: &Path) {
                         "next_in" => s.next_in().to_string(),
                         "next_out" => s.next_out().to_string(),
                         "state" => format!("{:?}", s.state()),
-                        "queued" => s.queued().to_string(),
+                        "queued" => s.queued().count().to_string(),
                         _ => panic!("{at}: unknown {k}"),
                     };
                     assert_eq!(got, v, "{at}: {k}");

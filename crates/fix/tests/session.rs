@@ -1,11 +1,13 @@
-//! Session rules, one test per rule: Logon, heartbeats, sequence gaps and resends, sequence
-//! resets, serving ResendRequest, Logout, and Reject for malformed messages.
+//! Session rules, one test per rule: Logon (and its refusals), heartbeats, sequence gaps and
+//! resends, sequence resets, serving ResendRequest, Logout, Reject for malformed messages, a
+//! muted session (journal replay), the typed `on_message`/`next_queued` path, and snapshots
+//! (`vars`/`restore`).
 
-use fix::app::{ExecType, ExecutionReport, OrdStatus};
+use fix::app::{ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle, OrdStatus};
 use fix::{
-    Decimal, Decoder, DisconnectReason, Encoder, FixVersion, Header, Limits, MemoryStore, Message,
-    MessageStore, Session, SessionConfig, SessionEvent, SessionHandler, SessionRejectReason,
-    SessionState, TimePrecision,
+    Decoder, DisconnectReason, Encoder, FixVersion, Header, InHeader, Inbound, Limits, Logon,
+    MemoryStore, MessageStore, Session, SessionConfig, SessionEvent, SessionHandler,
+    SessionRejectReason, SessionState, SessionVars, Stored, Text, TimePrecision,
 };
 
 const T0: u64 = 1_700_000_000_000_000_000;
@@ -16,18 +18,25 @@ struct Rec {
     out: Vec<Vec<u8>>,
     app: Vec<Vec<u8>>,
     events: Vec<SessionEvent>,
+    /// Replaying a journal: the session must format nothing.
+    muted: bool,
 }
 
 impl SessionHandler for Rec {
     fn send(&mut self, bytes: &[u8]) {
+        assert!(!self.muted, "a muted session sent {}", pipes(bytes));
         self.out.push(bytes.to_vec());
-    }
-    fn on_app_message(&mut self, msg: &Message<'_>) {
-        self.app.push(msg.as_bytes().to_vec());
     }
     fn on_event(&mut self, event: SessionEvent) {
         self.events.push(event);
     }
+    fn muted(&self) -> bool {
+        self.muted
+    }
+}
+
+fn pipes(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).replace('\x01', "|")
 }
 
 impl Rec {
@@ -107,14 +116,24 @@ fn cfg() -> SessionConfig {
     SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1")
 }
 
-fn feed(s: &mut Session<MemoryStore>, msg: In<'_>, now: u64, h: &mut Rec) {
+type Sess = Session<MemoryStore, Vec<u8>>;
+
+/// Feeds raw bytes; delivered application messages go to `h.app`. Returns bytes consumed.
+fn feed_bytes(s: &mut Sess, bytes: &[u8], now: u64, h: &mut Rec) -> usize {
+    let mut app = Vec::new();
+    let used = s.on_bytes(bytes, now, h, &mut |m| app.push(m.to_vec()));
+    h.app.extend(app);
+    used
+}
+
+fn feed(s: &mut Sess, msg: In<'_>, now: u64, h: &mut Rec) {
     let b = msg.bytes();
-    assert_eq!(s.on_bytes(&b, now, h), b.len());
+    assert_eq!(feed_bytes(s, &b, now, h), b.len());
 }
 
 /// A session that has accepted CLIENT1's Logon (seq 1) at T0; output cleared.
-fn logged_on() -> (Session<MemoryStore>, Rec) {
-    let mut s = Session::new(cfg(), MemoryStore::new(1000));
+fn logged_on() -> (Sess, Rec) {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(1000));
     let mut h = Rec::default();
     s.on_connected(T0);
     feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
@@ -130,33 +149,32 @@ fn nos(cl: &str) -> String {
 
 fn exec_report(cl: &[u8]) -> ExecutionReport<'_> {
     ExecutionReport {
-        order_id: Some(7),
+        order_id: 7,
         cl_ord_id: cl,
         orig_cl_ord_id: None,
-        exec_id: 1,
+        exec_id: (7, 0),
         exec_type: ExecType::New,
         ord_status: OrdStatus::New,
-        account: None,
+        account: 0,
         symbol: b"ACME",
         side: types::Side::Buy,
-        ord_type: Some(types::OrdType::Limit),
-        time_in_force: None,
+        ord_type: types::OrdType::Limit,
+        price: 1000,
+        time_in_force: types::TimeInForce::Day,
         order_qty: 100,
-        price: Some(Decimal::new(1000, 2)),
         last: None,
         leaves_qty: 100,
         cum_qty: 0,
-        avg_px: Decimal::new(0, 2),
-        ord_rej_reason: None,
+        notional: 0,
+        price_decimals: 2,
         text: None,
         transact_time_ns: T0,
-        time_precision: TimePrecision::Millis,
     }
 }
 
 #[test]
 fn logon_accepted_and_answered() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
@@ -174,17 +192,26 @@ fn logon_accepted_and_answered() {
 }
 
 #[test]
-fn logon_with_wrong_comp_id_is_dropped_silently() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+fn logon_with_unknown_comp_ids_is_refused_with_an_unnumbered_logout() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     let mut m = In::new("A", 1, "98=0|108=30|");
     m.sender = "INTRUDER";
     feed(&mut s, m, T0, &mut h);
-    assert!(h.out.is_empty());
+    assert_eq!(h.out.len(), 1);
+    assert_eq!(
+        pipes(&h.out[0]),
+        "8=FIX.4.4|9=94|35=5|34=1|49=RIALTO|56=INTRUDER|52=20231114-22:13:20.000|\
+58=unknown SenderCompID/TargetCompID|10=008|"
+    );
     assert_eq!(h.disconnected(), Some(DisconnectReason::BadCompId));
     assert_eq!(s.state(), SessionState::Disconnected);
-    assert_eq!(s.next_in(), 1, "a refused Logon consumes nothing");
+    assert_eq!(
+        (s.next_in(), s.next_out()),
+        (1, 1),
+        "a refused Logon consumes nothing"
+    );
 }
 
 #[test]
@@ -196,7 +223,7 @@ fn logon_password_checked() {
         ("98=0|108=30|554=wrong|", false),
         ("98=0|108=30|", false),
     ] {
-        let mut s = Session::new(c.clone(), MemoryStore::new(10));
+        let mut s: Sess = Session::new(c.clone(), MemoryStore::new(10));
         let mut h = Rec::default();
         s.on_connected(T0);
         feed(&mut s, In::new("A", 1, body), T0, &mut h);
@@ -206,7 +233,9 @@ fn logon_password_checked() {
             assert_eq!(h.disconnected(), Some(DisconnectReason::BadPassword));
             assert_eq!(h.out.len(), 1);
             assert_eq!(mt(&h.out[0]), "5");
-            assert_eq!(f(&h.out[0], 58).as_deref(), Some("Invalid password"));
+            assert_eq!(f(&h.out[0], 58).as_deref(), Some("bad password"));
+            assert_eq!(f(&h.out[0], 34).as_deref(), Some("1"));
+            assert_eq!((s.next_in(), s.next_out()), (1, 1));
         }
     }
 }
@@ -220,7 +249,7 @@ fn logon_heartbeat_interval_negotiated_within_bounds() {
         ("301", false),
         ("x", false),
     ] {
-        let mut s = Session::new(cfg(), MemoryStore::new(10));
+        let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
         let mut h = Rec::default();
         s.on_connected(T0);
         let body = format!("98=0|108={hb}|");
@@ -229,13 +258,17 @@ fn logon_heartbeat_interval_negotiated_within_bounds() {
         if !ok {
             assert_eq!(h.disconnected(), Some(DisconnectReason::BadLogon));
             assert_eq!(mt(&h.out[0]), "5");
+            assert_eq!(
+                f(&h.out[0], 58).as_deref(),
+                Some("HeartBtInt(108) must be 1..300")
+            );
         }
     }
 }
 
 #[test]
 fn first_message_must_be_logon() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     feed(&mut s, In::new("D", 1, &nos("A1")), T0, &mut h);
@@ -248,7 +281,7 @@ fn first_message_must_be_logon() {
 
 #[test]
 fn logon_timeout() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     s.on_tick(T0 + 9 * SEC, &mut h);
@@ -271,19 +304,31 @@ fn heartbeat_sent_when_idle() {
     assert_eq!(f(&out[0], 112), None);
 }
 
+/// Silence for HeartBtInt + 20 % brings a TestRequest; no answer within HeartBtInt after it
+/// brings a Logout ("heartbeat timeout") and the end of the connection.
 #[test]
 fn test_request_then_timeout_when_counterparty_is_silent() {
     let (mut s, mut h) = logged_on();
     s.on_tick(T0 + 35 * SEC, &mut h); // 30 s + 20 % not yet reached
-    assert!(h.out.iter().all(|m| mt(m) != "1"));
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "0", "only our own Heartbeat is due");
     s.on_tick(T0 + 36 * SEC, &mut h);
-    let tr: Vec<_> = h.take().into_iter().filter(|m| mt(m) == "1").collect();
-    assert_eq!(tr.len(), 1);
-    assert!(f(&tr[0], 112).is_some());
-    s.on_tick(T0 + 71 * SEC, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1, "the TestRequest alone");
+    assert_eq!(mt(&out[0]), "1");
+    assert_eq!(f(&out[0], 112).as_deref(), Some("1"));
+    s.on_tick(T0 + 65 * SEC, &mut h);
     assert_eq!(h.disconnected(), None);
-    s.on_tick(T0 + 72 * SEC, &mut h);
+    assert!(h.out.is_empty());
+    s.on_tick(T0 + 66 * SEC, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(f(&out[0], 34).as_deref(), Some("4"));
+    assert_eq!(f(&out[0], 58).as_deref(), Some("heartbeat timeout"));
     assert_eq!(h.disconnected(), Some(DisconnectReason::HeartbeatTimeout));
+    assert_eq!(s.state(), SessionState::Disconnected);
 }
 
 #[test]
@@ -332,7 +377,7 @@ fn gap_triggers_one_resend_request_and_queued_messages_follow_the_fill() {
     assert_eq!(f(&out[0], 7).as_deref(), Some("2"));
     assert_eq!(f(&out[0], 16).as_deref(), Some("0"));
     assert!(h.app.is_empty());
-    assert_eq!(s.queued(), 2);
+    assert_eq!(s.queued().count(), 2);
     assert!(h.events.contains(&SessionEvent::GapDetected {
         expected: 2,
         received: 5
@@ -344,7 +389,7 @@ fn gap_triggers_one_resend_request_and_queued_messages_follow_the_fill() {
     let cls: Vec<String> = h.app.iter().map(|m| f(m, 11).unwrap()).collect();
     assert_eq!(cls, ["A2", "A3", "A4", "A5", "A6"]);
     assert_eq!(s.next_in(), 7);
-    assert_eq!(s.queued(), 0);
+    assert_eq!(s.queued().count(), 0);
     assert!(h.out.is_empty());
 }
 
@@ -477,7 +522,7 @@ fn resend_request_with_explicit_end_and_store_gaps() {
     assert_eq!(seqs, ["3", "4"]);
     assert!(out.iter().all(|m| mt(m) == "8"));
     // A message the store lost is gap-filled.
-    let mut s2 = Session::new(cfg(), MemoryStore::new(1));
+    let mut s2: Sess = Session::new(cfg(), MemoryStore::new(1));
     let mut h2 = Rec::default();
     s2.on_connected(T0);
     feed(&mut s2, In::new("A", 1, "98=0|108=30|"), T0, &mut h2);
@@ -531,7 +576,7 @@ fn malformed_message_gets_reject_and_session_continues() {
         .unwrap()
         .replace("55=X\x01", "55=\x01");
     bad = reframe(&body);
-    s.on_bytes(&bad, T0, &mut h);
+    feed_bytes(&mut s, &bad, T0, &mut h);
     let out = h.take();
     assert_eq!(out.len(), 1);
     assert_eq!(mt(&out[0]), "3");
@@ -572,7 +617,7 @@ fn garbled_frames_are_ignored_without_consuming_a_seq() {
     let mut stream = b"junk".to_vec();
     stream.extend_from_slice(&b);
     stream.extend_from_slice(&good);
-    assert_eq!(s.on_bytes(&stream, T0, &mut h), stream.len());
+    assert_eq!(feed_bytes(&mut s, &stream, T0, &mut h), stream.len());
     assert!(h.events.iter().any(|e| matches!(
         e,
         SessionEvent::Garbled(fix::FrameError::BadCheckSum { .. })
@@ -586,8 +631,8 @@ fn garbled_frames_are_ignored_without_consuming_a_seq() {
 fn partial_input_is_kept_until_complete() {
     let (mut s, mut h) = logged_on();
     let b = In::new("D", 2, &nos("A2")).bytes();
-    assert_eq!(s.on_bytes(&b[..10], T0, &mut h), 0);
-    assert_eq!(s.on_bytes(&b, T0, &mut h), b.len());
+    assert_eq!(feed_bytes(&mut s, &b[..10], T0, &mut h), 0);
+    assert_eq!(feed_bytes(&mut s, &b, T0, &mut h), b.len());
     assert_eq!(h.app.len(), 1);
 }
 
@@ -610,7 +655,7 @@ fn logon_with_reset_seq_num_flag_resets_both_sides() {
 
 #[test]
 fn reconnect_resumes_from_persisted_sequence_numbers() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     s.set_next_in(50);
     s.set_next_out(70);
     let mut h = Rec::default();
@@ -619,7 +664,7 @@ fn reconnect_resumes_from_persisted_sequence_numbers() {
     assert_eq!(f(&h.out[0], 34).as_deref(), Some("70"));
     assert_eq!((s.next_in(), s.next_out()), (51, 71));
     // A Logon below the expected number ends the session.
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     s.set_next_in(50);
     let mut h = Rec::default();
     s.on_connected(T0);
@@ -628,6 +673,8 @@ fn reconnect_resumes_from_persisted_sequence_numbers() {
         f(&h.out[0], 58).as_deref(),
         Some("MsgSeqNum too low, expecting 50 but received 49")
     );
+    assert_eq!(f(&h.out[0], 34).as_deref(), Some("1"), "unnumbered");
+    assert_eq!((s.next_in(), s.next_out()), (50, 1));
     assert_eq!(
         h.disconnected(),
         Some(DisconnectReason::SeqTooLow {
@@ -639,7 +686,7 @@ fn reconnect_resumes_from_persisted_sequence_numbers() {
 
 #[test]
 fn logon_with_seq_too_high_is_accepted_then_resend_requested() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     feed(&mut s, In::new("A", 5, "98=0|108=30|"), T0, &mut h);
@@ -732,28 +779,44 @@ fn gateway_rejects_an_app_message_through_the_session() {
     let bytes = h.app.pop().unwrap();
     let mut d = Decoder::new(Limits::default());
     let m = d.decode(&bytes).unwrap();
-    let e = fix::app::NewOrderSingle::parse(&m).unwrap_err();
+    let e = NewOrderSingle::read(&m, &Acme).unwrap_err();
+    assert_eq!(e.tag, 54);
+    assert!(!e.is_session_level());
     s.send_reject(
         2,
         Some(m.msg_type()),
         Some(e.tag),
-        e.session_reject_reason(),
-        b"Side",
+        SessionRejectReason::ValueIncorrect,
+        e.text.as_bytes(),
         T0,
         &mut h,
     );
     let out = h.take();
+    assert_eq!(f(&out[0], 45).as_deref(), Some("2"));
     assert_eq!(f(&out[0], 371).as_deref(), Some("54"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
     assert_eq!(
         f(&out[0], 373),
         Some((SessionRejectReason::ValueIncorrect as u32).to_string())
+    );
+    assert_eq!(
+        f(&out[0], 58).as_deref(),
+        Some("unsupported Side(54) (use 1 or 2)")
+    );
+    assert_eq!(
+        h.events.last(),
+        Some(&SessionEvent::Rejected {
+            ref_seq_num: 2,
+            reason: SessionRejectReason::ValueIncorrect,
+            ref_tag: Some(54)
+        })
     );
 }
 
 #[test]
 fn fixt_logon_requires_and_echoes_default_appl_ver_id() {
     let c = SessionConfig::new(FixVersion::Fix50Sp2, "RIALTO", "CLIENT1");
-    let mut s = Session::new(c.clone(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(c.clone(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     let mut m = In::new("A", 1, "98=0|108=30|1137=9|");
@@ -762,31 +825,50 @@ fn fixt_logon_requires_and_echoes_default_appl_ver_id() {
     assert_eq!(s.state(), SessionState::Active);
     assert_eq!(f(&h.out[0], 8).as_deref(), Some("FIXT.1.1"));
     assert_eq!(f(&h.out[0], 1137).as_deref(), Some("9"));
-    let mut s = Session::new(c, MemoryStore::new(10));
+    let mut s: Sess = Session::new(c.clone(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     let mut m = In::new("A", 1, "98=0|108=30|");
     m.version = FixVersion::Fix50Sp2;
     feed(&mut s, m, T0, &mut h);
     assert_eq!(h.disconnected(), Some(DisconnectReason::BadLogon));
+    assert_eq!(f(&h.out[0], 8).as_deref(), Some("FIXT.1.1"));
+    assert_eq!(
+        f(&h.out[0], 58).as_deref(),
+        Some("DefaultApplVerID(1137) required")
+    );
+    // Unless the configuration does not ask for it.
+    let mut c = c;
+    c.require_default_appl_ver_id = false;
+    let mut s: Sess = Session::new(c, MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.version = FixVersion::Fix50Sp2;
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(s.state(), SessionState::Active);
+    assert_eq!(f(&h.out[0], 1137).as_deref(), Some("9"));
 }
 
 #[test]
-fn wrong_begin_string_on_logon_is_dropped() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+fn wrong_begin_string_on_logon_is_refused_in_the_logons_begin_string() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     let mut m = In::new("A", 1, "98=0|108=30|");
     m.version = FixVersion::Fix42;
     feed(&mut s, m, T0, &mut h);
     assert_eq!(h.disconnected(), Some(DisconnectReason::UnsupportedVersion));
-    assert!(h.out.is_empty());
+    assert_eq!(h.out.len(), 1);
+    assert_eq!(f(&h.out[0], 8).as_deref(), Some("FIX.4.2"));
+    assert_eq!(f(&h.out[0], 35).as_deref(), Some("5"));
+    assert_eq!(f(&h.out[0], 58).as_deref(), Some("wrong BeginString"));
 }
 
 #[test]
 fn fix42_session_works_end_to_end() {
     let c = SessionConfig::new(FixVersion::Fix42, "RIALTO", "CLIENT1");
-    let mut s = Session::new(c, MemoryStore::new(10));
+    let mut s: Sess = Session::new(c, MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     let mut m = In::new("A", 1, "98=0|108=30|");
@@ -803,25 +885,51 @@ fn fix42_session_works_end_to_end() {
     assert_eq!(f(er, 150).as_deref(), Some("0"));
 }
 
+/// What `MemoryStore::resend` hands back for `begin..=end`: (seq, type, time, body).
+fn stored(st: &mut MemoryStore, begin: u64, end: u64) -> Vec<(u64, String, u64, String)> {
+    let mut v = Vec::new();
+    st.resend(begin, end, FixVersion::Fix44, &mut |m: Stored<'_>| {
+        v.push((m.seq, pipes(m.msg_type), m.sending_time_ns, pipes(m.body)))
+    });
+    v
+}
+
 #[test]
 fn memory_store_keeps_the_last_messages() {
     let mut st = MemoryStore::new(2);
-    let mut out = Vec::new();
-    st.put(1, b"a");
-    st.put(2, b"b");
-    st.put(3, b"c");
-    assert!(!st.get(1, &mut out));
-    assert!(st.get(3, &mut out));
-    assert_eq!(out, b"c");
+    st.put(1, b"8", T0, b"11=a|");
+    st.put(2, b"8", T0 + 1, b"11=b|");
+    st.put(3, b"9", T0 + 2, b"11=c|");
+    assert_eq!(st.len(), 2);
+    assert_eq!(
+        stored(&mut st, 1, 3),
+        [
+            (2, "8".into(), T0 + 1, "11=b|".into()),
+            (3, "9".into(), T0 + 2, "11=c|".into())
+        ]
+    );
+    assert_eq!(stored(&mut st, 3, 3).len(), 1);
+    assert!(stored(&mut st, 4, 9).is_empty());
+    // Numbering again from an earlier number (a replay) forgets what followed it.
+    st.put(2, b"8", T0 + 5, b"11=B|");
+    assert_eq!(
+        stored(&mut st, 1, 9),
+        [(2, "8".into(), T0 + 5, "11=B|".into())]
+    );
     st.reset();
-    assert!(!st.get(3, &mut out));
+    assert!(st.is_empty());
+    assert!(stored(&mut st, 1, 9).is_empty());
+    // A store of capacity 0 keeps nothing.
+    let mut none = MemoryStore::new(0);
+    none.put(1, b"8", T0, b"x");
+    assert!(none.is_empty());
 }
 
 #[test]
 fn queue_overflow_drops_and_asks_again() {
     let mut c = cfg();
     c.queue_max = 2;
-    let mut s = Session::new(c, MemoryStore::new(10));
+    let mut s: Sess = Session::new(c, MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
@@ -830,7 +938,7 @@ fn queue_overflow_drops_and_asks_again() {
         let cl = format!("A{seq}");
         feed(&mut s, In::new("D", seq, &nos(&cl)), T0, &mut h);
     }
-    assert_eq!(s.queued(), 2);
+    assert_eq!(s.queued().count(), 2);
     assert_eq!(h.take().len(), 1, "one ResendRequest");
     // The counterparty only resends 2 (its resend raced with 5 and 6).
     feed(&mut s, In::new("D", 2, &nos("A2")).dup(), T0, &mut h);
@@ -861,7 +969,7 @@ fn resend_request_ahead_of_a_gap_is_served_once() {
     feed(&mut s, In::new("4", 2, "123=Y|36=4|").dup(), T0, &mut h);
     assert!(h.out.is_empty());
     assert_eq!(s.next_in(), 4);
-    assert_eq!(s.queued(), 0);
+    assert_eq!(s.queued().count(), 0);
 }
 
 #[test]
@@ -908,7 +1016,7 @@ fn missing_msg_seq_num_logs_out() {
         b"35=0\x0149=CLIENT1\x0156=RIALTO\x0152=20231114-22:13:20.000\x01",
         &mut b,
     );
-    s.on_bytes(&b, T0, &mut h);
+    feed_bytes(&mut s, &b, T0, &mut h);
     assert_eq!(mt(&h.out[0]), "5");
     assert_eq!(h.disconnected(), Some(DisconnectReason::MissingMsgSeqNum));
 }
@@ -938,10 +1046,10 @@ fn reject_from_counterparty_is_reported_and_session_goes_on() {
 
 #[test]
 fn bytes_while_disconnected_are_discarded() {
-    let mut s = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     let b = In::new("A", 1, "98=0|108=30|").bytes();
-    assert_eq!(s.on_bytes(&b, T0, &mut h), b.len());
+    assert_eq!(feed_bytes(&mut s, &b, T0, &mut h), b.len());
     assert!(h.out.is_empty() && h.events.is_empty());
     assert_eq!(s.next_in(), 1);
 }
@@ -954,4 +1062,493 @@ fn second_logon_in_session_is_rejected() {
     assert_eq!(mt(&out[0]), "3");
     assert_eq!(f(&out[0], 45).as_deref(), Some("2"));
     assert_eq!(s.state(), SessionState::Active);
+}
+
+/// One instrument, ACME, with prices in cents.
+struct Acme;
+
+impl Instruments for Acme {
+    fn find(&self, symbol: &[u8]) -> Option<InstrumentRef> {
+        (symbol == b"ACME").then_some(InstrumentRef {
+            id: 1,
+            decimals: 2,
+            tick: 1,
+        })
+    }
+}
+
+/// Every reason a Logon is refused: one unnumbered Logout (MsgSeqNum 1, the Logon's
+/// BeginString, its CompIDs swapped, the reason as Text), the connection closed, and none of
+/// the session's numbers or stored messages changed (an impostor cannot move them).
+#[test]
+fn refused_logon_changes_no_numbers() {
+    let fixt = SessionConfig::new(FixVersion::Fix50Sp2, "RIALTO", "CLIENT1");
+    let mut with_password = cfg();
+    with_password.password = Some("secret".into());
+    struct Case {
+        cfg: SessionConfig,
+        version: FixVersion,
+        sender: &'static str,
+        seq: u64,
+        body: &'static str,
+        text: &'static str,
+        reason: DisconnectReason,
+    }
+    let case = |cfg: &SessionConfig, seq, body, text, reason| Case {
+        cfg: cfg.clone(),
+        version: cfg.version,
+        sender: "CLIENT1",
+        seq,
+        body,
+        text,
+        reason,
+    };
+    let cases = [
+        Case {
+            sender: "INTRUDER",
+            ..case(
+                &cfg(),
+                50,
+                "98=0|108=30|",
+                "unknown SenderCompID/TargetCompID",
+                DisconnectReason::BadCompId,
+            )
+        },
+        Case {
+            version: FixVersion::Fix42,
+            ..case(
+                &cfg(),
+                50,
+                "98=0|108=30|",
+                "wrong BeginString",
+                DisconnectReason::UnsupportedVersion,
+            )
+        },
+        case(
+            &with_password,
+            50,
+            "98=0|108=30|554=guess|",
+            "bad password",
+            DisconnectReason::BadPassword,
+        ),
+        case(
+            &cfg(),
+            50,
+            "98=0|108=301|",
+            "HeartBtInt(108) must be 1..300",
+            DisconnectReason::BadLogon,
+        ),
+        case(
+            &cfg(),
+            49,
+            "98=0|108=30|",
+            "MsgSeqNum too low, expecting 50 but received 49",
+            DisconnectReason::SeqTooLow {
+                expected: 50,
+                received: 49,
+            },
+        ),
+        case(
+            &cfg(),
+            50,
+            "98=0|108=30|141=Y|",
+            "ResetSeqNumFlag(141)=Y requires MsgSeqNum(34)=1",
+            DisconnectReason::BadLogon,
+        ),
+        case(
+            &fixt,
+            50,
+            "98=0|108=30|",
+            "DefaultApplVerID(1137) required",
+            DisconnectReason::BadLogon,
+        ),
+    ];
+    for c in cases {
+        let mut s: Sess = Session::new(c.cfg.clone(), MemoryStore::new(10));
+        s.set_next_in(50);
+        s.set_next_out(70);
+        let mut h = Rec::default();
+        s.send_app(&exec_report(b"KEPT"), T0, &mut h); // 70, stored while away
+        assert!(h.out.is_empty());
+        s.on_connected(T0);
+        let before = s.vars();
+        let mut m = In::new("A", c.seq, c.body);
+        m.version = c.version;
+        m.sender = c.sender;
+        feed(&mut s, m, T0, &mut h);
+        let out = h.take();
+        assert_eq!(out.len(), 1, "{}", c.text);
+        let l = &out[0];
+        assert_eq!(mt(l), "5", "{}", c.text);
+        assert_eq!(f(l, 58).as_deref(), Some(c.text));
+        assert_eq!(f(l, 34).as_deref(), Some("1"), "{}", c.text);
+        assert_eq!(
+            f(l, 8).as_deref(),
+            std::str::from_utf8(c.version.begin_string()).ok()
+        );
+        assert_eq!(f(l, 49).as_deref(), Some("RIALTO"));
+        assert_eq!(f(l, 56).as_deref(), Some(c.sender));
+        assert_eq!(h.events, [SessionEvent::Disconnect(c.reason)], "{}", c.text);
+        assert_eq!(s.state(), SessionState::Disconnected);
+        assert_eq!((s.next_in(), s.next_out()), (50, 71), "{}", c.text);
+        let after = s.vars();
+        assert_eq!(
+            (after.next_in, after.next_out, after.heart_bt_int_s),
+            (before.next_in, before.next_out, before.heart_bt_int_s)
+        );
+        assert_eq!(s.store().len(), 1, "{}: the store is kept", c.text);
+    }
+}
+
+#[test]
+fn logon_with_reset_flag_must_carry_msg_seq_num_one() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
+    s.set_next_in(5);
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 1, "98=0|108=30|141=Y|"), T0, &mut h);
+    assert_eq!(s.state(), SessionState::Active);
+    assert_eq!(h.events, [SessionEvent::LoggedOn { reset: true }]);
+    assert_eq!((s.next_in(), s.next_out()), (2, 2));
+}
+
+/// Replaying a journal: the handler is muted, the session numbers and stores every message
+/// as it did live, but formats and sends nothing. Unmuted, it serves the stored messages.
+#[test]
+fn muted_session_numbers_and_stores_without_sending() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(100));
+    let mut h = Rec {
+        muted: true,
+        ..Rec::default()
+    };
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h); // our Logon: 1
+    assert_eq!(s.state(), SessionState::Active);
+    assert_eq!(h.events, [SessionEvent::LoggedOn { reset: false }]);
+    assert_eq!(s.send_app(&exec_report(b"C2"), T0, &mut h), 2);
+    feed(&mut s, In::new("1", 2, "112=T|"), T0, &mut h); // our Heartbeat: 3
+    feed(&mut s, In::new("D", 3, &nos("A3")), T0, &mut h);
+    assert_eq!(h.app.len(), 1, "delivery is not muted");
+    s.on_tick(T0 + 30 * SEC, &mut h); // our Heartbeat: 4
+    assert_eq!(s.send_app(&exec_report(b"C5"), T0 + 30 * SEC, &mut h), 5);
+    // A gap: the ResendRequest is numbered (6) but not sent.
+    feed(&mut s, In::new("D", 9, &nos("A9")), T0 + 30 * SEC, &mut h);
+    // A ResendRequest from them is not served while muted.
+    h.events.clear();
+    feed(&mut s, In::new("4", 4, "36=10|"), T0 + 30 * SEC, &mut h);
+    feed(&mut s, In::new("2", 10, "7=1|16=0|"), T0 + 30 * SEC, &mut h);
+    assert!(h.events.contains(&SessionEvent::ResendServed {
+        begin: 1,
+        end: 6,
+        resent: 0
+    }));
+    assert!(h.out.is_empty());
+    assert_eq!((s.next_in(), s.next_out()), (11, 7));
+    assert_eq!(s.store().len(), 2, "application messages are stored");
+    // Live again: the stored reports are served; everything else is gap-filled.
+    h.muted = false;
+    let now = T0 + 31 * SEC;
+    let mut rr = In::new("2", 11, "7=1|16=0|");
+    rr.sending_time_ns = now;
+    feed(&mut s, rr, now, &mut h);
+    let out = h.take();
+    let summary: Vec<(String, String, Option<String>)> = out
+        .iter()
+        .map(|m| (mt(m), f(m, 34).unwrap(), f(m, 11).or(f(m, 36))))
+        .collect();
+    let row = |t: &str, seq: &str, v: &str| (t.to_string(), seq.to_string(), Some(v.to_string()));
+    assert_eq!(
+        summary,
+        [
+            row("4", "1", "2"),
+            row("8", "2", "C2"),
+            row("4", "3", "5"),
+            row("8", "5", "C5"),
+            row("4", "6", "7"),
+        ]
+    );
+    assert_eq!(f(&out[1], 122).as_deref(), Some("20231114-22:13:20.000"));
+    assert_eq!(f(&out[3], 122).as_deref(), Some("20231114-22:13:50.000"));
+}
+
+/// A refused Logon during a replay is not formatted either.
+#[test]
+fn muted_refusal_sends_nothing() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec {
+        muted: true,
+        ..Rec::default()
+    };
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.sender = "INTRUDER";
+    feed(&mut s, m, T0, &mut h);
+    assert_eq!(h.disconnected(), Some(DisconnectReason::BadCompId));
+    assert_eq!((s.next_in(), s.next_out()), (1, 1));
+}
+
+/// The header of a typed inbound message from CLIENT1.
+fn hdr(seq: u64) -> InHeader {
+    InHeader {
+        msg_seq_num: seq,
+        sending_time_ns: T0,
+        ..InHeader::default()
+    }
+}
+
+/// The header of a resent (PossDup) typed inbound message.
+fn dup_hdr(seq: u64) -> InHeader {
+    InHeader {
+        poss_dup: true,
+        orig_sending_time_ns: T0 - SEC,
+        ..hdr(seq)
+    }
+}
+
+fn logon_fields() -> Logon {
+    Logon {
+        begin_string: Text::from("FIX.4.4"),
+        sender_comp_id: Text::from("CLIENT1"),
+        target_comp_id: Text::from("RIALTO"),
+        heart_bt_int: Some(30),
+        reset: false,
+        password: None,
+        has_default_appl_ver_id: false,
+    }
+}
+
+fn typed_logon() -> Inbound<&'static str> {
+    Inbound::Logon(Box::new(logon_fields()))
+}
+
+/// The typed path: `on_message` returns the in-sequence application message; messages that
+/// arrived ahead of a gap wait in the queue and `next_queued` hands them out (with their
+/// MsgSeqNum) in order once a gap fill closes the gap, admin messages among them handled on
+/// the way.
+#[test]
+fn next_queued_delivers_messages_kept_behind_a_gap_in_order_after_a_gap_fill() {
+    let mut s: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    assert_eq!(s.on_message(&hdr(1), &typed_logon(), T0, &mut h), None);
+    assert_eq!(s.next_queued(T0, &mut h), None);
+    assert_eq!(
+        s.on_message(&hdr(2), &Inbound::App("order 2"), T0, &mut h),
+        Some(&"order 2")
+    );
+    assert_eq!(s.next_queued(T0, &mut h), None);
+    h.take();
+    // 3 and 4 are lost; 7, 5 and 6 (a TestRequest) arrive out of order.
+    for (seq, m) in [
+        (7, Inbound::App("order 7")),
+        (5, Inbound::App("order 5")),
+        (
+            6,
+            Inbound::TestRequest {
+                test_req_id: Some(Text::from("T6")),
+            },
+        ),
+    ] {
+        assert_eq!(s.on_message(&hdr(seq), &m, T0, &mut h), None);
+        assert_eq!(s.next_queued(T0, &mut h), None);
+    }
+    let queued: Vec<u64> = s.queued().map(|q| q.header.msg_seq_num).collect();
+    assert_eq!(queued, [5, 6, 7]);
+    let out = h.take();
+    assert_eq!(out.len(), 1, "one ResendRequest");
+    assert_eq!((mt(&out[0]), f(&out[0], 7)), ("2".into(), Some("3".into())));
+    // They gap-fill 3..=4.
+    let fill = Inbound::SequenceReset {
+        new_seq: Some(5),
+        gap_fill: true,
+    };
+    assert_eq!(s.on_message(&dup_hdr(3), &fill, T0, &mut h), None);
+    assert_eq!(s.next_in(), 5);
+    assert_eq!(s.next_queued(T0, &mut h), Some((5, "order 5")));
+    assert!(h.out.is_empty(), "6 is not processed before 5 is handled");
+    assert_eq!(s.next_queued(T0, &mut h), Some((7, "order 7")));
+    let out = h.take();
+    assert_eq!(
+        out.len(),
+        1,
+        "the queued TestRequest was answered on the way"
+    );
+    assert_eq!(
+        (mt(&out[0]), f(&out[0], 112)),
+        ("0".into(), Some("T6".into()))
+    );
+    assert_eq!(s.next_queued(T0, &mut h), None);
+    assert_eq!(s.next_in(), 8);
+    assert_eq!(s.queued().count(), 0);
+    // The next gap asks again: the first ResendRequest is no longer outstanding.
+    assert_eq!(
+        s.on_message(&hdr(9), &Inbound::App("order 9"), T0, &mut h),
+        None
+    );
+    let out = h.take();
+    assert_eq!((mt(&out[0]), f(&out[0], 7)), ("2".into(), Some("8".into())));
+}
+
+/// A gap fill past queued messages drops them: the counterparty says those numbers were
+/// admin messages. A queued duplicate is kept once.
+#[test]
+fn gap_fill_past_queued_messages_drops_them() {
+    let mut s: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    s.on_message(&hdr(1), &typed_logon(), T0, &mut h);
+    for seq in [4, 3, 4] {
+        assert_eq!(
+            s.on_message(&hdr(seq), &Inbound::App("x"), T0, &mut h),
+            None
+        );
+    }
+    assert_eq!(s.queued().count(), 2);
+    let fill = Inbound::SequenceReset {
+        new_seq: Some(4),
+        gap_fill: true,
+    };
+    s.on_message(&dup_hdr(2), &fill, T0, &mut h);
+    assert_eq!(s.next_queued(T0, &mut h), Some((4, "x")));
+    assert_eq!(s.next_queued(T0, &mut h), None);
+    assert_eq!((s.next_in(), s.queued().count()), (5, 0));
+}
+
+/// A snapshot (`vars` and the queue) restored into a fresh session gives a session that
+/// behaves exactly as the original from then on.
+#[test]
+fn vars_and_restore_round_trip() {
+    let mut a: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    a.on_connected(T0);
+    a.on_message(&hdr(1), &typed_logon(), T0, &mut h);
+    // A gap outstanding (resend trigger 4, 4 queued) and a TestRequest outstanding.
+    a.on_message(&hdr(4), &Inbound::App("order 4"), T0, &mut h);
+    a.on_tick(T0 + 36 * SEC, &mut h);
+    h.take();
+    h.events.clear();
+    let vars = a.vars();
+    assert_eq!(
+        vars,
+        SessionVars {
+            state: SessionState::Active.code(),
+            next_in: 2,
+            next_out: 4,
+            heart_bt_int_s: 30,
+            connected_at_ns: T0,
+            last_recv_ns: T0,
+            last_sent_ns: T0 + 36 * SEC,
+            test_request_sent_ns: T0 + 36 * SEC,
+            test_request_count: 1,
+            logout_sent_ns: 0,
+            resend_trigger: 4,
+        }
+    );
+    let queue: Vec<_> = a.queued().cloned().collect();
+    let mut b: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    b.restore(&vars, queue.clone()).unwrap();
+    assert_eq!(b.vars(), vars);
+    assert_eq!(b.queued().cloned().collect::<Vec<_>>(), queue);
+    assert_eq!(b.state(), SessionState::Active);
+    // Same inputs, same outputs.
+    let mut hb = Rec::default();
+    let fill = Inbound::SequenceReset {
+        new_seq: Some(4),
+        gap_fill: true,
+    };
+    for (s, h) in [(&mut a, &mut h), (&mut b, &mut hb)] {
+        assert_eq!(s.on_message(&dup_hdr(2), &fill, T0 + 40 * SEC, h), None);
+        assert_eq!(s.next_queued(T0 + 40 * SEC, h), Some((4, "order 4")));
+        assert_eq!(s.next_queued(T0 + 40 * SEC, h), None);
+        s.on_tick(T0 + 70 * SEC, h);
+        s.on_tick(T0 + 80 * SEC, h);
+    }
+    assert_eq!(h.out, hb.out);
+    assert_eq!(h.events, hb.events);
+    assert_eq!(a.vars(), b.vars());
+    // A state code that does not exist is refused.
+    let bad = SessionVars { state: 9, ..vars };
+    assert!(b.restore(&bad, Vec::new()).is_err());
+}
+
+#[test]
+fn sending_time_required_unless_configured_otherwise() {
+    let no_52 = |seq: u64| {
+        let mut b = Vec::new();
+        let body = format!("35=0\x0134={seq}\x0149=CLIENT1\x0156=RIALTO\x01");
+        fix::wrap_body(FixVersion::Fix44, body.as_bytes(), &mut b);
+        b
+    };
+    let (mut s, mut h) = logged_on();
+    feed_bytes(&mut s, &no_52(2), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("1"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("52"));
+    assert_eq!(s.next_in(), 3, "the rejected message's number is consumed");
+    let mut c = cfg();
+    c.require_sending_time = false;
+    let mut s: Sess = Session::new(c, MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(&mut s, In::new("A", 1, "98=0|108=30|"), T0, &mut h);
+    h.take();
+    feed_bytes(&mut s, &no_52(2), T0, &mut h);
+    assert!(h.out.is_empty());
+    assert_eq!(s.next_in(), 3);
+}
+
+/// `logon_refusal` says what a Logon would get without changing the session: the owner asks
+/// it for a second connection naming a session that is logged on elsewhere.
+#[test]
+fn logon_refusal_changes_nothing() {
+    let mut c = cfg();
+    c.password = Some("secret".into());
+    let mut s: Session<MemoryStore, &'static str> = Session::new(c, MemoryStore::new(10));
+    let mut h = Rec::default();
+    let right = Logon {
+        password: Some(Text::from("secret")),
+        ..logon_fields()
+    };
+    s.on_connected(T0);
+    s.on_message(
+        &hdr(1),
+        &Inbound::Logon(Box::new(right.clone())),
+        T0,
+        &mut h,
+    );
+    assert_eq!(s.state(), SessionState::Active);
+    h.take();
+    h.events.clear();
+    let before = s.vars();
+    let wrong = Logon {
+        password: Some(Text::from("guess")),
+        ..logon_fields()
+    };
+    assert_eq!(
+        s.logon_refusal(&hdr(2), &wrong),
+        Some(("bad password".to_string(), DisconnectReason::BadPassword))
+    );
+    assert_eq!(
+        s.logon_refusal(&hdr(1), &right),
+        Some((
+            "MsgSeqNum too low, expecting 2 but received 1".to_string(),
+            DisconnectReason::SeqTooLow {
+                expected: 2,
+                received: 1
+            }
+        ))
+    );
+    let reset_late = Logon {
+        reset: true,
+        ..right.clone()
+    };
+    assert_eq!(
+        s.logon_refusal(&hdr(2), &reset_late).map(|r| r.1),
+        Some(DisconnectReason::BadLogon)
+    );
+    assert_eq!(s.logon_refusal(&hdr(2), &right), None);
+    assert_eq!(s.logon_refusal(&hdr(1), &reset_late).map(|r| r.1), None);
+    assert_eq!(s.vars(), before);
+    assert!(h.out.is_empty() && h.events.is_empty());
 }

@@ -1,8 +1,10 @@
 //! Rialto's journal: a durable, append-only log of opaque records, plus snapshots.
 //!
 //! Role: make every sequenced command durable before its effects are released, and give it
-//! back, in order and verified, at start-up. The server's journal thread appends many records
-//! and commits once per batch (group commit); replay reads them back with [`JournalReader`].
+//! back, in order and verified, at start-up and to followers. The server's event loop appends
+//! many records and commits once per batch (group commit); replay reads them back with
+//! [`JournalReader`]. The server uses it through [`Log`] and [`LogSource`], the seam a
+//! replicated log can implement later.
 //!
 //! Layout on disk (`DIR` is the server's data directory):
 //! - `DIR/journal/<first seq, 20 digits>.seg`: segment files, preallocated to
@@ -37,6 +39,7 @@ mod crc;
 mod error;
 pub mod format;
 mod fuzz;
+mod log;
 pub mod reader;
 pub mod snapshot;
 pub mod tools;
@@ -45,6 +48,7 @@ pub mod writer;
 pub use error::{Corruption, JournalError};
 pub use format::RecordFault;
 pub use fuzz::fuzz_recover;
+pub use log::{JournalDir, Log, LogReader, LogSource};
 pub use reader::{
     list_segments, JournalReader, ReadPosition, Record, SegmentFile, SegmentSummary, TornTail,
 };

@@ -7,10 +7,9 @@
 //! own: the caller sees every message (helpers skip heartbeats when asked).
 //!
 //! Never: used by the server; sleeps as synchronisation (every wait is a socket read with a
-//! deadline).
+//! deadline). The one part of this crate with a socket: the rest is sans-I/O.
 
-use crate::wire::{next_frame, Fields, Frame};
-use fix::{Encoder, FixVersion, Header, TimePrecision};
+use crate::{frame, resync, Decoder, Encoder, FixVersion, Header, Limits, TimePrecision};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -59,7 +58,7 @@ pub struct FixClient {
     enc: Encoder,
     /// The dialect of what it sends (BeginString; FIXT.1.1 Logons carry DefaultApplVerID).
     version: FixVersion,
-    fields: Fields,
+    decoder: Decoder,
 }
 
 fn now_ns() -> u64 {
@@ -87,7 +86,7 @@ impl FixClient {
             rbuf: Vec::with_capacity(1 << 16),
             rpos: 0,
             enc: Encoder::default(),
-            fields: Fields::new(),
+            decoder: Decoder::default(),
             version: FixVersion::Fix44,
         })
     }
@@ -127,7 +126,7 @@ impl FixClient {
     ) -> io::Result<()> {
         let now = now_ns();
         let mut orig = Vec::new();
-        fix::write_utc_timestamp(&mut orig, now, TimePrecision::Millis);
+        crate::write_utc_timestamp(&mut orig, now, TimePrecision::Millis);
         self.enc.begin(msg_type.as_bytes());
         self.enc.header(&Header {
             sender_comp_id: self.sender.as_bytes(),
@@ -203,19 +202,18 @@ impl FixClient {
 
     fn parse_one(&mut self) -> Option<Msg> {
         loop {
-            match next_frame(&self.rbuf[self.rpos..])? {
-                Frame::Garbled { len, .. } => {
+            let rest = &self.rbuf[self.rpos..];
+            match frame(rest, Limits::default().msg_len_max) {
+                Ok(None) => return None,
+                Err(_) => self.rpos += resync(rest).max(1),
+                Ok(Some(len)) => {
+                    let raw: Vec<u8> = rest[..len].to_vec();
                     self.rpos += len;
-                }
-                Frame::Message { len } => {
-                    let raw: Vec<u8> = self.rbuf[self.rpos..self.rpos + len].to_vec();
-                    self.rpos += len;
-                    if self.fields.parse(&raw).is_err() {
+                    let Ok(m) = self.decoder.decode_framed(&raw) else {
                         continue;
-                    }
-                    let fields = self
-                        .fields
-                        .iter(&raw)
+                    };
+                    let fields = m
+                        .fields()
                         .map(|(t, v)| (t, String::from_utf8_lossy(v).into_owned()))
                         .collect();
                     return Some(Msg { raw, fields });

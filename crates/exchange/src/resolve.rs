@@ -8,10 +8,11 @@
 //! into an order with a read or two, and builds its index from the ring once, at the end.
 //!
 //! The decoding thread cannot know everything the applying thread decides: whether an order
-//! was accepted (so its ClOrdID remembered), which session a connection's Logon really bound,
-//! and which live orders keep their ClOrdID beyond the window. So its answers name
-//! *candidates* (every NewOrderSingle, OrderCancelRequest and OrderCancelReplaceRequest on a
-//! connection it saw log on gets the next candidate number), and the applying side, which
+//! was accepted (so its ClOrdID remembered), which originator a connection's logon really
+//! bound, whether the edge passed a request on at all, and which live orders keep their
+//! ClOrdID beyond the window. So its answers name *candidates* (every new order, cancel and
+//! replace on a connection it saw bound gets the next candidate number: the edge says which
+//! records those are, [`Resolvable`]), and the applying side, which
 //! records what became of each candidate (`Resolved::cand_pos`), resolves them exactly:
 //!
 //! - The resolver remembers every key whose newest candidate is among at least the last
@@ -24,7 +25,8 @@
 //!   or no candidate at all -> only an entry kept beyond the window can hold it (the `side`
 //!   table); never remembered -> the candidate before it with the key (a link the applying
 //!   side wrote when it found the candidate not remembered).
-//! - Falling back (a session the resolver got wrong, a hash two ClOrdIDs share, a chain of
+//! - Falling back (an originator the resolver got wrong, a request the edge applied outside
+//!   its own record, a hash two ClOrdIDs share, a chain of
 //!   links too long, a window wider than the resolver's) builds the index from the ring and
 //!   goes on as a replay always did; the outcome is the same either way. A normal journal
 //!   never falls back; the replay's log line says which it did.
@@ -32,8 +34,8 @@
 //! A replay onto a snapshot does none of this (the snapshot's ClOrdIDs are not the
 //! resolver's), nor does the live loop.
 
-use super::{ClEntry, ClHasher, ClHashes, ClIndex, OrderId};
-use crate::record::{ConnId, FixMsg, Input};
+use crate::index::{eq_short, ClEntry, ClHasher, ClHashes, ClIndex};
+use crate::OrderId;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,7 +45,7 @@ use std::sync::Arc;
 /// (`Resolved::marks`).
 const MARK_EVERY: u64 = 1024;
 /// `ClHint::ix` of a record the resolver says nothing about.
-const NO_SESSION: u16 = u16::MAX;
+const NO_ORIGINATOR: u16 = u16::MAX;
 /// An answer: no candidate with this key.
 const ANS_NONE: u64 = u64::MAX;
 /// `cand_pos`: the candidate being applied (so far not remembered). A remembered one's slot
@@ -57,7 +59,7 @@ const HOPS_MAX: usize = 16;
 /// What the resolver knew about one record's ClOrdIDs (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClHint {
-    /// The session the resolver took the record's connection to be bound to; `NO_SESSION`:
+    /// The originator the resolver took the record's connection to be bound to; `NO_ORIGINATOR`:
     /// nothing is said.
     ix: u16,
     /// Whether the record is a candidate (its ClOrdID may be remembered): then its number is
@@ -74,7 +76,7 @@ pub struct ClHint {
 impl Default for ClHint {
     fn default() -> ClHint {
         ClHint {
-            ix: NO_SESSION,
+            ix: NO_ORIGINATOR,
             cand: false,
             base: 0,
             cl: ANS_NONE,
@@ -92,9 +94,9 @@ fn back_of(base: u64, a: u64) -> u64 {
 /// Candidates per generation of the resolver's index (`GenIndex`). The resolver remembers
 /// every key whose newest candidate is among at least the last `GEN_CANDIDATES`; the applying
 /// side checks its window spans no more (`Resolved::published`).
-pub(super) const GEN_CANDIDATES: u64 = 1 << 21;
+pub(crate) const GEN_CANDIDATES: u64 = 1 << 21;
 
-/// The resolver's index: (hash of a (session, ClOrdID)) -> its newest candidate, in two
+/// The resolver's index: (hash of an (originator, ClOrdID)) -> its newest candidate, in two
 /// generations of open-addressing tables, one per `GEN_CANDIDATES` candidates: a key is
 /// written into the current one, looked up in it and then in the previous one, and a table
 /// is emptied (sequentially) when it becomes current again. No entry is ever removed on its
@@ -102,7 +104,7 @@ pub(super) const GEN_CANDIDATES: u64 = 1 << 21;
 ///
 /// A slot is 8 bytes: 40 bits of the hash (the top one always set, so a used slot is never 0)
 /// above the candidate's low 24 bits; the home slot comes from the hash's low bits, so a key is
-/// told apart by 61 bits of its hash. Two ClOrdIDs of a session that agree on those share an
+/// told apart by 61 bits of its hash. Two ClOrdIDs of an originator that agree on those share an
 /// entry; the applying side compares the bytes of every entry an answer leads it to, and falls
 /// back on a mismatch, so such a collision costs a fallback, never a wrong answer (an answer
 /// of "no candidate" is always right: equal ClOrdIDs have equal hashes).
@@ -213,15 +215,36 @@ impl GenIndex {
     }
 }
 
-/// The decoding thread's side: an index of (session, ClOrdID) -> candidates, fed every
-/// record in order. Made by [`super::Exchange::begin_resolving`].
+/// What one record means to the resolver: the edge that wrote the record says it (the
+/// resolver runs on the decoding thread, ahead of the edge's own processing, so these are
+/// guesses the applying side verifies).
+#[derive(Clone, Copy, Debug)]
+pub enum Resolvable<'a> {
+    /// Nothing it tracks.
+    Nothing,
+    /// A new process run: every connection is unbound.
+    Restart,
+    /// Connection `conn` asks to act for `originator` (a logon): bound if it is not yet.
+    Bind { conn: u64, originator: u16 },
+    Unbind { conn: u64 },
+    /// A request whose client order id may be remembered (a new order, cancel or replace),
+    /// with the OrigClOrdID of a cancel or replace.
+    Candidate {
+        conn: u64,
+        cl: &'a [u8],
+        orig: Option<&'a [u8]>,
+    },
+    /// A lookup without remembering (a status request).
+    Lookup { conn: u64, cl: &'a [u8] },
+}
+
+/// The decoding thread's side: an index of (originator, ClOrdID) -> candidates, fed every
+/// record in order. Made by [`crate::Exchange::begin_resolving`].
 pub struct ClResolver {
     index: GenIndex,
     seed: ClHasher,
-    /// Connection -> session, as Logon, Disconnected and Startup records say.
+    /// Connection -> originator, as `Bind`, `Unbind` and `Restart` say.
     conns: ConnMap,
-    /// (SenderCompID, TargetCompID) of each configured session, in configuration order.
-    sessions: Vec<(String, String)>,
     next: u64,
     /// Set by the applying side when it no longer reads hints; read once per batch.
     stop: Arc<AtomicBool>,
@@ -229,28 +252,28 @@ pub struct ClResolver {
 }
 
 impl ClResolver {
-    pub(super) fn new(
-        seed: ClHasher,
-        sessions: Vec<(String, String)>,
-        stop: Arc<AtomicBool>,
-        per_gen: u64,
-    ) -> ClResolver {
+    pub(crate) fn new(seed: ClHasher, stop: Arc<AtomicBool>, per_gen: u64) -> ClResolver {
         ClResolver {
             index: GenIndex::new(per_gen),
             seed,
             conns: ConnMap::default(),
-            sessions,
             next: 0,
             stop,
             gave_up: false,
         }
     }
 
+    /// The seed of the exchange it answers for (its hashes are the ones `apply_prehashed`
+    /// takes).
+    pub fn hasher(&self) -> &ClHasher {
+        &self.seed
+    }
+
     /// `ClIndex::hash` of (`ix`, `cl`), from `pre` = `ClHasher::hash(cl)` if not 0.
     #[inline]
     fn hash(&self, ix: u16, cl: &[u8], pre: u64) -> u64 {
         let h = if pre != 0 { pre } else { self.seed.hash(cl) };
-        ClIndex::with_session(h, ix)
+        ClIndex::with_originator(h, ix)
     }
 
     /// Whether the applying side still reads hints: call once per batch, before `resolve`.
@@ -267,58 +290,50 @@ impl ClResolver {
         }
     }
 
-    /// Starts loading the index slots `resolve` will read for `input` (a few records ahead).
+    /// Starts loading the index slots `resolve` will read for `r` (a few records ahead).
     #[inline]
-    pub fn prefetch(&self, input: &Input, hashes: &ClHashes) {
+    pub fn prefetch(&self, r: Resolvable<'_>, hashes: &ClHashes) {
         if self.gave_up {
             return;
         }
-        let Input::Fix { conn, msg, .. } = input else {
+        let Resolvable::Candidate { conn, cl, orig } = r else {
             return;
         };
-        let Some(&ix) = self.conns.get(conn) else {
+        let Some(&ix) = self.conns.get(&conn) else {
             return;
         };
-        if let Some((cl, orig)) = msg.order_cl_ord_ids() {
-            if let Some(orig) = orig {
-                self.index
-                    .prefetch(self.hash(ix, orig.as_bytes(), hashes.orig));
-            }
-            self.index.prefetch(self.hash(ix, cl.as_bytes(), hashes.cl));
+        if let Some(orig) = orig {
+            self.index.prefetch(self.hash(ix, orig, hashes.orig));
         }
+        self.index.prefetch(self.hash(ix, cl, hashes.cl));
     }
 
-    /// The hint for the next record, `input` (whose ClOrdID hashes are `hashes`, as
-    /// `ClHasher::input_hashes` gives them or 0).
-    pub fn resolve(&mut self, input: &Input, hashes: &ClHashes) -> ClHint {
+    /// The hint for the next record, which means `r` (its ClOrdID hashes are `hashes`, as
+    /// `ClHasher::hash` gives them, or 0).
+    pub fn resolve(&mut self, r: Resolvable<'_>, hashes: &ClHashes) -> ClHint {
         if self.gave_up {
             return ClHint::default();
         }
-        let (conn, msg) = match input {
-            Input::Startup => {
+        let (conn, cl, orig, candidate) = match r {
+            Resolvable::Nothing => return ClHint::default(),
+            Resolvable::Restart => {
                 self.conns.clear();
                 return ClHint::default();
             }
-            Input::Disconnected { conn } => {
-                self.conns.remove(conn);
+            Resolvable::Unbind { conn } => {
+                self.conns.remove(&conn);
                 return ClHint::default();
             }
-            Input::Fix { conn, msg, .. } => (*conn, msg),
-            _ => return ClHint::default(),
-        };
-        if let FixMsg::Logon { sender, target, .. } = msg {
-            // As the exchange: a Logon binds a connection that is not bound yet.
-            if !self.conns.contains_key(&conn) {
-                if let Some(ix) = self
-                    .sessions
-                    .iter()
-                    .position(|(s, t)| s == sender && t == target)
-                {
-                    self.conns.insert(conn, ix as u16);
+            Resolvable::Bind { conn, originator } => {
+                // As the edge: a logon binds a connection that is not bound yet.
+                if !self.conns.contains_key(&conn) {
+                    self.conns.insert(conn, originator);
                 }
+                return ClHint::default();
             }
-            return ClHint::default();
-        }
+            Resolvable::Candidate { conn, cl, orig } => (conn, cl, orig, true),
+            Resolvable::Lookup { conn, cl } => (conn, cl, None, false),
+        };
         let Some(&ix) = self.conns.get(&conn) else {
             return ClHint::default();
         };
@@ -329,19 +344,16 @@ impl ClResolver {
             cl: ANS_NONE,
             orig: ANS_NONE,
         };
-        if let FixMsg::Status { cl_ord_id, .. } = msg {
-            hint.cl = self.answer(self.hash(ix, cl_ord_id.as_bytes(), 0));
+        if !candidate {
+            hint.cl = self.answer(self.hash(ix, cl, 0));
             return hint;
         }
-        let Some((cl, orig)) = msg.order_cl_ord_ids() else {
-            return ClHint::default();
-        };
         // As the exchange looks them up: the OrigClOrdID, then the ClOrdID, which is
         // remembered (if at all) after both.
         if let Some(orig) = orig {
-            hint.orig = self.answer(self.hash(ix, orig.as_bytes(), hashes.orig));
+            hint.orig = self.answer(self.hash(ix, orig, hashes.orig));
         }
-        let h = self.hash(ix, cl.as_bytes(), hashes.cl);
+        let h = self.hash(ix, cl, hashes.cl);
         hint.cl = self.answer(h);
         hint.cand = true;
         self.add(h);
@@ -366,37 +378,37 @@ impl ClResolver {
     }
 }
 
-/// Connection -> session: the server numbers connections from 2 up, so a small id is an
-/// index (`NO_SESSION`: unbound); a large one (a long-lived server) goes to a map.
+/// Connection -> originator: connections are numbered from 1 up, so a small id is an index
+/// (`NO_ORIGINATOR`: unbound); a large one (a long-lived server) goes to a map.
 #[derive(Default)]
 struct ConnMap {
     small: Vec<u16>,
-    large: HashMap<ConnId, u16, BuildHasherDefault<IdHasher>>,
+    large: HashMap<u64, u16, BuildHasherDefault<IdHasher>>,
 }
 
 impl ConnMap {
     const SMALL: u64 = 1 << 16;
 
     #[inline]
-    fn get(&self, conn: &ConnId) -> Option<&u16> {
+    fn get(&self, conn: &u64) -> Option<&u16> {
         if *conn < Self::SMALL {
             self.small
                 .get(*conn as usize)
-                .filter(|&&ix| ix != NO_SESSION)
+                .filter(|&&ix| ix != NO_ORIGINATOR)
         } else {
             self.large.get(conn)
         }
     }
 
-    fn contains_key(&self, conn: &ConnId) -> bool {
+    fn contains_key(&self, conn: &u64) -> bool {
         self.get(conn).is_some()
     }
 
-    fn insert(&mut self, conn: ConnId, ix: u16) {
+    fn insert(&mut self, conn: u64, ix: u16) {
         if conn < Self::SMALL {
             let i = conn as usize;
             if self.small.len() <= i {
-                self.small.resize(i + 1, NO_SESSION);
+                self.small.resize(i + 1, NO_ORIGINATOR);
             }
             self.small[i] = ix;
         } else {
@@ -404,10 +416,10 @@ impl ConnMap {
         }
     }
 
-    fn remove(&mut self, conn: &ConnId) {
+    fn remove(&mut self, conn: &u64) {
         if *conn < Self::SMALL {
             if let Some(ix) = self.small.get_mut(*conn as usize) {
-                *ix = NO_SESSION;
+                *ix = NO_ORIGINATOR;
             }
         } else {
             self.large.remove(conn);
@@ -422,7 +434,7 @@ impl ConnMap {
 
 /// A hasher for keys that are hashes already.
 #[derive(Default)]
-pub(super) struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -441,7 +453,7 @@ impl Hasher for IdHasher {
 /// The applying side's state while it takes its answers from a resolver (`ClIndex::resolved`;
 /// the index table is not kept meanwhile).
 #[derive(Clone)]
-pub(super) struct Resolved {
+pub(crate) struct Resolved {
     /// Candidate number modulo `cap` -> what became of it (`UNPUSHED`, `LINK`).
     cand_pos: Vec<u64>,
     /// The resolver's candidates per generation: `cand_pos` has a slot for each of the newest
@@ -458,7 +470,7 @@ pub(super) struct Resolved {
     pushes: u64,
     marks: VecDeque<(u64, u64)>,
     /// `MARK_EVERY` (smaller in tests).
-    pub(super) mark_every: u64,
+    pub(crate) mark_every: u64,
     /// Tells the resolver to stop.
     stop: Arc<AtomicBool>,
     /// From the marks the front has passed: no entry of a candidate at or before it is in the
@@ -468,12 +480,12 @@ pub(super) struct Resolved {
     /// back at the next lookup.
     broken: bool,
     /// Lookups answered from hints.
-    pub(super) answered: u64,
+    pub(crate) answered: u64,
 }
 
 impl Resolved {
     /// For a resolver of `per_gen` candidates per generation (`GEN_CANDIDATES`).
-    pub(super) fn new(stop: Arc<AtomicBool>, per_gen: u64) -> Resolved {
+    pub(crate) fn new(stop: Arc<AtomicBool>, per_gen: u64) -> Resolved {
         let cand_pos = vec![UNPUSHED; per_gen as usize];
         // Read at random (a cancel's candidate): in 2 MiB pages, faulted in by first use (it
         // is dropped before the replay's populating thread ends, so not in its plan).
@@ -494,7 +506,7 @@ impl Resolved {
     }
 
     /// Tells the resolver to stop (the applying side no longer reads hints).
-    pub(super) fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
     }
 }
@@ -502,7 +514,7 @@ impl Resolved {
 impl ClIndex {
     /// Starts a record with hint `h` (resolving).
     #[inline]
-    pub(super) fn begin_hinted(&mut self, h: &ClHint) {
+    pub(crate) fn begin_hinted(&mut self, h: &ClHint) {
         if let Some(r) = self.resolved.as_deref_mut() {
             r.hint = *h;
             if h.cand {
@@ -514,7 +526,7 @@ impl ClIndex {
     /// Ends the record `begin_hinted` started: a candidate not remembered links to the one
     /// before it with the same key (its ClOrdID's answer).
     #[inline]
-    pub(super) fn end_hinted(&mut self) {
+    pub(crate) fn end_hinted(&mut self) {
         if let Some(r) = self.resolved.as_deref_mut() {
             let h = std::mem::take(&mut r.hint);
             if h.cand {
@@ -533,7 +545,7 @@ impl ClIndex {
     /// Starts loading the `cand_pos` slot that the OrigClOrdID answer of a record a few ahead
     /// will read (a cancel's or replace's).
     #[inline]
-    pub(super) fn prefetch_hinted(&self, h: &ClHint) {
+    pub(crate) fn prefetch_hinted(&self, h: &ClHint) {
         if let Some(r) = self.resolved.as_deref() {
             if h.orig != ANS_NONE {
                 let c = h.base.wrapping_sub(back_of(h.base, h.orig));
@@ -546,7 +558,7 @@ impl ClIndex {
     /// its OrigClOrdID (`orig`) or ClOrdID: `None` if not resolving, or if the answer cannot
     /// be placed (the caller falls back).
     #[inline]
-    pub(super) fn resolve(
+    pub(crate) fn resolve(
         &mut self,
         orig: bool,
         h: u64,
@@ -600,7 +612,7 @@ impl ClIndex {
             if pos >= self.head {
                 // The resolver tells keys apart by hash only: this must be the ClOrdID.
                 let e = &self.ring[(pos - self.head) as usize];
-                if e.session != ix || !super::eq_short(self.cl_of(e), cl) {
+                if e.originator != ix || !eq_short(self.cl_of(e), cl) {
                     return None;
                 }
                 return Some(Some(e.order));
@@ -620,12 +632,12 @@ impl ClIndex {
         }
         let pos = *r.side.get(&h)?;
         let e = self.ring.get(pos.checked_sub(self.head)? as usize)?;
-        (e.session == ix && super::eq_short(self.cl_of(e), cl)).then_some(e.order)
+        (e.originator == ix && eq_short(self.cl_of(e), cl)).then_some(e.order)
     }
 
     /// `push_hashed`'s part while resolving: the entry is at ring position `pos`.
     #[inline]
-    pub(super) fn pushed_hinted(&mut self, pos: u64) {
+    pub(crate) fn pushed_hinted(&mut self, pos: u64) {
         let Some(r) = self.resolved.as_deref_mut() else {
             return;
         };
@@ -645,7 +657,7 @@ impl ClIndex {
     /// `rotate_or_forget`'s part while resolving: entry `e`, which was at ring position `old`,
     /// moved to `new` (kept) or was forgotten (`None`). The front is now `self.head`.
     #[inline]
-    pub(super) fn rotated_hinted(&mut self, e: &ClEntry, old: u64, new: Option<u64>) {
+    pub(crate) fn rotated_hinted(&mut self, e: &ClEntry, old: u64, new: Option<u64>) {
         let head = self.head;
         let Some(r) = self.resolved.as_deref_mut() else {
             return;
@@ -695,7 +707,7 @@ impl ClIndex {
 
     /// Stops resolving: the index table is built from the ring, as if it had been kept all
     /// along. Returns the lookups answered from hints, if it was resolving.
-    pub(super) fn stop_resolving(&mut self) -> Option<u64> {
+    pub(crate) fn stop_resolving(&mut self) -> Option<u64> {
         let r = self.resolved.take()?;
         r.stop();
         self.refill();
@@ -703,319 +715,3 @@ impl ClIndex {
     }
 }
 
-/// Differential check of resolving (tests and the `gateway_resolve` fuzz target).
-pub(crate) mod check {
-    use super::super::{Backing, Exchange, Outbox};
-    use crate::config::Config;
-    use crate::record::{ClOrdId, Echo, FixMsg, Input, NewOrderMsg};
-    use std::sync::Arc;
-    use types::{OrdType, Side, TimeInForce};
-
-    /// Replays `inputs` into a plain exchange and into one that takes its ClOrdID answers
-    /// from a resolver running up to `lag` records ahead (checking for a stop once per run
-    /// ahead, as per batch); every record's output and the final state must be the same.
-    /// Returns how resolving ended.
-    pub(crate) fn compare(
-        inputs: &[Input],
-        cl_max: usize,
-        mark_every: u64,
-        per_gen: u64,
-        lag: usize,
-    ) -> String {
-        static CFG: std::sync::OnceLock<Arc<Config>> = std::sync::OnceLock::new();
-        let cfg = CFG.get_or_init(|| Arc::new(Config::defaults())).clone();
-        // Lazy: the tables fault in as used (a fuzzer makes two exchanges per input).
-        let mut plain = Exchange::with_backing(cfg.clone(), Backing::Lazy);
-        plain.cl_max = cl_max;
-        let mut x = Exchange::with_backing(cfg, Backing::Lazy);
-        x.cl_max = cl_max;
-        let mut r = x
-            .begin_resolving_with(per_gen)
-            .expect("an empty exchange resolves");
-        x.cl.resolved.as_deref_mut().expect("resolving").mark_every = mark_every;
-        let hasher = x.cl_hasher();
-        let (mut a, mut b) = (Outbox::default(), Outbox::default());
-        let mut at = 0;
-        while at < inputs.len() {
-            let end = (at + lag).min(inputs.len());
-            r.check_stop();
-            let hints: Vec<_> = inputs[at..end]
-                .iter()
-                .map(|i| r.resolve(i, &hasher.input_hashes(i)))
-                .collect();
-            for (k, (input, hint)) in inputs[at..end].iter().zip(&hints).enumerate() {
-                let seq = (at + k + 1) as u64;
-                let ts = 1_800_000_000_000_000_000 + seq * 1000;
-                a.clear();
-                b.clear();
-                plain.apply(seq, ts, input, &mut a);
-                x.apply_resolved(seq, ts, input, hasher.input_hashes(input), hint, &mut b);
-                assert_eq!(
-                    String::from_utf8_lossy(&a.buf),
-                    String::from_utf8_lossy(&b.buf),
-                    "record {seq}: {input:?}"
-                );
-            }
-            at = end;
-        }
-        let how = x.end_resolving().expect("resolving was begun");
-        assert_eq!(plain.state_hash(), x.state_hash(), "{how}");
-        assert_eq!(
-            plain.cl.iter().collect::<Vec<_>>(),
-            x.cl.iter().collect::<Vec<_>>()
-        );
-        // The index built at the end answers as the one kept all along.
-        for (s, cl, o) in plain.cl.iter() {
-            assert_eq!(x.cl.get(s, cl), Some(o));
-        }
-        how
-    }
-
-    /// Fuzz body (`fuzz/fuzz_targets/gateway_resolve.rs`): arbitrary bytes as a flow of
-    /// records (six bytes each: logons, disconnects, restarts, orders, cancels, replaces and
-    /// status requests on four connections and three sessions, ClOrdIDs from a pool of 24), a
-    /// window of 8-71 ClOrdIDs and resolver generations of 32-256 candidates; `compare` must
-    /// find every record's output and the final state the same with and without resolving.
-    pub fn fuzz(data: &[u8]) {
-        let Some((&head, data)) = data.split_first() else {
-            return;
-        };
-        let mut seqs = [0u64; 8];
-        let mut inputs = vec![Input::Startup];
-        for c in data.chunks_exact(6) {
-            let (k, a, b, cc, d, e) = (c[0], c[1], c[2], c[3], c[4], c[5]);
-            let conn = 2 + (a % 4) as u64;
-            let mut next_seq = |reset: bool| {
-                let s = &mut seqs[conn as usize];
-                *s = if reset { 1 } else { *s + 1 };
-                *s
-            };
-            let cl = |x: u8| ClOrdId::from(format!("c{}", x % 24).as_str());
-            let input = match k % 16 {
-                0 => Input::Startup,
-                1 => Input::Disconnected { conn },
-                2 => {
-                    let reset = cc & 1 == 1;
-                    let sender = if b % 7 == 6 {
-                        "NOBODY".to_string()
-                    } else {
-                        format!("CLIENT{}", b % 3 + 1)
-                    };
-                    Input::fix44_logon(conn, next_seq(reset), &sender, reset)
-                }
-                15 => Input::Tick,
-                k => {
-                    let price = 995 + (e % 11) as i64;
-                    let msg = match k {
-                        3..=8 => FixMsg::New(NewOrderMsg {
-                            cl_ord_id: cl(b),
-                            symbol: (cc % 2) as u32,
-                            side: if d & 1 == 0 { Side::Buy } else { Side::Sell },
-                            ord_type: if d & 8 == 0 {
-                                OrdType::Limit
-                            } else {
-                                OrdType::Market
-                            },
-                            tif: match (d >> 1) % 4 {
-                                0 => TimeInForce::Day,
-                                1 => TimeInForce::Gtc,
-                                2 => TimeInForce::Ioc,
-                                _ => TimeInForce::Fok,
-                            },
-                            price,
-                            qty: 1 + (e >> 4) as u64,
-                            account: None,
-                            post_only: d & 16 != 0,
-                        }),
-                        9..=11 => FixMsg::Cancel {
-                            cl_ord_id: cl(b),
-                            orig_cl_ord_id: cl(cc),
-                        },
-                        12..=13 => FixMsg::Replace {
-                            cl_ord_id: cl(b),
-                            orig_cl_ord_id: cl(cc),
-                            symbol: (d % 2) as u32,
-                            price,
-                            qty: 1 + (e >> 4) as u64,
-                        },
-                        _ => FixMsg::Status {
-                            cl_ord_id: cl(b),
-                            echo: Echo::from(""),
-                        },
-                    };
-                    Input::Fix {
-                        conn,
-                        seq: next_seq(false),
-                        poss_dup: false,
-                        msg,
-                    }
-                }
-            };
-            inputs.push(input);
-        }
-        let cl_max = 8 + (head % 64) as usize;
-        let per_gen = 32 << (head >> 6 & 3);
-        let mark_every = 1 + (head >> 3 & 7) as u64;
-        compare(
-            &inputs,
-            cl_max,
-            mark_every,
-            per_gen,
-            1 + (head % 29) as usize,
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check::compare;
-    use crate::record::{ClOrdId, Echo, FixMsg, Input, NewOrderMsg};
-    use types::{OrdType, Side, TimeInForce};
-
-    /// `xorshift`'s numbers below a bound.
-    struct Rng<F: FnMut() -> u64>(F);
-    impl<F: FnMut() -> u64> Rng<F> {
-        fn below(&mut self, n: u64) -> u64 {
-            (self.0)() % n
-        }
-    }
-
-    /// A random order-entry flow over `sessions` sessions: logons (and an unknown CompID's),
-    /// disconnects and reconnects, restarts, NewOrderSingles that rest or trade, cancels and
-    /// replaces of live, finished and unknown orders, status requests; ClOrdIDs drawn from a
-    /// pool of `pool` per session, so some repeat (duplicates, reuse of forgotten ones) unless
-    /// `unique`.
-    fn flow(seed: u64, n: usize, sessions: usize, pool: u64, unique: bool) -> Vec<Input> {
-        let mut rng = Rng(super::super::tests::xorshift(seed | 1));
-        let mut out = Vec::with_capacity(n);
-        let mut conn_of: Vec<Option<u64>> = vec![None; sessions];
-        let mut seq = vec![0u64; sessions];
-        let mut next_conn = 1u64;
-        let mut fresh = 0u64;
-        let mut sent: Vec<Vec<String>> = vec![Vec::new(); sessions];
-        out.push(Input::Startup);
-        while out.len() < n {
-            let s = rng.below(sessions as u64) as usize;
-            let Some(conn) = conn_of[s] else {
-                let conn = next_conn;
-                next_conn += 1;
-                conn_of[s] = Some(conn);
-                seq[s] = 1;
-                out.push(Input::fix44_logon(
-                    conn,
-                    1,
-                    &format!("CLIENT{}", s + 1),
-                    true,
-                ));
-                continue;
-            };
-            let r = rng.below(1000);
-            if r < 3 {
-                out.push(Input::Disconnected { conn });
-                conn_of[s] = None;
-                continue;
-            }
-            if r < 4 {
-                // A Logon nobody is configured for, on a connection of its own.
-                out.push(Input::fix44_logon(next_conn, 1, "NOBODY", true));
-                next_conn += 1;
-                continue;
-            }
-            if r < 5 {
-                out.push(Input::Startup);
-                conn_of.iter_mut().for_each(|c| *c = None);
-                continue;
-            }
-            let mut cl = || {
-                if unique {
-                    fresh += 1;
-                    format!("u{fresh}")
-                } else {
-                    format!("c{}", rng.below(pool))
-                }
-            };
-            let new_cl = cl();
-            let old_cl = if sent[s].is_empty() || rng.below(10) == 0 {
-                format!("x{}", rng.below(pool.max(50)))
-            } else {
-                let k = sent[s].len() - 1 - (rng.below(sent[s].len().min(40) as u64) as usize);
-                sent[s][k].clone()
-            };
-            let price = 1000 + rng.below(11) as i64 - 5;
-            let msg = match rng.below(10) {
-                0..=4 => FixMsg::New(NewOrderMsg {
-                    cl_ord_id: ClOrdId::from(new_cl.as_str()),
-                    symbol: rng.below(2) as u32,
-                    side: if rng.below(2) == 0 {
-                        Side::Buy
-                    } else {
-                        Side::Sell
-                    },
-                    ord_type: OrdType::Limit,
-                    tif: if rng.below(3) == 0 {
-                        TimeInForce::Ioc
-                    } else {
-                        TimeInForce::Day
-                    },
-                    price,
-                    qty: 1 + rng.below(5),
-                    account: None,
-                    post_only: false,
-                }),
-                5..=6 => FixMsg::Cancel {
-                    cl_ord_id: ClOrdId::from(new_cl.as_str()),
-                    orig_cl_ord_id: ClOrdId::from(old_cl.as_str()),
-                },
-                7..=8 => FixMsg::Replace {
-                    cl_ord_id: ClOrdId::from(new_cl.as_str()),
-                    orig_cl_ord_id: ClOrdId::from(old_cl.as_str()),
-                    symbol: rng.below(2) as u32,
-                    price,
-                    qty: 1 + rng.below(8),
-                },
-                _ => FixMsg::Status {
-                    cl_ord_id: ClOrdId::from(old_cl.as_str()),
-                    echo: Echo::from(""),
-                },
-            };
-            sent[s].push(new_cl);
-            seq[s] += 1;
-            out.push(Input::Fix {
-                conn,
-                seq: seq[s],
-                poss_dup: false,
-                msg,
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn a_flow_without_repeated_clordids_is_answered_ahead_to_the_end() {
-        for seed in 1..=6 {
-            let inputs = flow(seed, 6_000, 3, 0, true);
-            let how = compare(&inputs, 64, 8, 256, 1 + (seed as usize * 7) % 40);
-            assert!(
-                how.contains("answered on the decoding thread (index built in"),
-                "seed {seed}: {how}"
-            );
-        }
-    }
-
-    #[test]
-    fn repeated_duplicate_and_forgotten_clordids_give_the_same_outcome() {
-        for seed in 1..=24 {
-            let pool = [20, 200, 2_000][seed as usize % 3];
-            let inputs = flow(seed * 7919, 5_000, 1 + seed as usize % 3, pool, false);
-            let per_gen = [128, 256, 1 << 21][seed as usize % 3];
-            let how = compare(
-                &inputs,
-                16 + seed as usize % 50,
-                1 + seed % 9,
-                per_gen,
-                1 + seed as usize % 33,
-            );
-            eprintln!("seed {seed}: {how}");
-        }
-    }
-}

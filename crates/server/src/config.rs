@@ -56,6 +56,14 @@ pub enum Durability {
 }
 
 impl Durability {
+    /// The journal's name for it.
+    pub fn journal(self) -> journal::Durability {
+        match self {
+            Durability::Process => journal::Durability::Process,
+            Durability::Fsync => journal::Durability::Fsync,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Durability::Process => "process",
@@ -165,8 +173,8 @@ pub struct Config {
     pub snapshot_every_commands: u64,
     /// Take a snapshot after this many seconds with new commands (0 = never by time).
     pub snapshot_every_secs: u64,
-    /// Journal a checkpoint of the sessions' outbound sequence numbers (`Input::Checkpoint`)
-    /// every this many records (0 = never). A replay checks each one; the newest lets it
+    /// Journal a checkpoint (`Record::Checkpoint`: the exchange's next ids, the sessions'
+    /// outbound sequence numbers) every this many records (0 = never). A replay checks each one; the newest lets it
     /// skip storing messages the resend store would forget anyway. Default 65,536.
     pub checkpoint_every_records: u64,
     /// Twice the most application messages that may wait (read, not yet applied) in the
@@ -348,6 +356,9 @@ impl Config {
                 firm,
             });
         }
+        if firms.len() > u16::MAX as usize {
+            return err("too many firms");
+        }
         if sessions.len() > u16::MAX as usize {
             return err("too many sessions");
         }
@@ -358,7 +369,7 @@ impl Config {
         let orders_max = file.orders_max.unwrap_or(1 << 20);
         // At most 2^24 (16.7 M resting orders, 2 GiB of order records): the ClOrdID index
         // names ring positions in 25 bits, and its ring holds the window plus about 8/7 of
-        // the live orders (`gateway::exchange::PosTable`).
+        // the live orders (the `exchange` crate's ClOrdID index).
         if !(16..=(1 << 24)).contains(&orders_max) {
             return err("orders_max must be in 16..=16777216");
         }
@@ -395,6 +406,45 @@ impl Config {
 
     pub fn engine_instruments(&self) -> Vec<Instrument> {
         self.instruments.iter().map(|i| i.instrument).collect()
+    }
+
+    /// What the exchange is configured with.
+    pub fn exchange_config(&self) -> exchange::Config {
+        exchange::Config {
+            instruments: self.engine_instruments(),
+            firms: self.firms.iter().map(|f| f.accounts.clone()).collect(),
+            orders_max: self.orders_max,
+        }
+    }
+
+    /// What the FIX edge is configured with.
+    pub fn fix_config(&self) -> fix_gateway::FixConfig {
+        fix_gateway::FixConfig {
+            sessions: self
+                .sessions
+                .iter()
+                .map(|s| fix_gateway::SessionDef {
+                    sender_comp_id: s.sender_comp_id.clone(),
+                    target_comp_id: s.target_comp_id.clone(),
+                    version: fix::FixVersion::from_begin_string(s.begin_string.as_bytes())
+                        .expect("validated when the config was read"),
+                    password: s.password.clone(),
+                    firm: s.firm as u16,
+                })
+                .collect(),
+            instruments: self
+                .instruments
+                .iter()
+                .map(|i| fix_gateway::InstrumentDef {
+                    symbol: i.instrument.symbol,
+                    tick: i.instrument.tick,
+                    price_decimals: i.price_decimals,
+                })
+                .collect(),
+            resend_store_max: self.resend_store_max,
+            heartbeat_min_s: 1,
+            heartbeat_max_s: 3600,
+        }
     }
 }
 

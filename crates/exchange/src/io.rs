@@ -1,0 +1,269 @@
+//! The exchange's inputs and outputs: protocol-neutral order requests in, typed reports out.
+//!
+//! Role: the vocabulary every edge (FIX, and later REST and WebSocket) translates to and from,
+//! and every follower of the journal (market data, the trade store) reads. One reject-reason
+//! enum ([`Reject`]) names every refusal; each edge maps it explicitly to its own codes.
+//!
+//! Never: bytes of any protocol, a clock, anything that depends on the process.
+
+use crate::{ClOrdId, OrderId, OrderRecord, OrderStatus};
+use types::{AccountId, CancelReason, Event, OrdType, Side, SymbolId, TimeInForce};
+
+/// Who sent a request: the originator (a FIX session, an API key: the key of its client
+/// order ids and the owner of the orders it enters) and the firm it trades for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Principal {
+    pub originator: u16,
+    pub firm: u16,
+}
+
+/// A new order as a client asks for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewOrder {
+    pub cl_ord_id: ClOrdId,
+    pub symbol: SymbolId,
+    pub side: Side,
+    pub ord_type: OrdType,
+    pub tif: TimeInForce,
+    /// In the instrument's units; ignored for a market order.
+    pub price: i64,
+    pub qty: u64,
+    /// One of the firm's accounts; `None`: the firm's default account.
+    pub account: Option<AccountId>,
+    /// Rejected rather than trading on arrival.
+    pub post_only: bool,
+}
+
+impl NewOrder {
+    /// A blank order (overwritten field by field when decoded in place).
+    pub const BLANK: NewOrder = NewOrder {
+        cl_ord_id: ClOrdId::EMPTY,
+        symbol: 0,
+        side: Side::Buy,
+        ord_type: OrdType::Limit,
+        tif: TimeInForce::Day,
+        price: 0,
+        qty: 0,
+        account: None,
+        post_only: false,
+    };
+}
+
+/// A new price and total quantity for a live limit order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replace {
+    pub cl_ord_id: ClOrdId,
+    /// The client order id the order has now.
+    pub orig_cl_ord_id: ClOrdId,
+    /// Must be the order's.
+    pub symbol: SymbolId,
+    pub price: i64,
+    /// The new total quantity (filled quantity included).
+    pub qty: u64,
+}
+
+/// The state a checkpoint record says the exchange had before it (the event loop journals
+/// one every so many records): applying it checks the replay has not diverged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The id the next accepted order gets.
+    pub next_order_id: u64,
+    /// The id the next trade gets.
+    pub next_trade_id: u64,
+}
+
+/// One input of the exchange.
+#[derive(Clone, Copy, Debug)]
+pub enum Input<'a> {
+    New {
+        who: Principal,
+        order: &'a NewOrder,
+    },
+    /// Cancel the live order `orig_cl_ord_id` names.
+    Cancel {
+        who: Principal,
+        cl_ord_id: &'a ClOrdId,
+        orig_cl_ord_id: &'a ClOrdId,
+    },
+    Replace {
+        who: Principal,
+        replace: &'a Replace,
+    },
+    /// Cancel every live order of the firm's accounts, optionally only on one symbol and/or
+    /// side.
+    MassCancel {
+        who: Principal,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+    },
+    /// Report the state of the order `cl_ord_id` names.
+    Status {
+        who: Principal,
+        cl_ord_id: &'a ClOrdId,
+    },
+    Checkpoint(&'a Checkpoint),
+}
+
+/// Why a request was refused. Each edge maps it explicitly to its codes (FIX OrdRejReason and
+/// CxlRejReason; later HTTP statuses and JSON error codes) and says `text()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reject {
+    UnknownSymbol,
+    UnknownAccount,
+    /// The originator used the client order id already (for a live order or one of the
+    /// remembered window).
+    DuplicateClOrdId,
+    /// No live order of this originator has that client order id (or it is another
+    /// originator's: no one learns another's orders exist).
+    UnknownOrder,
+    /// Off the tick, not positive, or out of range.
+    InvalidPrice,
+    /// Zero or off the lot.
+    InvalidQty,
+    /// Another field out of range.
+    InvalidField(types::Field),
+    /// The engine refused an order id it had seen (a journal written by another version).
+    DuplicateOrderId,
+    PostOnlyWouldCross,
+    /// A preallocated limit (orders, price levels) is full.
+    CapacityExceeded,
+    /// A replace names another symbol than the order's.
+    ReplaceSymbolDiffers,
+    /// A replace's total quantity is at or below what has filled.
+    ReplaceQtyAtOrBelowFilled,
+    /// Market orders cannot be replaced.
+    ReplaceMarketOrder,
+    /// Shed: the exchange was over its inbound limit.
+    ExchangeBusy,
+}
+
+impl Reject {
+    /// The engine's reason as the exchange reports it.
+    pub fn from_engine(r: types::RejectReason) -> Reject {
+        use types::RejectReason as R;
+        match r {
+            R::DuplicateId => Reject::DuplicateOrderId,
+            R::Invalid(types::Field::Price) => Reject::InvalidPrice,
+            R::Invalid(types::Field::Qty) => Reject::InvalidQty,
+            R::Invalid(types::Field::Symbol) => Reject::UnknownSymbol,
+            R::Invalid(f) => Reject::InvalidField(f),
+            R::UnknownOrder => Reject::UnknownOrder,
+            R::PostOnlyWouldCross => Reject::PostOnlyWouldCross,
+            R::CapacityExceeded => Reject::CapacityExceeded,
+        }
+    }
+
+    /// The reason as a reject's text says it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Reject::UnknownSymbol => "unknown symbol",
+            Reject::UnknownAccount => "unknown account",
+            Reject::DuplicateClOrdId => "duplicate ClOrdID",
+            Reject::UnknownOrder => "unknown order",
+            Reject::InvalidPrice => "invalid price (off the tick or not positive)",
+            Reject::InvalidQty => "invalid quantity (zero or off the lot)",
+            Reject::InvalidField(_) => "invalid field",
+            Reject::DuplicateOrderId => "duplicate order id",
+            Reject::PostOnlyWouldCross => "post-only order would cross",
+            Reject::CapacityExceeded => "exchange capacity exceeded",
+            Reject::ReplaceSymbolDiffers => "symbol differs from the order's",
+            Reject::ReplaceQtyAtOrBelowFilled => "OrderQty at or below the filled quantity",
+            Reject::ReplaceMarketOrder => "market orders cannot be replaced",
+            Reject::ExchangeBusy => "exchange busy",
+        }
+    }
+}
+
+/// What a report says happened to an order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportKind {
+    /// Accepted.
+    New,
+    /// `qty` traded at `price` (the maker's).
+    Fill { price: i64, qty: u64 },
+    /// The rest of the order left the book (`CancelReason::User`: on the owner's request).
+    Canceled(CancelReason),
+    Replaced,
+    /// The answer to a status request.
+    Status,
+}
+
+/// A report about an order, to its owner.
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a> {
+    pub id: OrderId,
+    /// The order after the change.
+    pub order: &'a OrderRecord,
+    /// The report's number within its input: with the input's sequence number, a unique
+    /// execution id.
+    pub n: u32,
+    pub kind: ReportKind,
+    /// The client order id it answers with: the requester's on its own cancel, replace or
+    /// status request, the order's otherwise.
+    pub cl_ord_id: &'a [u8],
+    /// The OrigClOrdID of the requester's own cancel or replace.
+    pub orig_cl_ord_id: Option<&'a [u8]>,
+}
+
+/// What an input caused, in order.
+#[derive(Clone, Copy, Debug)]
+pub enum Output<'a> {
+    Report(&'a Report<'a>),
+    /// A new order refused; nothing was made of it. `n` numbers the answer as a report's.
+    NewRejected {
+        to: u16,
+        order: &'a NewOrder,
+        reason: Reject,
+        n: u32,
+    },
+    /// A cancel or replace refused; `order` is the order it named (id and status), if the
+    /// requester has it.
+    CancelRejected {
+        to: u16,
+        cl_ord_id: &'a ClOrdId,
+        orig_cl_ord_id: &'a ClOrdId,
+        replace: bool,
+        reason: Reject,
+        order: Option<(OrderId, OrderStatus)>,
+    },
+    /// A mass cancel finished, after one `Canceled` report per order it canceled.
+    MassCanceled { to: u16, count: u64 },
+    /// A status request named no order the requester has. `n` numbers the answer as a
+    /// report's.
+    StatusUnknown {
+        to: u16,
+        cl_ord_id: &'a ClOrdId,
+        n: u32,
+    },
+    /// A trade or a price level's change, in the engine's order (only to an `Outputs` whose
+    /// `MARKET_DATA` is true).
+    Market(&'a Event),
+}
+
+/// Where the outputs of an input go: a FIX edge turns them into messages, a follower into
+/// market data or stored trades.
+pub trait Outputs {
+    /// Whether this sink wants `Output::Market`. False: the engine builds no level events for
+    /// it (their work, not only their copy, is saved).
+    const MARKET_DATA: bool = false;
+    /// Called once before each report to `to` is built: true means the sink accounts for the
+    /// report itself and wants nothing of it (a replay of a report it will have forgotten by
+    /// its end); the report is counted all the same.
+    #[inline]
+    fn skip_report(&mut self, _to: u16) -> bool {
+        false
+    }
+    fn output(&mut self, o: &Output<'_>);
+}
+
+/// Outputs thrown away (benchmarks, replicas that only keep state).
+pub struct NoOutputs;
+
+impl Outputs for NoOutputs {
+    #[inline]
+    fn skip_report(&mut self, _to: u16) -> bool {
+        true
+    }
+    #[inline]
+    fn output(&mut self, _o: &Output<'_>) {}
+}

@@ -1,0 +1,1137 @@
+//! Rialto's exchange: the deterministic state machine behind every edge.
+//!
+//! Role: given the next journaled input (a protocol-neutral order request with its principal,
+//! or a checkpoint), with its sequence number and timestamp, update the exchange's state and
+//! say what happened as typed [`Output`]s: reports about orders to their owners, refusals with
+//! a [`Reject`] reason, book changes for market data. It keeps client order id uniqueness per
+//! originator (`ClIndex`), the order records reports are made of (`Orders`), and the matching
+//! engine; it snapshots, restores and hashes all of it, and takes a full replay's ClOrdID
+//! lookups answered ahead (`resolve`).
+//!
+//! Never: bytes of any protocol, a clock (time is the input's timestamp), a socket or a file;
+//! iterates a hash table where the order could reach the output or a snapshot; allocates per
+//! input in steady state.
+//!
+//! Invariants: an order can be canceled or replaced only by the originator that entered it
+//! (others get `UnknownOrder` and nothing changes); a client order id is used at most once per
+//! originator among live orders and the last `CL_ORD_IDS_MAX`; engine order ids are assigned
+//! in input order from 1, so an edge cannot create a duplicate id; the same inputs give the
+//! same outputs and the same state hash.
+#![forbid(unsafe_code)]
+
+mod clordid;
+pub mod codec;
+mod index;
+mod io;
+mod orders;
+mod resolve;
+pub mod snap;
+
+pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
+pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
+pub use io::{
+    Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, Principal, Reject, Replace, Report,
+    ReportKind,
+};
+pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
+pub use resolve::{ClHint, ClResolver, Resolvable};
+
+use engine::{Engine, EngineConfig};
+use index::{ClIndex, CL_ORD_IDS_MAX, ROTATIONS_MAX};
+use orders::{Orders, DONE_ORDERS_MAX};
+use snap::{hash_bytes, SnapReader, SnapWriter};
+use std::sync::Arc;
+use types::{
+    AccountId, CancelReason, Command, Event, EventSink, Instrument, Matcher, OrdType, Side,
+    StpMode, TimeInForce,
+};
+
+pub use types::OrderId;
+
+/// What the exchange is configured with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The instruments, indexed by `SymbolId`.
+    pub instruments: Vec<Instrument>,
+    /// Each firm's accounts; the first is the firm's default.
+    pub firms: Vec<Vec<AccountId>>,
+    /// Live orders the engine holds at most.
+    pub orders_max: usize,
+}
+
+/// Counters the server reports (not part of the replicated state).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub orders: u64,
+    pub reports: u64,
+    pub trades: u64,
+}
+
+/// Collects the engine events of one command. The engine builds a level update only for a
+/// sink that keeps it (`O::MARKET_DATA`), so an order-entry exchange saves their work, not
+/// only their copy. A trade also starts loading its maker's order record while the engine
+/// goes on matching (a resting order's record is usually cold by the time it fills; its
+/// report stalled on it).
+struct OrderEvents<'a, O> {
+    events: &'a mut Vec<Event>,
+    orders: &'a Orders,
+    _out: std::marker::PhantomData<O>,
+}
+
+impl<O: Outputs> EventSink for OrderEvents<'_, O> {
+    const LEVELS: bool = O::MARKET_DATA;
+    #[inline(always)]
+    fn on_event(&mut self, event: &Event) {
+        if let Event::Trade { maker_id, .. } = event {
+            if let Some(s) = self.orders.live.get(*maker_id) {
+                engine::hint::prefetch_all(&self.orders.slab[s as usize]);
+            }
+        }
+        self.events.push(*event);
+    }
+}
+
+/// The request whose events are being turned into outputs.
+struct Ctx<'a> {
+    who: Principal,
+    exec_n: u32,
+    /// The request's client order ids (borrowed from the input: not copied).
+    cl_ord_id: &'a ClOrdId,
+    orig_cl_ord_id: &'a ClOrdId,
+    kind: CtxKind,
+    order: Option<&'a NewOrder>,
+    mass_count: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CtxKind {
+    New,
+    Cancel,
+    Replace,
+    Mass,
+    Status,
+}
+
+pub struct Exchange {
+    cfg: Arc<Config>,
+    engine: Engine,
+    orders: Orders,
+    /// Every remembered client order id in the order it was first used, indexed by
+    /// (originator, ClOrdID); the snapshot stores the list (already in a deterministic order).
+    cl: ClIndex,
+    /// The pages of the large tables still to fault in (`Backing::Background`; empty
+    /// otherwise), taken by [`Exchange::take_populate`].
+    populate: engine::hint::Populate,
+    next_order_id: OrderId,
+    last_seq: u64,
+    /// Reports numbered so far for input `last_seq` (several inputs may share a sequence
+    /// number: an edge's record that delivers messages which waited behind a gap).
+    exec_n: u32,
+    events: Vec<Event>,
+    pub stats: Stats,
+    /// When set, every engine event is also appended here (for `journal dump`).
+    pub event_log: Option<Vec<Event>>,
+    /// ClOrdID hashes of the input being applied, computed ahead (`apply_prehashed`); zero
+    /// (not computed) outside it.
+    pre: ClHashes,
+    /// Since `begin_resolving`: the input at which the exchange stopped taking answers from
+    /// the resolver before the end (`cl_find`), if it did.
+    resolve_fell_back: Option<u64>,
+    /// The first checkpoint this exchange disagreed with (`Input::Checkpoint`).
+    divergence: Option<String>,
+    /// `CL_ORD_IDS_MAX` (smaller in tests).
+    cl_max: usize,
+}
+
+fn engine_config(cfg: &Config) -> EngineConfig {
+    let d = EngineConfig::default();
+    EngineConfig {
+        orders_max: cfg.orders_max,
+        ids_direct: (cfg.orders_max * 4).min(d.ids_direct),
+        ..d
+    }
+}
+
+/// Magic of the exchange's part of a snapshot.
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOX1";
+
+impl Exchange {
+    /// An empty exchange, its large tables `Backing::Resident`.
+    pub fn new(cfg: Arc<Config>) -> Exchange {
+        Self::with_backing(cfg, Backing::Resident)
+    }
+
+    pub fn with_backing(cfg: Arc<Config>, backing: Backing) -> Exchange {
+        let engine = Engine::new(&cfg.instruments, engine_config(&cfg));
+        let mut populate = engine::hint::Populate::default();
+        let cl = ClIndex::new(backing, &mut populate);
+        let orders = Orders::new(backing, &mut populate);
+        Exchange {
+            cfg,
+            engine,
+            orders,
+            cl,
+            populate,
+            next_order_id: 1,
+            last_seq: 0,
+            exec_n: 0,
+            events: Vec::with_capacity(64),
+            stats: Stats::default(),
+            event_log: None,
+            pre: ClHashes::default(),
+            resolve_fell_back: None,
+            divergence: None,
+            cl_max: CL_ORD_IDS_MAX,
+        }
+    }
+
+    /// The plan that faults in the pages of this exchange's large tables, for an exchange
+    /// made with `Backing::Background` (empty otherwise, and on a second call). Run it while
+    /// the exchange is alive, on another thread (recovery does, while it applies records).
+    pub fn take_populate(&mut self) -> engine::hint::Populate {
+        std::mem::take(&mut self.populate)
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.cfg
+    }
+
+    /// Sequence number of the last applied input (0 = none).
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The checkpoint of the current state (`Input::Checkpoint` checks one).
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            next_order_id: self.next_order_id,
+            next_trade_id: self.engine.next_trade_id(),
+        }
+    }
+
+    /// The first checkpoint this exchange's state disagreed with when it was applied: the
+    /// replay diverged from the run that wrote the journal (another build or configuration).
+    pub fn divergence(&self) -> Option<&str> {
+        self.divergence.as_deref()
+    }
+
+    /// Number of live orders.
+    pub fn live_orders(&self) -> usize {
+        self.orders
+            .live_records()
+            .filter(|o| o.is_live())
+            .count()
+    }
+
+    /// The record of order `id`, if remembered (live, or among the last finished).
+    pub fn order(&self, id: OrderId) -> Option<&OrderRecord> {
+        self.orders.get(&id)
+    }
+
+    /// The order `originator` used client order id `cl` for, if remembered.
+    pub fn order_of(&self, originator: u16, cl: &[u8]) -> Option<OrderId> {
+        self.cl.get(originator, cl)
+    }
+
+    /// The hasher whose hashes `apply_prehashed` takes (this exchange's seed: another
+    /// exchange's hashes would not match).
+    pub fn cl_hasher(&self) -> ClHasher {
+        self.cl.seed.clone()
+    }
+
+    /// A hint for a caller that knows the inputs ahead: starts loading the index slots of
+    /// `originator`'s client order id `cl` (and `orig`, a cancel's or replace's), so the
+    /// lookups in `apply` find them in the cache. Changes nothing; skipping it changes nothing.
+    /// `hashes` are their `ClHasher` hashes (zeros: computed here).
+    #[inline]
+    pub fn prefetch(&self, originator: u16, cl: &ClOrdId, orig: Option<&ClOrdId>, hashes: &ClHashes) {
+        if let Some(orig) = orig {
+            self.cl.prefetch(originator, orig.as_bytes(), hashes.orig);
+        }
+        self.cl.prefetch(originator, cl.as_bytes(), hashes.cl);
+    }
+
+    /// The second step of `prefetch`, for the same input a little later (the event loop: after
+    /// the journal commit, before applying the batch): the index slots are in the cache by then,
+    /// so this follows them and starts loading the remembered ClOrdID a cancel or replace will
+    /// compare (random in a ring of up to 1M entries). Changes nothing.
+    #[inline]
+    pub fn prefetch_entries(&self, originator: u16, orig: &ClOrdId, hashes: &ClHashes) {
+        self.cl
+            .prefetch_entries(originator, orig.as_bytes(), hashes.orig);
+    }
+
+    /// For a full replay into this exchange, while it is empty: the resolver that answers its
+    /// ClOrdID lookups ahead, on the decoding thread (`resolve`'s module docs), fed every
+    /// record in order; this exchange then takes its answers through `apply_resolved` until
+    /// `end_resolving`. `None` if the exchange is not empty (a replay onto a snapshot keeps its
+    /// index as the live loop does).
+    pub fn begin_resolving(&mut self) -> Option<ClResolver> {
+        self.begin_resolving_with(resolve::GEN_CANDIDATES)
+    }
+
+    /// `begin_resolving` with a resolver of `per_gen` candidates per generation (a power of
+    /// two; tests use small ones).
+    pub fn begin_resolving_with(&mut self, per_gen: u64) -> Option<ClResolver> {
+        if self.last_seq != 0 || self.cl.len() != 0 || self.cl.resolved.is_some() {
+            return None;
+        }
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        self.cl.resolved = Some(Box::new(resolve::Resolved::new(stop.clone(), per_gen)));
+        Some(ClResolver::new(self.cl.seed.clone(), stop, per_gen))
+    }
+
+    /// Stops taking ClOrdID answers from a resolver (`begin_resolving`) and builds the index
+    /// from the ring. Returns what became of resolving, for the recovery log (`None`: it was
+    /// not begun).
+    pub fn end_resolving(&mut self) -> Option<String> {
+        let t0 = std::time::Instant::now();
+        match (self.cl.stop_resolving(), self.resolve_fell_back.take()) {
+            (Some(n), _) => Some(format!(
+                "{n} ClOrdID lookups answered on the decoding thread (index built in {:.1} ms)",
+                t0.elapsed().as_secs_f64() * 1e3
+            )),
+            (None, Some(seq)) => Some(format!(
+                "ClOrdID lookups answered on the decoding thread until record {seq}, then from the index"
+            )),
+            (None, None) => None,
+        }
+    }
+
+    /// Starts loading what `apply_resolved` will read for `hint`'s record (a few ahead).
+    #[inline]
+    pub fn prefetch_hinted(&self, hint: &ClHint) {
+        self.cl.prefetch_hinted(hint);
+    }
+
+    /// The next report number of record `seq` (for an answer an edge makes itself, so that
+    /// execution ids stay unique within the record).
+    pub fn next_exec_n(&mut self, seq: u64) -> u32 {
+        self.enter(seq);
+        let n = self.exec_n;
+        self.exec_n += 1;
+        n
+    }
+
+    /// Moves to record `seq` (equal: another input of the same record).
+    #[inline]
+    fn enter(&mut self, seq: u64) {
+        assert!(
+            seq >= self.last_seq,
+            "input {seq} applied after {}",
+            self.last_seq
+        );
+        if seq != self.last_seq {
+            self.last_seq = seq;
+            self.exec_n = 0;
+        }
+    }
+
+    /// Applies input `seq` (stamped `ts_ns`), writing what it caused to `out`. Inputs must
+    /// come in sequence order; gaps are allowed (an edge's records that are not exchange
+    /// inputs), and so are several inputs of one record.
+    pub fn apply<O: Outputs>(&mut self, seq: u64, ts_ns: u64, input: &Input<'_>, out: &mut O) {
+        let _ = ts_ns;
+        self.enter(seq);
+        match *input {
+            Input::New { who, order } => self.on_new(who, order, out),
+            Input::Cancel {
+                who,
+                cl_ord_id,
+                orig_cl_ord_id,
+            } => self.on_cancel(who, cl_ord_id, orig_cl_ord_id, None, out),
+            Input::Replace { who, replace } => self.on_cancel(
+                who,
+                &replace.cl_ord_id,
+                &replace.orig_cl_ord_id,
+                Some(replace),
+                out,
+            ),
+            Input::MassCancel { who, symbol, side } => self.on_mass_cancel(who, symbol, side, out),
+            Input::Status { who, cl_ord_id } => self.on_status(who, cl_ord_id, out),
+            Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
+        }
+    }
+
+    /// `apply` with the input's ClOrdID hashes computed ahead: each of `hashes` must be that
+    /// of `self.cl_hasher()` for the input's ClOrdID and OrigClOrdID, or 0 (not computed; then
+    /// computed here). The outcome is exactly that of `apply`.
+    #[inline]
+    pub fn apply_prehashed<O: Outputs>(
+        &mut self,
+        seq: u64,
+        ts_ns: u64,
+        input: &Input<'_>,
+        hashes: ClHashes,
+        out: &mut O,
+    ) {
+        #[cfg(debug_assertions)]
+        self.check_hashes(seq, input, &hashes);
+        self.pre = hashes;
+        self.apply(seq, ts_ns, input, out);
+        self.pre = ClHashes::default();
+    }
+
+    #[cfg(debug_assertions)]
+    fn check_hashes(&self, seq: u64, input: &Input<'_>, hashes: &ClHashes) {
+        let (cl, orig) = match *input {
+            Input::New { order, .. } => (Some(&order.cl_ord_id), None),
+            Input::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+                ..
+            } => (Some(cl_ord_id), Some(orig_cl_ord_id)),
+            Input::Replace { replace, .. } => {
+                (Some(&replace.cl_ord_id), Some(&replace.orig_cl_ord_id))
+            }
+            _ => (None, None),
+        };
+        let ok = |h: u64, c: Option<&ClOrdId>| {
+            h == 0 || c.is_some_and(|c| self.cl.seed.hash(c.as_bytes()) == h)
+        };
+        assert!(
+            ok(hashes.cl, cl) && ok(hashes.orig, orig),
+            "input {seq}: ClOrdID hashes {hashes:?} are not this exchange's"
+        );
+    }
+
+    /// `apply_prehashed` with the resolver's hint for this input (`begin_resolving`). The
+    /// outcome is exactly that of `apply`.
+    #[inline]
+    pub fn apply_resolved<O: Outputs>(
+        &mut self,
+        seq: u64,
+        ts_ns: u64,
+        input: &Input<'_>,
+        hashes: ClHashes,
+        hint: &ClHint,
+        out: &mut O,
+    ) {
+        self.cl.begin_hinted(hint);
+        self.apply_prehashed(seq, ts_ns, input, hashes, out);
+        self.cl.end_hinted();
+    }
+
+    /// A resolved input the edge did not pass on (its session refused it, or kept it behind a
+    /// gap): the resolver's candidate for it is accounted for as not remembered. Call it
+    /// instead of `apply_resolved` for a record whose hint says it is a candidate.
+    pub fn skip_resolved(&mut self, hint: &ClHint) {
+        self.cl.begin_hinted(hint);
+        self.cl.end_hinted();
+    }
+
+    /// Stops taking a resolver's answers from here on (an edge applies a request outside its
+    /// own record: one that waited behind a gap, which the resolver numbered where it was
+    /// journaled). Lookups go to the index, built now from the ring; the outcome is the same.
+    pub fn stop_resolving_here(&mut self) {
+        if self.cl.resolved.is_some() {
+            self.cl.stop_resolving();
+            self.resolve_fell_back = Some(self.last_seq);
+        }
+    }
+
+    /// The order `originator` used `cl` (whose `ClIndex::hash` is `h`) for, if remembered:
+    /// from the input's hint while resolving (`orig`: the OrigClOrdID's answer), else (or if
+    /// the hint cannot say) from the index.
+    #[inline]
+    fn cl_find(&mut self, orig: bool, h: u64, originator: u16, cl: &[u8]) -> Option<OrderId> {
+        if self.cl.resolved.is_some() {
+            match self.cl.resolve(orig, h, originator, cl) {
+                Some(r) => return r,
+                None => {
+                    self.cl.stop_resolving();
+                    self.resolve_fell_back = Some(self.last_seq);
+                }
+            }
+        }
+        self.cl.get_hashed(h, originator, cl)
+    }
+
+    /// Checks checkpoint input `seq` against the state.
+    fn on_checkpoint(&mut self, seq: u64, cp: &Checkpoint) {
+        if self.divergence.is_some() {
+            return;
+        }
+        let now = self.checkpoint();
+        if now != *cp {
+            self.divergence = Some(format!(
+                "journal record {seq}: the exchange would give the next order and trade ids \
+                 {} and {}, but the run that wrote the journal gave {} and {}: this replay \
+                 diverged from that run (another version or configuration)",
+                now.next_order_id, now.next_trade_id, cp.next_order_id, cp.next_trade_id
+            ));
+        }
+    }
+
+    fn firm_account(&self, who: Principal, requested: Option<AccountId>) -> Option<AccountId> {
+        let accounts = self.cfg.firms.get(who.firm as usize)?;
+        match requested {
+            None => accounts.first().copied(),
+            Some(a) if accounts.contains(&a) => Some(a),
+            Some(_) => None,
+        }
+    }
+
+    fn on_new<O: Outputs>(&mut self, who: Principal, n: &NewOrder, out: &mut O) {
+        self.stats.orders += 1;
+        let reject = |this: &mut Exchange, reason: Reject, out: &mut O| {
+            let n_ = this.exec_n;
+            this.exec_n += 1;
+            out.output(&Output::NewRejected {
+                to: who.originator,
+                order: n,
+                reason,
+                n: n_,
+            })
+        };
+        if n.symbol as usize >= self.cfg.instruments.len() {
+            // Only a journal written with a longer instrument list can say this.
+            return reject(self, Reject::UnknownSymbol, out);
+        }
+        let ix = who.originator;
+        let cl_hash = self.cl.hash_pre(ix, n.cl_ord_id.as_bytes(), self.pre.cl);
+        if self
+            .cl_find(false, cl_hash, ix, n.cl_ord_id.as_bytes())
+            .is_some()
+        {
+            return reject(self, Reject::DuplicateClOrdId, out);
+        }
+        let Some(account) = self.firm_account(who, n.account) else {
+            return reject(self, Reject::UnknownAccount, out);
+        };
+        let id = self.next_order_id;
+        self.next_order_id += 1;
+        let cl = &n.cl_ord_id;
+        self.remember_cl_ord_id(cl_hash, ix, cl, id);
+        let price = if n.ord_type == OrdType::Market {
+            0
+        } else {
+            n.price
+        };
+        let cmd = Command::New(types::NewOrder {
+            id,
+            account,
+            symbol: n.symbol,
+            side: n.side,
+            ord_type: n.ord_type,
+            tif: n.tif,
+            price,
+            qty: n.qty,
+            post_only: n.post_only,
+            stp: StpMode::CancelNewest,
+        });
+        // Remember the order's static fields before the engine runs: its events refer to it.
+        self.orders.insert_new_live(id, |o| {
+            o.owner = ix;
+            o.account = account;
+            o.symbol = n.symbol;
+            o.side = n.side;
+            o.ord_type = n.ord_type;
+            o.tif = n.tif;
+            o.price = price;
+            o.cl_ord_id = *cl;
+            o.order_qty = n.qty;
+            o.cum_qty = 0;
+            o.leaves_qty = n.qty;
+            o.notional = 0;
+            o.state = OrderState::Live;
+        });
+        let mut ctx = Ctx {
+            who,
+            exec_n: self.exec_n,
+            cl_ord_id: cl,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
+            kind: CtxKind::New,
+            order: Some(n),
+            mass_count: 0,
+        };
+        self.run(&cmd, &mut ctx, out);
+        self.exec_n = ctx.exec_n;
+    }
+
+    fn on_cancel<O: Outputs>(
+        &mut self,
+        who: Principal,
+        cl_ord_id: &ClOrdId,
+        orig_cl_ord_id: &ClOrdId,
+        replace: Option<&Replace>,
+        out: &mut O,
+    ) {
+        let ix = who.originator;
+        let is_replace = replace.is_some();
+        let reject = |reason: Reject, order: Option<(OrderId, OrderStatus)>, out: &mut O| {
+            out.output(&Output::CancelRejected {
+                to: ix,
+                cl_ord_id,
+                orig_cl_ord_id,
+                replace: is_replace,
+                reason,
+                order,
+            })
+        };
+        let orig_hash = self
+            .cl
+            .hash_pre(ix, orig_cl_ord_id.as_bytes(), self.pre.orig);
+        let found = self.cl_find(true, orig_hash, ix, orig_cl_ord_id.as_bytes());
+        let live = found
+            .and_then(|id| self.orders.live(&id).map(|o| (id, o)))
+            .filter(|(_, o)| o.is_live() && o.owner == ix)
+            .map(|(id, o)| (id, o.status(), o.account, o.symbol, o.cum_qty, o.ord_type));
+        let Some((id, status, account, symbol, cum, ord_type)) = live else {
+            return reject(Reject::UnknownOrder, None, out);
+        };
+        let cl_hash = self.cl.hash_pre(ix, cl_ord_id.as_bytes(), self.pre.cl);
+        if self
+            .cl_find(false, cl_hash, ix, cl_ord_id.as_bytes())
+            .is_some()
+        {
+            return reject(Reject::DuplicateClOrdId, Some((id, status)), out);
+        }
+        let cmd = match replace {
+            None => Command::Cancel {
+                id,
+                account,
+                symbol,
+            },
+            Some(r) => {
+                let reason = if r.symbol != symbol {
+                    Some(Reject::ReplaceSymbolDiffers)
+                } else if r.qty <= cum {
+                    Some(Reject::ReplaceQtyAtOrBelowFilled)
+                } else if ord_type == OrdType::Market {
+                    Some(Reject::ReplaceMarketOrder)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    return reject(reason, Some((id, status)), out);
+                }
+                Command::Replace {
+                    id,
+                    account,
+                    symbol,
+                    price: r.price,
+                    qty: r.qty - cum,
+                }
+            }
+        };
+        self.remember_cl_ord_id(cl_hash, ix, cl_ord_id, id);
+        let mut ctx = Ctx {
+            who,
+            exec_n: self.exec_n,
+            cl_ord_id,
+            orig_cl_ord_id,
+            kind: if is_replace {
+                CtxKind::Replace
+            } else {
+                CtxKind::Cancel
+            },
+            order: None,
+            mass_count: 0,
+        };
+        self.run(&cmd, &mut ctx, out);
+        self.exec_n = ctx.exec_n;
+    }
+
+    fn on_mass_cancel<O: Outputs>(
+        &mut self,
+        who: Principal,
+        symbol: Option<u32>,
+        side: Option<Side>,
+        out: &mut O,
+    ) {
+        let mut ctx = Ctx {
+            who,
+            exec_n: self.exec_n,
+            cl_ord_id: &ClOrdId::EMPTY,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
+            kind: CtxKind::Mass,
+            order: None,
+            mass_count: 0,
+        };
+        // The config is shared: a reference count, not a copy of the account list.
+        let cfg = self.cfg.clone();
+        if let Some(accounts) = cfg.firms.get(who.firm as usize) {
+            for &account in accounts {
+                let cmd = Command::MassCancel {
+                    account,
+                    symbol,
+                    side,
+                };
+                self.run(&cmd, &mut ctx, out);
+            }
+        }
+        self.exec_n = ctx.exec_n;
+        out.output(&Output::MassCanceled {
+            to: who.originator,
+            count: ctx.mass_count,
+        });
+    }
+
+    fn on_status<O: Outputs>(&mut self, who: Principal, cl_ord_id: &ClOrdId, out: &mut O) {
+        let ix = who.originator;
+        let h = self.cl.hash(ix, cl_ord_id.as_bytes());
+        let id = self.cl_find(false, h, ix, cl_ord_id.as_bytes());
+        let Some(id) = id.filter(|id| self.orders.get(id).is_some()) else {
+            let n = self.exec_n;
+            self.exec_n += 1;
+            return out.output(&Output::StatusUnknown { to: ix, cl_ord_id, n });
+        };
+        let mut ctx = Ctx {
+            who,
+            exec_n: self.exec_n,
+            cl_ord_id,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
+            kind: CtxKind::Status,
+            order: None,
+            mass_count: 0,
+        };
+        self.report(&mut ctx, id, ReportKind::Status, out);
+        self.exec_n = ctx.exec_n;
+    }
+
+    /// Applies one engine command and turns its events into outputs.
+    fn run<O: Outputs>(&mut self, cmd: &Command, ctx: &mut Ctx<'_>, out: &mut O) {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        if let Some(log) = &mut self.event_log {
+            self.engine.apply(cmd, &mut events);
+            log.extend_from_slice(&events);
+        } else {
+            let mut sink = OrderEvents::<O> {
+                events: &mut events,
+                orders: &self.orders,
+                _out: std::marker::PhantomData,
+            };
+            self.engine.apply(cmd, &mut sink);
+        }
+        for ev in &events {
+            self.on_event(ev, ctx, out);
+        }
+        self.events = events;
+    }
+
+    fn on_event<O: Outputs>(&mut self, ev: &Event, ctx: &mut Ctx<'_>, out: &mut O) {
+        match *ev {
+            Event::Accepted { id, .. } => self.report(ctx, id, ReportKind::New, out),
+            Event::Rejected { id, reason } => {
+                let reason = Reject::from_engine(reason);
+                match ctx.kind {
+                    CtxKind::New => {
+                        self.orders.remove_live(&id);
+                        if let Some(order) = ctx.order {
+                            let n = ctx.exec_n;
+                            ctx.exec_n += 1;
+                            out.output(&Output::NewRejected {
+                                to: ctx.who.originator,
+                                order,
+                                reason,
+                                n,
+                            });
+                        }
+                    }
+                    CtxKind::Cancel | CtxKind::Replace => {
+                        let status = self.orders.get(&id).map(|o| (id, o.status()));
+                        out.output(&Output::CancelRejected {
+                            to: ctx.who.originator,
+                            cl_ord_id: ctx.cl_ord_id,
+                            orig_cl_ord_id: ctx.orig_cl_ord_id,
+                            replace: ctx.kind == CtxKind::Replace,
+                            reason,
+                            order: status,
+                        });
+                    }
+                    CtxKind::Mass | CtxKind::Status => {}
+                }
+            }
+            Event::Trade {
+                price,
+                qty,
+                maker_id,
+                taker_id,
+                maker_leaves,
+                taker_leaves,
+                ..
+            } => {
+                self.stats.trades += 1;
+                if O::MARKET_DATA {
+                    out.output(&Output::Market(ev));
+                }
+                for (id, leaves) in [(maker_id, maker_leaves), (taker_id, taker_leaves)] {
+                    // Both sides are live orders: one lookup serves the update, the report
+                    // and the retirement.
+                    let Some(slot) = self.orders.slot(id) else {
+                        continue;
+                    };
+                    let o = &mut self.orders.slab[slot as usize];
+                    o.cum_qty += qty;
+                    o.leaves_qty = leaves;
+                    o.notional += price as i128 * qty as i128;
+                    if leaves == 0 {
+                        o.state = OrderState::Filled;
+                    }
+                    self.report_at(ctx, id, slot, ReportKind::Fill { price, qty }, out);
+                    if leaves == 0 {
+                        self.orders.retire(id);
+                    }
+                }
+            }
+            Event::Canceled { id, reason, .. } => {
+                if ctx.kind == CtxKind::Mass {
+                    ctx.mass_count += 1;
+                }
+                let Some(slot) = self.orders.slot(id) else {
+                    return;
+                };
+                let o = &mut self.orders.slab[slot as usize];
+                o.leaves_qty = 0;
+                o.state = OrderState::Canceled;
+                self.report_at(ctx, id, slot, ReportKind::Canceled(reason), out);
+                self.orders.retire(id);
+            }
+            Event::Replaced { id, price, qty, .. } => {
+                let Some(slot) = self.orders.slot(id) else {
+                    return;
+                };
+                let o = &mut self.orders.slab[slot as usize];
+                o.price = price;
+                o.leaves_qty = qty;
+                o.order_qty = o.cum_qty + qty;
+                o.cl_ord_id = *ctx.cl_ord_id;
+                self.report_at(ctx, id, slot, ReportKind::Replaced, out);
+            }
+            Event::Level { .. } => {
+                if O::MARKET_DATA {
+                    out.output(&Output::Market(ev));
+                }
+            }
+            Event::MassCanceled { .. } => {}
+        }
+    }
+
+    /// Remembers that `ix` used `cl_ord_id` (whose `ClIndex::hash` is `hash`) for order `id`,
+    /// forgetting finished orders' ClOrdIDs beyond `CL_ORD_IDS_MAX`.
+    fn remember_cl_ord_id(&mut self, hash: u64, ix: u16, cl_ord_id: &ClOrdId, id: OrderId) {
+        self.cl.push_hashed(hash, ix, cl_ord_id.as_bytes(), id);
+        if self.cl.len() > self.cl_max {
+            self.cl.prefetch_rotation();
+        }
+        // Forget the oldest ClOrdIDs but live orders' current ones, which go to the back (at
+        // most `ROTATIONS_MAX` of them per call).
+        let mut rotations = ROTATIONS_MAX;
+        while self.cl.len() > self.cl_max && rotations > 0 {
+            rotations -= 1;
+            let orders = &self.orders;
+            self.cl.rotate_or_forget(|oid, cl| {
+                orders
+                    .live(&oid)
+                    .is_some_and(|o| o.is_live() && eq_short(o.cl_ord_id.as_bytes(), cl))
+            });
+        }
+    }
+
+    /// A report about order `id` to its owner (nothing if it is not remembered).
+    #[inline]
+    fn report<O: Outputs>(&mut self, ctx: &mut Ctx<'_>, id: OrderId, kind: ReportKind, out: &mut O) {
+        if let Some(slot) = self.orders.slot(id) {
+            self.report_at(ctx, id, slot, kind, out);
+        }
+    }
+
+    /// `report` for order `id`, whose record is at `slot`. Whether the sink wants it is asked
+    /// inline (a bounded replay wants few: no call at all for the rest); the report itself is
+    /// built out of line.
+    #[inline(always)]
+    fn report_at<O: Outputs>(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        id: OrderId,
+        slot: u32,
+        kind: ReportKind,
+        out: &mut O,
+    ) {
+        let owner = self.orders.slab[slot as usize].owner;
+        self.stats.reports += 1;
+        if out.skip_report(owner) {
+            ctx.exec_n += 1;
+            return;
+        }
+        self.report_built(ctx, id, slot, kind, out);
+    }
+
+    #[inline(never)]
+    fn report_built<O: Outputs>(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        id: OrderId,
+        slot: u32,
+        kind: ReportKind,
+        out: &mut O,
+    ) {
+        let o = &self.orders.slab[slot as usize];
+        // The requester's ClOrdID on its own cancel/replace/status; the order's own otherwise.
+        let own_request = o.owner == ctx.who.originator
+            && matches!(
+                ctx.kind,
+                CtxKind::Cancel | CtxKind::Replace | CtxKind::Status
+            )
+            && matches!(
+                kind,
+                ReportKind::Canceled(_) | ReportKind::Replaced | ReportKind::Status
+            );
+        let (cl, orig): (&[u8], Option<&[u8]>) = if own_request {
+            let orig = (!ctx.orig_cl_ord_id.is_empty()).then(|| ctx.orig_cl_ord_id.as_bytes());
+            (ctx.cl_ord_id.as_bytes(), orig)
+        } else {
+            (o.cl_ord_id.as_bytes(), None)
+        };
+        let r = Report {
+            id,
+            order: o,
+            n: ctx.exec_n,
+            kind,
+            cl_ord_id: cl,
+            orig_cl_ord_id: orig,
+        };
+        ctx.exec_n += 1;
+        out.output(&Output::Report(&r));
+    }
+
+    /// Engine hash and the exchange's own, combined: equal exactly when the engine state and
+    /// every ClOrdID and order record are equal.
+    pub fn state_hash(&self) -> u64 {
+        let mut buf = Vec::new();
+        self.snapshot_own(&mut buf);
+        self.combine_hash(&buf)
+    }
+
+    fn combine_hash(&self, own: &[u8]) -> u64 {
+        let g = hash_bytes(own);
+        self.engine.state_hash() ^ g.rotate_left(17).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Appends the full state (the exchange's records, then the engine) to `out`; returns
+    /// the state hash (one pass over the state: the snapshot stall matters).
+    pub fn snapshot_and_hash(&self, out: &mut Vec<u8>) -> u64 {
+        out.extend_from_slice(SNAP_MAGIC);
+        let len_at = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let start = out.len();
+        self.snapshot_own(out);
+        let len = (out.len() - start) as u64;
+        out[len_at..len_at + 8].copy_from_slice(&len.to_le_bytes());
+        let hash = self.combine_hash(&out[start..]);
+        let elen_at = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let estart = out.len();
+        self.engine.snapshot(out);
+        let elen = (out.len() - estart) as u64;
+        out[elen_at..elen_at + 8].copy_from_slice(&elen.to_le_bytes());
+        hash
+    }
+
+    fn snapshot_own(&self, out: &mut Vec<u8>) {
+        // Reserve about what it takes, so a large state is not copied by doubling.
+        let orders = self.orders.live.len + self.orders.done.len();
+        out.reserve(64 + self.cl.len() * 24 + orders * 64);
+        let mut e = SnapWriter(out);
+        e.u64(self.last_seq);
+        e.u64(self.next_order_id);
+        e.u64(self.cfg.instruments.len() as u64);
+        e.u64(self.cl.len() as u64);
+        for (originator, cl, order) in self.cl.iter() {
+            e.u64(originator as u64);
+            e.u64(order);
+            e.bytes(cl);
+        }
+        let orders = self.orders.sorted();
+        e.u64(orders.len() as u64);
+        for (id, o) in orders {
+            e.u64(id);
+            e.u64(o.owner as u64);
+            e.u64(o.account as u64);
+            e.u64(o.symbol as u64);
+            e.u64(side_code(o.side));
+            e.u64(ord_type_code(o.ord_type));
+            e.u64(tif_code(o.tif));
+            e.u64(o.price as u64);
+            e.bytes(o.cl_ord_id.as_bytes());
+            e.u64(o.order_qty);
+            e.u64(o.cum_qty);
+            e.u64(o.leaves_qty);
+            e.bytes(&o.notional.to_le_bytes());
+            e.u64(o.state as u64);
+        }
+        e.u64(self.orders.done.len() as u64);
+        for (id, _) in &self.orders.done {
+            e.u64(*id);
+        }
+    }
+
+    /// Rebuilds an exchange from what `snapshot_and_hash` wrote (with the same
+    /// configuration); returns it and the bytes after its part.
+    pub fn restore(
+        cfg: Arc<Config>,
+        bytes: &[u8],
+        backing: Backing,
+    ) -> Result<(Exchange, &[u8]), String> {
+        let mut x = Exchange::with_backing(cfg, backing);
+        let mut r = SnapReader(bytes);
+        if r.take(SNAP_MAGIC.len())? != SNAP_MAGIC {
+            return Err("snapshot: not an exchange state of this version".into());
+        }
+        let len = r.fixed_u64()?;
+        if len > r.0.len() as u64 {
+            return Err("snapshot: truncated".into());
+        }
+        let own = r.take(len as usize)?;
+        let elen = r.fixed_u64()?;
+        if elen > r.0.len() as u64 {
+            return Err("snapshot: truncated".into());
+        }
+        let engine_bytes = r.take(elen as usize)?;
+        let rest = r.0;
+        x.engine = Engine::restore(engine_bytes).map_err(|e| format!("snapshot: engine: {e:?}"))?;
+        x.restore_own(own)?;
+        Ok((x, rest))
+    }
+
+    fn restore_own(&mut self, own: &[u8]) -> Result<(), String> {
+        let mut r = SnapReader(own);
+        self.last_seq = r.u64()?;
+        self.next_order_id = r.u64()?;
+        if r.u64()? != self.cfg.instruments.len() as u64 {
+            return Err("snapshot: instrument count differs from the config".into());
+        }
+        for _ in 0..r.count()? {
+            let originator = u16::try_from(r.u64()?).map_err(|_| "snapshot: bad originator")?;
+            let id = r.u64()?;
+            let cl = ClOrdId::from_bytes(r.bytes()?)
+                .ok_or_else(|| "snapshot: ClOrdID not UTF-8 or too long".to_string())?;
+            if self.cl.get(originator, cl.as_bytes()).is_some() {
+                return Err("snapshot: ClOrdID remembered twice".into());
+            }
+            self.cl.push(originator, cl.as_bytes(), id);
+        }
+        for _ in 0..r.count()? {
+            let id = r.u64()?;
+            let owner = u16::try_from(r.u64()?).map_err(|_| "snapshot: bad owner")?;
+            let account = u32::try_from(r.u64()?).map_err(|_| "snapshot: bad account")?;
+            let symbol = u32::try_from(r.u64()?).map_err(|_| "snapshot: bad symbol")?;
+            let side = match r.u64()? {
+                1 => Side::Buy,
+                2 => Side::Sell,
+                _ => return Err("snapshot: bad side".into()),
+            };
+            let ord_type = match r.u64()? {
+                1 => OrdType::Limit,
+                2 => OrdType::Market,
+                _ => return Err("snapshot: bad order type".into()),
+            };
+            let tif = match r.u64()? {
+                0 => TimeInForce::Day,
+                1 => TimeInForce::Gtc,
+                3 => TimeInForce::Ioc,
+                4 => TimeInForce::Fok,
+                _ => return Err("snapshot: bad time in force".into()),
+            };
+            let price = r.u64()? as i64;
+            let cl_ord_id = ClOrdId::from_bytes(r.bytes()?)
+                .ok_or_else(|| "snapshot: ClOrdID not UTF-8 or too long".to_string())?;
+            let order_qty = r.u64()?;
+            let cum_qty = r.u64()?;
+            let leaves_qty = r.u64()?;
+            let notional = i128::from_le_bytes(
+                r.bytes()?
+                    .try_into()
+                    .map_err(|_| "snapshot: bad notional".to_string())?,
+            );
+            let state = match r.u64()? {
+                0 => OrderState::Live,
+                1 => OrderState::Filled,
+                2 => OrderState::Canceled,
+                _ => return Err("snapshot: bad order state".into()),
+            };
+            self.orders.insert_live(
+                id,
+                OrderRecord {
+                    owner,
+                    account,
+                    symbol,
+                    side,
+                    ord_type,
+                    tif,
+                    price,
+                    cl_ord_id,
+                    order_qty,
+                    cum_qty,
+                    leaves_qty,
+                    notional,
+                    state,
+                },
+            );
+        }
+        for _ in 0..r.count()? {
+            let id = r.u64()?;
+            if self.orders.done.len() == DONE_ORDERS_MAX {
+                return Err("snapshot: more finished orders than remembered".into());
+            }
+            if !self.orders.push_done(id) {
+                return Err(format!(
+                    "snapshot: finished order {id} is not among the orders"
+                ));
+            }
+        }
+        if !r.0.is_empty() {
+            return Err("snapshot: trailing bytes in the exchange state".into());
+        }
+        Ok(())
+    }
+
+    /// A smaller window of remembered ClOrdIDs (tests exercise its turnover).
+    #[doc(hidden)]
+    pub fn set_cl_window(&mut self, n: usize) {
+        self.cl_max = n;
+    }
+
+    /// How many client order ids the index holds (tests).
+    #[doc(hidden)]
+    pub fn cl_len(&self) -> usize {
+        self.cl.len()
+    }
+}
+
+fn side_code(s: Side) -> u64 {
+    match s {
+        Side::Buy => 1,
+        Side::Sell => 2,
+    }
+}
+
+fn ord_type_code(t: OrdType) -> u64 {
+    match t {
+        OrdType::Limit => 1,
+        OrdType::Market => 2,
+    }
+}
+
+fn tif_code(t: TimeInForce) -> u64 {
+    match t {
+        TimeInForce::Day => 0,
+        TimeInForce::Gtc => 1,
+        TimeInForce::Ioc => 3,
+        TimeInForce::Fok => 4,
+    }
+}
+
+/// The cancel reason a report's text names (`None`: the owner's own cancel).
+pub fn cancel_text(r: CancelReason) -> Option<&'static str> {
+    match r {
+        CancelReason::User => None,
+        r => Some(r.as_str()),
+    }
+}

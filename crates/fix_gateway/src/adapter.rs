@@ -1,0 +1,321 @@
+//! FixAdapter: one framed FIX message -> one `FixInput` for the sequencer.
+//!
+//! Role: read what the edge needs of a message with the `fix` crate's readers (the header as
+//! the session needs it, the admin message, or the application message with its prices
+//! converted exactly to the instrument's units), and turn anything malformed into an input
+//! that asks for the right reject (session Reject, BusinessMessageReject, ExecutionReport
+//! reject or OrderCancelReject) with a specific reason. Runs on the event loop, before the
+//! journal.
+//!
+//! Never: keeps state beyond what the connection's Logon said (to check later headers), or
+//! decides anything that depends on exchange or session state (sequence numbers, ClOrdIDs,
+//! orders): those are decided after the message is journaled. Never panics on any input.
+
+use crate::config::FixConfig;
+use crate::record::{AppMsg, Busy, ConnId, FixInput, Invalid, InvalidKind};
+use exchange::{ClOrdId, NewOrder, Reject, Replace};
+use fix::app::{
+    self, Echo, InstrumentRef, Instruments, NewOrderSingle, OrderCancelReplaceRequest,
+    OrderCancelRequest, OrderMassCancelRequest, OrderStatusRequest, Refusal,
+};
+use fix::{
+    malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, InHeader, Inbound,
+    Malformed, Message, SessionRejectReason, Text,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Static lookups built once from the config.
+pub struct FixAdapter {
+    cfg: Arc<FixConfig>,
+    /// Symbol -> instrument index, looked up for every order (foldhash: the keys come from the
+    /// config, so a client's strings cannot lengthen a chain).
+    symbols: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+}
+
+/// What a connection's first Logon said, to check the headers of its later messages.
+#[derive(Default, Clone, Debug)]
+pub struct ConnIds {
+    pub begin_string: Text,
+    pub sender: Text,
+    pub target: Text,
+}
+
+impl Instruments for FixAdapter {
+    #[inline]
+    fn find(&self, symbol: &[u8]) -> Option<InstrumentRef> {
+        let &id = self.symbols.get(symbol)?;
+        let d = &self.cfg.instruments[id as usize];
+        Some(InstrumentRef {
+            id,
+            decimals: d.price_decimals,
+            tick: d.tick,
+        })
+    }
+}
+
+impl FixAdapter {
+    pub fn new(cfg: Arc<FixConfig>) -> FixAdapter {
+        let symbols = cfg
+            .instruments
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.symbol.as_str().as_bytes().into(), i as u32))
+            .collect();
+        FixAdapter { cfg, symbols }
+    }
+
+    pub fn config(&self) -> &Arc<FixConfig> {
+        &self.cfg
+    }
+
+    /// Converts one framed message (`frame`, as `fix::frame` delimited it) from connection
+    /// `conn`. `None`: garbled (its fields do not split, and it has no MsgSeqNum to account
+    /// for): ignored, as the FIX session layer requires.
+    pub fn to_input(
+        &self,
+        conn: ConnId,
+        ids: &mut Option<ConnIds>,
+        decoder: &mut Decoder,
+        frame: &[u8],
+    ) -> Option<FixInput> {
+        let m = match decoder.decode_framed(frame) {
+            Ok(m) => m,
+            Err(e) => {
+                let (reason, ref_tag) = malformed_reason(e)?;
+                let seq = scan_msg_seq_num(frame)?;
+                let text = fix::session::reason_text(reason);
+                return Some(FixInput {
+                    conn,
+                    header: InHeader {
+                        msg_seq_num: seq,
+                        ..InHeader::default()
+                    },
+                    msg: Inbound::Malformed(Box::new(Malformed {
+                        reason,
+                        ref_tag,
+                        msg_type: Text::EMPTY,
+                        text: Text::new(text),
+                    })),
+                });
+            }
+        };
+        if m.msg_type() == b"A" && ids.is_none() {
+            *ids = Some(ConnIds {
+                begin_string: Text::new(m.begin_string()),
+                sender: Text::new(m.get(tags::SENDER_COMP_ID).unwrap_or(b"")),
+                target: Text::new(m.get(tags::TARGET_COMP_ID).unwrap_or(b"")),
+            });
+        }
+        let expect = ids
+            .as_ref()
+            .map(|i| (i.begin_string.as_bytes(), i.sender.as_bytes(), i.target.as_bytes()));
+        let (header, msg) = read_inbound(&m, expect, |m| self.app(m));
+        let msg = match msg {
+            Inbound::App(Err(malformed)) => Inbound::Malformed(malformed),
+            Inbound::App(Ok(a)) => Inbound::App(a),
+            Inbound::Logon(l) => Inbound::Logon(l),
+            Inbound::Heartbeat { test_req_id } => Inbound::Heartbeat { test_req_id },
+            Inbound::TestRequest { test_req_id } => Inbound::TestRequest { test_req_id },
+            Inbound::ResendRequest { begin, end } => Inbound::ResendRequest { begin, end },
+            Inbound::SequenceReset { new_seq, gap_fill } => {
+                Inbound::SequenceReset { new_seq, gap_fill }
+            }
+            Inbound::Logout { text } => Inbound::Logout { text },
+            Inbound::Reject { ref_seq_num } => Inbound::Reject { ref_seq_num },
+            Inbound::Malformed(x) => Inbound::Malformed(x),
+        };
+        Some(FixInput { conn, header, msg })
+    }
+
+    /// An application message: read, or refused with the reject it deserves.
+    fn app(&self, m: &Message<'_>) -> Result<AppMsg, Box<Malformed>> {
+        let msg_type = m.msg_type();
+        let refused = |r: Refusal, kind: InvalidKind| refusal(m, r, kind);
+        Ok(match msg_type {
+            b"D" => match NewOrderSingle::read(m, self) {
+                Ok(n) => AppMsg::New(NewOrder {
+                    cl_ord_id: cl(n.cl_ord_id),
+                    symbol: n.symbol.id,
+                    side: n.side,
+                    ord_type: n.ord_type,
+                    tif: n.time_in_force,
+                    price: n.price,
+                    qty: n.order_qty,
+                    account: n.account,
+                    post_only: n.post_only,
+                }),
+                Err(r) => refused(r, InvalidKind::Order)?,
+            },
+            b"F" => match OrderCancelRequest::read(m) {
+                Ok(c) => AppMsg::Cancel {
+                    cl_ord_id: cl(c.cl_ord_id),
+                    orig_cl_ord_id: cl(c.orig_cl_ord_id),
+                },
+                Err(r) => refused(r, InvalidKind::CancelReject { replace: false })?,
+            },
+            b"G" => match OrderCancelReplaceRequest::read(m, self) {
+                Ok(r) => AppMsg::Replace(Replace {
+                    cl_ord_id: cl(r.cl_ord_id),
+                    orig_cl_ord_id: cl(r.orig_cl_ord_id),
+                    symbol: r.symbol.id,
+                    price: r.price,
+                    qty: r.order_qty,
+                }),
+                Err(r) => refused(r, InvalidKind::CancelReject { replace: true })?,
+            },
+            b"q" if m.begin_string() == b"FIX.4.2" => unsupported(m),
+            b"q" => match OrderMassCancelRequest::read(m, self) {
+                Ok(q) => AppMsg::MassCancel {
+                    cl_ord_id: cl(q.cl_ord_id),
+                    request_type: q.request_type,
+                    symbol: q.symbol,
+                    side: q.side,
+                },
+                Err(r) => refused(r, InvalidKind::Business { unsupported: false })?,
+            },
+            b"H" => match OrderStatusRequest::read(m) {
+                Ok(s) => AppMsg::Status {
+                    cl_ord_id: cl(s.cl_ord_id),
+                    echo: Echo::of(m),
+                },
+                Err(r) => refused(r, InvalidKind::Business { unsupported: false })?,
+            },
+            _ => unsupported(m),
+        })
+    }
+
+    /// What the server queues instead of an application message it sheds (over its inbound
+    /// limit): a small `Busy` input, answered "exchange busy" with the client's ClOrdID.
+    /// Session-level messages are never shed.
+    pub fn shed(&self, input: FixInput) -> FixInput {
+        let FixInput { conn, header, msg } = input;
+        let busy = |msg_type, cl_ord_id, orig_cl_ord_id, echo| Busy {
+            msg_type,
+            cl_ord_id,
+            orig_cl_ord_id,
+            echo,
+        };
+        let b = match &msg {
+            Inbound::App(AppMsg::New(n)) => busy(b'D', n.cl_ord_id, ClOrdId::EMPTY, self.echo(n)),
+            Inbound::App(AppMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            }) => busy(b'F', *cl_ord_id, *orig_cl_ord_id, Echo::EMPTY),
+            Inbound::App(AppMsg::Replace(r)) => {
+                busy(b'G', r.cl_ord_id, r.orig_cl_ord_id, Echo::EMPTY)
+            }
+            Inbound::App(AppMsg::MassCancel { cl_ord_id, .. }) => {
+                busy(b'q', *cl_ord_id, ClOrdId::EMPTY, Echo::EMPTY)
+            }
+            Inbound::App(AppMsg::Status { cl_ord_id, .. }) => {
+                busy(b'H', *cl_ord_id, ClOrdId::EMPTY, Echo::EMPTY)
+            }
+            _ => return FixInput { conn, header, msg },
+        };
+        FixInput {
+            conn,
+            header,
+            msg: Inbound::App(AppMsg::Busy(Box::new(b))),
+        }
+    }
+
+    /// The fields a reject of new order `n` echoes: Symbol, Side, OrderQty, OrdType and (for
+    /// a limit order) Price, from the order as read.
+    pub fn echo(&self, n: &NewOrder) -> Echo {
+        echo_of(&self.cfg, n)
+    }
+}
+
+/// See [`FixAdapter::echo`].
+pub fn echo_of(cfg: &FixConfig, n: &NewOrder) -> Echo {
+    let mut e = Echo::EMPTY;
+    let Some(inst) = cfg.instruments.get(n.symbol as usize) else {
+        return e;
+    };
+    let mut v = Vec::with_capacity(24);
+    e.push_field(b"55=", inst.symbol.as_str().as_bytes());
+    e.push_field(b"54=", &[app::side_code(n.side)]);
+    fix::write_u64(&mut v, n.qty);
+    e.push_field(b"38=", &v);
+    e.push_field(b"40=", &[app::ord_type_code(n.ord_type)]);
+    if n.ord_type == types::OrdType::Limit {
+        v.clear();
+        fix::write_units(&mut v, n.price, inst.price_decimals);
+        e.push_field(b"44=", &v);
+    }
+    e
+}
+
+/// A client order id the reader accepted (at most 64 bytes of UTF-8).
+#[inline]
+fn cl(b: &[u8]) -> ClOrdId {
+    ClOrdId::from_bytes(b).unwrap_or(ClOrdId::EMPTY)
+}
+
+/// A ClOrdID field for a reject, as sent (lossy UTF-8), cut to 64 bytes.
+fn cl_text(m: &Message<'_>, tag: u32) -> ClOrdId {
+    ClOrdId::truncated(&String::from_utf8_lossy(m.get(tag).unwrap_or(b"")))
+}
+
+/// `s` cut to 64 bytes at a character boundary.
+fn truncate(s: &str) -> String {
+    let mut end = s.len().min(64);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+fn unsupported(m: &Message<'_>) -> AppMsg {
+    let t = String::from_utf8_lossy(m.msg_type());
+    AppMsg::Invalid(Box::new(Invalid {
+        kind: InvalidKind::Business { unsupported: true },
+        msg_type: Text::new(m.msg_type()),
+        reject: Reject::InvalidField(types::Field::Id),
+        reason: format!("unsupported message type {}", truncate(&t)),
+        cl_ord_id: cl_text(m, tags::CL_ORD_ID),
+        orig_cl_ord_id: ClOrdId::EMPTY,
+        echo: Echo::EMPTY,
+    }))
+}
+
+/// A reader's refusal as the input that answers it: a session Reject when the ClOrdID is
+/// unusable, else a reject of `kind`.
+fn refusal(m: &Message<'_>, r: Refusal, kind: InvalidKind) -> Result<AppMsg, Box<Malformed>> {
+    if r.is_session_level() {
+        let reason = if r.text.starts_with("missing") {
+            SessionRejectReason::RequiredTagMissing
+        } else if r.text.contains("longer") {
+            SessionRejectReason::ValueIncorrect
+        } else {
+            SessionRejectReason::IncorrectDataFormat
+        };
+        return Err(Box::new(Malformed {
+            reason,
+            ref_tag: Some(r.tag),
+            msg_type: Text::new(m.msg_type()),
+            text: Text::new(r.text.as_bytes()),
+        }));
+    }
+    let reject = match r.tag {
+        tags::SYMBOL => Reject::UnknownSymbol,
+        tags::PRICE => Reject::InvalidPrice,
+        tags::ORDER_QTY => Reject::InvalidQty,
+        tags::SIDE => Reject::InvalidField(types::Field::Side),
+        tags::ORD_TYPE => Reject::InvalidField(types::Field::OrdType),
+        tags::TIME_IN_FORCE => Reject::InvalidField(types::Field::Tif),
+        tags::ACCOUNT => Reject::InvalidField(types::Field::Account),
+        tags::ORIG_CL_ORD_ID => Reject::UnknownOrder,
+        _ => Reject::InvalidField(types::Field::Id),
+    };
+    Ok(AppMsg::Invalid(Box::new(Invalid {
+        kind,
+        msg_type: Text::new(m.msg_type()),
+        reject,
+        reason: r.text,
+        cl_ord_id: cl_text(m, tags::CL_ORD_ID),
+        orig_cl_ord_id: cl_text(m, tags::ORIG_CL_ORD_ID),
+        echo: Echo::of(m),
+    })))
+}

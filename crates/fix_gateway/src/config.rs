@@ -1,0 +1,65 @@
+//! What the FIX edge is configured with: the sessions it accepts and what it needs of the
+//! instruments to read and write prices.
+
+use fix::FixVersion;
+use types::Symbol;
+
+/// One FIX session the edge accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionDef {
+    /// The counterparty's SenderCompID (49).
+    pub sender_comp_id: String,
+    /// Ours (the counterparty's TargetCompID, 56).
+    pub target_comp_id: String,
+    pub version: FixVersion,
+    /// If set, its Logon must carry this Password (554).
+    pub password: Option<String>,
+    /// The firm it trades for (an index into the exchange's firms).
+    pub firm: u16,
+}
+
+/// An instrument as FIX shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstrumentDef {
+    pub symbol: Symbol,
+    /// Tick in price units.
+    pub tick: i64,
+    /// Decimals of a price unit (a tick of 0.01 and price units of 0.01: 2).
+    pub price_decimals: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixConfig {
+    pub sessions: Vec<SessionDef>,
+    pub instruments: Vec<InstrumentDef>,
+    /// Application messages each session keeps for ResendRequest (older ones are
+    /// gap-filled).
+    pub resend_store_max: usize,
+    /// The accepted HeartBtInt (108) range, in seconds.
+    pub heartbeat_min_s: u64,
+    pub heartbeat_max_s: u64,
+}
+
+impl FixConfig {
+    /// The session `(sender, target)` names, if configured.
+    pub fn find_session(&self, sender: &[u8], target: &[u8]) -> Option<usize> {
+        self.sessions.iter().position(|d| {
+            d.sender_comp_id.as_bytes() == sender && d.target_comp_id.as_bytes() == target
+        })
+    }
+
+    /// A stable 64-bit hash (FNV-1a) of a session's SenderCompID and TargetCompID, as the
+    /// client sends them: how a checkpoint names a session.
+    pub fn comp_ids_hash(sender: &str, target: &str) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for &b in sender
+            .as_bytes()
+            .iter()
+            .chain(&[1u8])
+            .chain(target.as_bytes())
+        {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    }
+}

@@ -1,0 +1,776 @@
+//! The event loop (`rialto` thread): all sockets, the sequencer, the journal's group commit,
+//! the state machine, the writes, on one thread, one batch per iteration.
+//!
+//! Each iteration, four named steps: `epoll_wait` (parks until a socket, the 1 s timer or the
+//! stop waker fires; with `idle = "spin"` it polls with a zero timeout instead) -> accept new
+//! connections -> read every readable connection (one read of at most 64 KiB per connection
+//! per iteration, for fairness) -> frame (`fix::frame`) + `FixAdapter::to_input` into the
+//! iteration's batch -> **sequence** (next journal sequence number each, one timestamp per
+//! batch) -> **journal** (append all, ONE `commit`: group commit; `process` = after write(2)
+//! returned, `fsync` = after fdatasync) -> **apply** (`Node::apply` each record, in journal
+//! order) -> **publish** (the batch's `Outbox` is copied to the connections' write buffers
+//! and each touched connection gets one write(2); what the socket does not take stays buffered
+//! with WRITABLE interest). Why one thread: on a 2-core machine shared with the load
+//! generator each thread hand-off costs a wake-up (15-20 µs), and nothing may leave before its
+//! commit anyway; one thread pays one wake-up per batch and no queue.
+//!
+//! Measuring the loop (`watch`): every busy iteration is timed by step; a spinning loop also
+//! times the gaps between iterations above 20 µs (time it did not have its CPU). Once a
+//! second, if the slowest iteration or the longest gap of that second exceeded
+//! `stall_log_us`, one log line says what it was (and the host's steal time on the loop's CPU
+//! since the last such line); at stop, one line sums it all up.
+//!
+//! Overload: an iteration applies at most `min(batch_budget, inbound_queue_capacity / 2)`
+//! application messages (orders, cancels, replaces, mass cancels, status requests), which
+//! bounds the work, hence the latency, of one iteration. What it read beyond that waits, in
+//! order, in a backlog for the next iterations (session messages of the same connections wait
+//! behind it too, so nothing overtakes). At most `inbound_queue_capacity / 2` application
+//! messages wait; beyond that, new ones are turned into small `Busy` inputs
+//! (`FixAdapter::shed`), journaled and answered "exchange busy" (counted). Reads are bounded per
+//! connection per iteration; what the loop has not read stays in the kernel (TCP
+//! back-pressure). A connection whose unsent output exceeds 64 MiB is closed as a slow
+//! consumer.
+//!
+//! Never: allocates per message in steady state on its own path (batch, sequence, encoding,
+//! read and output buffers are reused); blocks on anything but `epoll_wait` and the journal's
+//! write/fdatasync.
+//!
+//! Invariants: no byte of a message caused by record `n` reaches a socket before record `n` is
+//! durable in the configured sense (the outbox is written only after `commit` returned);
+//! records are applied in journal order exactly once; a connection that closes (or is closed
+//! as a slow consumer) yields exactly one `Disconnected` record after its last message.
+
+use crate::config::{Config, Idle};
+use crate::error::ServerError;
+use crate::node::{record_hashes, Node};
+use crate::record::{Record, KIND_RECORD};
+use crate::server::{now_ns, Counters, Logger};
+use crate::snapshots::SnapshotJob;
+use crate::watch::{steal_note, IterTimes, LoopWatch};
+use crossbeam_channel::Sender;
+use exchange::ClHashes;
+use fix::{frame, resync, Decoder, Inbound, Limits};
+use fix_gateway::{AppMsg, ConnId, ConnIds, FixAdapter, Outbox};
+use journal::Log;
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A connection whose unsent output exceeds this is closed (slow consumer).
+const WRITE_BUF_MAX: usize = 64 << 20;
+/// Bytes read per connection per iteration before others get a turn.
+pub(crate) const READ_CHUNK: usize = 64 << 10;
+/// Largest unparsed input kept per connection.
+const READ_BUF_MAX: usize = 1 << 20;
+pub(crate) const LISTENER: Token = Token(0);
+pub(crate) const WAKER: Token = Token(1);
+const TICK: Duration = Duration::from_secs(1);
+/// How long a clean stop waits for the Logouts to leave before closing the sockets anyway.
+const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
+
+pub(crate) struct Conn {
+    pub(crate) stream: TcpStream,
+    /// Unparsed input (a partial message); empty in the common case, where a read ends on a
+    /// message boundary and the messages are parsed straight from the loop's scratch buffer.
+    pub(crate) rbuf: Vec<u8>,
+    /// Output the socket has not taken yet.
+    pub(crate) wbuf: Vec<u8>,
+    pub(crate) ids: Option<ConnIds>,
+    /// The edge asked to close it once `wbuf` is flushed.
+    pub(crate) closing: bool,
+    /// Readable data may be left in the socket (an event came, or a read was cut at
+    /// READ_CHUNK).
+    pub(crate) more: bool,
+    /// Registered with WRITABLE interest (output is pending).
+    pub(crate) want_write: bool,
+}
+
+pub(crate) struct EventLoop<L: Log> {
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) adapter: FixAdapter,
+    pub(crate) durability: journal::Durability,
+    pub(crate) idle: Idle,
+    pub(crate) poll: Poll,
+    pub(crate) listener: TcpListener,
+    /// Keyed by ids the loop hands out itself (foldhash: no SipHash per socket event).
+    pub(crate) conns: HashMap<ConnId, Conn, foldhash::fast::RandomState>,
+    pub(crate) next_conn: ConnId,
+    pub(crate) journal: L,
+    pub(crate) node: Node,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) decoder: Decoder,
+    /// Read buffer shared by all connections.
+    pub(crate) scratch: Box<[u8]>,
+    /// Records of this iteration, in the order they will be journaled.
+    pub(crate) batch: Vec<Record>,
+    pub(crate) seqs: Vec<u64>,
+    /// The ClOrdID hashes of each record of `batch` (`node::record_hashes`), computed once
+    /// before the journal step to prefetch the index slots the apply step will read.
+    pub(crate) hashes: Vec<ClHashes>,
+    pub(crate) enc: Vec<u8>,
+    pub(crate) out: Outbox,
+    pub(crate) last_ts: u64,
+    /// Connections to read this iteration.
+    pub(crate) ready: Vec<ConnId>,
+    /// Connections that got output this iteration.
+    pub(crate) touched: Vec<ConnId>,
+    /// Application messages applied per iteration; the rest wait in `backlog`.
+    pub(crate) budget: usize,
+    /// Application messages in this iteration's batch.
+    pub(crate) apps: usize,
+    /// Records read but not yet in a batch (in order), because an earlier one had to wait.
+    pub(crate) backlog: VecDeque<Record>,
+    /// Application messages in `backlog`; at `backlog_max`, new ones are shed.
+    pub(crate) backlog_apps: usize,
+    pub(crate) backlog_max: usize,
+    pub(crate) since_snapshot: u64,
+    /// The journal record number from which the next batch starts with a checkpoint
+    /// (`Config::checkpoint_every_records`; `u64::MAX`: never).
+    pub(crate) next_checkpoint: u64,
+    pub(crate) last_snapshot: Instant,
+    pub(crate) snap_tx: Sender<SnapshotJob>,
+    pub(crate) snap_busy: Arc<AtomicBool>,
+    /// The snapshot thread's replica works: periodic snapshots cost the loop nothing.
+    pub(crate) replica_ok: Arc<AtomicBool>,
+    pub(crate) log: Logger,
+    /// Iterations with work by duration: bucket `i` counts those under `2^i` µs (the last
+    /// bucket: everything longer). Logged at stop, to find stalls.
+    pub(crate) hist: [u64; 16],
+    /// Longest journal time of a batch (appends + commit, ns) and batches over 1 ms, logged at
+    /// stop.
+    pub(crate) commit_max_ns: u64,
+    pub(crate) commits_slow: u64,
+    /// Where the time of busy iterations goes, and (spinning) the time the loop was off its
+    /// CPU between iterations: the loop's own share of a latency tail.
+    pub(crate) watch: LoopWatch,
+    /// The CPU whose steal time a slow second's line reports (the loop's; all: `None`).
+    pub(crate) steal_cpu: Option<usize>,
+    /// Its steal time (ms since boot) when last read, and when: read at start and at each slow
+    /// second's line only (a `/proc` read, never per iteration).
+    pub(crate) steal_mark: Option<(u64, Instant)>,
+}
+
+impl<L: Log> EventLoop<L> {
+    /// For a slow second's line: the host's steal time on the loop's CPU since the last such
+    /// line (or the start), which says whether the loop was slow or was not running. Empty
+    /// where the kernel does not report steal time.
+    fn steal_note(&mut self) -> String {
+        let now = sched_idle::steal_ms(self.steal_cpu);
+        let at = Instant::now();
+        let note = match (now, self.steal_mark) {
+            (Some(ms), Some((before, then))) => steal_note(
+                self.steal_cpu,
+                ms.saturating_sub(before),
+                at.duration_since(then),
+            ),
+            _ => String::new(),
+        };
+        self.steal_mark = now.map(|ms| (ms, at));
+        note
+    }
+
+    /// One line: how long the loop's busy iterations took.
+    fn iteration_summary(&self) -> String {
+        let total: u64 = self.hist.iter().sum();
+        let mut s = format!("event loop: {total} busy iterations, by duration:");
+        for (i, n) in self.hist.iter().enumerate() {
+            if *n > 0 {
+                if i + 1 == self.hist.len() {
+                    s.push_str(&format!(" >={}us:{n}", 1u64 << (i - 1)));
+                } else {
+                    s.push_str(&format!(" <{}us:{n}", 1u64 << i));
+                }
+            }
+        }
+        s.push_str(&format!(
+            "; longest {:.2} ms; journal appends+commit: longest {:.2} ms, {} over 1 ms",
+            self.counters.max_iteration_ns.load(Ordering::Relaxed) as f64 / 1e6,
+            self.commit_max_ns as f64 / 1e6,
+            self.commits_slow
+        ));
+        let busy = total.max(1);
+        let w = &self.watch.sum;
+        s.push_str(&format!(
+            "; mean busy iteration {:.1} us: read {:.1}, journal {:.1}, engine {:.1}, write {:.1} ({:.1} inputs)",
+            w.total as f64 / 1e3 / busy as f64,
+            w.read as f64 / 1e3 / busy as f64,
+            w.journal as f64 / 1e3 / busy as f64,
+            w.engine as f64 / 1e3 / busy as f64,
+            w.write as f64 / 1e3 / busy as f64,
+            w.inputs as f64 / busy as f64
+        ));
+        if self.idle == Idle::Spin {
+            s.push_str(&format!(
+                "; off CPU between spinning iterations: {}",
+                self.watch.gaps
+            ));
+        }
+        // Involuntary context switches of this thread: time the loop was preempted.
+        if let Ok(st) = std::fs::read_to_string("/proc/thread-self/status") {
+            for l in st.lines().filter(|l| l.contains("ctxt_switches")) {
+                s.push_str(&format!(
+                    "; {}",
+                    l.split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
+            }
+        }
+        s
+    }
+
+    pub(crate) fn run(&mut self) -> Result<u64, ServerError> {
+        let e = |e: io::Error| ServerError(format!("network: {e}"));
+        self.poll
+            .registry()
+            .register(&mut self.listener, LISTENER, Interest::READABLE)
+            .map_err(e)?;
+        let mut events = Events::with_capacity(1024);
+        let mut next_tick = Instant::now() + TICK;
+        let mut shutdown_sent = false;
+        loop {
+            let timeout = if self.idle == Idle::Spin
+                || !self.batch.is_empty()
+                || !self.backlog.is_empty()
+                || self.conns.values().any(|c| c.more && !c.closing)
+            {
+                Duration::ZERO
+            } else {
+                next_tick.saturating_duration_since(Instant::now())
+            };
+            if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
+                if err.kind() != io::ErrorKind::Interrupted {
+                    return Err(e(err));
+                }
+            }
+            let t0 = Instant::now();
+            if let Some(prev) = self.watch.prev_end.take() {
+                // Spinning: the poll itself takes about 1 µs; anything much longer is time the
+                // thread did not have its CPU.
+                let g = t0.duration_since(prev).as_nanos() as u64;
+                self.watch.gaps.record(g);
+                self.watch.gaps_second.record(g);
+            }
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept(),
+                    WAKER => {}
+                    Token(t) => {
+                        let id = t as ConnId;
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            if let Some(c) = self.conns.get_mut(&id) {
+                                c.more = true;
+                            }
+                        }
+                        if ev.is_writable() {
+                            self.flush(id);
+                        }
+                    }
+                }
+            }
+            self.refill();
+            if self.stop.load(Ordering::SeqCst) {
+                if !shutdown_sent {
+                    // Stop reading: the Shutdown input is the last one of this run.
+                    self.submit(Record::Shutdown);
+                    shutdown_sent = true;
+                }
+            } else {
+                self.read_ready();
+                if t0 >= next_tick {
+                    next_tick = t0 + TICK;
+                    if !self.conns.is_empty() {
+                        self.submit(Record::Tick);
+                    }
+                    if let Some(mut line) = self.watch.second(self.cfg.stall_log_us * 1000) {
+                        line.push_str(&self.steal_note());
+                        (self.log)(&line);
+                    }
+                    self.maybe_snapshot(false)?;
+                }
+            }
+            if self.batch.is_empty() {
+                if self.idle == Idle::Spin {
+                    self.watch.prev_end = Some(Instant::now());
+                }
+                continue;
+            }
+            let read_ns = t0.elapsed().as_nanos() as u64;
+            let (shutdown, mut times) = self.process()?;
+            let end = Instant::now();
+            let took = end.duration_since(t0).as_nanos() as u64;
+            times.read = read_ns;
+            times.total = took;
+            self.watch.busy(times, self.cfg.stall_log_us * 1000);
+            if self.idle == Idle::Spin {
+                self.watch.prev_end = Some(end);
+            }
+            self.counters
+                .max_iteration_ns
+                .fetch_max(took, Ordering::Relaxed);
+            if took > 1_000_000 {
+                self.counters
+                    .slow_iterations
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            let us = took / 1000;
+            let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
+            self.hist[bucket] += 1;
+            if shutdown {
+                (self.log)(&self.iteration_summary());
+                self.close_all();
+                return self.maybe_snapshot(true);
+            }
+            self.maybe_snapshot(false)?;
+        }
+    }
+
+    /// Sequencer, journal, engine and publisher for this iteration's batch. Returns true if it
+    /// held the Shutdown input, and the time of each stage.
+    fn process(&mut self) -> Result<(bool, IterTimes), ServerError> {
+        // Sequencer: one timestamp per batch, never going backwards.
+        let ts = now_ns().max(self.last_ts);
+        self.last_ts = ts;
+        self.seqs.clear();
+        // Every `checkpoint_every_records` records, the batch starts with a checkpoint of the
+        // state before it (rare: one `Vec` and one shift of the batch).
+        let next_seq = self.journal.next_seq();
+        if next_seq >= self.next_checkpoint && !self.batch.is_empty() {
+            self.batch.insert(0, Record::Checkpoint(self.node.checkpoint()));
+            self.next_checkpoint = next_checkpoint(self.cfg.checkpoint_every_records, next_seq);
+        }
+        // Cache hints for the apply step: each record's ClOrdID index slots start loading now
+        // and arrive while the batch is journaled (the index is 8 MB: a lookup was a cache
+        // and TLB miss). They change nothing; their time counts as the apply step's.
+        let p0 = Instant::now();
+        self.hashes.clear();
+        let hasher = self.node.cl_hasher();
+        for r in &self.batch {
+            let h = record_hashes(&hasher, r);
+            self.node.prefetch(r, &h);
+            self.hashes.push(h);
+        }
+        // Journal time (appends, a segment roll, the commit), for the stop-time summary.
+        let c0 = Instant::now();
+        let hint_ns = c0.duration_since(p0).as_nanos() as u64;
+        for r in &self.batch {
+            self.enc.clear();
+            r.encode(&mut self.enc);
+            self.seqs.push(self.journal.append(KIND_RECORD, ts, &self.enc)?);
+        }
+        // Journal: group commit. Nothing of this batch is released before it returns.
+        self.journal.commit(self.durability)?;
+        let commit_ns = c0.elapsed().as_nanos() as u64;
+        self.commit_max_ns = self.commit_max_ns.max(commit_ns);
+        self.commits_slow += u64::from(commit_ns > 1_000_000);
+        // Engine.
+        let e0 = Instant::now();
+        let mut shutdown = false;
+        let mut counted = 0u64;
+        // The index slots are loaded by now: follow them to the ring entries a cancel or
+        // replace will compare.
+        for (r, h) in self.batch.iter().zip(&self.hashes) {
+            self.node.prefetch_entries(r, h);
+        }
+        for ((r, &seq), &h) in self.batch.iter().zip(&self.seqs).zip(&self.hashes) {
+            self.node.apply_prehashed(seq, ts, r, h, &mut self.out);
+            shutdown |= matches!(r, Record::Shutdown);
+            // Timer ticks and checkpoints alone do not make a snapshot due.
+            counted += u64::from(!matches!(r, Record::Tick | Record::Checkpoint(_)));
+        }
+        let w0 = Instant::now();
+        let n = self.batch.len() as u64;
+        let mut what = [""; 4];
+        for (w, r) in what.iter_mut().zip(&self.batch) {
+            *w = kind(r);
+        }
+        let times = IterTimes {
+            what,
+            journal: commit_ns,
+            engine: w0.duration_since(e0).as_nanos() as u64 + hint_ns,
+            inputs: n as u32,
+            tick: counted < n,
+            ..IterTimes::default()
+        };
+        self.since_snapshot += counted;
+        self.batch.clear();
+        self.apps = 0;
+        self.counters.inputs.fetch_add(n, Ordering::Relaxed);
+        self.counters.batches.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .last_seq
+            .store(self.node.last_seq(), Ordering::Release);
+        self.counters
+            .busy_rejects
+            .store(self.node.fix.stats.busy_rejects, Ordering::Relaxed);
+        // Publisher: copy to the connections' buffers, then one write per connection.
+        self.touched.clear();
+        for item in &self.out.items {
+            if let Some(c) = self.conns.get_mut(&item.conn) {
+                c.wbuf
+                    .extend_from_slice(&self.out.buf[item.start..item.end]);
+                if item.close {
+                    c.closing = true;
+                }
+                if self.touched.last() != Some(&item.conn) {
+                    self.touched.push(item.conn);
+                }
+            }
+        }
+        self.out.clear();
+        self.touched.sort_unstable();
+        self.touched.dedup();
+        for i in 0..self.touched.len() {
+            let id = self.touched[i];
+            self.flush(id);
+        }
+        Ok((
+            shutdown,
+            IterTimes {
+                write: w0.elapsed().as_nanos() as u64,
+                ..times
+            },
+        ))
+    }
+
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, _)) => {
+                    let id = self.next_conn;
+                    self.next_conn += 1;
+                    let _ = stream.set_nodelay(true);
+                    if self
+                        .poll
+                        .registry()
+                        .register(&mut stream, Token(id as usize), Interest::READABLE)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    self.counters.connections.fetch_add(1, Ordering::Relaxed);
+                    self.conns.insert(
+                        id,
+                        Conn {
+                            stream,
+                            rbuf: Vec::new(),
+                            wbuf: Vec::with_capacity(4096),
+                            ids: None,
+                            closing: false,
+                            more: true,
+                            want_write: false,
+                        },
+                    );
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // Out of descriptors and the like: try again on the next event.
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Reads every connection with data waiting (in connection order), at most one read of
+    /// `READ_CHUNK` each, and turns the complete messages into inputs.
+    fn read_ready(&mut self) {
+        self.ready.clear();
+        self.ready
+            .extend(self.conns.iter().filter(|(_, c)| c.more).map(|(id, _)| *id));
+        if self.ready.is_empty() {
+            return;
+        }
+        self.ready.sort_unstable();
+        for i in 0..self.ready.len() {
+            let id = self.ready[i];
+            self.read(id);
+        }
+    }
+
+    /// Queues a record that is not an application message: in this batch, or behind the
+    /// backlog (order is kept).
+    fn submit(&mut self, r: Record) {
+        if self.backlog.is_empty() {
+            self.batch.push(r);
+        } else {
+            self.backlog.push_back(r);
+        }
+    }
+
+    /// Moves waiting inputs into this iteration's batch, in order, up to the budget.
+    fn refill(&mut self) {
+        while let Some(front) = self.backlog.front() {
+            if front.is_application() {
+                if self.apps >= self.budget {
+                    return;
+                }
+                self.apps += 1;
+                self.backlog_apps -= 1;
+            }
+            if let Some(r) = self.backlog.pop_front() {
+                self.batch.push(r);
+            }
+        }
+    }
+
+    fn read(&mut self, id: ConnId) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        c.more = false;
+        if c.closing {
+            return;
+        }
+        let mut closed = false;
+        let n = loop {
+            match c.stream.read(&mut self.scratch) {
+                Ok(0) => {
+                    closed = true;
+                    break 0;
+                }
+                Ok(n) => {
+                    // A full buffer may have left more in the socket: come back next iteration.
+                    c.more = n == self.scratch.len();
+                    break n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break 0,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    closed = true;
+                    break 0;
+                }
+            }
+        };
+        if n > 0 {
+            // Parse from the scratch buffer unless a partial message is pending.
+            let from_rbuf = !c.rbuf.is_empty();
+            if from_rbuf {
+                c.rbuf.extend_from_slice(&self.scratch[..n]);
+            }
+            let data: &[u8] = if from_rbuf {
+                &c.rbuf
+            } else {
+                &self.scratch[..n]
+            };
+            let mut pos = 0;
+            while pos < data.len() {
+                let rest = &data[pos..];
+                let len = match frame(rest, Limits::default().msg_len_max) {
+                    Ok(None) => break,
+                    // Garbled (not FIX, or a wrong BodyLength or CheckSum): skipped, as the
+                    // session layer requires.
+                    Err(_) => {
+                        pos += resync(rest).max(1);
+                        continue;
+                    }
+                    Ok(Some(len)) => len,
+                };
+                let msg = &rest[..len];
+                pos += len;
+                let Some(input) = self.adapter.to_input(id, &mut c.ids, &mut self.decoder, msg)
+                else {
+                    continue;
+                };
+                let r = Record::Fix(input);
+                // Route: this batch while it has room and nothing waits; else the backlog; an
+                // application message over the backlog limit is shed.
+                let wait = !self.backlog.is_empty();
+                if !r.is_application() {
+                    if wait {
+                        self.backlog.push_back(r);
+                    } else {
+                        self.batch.push(r);
+                    }
+                } else if !wait && self.apps < self.budget {
+                    self.apps += 1;
+                    self.batch.push(r);
+                } else if self.backlog_apps < self.backlog_max {
+                    self.backlog_apps += 1;
+                    self.backlog.push_back(r);
+                } else if let Record::Fix(input) = r {
+                    self.backlog
+                        .push_back(Record::Fix(self.adapter.shed(input)));
+                }
+            }
+            if from_rbuf {
+                c.rbuf.drain(..pos);
+            } else if pos < n {
+                c.rbuf.extend_from_slice(&self.scratch[pos..n]);
+            }
+            if c.rbuf.len() >= READ_BUF_MAX {
+                // A "message" longer than any valid one: not FIX.
+                closed = true;
+            }
+        }
+        if closed {
+            self.drop_conn(id, true);
+        }
+    }
+
+    /// Writes as much of a connection's pending output as the socket takes (one write in the
+    /// common case); keeps the rest with WRITABLE interest.
+    fn flush(&mut self, id: ConnId) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let mut written = 0;
+        let mut failed = false;
+        while written < c.wbuf.len() {
+            match c.stream.write(&c.wbuf[written..]) {
+                Ok(0) => {
+                    failed = true;
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if written == c.wbuf.len() {
+            c.wbuf.clear();
+        } else {
+            c.wbuf.drain(..written);
+        }
+        if failed || c.wbuf.len() > WRITE_BUF_MAX {
+            self.drop_conn(id, true);
+            return;
+        }
+        if c.closing && c.wbuf.is_empty() {
+            // The edge already unbound it: no Disconnected record.
+            self.drop_conn(id, false);
+            return;
+        }
+        let want = !c.wbuf.is_empty();
+        if want != c.want_write {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if self
+                .poll
+                .registry()
+                .reregister(&mut c.stream, Token(id as usize), interest)
+                .is_ok()
+            {
+                c.want_write = want;
+            } else {
+                self.drop_conn(id, true);
+            }
+        }
+    }
+
+    /// Closes a connection. With `notify` (the peer or the server's I/O ended it, not the
+    /// edge), a `Disconnected` record joins the batch after the connection's last message.
+    fn drop_conn(&mut self, id: ConnId, notify: bool) {
+        if let Some(mut c) = self.conns.remove(&id) {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+            let _ = c.stream.shutdown(std::net::Shutdown::Both);
+            if notify && !c.closing {
+                self.submit(Record::Disconnected { conn: id });
+            }
+        }
+    }
+
+    /// After the Shutdown input: lets the Logouts leave (up to `SHUTDOWN_FLUSH`), then closes
+    /// every connection.
+    fn close_all(&mut self) {
+        let deadline = Instant::now() + SHUTDOWN_FLUSH;
+        let mut events = Events::with_capacity(256);
+        while self.conns.values().any(|c| !c.wbuf.is_empty()) && Instant::now() < deadline {
+            let _ = self.poll.poll(&mut events, Some(Duration::from_millis(10)));
+            let ids: Vec<ConnId> = self.conns.keys().copied().collect();
+            for id in ids {
+                self.flush(id);
+            }
+        }
+        let ids: Vec<ConnId> = self.conns.keys().copied().collect();
+        for id in ids {
+            self.drop_conn(id, false);
+        }
+        self.batch.clear();
+    }
+
+    fn maybe_snapshot(&mut self, force: bool) -> Result<u64, ServerError> {
+        let by_count = self.cfg.snapshot_every_commands > 0
+            && self.since_snapshot >= self.cfg.snapshot_every_commands;
+        let by_time = self.cfg.snapshot_every_secs > 0
+            && self.since_snapshot > 0
+            && self.last_snapshot.elapsed().as_secs() >= self.cfg.snapshot_every_secs;
+        if !(force || by_count || by_time) {
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        if !force && self.snap_busy.load(Ordering::Acquire) {
+            // The previous snapshot is still being written: take this one later.
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        self.since_snapshot = 0;
+        self.last_snapshot = Instant::now();
+        self.snap_busy.store(true, Ordering::Release);
+        let seq = self.node.last_seq();
+        if !force && self.replica_ok.load(Ordering::Acquire) {
+            if self.snap_tx.send(SnapshotJob::Upto { seq }).is_err() {
+                return Err(ServerError("snapshot writer thread is gone".into()));
+            }
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
+        // Inline: the loop stalls for the serialization; the file write and its fsync happen
+        // on the snapshot thread.
+        let t0 = Instant::now();
+        let mut buf = Vec::with_capacity(1 << 20);
+        let hash = self.node.snapshot_and_hash(&mut buf);
+        let stall = t0.elapsed();
+        self.counters.state_hash.store(hash, Ordering::Relaxed);
+        let job = SnapshotJob::Bytes {
+            seq,
+            bytes: buf,
+            hash,
+            stall,
+        };
+        if self.snap_tx.send(job).is_err() {
+            return Err(ServerError("snapshot writer thread is gone".into()));
+        }
+        Ok(hash)
+    }
+}
+
+/// The first record number after `seq` at which a checkpoint is due, every `every` records
+/// (0: never).
+pub(crate) fn next_checkpoint(every: u64, seq: u64) -> u64 {
+    seq.checked_div(every)
+        .map_or(u64::MAX, |n| (n + 1).saturating_mul(every))
+}
+
+/// A short name of a record's kind.
+fn kind(r: &Record) -> &'static str {
+    match r {
+        Record::Startup => "startup",
+        Record::Tick => "tick",
+        Record::Shutdown => "shutdown",
+        Record::Checkpoint(_) => "checkpoint",
+        Record::Disconnected { .. } => "disconnect",
+        Record::Fix(f) => match &f.msg {
+            Inbound::Logon(_) => "logon",
+            Inbound::Heartbeat { .. } => "heartbeat",
+            Inbound::TestRequest { .. } => "test-request",
+            Inbound::ResendRequest { .. } => "resend-request",
+            Inbound::SequenceReset { .. } => "sequence-reset",
+            Inbound::Logout { .. } => "logout",
+            Inbound::Reject { .. } => "session-reject",
+            Inbound::Malformed(_) => "malformed",
+            Inbound::App(AppMsg::New(_)) => "new",
+            Inbound::App(AppMsg::Cancel { .. }) => "cancel",
+            Inbound::App(AppMsg::Replace(_)) => "replace",
+            Inbound::App(AppMsg::MassCancel { .. }) => "mass-cancel",
+            Inbound::App(AppMsg::Status { .. }) => "status",
+            Inbound::App(AppMsg::Busy(_)) => "busy",
+            Inbound::App(AppMsg::Invalid(_)) => "invalid",
+        },
+    }
+}

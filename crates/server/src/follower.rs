@@ -1,0 +1,207 @@
+//! Journal followers: a replica of the server's state that tails the journal on a thread of
+//! its own.
+//!
+//! Role: the one mechanism for everything that only needs to know what happened (the snapshot
+//! replica; market data, the trade store and standby replicas to come). A [`Follower`] holds a
+//! replica `Node` (restored from a snapshot, or empty) and a position in the journal; it applies
+//! the records the event loop has committed and applied, up to a watermark the loop publishes
+//! (`Counters::last_seq`), and lets its owner look at the replica after each stretch. Replicas
+//! format no messages (`Node::set_replaying`).
+//!
+//! Never: slows the order path (it reads the journal files, never the loop's memory, and only
+//! what the loop has committed; it owns its replica alone), reads past the watermark (a record
+//! half written), or skips or reorders a record (a gap is an error).
+
+use crate::error::ServerError;
+use crate::node::Node;
+use crate::record::decode_record;
+use fix_gateway::Outbox;
+use journal::{JournalDir, LogReader, LogSource};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Records a follower applies between two calls of its slice hook (about 0.3 ms).
+pub const FOLLOW_SLICE: u64 = 256;
+
+/// How a stretch of following ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FollowEnd {
+    /// The replica is at the target.
+    Done,
+    /// The slice hook asked to stop (the replica is consistent, just behind).
+    Stopped,
+}
+
+/// A replica and where it is in the journal.
+pub struct Follower<S: LogSource = JournalDir> {
+    node: Box<Node>,
+    out: Outbox,
+    source: S,
+    /// Where the replica's next record is, and its number. Each stretch opens a reader there,
+    /// so a reader never holds bytes read before they were written.
+    at: Option<(S::Position, u64)>,
+}
+
+impl<S: LogSource> Follower<S> {
+    /// Follows the log `source` reads from `node`'s state on.
+    pub fn new(mut node: Node, source: S) -> Follower<S> {
+        node.set_replaying(true);
+        Follower {
+            node: Box::new(node),
+            out: Outbox::default(),
+            source,
+            at: None,
+        }
+    }
+
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// The last record the replica has applied.
+    pub fn last_seq(&self) -> u64 {
+        self.node.last_seq()
+    }
+
+    /// Applies journal records up to `upto` (committed already). Every [`FOLLOW_SLICE`]
+    /// records it calls `slice` with the replica, which may stop the stretch (returning
+    /// false).
+    pub fn follow_to(
+        &mut self,
+        upto: u64,
+        mut slice: impl FnMut(&Node) -> bool,
+    ) -> Result<FollowEnd, ServerError> {
+        let next = self.node.last_seq() + 1;
+        if next > upto {
+            return Ok(FollowEnd::Done);
+        }
+        let mut reader = match self.at.take() {
+            Some((p, at)) if at == next => self.source.resume(&p)?,
+            _ => self.source.open(next)?,
+        };
+        let mut n = 0u64;
+        let mut end = FollowEnd::Done;
+        while self.node.last_seq() < upto {
+            n += 1;
+            if n.is_multiple_of(FOLLOW_SLICE) && !slice(&self.node) {
+                end = FollowEnd::Stopped;
+                break;
+            }
+            let next = self.node.last_seq() + 1;
+            let Some(rec) = reader.next_record()? else {
+                return Err(ServerError(format!(
+                    "the journal ends before record {upto} (at {next})"
+                )));
+            };
+            if rec.seq != next {
+                return Err(ServerError(format!(
+                    "journal record {} where {next} was expected",
+                    rec.seq
+                )));
+            }
+            let r = decode_record(&rec)?;
+            self.node.apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+            self.out.clear();
+        }
+        self.at = reader.position();
+        slice(&self.node);
+        Ok(end)
+    }
+
+    /// Runs this follower on a thread of its own, named `name`: every `every` it applies what
+    /// the loop has committed and applied (`watermark`), then calls `after` with the replica;
+    /// until `stop`. Returns the thread, which ends with the follower (or the error that
+    /// stopped it).
+    pub fn spawn(
+        mut self,
+        name: &str,
+        watermark: Arc<AtomicU64>,
+        stop: Arc<AtomicBool>,
+        every: Duration,
+        mut after: impl FnMut(&Node) + Send + 'static,
+    ) -> std::io::Result<JoinHandle<Result<Follower<S>, ServerError>>>
+    where
+        S::Reader: Send,
+    {
+        std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    let upto = watermark.load(Ordering::Acquire);
+                    let stopping = &stop;
+                    self.follow_to(upto, |_| !stopping.load(Ordering::Relaxed))?;
+                    after(&self.node);
+                    std::thread::park_timeout(every);
+                }
+                Ok(self)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::record::{Record, KIND_RECORD};
+    use exchange::Backing;
+    use journal::{JournalConfig, JournalWriter, Log};
+
+    /// A follower on its own thread tails a journal that is being appended to, up to the
+    /// watermark and no further, and stops when asked.
+    #[test]
+    fn a_follower_tails_the_journal_up_to_the_watermark_on_its_own_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut j, _) = JournalWriter::open(dir.path(), JournalConfig::default()).unwrap();
+        let cfg = Config::defaults();
+        let append = |j: &mut JournalWriter, r: &Record| {
+            let mut b = Vec::new();
+            r.encode(&mut b);
+            let seq = j.append(KIND_RECORD, j.next_seq(), &b).unwrap();
+            j.commit(journal::Durability::Process).unwrap();
+            seq
+        };
+        append(&mut j, &Record::Startup);
+        append(&mut j, &Record::fix44_logon(1, 1, "CLIENT1", true));
+        let watermark = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen_tx, seen_rx) = std::sync::mpsc::channel::<u64>();
+        let f = Follower::new(Node::new(&cfg, Backing::Lazy), j.source());
+        let t = f
+            .spawn(
+                "test-follower",
+                watermark.clone(),
+                stop.clone(),
+                Duration::from_millis(5),
+                move |node| {
+                    let _ = seen_tx.send(node.last_seq());
+                },
+            )
+            .unwrap();
+        // Nothing is applied past the watermark, however much is committed.
+        let wait_for = |want: u64| loop {
+            let s = seen_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+            assert!(s <= want, "applied {s} past the watermark {want}");
+            if s == want {
+                break;
+            }
+        };
+        watermark.store(1, Ordering::Release);
+        wait_for(1);
+        for i in 0..500 {
+            append(&mut j, &Record::Tick);
+            if i == 100 {
+                watermark.store(50, Ordering::Release);
+            }
+        }
+        wait_for(50);
+        watermark.store(502, Ordering::Release);
+        wait_for(502);
+        stop.store(true, Ordering::Release);
+        t.thread().unpark();
+        let f = t.join().unwrap().unwrap();
+        assert_eq!(f.last_seq(), 502);
+        assert_eq!(f.node().session_seqs("CLIENT1"), Some((2, 2)));
+    }
+}

@@ -1,0 +1,531 @@
+//! The running server: recovery at start, then the event loop thread (`event_loop`), the
+//! snapshot threads (`snapshots`) and the journal's own; `rialto serve` around it.
+//!
+//! Threads: **`rialto`**, the event loop: every socket, sequence -> journal -> apply ->
+//! publish. **`snapshot`** and **`snapshot-idle`**: a journal follower keeps a replica of the
+//! state and periodic snapshots serialize it, so the loop never stalls for one. **`journal-sync`**
+//! (inside the journal writer): segments prepared ahead and written back in the background.
+//!
+//! CPU placement (config `cpu`, `rialto serve --cpu N`): the loop pins itself to CPU N and
+//! every other thread of the server (snapshot, snapshot-idle, journal-sync) is started with a
+//! mask without N, so with `idle = "spin"` the loop owns that CPU. Unset: nothing is pinned.
+//!
+//! Start-up (`Server::start`): `recover_and_open` reads the journal once (the writer's open
+//! scan feeds the replay after the snapshot) and prints each phase's time.
+
+use crate::config::Config;
+use crate::error::ServerError;
+use crate::event_loop::{next_checkpoint, EventLoop, LISTENER, READ_CHUNK, WAKER};
+use crate::recovery::{recover_and_open, Opened, Recovered};
+use crate::record::{Record, KIND_RECORD};
+use crate::snapshots::{HelperState, SnapshotJob, SnapshotWriter};
+use crate::watch::LoopWatch;
+use crossbeam_channel::bounded;
+use fix::Decoder;
+use fix_gateway::{FixAdapter, Outbox};
+use journal::{JournalConfig, Log};
+use mio::net::TcpListener;
+use mio::{Poll, Waker};
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Wall clock in ns since the Unix epoch (only the sequencer reads it).
+pub(crate) fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Counters of the running server, for the operator and the tests.
+#[derive(Default)]
+pub struct Counters {
+    pub inputs: AtomicU64,
+    /// Journal batches (group commits), one per busy loop iteration.
+    pub batches: AtomicU64,
+    pub busy_rejects: AtomicU64,
+    pub connections: AtomicU64,
+    pub snapshots: AtomicU64,
+    /// Hash of the last snapshot (or of the state at start).
+    pub state_hash: AtomicU64,
+    pub last_seq: AtomicU64,
+    /// Longest loop iteration that had work (ns): read + journal + apply + write.
+    pub max_iteration_ns: AtomicU64,
+    /// Iterations with work that took longer than 1 ms.
+    pub slow_iterations: AtomicU64,
+    /// The last record the snapshot replica has applied since start (0: none). It follows
+    /// the journal only when snapshots are periodic (`Config::periodic_snapshots`).
+    pub replica_seq: AtomicU64,
+}
+
+/// A started server. Drop does not stop it: call `shutdown`.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub recovered: Recovered,
+    pub counters: Arc<Counters>,
+    stop: Arc<AtomicBool>,
+    waker: Arc<Waker>,
+    main: Option<JoinHandle<Result<u64, ServerError>>>,
+}
+
+/// How a server reports progress (start, snapshots, stop).
+pub type Logger = Arc<dyn Fn(&str) + Send + Sync>;
+
+impl Server {
+    /// Recovers the state in `cfg.data_dir`, binds `cfg.listen` and starts the threads.
+    pub fn start(cfg: Config, log: Logger) -> Result<Server, ServerError> {
+        let cfg = Arc::new(cfg);
+        // CPU placement: the threads started below (journal sync, snapshot, snapshot-idle)
+        // inherit this thread's mask, so it moves off the loop's CPU until `start` returns; the
+        // loop pins itself.
+        let placement = cfg.cpu.map(Placement::enter).transpose()?;
+        if let Some(p) = &placement {
+            log(&format!(
+                "event loop pinned to CPU {}; the server's other threads on CPUs {:?}",
+                p.cpu, p.others
+            ));
+        }
+        let data_dir = cfg.data_dir.clone();
+        std::fs::create_dir_all(&data_dir).map_err(|e| {
+            ServerError(format!(
+                "cannot create data dir {}: {e}",
+                data_dir.display()
+            ))
+        })?;
+        // One pass over the journal: the writer's open scan (checksums, torn tail) feeds the
+        // replay after the snapshot (recovery's module docs).
+        let Opened {
+            node: mut x,
+            mut journal,
+            report,
+            recovered,
+            snapshot,
+        } = recover_and_open(
+            &cfg,
+            &data_dir,
+            JournalConfig {
+                segment_size_bytes: cfg.journal_segment_bytes,
+                ..JournalConfig::default()
+            },
+            |m| log(m),
+        )?;
+        log(&report.to_string());
+        log(&format!(
+            "recovered: snapshot at seq {}, replayed {} records, last seq {}, {} live orders, {:.3}s; state hash {:016x}",
+            recovered.snapshot_seq.unwrap_or(0),
+            recovered.replayed,
+            recovered.last_seq,
+            x.live_orders(),
+            recovered.elapsed.as_secs_f64(),
+            recovered.state_hash
+        ));
+        log(&format!("start-up phases: {}", recovered.phases));
+        if journal.next_seq() != x.last_seq() + 1 {
+            return Err(ServerError(format!(
+                "journal ends at {} but the recovered state is at {}",
+                journal.next_seq() - 1,
+                x.last_seq()
+            )));
+        }
+        // A new run: every connection of the previous one is gone.
+        let ts = now_ns();
+        let mut enc = Vec::with_capacity(256);
+        Record::Startup.encode(&mut enc);
+        let seq = journal.append(KIND_RECORD, ts, &enc)?;
+        journal.commit(cfg.durability.journal())?;
+        let mut out = Outbox::default();
+        x.apply(seq, ts, &Record::Startup, &mut out);
+        out.clear();
+
+        let listener = TcpListener::bind(cfg.listen)
+            .map_err(|e| ServerError(format!("cannot listen on {}: {e}", cfg.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServerError(e.to_string()))?;
+        let poll = Poll::new().map_err(|e| ServerError(e.to_string()))?;
+        let waker =
+            Arc::new(Waker::new(poll.registry(), WAKER).map_err(|e| ServerError(e.to_string()))?);
+        let counters = Arc::new(Counters::default());
+        counters
+            .state_hash
+            .store(recovered.state_hash, Ordering::Relaxed);
+        counters.last_seq.store(seq, Ordering::Relaxed);
+        let stop = Arc::new(AtomicBool::new(false));
+
+        // The snapshot thread keeps a replica of the state, restored from the snapshot recovery
+        // started from (or a serialization of the recovered state) and brought forward from
+        // the journal, so periodic snapshots never stall the loop.
+        let initial = match snapshot {
+            Some(s) => s.bytes,
+            None => {
+                let mut b = Vec::with_capacity(1 << 20);
+                x.snapshot_and_hash(&mut b);
+                b
+            }
+        };
+        let (snap_tx, snap_rx) = bounded::<SnapshotJob>(1);
+        let snap_busy = Arc::new(AtomicBool::new(false));
+        let replica_ok = Arc::new(AtomicBool::new(true));
+        let snap_writer = {
+            let w = SnapshotWriter {
+                cfg: cfg.clone(),
+                data_dir: cfg.data_dir.clone(),
+                busy: snap_busy.clone(),
+                replica_ok: replica_ok.clone(),
+                stop: stop.clone(),
+                counters: counters.clone(),
+                log: log.clone(),
+                helper: HelperState::default(),
+            };
+            std::thread::Builder::new()
+                .name("snapshot".into())
+                .spawn(move || w.run(snap_rx, initial))
+                .map_err(|e| ServerError(e.to_string()))?
+        };
+        let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
+        let backlog_max = cfg.inbound_queue_capacity / 2;
+        let first_checkpoint = next_checkpoint(cfg.checkpoint_every_records, journal.next_seq());
+        let mut ev = EventLoop {
+            adapter: FixAdapter::new(Arc::new(cfg.fix_config())),
+            durability: cfg.durability.journal(),
+            idle: cfg.idle,
+            cfg,
+            poll,
+            listener,
+            conns: HashMap::default(),
+            // Tokens 0 and 1 are the listener and the waker.
+            next_conn: 2,
+            journal,
+            node: x,
+            counters: counters.clone(),
+            stop: stop.clone(),
+            decoder: Decoder::default(),
+            scratch: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            batch: Vec::with_capacity(4 * budget + 64),
+            seqs: Vec::with_capacity(4 * budget + 64),
+            hashes: Vec::with_capacity(4 * budget + 64),
+            enc,
+            out,
+            last_ts: ts,
+            ready: Vec::with_capacity(64),
+            touched: Vec::with_capacity(64),
+            budget,
+            apps: 0,
+            backlog: VecDeque::with_capacity(backlog_max + 1024),
+            backlog_apps: 0,
+            backlog_max,
+            since_snapshot: 0,
+            next_checkpoint: first_checkpoint,
+            last_snapshot: Instant::now(),
+            snap_tx,
+            snap_busy,
+            replica_ok,
+            log: log.clone(),
+            hist: [0; 16],
+            commit_max_ns: 0,
+            commits_slow: 0,
+            watch: LoopWatch::default(),
+            steal_cpu: placement.as_ref().map(|p| p.cpu),
+            steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
+                .map(|ms| (ms, Instant::now())),
+        };
+        let main = {
+            let guard = StopOnExit(stop.clone(), waker.clone());
+            let loop_cpu = placement.as_ref().map(|p| p.cpu);
+            std::thread::Builder::new()
+                .name("rialto".into())
+                .spawn(move || {
+                    let _guard = guard;
+                    if let Some(cpu) = loop_cpu {
+                        if let Err(e) = sched_idle::pin(&[cpu]) {
+                            (ev.log)(&format!("cannot pin the event loop to CPU {cpu}: {e}"));
+                        }
+                    }
+                    let r = ev.run();
+                    // Closing the snapshot channel lets the writer finish the final snapshot.
+                    drop(ev);
+                    let w = snap_writer.join();
+                    match (r, w) {
+                        (Err(e), _) => Err(e),
+                        (Ok(_), Err(_)) => Err(ServerError("snapshot writer panicked".into())),
+                        (Ok(_), Ok(Err(e))) => Err(e),
+                        (Ok(h), Ok(Ok(()))) => Ok(h),
+                    }
+                })
+                .map_err(|e| ServerError(e.to_string()))?
+        };
+        Ok(Server {
+            addr,
+            recovered,
+            counters,
+            stop,
+            waker,
+            main: Some(main),
+        })
+    }
+
+    /// True once the server is stopping (a signal, `shutdown`, or a fatal journal error).
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Clean stop: a Shutdown record (Logout to every session), drain, final snapshot. Returns
+    /// the final state hash.
+    pub fn shutdown(mut self) -> Result<u64, ServerError> {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.waker.wake();
+        match self.main.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            _ => Err(ServerError("event loop thread panicked".into())),
+        }
+    }
+}
+
+/// The start-up side of config `cpu`: the calling thread runs on the other CPUs while the
+/// server starts its threads (they inherit its mask); dropping it gives the caller its own
+/// mask back.
+pub(crate) struct Placement {
+    cpu: usize,
+    others: Vec<usize>,
+    restore: Vec<usize>,
+}
+
+impl Placement {
+    fn enter(cpu: usize) -> Result<Placement, ServerError> {
+        let allowed = sched_idle::allowed_cpus()
+            .map_err(|e| ServerError(format!("cpu = {cpu}: cannot read the CPU affinity: {e}")))?;
+        if !allowed.contains(&cpu) {
+            return Err(ServerError(format!(
+                "cpu = {cpu}: this process may only run on CPUs {allowed:?}"
+            )));
+        }
+        let others = sched_idle::others(&allowed, cpu);
+        sched_idle::pin(&others)
+            .map_err(|e| ServerError(format!("cannot move threads to CPUs {others:?}: {e}")))?;
+        Ok(Placement {
+            cpu,
+            others,
+            restore: allowed,
+        })
+    }
+}
+
+impl Drop for Placement {
+    fn drop(&mut self) {
+        let _ = sched_idle::pin(&self.restore);
+    }
+}
+
+/// Sets the stop flag when the loop ends, however it ends (return, error or panic), so
+/// `serve_until_signal` notices and winds down instead of waiting forever.
+struct StopOnExit(Arc<AtomicBool>, Arc<Waker>);
+
+impl Drop for StopOnExit {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+        let _ = self.1.wake();
+    }
+}
+
+/// Where `rialto serve` keeps the configuration text a data directory was last served with,
+/// so `journal verify`/`dump` replay with the same instruments and sessions.
+pub fn config_copy_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("rialto.toml")
+}
+
+/// `rialto serve`: starts the server, prints where it listens, runs until SIGINT or SIGTERM,
+/// then stops cleanly (Logout to every session, drain, final snapshot). `config_text` is the
+/// TOML the config was read from (kept next to the journal for `journal verify`/`dump`).
+pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64, ServerError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let signalled = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, signalled.clone())
+            .map_err(|e| ServerError(format!("cannot install signal handler: {e}")))?;
+    }
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
+        ServerError(format!(
+            "cannot create data dir {}: {e}",
+            cfg.data_dir.display()
+        ))
+    })?;
+    let copy = config_copy_path(&cfg.data_dir);
+    match config_text {
+        Some(text) => std::fs::write(&copy, text)
+            .map_err(|e| ServerError(format!("{}: {e}", copy.display())))?,
+        None => {
+            let _ = std::fs::remove_file(&copy);
+        }
+    }
+    // Never panic on a closed stdout (a parent that stopped reading): the log is advisory.
+    let log: Logger = Arc::new(|m: &str| {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "rialto: {m}");
+        let _ = out.flush();
+    });
+    let summary = describe(&cfg);
+    let durability = cfg.durability;
+    let data_dir = cfg.data_dir.clone();
+    let loop_cpu = cfg.cpu;
+    let server = Server::start(cfg, log.clone())?;
+    if let Some(cpu) = loop_cpu {
+        // This thread only waits for the signal; it too stays off the loop's CPU.
+        if let Ok(allowed) = sched_idle::allowed_cpus() {
+            let _ = sched_idle::pin(&sched_idle::others(&allowed, cpu));
+        }
+    }
+    log(&format!(
+        "listening for FIX on {} ({summary}); data in {}, durability {}; Ctrl-C to stop",
+        server.addr,
+        data_dir.display(),
+        durability.as_str()
+    ));
+    while !signalled.load(Ordering::SeqCst) && !server.stopping() {
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+    log("stopping: Logout to sessions, draining, final snapshot");
+    let hash = server.shutdown()?;
+    log(&format!(
+        "stopped; state hash {hash:016x}; journal in {}",
+        data_dir.join("journal").display()
+    ));
+    Ok(hash)
+}
+
+/// One line naming the CompIDs and instruments of a config.
+pub fn describe(cfg: &Config) -> String {
+    let targets: std::collections::BTreeSet<&str> = cfg
+        .sessions
+        .iter()
+        .map(|s| s.target_comp_id.as_str())
+        .collect();
+    let names: Vec<&str> = cfg
+        .sessions
+        .iter()
+        .map(|s| s.sender_comp_id.as_str())
+        .collect();
+    let shown = if names.len() > 12 {
+        format!(
+            "{} .. {} ({} sessions)",
+            names[..9].join(" "),
+            names[names.len() - 1],
+            names.len()
+        )
+    } else {
+        names.join(" ")
+    };
+    let symbols: Vec<&str> = cfg
+        .instruments
+        .iter()
+        .map(|i| i.instrument.symbol.as_str())
+        .collect();
+    format!(
+        "TargetCompID {}; SenderCompIDs {shown}; instruments {}",
+        targets.into_iter().collect::<Vec<_>>().join(","),
+        symbols.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CPUs in a `Cpus_allowed_list` line ("0-2,5").
+    fn cpu_list(s: &str) -> Vec<usize> {
+        s.split(',')
+            .flat_map(|r| match r.split_once('-') {
+                Some((a, b)) => (a.trim().parse().unwrap()..=b.trim().parse().unwrap()).collect(),
+                None => vec![r.trim().parse::<usize>().unwrap()],
+            })
+            .collect()
+    }
+
+    /// (thread name, allowed CPUs) of every thread of this process.
+    fn thread_masks() -> Vec<(String, Vec<usize>)> {
+        let mut out = Vec::new();
+        for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let (Ok(comm), Ok(status)) = (
+                std::fs::read_to_string(t.path().join("comm")),
+                std::fs::read_to_string(t.path().join("status")),
+            ) else {
+                continue;
+            };
+            if let Some(l) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+                let list = l.trim_start_matches("Cpus_allowed_list:").trim();
+                out.push((comm.trim().to_string(), cpu_list(list)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_pinned_loop_owns_its_cpu_and_the_caller_gets_its_mask_back() {
+        let allowed = sched_idle::allowed_cpus().unwrap();
+        let cpu = *allowed.last().unwrap();
+        let others = sched_idle::others(&allowed, cpu);
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config::defaults();
+        cfg.data_dir = dir.path().to_path_buf();
+        cfg.listen = "127.0.0.1:0".parse().unwrap();
+        cfg.cpu = Some(cpu);
+        let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let l2 = lines.clone();
+        let log: Logger = Arc::new(move |m: &str| l2.lock().unwrap().push(m.to_string()));
+        let server = Server::start(cfg.clone(), log).unwrap();
+        assert_eq!(
+            sched_idle::allowed_cpus().unwrap(),
+            allowed,
+            "caller restored"
+        );
+        // The loop pins itself as it starts, and the helper threads start on their own time
+        // (other tests' servers in this process have threads of the same names): wait until
+        // every one is there with its mask, or the deadline.
+        let placed = |m: &[(String, Vec<usize>)]| {
+            m.iter().any(|(n, c)| n == "rialto" && *c == [cpu])
+                && ["snapshot", "snapshot-idle", "journal-sync"]
+                    .iter()
+                    .all(|name| m.iter().any(|(n, c)| n == name && *c == others))
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let masks = loop {
+            let m = thread_masks();
+            if placed(&m) || Instant::now() > deadline {
+                break m;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(
+            masks.iter().any(|(n, c)| n == "rialto" && *c == [cpu]),
+            "the loop on CPU {cpu}: {masks:?}"
+        );
+        for name in ["snapshot", "snapshot-idle", "journal-sync"] {
+            assert!(
+                masks.iter().any(|(n, c)| n == name && *c == others),
+                "{name} on {others:?}: {masks:?}"
+            );
+        }
+        server.shutdown().unwrap();
+        let lines = lines.lock().unwrap();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("event loop pinned to CPU {cpu}"))),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("mean busy iteration")),
+            "{lines:?}"
+        );
+        // A CPU this process may not use is refused with a reason.
+        cfg.cpu = Some(1023);
+        let e = Server::start(cfg, Arc::new(|_: &str| {})).err().unwrap();
+        assert!(e.0.contains("may only run on CPUs"), "{e}");
+        assert_eq!(sched_idle::allowed_cpus().unwrap(), allowed);
+    }
+}
