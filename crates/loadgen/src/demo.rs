@@ -19,7 +19,6 @@
 use crate::driver::{wall_ns, Driver, DriverConfig, Observer, Report, View};
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
-use crate::rng::Rng;
 use crate::stats::{at, percentile_table, us, RunResult};
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
@@ -27,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use types::{OrdType, Side, TimeInForce};
+use types::{OrdType, Side, SplitMix64, TimeInForce};
 
 /// Quote levels per side per instrument of each market maker.
 const LEVELS: u32 = 2;
@@ -41,20 +40,20 @@ const LEVEL_STEP_TICKS: i64 = 2;
 /// A simulated trader of the demo.
 #[derive(Clone, Debug)]
 pub enum Trader {
-    Maker { rng: Rng, cursor: u32 },
-    Taker { rng: Rng },
+    Maker { rng: SplitMix64, cursor: u32 },
+    Taker { rng: SplitMix64 },
 }
 
 impl Trader {
     pub fn maker(seed: u64) -> Trader {
         Trader::Maker {
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
             cursor: 0,
         }
     }
     pub fn taker(seed: u64) -> Trader {
         Trader::Taker {
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
         }
     }
     /// Slots a maker needs: two sides, `LEVELS` each, per instrument.
@@ -223,7 +222,7 @@ struct Display<'w> {
     reports_total: u64,
     /// Last trade per symbol: (price in ticks, qty).
     last: Vec<Option<(i64, u64)>>,
-    rng: Rng,
+    rng: SplitMix64,
     failed: Option<std::io::Error>,
 }
 
@@ -476,7 +475,7 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
                 reports_second: 0,
                 reports_total: 0,
                 last: vec![None; market.symbols.len()],
-                rng: Rng::new(cfg.seed ^ 0x5eed),
+                rng: SplitMix64::new(cfg.seed ^ 0x5eed),
                 failed: None,
             },
             names: market

@@ -336,13 +336,11 @@ mod tests {
             b"<>",
             b"55=ACME\x01",
         ];
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = types::XorShift64::new(0x9E37_79B9_7F4A_7C15);
         let mut checked_ok = 0;
         for _ in 0..200_000 {
             let mut frame = Vec::new();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             for k in 0..(x % 12) {
                 frame.extend_from_slice(pieces[((x >> (4 * k + 8)) % 14) as usize]);
             }
@@ -378,11 +376,9 @@ mod tests {
         }
         assert!(seeds >= 2);
         let alphabet = b"0123456789=\x01=\x018A";
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = types::XorShift64::new(0x2545_F491_4F6C_DD1D);
         for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let len = (x % 64) as usize;
             let data: Vec<u8> = (0..len)
                 .map(|k| {

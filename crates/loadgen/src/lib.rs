@@ -33,7 +33,6 @@ pub mod inbound;
 pub mod mix;
 pub mod noise;
 pub mod orders;
-pub mod rng;
 pub mod rx;
 pub mod spawn;
 pub mod stats;
