@@ -16,7 +16,8 @@
 //!
 //! Never: binds anything but 127.0.0.1; needs a config file or anything installed.
 
-use crate::driver::{wall_ns, Driver, DriverConfig, Observer, Report, View};
+use crate::driver::{wall_ns, Driver, DriverConfig, Observer, View};
+use crate::inbound::Report;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};

@@ -45,7 +45,7 @@
 //! counted and timed; fills are counted when received after the warm-up.
 
 use crate::clordid::{self, ClOrdId, KIND_CANCEL, KIND_MASS_CANCEL, KIND_NEW, KIND_REPLACE};
-use crate::inbound::Inbound;
+use crate::inbound::{Inbound, Report};
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::BotOrders;
 use crate::stats::{new_histogram, Counters, RunResult, ERROR_NOTES_MAX};
@@ -296,37 +296,6 @@ impl Phase {
             Phase::Measuring => "measuring",
             Phase::Draining => "draining",
         }
-    }
-}
-
-/// One inbound application message, as far as the driver reads it.
-#[derive(Clone, Copy, Debug)]
-pub struct Report<'a> {
-    /// MsgType (first byte): `8`, `9`, `r`, `j`, `3`.
-    pub msg_type: u8,
-    pub cl_ord_id: &'a [u8],
-    pub orig_cl_ord_id: Option<&'a [u8]>,
-    /// ExecType (150), 0 if absent.
-    pub exec_type: u8,
-    pub symbol: &'a [u8],
-    /// Side (54): `1` buy, `2` sell, 0 if absent.
-    pub side: u8,
-    pub leaves_qty: Option<u64>,
-    pub last_qty: Option<u64>,
-    pub last_px: Option<Decimal>,
-    pub text: Option<&'a [u8]>,
-}
-
-impl Report<'_> {
-    /// True for the exchange's load-shedding answer ("exchange busy").
-    pub fn is_busy(&self) -> bool {
-        self.text
-            .is_some_and(|t| t.windows(4).any(|w| w.eq_ignore_ascii_case(b"busy")))
-    }
-
-    /// True for an ExecutionReport of a trade (FIX 4.4 `F`, FIX 4.2 `1`/`2`).
-    pub fn is_fill(&self) -> bool {
-        self.msg_type == b'8' && matches!(self.exec_type, b'F' | b'1' | b'2')
     }
 }
 

@@ -39,6 +39,7 @@ pub mod stats;
 pub mod svg;
 pub mod sweep;
 
-pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, Report, Schedule, View};
+pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, Schedule, View};
+pub use inbound::Report;
 pub use mix::{Action, EchoGenerator, Market, MixConfig, MixGenerator, Strategy, SymbolSpec};
 pub use stats::{Counters, RunResult};
