@@ -1,12 +1,16 @@
 //! `rialto demo`: the exchange with embedded defaults in this process plus simulated market
 //! makers and takers over loopback FIX, with live statistics once a second (orders in, reports
 //! out, trades, messages/s, ack latency P50/P99, top of book and last trade per instrument).
-//! Runs until Ctrl-C, then prints a summary and where the journal is. Glue over
-//! `loadgen::demo`.
+//! Runs until Ctrl-C, then prints a summary and where the journal is.
+//!
+//! Glue: this starts and stops the exchange (`gateway::Server`) and hands its address to
+//! `loadgen::demo`, which is only a FIX client.
 
 use super::CmdResult;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
@@ -31,6 +35,18 @@ pub struct Args {
     seed: u64,
 }
 
+/// Default listen address, or a free port when 9878 is taken.
+fn pick_listen(requested: Option<SocketAddr>) -> SocketAddr {
+    if let Some(a) = requested {
+        return a;
+    }
+    let default: SocketAddr = ([127, 0, 0, 1], 9878).into();
+    match std::net::TcpListener::bind(default) {
+        Ok(_) => default,
+        Err(_) => ([127, 0, 0, 1], 0).into(),
+    }
+}
+
 pub fn run(args: Args) -> CmdResult {
     let durability = match args.durability.as_str() {
         "process" => gateway::Durability::Process,
@@ -42,15 +58,49 @@ pub fn run(args: Args) -> CmdResult {
         Some(s) => return Err(format!("--duration {s}: give seconds (0 or more)").into()),
         None => None,
     };
-    let cfg = loadgen::demo::DemoConfig {
-        rate: args.rate,
-        data_dir: args.data_dir,
-        listen: args.listen,
-        duration,
-        durability,
-        seed: args.seed,
-        redraw: None,
+    // Ctrl-C ends the run instead of the process.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+    }
+    let data_dir = match args.data_dir {
+        Some(d) => d,
+        None => tempfile::Builder::new()
+            .prefix("rialto-demo-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a data dir: {e}"))?
+            .keep(),
     };
-    loadgen::demo::run(&cfg, &mut std::io::stdout())?;
+    let mut cfg = gateway::Config::defaults();
+    cfg.data_dir = data_dir.clone();
+    cfg.listen = pick_listen(args.listen);
+    cfg.durability = durability;
+    // The exchange's log lines would break the live display.
+    let server = gateway::Server::start(cfg, Arc::new(|_m: &str| {}))
+        .map_err(|e| format!("exchange: {e}"))?;
+    let addr = server.addr;
+    println!(
+        "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
+         your own FIX client), durability {}, journal in {}",
+        durability.as_str(),
+        data_dir.display(),
+    );
+    let mut demo = loadgen::demo::DemoConfig::new(addr);
+    demo.rate = args.rate;
+    demo.duration = duration;
+    demo.stop = stop;
+    demo.seed = args.seed;
+    demo.label = format!("{addr} · {}", durability.as_str());
+    let outcome = loadgen::demo::run(&demo, &mut std::io::stdout());
+    // The exchange stops whatever became of the traders.
+    let hash = server.shutdown().map_err(|e| format!("exchange: {e}"));
+    outcome?;
+    let hash = hash?;
+    println!(
+        "journal: {} (state hash {hash:016x}); check it with: rialto journal verify {}",
+        data_dir.join("journal").display(),
+        data_dir.display()
+    );
     Ok(())
 }
