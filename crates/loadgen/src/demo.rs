@@ -15,9 +15,13 @@
 //! and per instrument the top of book (bid size @ price | ask price @ size), aggregated from
 //! the traders' own resting orders as reported to them, and the last trade.
 //!
+//! At the end: orders by kind, reports, trades, the latency table, and the rejects counted by
+//! what they were (new order, cancel, replace) and the exchange's reason (Text, tag 58).
+//!
 //! Never: starts, stops or configures an exchange (it is only a FIX client of `addr`); binds
 //! anything.
 
+use crate::clordid::{KIND_CANCEL, KIND_NEW, KIND_REPLACE};
 use crate::driver::{wall_ns, Driver, DriverConfig, Observer, View};
 use crate::inbound::Report;
 use crate::mix::{Action, Market, Strategy};
@@ -349,16 +353,97 @@ impl Observer for Display<'_> {
     }
 }
 
-/// A `Display` wrapper that also records the last trade per symbol (needs the market's names).
+/// Rejects counted by what was rejected and the exchange's Text (58).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RejectReasons {
+    /// (request kind: `KIND_NEW`, `KIND_CANCEL`, `KIND_REPLACE`, or 0 if the ClOrdID says none;
+    /// Text; count), in order of first appearance.
+    counts: Vec<(u8, Vec<u8>, u64)>,
+    /// Rejects beyond `REASONS_MAX` distinct reasons.
+    other: u64,
+}
+
+impl RejectReasons {
+    /// Distinct reasons kept; more are counted together (the exchange has a handful).
+    const REASONS_MAX: usize = 32;
+
+    /// Counts `r` if it rejects a request for a business reason: an ExecutionReport with
+    /// ExecType Rejected, or an OrderCancelReject (load shedding, "exchange busy", is not a
+    /// reject: it is counted as shed).
+    pub fn on_report(&mut self, r: &Report<'_>) {
+        let rejected = (r.msg_type == b'8' && r.exec_type == b'8') || r.msg_type == b'9';
+        if !rejected || r.is_busy() {
+            return;
+        }
+        let kind = match r.cl_ord_id.first() {
+            Some(&k) if matches!(k, KIND_NEW | KIND_CANCEL | KIND_REPLACE) => k,
+            _ => 0,
+        };
+        let text = r.text.unwrap_or(b"");
+        if let Some(c) = self
+            .counts
+            .iter_mut()
+            .find(|(k, t, _)| *k == kind && t.as_slice() == text)
+        {
+            c.2 += 1;
+        } else if self.counts.len() < Self::REASONS_MAX {
+            self.counts.push((kind, text.to_vec(), 1));
+        } else {
+            self.other += 1;
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.2).sum::<u64>() + self.other
+    }
+
+    /// One line per reason, most frequent first: what was rejected, why, how many.
+    pub fn lines(&self) -> Vec<String> {
+        let mut sorted: Vec<&(u8, Vec<u8>, u64)> = self.counts.iter().collect();
+        sorted.sort_by_key(|c| std::cmp::Reverse(c.2));
+        let mut lines: Vec<String> = sorted
+            .into_iter()
+            .map(|(kind, text, n)| format!("{}: {}", Self::describe(*kind, text), thousands(*n)))
+            .collect();
+        if self.other > 0 {
+            lines.push(format!("other reasons: {}", thousands(self.other)));
+        }
+        lines
+    }
+
+    fn describe(kind: u8, text: &[u8]) -> String {
+        let text = String::from_utf8_lossy(text);
+        let what = match kind {
+            KIND_NEW => "new order",
+            KIND_CANCEL => "cancel",
+            KIND_REPLACE => "replace",
+            _ => "request",
+        };
+        // A bot cancels or replaces only orders it believes live, so an unknown order is one
+        // that finished (filled, or canceled by the exchange) while the request was on its way.
+        if matches!(kind, KIND_CANCEL | KIND_REPLACE) && text == "unknown order" {
+            return format!("{what} of an order already filled or canceled (\"{text}\")");
+        }
+        if text.is_empty() {
+            return format!("{what} (no reason given)");
+        }
+        format!("{what}: {text}")
+    }
+}
+
+/// A `Display` wrapper that also records the last trade per symbol (needs the market's names)
+/// and counts the rejects by reason.
 struct DemoObserver<'w> {
     display: Display<'w>,
     names: Vec<Vec<u8>>,
     decimals: Vec<u8>,
+    rejects: RejectReasons,
 }
 
 impl Observer for DemoObserver<'_> {
     fn on_report(&mut self, bot: usize, r: &Report<'_>) {
         self.display.on_report(bot, r);
+        self.rejects.on_report(r);
         if r.is_fill() {
             if let (Some(i), Some(px), Some(qty)) = (
                 self.names.iter().position(|n| n.as_slice() == r.symbol),
@@ -381,6 +466,7 @@ pub struct DemoSummary {
     pub result: RunResult,
     pub elapsed: Duration,
     pub reports: u64,
+    pub rejects: RejectReasons,
     /// From the end of the run (mass cancel, logout).
     pub notes: Vec<String>,
 }
@@ -443,9 +529,11 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             .map(|s| s.name.as_bytes().to_vec())
             .collect(),
         decimals: market.symbols.iter().map(|s| s.price_decimals).collect(),
+        rejects: RejectReasons::default(),
     };
     let result = driver.run(&mut traders, &mut market, &mut obs)?;
     let reports = obs.display.reports_total;
+    let rejects = obs.rejects;
     let notes = driver.finish();
     let elapsed = started.elapsed();
     let c = &result.counters;
@@ -464,6 +552,12 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         c.shed,
         c.errors,
     ));
+    if rejects.total() > 0 {
+        s.push_str("rejects by reason (the exchange's Text, tag 58):\n");
+        for line in rejects.lines() {
+            s.push_str(&format!("  {line}\n"));
+        }
+    }
     s.push_str(&format!(
         "ack latency, order request -> first execution report, whole run:\n{}",
         percentile_table(&result.latency)
@@ -477,6 +571,7 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         result,
         elapsed,
         reports,
+        rejects,
         notes,
     })
 }
@@ -491,6 +586,49 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    fn report<'a>(msg_type: u8, exec_type: u8, cl: &'a [u8], text: &'a [u8]) -> Report<'a> {
+        Report {
+            msg_type,
+            cl_ord_id: cl,
+            orig_cl_ord_id: None,
+            exec_type,
+            symbol: b"ACME",
+            side: b'1',
+            leaves_qty: None,
+            last_qty: None,
+            last_px: None,
+            text: Some(text),
+        }
+    }
+
+    #[test]
+    fn rejects_are_counted_by_request_and_reason() {
+        let mut r = RejectReasons::default();
+        for _ in 0..3 {
+            r.on_report(&report(b'9', 0, b"Rabc0001.4", b"unknown order"));
+        }
+        r.on_report(&report(b'9', 0, b"Cabc0002.1", b"unknown order"));
+        r.on_report(&report(
+            b'8',
+            b'8',
+            b"Nabc0003.0",
+            b"post-only order would cross",
+        ));
+        // Not rejects: load shedding, an ack, a fill.
+        r.on_report(&report(b'8', b'8', b"Nabc0004.0", b"exchange busy"));
+        r.on_report(&report(b'8', b'0', b"Nabc0005.0", b""));
+        r.on_report(&report(b'8', b'F', b"Nabc0005.0", b""));
+        assert_eq!(r.total(), 5);
+        assert_eq!(
+            r.lines(),
+            [
+                "replace of an order already filled or canceled (\"unknown order\"): 3",
+                "cancel of an order already filled or canceled (\"unknown order\"): 1",
+                "new order: post-only order would cross: 1",
+            ]
+        );
     }
 
     #[test]

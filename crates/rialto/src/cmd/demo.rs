@@ -1,10 +1,13 @@
 //! `rialto demo`: the exchange with embedded defaults in this process plus simulated market
 //! makers and takers over loopback FIX, with live statistics once a second (orders in, reports
 //! out, trades, messages/s, ack latency P50/P99, top of book and last trade per instrument).
-//! Runs until Ctrl-C, then prints a summary and where the journal is.
+//! Runs until Ctrl-C, then prints a summary (rejects by reason included) and the journal's
+//! state hash.
 //!
 //! Glue: this starts and stops the exchange (`gateway::Server`) and hands its address to
-//! `loadgen::demo`, which is only a FIX client.
+//! `loadgen::demo`, which is only a FIX client. Without `--data-dir` the journal goes to a
+//! temporary directory that is removed at exit (Ctrl-C included); with it, the journal stays
+//! and the summary says where.
 
 use super::CmdResult;
 use std::net::SocketAddr;
@@ -18,7 +21,8 @@ pub struct Args {
     /// Orders (requests) per second over all simulated traders.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     rate: u64,
-    /// Journal and snapshots go here (default: a new temporary directory).
+    /// Journal and snapshots go here and are kept (default: a temporary directory, removed at
+    /// exit).
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Listen address (default 127.0.0.1:9878, or a free port if it is taken).
@@ -58,19 +62,22 @@ pub fn run(args: Args) -> CmdResult {
         Some(s) => return Err(format!("--duration {s}: give seconds (0 or more)").into()),
         None => None,
     };
-    // Ctrl-C ends the run instead of the process.
+    // Ctrl-C ends the run instead of the process, from here on, so the temporary directory
+    // made next is always removed.
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
     }
-    let data_dir = match args.data_dir {
-        Some(d) => d,
-        None => tempfile::Builder::new()
-            .prefix("rialto-demo-")
-            .tempdir()
-            .map_err(|e| format!("cannot create a data dir: {e}"))?
-            .keep(),
+    let (data_dir, temp) = match args.data_dir {
+        Some(d) => (d, None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("rialto-demo-")
+                .tempdir()
+                .map_err(|e| format!("cannot create a temporary data dir: {e}"))?;
+            (t.path().to_path_buf(), Some(t))
+        }
     };
     let mut cfg = gateway::Config::defaults();
     cfg.data_dir = data_dir.clone();
@@ -80,9 +87,14 @@ pub fn run(args: Args) -> CmdResult {
     let server = gateway::Server::start(cfg, Arc::new(|_m: &str| {}))
         .map_err(|e| format!("exchange: {e}"))?;
     let addr = server.addr;
+    let journal_note = if temp.is_some() {
+        "a temporary directory, removed at exit (--data-dir keeps it)"
+    } else {
+        "the data dir"
+    };
     println!(
         "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
-         your own FIX client), durability {}, journal in {}",
+         your own FIX client), durability {}, journal in {} ({journal_note})",
         durability.as_str(),
         data_dir.display(),
     );
@@ -97,10 +109,21 @@ pub fn run(args: Args) -> CmdResult {
     let hash = server.shutdown().map_err(|e| format!("exchange: {e}"));
     outcome?;
     let hash = hash?;
-    println!(
-        "journal: {} (state hash {hash:016x}); check it with: rialto journal verify {}",
-        data_dir.join("journal").display(),
-        data_dir.display()
-    );
+    match temp {
+        None => println!(
+            "journal: {} (state hash {hash:016x}); check it with: rialto journal verify {}",
+            data_dir.join("journal").display(),
+            data_dir.display()
+        ),
+        Some(t) => {
+            t.close()
+                .map_err(|e| format!("cannot remove {}: {e}", data_dir.display()))?;
+            println!(
+                "journal: state hash {hash:016x}; the temporary {} is removed (--data-dir DIR \
+                 keeps the journal)",
+                data_dir.display()
+            );
+        }
+    }
     Ok(())
 }
