@@ -136,8 +136,8 @@ fn bench_fix_against_rialto_serve() {
     let kv = summary(&out);
     assert_eq!(get(&kv, "rate_offered"), 1000.0);
     // Sent at most at the offered rate; how close to it depends on how late a stalled host
-    // makes the last sends (pacing itself is checked against the schedule and the send lag in
-    // `crates/loadgen/tests/against_gateway.rs`), so no wall-clock band here.
+    // makes the last sends (the report's arithmetic is checked against the schedule and the
+    // send lag in `driver_against_gateway.rs`), so no wall-clock band here.
     let achieved = get(&kv, "rate_achieved");
     assert!(achieved > 0.0 && achieved <= 1050.0, "{kv:?}");
     assert!(get(&kv, "acks") > 0.0, "{kv:?}");
