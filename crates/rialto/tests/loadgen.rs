@@ -362,7 +362,7 @@ fn demo_removes_its_temporary_journal() {
     let made = stdout
         .lines()
         .find_map(|l| l.split("journal in ").nth(1))
-        .and_then(|rest| rest.split(" (").next())
+        .and_then(|rest| rest.split(", a temporary directory").next())
         .unwrap_or_else(|| panic!("no journal location:\n{stdout}"));
     assert!(
         Path::new(made).starts_with(dir.path()),

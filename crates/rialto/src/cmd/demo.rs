@@ -88,13 +88,13 @@ pub fn run(args: Args) -> CmdResult {
         .map_err(|e| format!("exchange: {e}"))?;
     let addr = server.addr;
     let journal_note = if temp.is_some() {
-        "a temporary directory, removed at exit (--data-dir keeps it)"
+        ", a temporary directory removed at exit (--data-dir DIR keeps it)"
     } else {
-        "the data dir"
+        ""
     };
     println!(
         "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
-         your own FIX client), durability {}, journal in {} ({journal_note})",
+         your own FIX client), durability {}, journal in {}{journal_note}",
         durability.as_str(),
         data_dir.display(),
     );
