@@ -225,11 +225,9 @@ mod tests {
         for len in [1usize, 63, 64, 65, 4096, 5000, 300_000] {
             let mut b = BitSet::new(len);
             let mut v = vec![false; len];
-            let mut x: u64 = 0x1234_5678 ^ len as u64;
+            let mut rng = types::XorShift64::new(0x1234_5678 ^ len as u64);
             for step in 0..3000 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next_u64();
                 let i = (x as usize) % len;
                 if step % 3 == 2 {
                     b.clear(i);

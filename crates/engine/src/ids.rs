@@ -713,6 +713,7 @@ impl IdIndex {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+    use types::XorShift64;
 
     impl IdIndex {
         /// Every used id, ascending (expands the bitmap's runs, merges the sparse ids).
@@ -722,16 +723,6 @@ mod tests {
             out.extend(self.sparse_sorted());
             out.sort_unstable();
             out
-        }
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
         }
     }
 
@@ -757,7 +748,7 @@ mod tests {
     fn check_against_btreeset(direct: usize, hashed: usize, ids: &[u64], seed: u64) -> IdIndex {
         let mut ix = IdIndex::new(direct, hashed, 16);
         let mut set = BTreeSet::new();
-        let mut rng = Rng(seed | 1);
+        let mut rng = XorShift64::new(seed | 1);
         for (n, &id) in ids.iter().enumerate() {
             assert_eq!(ix.is_used(id), set.contains(&id), "before marking {id}");
             ix.mark_used(id);
@@ -768,9 +759,10 @@ mod tests {
             assert!(ix.is_used(id), "after marking {id}");
             if n % 7 == 0 {
                 // A probe near an earlier id, and a random one.
-                let near = ids[(rng.next() as usize) % (n + 1)].wrapping_add(rng.next() % 5);
+                let near =
+                    ids[(rng.next_u64() as usize) % (n + 1)].wrapping_add(rng.next_u64() % 5);
                 assert_eq!(ix.is_used(near), set.contains(&near), "probe {near}");
-                let far = rng.next();
+                let far = rng.next_u64();
                 assert_eq!(ix.is_used(far), set.contains(&far), "probe {far}");
             }
         }
@@ -806,9 +798,9 @@ mod tests {
 
     #[test]
     fn sparse_random_ids_grow_incrementally() {
-        let mut rng = Rng(7);
+        let mut rng = XorShift64::new(7);
         // Enough to grow from 16 buckets through several multi-segment tables.
-        let ids: Vec<u64> = (0..60_000).map(|_| rng.next() | 1 << 40).collect();
+        let ids: Vec<u64> = (0..60_000).map(|_| rng.next_u64() | 1 << 40).collect();
         let mut ix = IdIndex::new(64, 16, 16);
         let mut growths = 0;
         for (n, &id) in ids.iter().enumerate() {
@@ -833,14 +825,14 @@ mod tests {
 
     #[test]
     fn mixtures_around_the_frontier() {
-        let mut rng = Rng(11);
+        let mut rng = XorShift64::new(11);
         for round in 0..6u64 {
             let direct = [64, 100, 4096][round as usize % 3];
             let d = (direct as u64).next_multiple_of(64);
             let mut ids = Vec::new();
             let mut seq = 0u64;
             for _ in 0..40_000 {
-                let r = rng.next();
+                let r = rng.next_u64();
                 let id = match r % 10 {
                     // Sequential from 0: reaches the chunks.
                     0..=4 => {
@@ -855,7 +847,7 @@ mod tests {
                         (edge + (r >> 20) % 8).wrapping_sub(4)
                     }
                     // Far sparse ids, some of them at the very top.
-                    7 => rng.next() | 1 << 63,
+                    7 => rng.next_u64() | 1 << 63,
                     8 => u64::MAX - (r >> 8) % 4,
                     // Repeats.
                     _ => *ids.get((r >> 8) as usize % ids.len().max(1)).unwrap_or(&0),
@@ -898,14 +890,14 @@ mod tests {
         // Pinned with the build before the chunked bitmap (direct bits + one hash set): the
         // state hash of every published journal and snapshot depends on this value.
         let mut ix = IdIndex::new(4096, 16, 16);
-        let mut rng = Rng(0x1234_5678);
+        let mut rng = XorShift64::new(0x1234_5678);
         for i in 0..3_000_000u64 {
             if i % 13 != 7 {
                 ix.mark_used(i);
             }
         }
         for _ in 0..20_000 {
-            ix.mark_used(rng.next());
+            ix.mark_used(rng.next_u64());
         }
         for i in 0..1000 {
             ix.mark_used(u64::MAX - i * 3);
@@ -952,9 +944,9 @@ mod tests {
 
     #[test]
     fn restore_parts_rebuild_the_same_set() {
-        let mut rng = Rng(21);
+        let mut rng = XorShift64::new(21);
         let mut ids: Vec<u64> = (0..64 + CHUNK_IDS + 5000).filter(|i| i % 11 != 0).collect();
-        ids.extend((0..3000).map(|_| rng.next()));
+        ids.extend((0..3000).map(|_| rng.next_u64()));
         ids.extend((0..200).map(|i| 64 + 3 * CHUNK_IDS + i));
         let a = check_against_btreeset(64, 16, &ids, 2);
         let mut b = IdIndex::new(64, 16, 16);
@@ -997,11 +989,9 @@ mod tests {
     fn live_map_matches_a_btreemap_under_churn() {
         let mut m = LiveMap::new(16);
         let mut r = std::collections::BTreeMap::new();
-        let mut x = 88172645463325252u64;
+        let mut rng = XorShift64::new(88172645463325252);
         for step in 0..200_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             // A small key space forces collisions, wrap-around and deletions mid-cluster.
             let id = if step % 3 == 0 {
                 x % 512

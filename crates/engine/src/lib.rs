@@ -215,6 +215,19 @@ struct MatchEnd {
     stp_stop: bool,
 }
 
+/// A replace as `Engine::replace` applies it: `Command::Replace`'s fields, and whether the
+/// order always goes to the back of its level (flash1's modify) instead of keeping its priority
+/// when only its quantity goes down.
+#[derive(Clone, Copy)]
+struct ReplaceRequest {
+    id: OrderId,
+    account: AccountId,
+    symbol: SymbolId,
+    price: PriceTicks,
+    qty: QtyLots,
+    requeue: bool,
+}
+
 /// The aggressor's fixed attributes during one match.
 #[derive(Clone, Copy)]
 struct Taker {
@@ -789,17 +802,15 @@ impl Engine {
         level_event(sink, o.symbol, lad, idx);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn replace<S: EventSink>(
-        &mut self,
-        id: OrderId,
-        account: AccountId,
-        symbol: SymbolId,
-        price: PriceTicks,
-        qty: QtyLots,
-        requeue: bool,
-        sink: &mut S,
-    ) {
+    fn replace<S: EventSink>(&mut self, r: ReplaceRequest, sink: &mut S) {
+        let ReplaceRequest {
+            id,
+            account,
+            symbol,
+            price,
+            qty,
+            requeue,
+        } = r;
         let Some(inst) = self.instruments.get(symbol as usize) else {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
         };
@@ -917,7 +928,15 @@ impl Engine {
         qty: QtyLots,
         sink: &mut S,
     ) {
-        self.replace(id, account, symbol, price, qty, true, sink);
+        let r = ReplaceRequest {
+            id,
+            account,
+            symbol,
+            price,
+            qty,
+            requeue: true,
+        };
+        self.replace(r, sink);
     }
 
     /// Cancels, in (symbol, side, priority) order, every resting order of the selected books
@@ -1129,7 +1148,17 @@ impl Matcher for Engine {
                 symbol,
                 price,
                 qty,
-            } => self.replace(id, account, symbol, price, qty, false, sink),
+            } => {
+                let r = ReplaceRequest {
+                    id,
+                    account,
+                    symbol,
+                    price,
+                    qty,
+                    requeue: false,
+                };
+                self.replace(r, sink)
+            }
             Command::MassCancel {
                 account,
                 symbol,

@@ -654,17 +654,14 @@ mod tests {
     #[test]
     fn v2_round_trip_with_chunks_and_sparse_ids() {
         let mut e = Engine::new(&instruments(), config());
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = types::XorShift64::new(0x9e37_79b9_7f4a_7c15);
         // Sequential ids with a few gaps, through the direct bits and into a second chunk.
         for id in (0..64 + crate::ids::CHUNK_IDS + 70_000).filter(|i| i % 89 != 3) {
             e.ids.mark_used(id);
         }
         // Sparse ids, some inside the chunks' range before it covers them.
         for _ in 0..3000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            e.ids.mark_used(x);
+            e.ids.mark_used(rng.next_u64());
         }
         for c in fixture_commands() {
             e.apply(&c, &mut NullSink);
@@ -801,14 +798,14 @@ mod tests {
         let snap = snapshot_of(&e);
         let (a, b) = used_section(&snap);
         let section = snap[a..b].to_vec();
+        let mut rng = types::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        // The last output (at first the seed) picks how many edits the next snapshot gets.
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut ok = 0;
         for _ in 0..3000 {
             let mut s = section.clone();
             for _ in 0..1 + (x % 3) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                x = rng.next_u64();
                 let i = (x >> 8) as usize % s.len();
                 match x % 4 {
                     0 => s[i] ^= 1 << ((x >> 40) % 8),

@@ -172,13 +172,8 @@ fn sparse_ids_allocate_a_segment_per_hundreds_of_ids() {
     // Random 64-bit ids: the sparse set grows by 32 KiB segments allocated on first write.
     let mut engine = Engine::new(&mixed::instruments(), EngineConfig::default());
     let mut tally = Tally::default();
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x | 1 << 62
-    };
+    let mut rng = types::XorShift64::new(0x2545_f491_4f6c_dd1d);
+    let mut next = || rng.next_u64() | 1 << 62;
     for _ in 0..10_000 {
         engine.apply(&ioc(next()), &mut tally);
     }

@@ -8,21 +8,8 @@ use std::collections::HashMap;
 use engine::{Engine, EngineConfig};
 use types::{
     Command, Event, Instrument, Matcher, NewOrder, OrdType, Side, StpMode, Symbol, TimeInForce,
+    XorShift64,
 };
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn instruments() -> Vec<Instrument> {
     let inst = |s: &str, tick, lot| Instrument {
@@ -43,10 +30,10 @@ fn config() -> EngineConfig {
     }
 }
 
-fn command(r: &mut Rng, next_id: &mut u64, ids: &[u64]) -> Command {
+fn command(r: &mut XorShift64, next_id: &mut u64, ids: &[u64]) -> Command {
     let symbol = r.below(3) as u32 % 2; // symbol 1 a third of the time
     let (tick, lot) = if symbol == 0 { (1, 1) } else { (5, 10) };
-    let pick_id = |r: &mut Rng| -> u64 {
+    let pick_id = |r: &mut XorShift64| -> u64 {
         if ids.is_empty() || r.below(10) == 0 {
             r.below(1000) + (1 << 40)
         } else {
@@ -56,7 +43,7 @@ fn command(r: &mut Rng, next_id: &mut u64, ids: &[u64]) -> Command {
     let account = 1 + r.below(3) as u32;
     // Mid wanders far enough to force re-centring.
     let mid = 1_000 + (r.below(4) as i64) * 700;
-    let price = |r: &mut Rng| -> i64 {
+    let price = |r: &mut XorShift64| -> i64 {
         let p = mid + (r.below(21) as i64 - 10) * tick;
         if r.below(50) == 0 {
             p + 1 // off the grid for symbol 1
@@ -194,7 +181,7 @@ fn check_events(e: &Engine, events: &[Event], leaves: &mut HashMap<u64, u64>) {
 }
 
 fn run(seed: u64, n: usize) {
-    let mut r = Rng(seed | 1);
+    let mut r = XorShift64::new(seed | 1);
     let mut e = Engine::new(&instruments(), config());
     let mut twin = Engine::new(&instruments(), config());
     let mut next_id = 0;

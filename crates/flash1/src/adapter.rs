@@ -123,7 +123,7 @@ fn report(
     }
 }
 
-/// What the current message is, for the event translation.
+/// Which kind of message is being translated.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     New,
@@ -131,10 +131,9 @@ enum Kind {
     Modify,
 }
 
-/// Translates the events of one message into reports.
-struct Translate<'a, O: ReportOut> {
-    out: &'a mut O,
-    flash_of: &'a HashMap<OrderId, OrderId>,
+/// The flash1 message whose events are being translated, as its reports repeat it.
+#[derive(Clone, Copy)]
+struct Message {
     kind: Kind,
     seq: u64,
     /// The flash1 id of the message's order.
@@ -142,6 +141,13 @@ struct Translate<'a, O: ReportOut> {
     side: u8,
     price: i64,
     qty: u32,
+}
+
+/// Translates the events of one message into reports.
+struct Translate<'a, O: ReportOut> {
+    out: &'a mut O,
+    flash_of: &'a HashMap<OrderId, OrderId>,
+    msg: Message,
     /// A `Canceled{User}` waits for the `Level` that names its side and price.
     cancel_pending: bool,
     /// The engine refused the id (a flash1 id reused after its order died).
@@ -153,27 +159,12 @@ struct Translate<'a, O: ReportOut> {
 }
 
 impl<'a, O: ReportOut> Translate<'a, O> {
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn new(
-        out: &'a mut O,
-        flash_of: &'a HashMap<OrderId, OrderId>,
-        kind: Kind,
-        seq: u64,
-        id: u64,
-        side: u8,
-        price: i64,
-        qty: u32,
-    ) -> Self {
+    fn new(out: &'a mut O, flash_of: &'a HashMap<OrderId, OrderId>, msg: Message) -> Self {
         Translate {
             out,
             flash_of,
-            kind,
-            seq,
-            id,
-            side,
-            price,
-            qty,
+            msg,
             cancel_pending: false,
             id_refused: false,
             refused_other: false,
@@ -202,8 +193,8 @@ impl<O: ReportOut> EventSink for Translate<'_, O> {
                     self.out.push(&report(
                         CANCEL_ACK,
                         side_byte(side),
-                        self.seq,
-                        self.id,
+                        self.msg.seq,
+                        self.msg.id,
                         price,
                         0,
                     ));
@@ -216,37 +207,54 @@ impl<O: ReportOut> EventSink for Translate<'_, O> {
                 taker_side,
                 ..
             } => {
-                let mut r = report(TRADE, side_byte(taker_side), self.seq, 0, price, qty as u32);
+                let mut r = report(
+                    TRADE,
+                    side_byte(taker_side),
+                    self.msg.seq,
+                    0,
+                    price,
+                    qty as u32,
+                );
                 r.maker_order_id = self.flash_id(maker_id);
-                r.taker_order_id = self.id;
+                r.taker_order_id = self.msg.id;
                 self.out.push(&r);
             }
             Event::Accepted { .. } => {
                 self.out.push(&report(
-                    ORDER_ACK, self.side, self.seq, self.id, self.price, self.qty,
+                    ORDER_ACK,
+                    self.msg.side,
+                    self.msg.seq,
+                    self.msg.id,
+                    self.msg.price,
+                    self.msg.qty,
                 ));
             }
             Event::Canceled { reason, qty, .. } => match reason {
                 CancelReason::User => self.cancel_pending = true,
                 // The IOC remainder of a new order (at its own price).
                 _ => self.out.push(&report(
-                    CANCEL_ACK, self.side, self.seq, self.id, self.price, qty as u32,
+                    CANCEL_ACK,
+                    self.msg.side,
+                    self.msg.seq,
+                    self.msg.id,
+                    self.msg.price,
+                    qty as u32,
                 )),
             },
             // The ModifyAck follows the reinsert's trades (as in flash1's reference adapters);
             // `on_modify` pushes it once the engine is done.
             Event::Replaced { .. } => self.replaced = true,
-            Event::Rejected { reason, .. } => match (self.kind, reason) {
+            Event::Rejected { reason, .. } => match (self.msg.kind, reason) {
                 (Kind::New, RejectReason::DuplicateId | RejectReason::Invalid(Field::Id)) => {
                     self.id_refused = true
                 }
                 (Kind::Cancel, RejectReason::UnknownOrder) => {
                     self.out
-                        .push(&report(CANCEL_REJECT, 0, self.seq, self.id, 0, 0));
+                        .push(&report(CANCEL_REJECT, 0, self.msg.seq, self.msg.id, 0, 0));
                 }
                 (Kind::Modify, RejectReason::UnknownOrder) => {
                     self.out
-                        .push(&report(MODIFY_REJECT, 0, self.seq, self.id, 0, 0));
+                        .push(&report(MODIFY_REJECT, 0, self.msg.seq, self.msg.id, 0, 0));
                 }
                 _ => self.refused_other = true,
             },
@@ -333,30 +341,20 @@ impl Adapter {
             post_only: false,
             stp: StpMode::None,
         };
-        let mut t = Translate::new(
-            out,
-            &self.flash_of,
-            Kind::New,
-            m.sequence_number,
-            m.order_id,
-            m.side,
-            m.price_ticks,
-            m.quantity,
-        );
+        let msg = Message {
+            kind: Kind::New,
+            seq: m.sequence_number,
+            id: m.order_id,
+            side: m.side,
+            price: m.price_ticks,
+            qty: m.quantity,
+        };
+        let mut t = Translate::new(out, &self.flash_of, msg);
         self.engine.apply(&Command::New(cmd), &mut t);
         let (id_refused, refused_other) = (t.id_refused, t.refused_other);
         if id_refused {
             cmd.id = self.new_alias(m.order_id);
-            let mut t = Translate::new(
-                out,
-                &self.flash_of,
-                Kind::New,
-                m.sequence_number,
-                m.order_id,
-                m.side,
-                m.price_ticks,
-                m.quantity,
-            );
+            let mut t = Translate::new(out, &self.flash_of, msg);
             self.engine.apply(&Command::New(cmd), &mut t);
             if t.id_refused || t.refused_other {
                 self.unrepresentable.new_orders += 1;
@@ -377,12 +375,14 @@ impl Adapter {
         let mut t = Translate::new(
             out,
             &self.flash_of,
-            Kind::Cancel,
-            m.sequence_number,
-            m.order_id,
-            0,
-            0,
-            0,
+            Message {
+                kind: Kind::Cancel,
+                seq: m.sequence_number,
+                id: m.order_id,
+                side: 0,
+                price: 0,
+                qty: 0,
+            },
         );
         self.engine.apply(&cmd, &mut t);
         if t.refused_other {
@@ -397,12 +397,14 @@ impl Adapter {
         let mut t = Translate::new(
             out,
             &self.flash_of,
-            Kind::Modify,
-            m.sequence_number,
-            m.order_id,
-            m.side,
-            m.new_price_ticks,
-            m.new_quantity,
+            Message {
+                kind: Kind::Modify,
+                seq: m.sequence_number,
+                id: m.order_id,
+                side: m.side,
+                price: m.new_price_ticks,
+                qty: m.new_quantity,
+            },
         );
         self.engine.modify_requeue(
             id,

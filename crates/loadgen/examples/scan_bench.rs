@@ -83,12 +83,10 @@ fn main() {
     // As a bot reads them: acks, fills and cancels in a random order, with ClOrdIDs, order
     // ids and sequence numbers of varying lengths, so the branch predictor cannot learn one
     // frame's fields (the two above are each read over and over).
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = types::XorShift64::new(0x9E37_79B9_7F4A_7C15);
     let mixed: Vec<Vec<u8>> = (0..256)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let seq = (x % 10_000_000).to_string();
             let id = ((x >> 24) % 100_000_000).to_string();
             let cl = format!("Nk{}.{}", (x >> 8) % 100_000, (x >> 30) % 1000);

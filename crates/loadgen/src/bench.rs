@@ -32,7 +32,7 @@ pub struct FixBench {
     pub seed: u64,
     pub mix: MixConfig,
     pub stop: Arc<AtomicBool>,
-    /// Shortest timer tick (see `driver::Schedule`).
+    /// Shortest timer tick (see `schedule::Schedule`).
     pub tick_min: Duration,
     /// See `DriverConfig::spin`.
     pub spin: Duration,
@@ -62,7 +62,7 @@ impl FixBench {
             spin: Duration::ZERO,
             cpu: None,
             nice: None,
-            wake_quantile: crate::driver::WakeEarly::QUANTILE,
+            wake_quantile: crate::schedule::WakeEarly::QUANTILE,
         }
     }
 }
@@ -248,7 +248,7 @@ impl EchoBench {
             spin: Duration::ZERO,
             cpu: None,
             nice: None,
-            wake_quantile: crate::driver::WakeEarly::QUANTILE,
+            wake_quantile: crate::schedule::WakeEarly::QUANTILE,
         }
     }
 }

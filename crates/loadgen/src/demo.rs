@@ -1,12 +1,13 @@
-//! `rialto demo`: the exchange with embedded defaults in this process, and simulated traders
-//! trading on it over loopback FIX, with live statistics once a second.
+//! `rialto demo`'s traders: simulated market makers and takers trading over FIX on the exchange
+//! they are given, with live statistics once a second and a summary at the end.
 //!
-//! Role: what a newcomer runs first. Three market makers quote two levels on both sides of
+//! Role: what a newcomer sees first (the `rialto` binary starts the exchange in its process and
+//! hands its address here). Three market makers quote two levels on both sides of
 //! every instrument around a mid that drifts (a random walk, moved once a second), refreshing
 //! quotes with cancel/replace; three takers send market and IOC orders that cross the spread
 //! (like the ZeroMQ exchange example's gateway generating random orders at a given rate). The
 //! traders are `driver` bots (BOT1..BOT6), so they are real FIX sessions through the real
-//! gateway, sequencer, journal and engine.
+//! exchange: its sequencer, journal and engine.
 //!
 //! What the screen shows: orders in (requests/s sent by the traders), reports out (FIX
 //! application messages/s received), trades/s (fills / 2: every trade has a demo trader on
@@ -14,20 +15,24 @@
 //! and per instrument the top of book (bid size @ price | ask price @ size), aggregated from
 //! the traders' own resting orders as reported to them, and the last trade.
 //!
-//! Never: binds anything but 127.0.0.1; needs a config file or anything installed.
+//! At the end: orders by kind, reports, trades, the latency table, and the rejects counted by
+//! what they were (new order, cancel, replace) and the exchange's reason (Text, tag 58).
+//!
+//! Never: starts, stops or configures an exchange (it is only a FIX client of `addr`); binds
+//! anything.
 
-use crate::driver::{wall_ns, Driver, DriverConfig, Observer, Report, View};
+use crate::clordid::{KIND_CANCEL, KIND_NEW, KIND_REPLACE};
+use crate::driver::{wall_ns, Driver, DriverConfig, Observer, View};
+use crate::inbound::Report;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
-use crate::rng::Rng;
 use crate::stats::{at, percentile_table, us, RunResult};
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use types::{OrdType, Side, TimeInForce};
+use types::{OrdType, Side, SplitMix64, TimeInForce};
 
 /// Quote levels per side per instrument of each market maker.
 const LEVELS: u32 = 2;
@@ -41,20 +46,20 @@ const LEVEL_STEP_TICKS: i64 = 2;
 /// A simulated trader of the demo.
 #[derive(Clone, Debug)]
 pub enum Trader {
-    Maker { rng: Rng, cursor: u32 },
-    Taker { rng: Rng },
+    Maker { rng: SplitMix64, cursor: u32 },
+    Taker { rng: SplitMix64 },
 }
 
 impl Trader {
     pub fn maker(seed: u64) -> Trader {
         Trader::Maker {
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
             cursor: 0,
         }
     }
     pub fn taker(seed: u64) -> Trader {
         Trader::Taker {
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
         }
     }
     /// Slots a maker needs: two sides, `LEVELS` each, per instrument.
@@ -162,33 +167,37 @@ impl Strategy for Trader {
     }
 }
 
-/// How to run the demo.
+/// How to run the demo's traders.
 #[derive(Clone, Debug)]
 pub struct DemoConfig {
+    /// The exchange: FIX 4.4, TargetCompID `RIALTO`, sessions `BOT1..BOT6` (the default
+    /// contract of `rialto serve`).
+    pub addr: SocketAddr,
     /// Requests per second over all traders.
     pub rate: u64,
-    /// Journal and snapshots; a fresh temporary directory when `None`.
-    pub data_dir: Option<PathBuf>,
-    /// Where the exchange listens; 127.0.0.1:9878, or a free port if that one is taken.
-    pub listen: Option<SocketAddr>,
-    /// Stop after this long (tests); otherwise run until Ctrl-C.
+    /// Stop after this long (tests); otherwise run until `stop` is set.
     pub duration: Option<Duration>,
-    pub durability: gateway::Durability,
+    /// Set (e.g. by a Ctrl-C handler) to end the run.
+    pub stop: Arc<AtomicBool>,
     pub seed: u64,
+    /// What the live display's first line names after "Rialto demo" (e.g. the exchange's
+    /// address and durability).
+    pub label: String,
     /// Redraw in place (ANSI) instead of printing a new block each second. Default: when
     /// stdout is a terminal.
     pub redraw: Option<bool>,
 }
 
-impl Default for DemoConfig {
-    fn default() -> DemoConfig {
+impl DemoConfig {
+    /// Defaults for trading on the exchange at `addr`: 2,000 orders/s until `stop`, seed 1.
+    pub fn new(addr: SocketAddr) -> DemoConfig {
         DemoConfig {
+            addr,
             rate: 2_000,
-            data_dir: None,
-            listen: None,
             duration: None,
-            durability: gateway::Durability::Process,
+            stop: Arc::new(AtomicBool::new(false)),
             seed: 1,
+            label: addr.to_string(),
             redraw: None,
         }
     }
@@ -223,7 +232,7 @@ struct Display<'w> {
     reports_total: u64,
     /// Last trade per symbol: (price in ticks, qty).
     last: Vec<Option<(i64, u64)>>,
-    rng: Rng,
+    rng: SplitMix64,
     failed: Option<std::io::Error>,
 }
 
@@ -344,16 +353,97 @@ impl Observer for Display<'_> {
     }
 }
 
-/// A `Display` wrapper that also records the last trade per symbol (needs the market's names).
+/// Rejects counted by what was rejected and the exchange's Text (58).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RejectReasons {
+    /// (request kind: `KIND_NEW`, `KIND_CANCEL`, `KIND_REPLACE`, or 0 if the ClOrdID says none;
+    /// Text; count), in order of first appearance.
+    counts: Vec<(u8, Vec<u8>, u64)>,
+    /// Rejects beyond `REASONS_MAX` distinct reasons.
+    other: u64,
+}
+
+impl RejectReasons {
+    /// Distinct reasons kept; more are counted together (the exchange has a handful).
+    const REASONS_MAX: usize = 32;
+
+    /// Counts `r` if it rejects a request for a business reason: an ExecutionReport with
+    /// ExecType Rejected, or an OrderCancelReject (load shedding, "exchange busy", is not a
+    /// reject: it is counted as shed).
+    pub fn on_report(&mut self, r: &Report<'_>) {
+        let rejected = (r.msg_type == b'8' && r.exec_type == b'8') || r.msg_type == b'9';
+        if !rejected || r.is_busy() {
+            return;
+        }
+        let kind = match r.cl_ord_id.first() {
+            Some(&k) if matches!(k, KIND_NEW | KIND_CANCEL | KIND_REPLACE) => k,
+            _ => 0,
+        };
+        let text = r.text.unwrap_or(b"");
+        if let Some(c) = self
+            .counts
+            .iter_mut()
+            .find(|(k, t, _)| *k == kind && t.as_slice() == text)
+        {
+            c.2 += 1;
+        } else if self.counts.len() < Self::REASONS_MAX {
+            self.counts.push((kind, text.to_vec(), 1));
+        } else {
+            self.other += 1;
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.2).sum::<u64>() + self.other
+    }
+
+    /// One line per reason, most frequent first: what was rejected, why, how many.
+    pub fn lines(&self) -> Vec<String> {
+        let mut sorted: Vec<&(u8, Vec<u8>, u64)> = self.counts.iter().collect();
+        sorted.sort_by_key(|c| std::cmp::Reverse(c.2));
+        let mut lines: Vec<String> = sorted
+            .into_iter()
+            .map(|(kind, text, n)| format!("{}: {}", Self::describe(*kind, text), thousands(*n)))
+            .collect();
+        if self.other > 0 {
+            lines.push(format!("other reasons: {}", thousands(self.other)));
+        }
+        lines
+    }
+
+    fn describe(kind: u8, text: &[u8]) -> String {
+        let text = String::from_utf8_lossy(text);
+        let what = match kind {
+            KIND_NEW => "new order",
+            KIND_CANCEL => "cancel",
+            KIND_REPLACE => "replace",
+            _ => "request",
+        };
+        // A bot cancels or replaces only orders it believes live, so an unknown order is one
+        // that finished (filled, or canceled by the exchange) while the request was on its way.
+        if matches!(kind, KIND_CANCEL | KIND_REPLACE) && text == "unknown order" {
+            return format!("{what} of an order already filled or canceled (\"{text}\")");
+        }
+        if text.is_empty() {
+            return format!("{what} (no reason given)");
+        }
+        format!("{what}: {text}")
+    }
+}
+
+/// A `Display` wrapper that also records the last trade per symbol (needs the market's names)
+/// and counts the rejects by reason.
 struct DemoObserver<'w> {
     display: Display<'w>,
     names: Vec<Vec<u8>>,
     decimals: Vec<u8>,
+    rejects: RejectReasons,
 }
 
 impl Observer for DemoObserver<'_> {
     fn on_report(&mut self, bot: usize, r: &Report<'_>) {
         self.display.on_report(bot, r);
+        self.rejects.on_report(r);
         if r.is_fill() {
             if let (Some(i), Some(px), Some(qty)) = (
                 self.names.iter().position(|n| n.as_slice() == r.symbol),
@@ -376,130 +466,81 @@ pub struct DemoSummary {
     pub result: RunResult,
     pub elapsed: Duration,
     pub reports: u64,
-    pub data_dir: PathBuf,
-    pub state_hash: u64,
-    pub addr: SocketAddr,
+    pub rejects: RejectReasons,
+    /// From the end of the run (mass cancel, logout).
+    pub notes: Vec<String>,
 }
 
-/// Default listen address, or a free port when 9878 is taken.
-fn pick_listen(requested: Option<SocketAddr>) -> SocketAddr {
-    if let Some(a) = requested {
-        return a;
-    }
-    let default: SocketAddr = ([127, 0, 0, 1], 9878).into();
-    match std::net::TcpListener::bind(default) {
-        Ok(_) => default,
-        Err(_) => ([127, 0, 0, 1], 0).into(),
-    }
-}
-
-/// Runs the demo, writing the live display and the summary to `out`. Stops on Ctrl-C
-/// (SIGINT/SIGTERM) or after `cfg.duration`.
+/// Runs the traders against `cfg.addr`, writing the live display and the summary to `out`.
+/// Stops when `cfg.stop` is set or after `cfg.duration`.
 pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String> {
     if cfg.rate == 0 {
         return Err("--rate must be at least 1 order/s".into());
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone())
-            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
-    }
-    let data_dir = match &cfg.data_dir {
-        Some(d) => d.clone(),
-        None => tempfile::Builder::new()
-            .prefix("rialto-demo-")
-            .tempdir()
-            .map_err(|e| format!("cannot create a data dir: {e}"))?
-            .keep(),
-    };
-    let mut gcfg = gateway::Config::defaults();
-    gcfg.data_dir = data_dir.clone();
-    gcfg.listen = pick_listen(cfg.listen);
-    gcfg.durability = cfg.durability;
-    let durability = gcfg.durability;
-    let log_lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
-    let sink = log_lines.clone();
-    let logger: gateway::server::Logger = Arc::new(move |m: &str| {
-        if let Ok(mut v) = sink.lock() {
-            if v.len() < 1000 {
-                v.push(m.to_string());
-            }
-        }
-    });
-    let server = gateway::Server::start(gcfg, logger).map_err(|e| format!("exchange: {e}"))?;
-    let addr = server.addr;
     let w = |out: &mut dyn Write, s: String| out.write_all(s.as_bytes()).map_err(|e| e.to_string());
     w(
         out,
         format!(
-            "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
-             your own FIX client), durability {}, journal in {}\n\
-             {MAKERS} market makers quote ACME BOLT CRNK around a drifting mid, {TAKERS} takers send\n\
+            "{MAKERS} market makers quote ACME BOLT CRNK around a drifting mid, {TAKERS} takers send\n\
              market and IOC orders: {} orders/s in all. Ctrl-C to stop.\n\n",
-            durability.as_str(),
-            data_dir.display(),
             cfg.rate
         ),
     )?;
     let market0 = crate::mix::Market::default_contract();
     let nbots = MAKERS + TAKERS;
-    let mut dcfg = DriverConfig::new(addr, nbots, cfg.rate.div_ceil(nbots as u64).max(1));
+    let mut dcfg = DriverConfig::new(cfg.addr, nbots, cfg.rate.div_ceil(nbots as u64).max(1));
     dcfg.warmup = Duration::ZERO;
     dcfg.duration = cfg.duration;
     dcfg.window = Trader::maker_window(market0.symbols.len());
-    dcfg.stop = stop.clone();
+    dcfg.stop = cfg.stop.clone();
     dcfg.drain_timeout = Duration::from_secs(5);
     dcfg.run_seed = wall_ns() / 1_000_000;
     let started = Instant::now();
-    let outcome = (|| -> Result<(RunResult, u64, Vec<String>), String> {
-        let mut driver = Driver::connect(dcfg)?;
-        let mut traders: Vec<Trader> = (0..nbots)
-            .map(|i| {
-                let seed = cfg.seed.wrapping_mul(1000).wrapping_add(i as u64);
-                if i < MAKERS {
-                    Trader::maker(seed)
-                } else {
-                    Trader::taker(seed)
-                }
-            })
-            .collect();
-        let mut market = market0.clone();
-        let redraw = cfg
-            .redraw
-            .unwrap_or_else(|| std::io::stdout().is_terminal());
-        let mut obs = DemoObserver {
-            display: Display {
-                out: &mut *out,
-                redraw,
-                drawn_lines: 0,
-                header: format!("Rialto demo · {addr} · {}", durability.as_str()),
-                reports_second: 0,
-                reports_total: 0,
-                last: vec![None; market.symbols.len()],
-                rng: Rng::new(cfg.seed ^ 0x5eed),
-                failed: None,
-            },
-            names: market
-                .symbols
-                .iter()
-                .map(|s| s.name.as_bytes().to_vec())
-                .collect(),
-            decimals: market.symbols.iter().map(|s| s.price_decimals).collect(),
-        };
-        let result = driver.run(&mut traders, &mut market, &mut obs)?;
-        let reports = obs.display.reports_total;
-        let notes = driver.finish();
-        Ok((result, reports, notes))
-    })();
+    let mut driver = Driver::connect(dcfg)?;
+    let mut traders: Vec<Trader> = (0..nbots)
+        .map(|i| {
+            let seed = cfg.seed.wrapping_mul(1000).wrapping_add(i as u64);
+            if i < MAKERS {
+                Trader::maker(seed)
+            } else {
+                Trader::taker(seed)
+            }
+        })
+        .collect();
+    let mut market = market0.clone();
+    let redraw = cfg
+        .redraw
+        .unwrap_or_else(|| std::io::stdout().is_terminal());
+    let mut obs = DemoObserver {
+        display: Display {
+            out: &mut *out,
+            redraw,
+            drawn_lines: 0,
+            header: format!("Rialto demo · {}", cfg.label),
+            reports_second: 0,
+            reports_total: 0,
+            last: vec![None; market.symbols.len()],
+            rng: SplitMix64::new(cfg.seed ^ 0x5eed),
+            failed: None,
+        },
+        names: market
+            .symbols
+            .iter()
+            .map(|s| s.name.as_bytes().to_vec())
+            .collect(),
+        decimals: market.symbols.iter().map(|s| s.price_decimals).collect(),
+        rejects: RejectReasons::default(),
+    };
+    let result = driver.run(&mut traders, &mut market, &mut obs)?;
+    let reports = obs.display.reports_total;
+    let rejects = obs.rejects;
+    let notes = driver.finish();
     let elapsed = started.elapsed();
-    let hash = server.shutdown().map_err(|e| format!("exchange: {e}"))?;
-    let (result, reports, notes) = outcome?;
     let c = &result.counters;
     let mut s = String::new();
     s.push_str(&format!(
         "\nRialto demo stopped after {:.1} s\n\
-         orders sent {} (new {}, cancel {}, replace {}), reports received {}, trades {}, rejects {}, shed {}, errors {}\n\
-         ack latency, order request -> first execution report, whole run:\n{}",
+         orders sent {} (new {}, cancel {}, replace {}), reports received {}, trades {}, rejects {}, shed {}, errors {}\n",
         elapsed.as_secs_f64(),
         c.sent,
         c.sent_new,
@@ -510,25 +551,28 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         c.rejects,
         c.shed,
         c.errors,
+    ));
+    if rejects.total() > 0 {
+        s.push_str("rejects by reason (the exchange's Text, tag 58):\n");
+        for line in rejects.lines() {
+            s.push_str(&format!("  {line}\n"));
+        }
+    }
+    s.push_str(&format!(
+        "ack latency, order request -> first execution report, whole run:\n{}",
         percentile_table(&result.latency)
     ));
     for n in result.error_notes.iter().chain(notes.iter()) {
         s.push_str(&format!("note: {n}\n"));
     }
-    s.push_str(&format!(
-        "journal: {} (state hash {hash:016x}); check it with: rialto journal verify {}\n",
-        data_dir.join("journal").display(),
-        data_dir.display()
-    ));
     w(out, s)?;
     let _ = out.flush();
     Ok(DemoSummary {
         result,
         elapsed,
         reports,
-        data_dir,
-        state_hash: hash,
-        addr,
+        rejects,
+        notes,
     })
 }
 
@@ -542,6 +586,49 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    fn report<'a>(msg_type: u8, exec_type: u8, cl: &'a [u8], text: &'a [u8]) -> Report<'a> {
+        Report {
+            msg_type,
+            cl_ord_id: cl,
+            orig_cl_ord_id: None,
+            exec_type,
+            symbol: b"ACME",
+            side: b'1',
+            leaves_qty: None,
+            last_qty: None,
+            last_px: None,
+            text: Some(text),
+        }
+    }
+
+    #[test]
+    fn rejects_are_counted_by_request_and_reason() {
+        let mut r = RejectReasons::default();
+        for _ in 0..3 {
+            r.on_report(&report(b'9', 0, b"Rabc0001.4", b"unknown order"));
+        }
+        r.on_report(&report(b'9', 0, b"Cabc0002.1", b"unknown order"));
+        r.on_report(&report(
+            b'8',
+            b'8',
+            b"Nabc0003.0",
+            b"post-only order would cross",
+        ));
+        // Not rejects: load shedding, an ack, a fill.
+        r.on_report(&report(b'8', b'8', b"Nabc0004.0", b"exchange busy"));
+        r.on_report(&report(b'8', b'0', b"Nabc0005.0", b""));
+        r.on_report(&report(b'8', b'F', b"Nabc0005.0", b""));
+        assert_eq!(r.total(), 5);
+        assert_eq!(
+            r.lines(),
+            [
+                "replace of an order already filled or canceled (\"unknown order\"): 3",
+                "cancel of an order already filled or canceled (\"unknown order\"): 1",
+                "new order: post-only order would cross: 1",
+            ]
+        );
     }
 
     #[test]

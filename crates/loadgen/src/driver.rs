@@ -20,6 +20,10 @@
 //! behind, or TCP pushed back) counts as latency, as it would for a client.
 //! After the measured period: drain the answers, mass cancel every bot's orders, log out.
 //!
+//! This module is the loop: when to send, wait and read. `schedule` says when requests are due
+//! and how early to wake, `session` what each bot writes and what it does with what it reads,
+//! `tally` accounts for the answers.
+//!
 //! How it stays cheap on a 2-core machine shared with the exchange: one thread; a periodic
 //! `timerfd` (ns precision, no timer slack, armed once per run rather than once per wait,
 //! re-armed when the learnt lead moves by 2 µs; read at each expiry, which re-arms it) in a
@@ -44,12 +48,16 @@
 //! kind is in the ClOrdID); only requests whose intended time falls in the measured period are
 //! counted and timed; fills are counted when received after the warm-up.
 
-use crate::clordid::{self, ClOrdId, KIND_CANCEL, KIND_MASS_CANCEL, KIND_NEW, KIND_REPLACE};
-use crate::inbound::Inbound;
-use crate::mix::{Action, Market, Strategy};
+use crate::clock::{mono_ns, process_cpu_ns};
+use crate::clordid;
+use crate::inbound::Report;
+use crate::mix::{Market, Strategy};
 use crate::orders::BotOrders;
-use crate::stats::{new_histogram, Counters, RunResult, ERROR_NOTES_MAX};
-use fix::{Decimal, Decoder, Encoder, FixVersion, Header, Limits, TimePrecision};
+use crate::schedule::{Schedule, WakeEarly};
+use crate::session::{Bot, Outbound, Request};
+use crate::stats::{Counters, RunResult, ERROR_NOTES_MAX};
+use crate::tally::{Tally, SENT_RING};
+use fix::{Decoder, Encoder, Limits};
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
 use mio::unix::SourceFd;
@@ -59,12 +67,11 @@ use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
     Timespec,
 };
-use std::io::{self, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use types::{OrdType, Side, TimeInForce};
 
 const TIMER: Token = Token(usize::MAX - 1);
 /// Unsent bytes per bot above which the schedule waits for the socket (TCP back-pressure).
@@ -75,9 +82,6 @@ const BURST_MAX: usize = 1024;
 /// Longest single wait, so the stop flag and the once-a-second tick are seen.
 const WAIT_MAX: Duration = Duration::from_millis(100);
 const NS_PER_S: u64 = 1_000_000_000;
-/// Requests whose actual send time is kept for `after_send` (an answer later than this many
-/// requests is still timed from its intended time, just not split).
-const SENT_RING: u64 = 1 << 16;
 
 /// Where and how to drive load.
 #[derive(Clone, Debug)]
@@ -174,113 +178,6 @@ impl DriverConfig {
     }
 }
 
-/// When requests are due: `batch` requests at each multiple of `tick_ns` after the start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Schedule {
-    pub batch: u64,
-    pub tick_ns: u64,
-}
-
-impl Schedule {
-    /// The schedule for `total_rate` requests/s with ticks no shorter than `tick_min_ns`.
-    pub fn new(total_rate: u64, tick_min_ns: u64) -> Schedule {
-        let rate = u128::from(total_rate.max(1));
-        let ns = u128::from(NS_PER_S);
-        let batch = (rate * u128::from(tick_min_ns.max(1))).div_ceil(ns).max(1);
-        let tick_ns = ((batch * ns + rate / 2) / rate).max(1);
-        Schedule {
-            batch: batch as u64,
-            tick_ns: tick_ns as u64,
-        }
-    }
-
-    /// Intended send time of request `k`, ns after the start.
-    pub fn intended_ns(&self, k: u64) -> u64 {
-        (k / self.batch).saturating_mul(self.tick_ns)
-    }
-
-    /// Index of the first request due at or after `t_ns`.
-    pub fn first_at_or_after(&self, t_ns: u64) -> u64 {
-        t_ns.div_ceil(self.tick_ns).saturating_mul(self.batch)
-    }
-
-    /// The bot that sends request `k`.
-    pub fn bot(&self, k: u64, bots: u64) -> usize {
-        ((k / self.batch) % bots.max(1)) as usize
-    }
-
-    /// Offered requests per second.
-    pub fn rate(&self) -> f64 {
-        self.batch as f64 * 1e9 / self.tick_ns as f64
-    }
-}
-
-/// How early to arm the tick timer so the generator is awake at the due time.
-///
-/// On a VM a timer wake-up arrives tens of µs after its expiry (about 40 µs here), and every
-/// request of the tick would carry that lag into its latency. This tracks a quantile of how
-/// late the generator is ready to send after each expiry (the wake-up plus the look at the
-/// sockets that precedes the sends; a streaming estimate: up by `step * q` when a sample is
-/// above it, down by `step * (1 - q)` otherwise, so it settles where a share `q` of samples is
-/// below) and the driver arms the timer that much before each tick, then spins on the clock
-/// (no system calls) for the rest. With `q` = 0.95 (the default) the generator is late by the
-/// upper 5% of that spread and spins a few µs more per tick than with 0.7 (on this VM
-/// 2-5% more of a core from 5K to 100K req/s; at 100K req/s, P99 119 µs instead of 205, medians
-/// of 3); `DriverConfig::wake_quantile`.
-#[derive(Clone, Copy, Debug)]
-pub struct WakeEarly {
-    est_ns: u64,
-    /// The lead the timer is armed with now.
-    pub armed_ns: u64,
-    max_ns: u64,
-    step_up_ns: u64,
-    step_down_ns: u64,
-}
-
-impl WakeEarly {
-    /// The two steps together (up `STEP_NS * q`, down `STEP_NS * (1 - q)`).
-    const STEP_NS: f64 = 500.0;
-    /// The default quantile.
-    pub const QUANTILE: f64 = 0.95;
-    /// Re-arm (a system call and a timer reprogramming) only when the estimate has moved this
-    /// far from the armed lead.
-    const REARM_NS: u64 = 2_000;
-
-    /// An estimator of the default quantile whose lead never exceeds `max_ns` (e.g. half a
-    /// tick).
-    pub fn new(max_ns: u64) -> WakeEarly {
-        WakeEarly::with_quantile(max_ns, Self::QUANTILE)
-    }
-
-    /// An estimator of quantile `q` (clamped to 0.5..=0.999).
-    pub fn with_quantile(max_ns: u64, q: f64) -> WakeEarly {
-        let q = q.clamp(0.5, 0.999);
-        WakeEarly {
-            est_ns: 0,
-            armed_ns: 0,
-            max_ns,
-            step_up_ns: (Self::STEP_NS * q).round() as u64,
-            step_down_ns: ((Self::STEP_NS * (1.0 - q)).round() as u64).max(1),
-        }
-    }
-
-    /// One wake-up `lateness_ns` after the timer's expiry. True when the timer should be
-    /// re-armed with the new `armed_ns`.
-    pub fn sample(&mut self, lateness_ns: u64) -> bool {
-        if lateness_ns > self.est_ns {
-            self.est_ns = (self.est_ns + self.step_up_ns).min(self.max_ns);
-        } else {
-            self.est_ns = self.est_ns.saturating_sub(self.step_down_ns);
-        }
-        if self.est_ns.abs_diff(self.armed_ns) >= Self::REARM_NS {
-            self.armed_ns = self.est_ns;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 /// What the run is doing (for progress displays).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -296,37 +193,6 @@ impl Phase {
             Phase::Measuring => "measuring",
             Phase::Draining => "draining",
         }
-    }
-}
-
-/// One inbound application message, as far as the driver reads it.
-#[derive(Clone, Copy, Debug)]
-pub struct Report<'a> {
-    /// MsgType (first byte): `8`, `9`, `r`, `j`, `3`.
-    pub msg_type: u8,
-    pub cl_ord_id: &'a [u8],
-    pub orig_cl_ord_id: Option<&'a [u8]>,
-    /// ExecType (150), 0 if absent.
-    pub exec_type: u8,
-    pub symbol: &'a [u8],
-    /// Side (54): `1` buy, `2` sell, 0 if absent.
-    pub side: u8,
-    pub leaves_qty: Option<u64>,
-    pub last_qty: Option<u64>,
-    pub last_px: Option<Decimal>,
-    pub text: Option<&'a [u8]>,
-}
-
-impl Report<'_> {
-    /// True for the exchange's load-shedding answer ("exchange busy").
-    pub fn is_busy(&self) -> bool {
-        self.text
-            .is_some_and(|t| t.windows(4).any(|w| w.eq_ignore_ascii_case(b"busy")))
-    }
-
-    /// True for an ExecutionReport of a trade (FIX 4.4 `F`, FIX 4.2 `1`/`2`).
-    pub fn is_fill(&self) -> bool {
-        self.msg_type == b'8' && matches!(self.exec_type, b'F' | b'1' | b'2')
     }
 }
 
@@ -369,112 +235,6 @@ pub trait Observer {
 pub struct Quiet;
 impl Observer for Quiet {}
 
-struct Bot {
-    name: String,
-    stream: TcpStream,
-    out_seq: u64,
-    in_seq: u64,
-    rbuf: Vec<u8>,
-    rlen: usize,
-    wbuf: Vec<u8>,
-    wpos: usize,
-    dirty: bool,
-    logged_on: bool,
-    closed: bool,
-    logout_sent: bool,
-    logout_received: bool,
-    mass_cancel_done: bool,
-    last_send_ns: u64,
-    orders: BotOrders,
-}
-
-impl Bot {
-    fn unsent(&self) -> usize {
-        self.wbuf.len() - self.wpos
-    }
-}
-
-/// Accounting of a run, separate from the sockets so messages can be handled while a bot's
-/// read buffer is borrowed.
-struct Stats {
-    run: [u8; clordid::RUN_LEN],
-    schedule: Schedule,
-    k_measure: u64,
-    k_end: u64,
-    totals: Counters,
-    second: Counters,
-    latency: Histogram<u64>,
-    shed_latency: Histogram<u64>,
-    second_latency: Histogram<u64>,
-    /// How late measured requests were written, relative to their intended time (ns).
-    send_lag: Histogram<u64>,
-    /// Latency from the actual send (ns), and when recent requests were actually sent:
-    /// `sent_at[k % SENT_RING]` = (k, send time), for `after_send`.
-    after_send: Histogram<u64>,
-    sent_at: Vec<(u64, u64)>,
-    tail: crate::stats::TailSplit,
-    sent_all: u64,
-    answered_all: u64,
-    last_measured_send_ns: u64,
-    notes: Vec<String>,
-    count_fills: bool,
-    unstamped_reads: u64,
-}
-
-impl Stats {
-    /// Intended send time of request `k`, ns after the start.
-    fn intended_ns(&self, k: u64) -> u64 {
-        self.schedule.intended_ns(k)
-    }
-
-    fn error(&mut self, note: String) {
-        self.totals.errors += 1;
-        self.second.errors += 1;
-        if self.notes.len() < ERROR_NOTES_MAX {
-            self.notes.push(note);
-        }
-    }
-
-    /// Accounts for the first answer to request `k`.
-    fn answer(&mut self, k: u64, outcome: Outcome, recv_ns: u64) {
-        if k >= self.k_end {
-            return;
-        }
-        self.answered_all += 1;
-        let latency = recv_ns.saturating_sub(self.intended_ns(k)).max(1);
-        let measured = k >= self.k_measure;
-        let sent = self.sent_at.get((k % SENT_RING) as usize).copied();
-        let after_send = sent
-            .filter(|&(sk, _)| sk == k)
-            .map(|(_, at)| recv_ns.saturating_sub(at).max(1));
-        for (c, on) in [(&mut self.second, true), (&mut self.totals, measured)] {
-            if !on {
-                continue;
-            }
-            c.answered += 1;
-            match outcome {
-                Outcome::Ack => c.acks += 1,
-                Outcome::Reject => c.rejects += 1,
-                Outcome::Shed => c.shed += 1,
-            }
-        }
-        if outcome == Outcome::Shed {
-            if measured {
-                self.shed_latency.saturating_record(latency);
-            }
-            return;
-        }
-        self.second_latency.saturating_record(latency);
-        if measured {
-            self.latency.saturating_record(latency);
-            if let Some(a) = after_send {
-                self.after_send.saturating_record(a);
-            }
-            self.tail.record(latency, after_send);
-        }
-    }
-}
-
 /// How `pump_with` waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wait {
@@ -486,21 +246,12 @@ enum Wait {
     Sockets,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
-    Ack,
-    Reject,
-    Shed,
-}
-
 /// Wall clock, ns since the Unix epoch.
 pub fn wall_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
 }
-
-use crate::clock::{mono_ns, process_cpu_ns};
 
 /// Connected, logged-on bots ready to run a schedule.
 pub struct Driver {
@@ -515,11 +266,10 @@ pub struct Driver {
     timer: OwnedFd,
     bots: Vec<Bot>,
     dec: Decoder,
-    enc: Encoder,
-    /// Monotonic and wall clock at the same instant (re-paired every second of a run), to stamp
-    /// SendingTime without a syscall and to map the kernel's receive stamps to our clock.
-    mono0: u64,
-    wall0: u64,
+    /// The encoder, the TargetCompID and the monotonic and wall clock at the same instant
+    /// (re-paired every second of a run), to stamp SendingTime without a syscall and to map
+    /// the kernel's receive stamps to our clock.
+    out: Outbound,
     /// Runs started so far: each run has its own ClOrdID run tag.
     runs: u64,
     /// First expiry (monotonic ns) and interval of the armed periodic timer (0: disarmed).
@@ -561,24 +311,7 @@ impl Driver {
                     Interest::READABLE | Interest::WRITABLE,
                 )
                 .map_err(|e| format!("{name}: {e}"))?;
-            bots.push(Bot {
-                name: name.clone(),
-                stream,
-                out_seq: 1,
-                in_seq: 1,
-                rbuf: vec![0; RBUF_SIZE],
-                rlen: 0,
-                wbuf: Vec::with_capacity(64 << 10),
-                wpos: 0,
-                dirty: false,
-                logged_on: false,
-                closed: false,
-                logout_sent: false,
-                logout_received: false,
-                mass_cancel_done: false,
-                last_send_ns: 0,
-                orders: BotOrders::new(cfg.window),
-            });
+            bots.push(Bot::new(name.clone(), stream, RBUF_SIZE, cfg.window));
         }
         let mut d = Driver {
             poll,
@@ -588,9 +321,12 @@ impl Driver {
             timer,
             bots,
             dec: Decoder::new(Limits::default()),
-            enc: Encoder::default(),
-            mono0: mono_ns(),
-            wall0: wall_ns(),
+            out: Outbound {
+                enc: Encoder::default(),
+                target: cfg.target_comp_id.clone(),
+                mono0: mono_ns(),
+                wall0: wall_ns(),
+            },
             runs: 0,
             timer_base: 0,
             timer_interval: 0,
@@ -610,25 +346,13 @@ impl Driver {
         self.cfg.duration = duration;
     }
 
-    fn wall_at(&self, mono: u64) -> u64 {
-        self.wall0 + mono.saturating_sub(self.mono0)
-    }
-
     fn logon(&mut self) -> Result<(), String> {
         let hb = self.cfg.heartbeat_secs;
         let now = mono_ns();
-        for i in 0..self.bots.len() {
-            let wall = self.wall_at(now);
-            let enc = &mut self.enc;
-            let bot = &mut self.bots[i];
-            begin(enc, b"A", bot, &self.cfg.target_comp_id, wall, now);
-            enc.field(98, b"0");
-            enc.field_u64(108, u64::from(hb));
-            enc.field(141, b"Y");
-            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-            flush(bot);
+        for bot in &mut self.bots {
+            bot.logon(&mut self.out, hb, now);
         }
-        let mut stats = self.idle_stats();
+        let mut stats = Tally::idle(self.run_tag());
         let deadline = mono_ns() + self.cfg.connect_timeout.as_nanos() as u64;
         while !self.bots.iter().all(|b| b.logged_on) {
             if mono_ns() > deadline {
@@ -668,29 +392,9 @@ impl Driver {
         Ok(())
     }
 
-    /// Stats for phases that are not measured (logon, mass cancel).
-    fn idle_stats(&self) -> Stats {
-        Stats {
-            run: clordid::run_tag(self.cfg.run_seed.wrapping_add(self.runs)),
-            schedule: Schedule::new(1, 1),
-            k_measure: u64::MAX,
-            k_end: 0,
-            totals: Counters::default(),
-            second: Counters::default(),
-            latency: new_histogram(),
-            shed_latency: new_histogram(),
-            second_latency: new_histogram(),
-            send_lag: new_histogram(),
-            after_send: new_histogram(),
-            sent_at: Vec::new(),
-            tail: Default::default(),
-            sent_all: 0,
-            answered_all: 0,
-            last_measured_send_ns: 0,
-            notes: Vec::new(),
-            count_fills: false,
-            unstamped_reads: 0,
-        }
+    /// The ClOrdID tag of the current run.
+    fn run_tag(&self) -> [u8; clordid::RUN_LEN] {
+        clordid::run_tag(self.cfg.run_seed.wrapping_add(self.runs))
     }
 
     /// Runs the schedule with one strategy per bot, then drains the answers. Call `finish`
@@ -725,13 +429,7 @@ impl Driver {
         for b in &mut self.bots {
             b.orders.clear();
         }
-        let mut st = Stats {
-            schedule,
-            k_measure,
-            k_end,
-            sent_at: vec![(u64::MAX, 0); SENT_RING as usize],
-            ..self.idle_stats()
-        };
+        let mut st = Tally::measuring(self.run_tag(), schedule, k_measure, k_end);
         let cpu0 = process_cpu_ns();
         let steal0 = crate::noise::steal_ms();
         let t0 = mono_ns();
@@ -804,9 +502,14 @@ impl Driver {
                     blocked = true;
                     break;
                 }
-                let action = strategies[b].next(&mut self.bots[b].orders, market);
-                let wall = self.wall_at(t0 + now);
-                self.send_action(b, k_next, action, market, wall, t0 + now, &mut st);
+                let bot = &mut self.bots[b];
+                let action = strategies[b].next(&mut bot.orders, market);
+                let req = Request {
+                    k: k_next,
+                    action,
+                    mono: t0 + now,
+                };
+                bot.send(&mut self.out, req, market, &mut st);
                 st.sent_at[(k_next % SENT_RING) as usize] = (k_next, now);
                 if k_next >= st.k_measure {
                     st.last_measured_send_ns = now;
@@ -818,7 +521,7 @@ impl Driver {
             }
             for bot in self.bots.iter_mut().filter(|b| b.dirty) {
                 bot.dirty = false;
-                if !flush(bot) {
+                if !bot.flush() {
                     bot.closed = true;
                     st.error(format!("{}: write failed, connection lost", bot.name));
                 }
@@ -828,8 +531,8 @@ impl Driver {
                 // Re-pair the clocks each second: the kernel's receive stamps are wall-clock
                 // time, and a slewing wall clock (NTP, up to 500 ppm) must not drift into the
                 // latencies over a long run.
-                self.mono0 = mono_ns();
-                self.wall0 = wall_ns();
+                self.out.mono0 = mono_ns();
+                self.out.wall0 = wall_ns();
                 self.heartbeats(t0 + now);
                 let behind = if k_next < st.k_end {
                     now.saturating_sub(st.intended_ns(k_next))
@@ -953,22 +656,12 @@ impl Driver {
     /// Mass-cancels every bot's orders (waiting for the reports) and logs out. Errors here do
     /// not change the measured result; they are returned as notes.
     pub fn finish(mut self) -> Vec<String> {
-        let mut st = self.idle_stats();
+        let mut st = Tally::idle(self.run_tag());
         let now = mono_ns();
-        for i in 0..self.bots.len() {
-            if self.bots[i].closed {
-                continue;
+        for (i, bot) in self.bots.iter_mut().enumerate() {
+            if !bot.closed {
+                bot.mass_cancel(&mut self.out, &st.run, i as u64, now);
             }
-            let wall = self.wall_at(now);
-            let id = ClOrdId::new(KIND_MASS_CANCEL, &st.run, i as u64, 0);
-            let enc = &mut self.enc;
-            let bot = &mut self.bots[i];
-            begin(enc, b"q", bot, &self.cfg.target_comp_id, wall, now);
-            enc.field(11, id.as_bytes());
-            enc.field(530, b"7");
-            enc.field_timestamp(60, wall, TimePrecision::Millis);
-            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-            flush(bot);
         }
         let deadline = mono_ns() + 5 * NS_PER_S;
         while mono_ns() < deadline && !self.bots.iter().all(|b| b.closed || b.mass_cancel_done) {
@@ -985,17 +678,8 @@ impl Driver {
                 .push(format!("{}: no OrderMassCancelReport within 5 s", b.name));
         }
         let now = mono_ns();
-        for i in 0..self.bots.len() {
-            if self.bots[i].closed {
-                continue;
-            }
-            let wall = self.wall_at(now);
-            let enc = &mut self.enc;
-            let bot = &mut self.bots[i];
-            begin(enc, b"5", bot, &self.cfg.target_comp_id, wall, now);
-            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-            bot.logout_sent = true;
-            flush(bot);
+        for bot in self.bots.iter_mut().filter(|b| !b.closed) {
+            bot.logout(&mut self.out, now);
         }
         let deadline = mono_ns() + 2 * NS_PER_S;
         while mono_ns() < deadline && !self.bots.iter().all(|b| b.closed || b.logout_received) {
@@ -1009,125 +693,12 @@ impl Driver {
         st.notes
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn send_action(
-        &mut self,
-        b: usize,
-        k: u64,
-        action: Action,
-        market: &Market,
-        wall: u64,
-        mono: u64,
-        st: &mut Stats,
-    ) {
-        let measured = k >= st.k_measure;
-        let enc = &mut self.enc;
-        let bot = &mut self.bots[b];
-        let sym = |i: u16| market.symbols.get(i as usize);
-        match action {
-            Action::Idle => return,
-            Action::New {
-                symbol,
-                side,
-                ord_type,
-                tif,
-                price_ticks,
-                qty,
-                slot,
-            } => {
-                let Some(spec) = sym(symbol) else {
-                    if slot != 0 {
-                        bot.orders.release(slot);
-                    }
-                    return;
-                };
-                let id = ClOrdId::new(KIND_NEW, &st.run, k, slot);
-                begin(enc, b"D", bot, &self.cfg.target_comp_id, wall, mono);
-                enc.field(11, id.as_bytes());
-                enc.field(55, spec.name.as_bytes());
-                enc.field_char(54, side_code(side));
-                enc.field_u64(38, qty);
-                match ord_type {
-                    OrdType::Market => enc.field_char(40, b'1'),
-                    OrdType::Limit => {
-                        enc.field_char(40, b'2');
-                        enc.field_decimal(44, Decimal::new(price_ticks, spec.price_decimals));
-                    }
-                }
-                enc.field_char(59, tif_code(tif));
-                enc.field_timestamp(60, wall, TimePrecision::Millis);
-                if slot != 0 {
-                    bot.orders
-                        .on_new_sent(slot, k, symbol, side, price_ticks, qty);
-                }
-                count_sent(st, measured, |c| c.sent_new += 1);
-            }
-            Action::Cancel { slot } | Action::Replace { slot, .. } => {
-                let Some(s) = bot.orders.slot(slot).copied() else {
-                    return;
-                };
-                let Some(spec) = sym(s.symbol) else { return };
-                let replace = match action {
-                    Action::Replace {
-                        price_ticks, qty, ..
-                    } => Some((price_ticks, qty)),
-                    _ => None,
-                };
-                let kind = if replace.is_some() {
-                    KIND_REPLACE
-                } else {
-                    KIND_CANCEL
-                };
-                let orig = ClOrdId::new(s.cur_kind, &st.run, s.cur_k, slot);
-                let id = ClOrdId::new(kind, &st.run, k, slot);
-                begin(
-                    enc,
-                    if replace.is_some() { b"G" } else { b"F" },
-                    bot,
-                    &self.cfg.target_comp_id,
-                    wall,
-                    mono,
-                );
-                enc.field(41, orig.as_bytes());
-                enc.field(11, id.as_bytes());
-                enc.field(55, spec.name.as_bytes());
-                enc.field_char(54, side_code(s.side));
-                match replace {
-                    Some((price, qty)) => {
-                        enc.field_u64(38, qty);
-                        enc.field_char(40, b'2');
-                        enc.field_decimal(44, Decimal::new(price, spec.price_decimals));
-                        enc.field_char(59, b'0');
-                    }
-                    None => enc.field_u64(38, s.leaves_qty.max(1)),
-                }
-                enc.field_timestamp(60, wall, TimePrecision::Millis);
-                bot.orders.on_request_sent(slot, k, replace);
-                if replace.is_some() {
-                    count_sent(st, measured, |c| c.sent_replace += 1);
-                } else {
-                    count_sent(st, measured, |c| c.sent_cancel += 1);
-                }
-            }
-        }
-        bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-        bot.dirty = true;
-        st.sent_all += 1;
-    }
-
     fn heartbeats(&mut self, mono: u64) {
         let every = u64::from(self.cfg.heartbeat_secs) * NS_PER_S;
-        for i in 0..self.bots.len() {
-            let bot = &self.bots[i];
-            if bot.closed || mono.saturating_sub(bot.last_send_ns) < every {
-                continue;
+        for bot in &mut self.bots {
+            if !bot.closed && mono.saturating_sub(bot.last_send_ns) >= every {
+                bot.heartbeat(&mut self.out, mono);
             }
-            let wall = self.wall_at(mono);
-            let enc = &mut self.enc;
-            let bot = &mut self.bots[i];
-            begin(enc, b"0", bot, &self.cfg.target_comp_id, wall, mono);
-            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-            flush(bot);
         }
     }
 
@@ -1155,14 +726,14 @@ impl Driver {
     }
 
     /// One wait of at most `WAIT_MAX` and the handling of whatever woke it.
-    fn pump<O: Observer>(&mut self, st: &mut Stats, observer: &mut O) -> Result<(), String> {
+    fn pump<O: Observer>(&mut self, st: &mut Tally, observer: &mut O) -> Result<(), String> {
         self.pump_with(st, observer, Wait::Sockets, 0)
     }
 
     /// Like `pump`, waiting as `wait` says. Receive times are taken relative to `t0`.
     fn pump_with<O: Observer>(
         &mut self,
-        st: &mut Stats,
+        st: &mut Tally,
         observer: &mut O,
         wait: Wait,
         t0: u64,
@@ -1208,7 +779,7 @@ impl Driver {
     /// Handles the ready sockets, waiting up to `timeout` for one.
     fn look<O: Observer>(
         &mut self,
-        st: &mut Stats,
+        st: &mut Tally,
         observer: &mut O,
         timeout: Duration,
         t0: u64,
@@ -1238,7 +809,7 @@ impl Driver {
         }
         for &i in &writable[..nw] {
             let bot = &mut self.bots[i];
-            if !bot.closed && bot.unsent() > 0 && !flush(bot) {
+            if !bot.closed && bot.unsent() > 0 && !bot.flush() {
                 bot.closed = true;
                 st.error(format!("{}: write failed, connection lost", bot.name));
             }
@@ -1255,7 +826,7 @@ impl Driver {
         Ok(())
     }
 
-    fn read_bot<O: Observer>(&mut self, i: usize, st: &mut Stats, observer: &mut O, t0: u64) {
+    fn read_bot<O: Observer>(&mut self, i: usize, st: &mut Tally, observer: &mut O, t0: u64) {
         if self.bots[i].closed {
             return;
         }
@@ -1292,7 +863,7 @@ impl Driver {
             // stamp or it is implausible (a wall clock step).
             let now = mono_ns();
             let arrived = stamp
-                .and_then(|w| (w + self.mono0).checked_sub(self.wall0))
+                .and_then(|w| (w + self.out.mono0).checked_sub(self.out.wall0))
                 .filter(|&m| m <= now && now - m < 10 * NS_PER_S)
                 .unwrap_or_else(|| {
                     st.unstamped_reads += 1;
@@ -1307,7 +878,7 @@ impl Driver {
         }
     }
 
-    fn parse_bot<O: Observer>(&mut self, i: usize, st: &mut Stats, observer: &mut O, recv: u64) {
+    fn parse_bot<O: Observer>(&mut self, i: usize, st: &mut Tally, observer: &mut O, recv: u64) {
         let mut rbuf = std::mem::take(&mut self.bots[i].rbuf);
         let rlen = self.bots[i].rlen;
         let mut pos = 0;
@@ -1318,18 +889,11 @@ impl Driver {
                     let frame = &rbuf[pos..pos + len];
                     pos += len;
                     match crate::inbound::scan(frame) {
-                        Ok(msg) => on_message(
-                            i,
-                            &mut self.bots[i],
-                            &msg,
-                            st,
-                            &mut self.enc,
-                            &self.cfg,
-                            self.wall0,
-                            self.mono0,
-                            recv,
-                            observer,
-                        ),
+                        Ok(msg) => {
+                            if self.bots[i].on_message(&mut self.out, &msg, st, recv) {
+                                observer.on_report(i, &msg.report);
+                            }
+                        }
                         Err(e) => {
                             let name = self.bots[i].name.clone();
                             st.error(format!("{name}: undecodable message: {e:?}"));
@@ -1349,343 +913,16 @@ impl Driver {
         bot.rbuf = rbuf;
         if bot.dirty {
             bot.dirty = false;
-            if !flush(bot) {
+            if !bot.flush() {
                 bot.closed = true;
             }
         }
     }
 }
 
-fn count_sent(st: &mut Stats, measured: bool, f: impl Fn(&mut Counters)) {
-    st.second.sent += 1;
-    f(&mut st.second);
-    if measured {
-        st.totals.sent += 1;
-        f(&mut st.totals);
-    }
-}
-
-fn side_code(side: Side) -> u8 {
-    match side {
-        Side::Buy => b'1',
-        Side::Sell => b'2',
-    }
-}
-
-fn tif_code(tif: TimeInForce) -> u8 {
-    match tif {
-        TimeInForce::Day => b'0',
-        TimeInForce::Gtc => b'1',
-        TimeInForce::Ioc => b'3',
-        TimeInForce::Fok => b'4',
-    }
-}
-
-/// Starts a message with the standard header and takes the bot's next MsgSeqNum.
-fn begin(enc: &mut Encoder, msg_type: &[u8], bot: &mut Bot, target: &str, wall: u64, mono: u64) {
-    enc.begin(msg_type);
-    enc.header(&Header {
-        sender_comp_id: bot.name.as_bytes(),
-        target_comp_id: target.as_bytes(),
-        msg_seq_num: bot.out_seq,
-        sending_time_ns: wall,
-        poss_dup: false,
-        orig_sending_time: None,
-        time_precision: TimePrecision::Millis,
-    });
-    bot.out_seq += 1;
-    bot.last_send_ns = mono;
-}
-
-/// Writes as much of the bot's buffer as the socket takes. False if the connection is gone.
-fn flush(bot: &mut Bot) -> bool {
-    while bot.wpos < bot.wbuf.len() {
-        match bot.stream.write(&bot.wbuf[bot.wpos..]) {
-            Ok(0) => return false,
-            Ok(n) => bot.wpos += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
-    }
-    if bot.wpos == bot.wbuf.len() {
-        bot.wbuf.clear();
-        bot.wpos = 0;
-    } else if bot.wpos > (1 << 20) && bot.wpos * 2 > bot.wbuf.len() {
-        bot.wbuf.drain(..bot.wpos);
-        bot.wpos = 0;
-    }
-    true
-}
-
-#[allow(clippy::too_many_arguments)]
-fn on_message<O: Observer>(
-    i: usize,
-    bot: &mut Bot,
-    msg: &Inbound<'_>,
-    st: &mut Stats,
-    enc: &mut Encoder,
-    cfg: &DriverConfig,
-    wall0: u64,
-    mono0: u64,
-    recv: u64,
-    observer: &mut O,
-) {
-    let seq = msg.seq;
-    let mt = msg.msg_type;
-    let poss_dup = msg.poss_dup;
-    let is_reset = mt == b"4";
-    if !is_reset && seq != 0 {
-        if seq > bot.in_seq && bot.logged_on {
-            let name = bot.name.clone();
-            st.error(format!(
-                "{name}: inbound sequence gap, expected {} got {seq}",
-                bot.in_seq
-            ));
-        }
-        if seq < bot.in_seq && poss_dup {
-            return;
-        }
-        bot.in_seq = seq + 1;
-    }
-    // The clock is read only for the session messages that answer (not per report).
-    let clock = || {
-        let now_mono = mono_ns();
-        (wall0 + now_mono.saturating_sub(mono0), now_mono)
-    };
-    match mt {
-        b"A" => {
-            bot.logged_on = true;
-            return;
-        }
-        b"0" => return,
-        b"1" => {
-            let id = msg.test_req_id;
-            let (wall, now_mono) = clock();
-            begin(enc, b"0", bot, &cfg.target_comp_id, wall, now_mono);
-            enc.field(112, id);
-            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-            bot.dirty = true;
-            return;
-        }
-        b"2" => {
-            // We keep no store: answer with a gap fill up to our next number.
-            let begin_no = msg.begin_seq_no.unwrap_or(1);
-            let next = bot.out_seq;
-            // The exchange missed some of our messages: the gap fill skips them and the
-            // requests among them go unanswered. Say so (the unanswered count alone does not).
-            if st.notes.len() < ERROR_NOTES_MAX {
-                st.notes.push(format!(
-                    "{}: the exchange asked to resend MsgSeqNum {begin_no}..{}; requests in that \
-                     range are skipped by our gap fill and go unanswered",
-                    bot.name,
-                    next.saturating_sub(1)
-                ));
-            }
-            let (wall, _) = clock();
-            enc.begin(b"4");
-            let mut ts = Vec::new();
-            fix::write_utc_timestamp(&mut ts, wall, TimePrecision::Millis);
-            enc.header(&Header {
-                sender_comp_id: bot.name.as_bytes(),
-                target_comp_id: cfg.target_comp_id.as_bytes(),
-                msg_seq_num: begin_no,
-                sending_time_ns: wall,
-                poss_dup: true,
-                orig_sending_time: Some(&ts),
-                time_precision: TimePrecision::Millis,
-            });
-            enc.field(123, b"Y");
-            enc.field_u64(36, next);
-            bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-            bot.dirty = true;
-            return;
-        }
-        b"4" => {
-            if let Some(n) = msg.new_seq_no {
-                bot.in_seq = n;
-            }
-            return;
-        }
-        b"5" => {
-            bot.logout_received = true;
-            if !bot.logout_sent {
-                let text = String::from_utf8_lossy(msg.report.text.unwrap_or(b"")).into_owned();
-                let name = bot.name.clone();
-                st.error(format!("{name}: logged out by the exchange: {text}"));
-                let (wall, now_mono) = clock();
-                begin(enc, b"5", bot, &cfg.target_comp_id, wall, now_mono);
-                bot.wbuf.extend_from_slice(enc.finish(FixVersion::Fix44));
-                bot.logout_sent = true;
-                bot.dirty = true;
-            }
-            return;
-        }
-        _ => {}
-    }
-    let r = msg.report;
-    let parsed = clordid::parse(&st.run, r.cl_ord_id);
-    match r.msg_type {
-        b'8' => {
-            if let Some(p) = parsed {
-                on_execution_report(bot, st, &r, p, recv);
-            }
-        }
-        b'9' => {
-            if let Some(p) = parsed {
-                if matches!(p.kind, KIND_CANCEL | KIND_REPLACE) {
-                    let outcome = if r.is_busy() {
-                        Outcome::Shed
-                    } else {
-                        Outcome::Reject
-                    };
-                    st.answer(p.k, outcome, recv);
-                    bot.orders.on_cancel_rejected(p.slot, p.k);
-                }
-            }
-        }
-        b'r' => bot.mass_cancel_done = true,
-        b'j' => match parsed {
-            Some(p) if r.is_busy() && p.kind != KIND_MASS_CANCEL => {
-                st.answer(p.k, Outcome::Shed, recv);
-                if p.kind == KIND_NEW {
-                    bot.orders.on_gone(p.slot, p.k);
-                } else {
-                    bot.orders.on_cancel_rejected(p.slot, p.k);
-                }
-            }
-            _ => {
-                let text = String::from_utf8_lossy(r.text.unwrap_or(b"")).into_owned();
-                let name = bot.name.clone();
-                st.error(format!("{name}: business reject: {text}"));
-            }
-        },
-        b'3' => {
-            let text = String::from_utf8_lossy(r.text.unwrap_or(b"")).into_owned();
-            let name = bot.name.clone();
-            st.error(format!("{name}: session reject: {text}"));
-        }
-        _ => {}
-    }
-    observer.on_report(i, &r);
-}
-
-fn on_execution_report(
-    bot: &mut Bot,
-    st: &mut Stats,
-    r: &Report<'_>,
-    p: clordid::Parsed,
-    recv: u64,
-) {
-    let slot = p.slot;
-    match r.exec_type {
-        b'0' if p.kind == KIND_NEW => {
-            st.answer(p.k, Outcome::Ack, recv);
-            bot.orders.on_new_ack(slot, p.k);
-        }
-        b'8' => {
-            let outcome = if r.is_busy() {
-                Outcome::Shed
-            } else {
-                Outcome::Reject
-            };
-            if p.kind == KIND_NEW {
-                st.answer(p.k, outcome, recv);
-                bot.orders.on_gone(slot, p.k);
-            } else {
-                st.answer(p.k, outcome, recv);
-                bot.orders.on_cancel_rejected(slot, p.k);
-            }
-        }
-        b'F' | b'1' | b'2' => {
-            if st.count_fills {
-                st.totals.fills += 1;
-            }
-            st.second.fills += 1;
-            if let Some(leaves) = r.leaves_qty {
-                bot.orders.on_leaves(slot, p.k, leaves);
-            }
-        }
-        b'4' => {
-            if p.kind == KIND_CANCEL {
-                st.answer(p.k, Outcome::Ack, recv);
-            } else {
-                if p.k >= st.k_measure && p.k < st.k_end {
-                    st.totals.exchange_cancels += 1;
-                }
-                st.second.exchange_cancels += 1;
-            }
-            bot.orders.on_gone(slot, p.k);
-        }
-        b'5' if p.kind == KIND_REPLACE => {
-            st.answer(p.k, Outcome::Ack, recv);
-            bot.orders.on_replaced(slot, p.k, r.leaves_qty);
-        }
-        b'C' => bot.orders.on_gone(slot, p.k),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schedule_is_one_request_per_tick_until_the_minimum_tick() {
-        let s = Schedule::new(2_000, 20_000);
-        assert_eq!(
-            s,
-            Schedule {
-                batch: 1,
-                tick_ns: 500_000
-            }
-        );
-        assert_eq!(s.intended_ns(3), 1_500_000);
-        assert_eq!(s.bot(3, 2), 1);
-        assert_eq!(s.first_at_or_after(1_000_000_000), 2_000);
-        assert_eq!(s.rate(), 2_000.0);
-        let s = Schedule::new(50_000, 20_000);
-        assert_eq!(
-            s,
-            Schedule {
-                batch: 1,
-                tick_ns: 20_000
-            }
-        );
-    }
-
-    #[test]
-    fn high_rates_go_out_in_batches_to_one_bot() {
-        let s = Schedule::new(300_000, 20_000);
-        assert_eq!(
-            s,
-            Schedule {
-                batch: 6,
-                tick_ns: 20_000
-            }
-        );
-        assert_eq!(s.intended_ns(5), 0);
-        assert_eq!(s.intended_ns(6), 20_000);
-        assert_eq!((s.bot(5, 10), s.bot(6, 10), s.bot(60, 10)), (0, 1, 0));
-        assert_eq!(s.first_at_or_after(1), 6);
-        // A rate that does not divide a second stays within 10 ppm.
-        let s = Schedule::new(7 * 13_333, 20_000);
-        assert!((s.rate() / 93_331.0 - 1.0).abs() < 1e-5, "{}", s.rate());
-        assert!((Schedule::new(1, 20_000).rate() - 1.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn intended_times_never_go_backwards() {
-        for rate in [1, 3, 999, 20_001, 333_333] {
-            let s = Schedule::new(rate, 20_000);
-            let mut last = 0;
-            for k in 0..10_000 {
-                let t = s.intended_ns(k);
-                assert!(t >= last);
-                last = t;
-            }
-        }
-    }
 
     #[test]
     fn config_errors_are_specific() {
@@ -1703,33 +940,5 @@ mod tests {
         c.wake_quantile = 0.9;
         c.sender_comp_ids.clear();
         assert!(c.validate().unwrap_err().contains("bot"));
-    }
-
-    #[test]
-    fn the_wake_up_lead_settles_at_its_quantile() {
-        // Wake-up latencies spread evenly over 0-100 µs (a fixed shuffle of 101 values).
-        let sample = |i: u64| (i * 37 % 101) * 1_000;
-        for (q, want) in [(0.7, 70_000i64), (0.95, 95_000)] {
-            let mut w = WakeEarly::with_quantile(200_000, q);
-            let mut rearms = 0;
-            for i in 0..200_000 {
-                rearms += u32::from(w.sample(sample(i)));
-            }
-            let got = w.armed_ns as i64;
-            assert!(
-                (got - want).abs() <= 4_000,
-                "q {q}: lead {got} ns, want ~{want}"
-            );
-            assert!(
-                rearms < 2_000,
-                "re-armed only when the lead moved: {rearms}"
-            );
-        }
-        // Capped.
-        let mut w = WakeEarly::with_quantile(10_000, 0.99);
-        for _ in 0..1_000 {
-            w.sample(1_000_000);
-        }
-        assert!((8_000..=10_000).contains(&w.armed_ns), "{}", w.armed_ns);
     }
 }

@@ -11,7 +11,6 @@
 //! message). Data fields (a length tag followed by raw bytes that may hold SOH) are skipped by
 //! their declared length, as the FIX decoder does.
 
-use crate::driver::Report;
 use fix::Decimal;
 
 /// The fields of one inbound message that the driver acts on.
@@ -31,6 +30,37 @@ pub struct Inbound<'a> {
     pub new_seq_no: Option<u64>,
     /// The application fields.
     pub report: Report<'a>,
+}
+
+/// One inbound application message, as far as the driver reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a> {
+    /// MsgType (first byte): `8`, `9`, `r`, `j`, `3`.
+    pub msg_type: u8,
+    pub cl_ord_id: &'a [u8],
+    pub orig_cl_ord_id: Option<&'a [u8]>,
+    /// ExecType (150), 0 if absent.
+    pub exec_type: u8,
+    pub symbol: &'a [u8],
+    /// Side (54): `1` buy, `2` sell, 0 if absent.
+    pub side: u8,
+    pub leaves_qty: Option<u64>,
+    pub last_qty: Option<u64>,
+    pub last_px: Option<Decimal>,
+    pub text: Option<&'a [u8]>,
+}
+
+impl Report<'_> {
+    /// True for the exchange's load-shedding answer ("exchange busy").
+    pub fn is_busy(&self) -> bool {
+        self.text
+            .is_some_and(|t| t.windows(4).any(|w| w.eq_ignore_ascii_case(b"busy")))
+    }
+
+    /// True for an ExecutionReport of a trade (FIX 4.4 `F`, FIX 4.2 `1`/`2`).
+    pub fn is_fill(&self) -> bool {
+        self.msg_type == b'8' && matches!(self.exec_type, b'F' | b'1' | b'2')
+    }
 }
 
 /// Why a frame could not be read.
@@ -336,13 +366,11 @@ mod tests {
             b"<>",
             b"55=ACME\x01",
         ];
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = types::XorShift64::new(0x9E37_79B9_7F4A_7C15);
         let mut checked_ok = 0;
         for _ in 0..200_000 {
             let mut frame = Vec::new();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             for k in 0..(x % 12) {
                 frame.extend_from_slice(pieces[((x >> (4 * k + 8)) % 14) as usize]);
             }
@@ -378,11 +406,9 @@ mod tests {
         }
         assert!(seeds >= 2);
         let alphabet = b"0123456789=\x01=\x018A";
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = types::XorShift64::new(0x2545_F491_4F6C_DD1D);
         for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let len = (x % 64) as usize;
             let data: Vec<u8> = (0..len)
                 .map(|k| {

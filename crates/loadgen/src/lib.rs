@@ -6,17 +6,19 @@
 //! (HdrHistogram percentile tables, a one-line summary), plus sweeps across rates (table, CSV,
 //! SVG chart) and a live demo with simulated market makers and takers.
 //!
-//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots
-//! send: the order mix, echo, instruments), `orders` (each bot's active-orders window),
-//! `clordid` (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX
-//! engine), `inbound` (reading reports in place), `rx` (reads stamped with the kernel's receive
-//! time), `clock` (clock reads that also work under valgrind); those two hold the crate's only
-//! unsafe code, `deny(unsafe_code)` elsewhere; `stats` (counters, histograms, the printed
-//! formats), `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg`
-//! (the latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `noise` (the
-//! machine's scheduling gaps: the floor under every latency figure), `demo` (the
-//! in-process exchange with simulated traders). `examples/ack_exchange.rs` is a stand-in
-//! exchange that only acknowledges, to measure the generator's own ceiling.
+//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots send:
+//! the order mix, echo, instruments), `orders` (each bot's active-orders window), `clordid`
+//! (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX engine's
+//! loop), `schedule` (when requests are due, how early to wake), `session` (one bot's FIX session:
+//! what it writes, what it does with what it reads), `tally` (a run's accounting while it runs),
+//! `inbound` (reading reports in place), `rx` (reads stamped with the kernel's receive time),
+//! `clock` (clock reads that also work under valgrind); those two hold the crate's only unsafe
+//! code, `deny(unsafe_code)` elsewhere; `stats` (counters, histograms, the printed formats),
+//! `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg` (the
+//! latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `noise` (the machine's
+//! scheduling gaps: the floor under every latency figure), `demo` (the in-process exchange with
+//! simulated traders). `examples/ack_exchange.rs` is a stand-in exchange that only acknowledges, to
+//! measure the generator's own ceiling.
 //!
 //! Never: measures from the actual send time (always from the intended one: no coordinated
 //! omission); hides load shedding (exchange-busy rejects are counted apart from business
@@ -33,13 +35,17 @@ pub mod inbound;
 pub mod mix;
 pub mod noise;
 pub mod orders;
-pub mod rng;
 pub mod rx;
+pub mod schedule;
+mod session;
 pub mod spawn;
 pub mod stats;
 pub mod svg;
 pub mod sweep;
+mod tally;
 
-pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, Report, Schedule, View};
+pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, View};
+pub use inbound::Report;
 pub use mix::{Action, EchoGenerator, Market, MixConfig, MixGenerator, Strategy, SymbolSpec};
+pub use schedule::Schedule;
 pub use stats::{Counters, RunResult};

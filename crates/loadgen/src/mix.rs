@@ -11,8 +11,7 @@
 //! only sent with a slot (so the active-orders window bounds what a bot keeps in the book).
 
 use crate::orders::{BotOrders, SlotState};
-use crate::rng::Rng;
-use types::{OrdType, Side, TimeInForce};
+use types::{OrdType, Side, SplitMix64, TimeInForce};
 
 /// One instrument as the bots see it: prices are integer ticks of 10^-`price_decimals`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,14 +140,14 @@ impl MixConfig {
 #[derive(Clone, Debug)]
 pub struct MixGenerator {
     cfg: MixConfig,
-    rng: Rng,
+    rng: SplitMix64,
 }
 
 impl MixGenerator {
     pub fn new(cfg: MixConfig, seed: u64) -> MixGenerator {
         MixGenerator {
             cfg,
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
         }
     }
 
@@ -244,7 +243,7 @@ impl Strategy for MixGenerator {
 /// book stays empty however long the run.
 #[derive(Clone, Debug)]
 pub struct EchoGenerator {
-    rng: Rng,
+    rng: SplitMix64,
     n: u64,
     /// Distance from the mid, in ticks.
     pub away_ticks: i64,
@@ -253,7 +252,7 @@ pub struct EchoGenerator {
 impl EchoGenerator {
     pub fn new(seed: u64) -> EchoGenerator {
         EchoGenerator {
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
             n: 0,
             away_ticks: 1_000,
         }

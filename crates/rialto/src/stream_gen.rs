@@ -20,8 +20,9 @@ use types::{
     StpMode, Symbol, SymbolId, TimeInForce,
 };
 
-/// The seeded generator shared with the load generator (SplitMix64; integer-only normal).
-pub use loadgen::rng::Rng as SplitMix64;
+/// The seeded generator (shared with the load generator's bots; integer-only normal). The
+/// published `rialto bench engine` hashes depend on its sequence.
+pub use types::SplitMix64;
 
 /// What to generate.
 #[derive(Clone, Debug)]

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use types::XorShift64;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rialto");
 const KILLS: usize = 22;
@@ -39,20 +40,6 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Tiny deterministic RNG (xorshift), seeded per run and printed for reproduction.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }
 
@@ -156,7 +143,7 @@ struct Trader {
     orders: HashMap<String, Order>,
     exec_ids: HashSet<String>,
     next_id: u64,
-    rng: Rng,
+    rng: XorShift64,
     errors: Vec<String>,
     bought: u64,
     sold: u64,
@@ -478,7 +465,8 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
         .as_nanos() as u64
         | 1;
     eprintln!("crash loop seed {seed}");
-    let mut rng = Rng(seed);
+    // Seeded per run and printed for reproduction.
+    let mut rng = XorShift64::new(seed);
     let tmp = TempDir::new(seed);
     let dir: PathBuf = tmp.0.join("data");
     let config = tmp.0.join("rialto.toml");
@@ -508,7 +496,7 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
             orders: HashMap::new(),
             exec_ids: HashSet::new(),
             next_id: 1,
-            rng: Rng(seed.wrapping_mul(i as u64 + 3) | 1),
+            rng: XorShift64::new(seed.wrapping_mul(i as u64 + 3) | 1),
             errors: Vec::new(),
             bought: 0,
             sold: 0,

@@ -3,8 +3,8 @@
 //! few thousand seeded pseudo-random inputs, so `cargo test` covers them without a fuzzer.
 
 use rialto::fuzzing::{check_csv, check_engine};
-use rialto::stream_gen::SplitMix64;
 use std::path::Path;
+use types::SplitMix64;
 
 fn saved_inputs(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))

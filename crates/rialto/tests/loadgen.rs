@@ -1,8 +1,9 @@
 //! End-to-end tests of the load generator and the demo through the real `rialto` binary:
 //! `rialto serve` on an ephemeral loopback port with a temporary data dir, `bench fix` against
 //! it (summary line parsed), `bench echo`, a tiny `bench sweep` and a bots x rate grid with
-//! repetitions, all with `--spawn-server`, and a short `rialto demo`. Timing figures are never
-//! asserted; counts and formats are.
+//! repetitions, all with `--spawn-server`, and short `rialto demo` runs (with a data dir, and
+//! with a temporary one it must remove). Timing figures are never asserted; counts and formats
+//! are.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -135,8 +136,8 @@ fn bench_fix_against_rialto_serve() {
     let kv = summary(&out);
     assert_eq!(get(&kv, "rate_offered"), 1000.0);
     // Sent at most at the offered rate; how close to it depends on how late a stalled host
-    // makes the last sends (pacing itself is checked against the schedule and the send lag in
-    // `crates/loadgen/tests/against_gateway.rs`), so no wall-clock band here.
+    // makes the last sends (the report's arithmetic is checked against the schedule and the
+    // send lag in `driver_against_gateway.rs`), so no wall-clock band here.
     let achieved = get(&kv, "rate_achieved");
     assert!(achieved > 0.0 && achieved <= 1050.0, "{kv:?}");
     assert!(get(&kv, "acks") > 0.0, "{kv:?}");
@@ -292,6 +293,27 @@ fn demo_shows_live_stats_and_a_summary() {
     assert!(stdout.contains("Percentile : Microseconds : Event count"));
     assert!(stdout.contains(&format!("journal: {}", data.join("journal").display())));
     assert!(stdout.contains("errors 0"), "{stdout}");
+    // Rejects, if any, are explained by reason, and the reasons add up to the count.
+    let rejects = demo_rejects(&stdout);
+    if rejects > 0 {
+        let by_reason = stdout
+            .split("rejects by reason (the exchange's Text, tag 58):\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{rejects} rejects without reasons:\n{stdout}"));
+        let counted: u64 = by_reason
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| {
+                l.rsplit(": ")
+                    .next()
+                    .unwrap()
+                    .replace(',', "")
+                    .parse::<u64>()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(counted, rejects, "{stdout}");
+    }
     // The journal the demo left is intact and replays.
     let verify = rialto(&["journal", "verify", data.to_str().unwrap()]);
     assert!(
@@ -300,4 +322,57 @@ fn demo_shows_live_stats_and_a_summary() {
         text(&verify.stdout),
         text(&verify.stderr)
     );
+}
+
+/// The reject count of the demo's final summary line.
+fn demo_rejects(stdout: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("orders sent "))
+        .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
+    let n = line
+        .split(", rejects ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("no reject count in {line:?}"));
+    n.parse()
+        .unwrap_or_else(|_| panic!("reject count {n:?} in {line:?}"))
+}
+
+#[test]
+fn demo_removes_its_temporary_journal() {
+    // The demo's temporary directory goes where TMPDIR says: a directory of this test's own.
+    let dir = TempDir::new("demo-tmp");
+    let out = Command::new(env!("CARGO_BIN_EXE_rialto"))
+        .args([
+            "demo",
+            "--duration",
+            "1",
+            "--rate",
+            "200",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env("TMPDIR", dir.path())
+        .output()
+        .expect("run rialto demo");
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(stdout.contains("Rialto demo stopped after"), "{stdout}");
+    let made = stdout
+        .lines()
+        .find_map(|l| l.split("journal in ").nth(1))
+        .and_then(|rest| rest.split(", a temporary directory").next())
+        .unwrap_or_else(|| panic!("no journal location:\n{stdout}"));
+    assert!(
+        Path::new(made).starts_with(dir.path()),
+        "{made} is not under TMPDIR"
+    );
+    assert!(
+        stdout.contains(&format!("the temporary {made} is removed")),
+        "{stdout}"
+    );
+    assert!(!Path::new(made).exists(), "{made} is left behind");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }

@@ -2,6 +2,8 @@
 //! come out of it.
 //!
 //! Role: the shared vocabulary of every other crate. Everything here is a plain `Copy` value.
+//! `rng` holds the workspace's seeded generators (tests, benchmarks, simulated traders; the
+//! engine never uses one).
 //!
 //! Never: I/O, clocks, allocation, floats. Prices are integer ticks (`i64`) and quantities
 //! integer lots (`u64`). Wire formats (FIX, CSV, JSON) live in adapters, not here.
@@ -10,6 +12,10 @@
 //! engine is a pure function of the command stream); an `Event` says what happened to exactly
 //! one order, trade or price level.
 #![forbid(unsafe_code)]
+
+pub mod rng;
+
+pub use rng::{SplitMix64, XorShift64, XorShift64Star};
 
 /// Price in the instrument's integer price unit. A valid limit price is positive and a multiple
 /// of the instrument's `tick`.

@@ -3,7 +3,9 @@
 //! prices normally distributed around a slowly wandering mid, several books, several thousand
 //! resting orders. Deterministic for a given seed; floats live only here, never in the engine.
 
-use types::{Command, Instrument, NewOrder, OrdType, Side, StpMode, Symbol, TimeInForce};
+use types::{
+    Command, Instrument, NewOrder, OrdType, Side, StpMode, Symbol, TimeInForce, XorShift64Star,
+};
 
 pub const SYMBOLS: usize = 4;
 /// At most this many ids are remembered for cancels and replaces (so at most this many orders
@@ -22,7 +24,7 @@ pub fn instruments() -> Vec<Instrument> {
 }
 
 pub struct Mixed {
-    x: u64,
+    rng: XorShift64Star,
     next_id: u64,
     mid: [i64; SYMBOLS],
     /// Ids of limit orders that may still rest (some were filled meanwhile), with their symbol.
@@ -32,7 +34,7 @@ pub struct Mixed {
 impl Mixed {
     pub fn new(seed: u64) -> Mixed {
         Mixed {
-            x: seed | 1,
+            rng: XorShift64Star::new(seed | 1),
             next_id: 1,
             mid: [10_000; SYMBOLS],
             pool: Vec::with_capacity(16_384),
@@ -40,11 +42,7 @@ impl Mixed {
     }
 
     fn u64(&mut self) -> u64 {
-        // xorshift64*
-        self.x ^= self.x >> 12;
-        self.x ^= self.x << 25;
-        self.x ^= self.x >> 27;
-        self.x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.rng.next_u64()
     }
 
     fn below(&mut self, n: u64) -> u64 {

@@ -1,12 +1,19 @@
 //! `rialto demo`: the exchange with embedded defaults in this process plus simulated market
 //! makers and takers over loopback FIX, with live statistics once a second (orders in, reports
 //! out, trades, messages/s, ack latency P50/P99, top of book and last trade per instrument).
-//! Runs until Ctrl-C, then prints a summary and where the journal is. Glue over
-//! `loadgen::demo`.
+//! Runs until Ctrl-C, then prints a summary (rejects by reason included) and the journal's
+//! state hash.
+//!
+//! Glue: this starts and stops the exchange (`gateway::Server`) and hands its address to
+//! `loadgen::demo`, which is only a FIX client. Without `--data-dir` the journal goes to a
+//! temporary directory that is removed at exit (Ctrl-C included); with it, the journal stays
+//! and the summary says where.
 
 use super::CmdResult;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
@@ -14,7 +21,8 @@ pub struct Args {
     /// Orders (requests) per second over all simulated traders.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     rate: u64,
-    /// Journal and snapshots go here (default: a new temporary directory).
+    /// Journal and snapshots go here and are kept (default: a temporary directory, removed at
+    /// exit).
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Listen address (default 127.0.0.1:9878, or a free port if it is taken).
@@ -31,6 +39,18 @@ pub struct Args {
     seed: u64,
 }
 
+/// Default listen address, or a free port when 9878 is taken.
+fn pick_listen(requested: Option<SocketAddr>) -> SocketAddr {
+    if let Some(a) = requested {
+        return a;
+    }
+    let default: SocketAddr = ([127, 0, 0, 1], 9878).into();
+    match std::net::TcpListener::bind(default) {
+        Ok(_) => default,
+        Err(_) => ([127, 0, 0, 1], 0).into(),
+    }
+}
+
 pub fn run(args: Args) -> CmdResult {
     let durability = match args.durability.as_str() {
         "process" => gateway::Durability::Process,
@@ -42,15 +62,68 @@ pub fn run(args: Args) -> CmdResult {
         Some(s) => return Err(format!("--duration {s}: give seconds (0 or more)").into()),
         None => None,
     };
-    let cfg = loadgen::demo::DemoConfig {
-        rate: args.rate,
-        data_dir: args.data_dir,
-        listen: args.listen,
-        duration,
-        durability,
-        seed: args.seed,
-        redraw: None,
+    // Ctrl-C ends the run instead of the process, from here on, so the temporary directory
+    // made next is always removed.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+    }
+    let (data_dir, temp) = match args.data_dir {
+        Some(d) => (d, None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("rialto-demo-")
+                .tempdir()
+                .map_err(|e| format!("cannot create a temporary data dir: {e}"))?;
+            (t.path().to_path_buf(), Some(t))
+        }
     };
-    loadgen::demo::run(&cfg, &mut std::io::stdout())?;
+    let mut cfg = gateway::Config::defaults();
+    cfg.data_dir = data_dir.clone();
+    cfg.listen = pick_listen(args.listen);
+    cfg.durability = durability;
+    // The exchange's log lines would break the live display.
+    let server = gateway::Server::start(cfg, Arc::new(|_m: &str| {}))
+        .map_err(|e| format!("exchange: {e}"))?;
+    let addr = server.addr;
+    let journal_note = if temp.is_some() {
+        ", a temporary directory removed at exit (--data-dir DIR keeps it)"
+    } else {
+        ""
+    };
+    println!(
+        "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
+         your own FIX client), durability {}, journal in {}{journal_note}",
+        durability.as_str(),
+        data_dir.display(),
+    );
+    let mut demo = loadgen::demo::DemoConfig::new(addr);
+    demo.rate = args.rate;
+    demo.duration = duration;
+    demo.stop = stop;
+    demo.seed = args.seed;
+    demo.label = format!("{addr} · {}", durability.as_str());
+    let outcome = loadgen::demo::run(&demo, &mut std::io::stdout());
+    // The exchange stops whatever became of the traders.
+    let hash = server.shutdown().map_err(|e| format!("exchange: {e}"));
+    outcome?;
+    let hash = hash?;
+    match temp {
+        None => println!(
+            "journal: {} (state hash {hash:016x}); check it with: rialto journal verify {}",
+            data_dir.join("journal").display(),
+            data_dir.display()
+        ),
+        Some(t) => {
+            t.close()
+                .map_err(|e| format!("cannot remove {}: {e}", data_dir.display()))?;
+            println!(
+                "journal: state hash {hash:016x}; the temporary {} is removed (--data-dir DIR \
+                 keeps the journal)",
+                data_dir.display()
+            );
+        }
+    }
     Ok(())
 }

@@ -19,10 +19,11 @@ fn start_server(dir: &std::path::Path, queue: Option<usize>) -> gateway::Server 
     gateway::Server::start(cfg, Arc::new(|_m: &str| {})).expect("server starts")
 }
 
-/// The run kept to its schedule: the measured period is the scheduled `secs`, longer only by
-/// how late the generator's latest send was (a stalled host stretches it: on CI's VM a 1.5 s run
-/// once measured about 1.6 s, which a fixed band around the rate took for a pacing fault), and
-/// the achieved rate is what was sent over that period, never above the offered rate.
+/// The run's report adds up: the measured period is the scheduled `secs`, longer only by how
+/// late the generator's latest send was (a stalled host stretches it), and the achieved rate
+/// is what was sent over that period, never above the offered rate. These compare the report's
+/// own figures with each other and with the schedule, never with a wall-clock allowance; the
+/// pacing itself is a figure of `rialto bench fix` (achieved rate, send lag).
 fn paced(r: &loadgen::RunResult, rate: f64, secs: f64, tick_min: Duration) {
     let late_secs = r.send_lag.max() as f64 / 1e9;
     let tick_secs = Schedule::new(rate as u64, tick_min.as_nanos() as u64).tick_ns as f64 / 1e9;
@@ -94,10 +95,9 @@ fn echo_answers_every_order() {
     assert_eq!(r.counters.acks, 500, "{:?}", r.counters);
     assert_eq!(r.counters.fills, 0);
     assert_eq!(r.counters.exchange_cancels, 500, "IOC remainders");
-    // The timer wakes the generator for each request: it is not late by anything near the
-    // 100 ms it would be if only socket events or the safety timeout woke it.
-    let lag_p50 = r.send_lag.value_at_percentile(50.0);
-    assert!(lag_p50 < 20_000_000, "send lag p50 {lag_p50} ns");
+    // Every measured request's send lag is recorded. How late the generator sends (its timer
+    // waking it for each request) is a figure, not asserted: `rialto bench echo` prints it
+    // ("generator send lag behind schedule").
     assert_eq!(r.send_lag.len(), 500);
     paced(&r, 1_000.0, 0.5, tick_min);
     server.shutdown().unwrap();
