@@ -1103,6 +1103,22 @@ impl Exchange {
     pub fn cl_len(&self) -> usize {
         self.cl.len()
     }
+
+    /// While resolving: note (ring position, candidate) every `n` remembered ClOrdIDs
+    /// instead of every 1,024 (tests exercise the marks).
+    #[doc(hidden)]
+    pub fn set_resolve_mark_every(&mut self, n: u64) {
+        if let Some(r) = self.cl.resolved.as_deref_mut() {
+            r.mark_every = n;
+        }
+    }
+
+    /// (originator, ClOrdID, order) of every remembered client order id, oldest first
+    /// (tests compare two exchanges' indexes).
+    #[doc(hidden)]
+    pub fn cl_entries(&self) -> Vec<(u16, Vec<u8>, OrderId)> {
+        self.cl.iter().map(|(o, c, id)| (o, c.to_vec(), id)).collect()
+    }
 }
 
 fn side_code(s: Side) -> u64 {

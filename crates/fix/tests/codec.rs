@@ -578,3 +578,18 @@ fn get_agrees_with_a_scan() {
 fn tags_with_data(tag: u64) -> bool {
     fix::tags::data_tag_for_length(tag as u32).is_some()
 }
+
+/// Inputs on which `fuzz_decode` or `fuzz_session` once failed.
+#[test]
+fn fuzz_regressions() {
+    // A Logon whose SOH before TargetCompID was lost (so it has no 56): its refusal wrote an
+    // empty SenderCompID, which no decoder accepts.
+    let inputs: [&[u8]; 1] = [
+        b"8=FIX.4.2\x019=65\x0135=A\x0149=SER~VER\xc856=CLINT\x0134=177\x01\
+52=20090107-18:15:16\x0198=0\x01108=30\x0110=062\x01",
+    ];
+    for input in inputs {
+        fix::fuzz_decode(input);
+        fix::fuzz_session(input);
+    }
+}

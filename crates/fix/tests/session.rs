@@ -1552,3 +1552,42 @@ fn logon_refusal_changes_nothing() {
     assert_eq!(s.vars(), before);
     assert!(h.out.is_empty() && h.events.is_empty());
 }
+
+/// The refusal of a Logon without a TargetCompID (56) leaves out the SenderCompID it would
+/// have echoed: an empty field is not FIX.
+#[test]
+fn refusal_of_a_logon_without_comp_ids_leaves_them_out() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut logon = Vec::new();
+    fix::wrap_body(
+        FixVersion::Fix44,
+        b"35=A\x0134=1\x0149=CLIENT1\x0152=20231114-22:13:20.000\x0198=0\x01108=30\x01",
+        &mut logon,
+    );
+    assert_eq!(feed_bytes(&mut s, &logon, T0, &mut h), logon.len());
+    assert_eq!(h.disconnected(), Some(DisconnectReason::BadCompId));
+    assert_eq!(h.out.len(), 1);
+    assert_eq!(
+        pipes(&h.out[0]),
+        "8=FIX.4.4|9=83|35=5|34=1|56=CLIENT1|52=20231114-22:13:20.000|\
+58=unknown SenderCompID/TargetCompID|10=019|"
+    );
+    Decoder::new(Limits::default()).decode(&h.out[0]).unwrap();
+    // Typed, with neither CompID.
+    let mut s: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let bare = Logon {
+        sender_comp_id: Text::EMPTY,
+        target_comp_id: Text::EMPTY,
+        ..logon_fields()
+    };
+    s.on_message(&hdr(1), &Inbound::Logon(Box::new(bare)), T0, &mut h);
+    assert_eq!(
+        pipes(&h.out[0]),
+        "8=FIX.4.4|9=72|35=5|34=1|52=20231114-22:13:20.000|\
+58=unknown SenderCompID/TargetCompID|10=120|"
+    );
+}

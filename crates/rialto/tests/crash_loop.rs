@@ -12,7 +12,7 @@
 //! and equals the server's CumQty); sessions resume with no manual reset (no Logon ever carries
 //! ResetSeqNumFlag after the first).
 
-use gateway::client::{FixClient, Msg};
+use fix::client::{FixClient, Msg};
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

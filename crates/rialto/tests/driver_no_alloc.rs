@@ -15,10 +15,10 @@ use alloc_count::allocs;
 #[test]
 fn steady_state_runs_do_not_allocate_per_message() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = gateway::Config::defaults();
+    let mut cfg = server::Config::defaults();
     cfg.data_dir = dir.path().join("data");
     cfg.listen = "127.0.0.1:0".parse().unwrap();
-    let server = gateway::Server::start(cfg, Arc::new(|_m: &str| {})).unwrap();
+    let server = server::Server::start(cfg, Arc::new(|_m: &str| {})).unwrap();
     let mut dcfg = DriverConfig::new(server.addr, 4, 2_000);
     dcfg.warmup = Duration::ZERO;
     dcfg.window = 20;

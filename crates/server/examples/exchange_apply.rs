@@ -12,9 +12,9 @@
 //! NEAR records ahead. It prints the time the thread spent on a CPU (Linux schedstat), which a
 //! busy machine disturbs less than wall time, and the final state hash.
 
-use gateway::exchange::{ClHashes, Exchange, Outbox};
-use gateway::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
-use gateway::Config;
+use server::exchange::{ClHashes, Exchange, Outbox};
+use server::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
+use server::Config;
 use journal::JournalReader;
 use std::path::Path;
 use std::sync::Arc;

@@ -10,8 +10,8 @@
 //! Against an external server (`--addr`) that firm must have both accounts.
 //! Prints p50/p90/p99/p99.9/max in microseconds and a `rate=.. p50_us=..` summary line.
 
-use gateway::client::FixClient;
-use gateway::{Config, Durability, Server};
+use fix::client::FixClient;
+use server::{Config, Durability, Server};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,12 +1,12 @@
 //! Restart benchmark: writes N journaled inputs of a realistic order flow into a fresh data
 //! directory, then times what `rialto serve` does at start three times
-//! (`gateway::recovery::recover_and_open`: one journal pass, whose scan thread verifies,
+//! (`server::recovery::recover_and_open`: one journal pass, whose scan thread verifies,
 //! decodes and hands every record after the newest snapshot to the applying thread, then the
 //! journal open for appending) and prints each run with its phases, the median, records/s and
 //! the size and time of a snapshot of the final state (the engine stall a periodic snapshot
 //! causes). `--two-pass` times the older start instead: `JournalWriter::open` (scan and verify
-//! every segment) and then `gateway::recover` (newest snapshot + a second, replaying pass).
-//! `--full` times `gateway::recover` from record 1 with snapshots ignored: a full replay of
+//! every segment) and then `server::recover` (newest snapshot + a second, replaying pass).
+//! `--full` times `server::recover` from record 1 with snapshots ignored: a full replay of
 //! any journal, read-only (no journal lock taken, nothing truncated), so it can time a foreign
 //! data directory (e.g. a live server's, with its snapshots) as it is.
 //!
@@ -23,9 +23,9 @@
 //! builds on the same journal (`--full` implies it; writing into a DIR that already holds a
 //! journal is refused); `--runs` times R starts instead of 3, e.g. 1 under callgrind).
 
-use gateway::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
-use gateway::recovery::recover_and_open;
-use gateway::{recover, Config};
+use server::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
+use server::recovery::recover_and_open;
+use server::{recover, Config};
 use journal::{Durability, JournalConfig, JournalWriter};
 use std::collections::VecDeque;
 use std::path::Path;

@@ -1,9 +1,9 @@
 //! Recovery: the newest valid snapshot plus a replay of the journal after it.
 //!
-//! Role: rebuild the `Exchange` exactly as it was after the last durable record, at start
+//! Role: rebuild the state (`Node`) exactly as it was after the last durable record, at start
 //! ([`recover_and_open`], which also opens the journal for appending) and for `journal verify`
 //! ([`recover`], read-only, or a full replay from record 1). Outbound messages are regenerated
-//! by `Exchange::apply` and thrown away.
+//! by `Node::apply` and thrown away.
 //!
 //! Never: skips or guesses a record (a gap or a bad record stops recovery with the segment and
 //! offset), or accepts a snapshot whose sequence number disagrees with its contents.
@@ -30,9 +30,11 @@
 //! older state (rare; reported in the phases as 2 journal passes).
 
 use crate::config::Config;
-use crate::exchange::{Backing, ClHasher, ClHashes, ClHint, ClResolver, Exchange, Outbox};
-use crate::record::{Checkpoint, Input, KIND_INPUT};
-use crate::server::ServerError;
+use crate::error::ServerError;
+use crate::node::{record_hashes, resolvable, Node};
+use crate::record::{decode_record_into, Checkpoint, Record, KIND_RECORD};
+use exchange::{Backing, ClHasher, ClHashes, ClHint, ClResolver};
+use fix_gateway::{FixConfig, Outbox};
 use crossbeam_channel::bounded;
 use journal::snapshot::Snapshot;
 use journal::{JournalConfig, JournalError, JournalReader, JournalWriter, RecoveryReport};
@@ -78,7 +80,7 @@ pub struct Phases {
     /// The checkpoint record whose bounds let the replay skip storing messages the resend
     /// stores forget anyway ([`store_bound`]), if one was found.
     pub store_bound: Option<u64>,
-    /// How a full replay's ClOrdID lookups were answered (`Exchange::begin_resolving`), if
+    /// How a full replay's ClOrdID lookups were answered (`Node::begin_resolving`), if
     /// the decoding thread answered them.
     pub resolved: Option<String>,
 }
@@ -117,40 +119,12 @@ fn thread_cpu_time() -> Option<Duration> {
     Some(Duration::from_nanos(ns))
 }
 
-/// Decodes a journal record as an exchange input; an error names the segment, offset and seq.
-pub(crate) fn decode_input(rec: &journal::Record<'_>) -> Result<Input, ServerError> {
-    let mut input = Input::Tick;
-    decode_input_into(rec, &mut input)?;
-    Ok(input)
-}
-
-/// [`decode_input`] into an existing input, reusing its storage ([`Input::decode_into`]).
-#[inline]
-fn decode_input_into(rec: &journal::Record<'_>, input: &mut Input) -> Result<(), ServerError> {
-    if rec.kind != KIND_INPUT as u16 {
-        return Err(bad_record(rec, format!(" has unknown kind {}", rec.kind)));
-    }
-    input
-        .decode_into(rec.payload)
-        .map_err(|e| bad_record(rec, format!(": {e}")))
-}
-
-#[cold]
-fn bad_record(rec: &journal::Record<'_>, what: String) -> ServerError {
-    ServerError(format!(
-        "{} offset {}: record {}{what}",
-        rec.segment.display(),
-        rec.offset,
-        rec.seq
-    ))
-}
-
-/// One decoded journal record, with its ClOrdIDs' hashes (`ClHasher::input_hashes`,
-/// computed on the decoding thread, which has time to spare, for `Exchange::apply_prehashed`).
+/// One decoded journal record, with its ClOrdIDs' hashes (`node::record_hashes`, computed on
+/// the decoding thread, which has time to spare, for `Node::apply_prehashed`).
 struct Decoded {
     seq: u64,
     ts: u64,
-    input: Input,
+    input: Record,
     hashes: ClHashes,
     /// The resolver's answers (`BatchSender::resolver`), if any.
     hint: ClHint,
@@ -170,18 +144,18 @@ const BATCHES_IN_FLIGHT: usize = 32;
 /// are about 5 ms of applying. With 4 (about 1 ms) the applying thread waited 6-170 ms per
 /// 10 M-record replay, whenever the decoder's vCPU woke late; with 24, 2-11 ms.
 const RESUME_AT: usize = BATCHES_IN_FLIGHT - 8;
-/// How many records ahead of the one it applies the applying thread calls
-/// `Exchange::prefetch` (the ClOrdID index slots). The live loop's second step,
-/// `Exchange::prefetch_entries`, is not taken here: in replay it cost 3.5% of the applying
-/// thread's instructions and gained nothing measurable (interleaved A/Bs, tenth session).
+/// How many records ahead of the one it applies the applying thread calls `Node::prefetch`
+/// (the ClOrdID index slots). The live loop's second step, `Node::prefetch_entries`, is not
+/// taken here: in replay it cost 3.5% of the applying thread's instructions and gained
+/// nothing measurable.
 const PREFETCH_FAR: usize = 16;
 /// How many records ahead the applying thread prefetches the decoded record (before
-/// `Exchange::prefetch` reads it).
+/// `Node::prefetch` reads it).
 const PREFETCH_RECORD: usize = 32;
 
 /// A batch of decoded records: `slots[..len]`. Its slots are allocated once and recycled
-/// between the threads; each record is decoded straight into a slot, over the input the slot
-/// held before ([`Input::decode_into`]), so nothing is constructed and moved per record.
+/// between the threads; each record is decoded straight into a slot, over the record the slot
+/// held before ([`Record::decode_into`]), so nothing is constructed and moved per record.
 struct Batch {
     slots: Vec<Decoded>,
     len: usize,
@@ -194,7 +168,7 @@ impl Batch {
                 .map(|_| Decoded {
                     seq: 0,
                     ts: 0,
-                    input: Input::Tick,
+                    input: Record::Tick,
                     hashes: ClHashes::default(),
                     hint: ClHint::default(),
                 })
@@ -259,9 +233,11 @@ struct BatchSender {
     /// The applying exchange's ClOrdID hasher, once known (`None`: no hashes computed ahead;
     /// the exchange computes them).
     hasher: Option<ClHasher>,
-    /// Answers the ClOrdID lookups of a full replay ahead (`Exchange::begin_resolving`): run
+    /// Answers the ClOrdID lookups of a full replay ahead (`Node::begin_resolving`): run
     /// over each full batch before it is queued.
     resolver: Option<ClResolver>,
+    /// The FIX edge's configuration (which session a Logon names, for the resolver).
+    fix_cfg: Arc<FixConfig>,
 }
 
 impl BatchSender {
@@ -273,9 +249,9 @@ impl BatchSender {
         let slot = &mut b.slots[b.len];
         slot.seq = rec.seq;
         slot.ts = rec.timestamp_ns;
-        decode_input_into(rec, &mut slot.input)?;
+        decode_record_into(rec, &mut slot.input)?;
         slot.hashes = match &self.hasher {
-            Some(h) => h.input_hashes(&slot.input),
+            Some(h) => record_hashes(h, &slot.input),
             None => ClHashes::default(),
         };
         b.len += 1;
@@ -293,12 +269,13 @@ impl BatchSender {
         };
         r.check_stop();
         let b = &mut self.batch;
+        let cfg = &self.fix_cfg;
         for i in 0..b.len {
             if let Some(f) = b.slots[..b.len].get(i + PREFETCH_FAR) {
-                r.prefetch(&f.input, &f.hashes);
+                r.prefetch(resolvable(cfg, &f.input), &f.hashes);
             }
             let d = &mut b.slots[i];
-            d.hint = r.resolve(&d.input, &d.hashes);
+            d.hint = r.resolve(resolvable(cfg, &d.input), &d.hashes);
         }
     }
 
@@ -437,7 +414,7 @@ impl Drop for BatchReceiver {
 /// Applies batches in order until the decoding side is done. Returns the records applied, or
 /// the gap that stopped it (dropping `rx` then stops the decoder at its next send).
 fn apply_batches(
-    x: &mut Exchange,
+    x: &mut Node,
     rx: BatchReceiver,
 ) -> Result<(u64, Option<String>), ServerError> {
     let applied = apply_hinted(x, rx);
@@ -446,7 +423,7 @@ fn apply_batches(
     applied.map(|n| (n, resolved))
 }
 
-fn apply_hinted(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerError> {
+fn apply_hinted(x: &mut Node, mut rx: BatchReceiver) -> Result<u64, ServerError> {
     let mut out = Outbox::default();
     let mut replayed = 0;
     // The batch after the one being applied is taken first, so the hints below reach across
@@ -461,7 +438,7 @@ fn apply_hinted(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerEr
             None => after.get(j - recs.len()),
         };
         for (i, d) in recs.iter().enumerate() {
-            // Cache hints a few records ahead (`Exchange::prefetch`): the ClOrdID index slots;
+            // Cache hints a few records ahead (`Node::prefetch`): the ClOrdID index slots;
             // further ahead, the decoded record itself (written by the decoding thread's core).
             // They change nothing.
             if let Some(r) = ahead(i + PREFETCH_RECORD) {
@@ -500,9 +477,9 @@ fn apply_hinted(x: &mut Exchange, mut rx: BatchReceiver) -> Result<u64, ServerEr
 /// are ready before it gets to them). Nothing to fault in (an exchange restored from a
 /// snapshot): `f` alone.
 fn while_populating<R>(
-    x: &mut Exchange,
+    x: &mut Node,
     gate: impl FnOnce() + Send,
-    f: impl FnOnce(&mut Exchange) -> R,
+    f: impl FnOnce(&mut Node) -> R,
 ) -> R {
     let plan = x.take_populate();
     if plan.bytes() == 0 {
@@ -531,7 +508,10 @@ fn while_populating<R>(
 }
 
 /// The two ends of a hand-over; `hasher`: the applying exchange's, if known yet.
-fn batch_channels(hasher: Option<ClHasher>) -> (BatchSender, BatchReceiver) {
+fn batch_channels(
+    hasher: Option<ClHasher>,
+    fix_cfg: Arc<FixConfig>,
+) -> (BatchSender, BatchReceiver) {
     let handoff = Arc::new(Handoff::default());
     (
         BatchSender {
@@ -539,6 +519,7 @@ fn batch_channels(hasher: Option<ClHasher>) -> (BatchSender, BatchReceiver) {
             handoff: handoff.clone(),
             hasher,
             resolver: None,
+            fix_cfg,
         },
         BatchReceiver { handoff },
     )
@@ -581,16 +562,16 @@ fn decode_records(
 }
 
 /// Replays the journal after `x.last_seq()` into `x` with a read-only reader (decoding on a
-/// second thread, which also answers the ClOrdID lookups of a replay into an empty exchange:
-/// `Exchange::begin_resolving`). Returns the records applied, the torn-tail report, the decoder
+/// second thread, which also answers the ClOrdID lookups of a replay into an empty node:
+/// `Node::begin_resolving`). Returns the records applied, the torn-tail report, the decoder
 /// thread's CPU time and how the ClOrdID lookups were answered.
 fn replay_journal(
-    x: &mut Exchange,
+    x: &mut Node,
     data_dir: &Path,
 ) -> Result<(u64, String, Option<Duration>, Option<String>), ServerError> {
     let from = x.last_seq() + 1;
     let mut reader = JournalReader::open(data_dir, from)?;
-    let (mut tx, rx) = batch_channels(Some(x.cl_hasher()));
+    let (mut tx, rx) = batch_channels(Some(x.cl_hasher()), x.fix.config().clone());
     tx.resolver = x.begin_resolving();
     std::thread::scope(|scope| {
         let decoder = std::thread::Builder::new()
@@ -615,9 +596,9 @@ fn replay_journal(
 /// interval, `Config::checkpoint_every_records`).
 const CHECKPOINT_SCAN_MAX: u64 = 1 << 17;
 
-/// The first checkpoint (`Input::Checkpoint`) in the last segment of the journal, or else in
+/// The first checkpoint (`Record::Checkpoint`) in the last segment of the journal, or else in
 /// the one before, with its record number: what a replay may bound the resend stores with
-/// (`Exchange::bound_stores`). Reads (and verifies) at most `CHECKPOINT_SCAN_MAX` records of
+/// (`Node::bound_stores`). Reads (and verifies) at most `CHECKPOINT_SCAN_MAX` records of
 /// each, a few milliseconds. `None` when there is none there or the journal cannot be read
 /// that far (the replay itself then reports why); a bound is an optimization only.
 pub fn store_bound(data_dir: &Path) -> Option<(u64, Checkpoint)> {
@@ -632,8 +613,8 @@ pub fn store_bound(data_dir: &Path) -> Option<(u64, Checkpoint)> {
                 break;
             }
             // Only a checkpoint's payload starts with its tag (6); decode just those.
-            if rec.kind == KIND_INPUT as u16 && rec.payload.first() == Some(&6) {
-                if let Ok(Input::Checkpoint(cp)) = Input::decode(rec.payload) {
+            if rec.kind == KIND_RECORD && rec.payload.first() == Some(&6) {
+                if let Ok(Record::Checkpoint(cp)) = Record::decode(rec.payload) {
                     return Some((rec.seq, cp));
                 }
             }
@@ -644,16 +625,16 @@ pub fn store_bound(data_dir: &Path) -> Option<(u64, Checkpoint)> {
 
 /// Sets the resend-store bounds of `bound` (from [`store_bound`]) on `x` before a replay;
 /// returns the checkpoint's record number if any bound was set.
-fn apply_bound(x: &mut Exchange, bound: &Option<(u64, Checkpoint)>) -> Option<u64> {
+fn apply_bound(x: &mut Node, bound: &Option<(u64, Checkpoint)>) -> Option<u64> {
     let (seq, cp) = bound.as_ref()?;
     x.bound_stores(*seq, cp).then_some(*seq)
 }
 
 /// The end of a replay: the stores take every message again, and a checkpoint the replay
 /// disagreed with, or a bounding checkpoint it never reached, is an error.
-fn end_replay(x: &mut Exchange, bounded: Option<u64>) -> Result<(), ServerError> {
+fn end_replay(x: &mut Node, bounded: Option<u64>) -> Result<(), ServerError> {
     x.unbound_stores();
-    x.replaying = false;
+    x.set_replaying(false);
     if let Some(d) = x.divergence() {
         return Err(ServerError(d.to_string()));
     }
@@ -673,7 +654,7 @@ fn load_snapshot(
     cfg: &Arc<Config>,
     data_dir: &Path,
     on_note: &mut impl FnMut(&str),
-) -> Result<(Exchange, Option<Snapshot>), ServerError> {
+) -> Result<(Node, Option<Snapshot>), ServerError> {
     let load = journal::snapshot::load_latest(data_dir)?;
     for s in &load.skipped {
         on_note(&format!(
@@ -685,7 +666,7 @@ fn load_snapshot(
     let latest = load.latest.filter(|s| {
         // A snapshot written by an older version (another layout) is not damage: the
         // journal holds every input, so start from record 1 instead.
-        let current = Exchange::snapshot_format_matches(&s.bytes);
+        let current = Node::snapshot_format_matches(&s.bytes);
         if !current {
             on_note(&format!(
                 "snapshot {} has an older format; replaying the journal from the start",
@@ -696,12 +677,9 @@ fn load_snapshot(
     });
     let Some(s) = latest else {
         // Its tables are faulted in while the journal is replayed (`while_populating`).
-        return Ok((
-            Exchange::with_backing(cfg.clone(), Backing::Background),
-            None,
-        ));
+        return Ok((Node::new(cfg, Backing::Background), None));
     };
-    let x = Exchange::restore(cfg.clone(), &s.bytes)
+    let x = Node::restore(cfg, &s.bytes, Backing::Resident)
         .map_err(|e| ServerError(format!("{}: {e}", s.path.display())))?;
     if x.last_seq() != s.seq {
         return Err(ServerError(format!(
@@ -722,19 +700,16 @@ pub fn recover(
     data_dir: &Path,
     use_snapshot: bool,
     mut on_skip: impl FnMut(&str),
-) -> Result<(Exchange, Recovered), ServerError> {
+) -> Result<(Node, Recovered), ServerError> {
     let t0 = Instant::now();
     let (mut x, snapshot_seq) = if use_snapshot {
         let (x, s) = load_snapshot(cfg, data_dir, &mut on_skip)?;
         (x, s.map(|s| s.seq))
     } else {
-        (
-            Exchange::with_backing(cfg.clone(), Backing::Background),
-            None,
-        )
+        (Node::new(cfg, Backing::Background), None)
     };
     let snapshot_load = t0.elapsed();
-    x.replaying = true;
+    x.set_replaying(true);
     let store_bound = apply_bound(&mut x, &store_bound(data_dir));
     let (replayed, torn, decoder_cpu, resolved) = replay_journal(&mut x, data_dir)?;
     end_replay(&mut x, store_bound)?;
@@ -765,9 +740,9 @@ pub fn recover(
     ))
 }
 
-/// What the applying side of `recover_and_open` made: the exchange, the snapshot it started
+/// What the applying side of `recover_and_open` made: the state, the snapshot it started
 /// from, when that was loaded, the records replayed and how ClOrdIDs were resolved.
-type Applied = (Exchange, Option<Snapshot>, Duration, u64, Option<String>);
+type Applied = (Node, Option<Snapshot>, Duration, u64, Option<String>);
 
 /// Why the start-up scan stopped before the end of the journal.
 enum ScanStop {
@@ -798,7 +773,7 @@ struct Scan {
 /// What start-up recovered and opened ([`recover_and_open`]).
 pub struct Opened {
     /// The state after the last valid record.
-    pub exchange: Exchange,
+    pub node: Node,
     /// The journal, positioned after that record.
     pub journal: JournalWriter,
     /// What the journal's open found (segments, torn tail truncated, leftovers removed).
@@ -825,9 +800,9 @@ pub fn recover_and_open(
         .last()
         .map_or(0, |(seq, _)| *seq);
     // The snapshot's seq (`None`: none) and the restored exchange's ClOrdID hasher.
-    // With no snapshot, the resolver for the empty exchange (`Exchange::begin_resolving`).
+    // With no snapshot, the resolver for the empty state (`Node::begin_resolving`).
     let (seq_tx, seq_rx) = bounded::<(Option<u64>, ClHasher, Option<ClResolver>)>(1);
-    let (mut tx, rx) = batch_channels(None);
+    let (mut tx, rx) = batch_channels(None, Arc::new(cfg.fix_config()));
     let bound = store_bound(data_dir);
     let bound = &bound;
     let (applied, scan) = std::thread::scope(|scope| {
@@ -888,7 +863,7 @@ pub fn recover_and_open(
             };
             let _ = seq_tx.send((snapshot.as_ref().map(|s| s.seq), x.cl_hasher(), resolver));
             drop(seq_tx);
-            x.replaying = true;
+            x.set_replaying(true);
             apply_bound(&mut x, bound);
             let gate = rx.pool_made();
             let (replayed, resolved) = while_populating(&mut x, gate, |x| apply_batches(x, rx))?;
@@ -952,7 +927,7 @@ pub fn recover_and_open(
         },
     };
     Ok(Opened {
-        exchange: x,
+        node: x,
         journal,
         report,
         recovered,
@@ -965,19 +940,23 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    fn channels() -> (BatchSender, BatchReceiver) {
+        batch_channels(None, Arc::new(Config::defaults().fix_config()))
+    }
+
     /// A journal record holding `input`, as the reader would return it.
     fn record<'a>(seq: u64, payload: &'a [u8]) -> journal::Record<'a> {
         journal::Record {
             seq,
             timestamp_ns: seq * 10,
-            kind: KIND_INPUT as u16,
+            kind: KIND_RECORD,
             payload,
             segment: Path::new("test.seg"),
             offset: seq,
         }
     }
 
-    fn encoded(input: &Input) -> Vec<u8> {
+    fn encoded(input: &Record) -> Vec<u8> {
         let mut b = Vec::new();
         input.encode(&mut b);
         b
@@ -1011,10 +990,10 @@ mod tests {
     fn batches_arrive_in_order_past_a_full_queue_and_a_partial_last_batch() {
         let n = (BATCHES_IN_FLIGHT as u64 + 3) * BATCH_RECORDS as u64 + 17;
         let inputs = [
-            encoded(&Input::Tick),
-            encoded(&Input::Disconnected { conn: 7 }),
+            encoded(&Record::Tick),
+            encoded(&Record::Disconnected { conn: 7 }),
         ];
-        let (mut tx, mut rx) = batch_channels(None);
+        let (mut tx, mut rx) = channels();
         std::thread::scope(|scope| {
             let decoder = scope.spawn(move || {
                 for seq in 1..=n {
@@ -1030,9 +1009,9 @@ mod tests {
                 for d in batch.records() {
                     assert_eq!((d.seq, d.ts), (next, next * 10));
                     let want = if next % 2 == 0 {
-                        Input::Tick
+                        Record::Tick
                     } else {
-                        Input::Disconnected { conn: 7 }
+                        Record::Disconnected { conn: 7 }
                     };
                     assert_eq!(d.input, want);
                     next += 1;
@@ -1049,8 +1028,8 @@ mod tests {
     /// decoder makes no batch.
     #[test]
     fn the_populate_gate_opens_once_the_decoder_has_its_batches_or_is_done() {
-        let tick = encoded(&Input::Tick);
-        let (mut tx, mut rx) = batch_channels(None);
+        let tick = encoded(&Record::Tick);
+        let (mut tx, mut rx) = channels();
         let (taken_tx, taken_rx) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
             // Two batches, then the rest once the applying side has taken them (as
@@ -1084,7 +1063,7 @@ mod tests {
             decoder.join().unwrap();
         });
 
-        let (tx, rx) = batch_channels(None);
+        let (tx, rx) = channels();
         assert!(
             !rx.handoff.lock().pool_made(),
             "a decoder that has made none"
@@ -1096,8 +1075,8 @@ mod tests {
 
     #[test]
     fn a_gone_applier_stops_a_waiting_decoder_and_a_gone_decoder_ends_the_applier() {
-        let tick = encoded(&Input::Tick);
-        let (tx, rx) = batch_channels(None);
+        let tick = encoded(&Record::Tick);
+        let (tx, rx) = channels();
         std::thread::scope(|scope| {
             let decoder = scope.spawn(move || push_ticks_until_the_applier_goes(tx, &tick, 1));
             // The decoder fills the queue and sleeps; dropping the receiver must wake it.
@@ -1109,8 +1088,8 @@ mod tests {
 
         // A decoder dropped without `finish` (a panic): the applier gets what was queued, then
         // the end, not a hang.
-        let tick = encoded(&Input::Tick);
-        let (mut tx, mut rx) = batch_channels(None);
+        let tick = encoded(&Record::Tick);
+        let (mut tx, mut rx) = channels();
         std::thread::scope(|scope| {
             let applier = scope.spawn(move || {
                 let mut got = 0;
@@ -1132,15 +1111,22 @@ mod tests {
 
     #[test]
     fn a_bad_record_is_an_error_naming_segment_offset_and_seq() {
-        let (mut tx, _rx) = batch_channels(None);
+        let (mut tx, _rx) = channels();
         let e = tx.push(&record(5, &[99])).unwrap_err();
         assert_eq!(
             e.0,
-            "test.seg offset 5: record 5: bad input record: unknown input tag"
+            "test.seg offset 5: record 5: bad input record: unknown record tag"
         );
         let mut rec = record(6, &[2]);
         rec.kind = 9;
         let e = tx.push(&rec).unwrap_err();
         assert_eq!(e.0, "test.seg offset 6: record 6 has unknown kind 9");
+        // A journal of the earlier record format is named as such, with both versions.
+        rec.kind = crate::record::KIND_RECORD_V1;
+        let e = tx.push(&rec).unwrap_err();
+        assert!(
+            e.0.contains("record format 1, written by an earlier Rialto; this version reads format 2"),
+            "{e}"
+        );
     }
 }

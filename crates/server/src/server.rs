@@ -15,7 +15,7 @@
 
 use crate::config::Config;
 use crate::error::ServerError;
-use crate::event_loop::{next_checkpoint, EventLoop, LISTENER, READ_CHUNK, WAKER};
+use crate::event_loop::{next_checkpoint, EventLoop, READ_CHUNK, WAKER};
 use crate::recovery::{recover_and_open, Opened, Recovered};
 use crate::record::{Record, KIND_RECORD};
 use crate::snapshots::{HelperState, SnapshotJob, SnapshotWriter};
@@ -23,7 +23,7 @@ use crate::watch::LoopWatch;
 use crossbeam_channel::bounded;
 use fix::Decoder;
 use fix_gateway::{FixAdapter, Outbox};
-use journal::{JournalConfig, Log};
+use journal::JournalConfig;
 use mio::net::TcpListener;
 use mio::{Poll, Waker};
 use std::collections::{HashMap, VecDeque};

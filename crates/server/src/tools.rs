@@ -3,15 +3,18 @@
 //!
 //! Role: verify = every checksum and sequence number (the `journal` crate), every payload
 //! decodes, and the state hash of a full replay from record 1, compared with the hash of the
-//! newest snapshot + tail replay (the way the server starts). dump = each input as text with the
-//! engine events it caused.
+//! newest snapshot + tail replay (the way the server starts). dump = each record as text with
+//! the engine events it caused.
 //!
 //! Never: writes to the data directory.
 
 use crate::config::Config;
-use crate::exchange::{Exchange, Outbox};
-use crate::record::{Input, KIND_INPUT};
-use crate::server::{decode_input, recover, ServerError};
+use crate::error::ServerError;
+use crate::node::Node;
+use crate::record::decode_record;
+use crate::recovery::recover;
+use exchange::Backing;
+use fix_gateway::Outbox;
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -61,12 +64,12 @@ pub fn verify(data_dir: &Path, cfg: Config) -> Result<Verified, ServerError> {
         )));
     }
     let cfg = Arc::new(cfg);
-    let mut x = Exchange::new(cfg.clone());
-    x.replaying = true;
+    let mut x = Node::new(&cfg, Backing::Lazy);
+    x.set_replaying(true);
     let mut out = Outbox::default();
     let report = journal::verify::<ServerError>(data_dir, |rec| {
-        let input = decode_input(rec)?;
-        x.apply(rec.seq, rec.timestamp_ns, &input, &mut out);
+        let r = decode_record(rec)?;
+        x.apply(rec.seq, rec.timestamp_ns, &r, &mut out);
         out.clear();
         Ok(())
     })?;
@@ -92,7 +95,7 @@ pub fn verify(data_dir: &Path, cfg: Config) -> Result<Verified, ServerError> {
     })
 }
 
-/// Writes records with `seq >= from_seq` as text: one line per input, then one indented line
+/// Writes records with `seq >= from_seq` as text: one line per record, then one indented line
 /// per engine event it caused. Returns the number of records written.
 pub fn dump(
     data_dir: &Path,
@@ -100,30 +103,27 @@ pub fn dump(
     from_seq: u64,
     w: &mut dyn Write,
 ) -> Result<u64, ServerError> {
-    let cfg = Arc::new(cfg);
-    let mut x = Exchange::new(cfg);
-    x.event_log = Some(Vec::new());
+    let mut x = Node::new(&cfg, Backing::Lazy);
+    x.exchange.event_log = Some(Vec::new());
     let mut out = Outbox::default();
     let mut written = 0u64;
     let mut failure: Option<ServerError> = None;
     let summary = journal::dump(data_dir, 1, |rec| {
-        let input = match Input::decode(rec.payload) {
-            Ok(i) if rec.kind == KIND_INPUT as u16 => i,
-            Ok(_) => {
-                failure = Some(ServerError(format!(
-                    "record {}: unknown kind {}",
-                    rec.seq, rec.kind
-                )));
-                return ControlFlow::Break(());
-            }
+        let input = match decode_record(rec) {
+            Ok(r) => r,
             Err(e) => {
-                failure = Some(ServerError(format!("record {}: {e}", rec.seq)));
+                failure = Some(e);
                 return ControlFlow::Break(());
             }
         };
         x.apply(rec.seq, rec.timestamp_ns, &input, &mut out);
         out.clear();
-        let events = x.event_log.as_mut().map(std::mem::take).unwrap_or_default();
+        let events = x
+            .exchange
+            .event_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
         if rec.seq < from_seq {
             return ControlFlow::Continue(());
         }

@@ -10,8 +10,8 @@
 //!   FIX 4.4 has no such field and does not get it.
 
 use fix::FixVersion;
-use gateway::client::{FixClient, Msg};
-use gateway::{Config, Server};
+use fix::client::{FixClient, Msg};
+use server::{Config, Server};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

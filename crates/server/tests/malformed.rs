@@ -2,11 +2,11 @@
 //! exchange: seeded random mutations of valid order-entry messages (bit flips, truncations,
 //! duplicated and deleted bytes, random tags) are framed, parsed, converted and applied.
 
-use gateway::adapter::FixAdapter;
-use gateway::exchange::{Exchange, Outbox};
-use gateway::record::Input;
-use gateway::wire::{next_frame, Fields, Frame};
-use gateway::Config;
+use server::adapter::FixAdapter;
+use server::exchange::{Exchange, Outbox};
+use server::record::Input;
+use server::wire::{next_frame, Fields, Frame};
+use server::Config;
 
 mod common;
 use common::message;

@@ -5,10 +5,10 @@
 //! Counted with a global allocator wrapper that only this test binary installs; the count is
 //! per thread so the test harness's own threads do not disturb it.
 
-use gateway::adapter::{ConnIds, FixAdapter};
-use gateway::exchange::{Exchange, Outbox};
-use gateway::wire::Fields;
-use gateway::Config;
+use server::adapter::{ConnIds, FixAdapter};
+use server::exchange::{Exchange, Outbox};
+use server::wire::Fields;
+use server::Config;
 
 mod common;
 use common::message;

@@ -9,9 +9,9 @@
 //! keeps ExecutionReport recipes and formats them only when resent). The stream runs with the
 //! default store size and with a tiny one, so eviction is exercised too.
 
-use gateway::exchange::{Backing, ClHashes, Exchange, Outbox};
-use gateway::record::{Echo, FixMsg, Input, NewOrderMsg};
-use gateway::Config;
+use server::exchange::{Backing, ClHashes, Exchange, Outbox};
+use server::record::{Echo, FixMsg, Input, NewOrderMsg};
+use server::Config;
 use std::path::Path;
 use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
@@ -362,7 +362,7 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
     old.extend_from_slice(&[0u8; 64]);
     journal::snapshot::write(dir.path(), 300, &old).unwrap();
     let mut notes = Vec::new();
-    let (y, rec) = gateway::recover(&cfg, dir.path(), true, |m| notes.push(m.to_string())).unwrap();
+    let (y, rec) = server::recover(&cfg, dir.path(), true, |m| notes.push(m.to_string())).unwrap();
     assert_eq!(rec.snapshot_seq, None);
     assert_eq!(rec.replayed, 400);
     assert_eq!(y.state_hash(), x.state_hash());
@@ -401,7 +401,7 @@ fn journal_and_apply(
 ) {
     let mut buf = Vec::new();
     input.encode(&mut buf);
-    let kind = gateway::record::KIND_INPUT as u16;
+    let kind = server::record::KIND_INPUT as u16;
     assert_eq!(j.append(kind, ts, &buf).unwrap(), seq);
     x.apply(seq, ts, input, &mut Outbox::default());
 }
@@ -484,14 +484,14 @@ impl Recorded {
             Exchange,
             journal::JournalWriter,
             journal::RecoveryReport,
-            gateway::server::Recovered,
+            server::server::Recovered,
             Vec<String>,
         ),
-        gateway::ServerError,
+        server::ServerError,
     > {
         let mut notes = Vec::new();
         let o =
-            gateway::server::recover_and_open(&self.cfg, self.dir.path(), small_segments(), |m| {
+            server::server::recover_and_open(&self.cfg, self.dir.path(), small_segments(), |m| {
                 notes.push(m.to_string())
             })?;
         // The snapshot handed on is the one the state came from.
@@ -525,7 +525,7 @@ fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_repl
     drop(j);
 
     // Read-only recovery (journal verify) agrees, and so does a second start.
-    let (y, again) = gateway::recover(&rec.cfg, rec.dir.path(), true, |_| {}).unwrap();
+    let (y, again) = server::recover(&rec.cfg, rec.dir.path(), true, |_| {}).unwrap();
     assert_eq!((y.state_hash(), again.replayed), (x.state_hash(), 999));
     let (z, _, report2, r2, _) = rec.start().unwrap();
     assert!(report2.truncated.is_none(), "truncated once: {report2}");
@@ -543,7 +543,7 @@ fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_repl
 fn a_replay_from_the_start_faults_its_tables_in_beside_it_and_ends_resident() {
     let mut fresh = Exchange::with_backing(
         Arc::new(Config::defaults()),
-        gateway::exchange::Backing::Background,
+        server::exchange::Backing::Background,
     );
     let plan = fresh.take_populate();
     assert!(plan.bytes() > 100 << 20, "{} bytes planned", plan.bytes());
@@ -562,7 +562,7 @@ fn a_replay_from_the_start_faults_its_tables_in_beside_it_and_ends_resident() {
     assert_eq!((r.snapshot_seq, r.replayed), (None, 1500));
     assert_eq!(x.take_populate().bytes(), 0, "faulted in during start-up");
     assert_eq!(x.state_hash(), rec.hash_after(1500));
-    let (mut y, full) = gateway::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
+    let (mut y, full) = server::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
     assert_eq!(y.take_populate().bytes(), 0, "faulted in during the replay");
     assert_eq!((y.state_hash(), full.replayed), (x.state_hash(), 1500));
 }
@@ -675,18 +675,18 @@ fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state(
     let want = rec.hash_after(3000);
     let segments = journal::list_segments(rec.dir.path()).unwrap().0.len();
     assert!(segments > 3, "many segments: {segments}");
-    let (cp_seq, cp) = gateway::recovery::store_bound(rec.dir.path()).expect("a checkpoint");
+    let (cp_seq, cp) = server::recovery::store_bound(rec.dir.path()).expect("a checkpoint");
     assert_eq!(cp_seq % 50, 0);
     assert!(cp_seq > 2500, "from the last segments: {cp_seq}");
     assert!(cp.sessions.iter().any(|m| m.oldest_stored > 1));
     // Full replay (journal verify).
-    let (_, full) = gateway::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
+    let (_, full) = server::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
     assert_eq!(full.state_hash, want);
     assert_eq!(full.phases.store_bound, Some(cp_seq));
     // Start-up (no snapshot: the whole journal), which then answers a ResendRequest exactly as
     // an unbounded replay does.
     let opened =
-        gateway::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
+        server::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
             .unwrap();
     assert_eq!(opened.recovered.state_hash, want);
     assert_eq!(opened.recovered.phases.store_bound, Some(cp_seq));
@@ -744,7 +744,7 @@ fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state(
 #[test]
 fn a_checkpoint_the_replay_disagrees_with_stops_recovery_naming_record_and_session() {
     let (rec, _) = record_with_checkpoints(1000, 50, Some(700));
-    let err = gateway::recover(&rec.cfg, rec.dir.path(), false, |_| {})
+    let err = server::recover(&rec.cfg, rec.dir.path(), false, |_| {})
         .err()
         .expect("a diverged replay is refused");
     let e = err.to_string();
@@ -753,7 +753,7 @@ fn a_checkpoint_the_replay_disagrees_with_stops_recovery_naming_record_and_sessi
         "{e}"
     );
     assert!(e.contains("CLIENT") && e.contains("->RIALTO"), "{e}");
-    let err = gateway::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
+    let err = server::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
         .err()
         .expect("start-up refuses it too");
     assert!(err.to_string().contains("journal record 700"), "{err}");
@@ -773,7 +773,7 @@ fn journal_input_fuzz_body_on_seeds_and_mutations() {
     assert!(seeds.len() >= 6, "seeds of every kind: {}", seeds.len());
     let mut r = Rng(0xfeed_f00d_dead_beef);
     for seed in &seeds {
-        gateway::fuzz_input(seed);
+        server::fuzz_input(seed);
         for _ in 0..300 {
             let mut b = seed.clone();
             for _ in 0..1 + r.below(4) {
@@ -788,7 +788,7 @@ fn journal_input_fuzz_body_on_seeds_and_mutations() {
                     _ => b.push(r.next() as u8),
                 }
             }
-            gateway::fuzz_input(&b);
+            server::fuzz_input(&b);
         }
     }
 }

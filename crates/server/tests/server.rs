@@ -1,8 +1,8 @@
 //! End-to-end tests of the server over real sockets on 127.0.0.1 (ephemeral ports, temp data
 //! directories), driven by a raw FIX client built on the `fix` crate's encoder.
 
-use gateway::client::{FixClient, Msg};
-use gateway::{Config, Server};
+use fix::client::{FixClient, Msg};
+use server::{Config, Server};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -437,7 +437,7 @@ fn restart_resumes_sequence_numbers_and_clordid_mapping() {
         .unwrap();
     check(&er(&mut a), &[(150, "4"), (11, "k2"), (41, "k1")]);
     let hash2 = server.shutdown().unwrap();
-    let v = gateway::tools::verify(dir.path(), config(dir.path())).unwrap();
+    let v = server::tools::verify(dir.path(), config(dir.path())).unwrap();
     assert_eq!(v.full_replay_hash, hash2);
     assert!(v.hashes_agree());
 }
@@ -566,7 +566,7 @@ fn damaged_journal_tail_is_truncated_and_middle_corruption_refused() {
     assert!(text.contains("offset"), "names the offset: {text}");
 
     // The undamaged copy replays to the hash the server stopped with.
-    let v = gateway::tools::verify(dir.path(), config(dir.path())).unwrap();
+    let v = server::tools::verify(dir.path(), config(dir.path())).unwrap();
     assert_eq!(v.full_replay_hash, hash);
 }
 
@@ -648,10 +648,10 @@ fn the_loop_journals_checkpoints_that_bound_a_restart_which_still_resends_exactl
     let client_next = a.out_seq;
     drop(a);
     server.shutdown().unwrap();
-    let bound = gateway::recovery::store_bound(copy.path());
+    let bound = server::recovery::store_bound(copy.path());
     let (cp_seq, cp) = bound.expect("the event loop journaled checkpoints");
     assert!(cp.sessions.iter().any(|m| m.oldest_stored > 1), "{cp:?}");
-    let v = gateway::tools::verify(copy.path(), small(copy.path())).unwrap();
+    let v = server::tools::verify(copy.path(), small(copy.path())).unwrap();
     assert!(v.hashes_agree(), "{v:?}");
     let server = start(small(copy.path()));
     assert_eq!(server.recovered.phases.store_bound, Some(cp_seq));
@@ -767,7 +767,7 @@ fn periodic_snapshots_come_from_the_replica_without_stalling_and_match_a_full_re
     // journal after it rebuild exactly the state of a full replay.
     let copy = tempfile::tempdir().unwrap();
     copy_data(dir.path(), copy.path());
-    let v = gateway::tools::verify(copy.path(), config(copy.path())).unwrap();
+    let v = server::tools::verify(copy.path(), config(copy.path())).unwrap();
     assert!(v.snapshot_seq.is_some());
     assert!(v.hashes_agree(), "{v:?}");
     let hash = server.shutdown().unwrap();

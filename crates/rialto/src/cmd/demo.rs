@@ -4,7 +4,7 @@
 //! Runs until Ctrl-C, then prints a summary (rejects by reason included) and the journal's
 //! state hash.
 //!
-//! Glue: this starts and stops the exchange (`gateway::Server`) and hands its address to
+//! Glue: this starts and stops the exchange (`server::Server`) and hands its address to
 //! `loadgen::demo`, which is only a FIX client. Without `--data-dir` the journal goes to a
 //! temporary directory that is removed at exit (Ctrl-C included); with it, the journal stays
 //! and the summary says where.
@@ -53,8 +53,8 @@ fn pick_listen(requested: Option<SocketAddr>) -> SocketAddr {
 
 pub fn run(args: Args) -> CmdResult {
     let durability = match args.durability.as_str() {
-        "process" => gateway::Durability::Process,
-        "fsync" => gateway::Durability::Fsync,
+        "process" => server::Durability::Process,
+        "fsync" => server::Durability::Fsync,
         d => return Err(format!("--durability {d:?}: use process or fsync").into()),
     };
     let duration = match args.duration {
@@ -79,12 +79,12 @@ pub fn run(args: Args) -> CmdResult {
             (t.path().to_path_buf(), Some(t))
         }
     };
-    let mut cfg = gateway::Config::defaults();
+    let mut cfg = server::Config::defaults();
     cfg.data_dir = data_dir.clone();
     cfg.listen = pick_listen(args.listen);
     cfg.durability = durability;
     // The exchange's log lines would break the live display.
-    let server = gateway::Server::start(cfg, Arc::new(|_m: &str| {}))
+    let server = server::Server::start(cfg, Arc::new(|_m: &str| {}))
         .map_err(|e| format!("exchange: {e}"))?;
     let addr = server.addr;
     let journal_note = if temp.is_some() {

@@ -1,5 +1,5 @@
 //! `rialto journal verify DIR` and `rialto journal dump DIR [--from SEQ]`: check and show a
-//! server data directory (crate `gateway::tools`). Read-only.
+//! server data directory (crate `server::tools`). Read-only.
 
 use super::CmdResult;
 use std::io::Write;
@@ -25,8 +25,8 @@ pub enum JournalCommand {
 pub fn run(cmd: JournalCommand) -> CmdResult {
     match cmd {
         JournalCommand::Verify { dir } => {
-            let cfg = gateway::tools::config_for(&dir)?;
-            let v = gateway::tools::verify(&dir, cfg)?;
+            let cfg = server::tools::config_for(&dir)?;
+            let v = server::tools::verify(&dir, cfg)?;
             println!(
                 "records {} (seq {}..={}) in {} segment(s)",
                 v.records,
@@ -52,10 +52,10 @@ pub fn run(cmd: JournalCommand) -> CmdResult {
             Ok(())
         }
         JournalCommand::Dump { dir, from } => {
-            let cfg = gateway::tools::config_for(&dir)?;
+            let cfg = server::tools::config_for(&dir)?;
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::new(stdout.lock());
-            gateway::tools::dump(&dir, cfg, from, &mut w)?;
+            server::tools::dump(&dir, cfg, from, &mut w)?;
             w.flush()?;
             Ok(())
         }

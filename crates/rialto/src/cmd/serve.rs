@@ -42,8 +42,8 @@ pub fn run(args: Args) -> CmdResult {
         None => None,
     };
     let mut cfg = match &text {
-        Some(t) => gateway::Config::from_toml(t)?,
-        None => gateway::Config::defaults(),
+        Some(t) => server::Config::from_toml(t)?,
+        None => server::Config::defaults(),
     };
     if let Some(d) = args.data_dir {
         cfg.data_dir = d;
@@ -55,15 +55,15 @@ pub fn run(args: Args) -> CmdResult {
     }
     if let Some(d) = args.durability {
         cfg.durability = match d.as_str() {
-            "process" => gateway::Durability::Process,
-            "fsync" => gateway::Durability::Fsync,
+            "process" => server::Durability::Process,
+            "fsync" => server::Durability::Fsync,
             _ => return Err(format!("--durability {d:?}: use process or fsync").into()),
         };
     }
     if let Some(i) = args.idle {
         cfg.idle = match i.as_str() {
-            "park" => gateway::Idle::Park,
-            "spin" => gateway::Idle::Spin,
+            "park" => server::Idle::Park,
+            "spin" => server::Idle::Spin,
             _ => return Err(format!("--idle {i:?}: use park or spin").into()),
         };
     }
@@ -73,6 +73,6 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(us) = args.stall_log_us {
         cfg.stall_log_us = us;
     }
-    gateway::serve_until_signal(cfg, text.as_deref())?;
+    server::serve_until_signal(cfg, text.as_deref())?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Helpers shared by the gateway's integration tests.
 
-use gateway::wire::MsgWriter;
+use server::wire::MsgWriter;
 
 /// A complete FIX 4.4 message from `sender` to `RIALTO` with MsgSeqNum `seq`: `body[0]` is
 /// the MsgType (tag 35), the rest are body fields in order.

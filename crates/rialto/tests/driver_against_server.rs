@@ -9,14 +9,14 @@ use loadgen::{
 use std::sync::Arc;
 use std::time::Duration;
 
-fn start_server(dir: &std::path::Path, queue: Option<usize>) -> gateway::Server {
-    let mut cfg = gateway::Config::defaults();
+fn start_server(dir: &std::path::Path, queue: Option<usize>) -> server::Server {
+    let mut cfg = server::Config::defaults();
     cfg.data_dir = dir.join("data");
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     if let Some(q) = queue {
         cfg.inbound_queue_capacity = q;
     }
-    gateway::Server::start(cfg, Arc::new(|_m: &str| {})).expect("server starts")
+    server::Server::start(cfg, Arc::new(|_m: &str| {})).expect("server starts")
 }
 
 /// The run's report adds up: the measured period is the scheduled `secs`, longer only by how
