@@ -415,7 +415,7 @@ impl Ladder {
             if l.count == 0 || l.head == NIL || l.tail == NIL {
                 return Err(format!("{:?} level {i}: empty but present", self.side));
             }
-            if best.map_or(true, |b| self.better(i, b)) {
+            if best.is_none_or(|b| self.better(i, b)) {
                 best = Some(i);
             }
         }

@@ -487,7 +487,7 @@ impl Engine {
         let Some(inst) = self.instruments.get(sym) else {
             return Self::reject(sink, o.id, RejectReason::Invalid(Field::Symbol));
         };
-        if o.qty == 0 || (inst.lot != 1 && o.qty % inst.lot != 0) {
+        if o.qty == 0 || (inst.lot != 1 && !o.qty.is_multiple_of(inst.lot)) {
             return Self::reject(sink, o.id, RejectReason::Invalid(Field::Qty));
         }
         let market = o.ord_type == OrdType::Market;

@@ -180,7 +180,10 @@ pub enum ReportKind {
     /// Accepted.
     New,
     /// `qty` traded at `price` (the maker's).
-    Fill { price: i64, qty: u64 },
+    Fill {
+        price: i64,
+        qty: u64,
+    },
     /// The rest of the order left the book (`CancelReason::User`: on the owner's request).
     Canceled(CancelReason),
     Replaced,
@@ -227,7 +230,10 @@ pub enum Output<'a> {
         order: Option<(OrderId, OrderStatus)>,
     },
     /// A mass cancel finished, after one `Canceled` report per order it canceled.
-    MassCanceled { to: u16, count: u64 },
+    MassCanceled {
+        to: u16,
+        count: u64,
+    },
     /// A status request named no order the requester has. `n` numbers the answer as a
     /// report's.
     StatusUnknown {

@@ -221,10 +221,7 @@ impl Exchange {
 
     /// Number of live orders.
     pub fn live_orders(&self) -> usize {
-        self.orders
-            .live_records()
-            .filter(|o| o.is_live())
-            .count()
+        self.orders.live_records().filter(|o| o.is_live()).count()
     }
 
     /// The record of order `id`, if remembered (live, or among the last finished).
@@ -248,7 +245,13 @@ impl Exchange {
     /// lookups in `apply` find them in the cache. Changes nothing; skipping it changes nothing.
     /// `hashes` are their `ClHasher` hashes (zeros: computed here).
     #[inline]
-    pub fn prefetch(&self, originator: u16, cl: &ClOrdId, orig: Option<&ClOrdId>, hashes: &ClHashes) {
+    pub fn prefetch(
+        &self,
+        originator: u16,
+        cl: &ClOrdId,
+        orig: Option<&ClOrdId>,
+        hashes: &ClHashes,
+    ) {
         if let Some(orig) = orig {
             self.cl.prefetch(originator, orig.as_bytes(), hashes.orig);
         }
@@ -679,7 +682,11 @@ impl Exchange {
         let Some(id) = id.filter(|id| self.orders.get(id).is_some()) else {
             let n = self.exec_n;
             self.exec_n += 1;
-            return out.output(&Output::StatusUnknown { to: ix, cl_ord_id, n });
+            return out.output(&Output::StatusUnknown {
+                to: ix,
+                cl_ord_id,
+                n,
+            });
         };
         let mut ctx = Ctx {
             who,
@@ -836,7 +843,13 @@ impl Exchange {
 
     /// A report about order `id` to its owner (nothing if it is not remembered).
     #[inline]
-    fn report<O: Outputs>(&mut self, ctx: &mut Ctx<'_>, id: OrderId, kind: ReportKind, out: &mut O) {
+    fn report<O: Outputs>(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        id: OrderId,
+        kind: ReportKind,
+        out: &mut O,
+    ) {
         if let Some(slot) = self.orders.slot(id) {
             self.report_at(ctx, id, slot, kind, out);
         }
@@ -1117,7 +1130,10 @@ impl Exchange {
     /// (tests compare two exchanges' indexes).
     #[doc(hidden)]
     pub fn cl_entries(&self) -> Vec<(u16, Vec<u8>, OrderId)> {
-        self.cl.iter().map(|(o, c, id)| (o, c.to_vec(), id)).collect()
+        self.cl
+            .iter()
+            .map(|(o, c, id)| (o, c.to_vec(), id))
+            .collect()
     }
 }
 
@@ -1149,5 +1165,345 @@ pub fn cancel_text(r: CancelReason) -> Option<&'static str> {
     match r {
         CancelReason::User => None,
         r => Some(r.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use index::CL_ORD_IDS_MAX;
+    use orders::DONE_INDEX_LAG;
+    use types::Symbol;
+
+    /// One output, owned: what a recording `Outputs` keeps.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    enum Seen {
+        Report {
+            id: OrderId,
+            kind: ReportKind,
+            status: OrderStatus,
+            cl: String,
+            orig: Option<String>,
+            leaves: u64,
+            cum: u64,
+        },
+        NewRejected {
+            cl: String,
+            reason: Reject,
+        },
+        CancelRejected {
+            cl: String,
+            orig: String,
+            reason: Reject,
+            order: Option<(OrderId, OrderStatus)>,
+        },
+        MassCanceled {
+            count: u64,
+        },
+        StatusUnknown {
+            cl: String,
+        },
+    }
+
+    #[derive(Default)]
+    struct Recorder(Vec<Seen>);
+
+    impl Outputs for Recorder {
+        fn output(&mut self, o: &Output<'_>) {
+            let s = |b: &[u8]| String::from_utf8(b.to_vec()).expect("UTF-8");
+            self.0.push(match *o {
+                Output::Report(r) => Seen::Report {
+                    id: r.id,
+                    kind: r.kind,
+                    status: r.order.status(),
+                    cl: s(r.cl_ord_id),
+                    orig: r.orig_cl_ord_id.map(s),
+                    leaves: r.order.leaves_qty,
+                    cum: r.order.cum_qty,
+                },
+                Output::NewRejected { order, reason, .. } => Seen::NewRejected {
+                    cl: order.cl_ord_id.to_string(),
+                    reason,
+                },
+                Output::CancelRejected {
+                    cl_ord_id,
+                    orig_cl_ord_id,
+                    reason,
+                    order,
+                    ..
+                } => Seen::CancelRejected {
+                    cl: cl_ord_id.to_string(),
+                    orig: orig_cl_ord_id.to_string(),
+                    reason,
+                    order,
+                },
+                Output::MassCanceled { count, .. } => Seen::MassCanceled { count },
+                Output::StatusUnknown { cl_ord_id, .. } => Seen::StatusUnknown {
+                    cl: cl_ord_id.to_string(),
+                },
+                Output::Market(_) => return,
+            });
+        }
+    }
+
+    const WHO: Principal = Principal {
+        originator: 0,
+        firm: 0,
+    };
+
+    fn config() -> Arc<Config> {
+        let inst = |s: &str| Instrument {
+            symbol: Symbol::new(s).expect("a symbol"),
+            tick: 1,
+            lot: 1,
+        };
+        Arc::new(Config {
+            instruments: vec![inst("ACME"), inst("BOLT")],
+            firms: vec![vec![1]],
+            orders_max: 1 << 16,
+        })
+    }
+
+    /// One originator's requests, applied one input a record.
+    struct Driver {
+        x: Exchange,
+        seq: u64,
+    }
+
+    impl Driver {
+        fn new(x: Exchange) -> Driver {
+            let seq = x.last_seq();
+            Driver { x, seq }
+        }
+
+        fn apply(&mut self, input: &Input<'_>) -> Vec<Seen> {
+            self.seq += 1;
+            let mut r = Recorder::default();
+            self.x.apply(
+                self.seq,
+                1_800_000_000_000_000_000 + self.seq,
+                input,
+                &mut r,
+            );
+            r.0
+        }
+
+        /// A limit order for 5 of instrument 0.
+        fn limit(&mut self, cl: &str, side: Side, price: i64, tif: TimeInForce) -> Vec<Seen> {
+            let order = NewOrder {
+                cl_ord_id: ClOrdId::from(cl),
+                side,
+                tif,
+                price,
+                qty: 5,
+                ..NewOrder::BLANK
+            };
+            self.apply(&Input::New {
+                who: WHO,
+                order: &order,
+            })
+        }
+
+        fn replace(&mut self, cl: &str, orig: &str, price: i64) -> Vec<Seen> {
+            let replace = Replace {
+                cl_ord_id: ClOrdId::from(cl),
+                orig_cl_ord_id: ClOrdId::from(orig),
+                symbol: 0,
+                price,
+                qty: 5,
+            };
+            self.apply(&Input::Replace {
+                who: WHO,
+                replace: &replace,
+            })
+        }
+
+        fn cancel(&mut self, cl: &str, orig: &str) -> Vec<Seen> {
+            self.apply(&Input::Cancel {
+                who: WHO,
+                cl_ord_id: &ClOrdId::from(cl),
+                orig_cl_ord_id: &ClOrdId::from(orig),
+            })
+        }
+
+        fn status(&mut self, cl: &str) -> Vec<Seen> {
+            self.apply(&Input::Status {
+                who: WHO,
+                cl_ord_id: &ClOrdId::from(cl),
+            })
+        }
+
+        /// IOC sells far above any bid, `f{from}` on: each is finished (canceled) as soon as
+        /// it arrives.
+        fn iocs(&mut self, from: usize, n: usize) {
+            for j in from..from + n {
+                let seen = self.limit(&format!("f{j}"), Side::Sell, 5000, TimeInForce::Ioc);
+                assert!(
+                    matches!(
+                        seen.last(),
+                        Some(Seen::Report {
+                            kind: ReportKind::Canceled(CancelReason::Ioc),
+                            ..
+                        })
+                    ),
+                    "f{j}: {seen:?}"
+                );
+            }
+        }
+    }
+
+    fn kinds(seen: &[Seen]) -> Vec<ReportKind> {
+        seen.iter()
+            .filter_map(|s| match s {
+                Seen::Report { kind, .. } => Some(*kind),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A resting order replaced many times keeps only its current ClOrdID once the others
+    /// leave the window; the index stays within the window plus the live orders, each new
+    /// ClOrdID moves at most `ROTATIONS_MAX` entries, and the order can still be canceled by
+    /// its current ClOrdID (and not by a forgotten one).
+    #[test]
+    fn a_long_lived_order_replaced_many_times_keeps_one_clordid_beyond_the_window() {
+        let mut x = Exchange::with_backing(config(), Backing::Lazy);
+        x.set_cl_window(64);
+        let mut d = Driver::new(x);
+        // Ten resting bids, each replaced 100 times; between replaces, IOC sells far above
+        // that never trade (finished at once).
+        for i in 0..10 {
+            let seen = d.limit(&format!("q{i}-0"), Side::Buy, 1000 + i, TimeInForce::Day);
+            assert_eq!(kinds(&seen), [ReportKind::New], "{seen:?}");
+        }
+        let mut longest = 0;
+        for r in 1..=100 {
+            for i in 0..10 {
+                let cl = format!("q{i}-{r}");
+                let orig = format!("q{i}-{}", r - 1);
+                let seen = d.replace(&cl, &orig, 1000 + i);
+                assert_eq!(
+                    seen,
+                    [Seen::Report {
+                        id: i as u64 + 1,
+                        kind: ReportKind::Replaced,
+                        status: OrderStatus::New,
+                        cl,
+                        orig: Some(orig),
+                        leaves: 5,
+                        cum: 0,
+                    }],
+                    "replace {i}/{r}"
+                );
+                let seen = d.limit(&format!("f{r}-{i}"), Side::Sell, 5000, TimeInForce::Ioc);
+                assert_eq!(
+                    kinds(&seen),
+                    [ReportKind::New, ReportKind::Canceled(CancelReason::Ioc)]
+                );
+                longest = longest.max(d.x.cl_len());
+            }
+        }
+        // 64 + the 10 current ClOrdIDs at most, plus what one call may leave over.
+        assert!(longest <= 64 + 10 + 1, "the index held {longest} entries");
+        for i in 0..10 {
+            assert_eq!(
+                d.x.order_of(0, format!("q{i}-100").as_bytes()),
+                Some(i + 1),
+                "q{i}-100"
+            );
+            assert_eq!(
+                d.x.order_of(0, format!("q{i}-1").as_bytes()),
+                None,
+                "q{i}-1 is forgotten"
+            );
+        }
+        let seen = d.cancel("x1", "q3-100");
+        assert_eq!(
+            kinds(&seen),
+            [ReportKind::Canceled(CancelReason::User)],
+            "canceled by its current ClOrdID: {seen:?}"
+        );
+        let seen = d.cancel("x2", "q4-2");
+        assert_eq!(
+            seen,
+            [Seen::CancelRejected {
+                cl: "x2".into(),
+                orig: "q4-2".into(),
+                reason: Reject::UnknownOrder,
+                order: None,
+            }],
+            "a forgotten ClOrdID is unknown"
+        );
+        assert_eq!(d.x.live_orders(), 9);
+    }
+
+    /// A resting order finishes after more orders than the finished-order index has cells:
+    /// a newer finished order holds its cell, so one of the two goes to the index's overflow;
+    /// both still answer an OrderStatusRequest, also after a snapshot and restore; once
+    /// `DONE_ORDERS_MAX` more orders have finished, both are forgotten ("unknown order") and
+    /// the overflow is empty again.
+    #[test]
+    fn finished_orders_that_share_an_index_cell_answer_status_until_forgotten() {
+        let cfg = config();
+        let mut d = Driver::new(Exchange::with_backing(cfg.clone(), Backing::Lazy));
+        let seen = d.limit("old", Side::Buy, 1000, TimeInForce::Day);
+        assert_eq!(kinds(&seen), [ReportKind::New]);
+        let cells = d.x.orders.done_ix.cells.len();
+        assert!(cells > DONE_ORDERS_MAX && cells + 300 + DONE_ORDERS_MAX < CL_ORD_IDS_MAX);
+        // The IOC numbered `cells - 1` has the id `cells` above the resting order's.
+        d.iocs(0, cells + 100);
+        let twin = format!("f{}", cells - 1);
+        let (old_id, twin_id) = (1, cells as u64 + 1);
+        assert_eq!(d.x.order_of(0, twin.as_bytes()), Some(twin_id));
+        let seen = d.cancel("old-x", "old");
+        assert_eq!(kinds(&seen), [ReportKind::Canceled(CancelReason::User)]);
+        // Past the index's lag, so the canceled order is in the index itself.
+        d.iocs(cells + 100, DONE_INDEX_LAG + 4);
+        assert_eq!(
+            d.x.orders.done_ix.overflow.len, 1,
+            "one of the two overflowed"
+        );
+        let status = |cl: &str, id: OrderId| {
+            vec![Seen::Report {
+                id,
+                kind: ReportKind::Status,
+                status: OrderStatus::Canceled,
+                cl: cl.to_string(),
+                orig: None,
+                leaves: 0,
+                cum: 0,
+            }]
+        };
+        for (cl, id) in [("old", old_id), (twin.as_str(), twin_id)] {
+            assert_eq!(d.status(cl), status(cl, id), "status of {cl}");
+        }
+        // The same from a snapshot.
+        let mut snap = Vec::new();
+        let hash = d.x.snapshot_and_hash(&mut snap);
+        let (y, rest) = Exchange::restore(cfg.clone(), &snap, Backing::Lazy).expect("restores");
+        assert!(rest.is_empty());
+        assert_eq!(y.state_hash(), hash);
+        assert_eq!(y.orders.done_ix.overflow.len, 1);
+        let mut e = Driver::new(y);
+        for (cl, id) in [("old", old_id), (twin.as_str(), twin_id)] {
+            assert_eq!(e.x.order_of(0, cl.as_bytes()), Some(id));
+            let o = e.x.order(id).expect("a finished order is found");
+            assert_eq!((o.state, o.leaves_qty), (OrderState::Canceled, 0), "{cl}");
+            assert_eq!(
+                e.status(cl),
+                status(cl, id),
+                "status of {cl} after a restore"
+            );
+        }
+        // More finished orders than are remembered: both are forgotten.
+        d.iocs(cells + 200, DONE_ORDERS_MAX + 1);
+        for cl in ["old", twin.as_str()] {
+            assert_eq!(
+                d.status(cl),
+                [Seen::StatusUnknown { cl: cl.to_string() }],
+                "status of {cl}"
+            );
+        }
+        assert_eq!(d.x.orders.done_ix.overflow.len, 0);
     }
 }

@@ -2,13 +2,12 @@
 //! the order they finished (for status requests), with bounded work per order.
 
 use crate::index::home_in;
-use crate::{ClOrdId, OrderId, Backing};
+use crate::{Backing, ClOrdId, OrderId};
 use std::collections::VecDeque;
 use types::{OrdType, Side, TimeInForce};
 
 /// Terminal orders kept for status requests before the oldest are forgotten.
 pub(crate) const DONE_ORDERS_MAX: usize = 1 << 16;
-
 
 /// How an order stands: live (resting, or being matched on arrival), or how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

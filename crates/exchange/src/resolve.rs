@@ -225,8 +225,13 @@ pub enum Resolvable<'a> {
     /// A new process run: every connection is unbound.
     Restart,
     /// Connection `conn` asks to act for `originator` (a logon): bound if it is not yet.
-    Bind { conn: u64, originator: u16 },
-    Unbind { conn: u64 },
+    Bind {
+        conn: u64,
+        originator: u16,
+    },
+    Unbind {
+        conn: u64,
+    },
     /// A request whose client order id may be remembered (a new order, cancel or replace),
     /// with the OrigClOrdID of a cancel or replace.
     Candidate {
@@ -235,7 +240,10 @@ pub enum Resolvable<'a> {
         orig: Option<&'a [u8]>,
     },
     /// A lookup without remembering (a status request).
-    Lookup { conn: u64, cl: &'a [u8] },
+    Lookup {
+        conn: u64,
+        cl: &'a [u8],
+    },
 }
 
 /// The decoding thread's side: an index of (originator, ClOrdID) -> candidates, fed every
@@ -714,4 +722,3 @@ impl ClIndex {
         Some(r.answered)
     }
 }
-

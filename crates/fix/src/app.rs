@@ -72,10 +72,10 @@ impl Refusal {
             text: text.into(),
         }
     }
-    /// True if the message cannot be answered per order (its ClOrdID is unusable): a
-    /// session-level Reject is due.
+    /// True if the message cannot be answered per order (its ClOrdID or OrigClOrdID is
+    /// unusable, and an OrderCancelReject must echo both): a session-level Reject is due.
     pub fn is_session_level(&self) -> bool {
-        self.tag == tags::CL_ORD_ID
+        self.tag == tags::CL_ORD_ID || self.tag == tags::ORIG_CL_ORD_ID
     }
 }
 
@@ -374,6 +374,31 @@ impl Echo {
             }
         }
         out
+    }
+
+    /// The echo of an order as it was read (a new order the exchange refused): Symbol, Side,
+    /// OrderQty, OrdType and, for a limit order, Price (in units of `10^-price_decimals`).
+    pub fn of_order(
+        symbol: &[u8],
+        side: Side,
+        order_qty: u64,
+        ord_type: OrdType,
+        price: i64,
+        price_decimals: u32,
+    ) -> Echo {
+        let mut e = Echo::EMPTY;
+        let mut v = Vec::with_capacity(24);
+        e.push_field(b"55=", symbol);
+        e.push_field(b"54=", &[side_code(side)]);
+        crate::encode::write_u64(&mut v, order_qty);
+        e.push_field(b"38=", &v);
+        e.push_field(b"40=", &[ord_type_code(ord_type)]);
+        if ord_type == OrdType::Limit {
+            v.clear();
+            crate::decimal::write_units(&mut v, price, price_decimals);
+            e.push_field(b"44=", &v);
+        }
+        e
     }
 
     /// Appends `tag_eq` (the tag and its '=', e.g. `b"55="`), `value` and SOH; false (and no

@@ -74,8 +74,9 @@ pub use decode::{
 pub use encode::{write_u64, Encoder, Header};
 pub use session::{
     identify, malformed_reason, read_header, read_inbound, refusal, DisconnectReason,
-    HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore, MessageStore, Queued, Session,
-    SessionConfig, SessionEvent, SessionHandler, SessionState, SessionVars, Stored, Text,
+    HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore, MessageStore, Queued,
+    RejectOf, Session, SessionConfig, SessionEvent, SessionHandler, SessionState, SessionVars,
+    Stored, Text,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};
 

@@ -783,11 +783,13 @@ fn gateway_rejects_an_app_message_through_the_session() {
     assert_eq!(e.tag, 54);
     assert!(!e.is_session_level());
     s.send_reject(
-        2,
-        Some(m.msg_type()),
-        Some(e.tag),
-        SessionRejectReason::ValueIncorrect,
-        e.text.as_bytes(),
+        &fix::session::RejectOf {
+            ref_seq_num: 2,
+            ref_msg_type: Some(m.msg_type()),
+            ref_tag: Some(e.tag),
+            reason: SessionRejectReason::ValueIncorrect,
+            text: e.text.as_bytes(),
+        },
         T0,
         &mut h,
     );

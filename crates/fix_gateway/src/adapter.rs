@@ -15,12 +15,12 @@ use crate::config::FixConfig;
 use crate::record::{AppMsg, Busy, ConnId, FixInput, Invalid, InvalidKind};
 use exchange::{ClOrdId, NewOrder, Reject, Replace};
 use fix::app::{
-    self, Echo, InstrumentRef, Instruments, NewOrderSingle, OrderCancelReplaceRequest,
+    Echo, InstrumentRef, Instruments, NewOrderSingle, OrderCancelReplaceRequest,
     OrderCancelRequest, OrderMassCancelRequest, OrderStatusRequest, Refusal,
 };
 use fix::{
-    malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, InHeader, Inbound,
-    Malformed, Message, SessionRejectReason, Text,
+    malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, InHeader, Inbound, Malformed,
+    Message, SessionRejectReason, Text,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -107,9 +107,13 @@ impl FixAdapter {
                 target: Text::new(m.get(tags::TARGET_COMP_ID).unwrap_or(b"")),
             });
         }
-        let expect = ids
-            .as_ref()
-            .map(|i| (i.begin_string.as_bytes(), i.sender.as_bytes(), i.target.as_bytes()));
+        let expect = ids.as_ref().map(|i| {
+            (
+                i.begin_string.as_bytes(),
+                i.sender.as_bytes(),
+                i.target.as_bytes(),
+            )
+        });
         let (header, msg) = read_inbound(&m, expect, |m| self.app(m));
         let msg = match msg {
             Inbound::App(Err(malformed)) => Inbound::Malformed(malformed),
@@ -229,22 +233,17 @@ impl FixAdapter {
 
 /// See [`FixAdapter::echo`].
 pub fn echo_of(cfg: &FixConfig, n: &NewOrder) -> Echo {
-    let mut e = Echo::EMPTY;
-    let Some(inst) = cfg.instruments.get(n.symbol as usize) else {
-        return e;
-    };
-    let mut v = Vec::with_capacity(24);
-    e.push_field(b"55=", inst.symbol.as_str().as_bytes());
-    e.push_field(b"54=", &[app::side_code(n.side)]);
-    fix::write_u64(&mut v, n.qty);
-    e.push_field(b"38=", &v);
-    e.push_field(b"40=", &[app::ord_type_code(n.ord_type)]);
-    if n.ord_type == types::OrdType::Limit {
-        v.clear();
-        fix::write_units(&mut v, n.price, inst.price_decimals);
-        e.push_field(b"44=", &v);
+    match cfg.instruments.get(n.symbol as usize) {
+        Some(inst) => Echo::of_order(
+            inst.symbol.as_str().as_bytes(),
+            n.side,
+            n.qty,
+            n.ord_type,
+            n.price,
+            inst.price_decimals,
+        ),
+        None => Echo::EMPTY,
     }
-    e
 }
 
 /// A client order id the reader accepted (at most 64 bytes of UTF-8).
@@ -306,7 +305,6 @@ fn refusal(m: &Message<'_>, r: Refusal, kind: InvalidKind) -> Result<AppMsg, Box
         tags::ORD_TYPE => Reject::InvalidField(types::Field::OrdType),
         tags::TIME_IN_FORCE => Reject::InvalidField(types::Field::Tif),
         tags::ACCOUNT => Reject::InvalidField(types::Field::Account),
-        tags::ORIG_CL_ORD_ID => Reject::UnknownOrder,
         _ => Reject::InvalidField(types::Field::Id),
     };
     Ok(AppMsg::Invalid(Box::new(Invalid {

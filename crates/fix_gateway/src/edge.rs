@@ -28,8 +28,8 @@ use fix::app::{
     OrderlessReport,
 };
 use fix::{
-    BusinessRejectReason, DisconnectReason, Encoder, FixVersion, Inbound, Session,
-    SessionConfig, SessionEvent, SessionHandler, SessionVars,
+    BusinessRejectReason, DisconnectReason, Encoder, FixVersion, Inbound, Session, SessionConfig,
+    SessionEvent, SessionHandler, SessionVars,
 };
 use std::sync::Arc;
 use types::CancelReason;
@@ -108,6 +108,18 @@ pub struct EdgeCheckpoint {
     /// `resend_store_max` of the edge that wrote it.
     pub store_max: u64,
     pub sessions: Vec<SessionMark>,
+}
+
+/// An application message a session delivered: of session `ix`, MsgSeqNum `msg_seq`, applied
+/// under journal record `seq` (stamped `ts`); `own`: the record's own message (else one that
+/// waited behind a gap).
+#[derive(Clone, Copy)]
+struct Delivery {
+    ix: usize,
+    seq: u64,
+    ts: u64,
+    msg_seq: u64,
+    own: bool,
 }
 
 /// Where a session's output goes while it is being driven.
@@ -359,7 +371,14 @@ impl FixEdge {
     }
 
     /// One FIX message (journal record `seq`, stamped `ts`).
-    pub fn on_fix(&mut self, seq: u64, ts: u64, fi: &FixInput, mut x: ToExchange<'_>, out: &mut Outbox) {
+    pub fn on_fix(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        fi: &FixInput,
+        mut x: ToExchange<'_>,
+        out: &mut Outbox,
+    ) {
         self.enter(seq);
         let Some(ix) = self.session_of(fi.conn) else {
             match &fi.msg {
@@ -374,8 +393,15 @@ impl FixEdge {
         let mut w = self.wire(ix, out);
         let own = self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
         let mut disconnected = w.disconnected;
+        let d = |msg_seq, own| Delivery {
+            ix,
+            seq,
+            ts,
+            msg_seq,
+            own,
+        };
         if let Some(app) = own {
-            self.on_app(ix, seq, ts, fi.header.msg_seq_num, app, true, &mut x, out);
+            self.on_app(d(fi.header.msg_seq_num, true), app, &mut x, out);
         }
         loop {
             let mut w = self.wire(ix, out);
@@ -384,7 +410,7 @@ impl FixEdge {
             let Some((msg_seq, app)) = next else {
                 break;
             };
-            self.on_app(ix, seq, ts, msg_seq, &app, false, &mut x, out);
+            self.on_app(d(msg_seq, false), &app, &mut x, out);
         }
         x.finish();
         self.after(ix, disconnected, out);
@@ -438,19 +464,15 @@ impl FixEdge {
         }
     }
 
-    /// An application message of session `ix` in sequence (`msg_seq`), under record `seq`.
-    #[allow(clippy::too_many_arguments)]
-    fn on_app(
-        &mut self,
-        ix: usize,
-        seq: u64,
-        ts: u64,
-        msg_seq: u64,
-        app: &AppMsg,
-        own: bool,
-        x: &mut ToExchange<'_>,
-        out: &mut Outbox,
-    ) {
+    /// An application message a session delivered (`d`).
+    fn on_app(&mut self, d: Delivery, app: &AppMsg, x: &mut ToExchange<'_>, out: &mut Outbox) {
+        let Delivery {
+            ix,
+            seq,
+            ts,
+            msg_seq,
+            own,
+        } = d;
         let who = self.principal(ix as u16);
         let mut e = EdgeOut {
             sessions: &mut self.sessions,
@@ -570,10 +592,12 @@ impl FixEdge {
                         ix as u16,
                         &b.cl_ord_id,
                         &b.orig_cl_ord_id,
-                        None,
-                        b.msg_type == b'G',
-                        cxl_rej_reason(Reject::ExchangeBusy),
-                        text,
+                        CancelRejectRecipe {
+                            order: None,
+                            replace: b.msg_type == b'G',
+                            reason_code: cxl_rej_reason(Reject::ExchangeBusy),
+                            text,
+                        },
                     ),
                     t => e.business_reject(ix as u16, msg_seq, &[t], &b.cl_ord_id, false, text),
                 }
@@ -609,8 +633,9 @@ impl FixEdge {
 
     /// The index of the session a checkpoint's mark names, if this configuration has it.
     fn marked_session(&self, m: &SessionMark) -> Option<usize> {
-        let hash =
-            |def: &crate::SessionDef| FixConfig::comp_ids_hash(&def.sender_comp_id, &def.target_comp_id);
+        let hash = |def: &crate::SessionDef| {
+            FixConfig::comp_ids_hash(&def.sender_comp_id, &def.target_comp_id)
+        };
         let at = m.session as usize;
         if self
             .cfg
@@ -885,7 +910,14 @@ impl Outputs for EdgeOut<'_> {
                 n,
             } => {
                 let echo = crate::adapter::echo_of(self.cfg, order);
-                self.order_reject(to, &order.cl_ord_id, n, reason, reason.text(), echo.as_bytes());
+                self.order_reject(
+                    to,
+                    &order.cl_ord_id,
+                    n,
+                    reason,
+                    reason.text(),
+                    echo.as_bytes(),
+                );
             }
             Output::CancelRejected {
                 to,
@@ -898,10 +930,12 @@ impl Outputs for EdgeOut<'_> {
                 to,
                 cl_ord_id,
                 orig_cl_ord_id,
-                order.map(|(id, s)| (id, ord_status(s))),
-                replace,
-                cxl_rej_reason(reason),
-                reason.text(),
+                CancelRejectRecipe {
+                    order: order.map(|(id, s)| (id, ord_status(s))),
+                    replace,
+                    reason_code: cxl_rej_reason(reason),
+                    text: reason.text(),
+                },
             ),
             Output::MassCanceled { count, .. } => self.mass_count = Some(count),
             Output::StatusUnknown { to, cl_ord_id, n } => {
@@ -1036,18 +1070,14 @@ impl EdgeOut<'_> {
         });
     }
 
-    /// OrderCancelReject with a fixed text: stored as a recipe, formatted only when written
-    /// to a live connection or resent (never in replay).
-    #[allow(clippy::too_many_arguments)]
+    /// OrderCancelReject `r` with a fixed text: stored as a recipe, formatted only when
+    /// written to a live connection or resent (never in replay).
     fn cancel_reject(
         &mut self,
         to: u16,
         cl_ord_id: &ClOrdId,
         orig_cl_ord_id: &ClOrdId,
-        order: Option<(u64, OrdStatus)>,
-        replace: bool,
-        reason_code: u32,
-        text: &'static str,
+        r: CancelRejectRecipe,
     ) {
         let ts = self.ts;
         let s = &mut self.sessions[to as usize];
@@ -1059,12 +1089,7 @@ impl EdgeOut<'_> {
             cl_ord_id.as_bytes(),
             Some(orig_cl_ord_id.as_bytes()),
         );
-        m.body = Body::CancelReject(CancelRejectRecipe {
-            order,
-            replace,
-            reason_code,
-            text,
-        });
+        m.body = Body::CancelReject(r);
         self.write_last(to, seq, b'9');
     }
 

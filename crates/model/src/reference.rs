@@ -212,7 +212,7 @@ impl Reference {
                     if o.side != side {
                         return Err(format!("order {} rests on the wrong side", o.id));
                     }
-                    if o.qty == 0 || o.qty % inst.lot != 0 {
+                    if o.qty == 0 || !o.qty.is_multiple_of(inst.lot) {
                         return Err(format!("order {} rests with qty {}", o.id, o.qty));
                     }
                     if o.price <= 0 || o.price % inst.tick != 0 {
@@ -433,7 +433,7 @@ impl Reference {
         let Some(inst) = self.instruments.get(o.symbol as usize).copied() else {
             return Self::reject(sink, o.id, RejectReason::Invalid(Field::Symbol));
         };
-        if o.qty == 0 || o.qty % inst.lot != 0 {
+        if o.qty == 0 || !o.qty.is_multiple_of(inst.lot) {
             return Self::reject(sink, o.id, RejectReason::Invalid(Field::Qty));
         }
         let limit = match o.ord_type {
@@ -547,7 +547,7 @@ impl Reference {
         let Some(inst) = self.instruments.get(symbol as usize).copied() else {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
         };
-        if qty == 0 || qty % inst.lot != 0 {
+        if qty == 0 || !qty.is_multiple_of(inst.lot) {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Qty));
         }
         if price <= 0 || price % inst.tick != 0 {

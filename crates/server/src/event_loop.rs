@@ -41,10 +41,10 @@
 //! as a slow consumer) yields exactly one `Disconnected` record after its last message.
 
 use crate::config::{Config, Idle};
+use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
 use crate::node::{record_hashes, Node};
 use crate::record::{Record, KIND_RECORD};
-use crate::server::{now_ns, Counters, Logger};
 use crate::snapshots::SnapshotJob;
 use crate::watch::{steal_note, IterTimes, LoopWatch};
 use crossbeam_channel::Sender;
@@ -328,69 +328,30 @@ impl<L: Log> EventLoop<L> {
         }
     }
 
-    /// Sequencer, journal, engine and publisher for this iteration's batch. Returns true if it
-    /// held the Shutdown input, and the time of each stage.
+    /// The four steps for this iteration's batch: sequence, journal, apply, publish. Returns
+    /// true if it held the Shutdown record, and the time of each step.
     fn process(&mut self) -> Result<(bool, IterTimes), ServerError> {
-        // Sequencer: one timestamp per batch, never going backwards.
-        let ts = now_ns().max(self.last_ts);
-        self.last_ts = ts;
-        self.seqs.clear();
-        // Every `checkpoint_every_records` records, the batch starts with a checkpoint of the
-        // state before it (rare: one `Vec` and one shift of the batch).
-        let next_seq = self.journal.next_seq();
-        if next_seq >= self.next_checkpoint && !self.batch.is_empty() {
-            self.batch.insert(0, Record::Checkpoint(self.node.checkpoint()));
-            self.next_checkpoint = next_checkpoint(self.cfg.checkpoint_every_records, next_seq);
-        }
-        // Cache hints for the apply step: each record's ClOrdID index slots start loading now
-        // and arrive while the batch is journaled (the index is 8 MB: a lookup was a cache
-        // and TLB miss). They change nothing; their time counts as the apply step's.
+        let ts = self.sequence();
         let p0 = Instant::now();
-        self.hashes.clear();
-        let hasher = self.node.cl_hasher();
-        for r in &self.batch {
-            let h = record_hashes(&hasher, r);
-            self.node.prefetch(r, &h);
-            self.hashes.push(h);
-        }
-        // Journal time (appends, a segment roll, the commit), for the stop-time summary.
+        self.prefetch();
         let c0 = Instant::now();
-        let hint_ns = c0.duration_since(p0).as_nanos() as u64;
-        for r in &self.batch {
-            self.enc.clear();
-            r.encode(&mut self.enc);
-            self.seqs.push(self.journal.append(KIND_RECORD, ts, &self.enc)?);
-        }
-        // Journal: group commit. Nothing of this batch is released before it returns.
-        self.journal.commit(self.durability)?;
-        let commit_ns = c0.elapsed().as_nanos() as u64;
-        self.commit_max_ns = self.commit_max_ns.max(commit_ns);
-        self.commits_slow += u64::from(commit_ns > 1_000_000);
-        // Engine.
+        self.journal(ts)?;
         let e0 = Instant::now();
-        let mut shutdown = false;
-        let mut counted = 0u64;
-        // The index slots are loaded by now: follow them to the ring entries a cancel or
-        // replace will compare.
-        for (r, h) in self.batch.iter().zip(&self.hashes) {
-            self.node.prefetch_entries(r, h);
-        }
-        for ((r, &seq), &h) in self.batch.iter().zip(&self.seqs).zip(&self.hashes) {
-            self.node.apply_prehashed(seq, ts, r, h, &mut self.out);
-            shutdown |= matches!(r, Record::Shutdown);
-            // Timer ticks and checkpoints alone do not make a snapshot due.
-            counted += u64::from(!matches!(r, Record::Tick | Record::Checkpoint(_)));
-        }
+        let (shutdown, counted) = self.apply(ts);
         let w0 = Instant::now();
         let n = self.batch.len() as u64;
         let mut what = [""; 4];
         for (w, r) in what.iter_mut().zip(&self.batch) {
             *w = kind(r);
         }
+        let commit_ns = e0.duration_since(c0).as_nanos() as u64;
+        self.commit_max_ns = self.commit_max_ns.max(commit_ns);
+        self.commits_slow += u64::from(commit_ns > 1_000_000);
         let times = IterTimes {
             what,
             journal: commit_ns,
-            engine: w0.duration_since(e0).as_nanos() as u64 + hint_ns,
+            // The cache hints count as the apply step's.
+            engine: (w0.duration_since(e0) + c0.duration_since(p0)).as_nanos() as u64,
             inputs: n as u32,
             tick: counted < n,
             ..IterTimes::default()
@@ -406,7 +367,81 @@ impl<L: Log> EventLoop<L> {
         self.counters
             .busy_rejects
             .store(self.node.fix.stats.busy_rejects, Ordering::Relaxed);
-        // Publisher: copy to the connections' buffers, then one write per connection.
+        self.publish();
+        Ok((
+            shutdown,
+            IterTimes {
+                write: w0.elapsed().as_nanos() as u64,
+                ..times
+            },
+        ))
+    }
+
+    /// Sequence: one timestamp for the batch, never going backwards (the records' numbers are
+    /// the journal's, given as they are appended). Every `checkpoint_every_records` records the
+    /// batch starts with a checkpoint of the state before it (rare: one `Vec` and one shift of
+    /// the batch).
+    fn sequence(&mut self) -> u64 {
+        let ts = now_ns().max(self.last_ts);
+        self.last_ts = ts;
+        let next_seq = self.journal.next_seq();
+        if next_seq >= self.next_checkpoint && !self.batch.is_empty() {
+            self.batch
+                .insert(0, Record::Checkpoint(self.node.checkpoint()));
+            self.next_checkpoint = next_checkpoint(self.cfg.checkpoint_every_records, next_seq);
+        }
+        ts
+    }
+
+    /// Cache hints for the apply step: each record's ClOrdID index slots start loading now and
+    /// arrive while the batch is journaled (the index is 8 MB: a lookup is a cache and TLB
+    /// miss). They change nothing.
+    fn prefetch(&mut self) {
+        self.hashes.clear();
+        let hasher = self.node.cl_hasher();
+        for r in &self.batch {
+            let h = record_hashes(&hasher, r);
+            self.node.prefetch(r, &h);
+            self.hashes.push(h);
+        }
+    }
+
+    /// Journal: append the batch, then ONE commit (group commit). Nothing of this batch is
+    /// released before it returns.
+    fn journal(&mut self, ts: u64) -> Result<(), ServerError> {
+        self.seqs.clear();
+        for r in &self.batch {
+            self.enc.clear();
+            r.encode(&mut self.enc);
+            self.seqs
+                .push(self.journal.append(KIND_RECORD, ts, &self.enc)?);
+        }
+        self.journal.commit(self.durability)?;
+        Ok(())
+    }
+
+    /// Apply: every record of the batch to the state machine, in journal order. Returns
+    /// whether the batch held the Shutdown record, and how many records count towards a
+    /// snapshot (timer ticks and checkpoints alone do not make one due).
+    fn apply(&mut self, ts: u64) -> (bool, u64) {
+        let mut shutdown = false;
+        let mut counted = 0u64;
+        // The index slots are loaded by now: follow them to the ring entries a cancel or
+        // replace will compare.
+        for (r, h) in self.batch.iter().zip(&self.hashes) {
+            self.node.prefetch_entries(r, h);
+        }
+        for ((r, &seq), &h) in self.batch.iter().zip(&self.seqs).zip(&self.hashes) {
+            self.node.apply_prehashed(seq, ts, r, h, &mut self.out);
+            shutdown |= matches!(r, Record::Shutdown);
+            counted += u64::from(!matches!(r, Record::Tick | Record::Checkpoint(_)));
+        }
+        (shutdown, counted)
+    }
+
+    /// Publish: the batch's output copied to the connections' buffers, then one write per
+    /// connection.
+    fn publish(&mut self) {
         self.touched.clear();
         for item in &self.out.items {
             if let Some(c) = self.conns.get_mut(&item.conn) {
@@ -427,13 +462,6 @@ impl<L: Log> EventLoop<L> {
             let id = self.touched[i];
             self.flush(id);
         }
-        Ok((
-            shutdown,
-            IterTimes {
-                write: w0.elapsed().as_nanos() as u64,
-                ..times
-            },
-        ))
     }
 
     fn accept(&mut self) {
@@ -569,7 +597,9 @@ impl<L: Log> EventLoop<L> {
                 };
                 let msg = &rest[..len];
                 pos += len;
-                let Some(input) = self.adapter.to_input(id, &mut c.ids, &mut self.decoder, msg)
+                let Some(input) = self
+                    .adapter
+                    .to_input(id, &mut c.ids, &mut self.decoder, msg)
                 else {
                     continue;
                 };

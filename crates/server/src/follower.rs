@@ -102,7 +102,8 @@ impl<S: LogSource> Follower<S> {
                 )));
             }
             let r = decode_record(&rec)?;
-            self.node.apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+            self.node
+                .apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
             self.out.clear();
         }
         self.at = reader.position();

@@ -34,10 +34,12 @@
 //! consumer), `orders_max` resting orders in the engine.
 //!
 //! Module dependencies run one way: `server` (start, stop) -> `event_loop`, `snapshots`,
-//! `recovery` -> `follower`, `node`, `record` -> `config`, `error`.
+//! `recovery`, `tools` -> `follower`, `watch` -> `node`, `record` -> `config`, `counters`,
+//! `error`.
 #![forbid(unsafe_code)]
 
 pub mod config;
+mod counters;
 mod error;
 mod event_loop;
 pub mod follower;
@@ -52,11 +54,12 @@ pub mod tools;
 mod watch;
 
 pub use config::{Config, Durability, Idle};
+pub use counters::{Counters, Logger};
 pub use error::ServerError;
 pub use node::Node;
 pub use record::{Checkpoint, Record};
 pub use recovery::{recover, recover_and_open, Opened, Phases, Recovered};
-pub use server::{config_copy_path, describe, serve_until_signal, Counters, Logger, Server};
+pub use server::{config_copy_path, describe, serve_until_signal, Server};
 
 /// Fuzz body (`fuzz/fuzz_targets/gateway_resolve.rs`): see `resolve_check::fuzz`.
 pub fn fuzz_resolve(bytes: &[u8]) {
@@ -98,7 +101,12 @@ pub fn fuzz_input(bytes: &[u8]) {
     // tens of milliseconds.
     let mut x = Node::new(cfg, Backing::Lazy);
     let mut out = Outbox::default();
-    x.apply(1, 1_700_000_000_000_000_000, &Record::fix44_logon(1, 1, "CLIENT1", false), &mut out);
+    x.apply(
+        1,
+        1_700_000_000_000_000_000,
+        &Record::fix44_logon(1, 1, "CLIENT1", false),
+        &mut out,
+    );
     x.apply(2, 1_700_000_000_000_000_001, &r, &mut out);
 }
 
@@ -143,7 +151,9 @@ pub fn fuzz_adapt(bytes: &[u8]) {
         }
         fn message(&mut self, msg: &[u8]) {
             self.out.clear();
-            let Some(input) = self.adapter.to_input(1, &mut self.ids, &mut self.decoder, msg)
+            let Some(input) = self
+                .adapter
+                .to_input(1, &mut self.ids, &mut self.decoder, msg)
             else {
                 return;
             };
@@ -189,7 +199,8 @@ pub fn fuzz_adapt(bytes: &[u8]) {
     );
     h.feed(bytes);
     let mut framed = Vec::new();
-    let mut body = b"35=D\x0149=CLIENT1\x0156=RIALTO\x0134=2\x0152=20231114-22:13:20.000\x01".to_vec();
+    let mut body =
+        b"35=D\x0149=CLIENT1\x0156=RIALTO\x0134=2\x0152=20231114-22:13:20.000\x01".to_vec();
     body.extend_from_slice(bytes);
     fix::wrap_body(FixVersion::Fix44, &body, &mut framed);
     h.feed(&framed);

@@ -313,15 +313,15 @@ pub fn resolvable<'r>(cfg: &FixConfig, r: &'r Record) -> Resolvable<'r> {
         Record::Startup => Resolvable::Restart,
         Record::Disconnected { conn } => Resolvable::Unbind { conn: *conn },
         Record::Fix(f) => match &f.msg {
-            Inbound::Logon(l) => match cfg
-                .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes())
-            {
-                Some(ix) => Resolvable::Bind {
-                    conn: f.conn,
-                    originator: ix as u16,
-                },
-                None => Resolvable::Nothing,
-            },
+            Inbound::Logon(l) => {
+                match cfg.find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes()) {
+                    Some(ix) => Resolvable::Bind {
+                        conn: f.conn,
+                        originator: ix as u16,
+                    },
+                    None => Resolvable::Nothing,
+                }
+            }
             Inbound::App(AppMsg::Status { cl_ord_id, .. }) => Resolvable::Lookup {
                 conn: f.conn,
                 cl: cl_ord_id.as_bytes(),

@@ -33,9 +33,9 @@ use crate::config::Config;
 use crate::error::ServerError;
 use crate::node::{record_hashes, resolvable, Node};
 use crate::record::{decode_record_into, Checkpoint, Record, KIND_RECORD};
+use crossbeam_channel::bounded;
 use exchange::{Backing, ClHasher, ClHashes, ClHint, ClResolver};
 use fix_gateway::{FixConfig, Outbox};
-use crossbeam_channel::bounded;
 use journal::snapshot::Snapshot;
 use journal::{JournalConfig, JournalError, JournalReader, JournalWriter, RecoveryReport};
 use std::collections::VecDeque;
@@ -413,10 +413,7 @@ impl Drop for BatchReceiver {
 
 /// Applies batches in order until the decoding side is done. Returns the records applied, or
 /// the gap that stopped it (dropping `rx` then stops the decoder at its next send).
-fn apply_batches(
-    x: &mut Node,
-    rx: BatchReceiver,
-) -> Result<(u64, Option<String>), ServerError> {
+fn apply_batches(x: &mut Node, rx: BatchReceiver) -> Result<(u64, Option<String>), ServerError> {
     let applied = apply_hinted(x, rx);
     // Whatever happened, the index is whole again.
     let resolved = x.end_resolving();
@@ -1125,7 +1122,9 @@ mod tests {
         rec.kind = crate::record::KIND_RECORD_V1;
         let e = tx.push(&rec).unwrap_err();
         assert!(
-            e.0.contains("record format 1, written by an earlier Rialto; this version reads format 2"),
+            e.0.contains(
+                "record format 1, written by an earlier Rialto; this version reads format 2"
+            ),
             "{e}"
         );
     }

@@ -17,7 +17,13 @@ use types::{OrdType, Side, TimeInForce};
 /// resolver running up to `lag` records ahead (checking for a stop once per run ahead, as per
 /// batch); every record's output and the final state must be the same. Returns how resolving
 /// ended.
-pub fn compare(records: &[Record], cl_max: usize, mark_every: u64, per_gen: u64, lag: usize) -> String {
+pub fn compare(
+    records: &[Record],
+    cl_max: usize,
+    mark_every: u64,
+    per_gen: u64,
+    lag: usize,
+) -> String {
     static CFG: OnceLock<Config> = OnceLock::new();
     let cfg = CFG.get_or_init(Config::defaults);
     // Lazy: the tables fault in as used (a fuzzer makes two nodes per input).
@@ -189,7 +195,12 @@ mod tests {
                 next_conn += 1;
                 conn_of[s] = Some(conn);
                 seq[s] = 1;
-                out.push(Record::fix44_logon(conn, 1, &format!("CLIENT{}", s + 1), true));
+                out.push(Record::fix44_logon(
+                    conn,
+                    1,
+                    &format!("CLIENT{}", s + 1),
+                    true,
+                ));
                 continue;
             };
             let r = rng.below(1000);

@@ -14,10 +14,11 @@
 //! scan feeds the replay after the snapshot) and prints each phase's time.
 
 use crate::config::Config;
+use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
 use crate::event_loop::{next_checkpoint, EventLoop, READ_CHUNK, WAKER};
-use crate::recovery::{recover_and_open, Opened, Recovered};
 use crate::record::{Record, KIND_RECORD};
+use crate::recovery::{recover_and_open, Opened, Recovered};
 use crate::snapshots::{HelperState, SnapshotJob, SnapshotWriter};
 use crate::watch::LoopWatch;
 use crossbeam_channel::bounded;
@@ -29,39 +30,10 @@ use mio::{Poll, Waker};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// Wall clock in ns since the Unix epoch (only the sequencer reads it).
-pub(crate) fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-}
-
-/// Counters of the running server, for the operator and the tests.
-#[derive(Default)]
-pub struct Counters {
-    pub inputs: AtomicU64,
-    /// Journal batches (group commits), one per busy loop iteration.
-    pub batches: AtomicU64,
-    pub busy_rejects: AtomicU64,
-    pub connections: AtomicU64,
-    pub snapshots: AtomicU64,
-    /// Hash of the last snapshot (or of the state at start).
-    pub state_hash: AtomicU64,
-    pub last_seq: AtomicU64,
-    /// Longest loop iteration that had work (ns): read + journal + apply + write.
-    pub max_iteration_ns: AtomicU64,
-    /// Iterations with work that took longer than 1 ms.
-    pub slow_iterations: AtomicU64,
-    /// The last record the snapshot replica has applied since start (0: none). It follows
-    /// the journal only when snapshots are periodic (`Config::periodic_snapshots`).
-    pub replica_seq: AtomicU64,
-}
+use std::time::{Duration, Instant};
 
 /// A started server. Drop does not stop it: call `shutdown`.
 pub struct Server {
@@ -72,9 +44,6 @@ pub struct Server {
     waker: Arc<Waker>,
     main: Option<JoinHandle<Result<u64, ServerError>>>,
 }
-
-/// How a server reports progress (start, snapshots, stop).
-pub type Logger = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl Server {
     /// Recovers the state in `cfg.data_dir`, binds `cfg.listen` and starts the threads.

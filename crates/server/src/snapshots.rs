@@ -8,10 +8,10 @@
 //! goes on).
 
 use crate::config::Config;
+use crate::counters::{Counters, Logger};
 use crate::error::ServerError;
 use crate::follower::{FollowEnd, Follower};
 use crate::node::Node;
-use crate::server::{Counters, Logger};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use exchange::Backing;
 use std::path::PathBuf;
@@ -149,7 +149,11 @@ enum FromHelper {
 }
 
 impl SnapshotWriter {
-    pub(crate) fn run(self, rx: Receiver<SnapshotJob>, initial: Vec<u8>) -> Result<(), ServerError> {
+    pub(crate) fn run(
+        self,
+        rx: Receiver<SnapshotJob>,
+        initial: Vec<u8>,
+    ) -> Result<(), ServerError> {
         let (to_tx, to_rx) = bounded::<ToHelper>(2);
         let (from_tx, from_rx) = bounded::<FromHelper>(2);
         std::thread::scope(|scope| {
@@ -478,7 +482,11 @@ pub(crate) fn thread_cpu() -> Duration {
 /// publishing its CPU time every slice for the snapshot thread's watch and, while
 /// `state.boosted`, pacing itself to a quarter of a core. Returns `Stopped` if it gave up
 /// because the server is stopping (the replica stays consistent, just behind).
-fn forward(leg: &mut Leg, stop: &AtomicBool, state: &HelperState) -> Result<FollowEnd, ServerError> {
+fn forward(
+    leg: &mut Leg,
+    stop: &AtomicBool,
+    state: &HelperState,
+) -> Result<FollowEnd, ServerError> {
     let mut slice = Instant::now();
     let publish = |node: &Node| {
         state
@@ -544,7 +552,11 @@ mod tests {
             "CPU time published"
         );
         assert_eq!(state.progress.load(Ordering::Relaxed), 2500);
-        assert_eq!(state.paced.load(Ordering::Relaxed), 0, "not boosted: no pacing");
+        assert_eq!(
+            state.paced.load(Ordering::Relaxed),
+            0,
+            "not boosted: no pacing"
+        );
         // Boosted: it paces itself after every slice, and still gets there.
         state.boosted.store(true, Ordering::Relaxed);
         leg.upto = 3000;

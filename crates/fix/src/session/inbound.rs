@@ -1,0 +1,336 @@
+//! What arrives: an inbound message read into its typed form ([`InHeader`] and [`Inbound`]),
+//! before any session state is consulted, and the texts a session answers bad input with.
+
+use crate::decode::DecodeError;
+use crate::decode::Message;
+use crate::encode::Encoder;
+use crate::tags;
+use crate::tags::msg_type;
+use crate::time::TimePrecision;
+use crate::SessionRejectReason;
+use std::fmt;
+
+/// Longest [`Text`]: a TestReqID, a Logout's or Reject's Text, a CompID, a password.
+pub const TEXT_LEN_MAX: usize = 64;
+
+/// Up to [`TEXT_LEN_MAX`] bytes stored inline (an inbound message owns no heap memory, so
+/// reading or journaling one allocates nothing). Longer values are cut. Bytes after `len`
+/// are zero, so equality and hash are those of the bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Text {
+    len: u8,
+    bytes: [u8; TEXT_LEN_MAX],
+}
+
+const _: () = assert!(TEXT_LEN_MAX <= u8::MAX as usize);
+
+impl Text {
+    pub const EMPTY: Text = Text {
+        len: 0,
+        bytes: [0; TEXT_LEN_MAX],
+    };
+    /// `b`, cut to [`TEXT_LEN_MAX`] bytes.
+    pub fn new(b: &[u8]) -> Text {
+        let n = b.len().min(TEXT_LEN_MAX);
+        let mut t = Text::EMPTY;
+        t.bytes[..n].copy_from_slice(&b[..n]);
+        t.len = n as u8;
+        t
+    }
+    /// `b` if it fits.
+    pub fn exact(b: &[u8]) -> Option<Text> {
+        (b.len() <= TEXT_LEN_MAX).then(|| Text::new(b))
+    }
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+    /// As text (lossy: the bytes need not be UTF-8).
+    pub fn to_str_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(self.as_bytes())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for Text {
+    fn default() -> Text {
+        Text::EMPTY
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text::new(s.as_bytes())
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_str_lossy(), f)
+    }
+}
+
+/// What the header of an inbound message said, as the session needs it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InHeader {
+    /// MsgSeqNum (34); 0 if missing or not a number.
+    pub msg_seq_num: u64,
+    /// PossDupFlag (43) = Y.
+    pub poss_dup: bool,
+    /// SendingTime (52) in ns since the epoch; 0 if missing.
+    pub sending_time_ns: u64,
+    /// OrigSendingTime (122); 0 if missing.
+    pub orig_sending_time_ns: u64,
+    pub problem: HeaderProblem,
+}
+
+/// A header the session must refuse (checked by whoever read it, against the session's
+/// BeginString and CompIDs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HeaderProblem {
+    #[default]
+    None,
+    /// BeginString other than the session's: Logout and disconnect.
+    BeginString,
+    /// SenderCompID (49) or TargetCompID (56) other than the session's: Reject 373=9 with
+    /// this RefTagID, then Logout and disconnect.
+    CompId { tag: u32 },
+    /// SendingTime (52) or OrigSendingTime (122) present but not a UTCTimestamp: Reject 373=6.
+    BadTime { tag: u32 },
+}
+
+/// A Logon's fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Logon {
+    pub begin_string: Text,
+    pub sender_comp_id: Text,
+    pub target_comp_id: Text,
+    /// HeartBtInt (108); `None` if missing or not a number.
+    pub heart_bt_int: Option<u64>,
+    /// ResetSeqNumFlag (141) = Y.
+    pub reset: bool,
+    pub password: Option<Text>,
+    pub has_default_appl_ver_id: bool,
+}
+
+/// A message whose fields the reader found wrong (the session answers it with a Reject).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    pub reason: SessionRejectReason,
+    pub ref_tag: Option<u32>,
+    pub msg_type: Text,
+    pub text: Text,
+}
+
+/// An inbound message, typed: the admin messages the session handles, or an application
+/// message `A` (the owner's type) that it delivers in MsgSeqNum order. Owns its data, so a
+/// message that arrives ahead of a gap can wait in the session's queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inbound<A> {
+    Logon(Box<Logon>),
+    Heartbeat {
+        test_req_id: Text,
+    },
+    TestRequest {
+        /// `None`: TestReqID (112) missing.
+        test_req_id: Option<Text>,
+    },
+    ResendRequest {
+        /// `None`: missing or not a number.
+        begin: Option<u64>,
+        end: Option<u64>,
+    },
+    SequenceReset {
+        /// `None`: missing or not a number.
+        new_seq: Option<u64>,
+        gap_fill: bool,
+    },
+    Logout {
+        text: Text,
+    },
+    Reject {
+        ref_seq_num: u64,
+    },
+    Malformed(Box<Malformed>),
+    App(A),
+}
+
+impl<A> Inbound<A> {
+    pub fn is_app(&self) -> bool {
+        matches!(self, Inbound::App(_))
+    }
+}
+
+/// Reads the session's view of a decoded message: its header, and the admin message it is,
+/// or `app(msg)` for any other MsgType. `begin_string` and the CompIDs are the session's
+/// (`None`: not known yet, e.g. the first message of a connection): a mismatch is a
+/// [`HeaderProblem`].
+pub fn read_inbound<A>(
+    msg: &Message<'_>,
+    expect: Option<(&[u8], &[u8], &[u8])>,
+    app: impl FnOnce(&Message<'_>) -> A,
+) -> (InHeader, Inbound<A>) {
+    let header = read_header(msg, expect);
+    let t = msg.msg_type();
+    let text = |tag| Text::new(msg.get(tag).unwrap_or(b""));
+    let u64_of = |tag| msg.get_u64(tag).ok().flatten();
+    let inbound = match t {
+        msg_type::LOGON => Inbound::Logon(Box::new(Logon {
+            begin_string: Text::new(msg.begin_string()),
+            sender_comp_id: text(tags::SENDER_COMP_ID),
+            target_comp_id: text(tags::TARGET_COMP_ID),
+            heart_bt_int: u64_of(tags::HEART_BT_INT),
+            reset: msg.get(tags::RESET_SEQ_NUM_FLAG) == Some(b"Y"),
+            password: msg.get(tags::PASSWORD).map(Text::new),
+            has_default_appl_ver_id: msg.get(tags::DEFAULT_APPL_VER_ID).is_some(),
+        })),
+        msg_type::HEARTBEAT => Inbound::Heartbeat {
+            test_req_id: text(tags::TEST_REQ_ID),
+        },
+        msg_type::TEST_REQUEST => Inbound::TestRequest {
+            test_req_id: msg.get(tags::TEST_REQ_ID).map(Text::new),
+        },
+        msg_type::RESEND_REQUEST => Inbound::ResendRequest {
+            begin: u64_of(tags::BEGIN_SEQ_NO),
+            end: u64_of(tags::END_SEQ_NO),
+        },
+        msg_type::SEQUENCE_RESET => Inbound::SequenceReset {
+            new_seq: u64_of(tags::NEW_SEQ_NO),
+            gap_fill: msg.get(tags::GAP_FILL_FLAG) == Some(b"Y"),
+        },
+        msg_type::LOGOUT => Inbound::Logout {
+            text: text(tags::TEXT),
+        },
+        msg_type::REJECT => Inbound::Reject {
+            ref_seq_num: u64_of(tags::REF_SEQ_NUM).unwrap_or(0),
+        },
+        _ => Inbound::App(app(msg)),
+    };
+    (header, inbound)
+}
+
+/// The header part of [`read_inbound`].
+pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> InHeader {
+    let mut problem = HeaderProblem::None;
+    if let Some((begin_string, sender, target)) = expect {
+        if msg.begin_string() != begin_string {
+            problem = HeaderProblem::BeginString;
+        } else if msg.get(tags::SENDER_COMP_ID) != Some(sender) {
+            problem = HeaderProblem::CompId {
+                tag: tags::SENDER_COMP_ID,
+            };
+        } else if msg.get(tags::TARGET_COMP_ID) != Some(target) {
+            problem = HeaderProblem::CompId {
+                tag: tags::TARGET_COMP_ID,
+            };
+        }
+    }
+    let mut time = |tag| match msg.get_timestamp(tag) {
+        Ok(t) => t.unwrap_or(0),
+        Err(_) => {
+            if problem == HeaderProblem::None {
+                problem = HeaderProblem::BadTime { tag };
+            }
+            0
+        }
+    };
+    let sending_time_ns = time(tags::SENDING_TIME);
+    let orig_sending_time_ns = time(tags::ORIG_SENDING_TIME);
+    InHeader {
+        msg_seq_num: msg.get_u64(tags::MSG_SEQ_NUM).ok().flatten().unwrap_or(0),
+        poss_dup: msg.get(tags::POSS_DUP_FLAG) == Some(b"Y"),
+        sending_time_ns,
+        orig_sending_time_ns,
+        problem,
+    }
+}
+
+/// What to answer a message whose fields do not decode (`DecodeError` past framing): the
+/// Reject reason and RefTagID, or `None` for a garbled frame (ignored).
+pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u32>)> {
+    Some(match e {
+        DecodeError::Incomplete | DecodeError::Frame(_) => return None,
+        DecodeError::InvalidTag { .. } => (SessionRejectReason::InvalidTagNumber, None),
+        DecodeError::EmptyValue { tag } => {
+            (SessionRejectReason::TagSpecifiedWithoutValue, Some(tag))
+        }
+        DecodeError::TooManyFields { .. } => (SessionRejectReason::Other, None),
+        DecodeError::HeaderOrder { tag } => (
+            SessionRejectReason::TagSpecifiedOutOfRequiredOrder,
+            Some(tag),
+        ),
+    })
+}
+
+/// The unnumbered Logout (MsgSeqNum 1) that refuses a Logon: to the Logon's sender, in its
+/// BeginString, with `text`. It belongs to no session (an unknown CompID pair) or changes
+/// nothing of the session it names. A CompID the Logon lacked is left out (an empty field
+/// is not FIX).
+pub fn refusal(enc: &mut Encoder, logon: &Logon, now_ns: u64, text: &[u8]) -> Vec<u8> {
+    enc.begin(msg_type::LOGOUT);
+    enc.field_u64(tags::MSG_SEQ_NUM, 1);
+    for (tag, comp_id) in [
+        (tags::SENDER_COMP_ID, &logon.target_comp_id),
+        (tags::TARGET_COMP_ID, &logon.sender_comp_id),
+    ] {
+        if !comp_id.is_empty() {
+            enc.field(tag, comp_id.as_bytes());
+        }
+    }
+    enc.field_timestamp(tags::SENDING_TIME, now_ns, TimePrecision::Millis);
+    enc.field(tags::TEXT, text);
+    enc.finish_begin_string(logon.begin_string.as_bytes())
+        .to_vec()
+}
+
+/// MsgType of an inbound message for a Reject's RefMsgType (372).
+pub(super) fn msg_type_of<A>(msg: &Inbound<A>) -> Option<&'static [u8]> {
+    Some(match msg {
+        Inbound::Logon(_) => msg_type::LOGON,
+        Inbound::Heartbeat { .. } => msg_type::HEARTBEAT,
+        Inbound::TestRequest { .. } => msg_type::TEST_REQUEST,
+        Inbound::ResendRequest { .. } => msg_type::RESEND_REQUEST,
+        Inbound::SequenceReset { .. } => msg_type::SEQUENCE_RESET,
+        Inbound::Logout { .. } => msg_type::LOGOUT,
+        Inbound::Reject { .. } => msg_type::REJECT,
+        Inbound::Malformed(_) | Inbound::App(_) => return None,
+    })
+}
+
+/// Text (58) sent with a Reject of this reason.
+pub fn reason_text(r: SessionRejectReason) -> &'static [u8] {
+    use SessionRejectReason as R;
+    match r {
+        R::InvalidTagNumber => b"Invalid tag number",
+        R::RequiredTagMissing => b"Required tag missing",
+        R::TagNotDefinedForMessageType => b"Tag not defined for this message type",
+        R::UndefinedTag => b"Undefined tag",
+        R::TagSpecifiedWithoutValue => b"Tag specified without a value",
+        R::ValueIncorrect => b"Value is incorrect (out of range) for this tag",
+        R::IncorrectDataFormat => b"Incorrect data format for value",
+        R::CompIdProblem => b"CompID problem",
+        R::SendingTimeAccuracyProblem => b"SendingTime accuracy problem",
+        R::InvalidMsgType => b"Invalid MsgType",
+        R::TagAppearsMoreThanOnce => b"Tag appears more than once",
+        R::TagSpecifiedOutOfRequiredOrder => b"Tag specified out of required order",
+        R::IncorrectNumInGroupCount => b"Incorrect NumInGroup count for repeating group",
+        R::Other => b"Other",
+    }
+}
+
+/// "MsgSeqNum too low, expecting X but received Y" (the session ends after it; not hot).
+pub fn seq_too_low_text(expected: u64, received: u64) -> Vec<u8> {
+    format!("MsgSeqNum too low, expecting {expected} but received {received}").into_bytes()
+}
+
+/// The BeginString, SenderCompID and TargetCompID of a message (a Logon on a new
+/// connection), so the owner can pick the `Session` it belongs to.
+pub fn identify<'a>(msg: &Message<'a>) -> Option<(&'a [u8], &'a [u8], &'a [u8])> {
+    Some((
+        msg.begin_string(),
+        msg.get(tags::SENDER_COMP_ID)?,
+        msg.get(tags::TARGET_COMP_ID)?,
+    ))
+}

@@ -1,0 +1,488 @@
+//! `FixEdge` driven with `FixInput`s and an `exchange::Exchange`, as the server's node drives
+//! them: the FIX messages it sends, byte for byte. Stored ExecutionReports and
+//! OrderCancelRejects resend exactly as first sent, also from a snapshot; a FIX 4.2 session
+//! gets FIX 4.2's codes; AvgPx is exact.
+
+use exchange::{Backing, ClHashes, ClOrdId, Exchange, NewOrder, Reject, Replace};
+use fix::app::Echo;
+use fix::{FixVersion, InHeader, Inbound, Logon, Text};
+use fix_gateway::{
+    AppMsg, Busy, FixConfig, FixEdge, FixInput, InstrumentDef, Invalid, InvalidKind, Outbox,
+    SessionDef, ToExchange,
+};
+use std::sync::Arc;
+use types::{Instrument, OrdType, Side, Symbol, TimeInForce};
+
+const T0: u64 = 1_800_000_000_000_000_000;
+
+/// One FIX message as sent: its fields in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Sent {
+    conn: u64,
+    fields: Vec<(u32, String)>,
+}
+
+impl Sent {
+    fn get(&self, tag: u32) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn msg_type(&self) -> &str {
+        self.get(35).expect("MsgType")
+    }
+
+    /// An application message (not a session-level one).
+    fn is_app(&self) -> bool {
+        !matches!(self.msg_type(), "0" | "1" | "2" | "3" | "4" | "5" | "A")
+    }
+
+    /// The fields a resend repeats exactly: all but BeginString, BodyLength, SendingTime,
+    /// PossDupFlag, OrigSendingTime and CheckSum.
+    fn as_sent(&self) -> Vec<(u32, String)> {
+        self.fields
+            .iter()
+            .filter(|(t, _)| !matches!(t, 8 | 9 | 10 | 43 | 52 | 122))
+            .cloned()
+            .collect()
+    }
+}
+
+fn sent(out: &Outbox) -> Vec<Sent> {
+    out.items
+        .iter()
+        .filter(|it| !it.close)
+        .map(|it| {
+            let m = &out.buf[it.start..it.end];
+            assert_eq!(m.last(), Some(&1), "ends with SOH");
+            let fields = m[..m.len() - 1]
+                .split(|&b| b == 1)
+                .map(|f| {
+                    let eq = f.iter().position(|&b| b == b'=').expect("tag=value");
+                    let tag = std::str::from_utf8(&f[..eq]).unwrap().parse().unwrap();
+                    (tag, String::from_utf8_lossy(&f[eq + 1..]).into_owned())
+                })
+                .collect();
+            Sent {
+                conn: it.conn,
+                fields,
+            }
+        })
+        .collect()
+}
+
+/// A session per (SenderCompID, FIX version), each for a firm of its own with account
+/// `index + 1`; instruments ACME, BOLT and CRNK in cents.
+fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixConfig>) {
+    let symbols = ["ACME", "BOLT", "CRNK"].map(|s| Symbol::new(s).expect("a symbol"));
+    let x = exchange::Config {
+        instruments: symbols
+            .iter()
+            .map(|&symbol| Instrument {
+                symbol,
+                tick: 1,
+                lot: 1,
+            })
+            .collect(),
+        firms: (1..=sessions.len() as u32).map(|a| vec![a]).collect(),
+        orders_max: 1 << 12,
+    };
+    let f = FixConfig {
+        sessions: sessions
+            .iter()
+            .enumerate()
+            .map(|(k, (sender, version))| SessionDef {
+                sender_comp_id: sender.to_string(),
+                target_comp_id: "RIALTO".into(),
+                version: *version,
+                password: None,
+                firm: k as u16,
+            })
+            .collect(),
+        instruments: symbols
+            .iter()
+            .map(|&symbol| InstrumentDef {
+                symbol,
+                tick: 1,
+                price_decimals: 2,
+            })
+            .collect(),
+        resend_store_max: 100,
+        heartbeat_min_s: 1,
+        heartbeat_max_s: 3600,
+    };
+    (Arc::new(x), Arc::new(f))
+}
+
+/// The exchange and its FIX edge, one journal record per message (as `server::Node`).
+struct Node {
+    xcfg: Arc<exchange::Config>,
+    fcfg: Arc<FixConfig>,
+    x: Exchange,
+    edge: FixEdge,
+    seq: u64,
+}
+
+impl Node {
+    fn new(sessions: &[(&str, FixVersion)]) -> Node {
+        let (xcfg, fcfg) = configs(sessions);
+        Node {
+            x: Exchange::with_backing(xcfg.clone(), Backing::Lazy),
+            edge: FixEdge::new(fcfg.clone()),
+            xcfg,
+            fcfg,
+            seq: 0,
+        }
+    }
+
+    /// Applies `fi` as the next journal record; returns what was sent.
+    fn apply(&mut self, fi: &FixInput) -> Vec<Sent> {
+        self.seq += 1;
+        let mut out = Outbox::default();
+        let x = ToExchange::new(&mut self.x, ClHashes::default(), None);
+        self.edge.on_fix(self.seq, T0 + self.seq, fi, x, &mut out);
+        sent(&out)
+    }
+
+    /// The exchange's snapshot and the edge's.
+    fn snapshot(&self) -> (Vec<u8>, Vec<u8>) {
+        let mut xs = Vec::new();
+        self.x.snapshot_and_hash(&mut xs);
+        let mut es = Vec::new();
+        self.edge.snapshot(&mut es);
+        (xs, es)
+    }
+
+    /// A node restored from `snapshot`'s parts.
+    fn restore(&self, (xs, es): &(Vec<u8>, Vec<u8>)) -> Node {
+        let (x, rest) = Exchange::restore(self.xcfg.clone(), xs, Backing::Lazy).expect("restores");
+        assert!(rest.is_empty());
+        let mut edge = FixEdge::new(self.fcfg.clone());
+        let rest = edge.restore(es).expect("restores");
+        assert!(rest.is_empty());
+        Node {
+            x,
+            edge,
+            xcfg: self.xcfg.clone(),
+            fcfg: self.fcfg.clone(),
+            seq: self.seq,
+        }
+    }
+}
+
+fn header(seq: u64) -> InHeader {
+    InHeader {
+        msg_seq_num: seq,
+        sending_time_ns: T0,
+        ..InHeader::default()
+    }
+}
+
+/// A Logon from `sender` to RIALTO on `conn` in `version`, resetting sequence numbers.
+fn logon(conn: u64, sender: &str, version: FixVersion) -> FixInput {
+    FixInput {
+        conn,
+        header: header(1),
+        msg: Inbound::Logon(Box::new(Logon {
+            begin_string: Text::new(version.begin_string()),
+            sender_comp_id: Text::from(sender),
+            target_comp_id: Text::from("RIALTO"),
+            heart_bt_int: Some(30),
+            reset: true,
+            password: None,
+            has_default_appl_ver_id: false,
+        })),
+    }
+}
+
+fn app(conn: u64, seq: u64, msg: AppMsg) -> FixInput {
+    FixInput {
+        conn,
+        header: header(seq),
+        msg: Inbound::App(msg),
+    }
+}
+
+fn resend_request(conn: u64, seq: u64) -> FixInput {
+    FixInput {
+        conn,
+        header: header(seq),
+        msg: Inbound::ResendRequest {
+            begin: Some(1),
+            end: Some(0),
+        },
+    }
+}
+
+fn cl(s: &str) -> ClOrdId {
+    ClOrdId::from(s)
+}
+
+/// A DAY limit order on ACME.
+fn limit(id: &str, side: Side, price: i64, qty: u64) -> AppMsg {
+    AppMsg::New(NewOrder {
+        cl_ord_id: cl(id),
+        symbol: 0,
+        side,
+        ord_type: OrdType::Limit,
+        tif: TimeInForce::Day,
+        price,
+        qty,
+        account: None,
+        post_only: false,
+    })
+}
+
+fn status(id: &str) -> AppMsg {
+    AppMsg::Status {
+        cl_ord_id: cl(id),
+        echo: Echo::from("55=ACME\x0154=1\x01"),
+    }
+}
+
+/// The application messages among `sent`.
+fn apps(sent: Vec<Sent>) -> Vec<Sent> {
+    sent.into_iter().filter(Sent::is_app).collect()
+}
+
+/// Checks that `resent` are `live` again, as a resend sends them: the same fields, with
+/// PossDupFlag and the first SendingTime as OrigSendingTime.
+fn resent_as_sent(resent: &[Sent], live: &[Sent]) {
+    let as_sent = |v: &[Sent]| v.iter().map(Sent::as_sent).collect::<Vec<_>>();
+    assert_eq!(as_sent(resent), as_sent(live));
+    for (r, l) in resent.iter().zip(live) {
+        assert_eq!(r.get(43), Some("Y"), "PossDupFlag on {r:?}");
+        assert_eq!(r.get(122), l.get(52), "OrigSendingTime on {r:?}");
+    }
+}
+
+/// Every kind of stored application message (ExecutionReports and OrderCancelRejects kept as
+/// recipes, the rest as bytes) is resent exactly as first sent, from the live edge and from
+/// one restored from a snapshot taken before the resend.
+#[test]
+fn stored_reports_and_cancel_rejects_resend_as_sent() {
+    let mut n = Node::new(&[("CLIENT1", FixVersion::Fix44)]);
+    let c = 7;
+    let logged_on = n.apply(&logon(c, "CLIENT1", FixVersion::Fix44));
+    assert_eq!(logged_on[0].msg_type(), "A");
+    let inputs = [
+        app(c, 2, limit("a", Side::Buy, 1234, 5)),
+        app(
+            c,
+            3,
+            AppMsg::Cancel {
+                cl_ord_id: cl("c1"),
+                orig_cl_ord_id: cl("nope"),
+            },
+        ),
+        app(
+            c,
+            4,
+            AppMsg::Replace(Replace {
+                cl_ord_id: cl("c2"),
+                orig_cl_ord_id: cl("a"),
+                symbol: 1,
+                price: 1200,
+                qty: 5,
+            }),
+        ),
+        app(
+            c,
+            5,
+            AppMsg::Invalid(Box::new(Invalid {
+                kind: InvalidKind::CancelReject { replace: true },
+                msg_type: Text::from("G"),
+                reject: Reject::InvalidPrice,
+                reason: "price is off the tick".into(),
+                cl_ord_id: cl("c3"),
+                orig_cl_ord_id: cl("a"),
+                echo: Echo::EMPTY,
+            })),
+        ),
+        app(
+            c,
+            6,
+            AppMsg::Busy(Box::new(Busy {
+                msg_type: b'F',
+                cl_ord_id: cl("c4"),
+                orig_cl_ord_id: cl("a"),
+                echo: Echo::EMPTY,
+            })),
+        ),
+        app(c, 7, status("a")),
+        app(
+            c,
+            8,
+            AppMsg::Cancel {
+                cl_ord_id: cl("c5"),
+                orig_cl_ord_id: cl("a"),
+            },
+        ),
+        app(c, 9, limit("a", Side::Buy, 1234, 5)),
+        app(c, 10, status("nope")),
+        app(
+            c,
+            11,
+            AppMsg::MassCancel {
+                cl_ord_id: cl("m1"),
+                request_type: 7,
+                symbol: None,
+                side: None,
+            },
+        ),
+    ];
+    let mut live = Vec::new();
+    for i in &inputs {
+        live.extend(apps(n.apply(i)));
+    }
+    let kinds: Vec<(&str, Option<&str>, Option<&str>)> = live
+        .iter()
+        .map(|m| (m.msg_type(), m.get(37), m.get(58)))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("8", Some("1"), None),
+            ("9", Some("NONE"), Some("unknown order")),
+            ("9", Some("1"), Some("symbol differs from the order's")),
+            ("9", Some("NONE"), Some("price is off the tick")),
+            ("9", Some("NONE"), Some("exchange busy")),
+            ("8", Some("1"), None),
+            ("8", Some("1"), None),
+            ("8", Some("NONE"), Some("duplicate ClOrdID")),
+            ("8", Some("NONE"), Some("unknown order")),
+            ("r", Some("11"), None),
+        ],
+        "{live:#?}"
+    );
+    assert!(live.iter().all(|m| m.conn == c));
+    let seqs: Vec<&str> = live.iter().map(|m| m.get(34).unwrap()).collect();
+    assert_eq!(seqs, ["2", "3", "4", "5", "6", "7", "8", "9", "10", "11"]);
+
+    let snap = n.snapshot();
+    let again = apps(n.apply(&resend_request(c, 12)));
+    resent_as_sent(&again, &live);
+
+    let mut y = n.restore(&snap);
+    assert_eq!(y.snapshot(), snap, "the restored state is the snapshot's");
+    let again = apps(y.apply(&resend_request(c, 12)));
+    resent_as_sent(&again, &live);
+}
+
+/// A FIX 4.2 session gets ExecutionReports in FIX 4.2's codes (ExecTransType 20, fills as
+/// ExecType 1/2, status answers as ExecTransType 3 with the OrdStatus as ExecType), live and
+/// resent alike; a FIX 4.4 session on the same exchange keeps FIX 4.4's.
+#[test]
+fn fix42_sessions_get_fix42_execution_reports() {
+    let mut n = Node::new(&[("OLD", FixVersion::Fix42), ("NEW", FixVersion::Fix44)]);
+    let inputs = [
+        logon(1, "OLD", FixVersion::Fix42),
+        logon(2, "NEW", FixVersion::Fix44),
+        app(1, 2, limit("o1", Side::Buy, 1000, 10)), // rests
+        app(2, 2, limit("n1", Side::Sell, 1000, 4)), // partial fill of o1, n1 filled
+        app(2, 3, limit("n2", Side::Sell, 1000, 6)), // fills the rest of o1
+        app(1, 3, status("o1")),
+        app(1, 4, status("nope")),
+    ];
+    let mut per_conn: [Vec<Sent>; 3] = Default::default();
+    for i in &inputs {
+        for m in n.apply(i) {
+            assert_eq!(
+                m.get(8),
+                Some(if m.conn == 1 { "FIX.4.2" } else { "FIX.4.4" })
+            );
+            if m.msg_type() == "8" {
+                per_conn[m.conn as usize].push(m);
+            }
+        }
+    }
+    let codes = |ms: &[Sent]| -> Vec<(Option<String>, String, String)> {
+        ms.iter()
+            .map(|m| {
+                let s = |t| m.get(t).map(String::from);
+                (s(20), s(150).unwrap(), s(39).unwrap())
+            })
+            .collect()
+    };
+    let t = |a: Option<&str>, b: &str, c: &str| (a.map(String::from), b.into(), c.into());
+    let old = &per_conn[1];
+    assert_eq!(
+        codes(old),
+        [
+            t(Some("0"), "0", "0"), // o1 new
+            t(Some("0"), "1", "1"), // partial fill
+            t(Some("0"), "2", "2"), // fill
+            t(Some("3"), "2", "2"), // status of o1: filled
+            t(Some("3"), "8", "8"), // status of an unknown order
+        ]
+    );
+    let new = &per_conn[2];
+    assert_eq!(
+        codes(new),
+        [
+            t(None, "0", "0"),
+            t(None, "F", "2"),
+            t(None, "0", "0"),
+            t(None, "F", "2"),
+        ]
+    );
+    // Resent to the FIX 4.2 session: the same messages in the same dialect.
+    let resent: Vec<Sent> = n
+        .apply(&resend_request(1, 5))
+        .into_iter()
+        .filter(|m| m.msg_type() == "8")
+        .collect();
+    assert!(resent.iter().all(|m| m.get(8) == Some("FIX.4.2")));
+    resent_as_sent(&resent, old);
+}
+
+/// AvgPx (6) is the fills' notional over CumQty, exact where it can be and to 8 digits past
+/// the price's otherwise.
+#[test]
+fn average_prices_are_exact() {
+    let mut n = Node::new(&[("BUYER", FixVersion::Fix44), ("SELLER", FixVersion::Fix44)]);
+    n.apply(&logon(1, "BUYER", FixVersion::Fix44));
+    n.apply(&logon(2, "SELLER", FixVersion::Fix44));
+    // The next MsgSeqNum of the buyer and of the seller.
+    let (mut buyer, mut seller) = (2, 2);
+    let mut avg_px = |buy: &str, asks: &[i64]| -> Vec<(String, String)> {
+        for (k, &px) in asks.iter().enumerate() {
+            let ask = limit(&format!("{buy}-s{k}"), Side::Sell, px, 1);
+            n.apply(&app(2, seller, ask));
+            seller += 1;
+        }
+        let top = *asks.iter().max().expect("asks");
+        let bid = limit(buy, Side::Buy, top, asks.len() as u64);
+        buyer += 1;
+        n.apply(&app(1, buyer - 1, bid))
+            .into_iter()
+            .filter(|m| m.conn == 1 && m.msg_type() == "8")
+            .map(|m| (m.get(150).unwrap().into(), m.get(6).unwrap().into()))
+            .collect()
+    };
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        avg_px("b1", &[1000, 1001]),
+        [s("0", "0"), s("F", "10"), s("F", "10.005")]
+    );
+    assert_eq!(
+        avg_px("b2", &[33, 33, 34]),
+        [
+            s("0", "0"),
+            s("F", "0.33"),
+            s("F", "0.33"),
+            s("F", "0.3333333333")
+        ]
+    );
+    assert_eq!(
+        avg_px("b3", &[1025, 1025, 1025]),
+        [
+            s("0", "0"),
+            s("F", "10.25"),
+            s("F", "10.25"),
+            s("F", "10.25")
+        ]
+    );
+}

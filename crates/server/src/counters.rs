@@ -1,0 +1,37 @@
+//! What the running server's threads share: its counters, its log, the sequencer's clock.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How a server reports progress (start, snapshots, stop).
+pub type Logger = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Wall clock in ns since the Unix epoch (only the sequencer reads it).
+pub(crate) fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Counters of the running server, for the operator and the tests.
+#[derive(Default)]
+pub struct Counters {
+    pub inputs: AtomicU64,
+    /// Journal batches (group commits), one per busy loop iteration.
+    pub batches: AtomicU64,
+    pub busy_rejects: AtomicU64,
+    pub connections: AtomicU64,
+    pub snapshots: AtomicU64,
+    /// Hash of the last snapshot (or of the state at start).
+    pub state_hash: AtomicU64,
+    pub last_seq: AtomicU64,
+    /// Longest loop iteration that had work (ns): read + journal + apply + write.
+    pub max_iteration_ns: AtomicU64,
+    /// Iterations with work that took longer than 1 ms.
+    pub slow_iterations: AtomicU64,
+    /// The last record the snapshot replica has applied since start (0: none). It follows
+    /// the journal only when snapshots are periodic (`Config::periodic_snapshots`).
+    pub replica_seq: AtomicU64,
+}
