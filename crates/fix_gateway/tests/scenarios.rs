@@ -421,30 +421,32 @@ impl World {
     }
 }
 
-/// Runs one file; returns how many scenarios passed, or the failures.
+/// A scenario being run: its name, its first line, its world and its first failure.
+type Current = (String, usize, World, Option<String>);
+
+/// Ends a scenario: counts it as passed or records why it failed.
+fn finish(file: &str, cur: Option<Current>, passed: &mut usize, failures: &mut Vec<String>) {
+    if let Some((name, at, mut w, failed)) = cur {
+        match failed.map_or_else(|| w.settle().err(), Some) {
+            None => *passed += 1,
+            Some(e) => failures.push(format!("{file}:{at} scenario {name}: {e}")),
+        }
+    }
+}
+
+/// Runs one file; returns how many scenarios passed, and the failures.
 fn run_file(path: &Path) -> (usize, Vec<String>) {
     let text = std::fs::read_to_string(path).unwrap();
     let file = path.file_name().unwrap().to_string_lossy().into_owned();
-    let mut failures = Vec::new();
-    let mut passed = 0;
-    // (name, its first line number, the world, the first failure)
-    let mut current: Option<(String, usize, World, Option<String>)> = None;
-    let mut finish = |cur: Option<(String, usize, World, Option<String>)>,
-                      failures: &mut Vec<String>| {
-        if let Some((name, at, mut w, failed)) = cur {
-            match failed.map_or_else(|| w.settle().err(), Some) {
-                None => passed += 1,
-                Some(e) => failures.push(format!("{file}:{at} scenario {name}: {e}")),
-            }
-        }
-    };
+    let (mut passed, mut failures) = (0, Vec::new());
+    let mut current: Option<Current> = None;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split(" #").next().unwrap().trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         if let Some(name) = line.strip_prefix("scenario ") {
-            finish(current.take(), &mut failures);
+            finish(&file, current.take(), &mut passed, &mut failures);
             current = Some((name.to_string(), i + 1, World::new(), None));
             continue;
         }
@@ -458,8 +460,7 @@ fn run_file(path: &Path) -> (usize, Vec<String>) {
             }
         }
     }
-    finish(current.take(), &mut failures);
-    drop(finish);
+    finish(&file, current.take(), &mut passed, &mut failures);
     (passed, failures)
 }
 

@@ -1,0 +1,604 @@
+//! The FIX edge's state machine: every configured FIX session (`fix::Session`), which
+//! connection each is bound to, and the translation both ways between FIX and the exchange.
+//!
+//! Role: apply one journaled FIX input (`FixInput`) or connection/timer event: the session
+//! layer decides (sequence numbers, gaps, resend, heartbeats, logout), application messages
+//! it delivers in order become `exchange::Input`s, and the exchange's `Output`s become FIX
+//! messages on the sessions of the orders' owners. Deterministic in its inputs and their
+//! timestamps, so replay rebuilds every session exactly: messages are regenerated, never
+//! journaled, and recovery (`replaying`) formats none of them.
+//!
+//! Never: reads a clock (time is the record's timestamp), touches a socket or a file, or
+//! decides a business rule (the exchange does: ownership, uniqueness, matching).
+//!
+//! Invariants: a session is bound to at most one connection; a Logon for a session bound to
+//! another connection is refused without disturbing it; outbound MsgSeqNum increases by one
+//! per message sent on a session (`fix::Session`).
+
+use crate::config::FixConfig;
+use crate::record::{AppMsg, ConnId, FixInput, InvalidKind};
+use crate::store::{CancelRejectRecipe, Store};
+use exchange::{ClHashes, ClHint, Exchange, Input, Outputs, Principal, Reject, SlotTable};
+use fix::app::{AppMessage, OrderMassCancelReport};
+use fix::{
+    DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent, SessionHandler,
+};
+use std::sync::Arc;
+
+mod out;
+mod snapshot;
+
+use out::EdgeOut;
+pub use out::{cxl_rej_reason, ord_rej_reason, ord_status};
+
+type FixSession = Session<Store, AppMsg>;
+
+/// FIX messages to send, in order, after a batch of inputs was applied.
+#[derive(Default)]
+pub struct Outbox {
+    pub buf: Vec<u8>,
+    pub items: Vec<OutItem>,
+}
+
+/// One message for a connection: `buf[start..end]`, then close it if `close`.
+#[derive(Clone, Copy, Debug)]
+pub struct OutItem {
+    pub conn: ConnId,
+    pub start: usize,
+    pub end: usize,
+    pub close: bool,
+}
+
+impl Outbox {
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.items.clear();
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    pub fn push(&mut self, conn: ConnId, bytes: &[u8]) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(bytes);
+        self.items.push(OutItem {
+            conn,
+            start,
+            end: self.buf.len(),
+            close: false,
+        });
+    }
+    pub fn close(&mut self, conn: ConnId) {
+        let at = self.buf.len();
+        self.items.push(OutItem {
+            conn,
+            start: at,
+            end: at,
+            close: true,
+        });
+    }
+}
+
+/// Counters the server reports (not part of the replicated state).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EdgeStats {
+    pub execution_reports: u64,
+    pub busy_rejects: u64,
+}
+
+/// One session in a checkpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionMark {
+    /// The session's index in the configuration that wrote it.
+    pub session: u32,
+    /// `FixConfig::comp_ids_hash` of its SenderCompID and TargetCompID (a configuration
+    /// whose sessions moved still finds it).
+    pub comp_ids: u64,
+    /// MsgSeqNum of the session's next outbound message.
+    pub out_seq: u64,
+    /// MsgSeqNum of the oldest message in its resend store (0: the store is empty).
+    pub oldest_stored: u64,
+}
+
+/// The edge's part of a checkpoint: each session that has sent a message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EdgeCheckpoint {
+    /// `resend_store_max` of the edge that wrote it.
+    pub store_max: u64,
+    pub sessions: Vec<SessionMark>,
+}
+
+/// An application message a session delivered: of session `ix`, MsgSeqNum `msg_seq`, applied
+/// under journal record `seq` (stamped `ts`); `own`: the record's own message (else one that
+/// waited behind a gap).
+#[derive(Clone, Copy)]
+struct Delivery {
+    ix: usize,
+    seq: u64,
+    ts: u64,
+    msg_seq: u64,
+    own: bool,
+}
+
+/// Where a session's output goes while it is being driven.
+struct Wire<'a> {
+    conn: Option<ConnId>,
+    out: &'a mut Outbox,
+    muted: bool,
+    disconnected: bool,
+    logged_on: bool,
+}
+
+impl SessionHandler for Wire<'_> {
+    #[inline]
+    fn send(&mut self, bytes: &[u8]) {
+        if let Some(c) = self.conn {
+            self.out.push(c, bytes);
+        }
+    }
+    fn on_event(&mut self, e: SessionEvent) {
+        match e {
+            SessionEvent::Disconnect(_) => self.disconnected = true,
+            SessionEvent::LoggedOn { .. } => self.logged_on = true,
+            _ => {}
+        }
+    }
+    #[inline]
+    fn muted(&self) -> bool {
+        self.muted
+    }
+}
+
+/// How the edge hands one record's application messages to the exchange: the record's own
+/// message with the ClOrdID hashes and the resolver's hint computed ahead for it, any other
+/// (one that waited behind a gap) without.
+pub struct ToExchange<'a> {
+    pub x: &'a mut Exchange,
+    pub hashes: ClHashes,
+    pub hint: Option<&'a ClHint>,
+    used: bool,
+}
+
+impl<'a> ToExchange<'a> {
+    pub fn new(x: &'a mut Exchange, hashes: ClHashes, hint: Option<&'a ClHint>) -> ToExchange<'a> {
+        ToExchange {
+            x,
+            hashes,
+            hint,
+            used: false,
+        }
+    }
+
+    fn apply<O: Outputs>(&mut self, seq: u64, ts: u64, input: &Input<'_>, own: bool, out: &mut O) {
+        if own && !self.used {
+            self.used = true;
+            match self.hint {
+                Some(h) => self.x.apply_resolved(seq, ts, input, self.hashes, h, out),
+                None => self.x.apply_prehashed(seq, ts, input, self.hashes, out),
+            }
+        } else {
+            self.x.stop_resolving_here();
+            self.x.apply(seq, ts, input, out);
+        }
+    }
+
+    /// After the record: a hint that was not used accounts for its candidate.
+    fn finish(self) {
+        if let (Some(h), false) = (self.hint, self.used) {
+            self.x.skip_resolved(h);
+        }
+    }
+}
+
+pub struct FixEdge {
+    cfg: Arc<FixConfig>,
+    sessions: Vec<FixSession>,
+    /// The connection each session is bound to.
+    conn_of: Vec<Option<ConnId>>,
+    /// Connection -> session index (one multiply and a probe or two).
+    conns: SlotTable,
+    /// Recovery: messages are numbered and stored exactly as live, but not formatted for the
+    /// (long gone) connections. Output only; never part of the state.
+    pub replaying: bool,
+    pub stats: EdgeStats,
+    /// The journal record of the checkpoint `bound_stores` took its bounds from (0: none).
+    bound_seq: u64,
+    /// The first checkpoint this edge disagreed with.
+    divergence: Option<String>,
+    /// The last record applied.
+    last_seq: u64,
+    enc: Encoder,
+}
+
+impl FixEdge {
+    pub fn new(cfg: Arc<FixConfig>) -> FixEdge {
+        let sessions = cfg
+            .sessions
+            .iter()
+            .map(|d| {
+                let mut sc = SessionConfig::new(d.version, &d.target_comp_id, &d.sender_comp_id);
+                sc.password = d.password.clone();
+                sc.heartbeat_min_s = cfg.heartbeat_min_s;
+                sc.heartbeat_max_s = cfg.heartbeat_max_s;
+                sc.sending_time_tolerance_ns = None;
+                sc.require_default_appl_ver_id = false;
+                Session::new(sc, Store::new(cfg.clone()))
+            })
+            .collect();
+        let n = cfg.sessions.len();
+        FixEdge {
+            sessions,
+            conn_of: vec![None; n],
+            conns: SlotTable::with_capacity(n.max(16)),
+            replaying: false,
+            stats: EdgeStats::default(),
+            bound_seq: 0,
+            divergence: None,
+            last_seq: 0,
+            enc: Encoder::default(),
+            cfg,
+        }
+    }
+
+    pub fn config(&self) -> &Arc<FixConfig> {
+        &self.cfg
+    }
+
+    /// The session connection `conn` is bound to, if any.
+    #[inline]
+    pub fn session_of(&self, conn: ConnId) -> Option<u16> {
+        self.conns.get(conn).map(|s| s as u16)
+    }
+
+    /// The principal of session `ix`'s requests.
+    #[inline]
+    fn principal(&self, ix: u16) -> Principal {
+        Principal {
+            originator: ix,
+            firm: self.cfg.sessions[ix as usize].firm,
+        }
+    }
+
+    /// (inbound expected, outbound next) MsgSeqNum of the session whose counterparty is
+    /// `sender_comp_id`.
+    pub fn session_seqs(&self, sender_comp_id: &str) -> Option<(u64, u64)> {
+        let ix = self
+            .cfg
+            .sessions
+            .iter()
+            .position(|s| s.sender_comp_id == sender_comp_id)?;
+        let s = &self.sessions[ix];
+        Some((s.next_in(), s.next_out()))
+    }
+
+    fn wire<'a>(&self, ix: usize, out: &'a mut Outbox) -> Wire<'a> {
+        Wire {
+            conn: self.conn_of[ix],
+            out,
+            muted: self.replaying,
+            disconnected: false,
+            logged_on: false,
+        }
+    }
+
+    fn unbind(&mut self, ix: usize) {
+        if let Some(c) = self.conn_of[ix].take() {
+            self.conns.remove(c);
+        }
+    }
+
+    /// After driving session `ix` with `w`: a disconnect closes and unbinds its connection.
+    fn after(&mut self, ix: usize, disconnected: bool, out: &mut Outbox) {
+        if disconnected {
+            if let Some(c) = self.conn_of[ix] {
+                out.close(c);
+            }
+            self.unbind(ix);
+        }
+    }
+
+    fn enter(&mut self, seq: u64) {
+        assert!(
+            seq > self.last_seq,
+            "journal record {seq} applied after {}",
+            self.last_seq
+        );
+        self.last_seq = seq;
+    }
+
+    /// A new process run: every session is disconnected.
+    pub fn on_startup(&mut self, seq: u64) {
+        self.enter(seq);
+        for ix in 0..self.sessions.len() {
+            self.sessions[ix].on_disconnected();
+            self.unbind(ix);
+        }
+    }
+
+    /// The TCP connection `conn` closed.
+    pub fn on_disconnected(&mut self, seq: u64, conn: ConnId) {
+        self.enter(seq);
+        if let Some(ix) = self.session_of(conn) {
+            self.sessions[ix as usize].on_disconnected();
+            self.unbind(ix as usize);
+        }
+    }
+
+    /// Timer: heartbeats, TestRequests and their timeouts fall due at `ts`.
+    pub fn on_tick(&mut self, seq: u64, ts: u64, out: &mut Outbox) {
+        self.enter(seq);
+        for ix in 0..self.sessions.len() {
+            if self.conn_of[ix].is_none() {
+                continue;
+            }
+            let mut w = Wire {
+                conn: self.conn_of[ix],
+                out: &mut *out,
+                muted: self.replaying,
+                disconnected: false,
+                logged_on: false,
+            };
+            self.sessions[ix].on_tick(ts, &mut w);
+            let d = w.disconnected;
+            self.after(ix, d, out);
+        }
+    }
+
+    /// Clean stop: Logout to every session that is logged on.
+    pub fn on_shutdown(&mut self, seq: u64, ts: u64, out: &mut Outbox) {
+        self.enter(seq);
+        for ix in 0..self.sessions.len() {
+            if self.conn_of[ix].is_none() {
+                continue;
+            }
+            let mut w = Wire {
+                conn: self.conn_of[ix],
+                out: &mut *out,
+                muted: self.replaying,
+                disconnected: false,
+                logged_on: false,
+            };
+            self.sessions[ix].logout_and_disconnect(
+                b"exchange shutting down",
+                DisconnectReason::Shutdown,
+                ts,
+                &mut w,
+            );
+            self.after(ix, true, out);
+        }
+    }
+
+    /// One FIX message (journal record `seq`, stamped `ts`).
+    pub fn on_fix(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        fi: &FixInput,
+        mut x: ToExchange<'_>,
+        out: &mut Outbox,
+    ) {
+        self.enter(seq);
+        let Some(ix) = self.session_of(fi.conn) else {
+            match &fi.msg {
+                Inbound::Logon(l) => self.on_logon(ts, fi, l, out),
+                // Nothing but a Logon may come first: the connection is closed.
+                _ => out.close(fi.conn),
+            }
+            x.finish();
+            return;
+        };
+        let ix = ix as usize;
+        let mut w = self.wire(ix, out);
+        let own = self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
+        let mut disconnected = w.disconnected;
+        let d = |msg_seq, own| Delivery {
+            ix,
+            seq,
+            ts,
+            msg_seq,
+            own,
+        };
+        if let Some(app) = own {
+            self.on_app(d(fi.header.msg_seq_num, true), app, &mut x, out);
+        }
+        loop {
+            let mut w = self.wire(ix, out);
+            let next = self.sessions[ix].next_queued(ts, &mut w);
+            disconnected |= w.disconnected;
+            let Some((msg_seq, app)) = next else {
+                break;
+            };
+            self.on_app(d(msg_seq, false), &app, &mut x, out);
+        }
+        x.finish();
+        self.after(ix, disconnected, out);
+    }
+
+    fn on_logon(&mut self, ts: u64, fi: &FixInput, l: &fix::Logon, out: &mut Outbox) {
+        let conn = fi.conn;
+        let refuse = |this: &mut FixEdge, text: &str, out: &mut Outbox| {
+            if !this.replaying {
+                let bytes = fix::refusal(&mut this.enc, l, ts, text.as_bytes());
+                out.push(conn, &bytes);
+            }
+            out.close(conn);
+        };
+        let Some(ix) = self
+            .cfg
+            .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes())
+        else {
+            return refuse(self, "unknown SenderCompID/TargetCompID", out);
+        };
+        if self.conn_of[ix].is_some() {
+            // Bound to another connection: that one is not disturbed, and the answer says no
+            // more than the session's own checks would.
+            let text = match self.sessions[ix].logon_refusal(&fi.header, l) {
+                Some((text, _)) => text,
+                None => "session already logged on".to_string(),
+            };
+            return refuse(self, &text, out);
+        }
+        if self.sessions[ix].logon_refusal(&fi.header, l).is_none() && l.reset {
+            // Numbers start again after a bounding checkpoint: store them all.
+            if self.last_seq > self.bound_seq {
+                self.sessions[ix].store_mut().skip_below = 0;
+            }
+        }
+        self.sessions[ix].on_connected(ts);
+        let mut w = Wire {
+            conn: Some(conn),
+            out: &mut *out,
+            muted: self.replaying,
+            disconnected: false,
+            logged_on: false,
+        };
+        self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
+        let (logged_on, disconnected) = (w.logged_on, w.disconnected);
+        if logged_on && !disconnected {
+            self.conn_of[ix] = Some(conn);
+            self.conns.put(conn, ix as u32);
+        } else {
+            out.close(conn);
+        }
+    }
+
+    /// An application message a session delivered (`d`).
+    fn on_app(&mut self, d: Delivery, app: &AppMsg, x: &mut ToExchange<'_>, out: &mut Outbox) {
+        let Delivery {
+            ix,
+            seq,
+            ts,
+            msg_seq,
+            own,
+        } = d;
+        let who = self.principal(ix as u16);
+        let mut e = EdgeOut {
+            sessions: &mut self.sessions,
+            conn_of: &self.conn_of,
+            cfg: &self.cfg,
+            out,
+            seq,
+            ts,
+            muted: self.replaying,
+            stats: &mut self.stats,
+            echo: &[],
+            mass_count: None,
+        };
+        match app {
+            AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),
+            AppMsg::Cancel {
+                cl_ord_id,
+                orig_cl_ord_id,
+            } => x.apply(
+                seq,
+                ts,
+                &Input::Cancel {
+                    who,
+                    cl_ord_id,
+                    orig_cl_ord_id,
+                },
+                own,
+                &mut e,
+            ),
+            AppMsg::Replace(r) => {
+                x.apply(seq, ts, &Input::Replace { who, replace: r }, own, &mut e)
+            }
+            AppMsg::Status { cl_ord_id, echo } => {
+                e.echo = echo.as_bytes();
+                x.apply(seq, ts, &Input::Status { who, cl_ord_id }, own, &mut e);
+            }
+            AppMsg::MassCancel {
+                cl_ord_id,
+                request_type,
+                symbol,
+                side,
+            } => {
+                let rejected = match request_type {
+                    7 => None,
+                    1 if symbol.is_some() => None,
+                    1 => Some("MassCancelRequestType 1 needs Symbol(55)"),
+                    _ => Some("unsupported MassCancelRequestType (use 1 or 7)"),
+                };
+                let mut count = 0;
+                if rejected.is_none() {
+                    let symbol = if *request_type == 7 { None } else { *symbol };
+                    let input = Input::MassCancel {
+                        who,
+                        symbol,
+                        side: *side,
+                    };
+                    x.apply(seq, ts, &input, own, &mut e);
+                    count = e.mass_count.unwrap_or(0);
+                }
+                let sym = symbol.map(|s| e.cfg.instruments[s as usize].symbol);
+                let report = OrderMassCancelReport {
+                    cl_ord_id: cl_ord_id.as_bytes(),
+                    report_id: seq,
+                    request_type: *request_type,
+                    rejected: rejected.map(str::as_bytes),
+                    total_affected_orders: count,
+                    symbol: sym.as_ref().map(|s| s.as_str().as_bytes()),
+                    side: *side,
+                };
+                e.send_body(ix as u16, b'r', |v, enc| report.encode_body(v, enc));
+            }
+            AppMsg::Invalid(inv) => match inv.kind {
+                InvalidKind::Business { unsupported } => e.business_reject(
+                    ix as u16,
+                    msg_seq,
+                    inv.msg_type.as_bytes(),
+                    &inv.cl_ord_id,
+                    unsupported,
+                    &inv.reason,
+                ),
+                InvalidKind::Order => {
+                    let n = x.x.next_exec_n(seq);
+                    e.order_reject(
+                        ix as u16,
+                        &inv.cl_ord_id,
+                        n,
+                        inv.reject,
+                        &inv.reason,
+                        inv.echo.as_bytes(),
+                    )
+                }
+                InvalidKind::CancelReject { replace } => e.cancel_reject_text(
+                    ix as u16,
+                    &inv.cl_ord_id,
+                    &inv.orig_cl_ord_id,
+                    replace,
+                    cxl_rej_reason(inv.reject),
+                    &inv.reason,
+                ),
+            },
+            AppMsg::Busy(b) => {
+                e.stats.busy_rejects += 1;
+                let text = Reject::ExchangeBusy.text();
+                match b.msg_type {
+                    b'D' => {
+                        let n = x.x.next_exec_n(seq);
+                        e.order_reject(
+                            ix as u16,
+                            &b.cl_ord_id,
+                            n,
+                            Reject::ExchangeBusy,
+                            text,
+                            b.echo.as_bytes(),
+                        )
+                    }
+                    b'F' | b'G' => e.cancel_reject(
+                        ix as u16,
+                        &b.cl_ord_id,
+                        &b.orig_cl_ord_id,
+                        CancelRejectRecipe {
+                            order: None,
+                            replace: b.msg_type == b'G',
+                            reason_code: cxl_rej_reason(Reject::ExchangeBusy),
+                            text,
+                        },
+                    ),
+                    t => e.business_reject(ix as u16, msg_seq, &[t], &b.cl_ord_id, false, text),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The exchange's outputs as FIX messages: ExecutionReports, OrderCancelRejects,
+//! OrderMassCancelReports and BusinessMessageRejects on the sessions of the orders' owners,
+//! and the explicit mappings from the exchange's reasons to FIX codes.
+
+use super::{EdgeStats, FixSession, Outbox, Wire};
+use crate::config::FixConfig;
+use crate::record::ConnId;
+use crate::store::{Body, CancelRejectRecipe, ExecRecipe};
+use exchange::{ClOrdId, OrderStatus, Output, Outputs, Reject, Report, ReportKind};
+use fix::app::{self, AppMessage, BusinessMessageReject, ExecType, OrdStatus, OrderlessReport};
+use fix::{BusinessRejectReason, Encoder, FixVersion};
+use types::CancelReason;
+
+/// The exchange's outputs of one application message, as FIX messages on the sessions of
+/// their owners.
+pub(super) struct EdgeOut<'a> {
+    pub(super) sessions: &'a mut [FixSession],
+    pub(super) conn_of: &'a [Option<ConnId>],
+    pub(super) cfg: &'a FixConfig,
+    pub(super) out: &'a mut Outbox,
+    pub(super) seq: u64,
+    pub(super) ts: u64,
+    pub(super) muted: bool,
+    pub(super) stats: &'a mut EdgeStats,
+    /// A status request's echoed fields.
+    pub(super) echo: &'a [u8],
+    pub(super) mass_count: Option<u64>,
+}
+
+impl Outputs for EdgeOut<'_> {
+    /// A bounded replay that will have forgotten the report by its end numbers it and builds
+    /// nothing of it.
+    #[inline(always)]
+    fn skip_report(&mut self, to: u16) -> bool {
+        let s = &mut self.sessions[to as usize];
+        if s.next_out() >= s.store().skip_below {
+            return false;
+        }
+        s.next_app(self.ts);
+        self.stats.execution_reports += 1;
+        true
+    }
+
+    #[inline]
+    fn output(&mut self, o: &Output<'_>) {
+        match *o {
+            Output::Report(r) => self.report(r),
+            Output::NewRejected {
+                to,
+                order,
+                reason,
+                n,
+            } => {
+                let echo = crate::adapter::echo_of(self.cfg, order);
+                self.order_reject(
+                    to,
+                    &order.cl_ord_id,
+                    n,
+                    reason,
+                    reason.text(),
+                    echo.as_bytes(),
+                );
+            }
+            Output::CancelRejected {
+                to,
+                cl_ord_id,
+                orig_cl_ord_id,
+                replace,
+                reason,
+                order,
+            } => self.cancel_reject(
+                to,
+                cl_ord_id,
+                orig_cl_ord_id,
+                CancelRejectRecipe {
+                    order: order.map(|(id, s)| (id, ord_status(s))),
+                    replace,
+                    reason_code: cxl_rej_reason(reason),
+                    text: reason.text(),
+                },
+            ),
+            Output::MassCanceled { count, .. } => self.mass_count = Some(count),
+            Output::StatusUnknown { to, cl_ord_id, n } => {
+                let echo = self.echo;
+                let seq = self.seq;
+                self.send_body(to, b'8', |v, enc| {
+                    OrderlessReport {
+                        cl_ord_id: cl_ord_id.as_bytes(),
+                        exec_id: (seq, n),
+                        status: true,
+                        echo,
+                        ord_rej_reason: None,
+                        text: Reject::UnknownOrder.text().as_bytes(),
+                        transact_time_ns: None,
+                    }
+                    .encode_body(v, enc)
+                });
+            }
+            Output::Market(_) => {}
+        }
+    }
+}
+
+impl EdgeOut<'_> {
+    /// Writes session `to`'s newest stored message if it is logged on (and this is not a
+    /// replay): recipes are formatted only here and on resend.
+    #[inline(always)]
+    fn write_last(&mut self, to: u16, seq: u64, msg_type: u8) {
+        let s = &mut self.sessions[to as usize];
+        let Some(conn) = self.conn_of[to as usize] else {
+            return;
+        };
+        if self.muted || !s.is_active() {
+            return;
+        }
+        let version = s.config().version;
+        let mut w = Wire {
+            conn: Some(conn),
+            out: &mut *self.out,
+            muted: false,
+            disconnected: false,
+            logged_on: false,
+        };
+        s.write_app(seq, &[msg_type], self.ts, &mut w, |enc, store| {
+            store.body_into(store.last(), version, enc)
+        });
+    }
+
+    /// An application message given as its body: numbered, stored as bytes, written.
+    pub(super) fn send_body(
+        &mut self,
+        to: u16,
+        msg_type: u8,
+        body: impl FnOnce(FixVersion, &mut Encoder),
+    ) {
+        let ts = self.ts;
+        let s = &mut self.sessions[to as usize];
+        let version = s.config().version;
+        let seq = s.next_app(ts);
+        let mut enc = Encoder::default();
+        enc.begin_body();
+        body(version, &mut enc);
+        s.store_mut().push_body(seq, msg_type, ts, enc.body());
+        if msg_type == b'8' {
+            self.stats.execution_reports += 1;
+        }
+        self.write_last(to, seq, msg_type);
+    }
+
+    #[inline(never)]
+    fn report(&mut self, r: &Report<'_>) {
+        let o = r.order;
+        let to = o.owner;
+        let ts = self.ts;
+        let s = &mut self.sessions[to as usize];
+        let seq = s.next_app(ts);
+        let (exec_type, last, text) = match r.kind {
+            ReportKind::New => (ExecType::New, None, None),
+            ReportKind::Fill { price, qty } => (ExecType::Trade, Some((price, qty)), None),
+            ReportKind::Canceled(reason) => (
+                ExecType::Canceled,
+                None,
+                (reason != CancelReason::User).then_some(reason),
+            ),
+            ReportKind::Replaced => (ExecType::Replaced, None, None),
+            ReportKind::Status => (ExecType::OrderStatus, None, None),
+        };
+        let m = s
+            .store_mut()
+            .slot(seq, b'8', ts, r.cl_ord_id, r.orig_cl_ord_id);
+        m.body = Body::Exec(ExecRecipe {
+            order_id: r.id,
+            exec_seq: self.seq,
+            exec_n: r.n,
+            exec_type,
+            ord_status: ord_status(o.status()),
+            side: o.side,
+            ord_type: o.ord_type,
+            tif: o.tif,
+            account: o.account,
+            symbol: o.symbol,
+            price: o.price,
+            order_qty: o.order_qty,
+            last,
+            leaves_qty: o.leaves_qty,
+            cum_qty: o.cum_qty,
+            notional: o.notional,
+            text,
+        });
+        self.stats.execution_reports += 1;
+        self.write_last(to, seq, b'8');
+    }
+
+    /// ExecutionReport ExecType=8 for a NewOrderSingle refused.
+    pub(super) fn order_reject(
+        &mut self,
+        to: u16,
+        cl_ord_id: &ClOrdId,
+        n: u32,
+        reason: Reject,
+        text: &str,
+        echo: &[u8],
+    ) {
+        let seq = self.seq;
+        let ts = self.ts;
+        self.send_body(to, b'8', |v, enc| {
+            OrderlessReport {
+                cl_ord_id: cl_ord_id.as_bytes(),
+                exec_id: (seq, n),
+                status: false,
+                echo,
+                ord_rej_reason: Some(ord_rej_reason(reason, v)),
+                text: text.as_bytes(),
+                transact_time_ns: Some(ts),
+            }
+            .encode_body(v, enc)
+        });
+    }
+
+    /// OrderCancelReject `r` with a fixed text: stored as a recipe, formatted only when
+    /// written to a live connection or resent (never in replay).
+    pub(super) fn cancel_reject(
+        &mut self,
+        to: u16,
+        cl_ord_id: &ClOrdId,
+        orig_cl_ord_id: &ClOrdId,
+        r: CancelRejectRecipe,
+    ) {
+        let ts = self.ts;
+        let s = &mut self.sessions[to as usize];
+        let seq = s.next_app(ts);
+        let m = s.store_mut().slot(
+            seq,
+            b'9',
+            ts,
+            cl_ord_id.as_bytes(),
+            Some(orig_cl_ord_id.as_bytes()),
+        );
+        m.body = Body::CancelReject(r);
+        self.write_last(to, seq, b'9');
+    }
+
+    /// OrderCancelReject with a text of the adapter's (stored as bytes).
+    pub(super) fn cancel_reject_text(
+        &mut self,
+        to: u16,
+        cl_ord_id: &ClOrdId,
+        orig_cl_ord_id: &ClOrdId,
+        replace: bool,
+        reason_code: u32,
+        text: &str,
+    ) {
+        self.send_body(to, b'9', |v, enc| {
+            app::OrderCancelReject {
+                order_id: None,
+                cl_ord_id: cl_ord_id.as_bytes(),
+                orig_cl_ord_id: orig_cl_ord_id.as_bytes(),
+                ord_status: None,
+                response_to: if replace {
+                    app::CxlRejResponseTo::CancelReplaceRequest
+                } else {
+                    app::CxlRejResponseTo::CancelRequest
+                },
+                reason: reason_code,
+                text: text.as_bytes(),
+            }
+            .encode_body(v, enc)
+        });
+    }
+
+    pub(super) fn business_reject(
+        &mut self,
+        to: u16,
+        ref_seq: u64,
+        msg_type: &[u8],
+        cl_ord_id: &ClOrdId,
+        unsupported: bool,
+        text: &str,
+    ) {
+        self.send_body(to, b'j', |v, enc| {
+            BusinessMessageReject {
+                ref_seq_num: ref_seq,
+                ref_msg_type: msg_type,
+                business_reject_ref_id: (!cl_ord_id.is_empty()).then(|| cl_ord_id.as_bytes()),
+                reason: if unsupported {
+                    BusinessRejectReason::UnsupportedMessageType
+                } else {
+                    BusinessRejectReason::Other
+                },
+                text: text.as_bytes(),
+            }
+            .encode_body(v, enc)
+        });
+    }
+}
+
+/// OrdStatus (39) of an order's status.
+pub fn ord_status(s: OrderStatus) -> OrdStatus {
+    match s {
+        OrderStatus::New => OrdStatus::New,
+        OrderStatus::PartiallyFilled => OrdStatus::PartiallyFilled,
+        OrderStatus::Filled => OrdStatus::Filled,
+        OrderStatus::Canceled => OrdStatus::Canceled,
+    }
+}
+
+/// OrdRejReason (103) of a refused new order, in `version`'s codes.
+pub fn ord_rej_reason(r: Reject, version: FixVersion) -> u32 {
+    use app::ord_rej_reason as c;
+    match r {
+        Reject::UnknownSymbol => c::UNKNOWN_SYMBOL,
+        Reject::DuplicateClOrdId | Reject::DuplicateOrderId => c::DUPLICATE_ORDER,
+        _ if version == FixVersion::Fix42 => c::BROKER_OPTION,
+        _ => c::OTHER,
+    }
+}
+
+/// CxlRejReason (102) of a refused cancel or replace.
+pub fn cxl_rej_reason(r: Reject) -> u32 {
+    use app::cxl_rej_reason as c;
+    match r {
+        Reject::UnknownOrder => c::UNKNOWN_ORDER,
+        Reject::DuplicateClOrdId => c::DUPLICATE_CL_ORD_ID,
+        Reject::ExchangeBusy => c::ALREADY_PENDING,
+        _ => c::OTHER,
+    }
+}
