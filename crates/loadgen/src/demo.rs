@@ -23,7 +23,7 @@
 
 use crate::clordid::{KIND_CANCEL, KIND_NEW, KIND_REPLACE};
 use crate::driver::{wall_ns, Driver, DriverConfig, Observer, View};
-use crate::inbound::Report;
+use fix::scan::Report;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};

@@ -33,7 +33,7 @@
 //! are timed when they arrived, not when they were read (one wake-up per tick instead of two,
 //! and a busy generator does not inflate the latency it reports). When not sending (draining,
 //! logon, back-pressure) it parks on the sockets. A batch is encoded into its bot's write
-//! buffer and written with one `write`; reports are read in place (`inbound::scan`, one pass,
+//! buffer and written with one `write`; reports are read in place (`fix::scan`, one pass,
 //! no field table). The `fix` crate's `Encoder` is reused; ClOrdIDs are formatted on the
 //! stack; nothing is allocated per message once the buffers have grown.
 //!
@@ -50,7 +50,7 @@
 
 use crate::clock::{mono_ns, process_cpu_ns};
 use crate::clordid;
-use crate::inbound::Report;
+use fix::scan::Report;
 use crate::mix::{Market, Strategy};
 use crate::orders::BotOrders;
 use crate::schedule::{Schedule, WakeEarly};
@@ -888,7 +888,7 @@ impl Driver {
                 Ok(Some(len)) => {
                     let frame = &rbuf[pos..pos + len];
                     pos += len;
-                    match crate::inbound::scan(frame) {
+                    match fix::scan::scan(frame) {
                         Ok(msg) => {
                             if self.bots[i].on_message(&mut self.out, &msg, st, recv) {
                                 observer.on_report(i, &msg.report);

@@ -11,7 +11,7 @@
 //! (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX engine's
 //! loop), `schedule` (when requests are due, how early to wake), `session` (one bot's FIX session:
 //! what it writes, what it does with what it reads), `tally` (a run's accounting while it runs),
-//! `inbound` (reading reports in place), `rx` (reads stamped with the kernel's receive time),
+//! `rx` (reads stamped with the kernel's receive time),
 //! `clock` (clock reads that also work under valgrind); those two hold the crate's only unsafe
 //! code, `deny(unsafe_code)` elsewhere; `stats` (counters, histograms, the printed formats),
 //! `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg` (the
@@ -31,7 +31,6 @@ pub mod clock;
 pub mod clordid;
 pub mod demo;
 pub mod driver;
-pub mod inbound;
 pub mod mix;
 pub mod noise;
 pub mod orders;
@@ -45,7 +44,7 @@ pub mod sweep;
 mod tally;
 
 pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, View};
-pub use inbound::Report;
+pub use fix::scan::Report;
 pub use mix::{Action, EchoGenerator, Market, MixConfig, MixGenerator, Strategy, SymbolSpec};
 pub use schedule::Schedule;
 pub use stats::{Counters, RunResult};

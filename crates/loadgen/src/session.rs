@@ -19,7 +19,7 @@
 
 use crate::clock::mono_ns;
 use crate::clordid::{self, ClOrdId, KIND_CANCEL, KIND_MASS_CANCEL, KIND_NEW, KIND_REPLACE};
-use crate::inbound::{Inbound, Report};
+use fix::scan::{Inbound, Report};
 use crate::mix::{Action, Market};
 use crate::orders::BotOrders;
 use crate::stats::ERROR_NOTES_MAX;

@@ -1,17 +1,18 @@
-//! Reading what the exchange sends, in place: one pass over a framed FIX message that picks out
-//! the dozen fields the driver uses (session fields and the ExecutionReport's), with no field
-//! table and no copy.
+//! A client's fast read of what an exchange sends, in place: one pass over a framed FIX message
+//! that picks out the dozen fields a trading client acts on (session fields and the
+//! ExecutionReport's), with no field table and no copy.
 //!
-//! Role: the generator reads two or three reports per request it sends, so this is its hottest
-//! code after the kernel's. `fix::frame` has already checked the frame (BeginString,
-//! BodyLength, CheckSum); this only splits `tag=value` fields.
+//! Role: the load generator's bots read two or three reports per request they send, so this
+//! is their hottest code after the kernel's; `Decoder` is the general reader. `frame` has
+//! already checked the frame (BeginString, BodyLength, CheckSum); this only splits
+//! `tag=value` fields.
 //!
 //! Never: allocates; looks past the frame it is given; accepts a field without `=` or with a
 //! tag that is not a number (that is an error, reported by the driver as an undecodable
 //! message). Data fields (a length tag followed by raw bytes that may hold SOH) are skipped by
 //! their declared length, as the FIX decoder does.
 
-use fix::Decimal;
+use crate::Decimal;
 
 /// The fields of one inbound message that the driver acts on.
 #[derive(Clone, Copy, Debug)]
@@ -99,7 +100,7 @@ fn qty(v: &[u8]) -> Option<u64> {
     })
 }
 
-/// Reads the fields of one frame (as returned by `fix::frame`).
+/// Reads the fields of one frame (as returned by [`frame`](crate::frame)).
 pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
     let mut m = Inbound {
         msg_type: b"",
@@ -141,8 +142,8 @@ pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
         }
         let start = i + 1;
         let end = match data_len.take() {
-            Some((t, n)) if t == tag && frame.get(start + n) == Some(&fix::SOH) => start + n,
-            _ => match fix::find_soh(frame, start) {
+            Some((t, n)) if t == tag && frame.get(start + n) == Some(&crate::SOH) => start + n,
+            _ => match crate::find_soh(frame, start) {
                 Some(e) => e,
                 None => return Err(ScanError::Unterminated(start)),
             },
@@ -167,7 +168,7 @@ pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
             7 => m.begin_seq_no = digits_u64(v),
             36 => m.new_seq_no = digits_u64(v),
             t if t >= 90 => {
-                if let Some(data_tag) = fix::tags::data_tag_for_length(t) {
+                if let Some(data_tag) = crate::tags::data_tag_for_length(t) {
                     if let Some(n) = digits_u64(v) {
                         data_len = Some((data_tag, n as usize));
                     }
@@ -186,7 +187,7 @@ pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
     Ok(m)
 }
 
-/// Fuzz body (`fuzz/fuzz_targets/loadgen_inbound.rs`): arbitrary bytes as one inbound
+/// Fuzz body (`fuzz/fuzz_targets/fix_scan.rs`): arbitrary bytes as one inbound
 /// message. `scan` never panics, an error's offset lies within the input, and every value it
 /// returns is a slice of the input.
 pub fn fuzz_scan(data: &[u8]) {
@@ -219,7 +220,7 @@ pub fn fuzz_scan(data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fix::{Encoder, FixVersion, Header, TimePrecision};
+    use crate::{Encoder, FixVersion, Header, TimePrecision};
 
     fn message(msg_type: &[u8], fields: &[(u32, &[u8])]) -> Vec<u8> {
         let mut enc = Encoder::default();
@@ -257,7 +258,7 @@ mod tests {
                 (58, b"partly"),
             ],
         );
-        let len = fix::frame(&m, 4096).unwrap().unwrap();
+        let len = crate::frame(&m, 4096).unwrap().unwrap();
         assert_eq!(len, m.len());
         let s = scan(&m).unwrap();
         assert_eq!(s.msg_type, b"8");
@@ -325,7 +326,7 @@ mod tests {
                 return Err(ScanError::BadTag(at));
             }
             let start = at + digits + 1;
-            let Some(len) = frame[start..].iter().position(|&c| c == fix::SOH) else {
+            let Some(len) = frame[start..].iter().position(|&c| c == crate::SOH) else {
                 return Err(ScanError::Unterminated(start));
             };
             let value = frame[start..start + len].to_vec();

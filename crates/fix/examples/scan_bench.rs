@@ -1,12 +1,12 @@
-//! Cost of reading one inbound ExecutionReport (`loadgen::inbound::scan`): the generator reads
+//! Cost of reading one inbound ExecutionReport (`fix::scan::scan`): the load generator reads
 //! one or two per request it sends, on the CPU the exchange's loop shares in the sweeps, so
 //! this is part of what a sweep's tail at 150-200 K req/s queues behind.
 //!
-//! `cargo run --release -p loadgen --example scan_bench [N]` prints ns per scan (median of 5
+//! `cargo run --release -p fix --example scan_bench [N]` prints ns per scan (median of 5
 //! passes of N scans, default 2,000,000) of an ack and of a fill laid out as Rialto writes them,
 //! each read over and over, then of 256 acks, fills and cancels read in turn (closer to a bot's
 //! reading: the branch predictor cannot learn one frame).
-//! Under `valgrind --tool=callgrind --toggle-collect='loadgen::inbound::scan*'` with a small N
+//! Under `valgrind --tool=callgrind --toggle-collect='fix::scan::scan*'` with a small N
 //! (e.g. 1000: 10 passes in all) it gives instructions per scan. BENCHMARKS.md has the figures.
 
 use std::time::Instant;
@@ -72,7 +72,7 @@ fn main() {
     );
     for (name, f, leaves) in [("ack", &ack, 100), ("fill", &fill, 70)] {
         // Checked once, so the loop below times a scan that reads what it should.
-        let m = loadgen::inbound::scan(f).expect("the report scans");
+        let m = fix::scan::scan(f).expect("the report scans");
         assert_eq!(m.report.leaves_qty, Some(leaves), "{name}: LeavesQty read");
         let (median, fastest) = time_scans(&[f], n);
         println!(
@@ -119,7 +119,7 @@ fn main() {
     let frames: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
     // Checked once, as above: every mixed frame reads its LeavesQty.
     for f in &frames {
-        let m = loadgen::inbound::scan(f).expect("the report scans");
+        let m = fix::scan::scan(f).expect("the report scans");
         assert_eq!(m.report.leaves_qty, Some(70), "mixed: LeavesQty read");
     }
     let (median, fastest) = time_scans(&frames, n);
@@ -138,7 +138,7 @@ fn time_scans(frames: &[&[u8]], n: usize) -> (f64, f64) {
         let mut sum = 0u64;
         let mut i = 0;
         for _ in 0..n {
-            let m = loadgen::inbound::scan(std::hint::black_box(frames[i])).expect("scans");
+            let m = fix::scan::scan(std::hint::black_box(frames[i])).expect("scans");
             sum = sum.wrapping_add(m.seq + m.report.leaves_qty.unwrap_or(0));
             i += 1;
             if i == frames.len() {
