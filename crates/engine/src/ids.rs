@@ -6,7 +6,7 @@
 //! - used ids below `direct_len` are one bit each in a bitmap (1 MiB covers 8 M ids; the OS
 //!   commits its zeroed pages as they are touched);
 //! - used ids from `direct_len` on that arrive at the frontier of what is covered (sequential ids,
-//!   as the gateway assigns them) are bits in a chunked bitmap that grows by appending one
+//!   as the exchange assigns them) are bits in a chunked bitmap that grows by appending one
 //!   zeroed chunk of `CHUNK_IDS` ids (128 KiB) at a time: bits are never copied;
 //! - other used ids (sparse: anywhere in `u64`) go to a hash set whose growth is incremental:
 //!   when it passes a load of 1/2 a table of twice the size takes new ids and each later insert
@@ -786,7 +786,7 @@ mod tests {
     fn dense_ids_fill_chunks_across_direct_len_and_chunk_boundaries() {
         let direct = 1000; // rounded up to 1024
         let end = 1024 + CHUNK_IDS + 300;
-        // Sequential with a gap of 1 every 97 ids: the gateway's stream with a few rejects.
+        // Sequential with a gap of 1 every 97 ids: the exchange's stream with a few rejects.
         let ids: Vec<u64> = (0..end).filter(|i| i % 97 != 5).collect();
         let ix = check_against_btreeset(direct, 16, &ids, 1);
         assert_eq!(ix.chunks.len(), 2);

@@ -145,7 +145,7 @@ fn ioc(id: u64) -> types::Command {
 
 #[test]
 fn sequential_ids_beyond_ids_direct_allocate_a_chunk_per_million() {
-    // The gateway's ids are sequential: beyond `ids_direct` they fill 2^20-id bitmap chunks,
+    // The exchange's ids are sequential: beyond `ids_direct` they fill 2^20-id bitmap chunks,
     // one allocation each (plus the small vector of chunk pointers), never a rehash.
     let config = EngineConfig {
         ids_direct: 1 << 12,

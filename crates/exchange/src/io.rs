@@ -11,7 +11,7 @@ use types::{AccountId, CancelReason, Event, OrdType, Side, SymbolId, TimeInForce
 
 /// Who sent a request: the originator (a FIX session, an API key: the key of its client
 /// order ids and the owner of the orders it enters) and the firm it trades for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Principal {
     pub originator: u16,
     pub firm: u16,
@@ -101,6 +101,13 @@ pub enum Input<'a> {
         who: Principal,
         cl_ord_id: &'a ClOrdId,
     },
+    /// The originator's session ended (logout, connection lost): its orders are canceled if
+    /// it asked for that (`Config::cancel_on_disconnect`).
+    Disconnected {
+        who: Principal,
+    },
+    /// Time passes (the input's timestamp): the trading day may end.
+    Tick,
     Checkpoint(&'a Checkpoint),
 }
 

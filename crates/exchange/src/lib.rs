@@ -57,7 +57,33 @@ pub struct Config {
     pub firms: Vec<Vec<AccountId>>,
     /// Live orders the engine holds at most.
     pub orders_max: usize,
+    /// By originator: cancel its live orders when its session ends (`Input::Disconnected`).
+    /// An originator past the end does not.
+    pub cancel_on_disconnect: Vec<bool>,
+    /// When the trading day ends, in ns after midnight UTC: DAY orders expire at the first
+    /// input stamped at or after it. `None`: DAY orders rest until canceled.
+    pub trading_day_end_ns: Option<u64>,
 }
+
+impl Config {
+    /// A configuration with these instruments, firms and capacity, no cancel on disconnect
+    /// and no end of the trading day.
+    pub fn new(
+        instruments: Vec<Instrument>,
+        firms: Vec<Vec<AccountId>>,
+        orders_max: usize,
+    ) -> Config {
+        Config {
+            instruments,
+            firms,
+            orders_max,
+            cancel_on_disconnect: Vec::new(),
+            trading_day_end_ns: None,
+        }
+    }
+}
+
+const NS_PER_DAY: u64 = 86_400 * 1_000_000_000;
 
 /// Counters the server reports (not part of the replicated state).
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,6 +136,10 @@ enum CtxKind {
     Replace,
     Mass,
     Status,
+    /// Canceling a disconnected originator's orders.
+    Disconnect,
+    /// Expiring DAY orders at the end of the trading day.
+    DayEnd,
 }
 
 pub struct Exchange {
@@ -123,6 +153,9 @@ pub struct Exchange {
     /// otherwise), taken by [`Exchange::take_populate`].
     populate: engine::hint::Populate,
     next_order_id: OrderId,
+    /// The next end of the trading day (ns since the epoch): `u64::MAX` if there is none, 0
+    /// before the first input.
+    next_day_end_ns: u64,
     last_seq: u64,
     /// Reports numbered so far for input `last_seq` (several inputs may share a sequence
     /// number: an edge's record that delivers messages which waited behind a gap).
@@ -153,7 +186,7 @@ fn engine_config(cfg: &Config) -> EngineConfig {
 }
 
 /// Magic of the exchange's part of a snapshot.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOX1";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOX2";
 
 impl Exchange {
     /// An empty exchange, its large tables `Backing::Resident`.
@@ -173,6 +206,7 @@ impl Exchange {
             cl,
             populate,
             next_order_id: 1,
+            next_day_end_ns: 0,
             last_seq: 0,
             exec_n: 0,
             events: Vec::with_capacity(64),
@@ -203,6 +237,13 @@ impl Exchange {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// When the trading day next ends (ns since the epoch; `u64::MAX`: never, 0: not known
+    /// before the first input). An input stamped at or after it ends the day, so a server
+    /// sends a `Tick` then even when nothing else happens.
+    pub fn next_day_end_ns(&self) -> u64 {
+        self.next_day_end_ns
     }
 
     /// The checkpoint of the current state (`Input::Checkpoint` checks one).
@@ -292,11 +333,9 @@ impl Exchange {
     /// from the ring. Returns what became of resolving, for the recovery log (`None`: it was
     /// not begun).
     pub fn end_resolving(&mut self) -> Option<String> {
-        let t0 = std::time::Instant::now();
         match (self.cl.stop_resolving(), self.resolve_fell_back.take()) {
             (Some(n), _) => Some(format!(
-                "{n} ClOrdID lookups answered on the decoding thread (index built in {:.1} ms)",
-                t0.elapsed().as_secs_f64() * 1e3
+                "{n} ClOrdID lookups answered on the decoding thread"
             )),
             (None, Some(seq)) => Some(format!(
                 "ClOrdID lookups answered on the decoding thread until record {seq}, then from the index"
@@ -338,8 +377,10 @@ impl Exchange {
     /// come in sequence order; gaps are allowed (an edge's records that are not exchange
     /// inputs), and so are several inputs of one record.
     pub fn apply<O: Outputs>(&mut self, seq: u64, ts_ns: u64, input: &Input<'_>, out: &mut O) {
-        let _ = ts_ns;
         self.enter(seq);
+        if ts_ns >= self.next_day_end_ns {
+            self.end_trading_day(ts_ns, out);
+        }
         match *input {
             Input::New { who, order } => self.on_new(who, order, out),
             Input::Cancel {
@@ -356,8 +397,91 @@ impl Exchange {
             ),
             Input::MassCancel { who, symbol, side } => self.on_mass_cancel(who, symbol, side, out),
             Input::Status { who, cl_ord_id } => self.on_status(who, cl_ord_id, out),
+            Input::Disconnected { who } => self.on_disconnected(who, out),
+            // Time passing: the end of the trading day, checked above.
+            Input::Tick => {}
             Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
         }
+    }
+
+    /// The first input at or after `next_day_end_ns`: DAY orders expire (unless this is the
+    /// first input of all, which only finds out when the day ends).
+    #[cold]
+    fn end_trading_day<O: Outputs>(&mut self, ts_ns: u64, out: &mut O) {
+        let first = self.next_day_end_ns == 0;
+        self.next_day_end_ns = match self.cfg.trading_day_end_ns {
+            // The first end of day strictly after `ts_ns`.
+            Some(end) => {
+                let end = end % NS_PER_DAY;
+                let midnight = ts_ns - ts_ns % NS_PER_DAY;
+                let today = midnight + end;
+                if today > ts_ns {
+                    today
+                } else {
+                    today + NS_PER_DAY
+                }
+            }
+            None => u64::MAX,
+        };
+        if first || self.cfg.trading_day_end_ns.is_none() {
+            return;
+        }
+        let mut ctx = Ctx {
+            who: Principal::default(),
+            exec_n: self.exec_n,
+            cl_ord_id: &ClOrdId::EMPTY,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
+            kind: CtxKind::DayEnd,
+            order: None,
+            mass_count: 0,
+        };
+        self.run(&Command::ExpireDay { symbol: None }, &mut ctx, out);
+        self.exec_n = ctx.exec_n;
+    }
+
+    /// The originator's session ended: if it asked for it, each of its live orders is
+    /// canceled, in order id order (the reports wait in its session for a resend).
+    fn on_disconnected<O: Outputs>(&mut self, who: Principal, out: &mut O) {
+        let ix = who.originator;
+        if !self
+            .cfg
+            .cancel_on_disconnect
+            .get(ix as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            return;
+        }
+        let mut ids: Vec<(OrderId, AccountId, u32)> = self
+            .orders
+            .live
+            .iter()
+            .map(|(id, slot)| (id, &self.orders.slab[slot as usize]))
+            .filter(|(_, o)| o.owner == ix && o.is_live())
+            .map(|(id, o)| (id, o.account, o.symbol))
+            .collect();
+        ids.sort_unstable();
+        let mut ctx = Ctx {
+            who,
+            exec_n: self.exec_n,
+            cl_ord_id: &ClOrdId::EMPTY,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
+            kind: CtxKind::Disconnect,
+            order: None,
+            mass_count: 0,
+        };
+        for (id, account, symbol) in ids {
+            self.run(
+                &Command::Cancel {
+                    id,
+                    account,
+                    symbol,
+                },
+                &mut ctx,
+                out,
+            );
+        }
+        self.exec_n = ctx.exec_n;
     }
 
     /// `apply` with the input's ClOrdID hashes computed ahead: each of `hashes` must be that
@@ -752,7 +876,7 @@ impl Exchange {
                             order: status,
                         });
                     }
-                    CtxKind::Mass | CtxKind::Status => {}
+                    CtxKind::Mass | CtxKind::Status | CtxKind::Disconnect | CtxKind::DayEnd => {}
                 }
             }
             Event::Trade {
@@ -797,6 +921,10 @@ impl Exchange {
                 let o = &mut self.orders.slab[slot as usize];
                 o.leaves_qty = 0;
                 o.state = OrderState::Canceled;
+                let reason = match ctx.kind {
+                    CtxKind::Disconnect => CancelReason::Disconnect,
+                    _ => reason,
+                };
                 self.report_at(ctx, id, slot, ReportKind::Canceled(reason), out);
                 self.orders.retire(id);
             }
@@ -954,6 +1082,7 @@ impl Exchange {
         let mut e = SnapWriter(out);
         e.u64(self.last_seq);
         e.u64(self.next_order_id);
+        e.u64(self.next_day_end_ns);
         e.u64(self.cfg.instruments.len() as u64);
         e.u64(self.cl.len() as u64);
         for (originator, cl, order) in self.cl.iter() {
@@ -1017,6 +1146,7 @@ impl Exchange {
         let mut r = SnapReader(own);
         self.last_seq = r.u64()?;
         self.next_order_id = r.u64()?;
+        self.next_day_end_ns = r.u64()?;
         if r.u64()? != self.cfg.instruments.len() as u64 {
             return Err("snapshot: instrument count differs from the config".into());
         }
@@ -1257,11 +1387,11 @@ mod tests {
             tick: 1,
             lot: 1,
         };
-        Arc::new(Config {
-            instruments: vec![inst("ACME"), inst("BOLT")],
-            firms: vec![vec![1]],
-            orders_max: 1 << 16,
-        })
+        Arc::new(Config::new(
+            vec![inst("ACME"), inst("BOLT")],
+            vec![vec![1]],
+            1 << 16,
+        ))
     }
 
     /// One originator's requests, applied one input a record.
@@ -1505,5 +1635,121 @@ mod tests {
             );
         }
         assert_eq!(d.x.orders.done_ix.overflow.len, 0);
+    }
+
+    /// A limit order of originator `who` for 5 of ACME at `price`, stamped `ts`.
+    fn order_at(
+        x: &mut Exchange,
+        seq: u64,
+        ts: u64,
+        who: u16,
+        cl: &str,
+        tif: TimeInForce,
+    ) -> Vec<Seen> {
+        let order = NewOrder {
+            cl_ord_id: ClOrdId::from(cl),
+            side: Side::Buy,
+            tif,
+            price: 100,
+            qty: 5,
+            ..NewOrder::BLANK
+        };
+        let who = Principal {
+            originator: who,
+            firm: 0,
+        };
+        let mut r = Recorder::default();
+        x.apply(seq, ts, &Input::New { who, order: &order }, &mut r);
+        r.0
+    }
+
+    fn canceled(seen: &[Seen]) -> Vec<(OrderId, ReportKind)> {
+        seen.iter()
+            .filter_map(|s| match s {
+                Seen::Report {
+                    id,
+                    kind: k @ ReportKind::Canceled(_),
+                    ..
+                } => Some((*id, *k)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn day_orders_expire_at_the_first_input_at_or_after_the_end_of_the_day() {
+        const DAY: u64 = NS_PER_DAY;
+        let end = 21 * 3600 * 1_000_000_000;
+        let mut cfg = (*config()).clone();
+        cfg.trading_day_end_ns = Some(end);
+        let mut x = Exchange::new(Arc::new(cfg));
+        let day0 = 20_000 * DAY;
+        let mut tick = |x: &mut Exchange, seq, ts| {
+            let mut r = Recorder::default();
+            x.apply(seq, ts, &Input::Tick, &mut r);
+            canceled(&r.0)
+        };
+        assert_eq!(x.next_day_end_ns(), 0, "unknown before the first input");
+        order_at(&mut x, 1, day0 + 1, 0, "d1", TimeInForce::Day);
+        order_at(&mut x, 2, day0 + 2, 0, "g1", TimeInForce::Gtc);
+        assert_eq!(x.next_day_end_ns(), day0 + end);
+        assert_eq!(tick(&mut x, 3, day0 + end - 1), vec![]);
+        assert_eq!(
+            tick(&mut x, 4, day0 + end),
+            vec![(1, ReportKind::Canceled(CancelReason::Expired))]
+        );
+        assert_eq!(x.next_day_end_ns(), day0 + DAY + end);
+        // An order after the end belongs to the next day; the next end comes a day later.
+        order_at(&mut x, 5, day0 + end + 1, 0, "d2", TimeInForce::Day);
+        assert_eq!(tick(&mut x, 6, day0 + DAY + end - 1), vec![]);
+        // Any input ends the day, before it is applied: d2 expires, d3 rests.
+        let seen = order_at(&mut x, 7, day0 + 3 * DAY, 0, "d3", TimeInForce::Day);
+        assert_eq!(
+            canceled(&seen),
+            vec![(3, ReportKind::Canceled(CancelReason::Expired))]
+        );
+        assert_eq!(x.live_orders(), 2, "g1 and d3");
+        // The next end survives a snapshot.
+        let mut bytes = Vec::new();
+        x.snapshot_and_hash(&mut bytes);
+        let (y, _) = Exchange::restore(x.config().clone(), &bytes, Backing::Resident).unwrap();
+        assert_eq!(y.next_day_end_ns(), x.next_day_end_ns());
+        // Without an end of day, DAY orders rest.
+        let mut z = Exchange::new(config());
+        order_at(&mut z, 1, day0, 0, "d1", TimeInForce::Day);
+        assert_eq!(z.next_day_end_ns(), u64::MAX);
+        let mut r = Recorder::default();
+        z.apply(2, day0 + 5 * DAY, &Input::Tick, &mut r);
+        assert!(r.0.is_empty());
+    }
+
+    #[test]
+    fn a_disconnected_originator_loses_its_orders_only_if_it_asked() {
+        let mut cfg = (*config()).clone();
+        cfg.cancel_on_disconnect = vec![false, true];
+        let mut x = Exchange::new(Arc::new(cfg));
+        order_at(&mut x, 1, 1, 1, "a", TimeInForce::Gtc);
+        order_at(&mut x, 2, 2, 0, "b", TimeInForce::Gtc);
+        order_at(&mut x, 3, 3, 1, "c", TimeInForce::Day);
+        order_at(&mut x, 4, 4, 2, "d", TimeInForce::Gtc);
+        let mut gone = |x: &mut Exchange, seq, originator| {
+            let mut r = Recorder::default();
+            let who = Principal {
+                originator,
+                firm: 0,
+            };
+            x.apply(seq, 5, &Input::Disconnected { who }, &mut r);
+            canceled(&r.0)
+        };
+        assert_eq!(gone(&mut x, 5, 0), vec![], "originator 0 did not ask");
+        assert_eq!(gone(&mut x, 6, 2), vec![], "originator 2 is past the list");
+        let c = ReportKind::Canceled(CancelReason::Disconnect);
+        assert_eq!(
+            gone(&mut x, 7, 1),
+            vec![(1, c), (3, c)],
+            "in order id order"
+        );
+        assert_eq!(x.live_orders(), 2);
+        assert_eq!(gone(&mut x, 8, 1), vec![], "nothing left");
     }
 }

@@ -77,8 +77,8 @@ fn sent(out: &Outbox) -> Vec<Sent> {
 /// `index + 1`; instruments ACME, BOLT and CRNK in cents.
 fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixConfig>) {
     let symbols = ["ACME", "BOLT", "CRNK"].map(|s| Symbol::new(s).expect("a symbol"));
-    let x = exchange::Config {
-        instruments: symbols
+    let x = exchange::Config::new(
+        symbols
             .iter()
             .map(|&symbol| Instrument {
                 symbol,
@@ -86,9 +86,9 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 lot: 1,
             })
             .collect(),
-        firms: (1..=sessions.len() as u32).map(|a| vec![a]).collect(),
-        orders_max: 1 << 12,
-    };
+        (1..=sessions.len() as u32).map(|a| vec![a]).collect(),
+        1 << 12,
+    );
     let f = FixConfig {
         sessions: sessions
             .iter()

@@ -17,8 +17,8 @@ const BASE_NS: u64 = 1_767_225_600 * 1_000_000_000;
 
 fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
     let sym = |s| Symbol::new(s).unwrap();
-    let xcfg = exchange::Config {
-        instruments: vec![
+    let mut xcfg = exchange::Config::new(
+        vec![
             Instrument {
                 symbol: sym("ACME"),
                 tick: 1,
@@ -30,9 +30,12 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
                 lot: 10,
             },
         ],
-        firms: vec![vec![1, 2], vec![3]],
-        orders_max: 1_000,
-    };
+        vec![vec![1, 2], vec![3]],
+        1_000,
+    );
+    // By session: PW's orders are canceled when it disconnects.
+    xcfg.cancel_on_disconnect = vec![false, false, false, true];
+    xcfg.trading_day_end_ns = Some(21 * 3600 * 1_000_000_000);
     let session = |sender: &str, version, password: Option<&str>, firm| SessionDef {
         sender_comp_id: sender.into(),
         target_comp_id: "RIALTO".into(),
@@ -147,7 +150,10 @@ impl World {
             pending: VecDeque::new(),
         };
         w.record += 1;
-        w.edge.on_startup(w.record);
+        let mut out = Outbox::default();
+        w.edge
+            .on_startup(w.record, w.now_ns, &mut w.exchange, &mut out);
+        w.take(out);
         w
     }
 
@@ -180,6 +186,15 @@ impl World {
                 String::from_utf8_lossy(bytes).replace('\x01', "|")
             ),
         }
+    }
+
+    /// The connection `id` is gone: the server's `Record::Disconnected`.
+    fn disconnected(&mut self, id: u64) {
+        let mut out = Outbox::default();
+        self.record += 1;
+        self.edge
+            .on_disconnected(self.record, self.now_ns, id, &mut self.exchange, &mut out);
+        self.take(out);
     }
 
     /// Everything the last action sent must have been expected.
@@ -354,8 +369,7 @@ impl World {
                     .ok_or_else(|| format!("no connection `{rest}`"))?;
                 c.open = false;
                 let id = c.id;
-                self.record += 1;
-                self.edge.on_disconnected(self.record, id);
+                self.disconnected(id);
                 Ok(())
             }
             "at" => {
@@ -374,7 +388,8 @@ impl World {
                 self.settle()?;
                 let mut out = Outbox::default();
                 self.record += 1;
-                self.edge.on_tick(self.record, self.now_ns, &mut out);
+                self.edge
+                    .on_tick(self.record, self.now_ns, &mut self.exchange, &mut out);
                 self.take(out);
                 Ok(())
             }
@@ -382,7 +397,8 @@ impl World {
                 self.settle()?;
                 let mut out = Outbox::default();
                 self.record += 1;
-                self.edge.on_shutdown(self.record, self.now_ns, &mut out);
+                self.edge
+                    .on_shutdown(self.record, self.now_ns, &mut self.exchange, &mut out);
                 self.take(out);
                 Ok(())
             }
@@ -404,8 +420,7 @@ impl World {
                         match self.pending.pop_front() {
                             Some(Out::Close { conn }) if conn == id => {
                                 // The server tells the edge the connection is gone.
-                                self.record += 1;
-                                self.edge.on_disconnected(self.record, id);
+                                self.disconnected(id);
                                 Ok(())
                             }
                             Some(o) => {

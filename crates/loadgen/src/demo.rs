@@ -23,10 +23,10 @@
 
 use crate::clordid::{KIND_CANCEL, KIND_NEW, KIND_REPLACE};
 use crate::driver::{wall_ns, Driver, DriverConfig, Observer, View};
-use fix::scan::Report;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};
+use fix::scan::Report;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;

@@ -50,13 +50,13 @@
 
 use crate::clock::{mono_ns, process_cpu_ns};
 use crate::clordid;
-use fix::scan::Report;
 use crate::mix::{Market, Strategy};
 use crate::orders::BotOrders;
 use crate::schedule::{Schedule, WakeEarly};
 use crate::session::{Bot, Outbound, Request};
 use crate::stats::{Counters, RunResult, ERROR_NOTES_MAX};
 use crate::tally::{Tally, SENT_RING};
+use fix::scan::Report;
 use fix::{Decoder, Encoder, Limits};
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;

@@ -19,11 +19,11 @@
 
 use crate::clock::mono_ns;
 use crate::clordid::{self, ClOrdId, KIND_CANCEL, KIND_MASS_CANCEL, KIND_NEW, KIND_REPLACE};
-use fix::scan::{Inbound, Report};
 use crate::mix::{Action, Market};
 use crate::orders::BotOrders;
 use crate::stats::ERROR_NOTES_MAX;
 use crate::tally::{Outcome, Tally};
+use fix::scan::{Inbound, Report};
 use fix::{Decimal, Encoder, FixVersion, Header, TimePrecision};
 use mio::net::TcpStream;
 use std::io::{self, Write};

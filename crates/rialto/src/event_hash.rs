@@ -50,6 +50,7 @@ fn cancel_word(reason: CancelReason) -> u64 {
         CancelReason::Stp => 4,
         CancelReason::NoLiquidity => 5,
         CancelReason::Expired => 6,
+        CancelReason::Disconnect => 7,
     }
 }
 

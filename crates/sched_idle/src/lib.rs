@@ -6,8 +6,8 @@
 //! runs it only when nothing of a normal class wants the CPU, a waking normal thread preempts
 //! it at once (unlike a nice 19 thread, which on current kernels may keep the CPU for the rest
 //! of its slice), and the wake-up balancer treats a CPU running only idle-class threads as
-//! free. Used by the snapshot replica (`gateway`), whose work can wait but must never delay the
-//! event loop; the placement functions by `gateway`'s config `cpu` (the loop on one CPU, the
+//! free. Used by the snapshot writer (`server`), whose work can wait but must never delay the
+//! event loop; the placement functions by the server's config `cpu` (the loop on one CPU, the
 //! server's other threads off it).
 //!
 //! A thread in `SCHED_IDLE` may get no CPU at all for many seconds on a saturated machine. A

@@ -110,6 +110,9 @@ pub struct SessionConfig {
     #[serde(default)]
     pub password: Option<String>,
     pub firm: String,
+    /// Cancel the session's live orders when it ends (Logout or lost connection).
+    #[serde(default)]
+    pub cancel_on_disconnect: bool,
 }
 
 fn fix44() -> String {
@@ -135,6 +138,7 @@ pub struct FileConfig {
     pub idle: Option<Idle>,
     pub cpu: Option<usize>,
     pub stall_log_us: Option<u64>,
+    pub trading_day_end: Option<String>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
@@ -161,6 +165,7 @@ pub struct SessionDef {
     pub begin_string: String,
     pub password: Option<String>,
     pub firm: usize,
+    pub cancel_on_disconnect: bool,
 }
 
 /// The validated configuration.
@@ -204,6 +209,9 @@ pub struct Config {
     /// second (and where its time went) when it took longer than this, or when a spinning loop
     /// was off its CPU longer than this between iterations; 0 = never. Default 1000 (1 ms).
     pub stall_log_us: u64,
+    /// When DAY orders expire, in ns after midnight UTC (`trading_day_end = "HH:MM:SS"`);
+    /// `None`: they rest until canceled.
+    pub trading_day_end_ns: Option<u64>,
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
@@ -245,6 +253,27 @@ pub fn parse_tick(s: &str) -> Result<(i64, u32), ConfigError> {
         return err(format!("tick {s:?} must be positive"));
     }
     Ok((units, frac.len() as u32))
+}
+
+/// `HH:MM:SS` (UTC) as ns after midnight.
+fn parse_time_of_day(s: &str) -> Result<u64, ConfigError> {
+    let bad = || {
+        ConfigError(format!(
+            "trading_day_end {s:?} is not a time of day HH:MM:SS (UTC)"
+        ))
+    };
+    let parts: Vec<&str> = s.split(':').collect();
+    let [h, m, sec] = parts[..] else {
+        return Err(bad());
+    };
+    let num = |p: &str, max: u64| -> Result<u64, ConfigError> {
+        match p.parse::<u64>() {
+            Ok(v) if p.len() == 2 && v <= max => Ok(v),
+            _ => Err(bad()),
+        }
+    };
+    let secs = num(h, 23)? * 3600 + num(m, 59)? * 60 + num(sec, 59)?;
+    Ok(secs * 1_000_000_000)
 }
 
 impl Config {
@@ -354,6 +383,7 @@ impl Config {
                 begin_string: s.fix_version.clone(),
                 password: s.password.clone(),
                 firm,
+                cancel_on_disconnect: s.cancel_on_disconnect,
             });
         }
         if firms.len() > u16::MAX as usize {
@@ -398,6 +428,10 @@ impl Config {
                 c => c,
             },
             stall_log_us: file.stall_log_us.unwrap_or(1_000),
+            trading_day_end_ns: match &file.trading_day_end {
+                Some(s) => Some(parse_time_of_day(s)?),
+                None => None,
+            },
             instruments,
             firms,
             sessions,
@@ -414,6 +448,12 @@ impl Config {
             instruments: self.engine_instruments(),
             firms: self.firms.iter().map(|f| f.accounts.clone()).collect(),
             orders_max: self.orders_max,
+            cancel_on_disconnect: self
+                .sessions
+                .iter()
+                .map(|s| s.cancel_on_disconnect)
+                .collect(),
+            trading_day_end_ns: self.trading_day_end_ns,
         }
     }
 
@@ -462,6 +502,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             fix_version: fix44(),
             password: None,
             firm: name,
+            cancel_on_disconnect: false,
         });
     };
     for i in 1..=9u32 {
@@ -562,5 +603,44 @@ firm = "F"
         assert_eq!(Config::from_toml("cpu = 1").unwrap().cpu, Some(1));
         assert!(Config::from_toml("cpu = 5000").is_err());
         assert!(Config::from_toml("cpu = -1").is_err());
+    }
+
+    #[test]
+    fn trading_day_end_and_cancel_on_disconnect() {
+        let c = Config::from_toml("").unwrap();
+        assert_eq!(c.trading_day_end_ns, None);
+        assert!(c.exchange_config().cancel_on_disconnect.iter().all(|&x| !x));
+        let c = Config::from_toml("trading_day_end = \"21:30:05\"").unwrap();
+        assert_eq!(
+            c.trading_day_end_ns,
+            Some((21 * 3600 + 30 * 60 + 5) * 1_000_000_000)
+        );
+        for bad in [
+            "24:00:00",
+            "9:00:00",
+            "21:00",
+            "21:60:00",
+            "noon",
+            "21:00:00Z",
+        ] {
+            let e = Config::from_toml(&format!("trading_day_end = {bad:?}")).unwrap_err();
+            assert!(e.to_string().contains("HH:MM:SS"), "{bad}: {e}");
+        }
+        let c = Config::from_toml(
+            r#"
+            [[firms]]
+            name = "A"
+            accounts = [1]
+            [[sessions]]
+            sender_comp_id = "S1"
+            firm = "A"
+            [[sessions]]
+            sender_comp_id = "S2"
+            firm = "A"
+            cancel_on_disconnect = true
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.exchange_config().cancel_on_disconnect, vec![false, true]);
     }
 }

@@ -1,12 +1,13 @@
 //! The event loop (`rialto` thread): all sockets, the sequencer, the journal's group commit,
 //! the state machine, the writes, on one thread, one batch per iteration.
 //!
-//! Each iteration, four named steps: `epoll_wait` (parks until a socket, the 1 s timer or the
+//! Each iteration: `epoll_wait` (parks until a socket, the 1 s timer or the
 //! stop waker fires; with `idle = "spin"` it polls with a zero timeout instead) -> accept new
 //! connections -> read every readable connection (one read of at most 64 KiB per connection
 //! per iteration, for fairness) -> frame (`fix::frame`) + `FixAdapter::to_input` into the
-//! iteration's batch -> **sequence** (next journal sequence number each, one timestamp per
-//! batch) -> **journal** (append all, ONE `commit`: group commit; `process` = after write(2)
+//! iteration's batch; then five named steps: **sequence** (next journal sequence number each,
+//! one timestamp per batch) -> **prefetch** (the ClOrdID index slots the batch will look up)
+//! -> **journal** (append all, ONE `commit`: group commit; `process` = after write(2)
 //! returned, `fsync` = after fdatasync) -> **apply** (`Node::apply` each record, in journal
 //! order) -> **publish** (the batch's `Outbox` is copied to the connections' write buffers
 //! and each touched connection gets one write(2); what the socket does not take stays buffered
@@ -282,7 +283,10 @@ impl<L: Log> EventLoop<L> {
                 self.read_ready();
                 if t0 >= next_tick {
                     next_tick = t0 + TICK;
-                    if !self.conns.is_empty() {
+                    // Sessions' timers, and the end of the trading day even with no one
+                    // connected.
+                    let day_ends = now_ns() >= self.node.exchange.next_day_end_ns();
+                    if !self.conns.is_empty() || day_ends {
                         self.submit(Record::Tick);
                     }
                     if let Some(mut line) = self.watch.second(self.cfg.stall_log_us * 1000) {

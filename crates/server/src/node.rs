@@ -121,10 +121,13 @@ impl Node {
                 let x = ToExchange::new(&mut self.exchange, hashes, hint);
                 self.fix.on_fix(seq, ts, f, x, out);
             }
-            Record::Startup => self.fix.on_startup(seq),
-            Record::Tick => self.fix.on_tick(seq, ts, out),
-            Record::Shutdown => self.fix.on_shutdown(seq, ts, out),
-            Record::Disconnected { conn } => self.fix.on_disconnected(seq, *conn),
+            Record::Startup => self.fix.on_startup(seq, ts, &mut self.exchange, out),
+            Record::Tick => self.fix.on_tick(seq, ts, &mut self.exchange, out),
+            Record::Shutdown => self.fix.on_shutdown(seq, ts, &mut self.exchange, out),
+            Record::Disconnected { conn } => {
+                self.fix
+                    .on_disconnected(seq, ts, *conn, &mut self.exchange, out)
+            }
             Record::Checkpoint(cp) => {
                 self.exchange
                     .apply(seq, ts, &Input::Checkpoint(&cp.exchange), &mut NoOutputs);

@@ -416,7 +416,13 @@ impl Drop for BatchReceiver {
 fn apply_batches(x: &mut Node, rx: BatchReceiver) -> Result<(u64, Option<String>), ServerError> {
     let applied = apply_hinted(x, rx);
     // Whatever happened, the index is whole again.
-    let resolved = x.end_resolving();
+    let t0 = std::time::Instant::now();
+    let resolved = x.end_resolving().map(|r| {
+        format!(
+            "{r} (index built in {:.1} ms)",
+            t0.elapsed().as_secs_f64() * 1e3
+        )
+    });
     applied.map(|n| (n, resolved))
 }
 

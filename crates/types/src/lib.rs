@@ -276,6 +276,8 @@ pub enum CancelReason {
     NoLiquidity,
     /// A DAY order at the end of the trading day.
     Expired,
+    /// The owner's session ended and it had asked for its orders to be canceled then.
+    Disconnect,
 }
 
 impl CancelReason {
@@ -287,6 +289,7 @@ impl CancelReason {
             CancelReason::Stp => "stp",
             CancelReason::NoLiquidity => "no_liquidity",
             CancelReason::Expired => "expired",
+            CancelReason::Disconnect => "cancel_on_disconnect",
         }
     }
 }
@@ -362,7 +365,7 @@ pub enum Event {
 }
 
 /// Where the engine writes events. Implemented by whatever consumes them (a Vec in tests, the
-/// gateway's publisher, the flash1 report queue). Must not fail.
+/// exchange's order events, the flash1 report queue). Must not fail.
 pub trait EventSink {
     /// Whether this sink wants `Event::Level`s. False: the engine emits none to it, and
     /// nothing else changes (every other event, and the order of the rest, are the same).

@@ -40,6 +40,11 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         let last = self.next_out - 1;
         let end = if end == 0 || end > last { last } else { end };
         if begin > end || h.muted() {
+            // Muted (a replay): nothing is formatted, but the session counts as having sent,
+            // as it did live, so that its heartbeat timer runs the same.
+            if begin <= end {
+                self.last_sent_ns = now_ns;
+            }
             h.on_event(SessionEvent::ResendServed {
                 begin,
                 end,

@@ -206,6 +206,9 @@ pub struct FixEdge {
     divergence: Option<String>,
     /// The last record applied.
     last_seq: u64,
+    /// Sessions whose connection went away during the current record, in the order they
+    /// did: the exchange hears of each (`Input::Disconnected`) before the record ends.
+    ended: Vec<u16>,
     enc: Encoder,
 }
 
@@ -234,6 +237,7 @@ impl FixEdge {
             bound_seq: 0,
             divergence: None,
             last_seq: 0,
+            ended: Vec::with_capacity(n),
             enc: Encoder::default(),
             cfg,
         }
@@ -283,6 +287,34 @@ impl FixEdge {
     fn unbind(&mut self, ix: usize) {
         if let Some(c) = self.conn_of[ix].take() {
             self.conns.remove(c);
+            self.ended.push(ix as u16);
+        }
+    }
+
+    /// Tells the exchange of each session that ended in this record (it may cancel their
+    /// orders: the reports wait in the sessions' stores for a resend).
+    fn end_sessions(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+        for i in 0..self.ended.len() {
+            let who = self.principal(self.ended[i]);
+            let mut e = self.edge_out(seq, ts, out);
+            x.apply(seq, ts, &Input::Disconnected { who }, &mut e);
+        }
+        self.ended.clear();
+    }
+
+    fn edge_out<'a>(&'a mut self, seq: u64, ts: u64, out: &'a mut Outbox) -> EdgeOut<'a> {
+        EdgeOut {
+            sessions: &mut self.sessions,
+            conn_of: &self.conn_of,
+            cfg: &self.cfg,
+            out,
+            seq,
+            ts,
+            muted: self.replaying,
+            stats: &mut self.stats,
+            echo: &[],
+            mass_count: None,
+            body: &mut self.enc,
         }
     }
 
@@ -305,27 +337,40 @@ impl FixEdge {
         self.last_seq = seq;
     }
 
-    /// A new process run: every session is disconnected.
-    pub fn on_startup(&mut self, seq: u64) {
+    /// A new process run: every session is disconnected (the ones the last run left
+    /// connected end now).
+    pub fn on_startup(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
         self.enter(seq);
         for ix in 0..self.sessions.len() {
             self.sessions[ix].on_disconnected();
             self.unbind(ix);
         }
+        self.end_sessions(seq, ts, x, out);
     }
 
     /// The TCP connection `conn` closed.
-    pub fn on_disconnected(&mut self, seq: u64, conn: ConnId) {
+    pub fn on_disconnected(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        conn: ConnId,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
         self.enter(seq);
         if let Some(ix) = self.session_of(conn) {
             self.sessions[ix as usize].on_disconnected();
             self.unbind(ix as usize);
         }
+        self.end_sessions(seq, ts, x, out);
     }
 
-    /// Timer: heartbeats, TestRequests and their timeouts fall due at `ts`.
-    pub fn on_tick(&mut self, seq: u64, ts: u64, out: &mut Outbox) {
+    /// Timer: heartbeats, TestRequests and their timeouts fall due at `ts`, and the exchange
+    /// hears that time passed (the trading day may end).
+    pub fn on_tick(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
         self.enter(seq);
+        let mut e = self.edge_out(seq, ts, out);
+        x.apply(seq, ts, &Input::Tick, &mut e);
         for ix in 0..self.sessions.len() {
             if self.conn_of[ix].is_none() {
                 continue;
@@ -341,10 +386,11 @@ impl FixEdge {
             let d = w.disconnected;
             self.after(ix, d, out);
         }
+        self.end_sessions(seq, ts, x, out);
     }
 
     /// Clean stop: Logout to every session that is logged on.
-    pub fn on_shutdown(&mut self, seq: u64, ts: u64, out: &mut Outbox) {
+    pub fn on_shutdown(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
         self.enter(seq);
         for ix in 0..self.sessions.len() {
             if self.conn_of[ix].is_none() {
@@ -365,6 +411,7 @@ impl FixEdge {
             );
             self.after(ix, true, out);
         }
+        self.end_sessions(seq, ts, x, out);
     }
 
     /// One FIX message (journal record `seq`, stamped `ts`).
@@ -409,8 +456,9 @@ impl FixEdge {
             };
             self.on_app(d(msg_seq, false), &app, &mut x, out);
         }
-        x.finish();
         self.after(ix, disconnected, out);
+        self.end_sessions(seq, ts, &mut *x.x, out);
+        x.finish();
     }
 
     fn on_logon(&mut self, ts: u64, fi: &FixInput, l: &fix::Logon, out: &mut Outbox) {
@@ -482,6 +530,7 @@ impl FixEdge {
             stats: &mut self.stats,
             echo: &[],
             mass_count: None,
+            body: &mut self.enc,
         };
         match app {
             AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),

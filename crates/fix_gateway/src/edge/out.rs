@@ -25,6 +25,8 @@ pub(super) struct EdgeOut<'a> {
     /// A status request's echoed fields.
     pub(super) echo: &'a [u8],
     pub(super) mass_count: Option<u64>,
+    /// The body of a message `send_body` writes (reused: no allocation per message).
+    pub(super) body: &'a mut Encoder,
 }
 
 impl Outputs for EdgeOut<'_> {
@@ -137,9 +139,9 @@ impl EdgeOut<'_> {
         let s = &mut self.sessions[to as usize];
         let version = s.config().version;
         let seq = s.next_app(ts);
-        let mut enc = Encoder::default();
+        let enc = &mut *self.body;
         enc.begin_body();
-        body(version, &mut enc);
+        body(version, enc);
         s.store_mut().push_body(seq, msg_type, ts, enc.body());
         if msg_type == b'8' {
             self.stats.execution_reports += 1;
@@ -157,6 +159,7 @@ impl EdgeOut<'_> {
         let (exec_type, last, text) = match r.kind {
             ReportKind::New => (ExecType::New, None, None),
             ReportKind::Fill { price, qty } => (ExecType::Trade, Some((price, qty)), None),
+            ReportKind::Canceled(CancelReason::Expired) => (ExecType::Expired, None, None),
             ReportKind::Canceled(reason) => (
                 ExecType::Canceled,
                 None,
@@ -173,7 +176,10 @@ impl EdgeOut<'_> {
             exec_seq: self.seq,
             exec_n: r.n,
             exec_type,
-            ord_status: ord_status(o.status()),
+            ord_status: match exec_type {
+                ExecType::Expired => OrdStatus::Expired,
+                _ => ord_status(o.status()),
+            },
             side: o.side,
             ord_type: o.ord_type,
             tif: o.tif,

@@ -276,13 +276,14 @@ impl FixEdge {
 }
 
 /// Cancel reasons by snapshot code (code = index + 1; 0 = no text).
-const CANCEL_REASONS: [CancelReason; 6] = [
+const CANCEL_REASONS: [CancelReason; 7] = [
     CancelReason::User,
     CancelReason::Ioc,
     CancelReason::Fok,
     CancelReason::Stp,
     CancelReason::NoLiquidity,
     CancelReason::Expired,
+    CancelReason::Disconnect,
 ];
 
 const EXEC_TYPES: [ExecType; 7] = [

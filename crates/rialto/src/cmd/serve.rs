@@ -1,6 +1,6 @@
 //! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR] [--durability MODE]
 //! [--idle park|spin] [--cpu N] [--stall-log-us US]`:
-//! the exchange server (crate `gateway`). Glue only: read the config, apply the overrides,
+//! the exchange server (crate `server`). Glue only: read the config, apply the overrides,
 //! run until SIGINT/SIGTERM.
 
 use super::CmdResult;
