@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 pub trait Log {
     type Source: LogSource;
     /// Appends one record (not durable before `commit`); returns its sequence number.
-    fn append(&mut self, kind: u16, timestamp_ns: u64, payload: &[u8]) -> Result<u64, JournalError>;
+    fn append(&mut self, kind: u16, timestamp_ns: u64, payload: &[u8])
+        -> Result<u64, JournalError>;
     /// Makes every appended record durable in `mode`; returns the last durable sequence
     /// number.
     fn commit(&mut self, mode: Durability) -> Result<u64, JournalError>;
@@ -84,7 +85,12 @@ impl LogReader for JournalReader {
 impl Log for JournalWriter {
     type Source = JournalDir;
     #[inline]
-    fn append(&mut self, kind: u16, timestamp_ns: u64, payload: &[u8]) -> Result<u64, JournalError> {
+    fn append(
+        &mut self,
+        kind: u16,
+        timestamp_ns: u64,
+        payload: &[u8],
+    ) -> Result<u64, JournalError> {
         JournalWriter::append(self, kind, timestamp_ns, payload)
     }
     #[inline]
