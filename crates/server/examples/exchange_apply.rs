@@ -1,23 +1,27 @@
 //! The core thread's business cost without sockets or the journal: apply N NewOrderSingle
-//! inputs (two sessions, alternating buy/sell at one price, so every pair trades) to an
-//! `Exchange` and report ns per input, plus the time and size of a snapshot at the end.
+//! records (two sessions, alternating buy/sell at one price, so every pair trades) to a
+//! `Node` (the FIX sessions and the exchange; ExecutionReports formatted for the live
+//! connections) and report ns per record, plus the time and size of a snapshot (with its
+//! hash: one pass) at the end.
 //!
-//! `cargo run --release -p gateway --example exchange_apply -- [N]` (default 1,000,000).
+//! `cargo run --release -p server --example exchange_apply -- [N]` (default 1,000,000).
 //!
 //! `-- --journal DIR [--prefetch FAR[,NEAR]]` instead decodes every record of the journal in
 //! DIR (e.g. one written by `replay_bench`) into memory first, then times only their replay
-//! on this one thread, as recovery applies them (outbox cleared, `replaying` set, ClOrdID
-//! hashes computed ahead as recovery's decoding thread does, `Exchange::apply_prehashed`),
-//! optionally calling `Exchange::prefetch` FAR records ahead and `Exchange::prefetch_entries`
-//! NEAR records ahead. It prints the time the thread spent on a CPU (Linux schedstat), which a
+//! on this one thread, as recovery applies them (outbox cleared, replaying set, ClOrdID
+//! hashes computed ahead as recovery's decoding thread does, `Node::apply_prehashed`),
+//! optionally calling `Node::prefetch` FAR records ahead and `Node::prefetch_entries` NEAR
+//! records ahead. It prints the time the thread spent on a CPU (Linux schedstat), which a
 //! busy machine disturbs less than wall time, and the final state hash.
 
-use server::exchange::{ClHashes, Exchange, Outbox};
-use server::record::{FixMsg, Input, NewOrderMsg, KIND_INPUT};
-use server::Config;
+use exchange::{Backing, ClHashes, NewOrder};
+use fix::{InHeader, Inbound};
+use fix_gateway::{AppMsg, FixInput, Outbox};
 use journal::JournalReader;
+use server::node::record_hashes;
+use server::record::decode_record;
+use server::{Config, Node, Record};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use types::{OrdType, Side, TimeInForce};
 
@@ -32,7 +36,7 @@ fn cpu_time() -> Option<Duration> {
 /// inlined, so a profiler can count exactly this (e.g. `valgrind --tool=callgrind
 /// --toggle-collect='*apply_all*'`).
 #[inline(never)]
-fn apply_all(x: &mut Exchange, recs: &[(u64, u64, Input, ClHashes)], far: usize, near: usize) {
+fn apply_all(x: &mut Node, recs: &[(u64, u64, Record, ClHashes)], far: usize, near: usize) {
     let mut out = Outbox::default();
     for (i, (seq, ts, input, hashes)) in recs.iter().enumerate() {
         if far > 0 {
@@ -52,19 +56,16 @@ fn apply_all(x: &mut Exchange, recs: &[(u64, u64, Input, ClHashes)], far: usize,
 
 /// Replays the journal in `dir` from memory; see the module comment.
 fn replay_from_memory(dir: &Path, far: usize, near: usize) -> Result<(), String> {
-    let mut x = Exchange::new(Arc::new(Config::defaults()));
+    let mut x = Node::new(&Config::defaults(), Backing::Resident);
     let hasher = x.cl_hasher();
     let mut r = JournalReader::open(dir, 1).map_err(|e| e.to_string())?;
     let mut recs = Vec::new();
     while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
-        if rec.kind != KIND_INPUT as u16 {
-            return Err(format!("record {} has kind {}", rec.seq, rec.kind));
-        }
-        let input = Input::decode(rec.payload).map_err(|e| format!("record {}: {e}", rec.seq))?;
-        let hashes = hasher.input_hashes(&input);
+        let input = decode_record(&rec).map_err(|e| e.0)?;
+        let hashes = record_hashes(&hasher, &input);
         recs.push((rec.seq, rec.timestamp_ns, input, hashes));
     }
-    x.replaying = true;
+    x.set_replaying(true);
     let (t0, c0) = (Instant::now(), cpu_time());
     apply_all(&mut x, &recs, far, near);
     let wall = t0.elapsed();
@@ -106,44 +107,35 @@ fn main() -> Result<(), String> {
         .first()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
-    let cfg = Arc::new(Config::defaults());
-    let mut x = Exchange::new(cfg);
+    let mut x = Node::new(&Config::defaults(), Backing::Resident);
     let mut out = Outbox::default();
     let mut seq = 0u64;
     let ts = 1_800_000_000_000_000_000u64;
     for (conn, name) in [(1u64, "CLIENT1"), (2, "CLIENT2")] {
         seq += 1;
-        let logon = Input::Fix {
-            conn,
-            seq: 1,
-            poss_dup: false,
-            msg: FixMsg::Logon {
-                sender: name.into(),
-                target: "RIALTO".into(),
-                begin_string: "FIX.4.4".into(),
-                heartbeat_secs: 30,
-                reset: true,
-                password: String::new(),
-            },
-        };
-        x.apply(seq, ts, &logon, &mut out);
+        x.apply(seq, ts, &Record::fix44_logon(conn, 1, name, true), &mut out);
     }
-    let inputs: Vec<Input> = (0..n)
-        .map(|i| Input::Fix {
-            conn: 1 + i % 2,
-            seq: 2 + i / 2,
-            poss_dup: false,
-            msg: FixMsg::New(NewOrderMsg {
-                cl_ord_id: format!("o{i}").as_str().into(),
-                symbol: 0,
-                side: if i % 2 == 0 { Side::Buy } else { Side::Sell },
-                ord_type: OrdType::Limit,
-                tif: TimeInForce::Gtc,
-                price: 1000,
-                qty: 1,
-                account: None,
-                post_only: false,
-            }),
+    let inputs: Vec<Record> = (0..n)
+        .map(|i| {
+            Record::Fix(FixInput {
+                conn: 1 + i % 2,
+                header: InHeader {
+                    msg_seq_num: 2 + i / 2,
+                    sending_time_ns: ts,
+                    ..InHeader::default()
+                },
+                msg: Inbound::App(AppMsg::New(NewOrder {
+                    cl_ord_id: format!("o{i}").as_str().into(),
+                    symbol: 0,
+                    side: if i % 2 == 0 { Side::Buy } else { Side::Sell },
+                    ord_type: OrdType::Limit,
+                    tif: TimeInForce::Gtc,
+                    price: 1000,
+                    qty: 1,
+                    account: None,
+                    post_only: false,
+                })),
+            })
         })
         .collect();
     let t0 = Instant::now();
@@ -164,12 +156,11 @@ fn main() -> Result<(), String> {
         dt.as_nanos() as f64 / n as f64,
         n as f64 / dt.as_secs_f64() / 1e6,
         bytes >> 20,
-        x.stats.trades
+        x.exchange.stats.trades
     );
     let t1 = Instant::now();
     let mut snap = Vec::new();
-    x.snapshot(&mut snap);
-    let hash = x.state_hash();
+    let hash = x.snapshot_and_hash(&mut snap);
     println!(
         "snapshot {} MB in {:.1} ms (+ hash {:016x})",
         snap.len() >> 20,

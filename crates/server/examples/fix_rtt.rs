@@ -2,7 +2,7 @@
 //! fixed rate, latency measured from each order's intended send time (no coordinated
 //! omission). Starts the server in-process on a temp data dir unless `--addr` is given.
 //!
-//! `cargo run --release -p gateway --example fix_rtt -- [--durability process|fsync]
+//! `cargo run --release -p server --example fix_rtt -- [--durability process|fsync]
 //!  [--rate 2000] [--count 20000] [--addr 127.0.0.1:9878]`
 //!
 //! Orders alternate buy (account 1) and sell (account 1000001, a second account of CLIENT1's

@@ -1,4 +1,4 @@
-//! Restart benchmark: writes N journaled inputs of a realistic order flow into a fresh data
+//! Restart benchmark: writes N journal records of a realistic order flow into a fresh data
 //! directory, then times what `rialto serve` does at start three times
 //! (`server::recovery::recover_and_open`: one journal pass, whose scan thread verifies,
 //! decodes and hands every record after the newest snapshot to the applying thread, then the
@@ -14,19 +14,22 @@
 //! NewOrderSingle (limit, price 990..1010 around a mid of 1000 on one of three symbols, so about
 //! half cross and fill), an OrderCancelReplaceRequest or an OrderCancelRequest of one of its
 //! recent orders; each session cancels its oldest order beyond 200 open ones, so the books stay
-//! bounded. A timer Tick every 1000 records. Inputs are the journal records themselves (the
-//! same encoding the server appends); nothing is replayed from a snapshot (full replay).
+//! bounded. A timer Tick every 1000 records. The records are those the server journals
+//! (`Record::encode` under `KIND_RECORD`: FIX messages as the adapter reads them); nothing is
+//! replayed from a snapshot (full replay).
 //!
-//! `cargo run --release -p gateway --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R] [--two-pass | --full]`
+//! `cargo run --release -p server --example replay_bench -- [N] [--dir DIR] [--reuse] [--runs R] [--two-pass | --full]`
 //! (default N = 1,000,000; DIR defaults to a temporary directory that is removed at the end;
 //! `--reuse` times the journal already in DIR instead of writing one, for A/B runs of two
 //! builds on the same journal (`--full` implies it; writing into a DIR that already holds a
 //! journal is refused); `--runs` times R starts instead of 3, e.g. 1 under callgrind).
 
-use server::record::{ClOrdId, FixMsg, Input, NewOrderMsg, KIND_INPUT};
-use server::recovery::recover_and_open;
-use server::{recover, Config};
+use exchange::{ClOrdId, NewOrder, Replace};
+use fix::{InHeader, Inbound};
+use fix_gateway::{AppMsg, FixInput};
 use journal::{Durability, JournalConfig, JournalWriter};
+use server::record::KIND_RECORD;
+use server::{recover, recover_and_open, Config, Record};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
@@ -56,25 +59,24 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
     let mut buf = Vec::with_capacity(256);
     let mut ts = 1_800_000_000_000_000_000u64;
     let mut written = 0u64;
-    let mut put = |j: &mut JournalWriter, ts: u64, input: &Input| -> Result<(), String> {
+    let mut put = |j: &mut JournalWriter, ts: u64, input: &Record| -> Result<(), String> {
         buf.clear();
         input.encode(&mut buf);
-        j.append(KIND_INPUT as u16, ts, &buf)
-            .map_err(|e| e.to_string())?;
+        j.append(KIND_RECORD, ts, &buf).map_err(|e| e.to_string())?;
         written += 1;
         if written.is_multiple_of(4096) {
             j.commit(Durability::Process).map_err(|e| e.to_string())?;
         }
         Ok(())
     };
-    put(&mut j, ts, &Input::Startup)?;
+    put(&mut j, ts, &Record::Startup)?;
     let mut msg_seq = vec![1u64; SESSIONS as usize];
     for s in 0..SESSIONS {
         ts += 1000;
         put(
             &mut j,
             ts,
-            &Input::fix44_logon(s + 1, 1, &format!("CLIENT{}", s + 1), true),
+            &Record::fix44_logon(s + 1, 1, &format!("CLIENT{}", s + 1), true),
         )?;
         msg_seq[s as usize] = 2;
     }
@@ -86,7 +88,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
         ts += 1000;
         i += 1;
         if i.is_multiple_of(1000) {
-            put(&mut j, ts, &Input::Tick)?;
+            put(&mut j, ts, &Record::Tick)?;
             continue;
         }
         let s = rng.below(SESSIONS) as usize;
@@ -97,13 +99,13 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
             let k = rng.below(open[s].len() as u64) as usize;
             let (orig, symbol) = open[s][k];
             open[s][k].0 = cl;
-            FixMsg::Replace {
+            AppMsg::Replace(Replace {
                 cl_ord_id: cl,
                 orig_cl_ord_id: orig,
                 symbol,
                 price: 990 + rng.below(21) as i64,
                 qty: 1 + rng.below(20),
-            }
+            })
         } else if (r < 25 && !open[s].is_empty()) || open[s].len() >= OPEN_MAX {
             let k = if open[s].len() >= OPEN_MAX {
                 0
@@ -111,14 +113,14 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
                 rng.below(open[s].len() as u64) as usize
             };
             let (orig, _) = open[s].remove(k).expect("k is in range");
-            FixMsg::Cancel {
+            AppMsg::Cancel {
                 cl_ord_id: cl,
                 orig_cl_ord_id: orig,
             }
         } else {
             let symbol = rng.below(3) as u32;
             open[s].push_back((cl, symbol));
-            FixMsg::New(NewOrderMsg {
+            AppMsg::New(NewOrder {
                 cl_ord_id: cl,
                 symbol,
                 side: if rng.below(2) == 0 {
@@ -136,16 +138,16 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
         };
         let seq = msg_seq[s];
         msg_seq[s] += 1;
-        put(
-            &mut j,
-            ts,
-            &Input::Fix {
-                conn: s as u64 + 1,
-                seq,
-                poss_dup: false,
-                msg,
+        let record = Record::Fix(FixInput {
+            conn: s as u64 + 1,
+            header: InHeader {
+                msg_seq_num: seq,
+                sending_time_ns: ts,
+                ..InHeader::default()
             },
-        )?;
+            msg: Inbound::App(msg),
+        });
+        put(&mut j, ts, &record)?;
     }
     j.commit(Durability::Process).map_err(|e| e.to_string())?;
     Ok(())
@@ -250,7 +252,7 @@ fn main() -> Result<(), String> {
                 recover_and_open(&cfg, &dir, JournalConfig::default(), |m| eprintln!("{m}"))
                     .map_err(|e| e.0)?;
             let phases = format!("{};", opened.recovered.phases);
-            (opened.exchange, opened.recovered, phases)
+            (opened.node, opened.recovered, phases)
         };
         let total = t0.elapsed();
         let cpu = match (c0, cpu_time()) {
@@ -294,7 +296,7 @@ fn main() -> Result<(), String> {
         cpus[cpus.len() / 2].as_secs_f64(),
         rec.replayed as f64 / cpus[cpus.len() / 2].as_secs_f64() / 1e6,
         x.live_orders(),
-        x.stats.trades
+        x.exchange.stats.trades
     );
     let t1 = Instant::now();
     let mut snap = Vec::new();

@@ -9,8 +9,8 @@
 //! - a FIXT.1.1 OrderMassCancelReport carries MassActionReportID (1369, required in FIX 5.0SP2);
 //!   FIX 4.4 has no such field and does not get it.
 
-use fix::FixVersion;
 use fix::client::{FixClient, Msg};
+use fix::FixVersion;
 use server::{Config, Server};
 use std::path::Path;
 use std::sync::Arc;

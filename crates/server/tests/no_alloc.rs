@@ -20,8 +20,7 @@ static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
 use alloc_count::allocs;
 
-/// What the event loop does with one message from connection `conn`: frames it, reads it
-/// into a record and applies that as record `seq`.
+/// The event loop's order path without sockets or the journal.
 struct Path {
     adapter: FixAdapter,
     x: Node,
@@ -38,6 +37,8 @@ impl Path {
         }
     }
 
+    /// What the event loop does with one message from connection `conn`: frames it, reads it
+    /// into a record and applies that as record `seq`.
     fn feed(
         &mut self,
         conn: u64,

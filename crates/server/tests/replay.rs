@@ -1,17 +1,23 @@
-//! Determinism of the exchange state machine, without sockets: a seeded random stream of
-//! inputs (logons, orders, cancels, replaces, mass cancels, status, ticks, disconnects) is
-//! applied to one exchange; at random points it is snapshotted and restored into a second one,
-//! and from then on both must produce byte-identical FIX output and equal state hashes. This
-//! is what makes "snapshot + tail replay == full replay" hold. A third exchange applies the
-//! stream in recovery mode (no output framed, ClOrdID hashes computed ahead as recovery's
-//! decoding thread does: `Exchange::apply_prehashed`); at the end it goes live and must answer a
-//! ResendRequest for everything with exactly the bytes the live one sends (the resend store
-//! keeps ExecutionReport recipes and formats them only when resent). The stream runs with the
+//! Determinism of the server's state machine (`Node`: the FIX edge's sessions and the
+//! exchange), without sockets: a seeded random stream of journal records (logons, orders,
+//! cancels, replaces, mass cancels, status, resend requests, sequence resets, gaps and
+//! repeats, ticks, disconnects, checkpoints) is applied to one node; at random points it is
+//! snapshotted and restored into a second one, and from then on both must produce
+//! byte-identical FIX output and equal state hashes. This is what makes "snapshot + tail
+//! replay == full replay" hold. A third node applies the stream in recovery mode (no output
+//! formatted, ClOrdID hashes computed ahead as recovery's decoding thread does:
+//! `Node::apply_prehashed`); at the end it goes live and must answer a ResendRequest for
+//! everything with exactly the bytes the live one sends (the resend store keeps
+//! ExecutionReport recipes and formats them only when resent). The stream runs with the
 //! default store size and with a tiny one, so eviction is exercised too.
 
-use server::exchange::{Backing, ClHashes, Exchange, Outbox};
-use server::record::{Echo, FixMsg, Input, NewOrderMsg};
-use server::Config;
+use exchange::{Backing, ClHashes, ClOrdId, NewOrder, Replace};
+use fix::app::Echo;
+use fix::{InHeader, Inbound, Text};
+use fix_gateway::{AppMsg, FixInput, Outbox};
+use server::node::record_hashes;
+use server::record::KIND_RECORD;
+use server::{Config, Node, Record};
 use std::path::Path;
 use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
@@ -29,12 +35,50 @@ impl Rng {
     }
 }
 
-fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
+/// A FIX message on connection `conn` with MsgSeqNum `seq` (SendingTime set, and
+/// OrigSendingTime for a PossDup).
+fn fix(conn: u64, seq: u64, poss_dup: bool, msg: Inbound<AppMsg>) -> Record {
+    Record::Fix(FixInput {
+        conn,
+        header: InHeader {
+            msg_seq_num: seq,
+            poss_dup,
+            sending_time_ns: 1,
+            orig_sending_time_ns: if poss_dup { 1 } else { 0 },
+            ..InHeader::default()
+        },
+        msg,
+    })
+}
+
+/// A Logon from `sender` on `conn` with MsgSeqNum `seq` (no reset).
+fn logon(conn: u64, seq: u64, sender: &str) -> Record {
+    Record::fix44_logon(conn, seq, sender, false)
+}
+
+/// A ResendRequest for everything from `begin` on.
+fn resend_request(conn: u64, seq: u64, begin: u64) -> Record {
+    fix(
+        conn,
+        seq,
+        false,
+        Inbound::ResendRequest {
+            begin: Some(begin),
+            end: Some(0),
+        },
+    )
+}
+
+fn cl(s: String) -> ClOrdId {
+    ClOrdId::from(s.as_str())
+}
+
+fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Record {
     let s = r.below(seqs.len() as u64) as usize;
     let conn = s as u64 + 10;
     match r.below(100) {
-        0..=1 => return Input::Tick,
-        2 if r.below(5) == 0 => return Input::Disconnected { conn },
+        0..=1 => return Record::Tick,
+        2 if r.below(5) == 0 => return Record::Disconnected { conn },
         _ => {}
     }
     let seq = seqs[s];
@@ -43,14 +87,14 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
         // A logon that resets both sides' numbers (and empties the session's store); not
         // session 0's, whose stored reports the end of the test asks for.
         seqs[s] = 2;
-        return Input::fix44_logon(conn, 1, &name, true);
+        return Record::fix44_logon(conn, 1, &name, true);
     }
     let msg = match r.below(100) {
-        0..=4 => FixMsg::fix44_logon(&name, false),
+        0..=4 => FixInput::fix44_logon(conn, seq, &name, false).msg,
         5..=54 => {
             *next_cl += 1;
-            FixMsg::New(NewOrderMsg {
-                cl_ord_id: format!("c{}", *next_cl).as_str().into(),
+            Inbound::App(AppMsg::New(NewOrder {
+                cl_ord_id: cl(format!("c{}", *next_cl)),
                 symbol: r.below(3) as u32,
                 side: if r.below(2) == 0 {
                     Side::Buy
@@ -72,54 +116,55 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
                 qty: 1 + r.below(20),
                 account: None,
                 post_only: r.below(10) == 0,
-            })
+            }))
         }
         55..=69 => {
             *next_cl += 1;
-            FixMsg::Cancel {
-                cl_ord_id: format!("c{}", *next_cl).as_str().into(),
-                orig_cl_ord_id: format!("c{}", 1 + r.below(*next_cl)).as_str().into(),
-            }
+            Inbound::App(AppMsg::Cancel {
+                cl_ord_id: cl(format!("c{}", *next_cl)),
+                orig_cl_ord_id: cl(format!("c{}", 1 + r.below(*next_cl))),
+            })
         }
         70..=84 => {
             *next_cl += 1;
-            FixMsg::Replace {
-                cl_ord_id: format!("c{}", *next_cl).as_str().into(),
-                orig_cl_ord_id: format!("c{}", 1 + r.below(*next_cl)).as_str().into(),
+            Inbound::App(AppMsg::Replace(Replace {
+                cl_ord_id: cl(format!("c{}", *next_cl)),
+                orig_cl_ord_id: cl(format!("c{}", 1 + r.below(*next_cl))),
                 symbol: r.below(3) as u32,
                 price: 995 + r.below(10) as i64,
                 qty: 1 + r.below(30),
-            }
+            }))
         }
-        85..=87 => FixMsg::MassCancel {
-            cl_ord_id: format!("m{}", r.next()).as_str().into(),
+        85..=87 => Inbound::App(AppMsg::MassCancel {
+            cl_ord_id: cl(format!("m{}", r.next())),
             request_type: if r.below(2) == 0 { 7 } else { 1 },
             symbol: Some(r.below(3) as u32),
             side: None,
-        },
-        88..=92 => FixMsg::Status {
-            cl_ord_id: format!("c{}", 1 + r.below(*next_cl + 1)).as_str().into(),
+        }),
+        88..=92 => Inbound::App(AppMsg::Status {
+            cl_ord_id: cl(format!("c{}", 1 + r.below(*next_cl + 1))),
             echo: Echo::EMPTY,
-        },
-        93..=94 => FixMsg::ResendRequest {
-            begin: 1 + r.below(20),
-            end: 0,
+        }),
+        93..=94 => Inbound::ResendRequest {
+            begin: Some(1 + r.below(20)),
+            end: Some(0),
         },
         95..=97 => {
-            // Reset mode: recovers from any gap.
+            // Reset mode: recovers from any gap (messages queued behind it below the new
+            // number are dropped, those above it wait on).
             seqs[s] = seq + 3;
-            return Input::Fix {
+            return fix(
                 conn,
                 seq,
-                poss_dup: false,
-                msg: FixMsg::SequenceReset {
-                    new_seq: seq + 3,
+                false,
+                Inbound::SequenceReset {
+                    new_seq: Some(seq + 3),
                     gap_fill: false,
                 },
-            };
+            );
         }
-        _ => FixMsg::Heartbeat {
-            test_req_id: String::new(),
+        _ => Inbound::Heartbeat {
+            test_req_id: Text::EMPTY,
         },
     };
     // Mostly in sequence, sometimes a gap or a repeat.
@@ -131,12 +176,7 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Input {
     if sent >= seq {
         seqs[s] = sent + 1;
     }
-    Input::Fix {
-        conn,
-        seq: sent,
-        poss_dup,
-        msg,
-    }
+    fix(conn, sent, poss_dup, msg)
 }
 
 #[test]
@@ -155,22 +195,12 @@ fn a_small_resend_store_evicts_identically_after_restore_and_replay() {
 
 /// Disconnects session 1's current connection, logs it on again from a new one and asks for
 /// every message: the answer (resent messages with PossDupFlag, gap fills) as bytes.
-fn resend_everything(x: &mut Exchange, seq: &mut u64, ts: u64, msg_seq: u64) -> Vec<u8> {
+fn resend_everything(x: &mut Node, seq: &mut u64, ts: u64, msg_seq: u64) -> Vec<u8> {
     let mut out = Outbox::default();
     for input in [
-        Input::Disconnected { conn: 10 },
-        Input::Fix {
-            conn: 500,
-            seq: msg_seq,
-            poss_dup: false,
-            msg: FixMsg::fix44_logon("CLIENT1", false),
-        },
-        Input::Fix {
-            conn: 500,
-            seq: msg_seq + 1,
-            poss_dup: false,
-            msg: FixMsg::ResendRequest { begin: 1, end: 0 },
-        },
+        Record::Disconnected { conn: 10 },
+        logon(500, msg_seq, "CLIENT1"),
+        resend_request(500, msg_seq + 1, 1),
     ] {
         *seq += 1;
         x.apply(*seq, ts, &input, &mut out);
@@ -178,17 +208,28 @@ fn resend_everything(x: &mut Exchange, seq: &mut u64, ts: u64, msg_seq: u64) -> 
     out.buf
 }
 
+/// An empty node for `cfg`, its tables resident (as the live loop's).
+fn node(cfg: &Config) -> Node {
+    Node::new(cfg, Backing::Resident)
+}
+
+/// The snapshot of `x` (`Node::snapshot_and_hash`).
+fn snapshot(x: &Node) -> Vec<u8> {
+    let mut snap = Vec::new();
+    x.snapshot_and_hash(&mut snap);
+    snap
+}
+
 fn run_stream(seed: u64, store_max: usize) {
     {
         let mut cfg = Config::defaults();
         cfg.orders_max = 1 << 14;
         cfg.resend_store_max = store_max;
-        let cfg = Arc::new(cfg);
         let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let mut a = Exchange::new(cfg.clone());
+        let mut a = node(&cfg);
         // Recovery mode (no framing of output) must reach the very same state.
-        let mut quiet = Exchange::new(cfg.clone());
-        quiet.replaying = true;
+        let mut quiet = node(&cfg);
+        quiet.set_replaying(true);
         // As recovery applies: ClOrdID hashes computed ahead (or, for every third input, not:
         // then the exchange computes them), which must change nothing.
         let hasher = quiet.cl_hasher();
@@ -196,29 +237,29 @@ fn run_stream(seed: u64, store_max: usize) {
         let mut seqs = vec![1u64; 4];
         let mut next_cl = 0;
         let (mut oa, mut ob) = (Outbox::default(), Outbox::default());
-        let mut b: Option<Exchange> = None;
+        let mut b: Option<Node> = None;
         let mut ts = 1_800_000_000_000_000_000u64;
         // Everything applied, for the bounded replay at the end.
-        let mut journal: Vec<(u64, u64, Input)> = Vec::new();
+        let mut journal: Vec<(u64, u64, Record)> = Vec::new();
         for seq in 1..=3000u64 {
             ts += r.below(300_000_000);
             // Now and then a checkpoint, as the event loop journals them.
             let input = if r.below(60) == 0 {
-                Input::Checkpoint(a.checkpoint())
+                Record::Checkpoint(a.checkpoint())
             } else {
                 random_input(&mut r, &mut seqs, &mut next_cl)
             };
             journal.push((seq, ts, input.clone()));
             let mut bytes = Vec::new();
             input.encode(&mut bytes);
-            assert_eq!(Input::decode(&bytes).unwrap(), input);
+            assert_eq!(Record::decode(&bytes).unwrap(), input);
             oa.clear();
             a.apply(seq, ts, &input, &mut oa);
             oq.clear();
             let hashes = if seq % 3 == 0 {
                 ClHashes::default()
             } else {
-                hasher.input_hashes(&input)
+                record_hashes(&hasher, &input)
             };
             quiet.apply_prehashed(seq, ts, &input, hashes, &mut oq);
             if let Some(b) = b.as_mut() {
@@ -230,8 +271,7 @@ fn run_stream(seed: u64, store_max: usize) {
                 }
             }
             if seq == 1500 || r.below(700) == 0 {
-                let mut snap = Vec::new();
-                a.snapshot(&mut snap);
+                let snap = snapshot(&a);
                 // Either backing (a replica made while the loop serves is `Lazy`): the same
                 // state, and from here on the same output as the original.
                 let backing = if seq % 2 == 0 {
@@ -239,15 +279,17 @@ fn run_stream(seed: u64, store_max: usize) {
                 } else {
                     Backing::Resident
                 };
-                let restored = Exchange::restore_with(cfg.clone(), &snap, backing).unwrap();
+                let restored = Node::restore(&cfg, &snap, backing).unwrap();
                 assert_eq!(
                     restored.state_hash(),
                     a.state_hash(),
                     "seed {seed} seq {seq}"
                 );
-                let mut again = Vec::new();
-                restored.snapshot(&mut again);
-                assert_eq!(snap, again, "snapshot of a restored exchange is identical");
+                assert_eq!(
+                    snap,
+                    snapshot(&restored),
+                    "snapshot of a restored node is identical"
+                );
                 b = Some(restored);
             }
         }
@@ -260,7 +302,7 @@ fn run_stream(seed: u64, store_max: usize) {
             "seed {seed}: replay mode"
         );
         assert!(a.divergence().is_none() && quiet.divergence().is_none());
-        quiet.replaying = false;
+        quiet.set_replaying(false);
         // A replay whose stores are bounded by a checkpoint (each of the last few, as
         // `recovery::store_bound` may find any of them) skips storing what the stores forget
         // and ends in the same state, answering a ResendRequest with the same bytes.
@@ -270,15 +312,15 @@ fn run_stream(seed: u64, store_max: usize) {
         let replayed = resend_everything(&mut quiet, &mut seq.clone(), ts + 1, seqs[0]);
         assert_eq!(live, replayed, "seed {seed}: resend after a quiet replay");
         let checkpoints: Vec<usize> = (0..journal.len())
-            .filter(|&i| matches!(journal[i].2, Input::Checkpoint(_)))
+            .filter(|&i| matches!(journal[i].2, Record::Checkpoint(_)))
             .collect();
         let mut bounded_any = false;
         for &at in checkpoints.iter().rev().take(4) {
-            let Input::Checkpoint(cp) = &journal[at].2 else {
+            let Record::Checkpoint(cp) = &journal[at].2 else {
                 unreachable!()
             };
-            let mut x = Exchange::new(cfg.clone());
-            x.replaying = true;
+            let mut x = node(&cfg);
+            x.set_replaying(true);
             bounded_any |= x.bound_stores(journal[at].0, cp);
             let mut o = Outbox::default();
             for (seq, ts, input) in &journal {
@@ -286,7 +328,7 @@ fn run_stream(seed: u64, store_max: usize) {
                 x.apply(*seq, *ts, input, &mut o);
             }
             x.unbound_stores();
-            x.replaying = false;
+            x.set_replaying(false);
             assert!(
                 x.divergence().is_none(),
                 "seed {seed}: {:?}",
@@ -318,27 +360,29 @@ fn run_stream(seed: u64, store_max: usize) {
             stored <= store_max,
             "seed {seed}: {stored} reports resent, store holds {store_max}"
         );
+        let stats = a.exchange.stats;
         assert!(
-            a.stats.orders > 500 && a.stats.trades > 50,
-            "seed {seed}: the stream placed orders and traded: {:?}",
-            a.stats
+            stats.orders > 500 && stats.trades > 50,
+            "seed {seed}: the stream placed orders and traded: {stats:?}"
         );
     }
 }
 
 #[test]
 fn damaged_snapshots_are_refused_not_trusted() {
-    let cfg = Arc::new(Config::defaults());
-    let x = Exchange::new(cfg.clone());
-    let mut snap = Vec::new();
-    x.snapshot(&mut snap);
-    assert!(Exchange::restore(cfg.clone(), &snap).is_ok());
+    let cfg = Config::defaults();
+    let snap = snapshot(&node(&cfg));
+    assert!(Node::restore(&cfg, &snap, Backing::Lazy).is_ok());
     for cut in [0, 4, 8, 20, snap.len() / 2, snap.len() - 1] {
         assert!(
-            Exchange::restore(cfg.clone(), &snap[..cut]).is_err(),
+            Node::restore(&cfg, &snap[..cut], Backing::Lazy).is_err(),
             "cut at {cut}"
         );
     }
+    // Trailing bytes are damage too.
+    let mut longer = snap.clone();
+    longer.push(0);
+    assert!(Node::restore(&cfg, &longer, Backing::Lazy).is_err());
 }
 
 #[test]
@@ -349,7 +393,7 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
     let mut r = Rng(0x1234_5678_9abc_def1);
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
-    let mut x = Exchange::new(cfg.clone());
+    let mut x = node(&cfg);
     let (mut j, _) = JournalWriter::open(dir.path(), JournalConfig::default()).unwrap();
     let ts = 1_800_000_000_000_000_000u64;
     for seq in 1..=400u64 {
@@ -357,7 +401,8 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
         journal_and_apply(&mut j, &mut x, seq, ts + seq, &input);
     }
     j.commit(Durability::Process).unwrap();
-    // A snapshot at 300 in the previous layout (magic RIALTOGW), checksummed by the journal.
+    // A snapshot at 300 in an earlier layout (the gateway's, magic RIALTOGW), checksummed by
+    // the journal.
     let mut old = b"RIALTOGW".to_vec();
     old.extend_from_slice(&[0u8; 64]);
     journal::snapshot::write(dir.path(), 300, &old).unwrap();
@@ -377,7 +422,7 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
 struct Recorded {
     dir: tempfile::TempDir,
     cfg: Arc<Config>,
-    inputs: Vec<Input>,
+    inputs: Vec<Record>,
 }
 
 fn small_segments() -> journal::JournalConfig {
@@ -394,15 +439,14 @@ const TS0: u64 = 1_800_000_000_000_000_000;
 /// applies it to `x`, as the server's loop does.
 fn journal_and_apply(
     j: &mut journal::JournalWriter,
-    x: &mut Exchange,
+    x: &mut Node,
     seq: u64,
     ts: u64,
-    input: &Input,
+    input: &Record,
 ) {
     let mut buf = Vec::new();
     input.encode(&mut buf);
-    let kind = server::record::KIND_INPUT as u16;
-    assert_eq!(j.append(kind, ts, &buf).unwrap(), seq);
+    assert_eq!(j.append(KIND_RECORD, ts, &buf).unwrap(), seq);
     x.apply(seq, ts, input, &mut Outbox::default());
 }
 
@@ -413,17 +457,15 @@ fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
     let mut r = Rng(0x0ddb_a11c_afe0_1234);
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
-    let mut x = Exchange::new(cfg.clone());
-    x.replaying = true;
+    let mut x = node(&cfg);
+    x.set_replaying(true);
     let (mut j, _) = JournalWriter::open(dir.path(), small_segments()).unwrap();
     let mut inputs = Vec::new();
     for seq in 1..=n {
         let input = random_input(&mut r, &mut seqs, &mut next_cl);
         journal_and_apply(&mut j, &mut x, seq, TS0 + seq, &input);
         if snapshots_at.contains(&seq) {
-            let mut snap = Vec::new();
-            x.snapshot(&mut snap);
-            journal::snapshot::write(dir.path(), seq, &snap).unwrap();
+            journal::snapshot::write(dir.path(), seq, &snapshot(&x)).unwrap();
         }
         inputs.push(input);
     }
@@ -434,15 +476,15 @@ fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
 impl Recorded {
     /// State hash after applying records `1..=upto` from scratch.
     fn hash_after(&self, upto: u64) -> u64 {
-        let mut x = Exchange::new(self.cfg.clone());
-        x.replaying = true;
+        let mut x = node(&self.cfg);
+        x.set_replaying(true);
         let mut out = Outbox::default();
         for (i, input) in self.inputs[..upto as usize].iter().enumerate() {
             let seq = i as u64 + 1;
             x.apply(seq, TS0 + seq, input, &mut out);
             out.clear();
         }
-        x.replaying = false;
+        x.set_replaying(false);
         x.state_hash()
     }
 
@@ -481,22 +523,21 @@ impl Recorded {
         &self,
     ) -> Result<
         (
-            Exchange,
+            Node,
             journal::JournalWriter,
             journal::RecoveryReport,
-            server::server::Recovered,
+            server::Recovered,
             Vec<String>,
         ),
         server::ServerError,
     > {
         let mut notes = Vec::new();
-        let o =
-            server::server::recover_and_open(&self.cfg, self.dir.path(), small_segments(), |m| {
-                notes.push(m.to_string())
-            })?;
+        let o = server::recover_and_open(&self.cfg, self.dir.path(), small_segments(), |m| {
+            notes.push(m.to_string())
+        })?;
         // The snapshot handed on is the one the state came from.
         assert_eq!(o.snapshot.as_ref().map(|s| s.seq), o.recovered.snapshot_seq);
-        Ok((o.exchange, o.journal, o.report, o.recovered, notes))
+        Ok((o.node, o.journal, o.report, o.recovered, notes))
     }
 }
 
@@ -535,24 +576,19 @@ fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_repl
     );
 }
 
-/// A replay from record 1 makes its exchange with `Backing::Background`: its tables (about
-/// 106 MB) are faulted in on a thread of their own while records are applied, and that is done
-/// when recovery returns (the plan was taken and run), so the exchange a loop serves from is
-/// resident as before. The state is the same as from an exchange resident from the start.
+/// A replay from record 1 makes its node with `Backing::Background`: the exchange's tables
+/// (about 106 MB) are faulted in on a thread of their own while records are applied, and that
+/// is done when recovery returns (the plan was taken and run), so the node a loop serves from
+/// is resident as before. The state is the same as from a node resident from the start.
 #[test]
 fn a_replay_from_the_start_faults_its_tables_in_beside_it_and_ends_resident() {
-    let mut fresh = Exchange::with_backing(
-        Arc::new(Config::defaults()),
-        server::exchange::Backing::Background,
-    );
+    let mut fresh = Node::new(&Config::defaults(), Backing::Background);
     let plan = fresh.take_populate();
     assert!(plan.bytes() > 100 << 20, "{} bytes planned", plan.bytes());
     assert!(plan.bytes() < 110 << 20, "{} bytes planned", plan.bytes());
     assert_eq!(fresh.take_populate().bytes(), 0, "taken once");
     assert_eq!(
-        Exchange::new(Arc::new(Config::defaults()))
-            .take_populate()
-            .bytes(),
+        node(&Config::defaults()).take_populate().bytes(),
         0,
         "resident from the start"
     );
@@ -565,6 +601,19 @@ fn a_replay_from_the_start_faults_its_tables_in_beside_it_and_ends_resident() {
     let (mut y, full) = server::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
     assert_eq!(y.take_populate().bytes(), 0, "faulted in during the replay");
     assert_eq!((y.state_hash(), full.replayed), (x.state_hash(), 1500));
+    // Both full replays took their ClOrdID answers from the decoding thread's resolver
+    // (`exchange::resolve`) to the end.
+    for (what, resolved) in [
+        ("start-up", &r.phases.resolved),
+        ("replay", &full.phases.resolved),
+    ] {
+        assert!(
+            resolved
+                .as_deref()
+                .is_some_and(|r| r.contains("answered on the decoding thread")),
+            "{what}: {resolved:?}"
+        );
+    }
 }
 
 #[test]
@@ -621,15 +670,13 @@ fn start_up_stops_cleanly_when_the_snapshot_disagrees_and_modifies_nothing() {
     let (last_seg, last_off) = rec.locate(1500);
     rec.flip(&last_seg, last_off + 30);
     // A snapshot named 1200 holding the state after record 1000.
-    let mut x = Exchange::new(rec.cfg.clone());
+    let mut x = node(&rec.cfg);
     let mut out = Outbox::default();
     for (i, input) in rec.inputs[..1000].iter().enumerate() {
         x.apply(i as u64 + 1, TS0 + i as u64 + 1, input, &mut out);
         out.clear();
     }
-    let mut snap = Vec::new();
-    x.snapshot(&mut snap);
-    journal::snapshot::write(rec.dir.path(), 1200, &snap).unwrap();
+    journal::snapshot::write(rec.dir.path(), 1200, &snapshot(&x)).unwrap();
     let before = rec.journal_bytes();
     let err = rec.start().err().expect("mismatch refused").0;
     assert!(err.contains("is named 1200"), "{err}");
@@ -649,16 +696,16 @@ fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded
     let mut r = Rng(0x5eed_c0de_1234_5678);
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
-    let mut x = Exchange::new(cfg.clone());
+    let mut x = node(&cfg);
     let (mut j, _) = JournalWriter::open(dir.path(), small_segments()).unwrap();
     let mut inputs = Vec::new();
     for seq in 1..=n {
         let input = if seq % every == 0 {
             let mut cp = x.checkpoint();
             if tamper == Some(seq) {
-                cp.sessions[0].out_seq += 1;
+                cp.fix.sessions[0].out_seq += 1;
             }
-            Input::Checkpoint(cp)
+            Record::Checkpoint(cp)
         } else {
             random_input(&mut r, &mut seqs, &mut next_cl)
         };
@@ -678,7 +725,7 @@ fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state(
     let (cp_seq, cp) = server::recovery::store_bound(rec.dir.path()).expect("a checkpoint");
     assert_eq!(cp_seq % 50, 0);
     assert!(cp_seq > 2500, "from the last segments: {cp_seq}");
-    assert!(cp.sessions.iter().any(|m| m.oldest_stored > 1));
+    assert!(cp.fix.sessions.iter().any(|m| m.oldest_stored > 1));
     // Full replay (journal verify).
     let (_, full) = server::recover(&rec.cfg, rec.dir.path(), false, |_| {}).unwrap();
     assert_eq!(full.state_hash, want);
@@ -686,42 +733,31 @@ fn checkpoints_bound_the_resend_stores_of_a_replay_which_ends_in_the_same_state(
     // Start-up (no snapshot: the whole journal), which then answers a ResendRequest exactly as
     // an unbounded replay does.
     let opened =
-        server::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
-            .unwrap();
+        server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {}).unwrap();
     assert_eq!(opened.recovered.state_hash, want);
     assert_eq!(opened.recovered.phases.store_bound, Some(cp_seq));
-    let mut bounded = opened.exchange;
-    let mut plain = Exchange::new(rec.cfg.clone());
-    plain.replaying = true;
+    let mut bounded = opened.node;
+    let mut plain = node(&rec.cfg);
+    plain.set_replaying(true);
     let mut out = Outbox::default();
     for (i, input) in rec.inputs.iter().enumerate() {
         plain.apply(i as u64 + 1, TS0 + i as u64 + 1, input, &mut out);
         out.clear();
     }
-    plain.replaying = false;
+    plain.set_replaying(false);
     let ts = TS0 + 10_000;
     let mut reports = 0;
     for session in 0..4u64 {
         // Above anything the client sent: the logon is taken with a gap (whose
         // ResendRequest to the client changes nothing here).
         let seq = seqs[session as usize] + 1_000;
-        let ask = |x: &mut Exchange| {
+        let ask = |x: &mut Node| {
             let mut out = Outbox::default();
             let name = format!("CLIENT{}", session + 1);
             for (k, input) in [
-                Input::Disconnected { conn: session + 10 },
-                Input::Fix {
-                    conn: 900 + session,
-                    seq,
-                    poss_dup: false,
-                    msg: FixMsg::fix44_logon(&name, false),
-                },
-                Input::Fix {
-                    conn: 900 + session,
-                    seq: seq + 1,
-                    poss_dup: false,
-                    msg: FixMsg::ResendRequest { begin: 1, end: 0 },
-                },
+                Record::Disconnected { conn: session + 10 },
+                logon(900 + session, seq, &name),
+                resend_request(900 + session, seq + 1, 1),
             ]
             .iter()
             .enumerate()
@@ -753,26 +789,43 @@ fn a_checkpoint_the_replay_disagrees_with_stops_recovery_naming_record_and_sessi
         "{e}"
     );
     assert!(e.contains("CLIENT") && e.contains("->RIALTO"), "{e}");
-    let err = server::server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
+    let err = server::recover_and_open(&rec.cfg, rec.dir.path(), small_segments(), |_| {})
         .err()
         .expect("start-up refuses it too");
     assert!(err.to_string().contains("journal record 700"), "{err}");
 }
 
-/// The `journal_input` fuzz target's body on its seeds (real records of every kind, and an
-/// input it once failed on: a non-canonical encoding) and on seeded mutations of them, so
-/// `cargo test` covers it without a fuzzer.
+/// The `journal_input` fuzz target's body on its seeds (real records of every kind, and a
+/// non-canonical encoding: a new order without an account whose account bytes are not zero)
+/// and on seeded mutations of them, so `cargo test` covers it without a fuzzer. Every seed
+/// decodes, also in place over the record of any other seed (replay's recycled slots hold
+/// whatever came before).
 #[test]
 fn journal_input_fuzz_body_on_seeds_and_mutations() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/journal_input");
-    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+    let mut seeds: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
         .collect();
     seeds.sort();
-    assert!(seeds.len() >= 6, "seeds of every kind: {}", seeds.len());
+    assert!(seeds.len() >= 20, "seeds of every kind: {}", seeds.len());
+    let records: Vec<Record> = seeds
+        .iter()
+        .map(|(name, b)| Record::decode(b).unwrap_or_else(|e| panic!("seed {name}: {e}")))
+        .collect();
+    for ((name, b), want) in seeds.iter().zip(&records) {
+        for prev in &records {
+            let mut slot = prev.clone();
+            slot.decode_into(b).unwrap();
+            assert_eq!(&slot, want, "seed {name} decoded over {prev:?}");
+        }
+    }
     let mut r = Rng(0xfeed_f00d_dead_beef);
-    for seed in &seeds {
+    for (_, seed) in &seeds {
         server::fuzz_input(seed);
         for _ in 0..300 {
             let mut b = seed.clone();
@@ -791,4 +844,45 @@ fn journal_input_fuzz_body_on_seeds_and_mutations() {
             server::fuzz_input(&b);
         }
     }
+}
+
+/// A ResendRequest applied in replay (nothing formatted) leaves its session exactly as serving
+/// it live does: the gap fills and resent reports count as sent for the heartbeat timer.
+/// Otherwise a replayed session sends its next Heartbeat at another Tick than the live one
+/// did, numbers everything after it differently, and the next checkpoint stops recovery.
+#[test]
+fn a_resend_request_replayed_leaves_the_session_as_served_live() {
+    let cfg = Config::defaults();
+    let (mut live, mut replayed) = (node(&cfg), node(&cfg));
+    replayed.set_replaying(true);
+    let order = Inbound::App(AppMsg::New(NewOrder {
+        cl_ord_id: cl("o1".into()),
+        symbol: 0,
+        side: Side::Buy,
+        ord_type: OrdType::Limit,
+        tif: TimeInForce::Day,
+        price: 1000,
+        qty: 1,
+        account: None,
+        post_only: false,
+    }));
+    const S: u64 = 1_000_000_000;
+    // The order's report at 2 s, the resend at 20 s, a Tick at 35 s: a Heartbeat (30 s
+    // interval) is due only if nothing was sent since 2 s.
+    let records = [
+        (TS0 + S, Record::fix44_logon(1, 1, "CLIENT1", true)),
+        (TS0 + 2 * S, fix(1, 2, false, order)),
+        (TS0 + 20 * S, resend_request(1, 3, 1)),
+        (TS0 + 35 * S, Record::Tick),
+    ];
+    let mut out = Outbox::default();
+    for (i, (ts, r)) in records.iter().enumerate() {
+        live.apply(i as u64 + 1, *ts, r, &mut out);
+        replayed.apply(i as u64 + 1, *ts, r, &mut out);
+    }
+    let cp = Record::Checkpoint(live.checkpoint());
+    live.apply(5, TS0 + 36 * S, &cp, &mut out);
+    replayed.apply(5, TS0 + 36 * S, &cp, &mut out);
+    assert_eq!(replayed.divergence(), None);
+    assert_eq!(live.state_hash(), replayed.state_hash());
 }

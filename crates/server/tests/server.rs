@@ -650,7 +650,10 @@ fn the_loop_journals_checkpoints_that_bound_a_restart_which_still_resends_exactl
     server.shutdown().unwrap();
     let bound = server::recovery::store_bound(copy.path());
     let (cp_seq, cp) = bound.expect("the event loop journaled checkpoints");
-    assert!(cp.fix.sessions.iter().any(|m| m.oldest_stored > 1), "{cp:?}");
+    assert!(
+        cp.fix.sessions.iter().any(|m| m.oldest_stored > 1),
+        "{cp:?}"
+    );
     let v = server::tools::verify(copy.path(), small(copy.path())).unwrap();
     assert!(v.hashes_agree(), "{v:?}");
     let server = start(small(copy.path()));
