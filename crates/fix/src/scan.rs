@@ -394,7 +394,7 @@ mod tests {
     fn the_fuzz_body_holds_on_seeds_and_random_bytes() {
         let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../fuzz/seeds/loadgen_inbound"
+            "/../../fuzz/seeds/fix_scan"
         );
         let mut seeds = 0;
         for entry in std::fs::read_dir(dir).unwrap() {

@@ -61,7 +61,7 @@ pub use record::{Checkpoint, Record};
 pub use recovery::{recover, recover_and_open, Opened, Phases, Recovered};
 pub use server::{config_copy_path, describe, serve_until_signal, Server};
 
-/// Fuzz body (`fuzz/fuzz_targets/gateway_resolve.rs`): see `resolve_check::fuzz`.
+/// Fuzz body (`fuzz/fuzz_targets/exchange_resolve.rs`): see `resolve_check::fuzz`.
 pub fn fuzz_resolve(bytes: &[u8]) {
     resolve_check::fuzz(bytes);
 }

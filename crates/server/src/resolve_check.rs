@@ -1,7 +1,7 @@
 //! Differential check of a full replay's ClOrdID answers (`exchange::resolve`): a flow of
 //! records replayed into a plain node and into one that takes its ClOrdID lookups from a
 //! resolver running ahead, as recovery's decoding thread does; every record's output and the
-//! final state must be the same. Used by the tests below and the `gateway_resolve` fuzz target.
+//! final state must be the same. Used by the tests below and the `exchange_resolve` fuzz target.
 
 use crate::config::Config;
 use crate::node::{record_hashes, resolvable, Node};
@@ -80,7 +80,7 @@ fn app(conn: u64, seq: u64, msg: AppMsg) -> Record {
     Record::Fix(f)
 }
 
-/// Fuzz body (`fuzz/fuzz_targets/gateway_resolve.rs`): arbitrary bytes as a flow of records
+/// Fuzz body (`fuzz/fuzz_targets/exchange_resolve.rs`): arbitrary bytes as a flow of records
 /// (six bytes each: logons, disconnects, restarts, orders, cancels, replaces and status
 /// requests on four connections and three sessions, ClOrdIDs from a pool of 24), a window of
 /// 8-71 ClOrdIDs and resolver generations of 32-256 candidates; `compare` must find every
