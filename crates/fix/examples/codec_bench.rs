@@ -133,7 +133,7 @@ fn feed(s: &mut Bench, dec: &mut Decoder, frame: &[u8], i: u64, sink: &mut Sink)
     let (header, msg) = {
         let m = dec.decode(frame).expect("a valid frame");
         read_inbound(&m, expect, |m| {
-            NewOrderSingle::read(m, &Table).map_or(0, |o| o.order_qty)
+            Ok(NewOrderSingle::read(m, &Table).map_or(0, |o| o.order_qty))
         })
     };
     if let Some(&qty) = s.on_message(&header, &msg, T0, sink) {

@@ -659,9 +659,14 @@ fn exec_id(enc: &mut Encoder, (seq, n): (u64, u32)) {
     // `seq.n`, as one field without formatting it through a buffer.
     enc.raw(b"17=");
     enc.raw_u64(seq);
-    enc.raw(b".");
-    enc.raw_u64(n as u64);
-    enc.raw(b"\x01");
+    // A record's reports are few: `n` is nearly always one digit.
+    if n < 10 {
+        enc.raw(&[b'.', b'0' + n as u8, crate::SOH]);
+    } else {
+        enc.raw(b".");
+        enc.raw_u64(n as u64);
+        enc.raw(b"\x01");
+    }
 }
 
 /// ExecutionReport (35=8) about no order: a refused NewOrderSingle (ExecType 8) or the status

@@ -80,13 +80,20 @@ pub fn frame(buf: &[u8], msg_len_max: usize) -> Result<Option<usize>, FrameError
             Some(_) => {}
         }
     }
+    // The BeginStrings Rialto speaks are compared whole; any other is read byte by byte.
     let mut i = 2;
-    loop {
-        match buf.get(i) {
-            None if i - 2 <= BEGIN_STRING_MAX => return Ok(None),
-            Some(&SOH) if i > 2 => break,
-            Some(c) if i - 2 < BEGIN_STRING_MAX && c.is_ascii_graphic() => i += 1,
-            _ => return Err(FrameError::BadBeginString),
+    if buf.starts_with(b"8=FIX.4.4\x01") || buf.starts_with(b"8=FIX.4.2\x01") {
+        i = 9;
+    } else if buf.starts_with(b"8=FIXT.1.1\x01") {
+        i = 10;
+    } else {
+        loop {
+            match buf.get(i) {
+                None if i - 2 <= BEGIN_STRING_MAX => return Ok(None),
+                Some(&SOH) if i > 2 => break,
+                Some(c) if i - 2 < BEGIN_STRING_MAX && c.is_ascii_graphic() => i += 1,
+                _ => return Err(FrameError::BadBeginString),
+            }
         }
     }
     i += 1;
@@ -252,7 +259,7 @@ impl FieldError {
 
 /// Tags below this are found with one load (`Message::get`): every field an order-entry
 /// message and the standard header are read by has such a tag.
-const DIRECT: usize = 64;
+const DIRECT: usize = 128;
 
 /// Splits framed messages into fields. Holds the preallocated field array; reuse one per
 /// connection.
@@ -304,27 +311,24 @@ impl Decoder {
         if self.fields.capacity() < self.limits.fields_max {
             self.fields.reserve(self.limits.fields_max);
         }
+        let fields_max = self.limits.fields_max;
         let mut i = 0;
         let mut data_len: Option<(u32, usize)> = None;
         while i < len {
-            // Tag: 1 to 9 digits, no leading zero, then '='.
+            // Tag: 1 to 9 digits, no leading zero, then '='. Digits are read first and the
+            // rules checked once after (the tag wraps harmlessly if there are too many).
             let tag_start = i;
             let mut tag: u32 = 0;
-            loop {
-                let Some(&c) = buf.get(i) else {
-                    return Err(DecodeError::InvalidTag { offset: tag_start });
-                };
-                if c == b'=' {
+            while let Some(&c) = buf.get(i) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
                     break;
                 }
-                let d = c.wrapping_sub(b'0');
-                if d > 9 || i - tag_start >= 9 {
-                    return Err(DecodeError::InvalidTag { offset: tag_start });
-                }
-                tag = tag * 10 + d as u32;
+                tag = tag.wrapping_mul(10).wrapping_add(d as u32);
                 i += 1;
             }
-            if i == tag_start || buf[tag_start] == b'0' {
+            let digits = i - tag_start;
+            if digits == 0 || digits > 9 || buf[tag_start] == b'0' || buf.get(i) != Some(&b'=') {
                 return Err(DecodeError::InvalidTag { offset: tag_start });
             }
             i += 1;
@@ -352,14 +356,13 @@ impl Decoder {
                     }
                 }
             }
-            if self.fields.len() == self.limits.fields_max {
-                return Err(DecodeError::TooManyFields {
-                    max: self.limits.fields_max,
-                });
+            let n = self.fields.len();
+            if n == fields_max {
+                return Err(DecodeError::TooManyFields { max: fields_max });
             }
             if let Some(f) = self.first.get_mut(tag as usize) {
                 if *f == 0 {
-                    *f = self.fields.len() as u16 + 1;
+                    *f = n as u16 + 1;
                 }
             }
             self.fields.push(FieldPos {
@@ -753,16 +756,11 @@ mod tests {
     #[test]
     fn find_soh_matches_a_byte_search() {
         let alphabet = [0x00u8, 0x01, 0x02, b'=', b'9', 0x7f, 0x80, 0x81, 0xfe, 0xff];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = types::XorShift64::new(0x2545_F491_4F6C_DD1D);
         for len in 0..=40usize {
             for _ in 0..200 {
                 let msg: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        alphabet[(x % alphabet.len() as u64) as usize]
-                    })
+                    .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
                     .collect();
                 for at in 0..=len + 1 {
                     let want = msg

@@ -218,7 +218,7 @@ fn exercise(msg: &Message<'_>) {
     let _ = app::OrderMassCancelRequest::read(msg, &Any);
     let _ = app::OrderStatusRequest::read(msg);
     let _ = app::Echo::of(msg);
-    let _ = read_inbound(msg, Some((b"FIX.4.4", b"CLIENT1", b"RIALTO")), |_| ());
+    let _ = read_inbound(msg, Some((b"FIX.4.4", b"CLIENT1", b"RIALTO")), |_| Ok(()));
 }
 
 /// Writes `8=<BeginString>|9=<len>|<body>10=<sum>|` into `out` (cleared first).

@@ -392,10 +392,7 @@ mod tests {
     /// drawn mostly from FIX's own (digits, '=', SOH), so `cargo test` covers it too.
     #[test]
     fn the_fuzz_body_holds_on_seeds_and_random_bytes() {
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fuzz/seeds/fix_scan"
-        );
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/seeds/fix_scan");
         let mut seeds = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let data = std::fs::read(entry.unwrap().path()).unwrap();

@@ -120,42 +120,104 @@ pub fn write_utc_timestamp(out: &mut Vec<u8>, epoch_ns: u64, precision: TimePrec
     out.extend_from_slice(&buf[..n]);
 }
 
+#[inline]
 fn digits(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
-        return None;
+    let mut n = 0u32;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n * 10 + d as u32;
     }
-    Some(b.iter().fold(0u32, |a, c| a * 10 + (c - b'0') as u32))
+    (!b.is_empty()).then_some(n)
+}
+
+/// Days in month `m` (1-12) of year `y` (proleptic Gregorian).
+#[inline]
+fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// The eight bytes at `b[at..]` as a little-endian word (`b` has them).
+#[inline(always)]
+fn word(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Whether every byte of `w` selected by `mask` (0xFF per byte) is an ASCII digit.
+#[inline(always)]
+fn all_digits(w: u64, mask: u64) -> bool {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte below '0' borrows into its high bit; one above '9' carries into it.
+    let x = w.wrapping_sub(0x3030_3030_3030_3030 & mask) & mask;
+    let y = (w & mask).wrapping_add(0x4646_4646_4646_4646 & mask);
+    (x | y | w) & HIGHS & mask == 0
+}
+
+/// The four two-digit numbers of eight ASCII digits, in order, as 16-bit lanes.
+#[inline(always)]
+fn pairs(w: u64) -> u64 {
+    ((w & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(10 * 256 + 1) >> 8) & 0x00FF_00FF_00FF_00FF
 }
 
 /// Parses a `UTCTimestamp` with 0, 3, 6 or 9 fractional digits into nanoseconds since the
-/// epoch. `None` if malformed, out of range (before 1970) or not a real date.
+/// epoch. `None` if malformed, out of range (before 1970) or not a real date. Every inbound
+/// message has one (SendingTime), so it reads `YYYYMMDD` and `HH:MM:SS` a word at a time.
 pub fn parse_utc_timestamp(b: &[u8]) -> Option<u64> {
-    if b.len() < 17 || b[8] != b'-' || b[11] != b':' || b[14] != b':' {
+    if b.len() < 17 || b[8] != b'-' {
         return None;
     }
-    let y = digits(&b[0..4])?;
-    let mo = digits(&b[4..6])?;
-    let d = digits(&b[6..8])?;
-    let h = digits(&b[9..11])?;
-    let mi = digits(&b[12..14])?;
-    let s = digits(&b[15..17])?;
-    if !(1..=12).contains(&mo) || d == 0 || h > 23 || mi > 59 || s > 60 {
+    let (date, time) = (word(b, 0), word(b, 9));
+    // `HH:MM:SS`: colons at bytes 2 and 5, digits elsewhere.
+    const COLONS: u64 = 0x0000_3A00_003A_0000;
+    const TIME_DIGITS: u64 = 0xFFFF_00FF_FF00_FFFF;
+    if time & !TIME_DIGITS != COLONS
+        || !all_digits(date, u64::MAX)
+        || !all_digits(time, TIME_DIGITS)
+    {
         return None;
     }
-    let days = days_from_civil(y as i64, mo, d);
-    // Reject 31 February and friends: the day must map back to the same civil date.
-    if civil_from_days(days) != (y as i64, mo, d) || days < 0 {
+    let lane = |w: u64, i: u32| ((w >> (16 * i)) & 0xFF) as u32;
+    let dp = pairs(date);
+    let (y, mo, d) = (lane(dp, 0) * 100 + lane(dp, 1), lane(dp, 2), lane(dp, 3));
+    // `HH:MM:SS` with the colons as zeros: pairs at bytes 0, 3 (straddling) and 6.
+    let digit = |i: u32| ((time >> (8 * i)) & 0x0F) as u32;
+    let (h, mi, s) = (
+        digit(0) * 10 + digit(1),
+        digit(3) * 10 + digit(4),
+        digit(6) * 10 + digit(7),
+    );
+    // No 31 February and friends; 1970 at the earliest.
+    if !(1..=12).contains(&mo)
+        || d == 0
+        || d > days_in_month(y, mo)
+        || h > 23
+        || mi > 59
+        || s > 60
+        || y < 1970
+    {
         return None;
     }
     let frac_ns = match b.len() {
         17 => 0,
         21 | 24 | 27 if b[17] == b'.' => {
+            const SCALE: [u32; 4] = [1_000_000, 1_000, 1, 0];
             let f = &b[18..];
-            digits(f)? * 10u32.pow(9 - f.len() as u32)
+            digits(f)? * SCALE[f.len() / 3 - 1]
         }
         _ => return None,
     };
-    let secs = days as u64 * SECS_PER_DAY + (h * 3600 + mi * 60 + s) as u64;
+    let days = days_from_civil(y as i64, mo, d) as u64;
+    let secs = days * SECS_PER_DAY + (h * 3600 + mi * 60 + s) as u64;
+    // Past 2554 the nanoseconds overflow: out of range.
     secs.checked_mul(NS_PER_SEC)?.checked_add(frac_ns as u64)
 }
 
@@ -181,6 +243,39 @@ mod tests {
         // A leap day.
         let leap = days_from_civil(2024, 2, 29) as u64 * SECS_PER_DAY * NS_PER_SEC;
         assert_eq!(fmt(leap, TimePrecision::Seconds), "20240229-00:00:00");
+    }
+
+    #[test]
+    fn only_real_dates_from_1970_parse() {
+        let ok = |s: &str| parse_utc_timestamp(s.as_bytes()).is_some();
+        assert!(ok("20240229-00:00:00") && ok("20000229-12:00:00") && ok("19700101-00:00:00"));
+        assert!(ok("20231231-23:59:60.999"), "a leap second");
+        for bad in [
+            "20230229-00:00:00",
+            "19000229-00:00:00",
+            "20230431-00:00:00",
+            "20230132-00:00:00",
+            "20230001-00:00:00",
+            "20231301-00:00:00",
+            "20230100-00:00:00",
+            "19691231-23:59:59",
+            "20230101-24:00:00",
+            "20230101-00:60:00",
+            "2023010a-00:00:00",
+            "20230101-00:00:00.12",
+            "20230101-00:00:00.1x3",
+            "99991231-23:59:59",
+            "20230101-0a:00:00",
+            "20230101-00:0/:00",
+            "20230101-00:00:0:",
+            "20230101-00-00:00",
+            "20230101-00:00-00",
+            "2023/101-00:00:00",
+            "20230101-00:00:0\u{80}",
+            "20230101 00:00:00",
+        ] {
+            assert!(!ok(bad), "{bad}");
+        }
     }
 
     #[test]

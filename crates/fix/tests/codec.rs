@@ -354,14 +354,13 @@ fn fuzz_decode_survives_mutations() {
         framed("35=4|49=CLIENT1|56=RIALTO|34=7|52=20231114-22:13:20|36=3|"),
         framed("35=1|49=CLIENT1|56=RIALTO|34=5|52=20231114-22:13:20|112=T|"),
     ];
-    let mut x: u64 = 0x9E3779B97F4A7C15;
+    let mut rng = types::XorShift64::new(0x9E3779B97F4A7C15);
+    let mut x: u64 = rng.next_u64();
     for seed in &seeds {
         for _ in 0..iters / seeds.len() + 1 {
             let mut b = seed.clone();
             for _ in 0..(x % 4 + 1) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                x = rng.next_u64();
                 let i = (x as usize) % b.len();
                 match x % 3 {
                     0 => b[i] = (x >> 8) as u8,
@@ -501,7 +500,7 @@ fn finish_with_any_begin_string() {
 
 #[test]
 fn write_u64_matches_std() {
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rng = types::XorShift64::new(0x2545_F491_4F6C_DD1D);
     let mut cases: Vec<u64> = (0..20)
         .flat_map(|p| {
             let t = 10u64.pow(p);
@@ -510,9 +509,7 @@ fn write_u64_matches_std() {
         .collect();
     cases.extend([u64::MAX, u64::MAX - 1]);
     for _ in 0..10_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng.next_u64();
         cases.push(x >> (x % 64));
     }
     let mut out = Vec::new();
@@ -551,14 +548,13 @@ fn get_finds_the_first_occurrence_below_and_above_64() {
 /// `get` agrees with a scan of the fields, for every tag, on random messages.
 #[test]
 fn get_agrees_with_a_scan() {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rng = types::XorShift64::new(0x9E37_79B9_7F4A_7C15);
+    let mut x: u64 = rng.next_u64();
     let mut d = Decoder::new(Limits::default());
     for _ in 0..500 {
         let mut body = String::from("35=D|");
         for _ in 0..(x % 30) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            x = rng.next_u64();
             let tag = 1 + x % 80;
             if [8, 9, 10, 35].contains(&tag) || tags_with_data(tag) {
                 continue;

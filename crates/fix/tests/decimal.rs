@@ -177,13 +177,8 @@ fn price_agrees_with_a_reference() {
         Ok(units)
     }
     let alphabet = b"0123456789.-";
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = types::XorShift64::new(0x2545_F491_4F6C_DD1D);
+    let mut next = || rng.next_u64();
     for _ in 0..50_000 {
         let len = (next() % 24) as usize;
         let text: String = (0..len)

@@ -189,7 +189,7 @@ fn typed_session_allocates_nothing() {
     let mut step = |s: &mut S, frame: &[u8], h: &mut Counter| {
         let (header, msg) = {
             let m = dec.decode(frame).unwrap();
-            read_inbound(&m, expect, order)
+            read_inbound(&m, expect, |m| Ok(order(m)))
         };
         if let Some(&o) = s.on_message(&header, &msg, T0, h) {
             orders += handle(s, o, h);

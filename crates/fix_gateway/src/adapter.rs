@@ -28,9 +28,12 @@ use std::sync::Arc;
 /// Static lookups built once from the config.
 pub struct FixAdapter {
     cfg: Arc<FixConfig>,
-    /// Symbol -> instrument index, looked up for every order (foldhash: the keys come from the
-    /// config, so a client's strings cannot lengthen a chain).
-    symbols: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+    /// Symbol (its bytes packed in a word, `packed`) -> instrument index, looked up for every
+    /// order (foldhash: the keys come from the config, so a client's strings cannot lengthen
+    /// a chain).
+    /// The value: the instrument's index and its symbol's length (equal words and lengths
+    /// are equal bytes).
+    symbols: HashMap<u128, (u32, usize), foldhash::fast::RandomState>,
 }
 
 /// What a connection's first Logon said, to check the headers of its later messages.
@@ -44,7 +47,10 @@ pub struct ConnIds {
 impl Instruments for FixAdapter {
     #[inline]
     fn find(&self, symbol: &[u8]) -> Option<InstrumentRef> {
-        let &id = self.symbols.get(symbol)?;
+        let &(id, len) = self.symbols.get(&packed(symbol)?)?;
+        if len != symbol.len() {
+            return None;
+        }
         let d = &self.cfg.instruments[id as usize];
         Some(InstrumentRef {
             id,
@@ -54,13 +60,27 @@ impl Instruments for FixAdapter {
     }
 }
 
+const _: () = assert!(types::SYMBOL_LEN_MAX <= 16);
+
+/// A symbol's bytes as one little-endian word (`None`: longer than any symbol).
+#[inline]
+fn packed(s: &[u8]) -> Option<u128> {
+    let mut w = [0u8; 16];
+    w.get_mut(..s.len())?.copy_from_slice(s);
+    Some(u128::from_le_bytes(w))
+}
+
 impl FixAdapter {
     pub fn new(cfg: Arc<FixConfig>) -> FixAdapter {
         let symbols = cfg
             .instruments
             .iter()
             .enumerate()
-            .map(|(i, d)| (d.symbol.as_str().as_bytes().into(), i as u32))
+            .map(|(i, d)| {
+                let s = d.symbol.as_bytes();
+                let key = packed(s).expect("a symbol fits a word");
+                (key, (i as u32, s.len()))
+            })
             .collect();
         FixAdapter { cfg, symbols }
     }
@@ -115,20 +135,6 @@ impl FixAdapter {
             )
         });
         let (header, msg) = read_inbound(&m, expect, |m| self.app(m));
-        let msg = match msg {
-            Inbound::App(Err(malformed)) => Inbound::Malformed(malformed),
-            Inbound::App(Ok(a)) => Inbound::App(a),
-            Inbound::Logon(l) => Inbound::Logon(l),
-            Inbound::Heartbeat { test_req_id } => Inbound::Heartbeat { test_req_id },
-            Inbound::TestRequest { test_req_id } => Inbound::TestRequest { test_req_id },
-            Inbound::ResendRequest { begin, end } => Inbound::ResendRequest { begin, end },
-            Inbound::SequenceReset { new_seq, gap_fill } => {
-                Inbound::SequenceReset { new_seq, gap_fill }
-            }
-            Inbound::Logout { text } => Inbound::Logout { text },
-            Inbound::Reject { ref_seq_num } => Inbound::Reject { ref_seq_num },
-            Inbound::Malformed(x) => Inbound::Malformed(x),
-        };
         Some(FixInput { conn, header, msg })
     }
 
@@ -235,7 +241,7 @@ impl FixAdapter {
 pub fn echo_of(cfg: &FixConfig, n: &NewOrder) -> Echo {
     match cfg.instruments.get(n.symbol as usize) {
         Some(inst) => Echo::of_order(
-            inst.symbol.as_str().as_bytes(),
+            inst.symbol.as_bytes(),
             n.side,
             n.qty,
             n.ord_type,

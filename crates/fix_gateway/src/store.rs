@@ -281,7 +281,7 @@ impl Store {
                     exec_type: r.exec_type,
                     ord_status: r.ord_status,
                     account: r.account,
-                    symbol: inst.symbol.as_str().as_bytes(),
+                    symbol: inst.symbol.as_bytes(),
                     side: r.side,
                     ord_type: r.ord_type,
                     price: r.price,

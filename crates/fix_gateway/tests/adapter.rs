@@ -168,6 +168,13 @@ fn client_order_ids_and_symbols_are_checked_from_the_bytes() {
     assert_eq!(bad_symbol(b"ZZZ"), "unknown symbol ZZZ");
     assert_eq!(bad_symbol(b"AC\xffME"), "unknown symbol AC\u{fffd}ME");
     assert_eq!(bad_symbol(b"acme"), "unknown symbol acme");
+    // Symbols are looked up as packed words: a trailing NUL or a longer name is not ACME.
+    assert_eq!(bad_symbol(b"ACME\0"), "unknown symbol ACME\0");
+    assert_eq!(
+        bad_symbol(b"ACMEACMEACMEACMEA"),
+        "unknown symbol ACMEACMEACMEACMEA"
+    );
+    assert_eq!(bad_symbol(b"ACM"), "unknown symbol ACM");
     match order(b"a1", b"ZZZ", b"1").msg {
         Inbound::App(AppMsg::Invalid(inv)) => {
             assert_eq!(inv.cl_ord_id, ClOrdId::from("a1"));

@@ -39,17 +39,11 @@ use types::{OrdType, Side, TimeInForce};
 const SESSIONS: u64 = 8;
 const OPEN_MAX: usize = 200;
 
-struct Rng(u64);
+/// The workspace's xorshift64*, with `below`.
+struct Rng(types::XorShift64Star);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.next_u64() % n
     }
 }
 
@@ -80,7 +74,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
         )?;
         msg_seq[s as usize] = 2;
     }
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(types::XorShift64Star::new(0x9E37_79B9_7F4A_7C15));
     let mut open: Vec<VecDeque<(ClOrdId, u32)>> = vec![VecDeque::new(); SESSIONS as usize];
     let mut next_cl = 0u64;
     let mut i = 1 + SESSIONS;

@@ -13,16 +13,14 @@ mod common;
 use common::message;
 use std::sync::Arc;
 
-struct Rng(u64);
+/// The workspace's xorshift, with the two calls these tests make.
+struct Rng(types::XorShift64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.0.below(n)
     }
 }
 
@@ -189,7 +187,7 @@ fn random_damage_is_rejected_or_ignored_never_a_panic() {
     ];
     // Log on first, so application messages reach the exchange.
     c.log_on();
-    let mut r = Rng(0x1234_5678_9abc_def1);
+    let mut r = Rng(types::XorShift64::new(0x1234_5678_9abc_def1));
     let mut converted = 0;
     for _ in 0..20_000u64 {
         let t = &templates[r.below(templates.len() as u64) as usize];

@@ -22,16 +22,14 @@ use std::path::Path;
 use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
-struct Rng(u64);
+/// The workspace's xorshift, with the two calls these tests make.
+struct Rng(types::XorShift64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.below(n)
     }
 }
 
@@ -225,7 +223,9 @@ fn run_stream(seed: u64, store_max: usize) {
         let mut cfg = Config::defaults();
         cfg.orders_max = 1 << 14;
         cfg.resend_store_max = store_max;
-        let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut r = Rng(types::XorShift64::new(
+            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        ));
         let mut a = node(&cfg);
         // Recovery mode (no framing of output) must reach the very same state.
         let mut quiet = node(&cfg);
@@ -390,7 +390,7 @@ fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_st
     use journal::{Durability, JournalConfig, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
     let cfg = Arc::new(Config::defaults());
-    let mut r = Rng(0x1234_5678_9abc_def1);
+    let mut r = Rng(types::XorShift64::new(0x1234_5678_9abc_def1));
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
     let mut x = node(&cfg);
@@ -454,7 +454,7 @@ fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
     use journal::{Durability, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
     let cfg = Arc::new(Config::defaults());
-    let mut r = Rng(0x0ddb_a11c_afe0_1234);
+    let mut r = Rng(types::XorShift64::new(0x0ddb_a11c_afe0_1234));
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
     let mut x = node(&cfg);
@@ -693,7 +693,7 @@ fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded
     let mut cfg = Config::defaults();
     cfg.resend_store_max = 7;
     let cfg = Arc::new(cfg);
-    let mut r = Rng(0x5eed_c0de_1234_5678);
+    let mut r = Rng(types::XorShift64::new(0x5eed_c0de_1234_5678));
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
     let mut x = node(&cfg);
@@ -824,7 +824,7 @@ fn journal_input_fuzz_body_on_seeds_and_mutations() {
             assert_eq!(&slot, want, "seed {name} decoded over {prev:?}");
         }
     }
-    let mut r = Rng(0xfeed_f00d_dead_beef);
+    let mut r = Rng(types::XorShift64::new(0xfeed_f00d_dead_beef));
     for (_, seed) in &seeds {
         server::fuzz_input(seed);
         for _ in 0..300 {

@@ -138,7 +138,13 @@ impl Symbol {
     }
     pub fn as_str(&self) -> &str {
         // Only ASCII is ever stored (checked in `new`).
-        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+        std::str::from_utf8(self.as_bytes()).unwrap_or("")
+    }
+
+    /// The symbol's bytes (no UTF-8 check: for the order path).
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
     }
 }
 

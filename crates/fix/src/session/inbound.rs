@@ -164,13 +164,13 @@ impl<A> Inbound<A> {
 }
 
 /// Reads the session's view of a decoded message: its header, and the admin message it is,
-/// or `app(msg)` for any other MsgType. `begin_string` and the CompIDs are the session's
-/// (`None`: not known yet, e.g. the first message of a connection): a mismatch is a
-/// [`HeaderProblem`].
+/// or `app(msg)` for any other MsgType (`Inbound::Malformed` if it says so). `begin_string`
+/// and the CompIDs are the session's (`None`: not known yet, e.g. the first message of a
+/// connection): a mismatch is a [`HeaderProblem`].
 pub fn read_inbound<A>(
     msg: &Message<'_>,
     expect: Option<(&[u8], &[u8], &[u8])>,
-    app: impl FnOnce(&Message<'_>) -> A,
+    app: impl FnOnce(&Message<'_>) -> Result<A, Box<Malformed>>,
 ) -> (InHeader, Inbound<A>) {
     let header = read_header(msg, expect);
     let t = msg.msg_type();
@@ -206,7 +206,10 @@ pub fn read_inbound<A>(
         msg_type::REJECT => Inbound::Reject {
             ref_seq_num: u64_of(tags::REF_SEQ_NUM).unwrap_or(0),
         },
-        _ => Inbound::App(app(msg)),
+        _ => match app(msg) {
+            Ok(a) => Inbound::App(a),
+            Err(m) => Inbound::Malformed(m),
+        },
     };
     (header, inbound)
 }

@@ -138,7 +138,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         // The decoder is borrowed in place (taking it out would allocate a new one).
         let read = match self.decoder.decode_framed(bytes) {
             Ok(msg) => Ok(read_inbound(&msg, expect, |m| {
-                A::from(m.as_bytes().to_vec())
+                Ok(A::from(m.as_bytes().to_vec()))
             })),
             Err(e) => Err(e),
         };
