@@ -1684,7 +1684,7 @@ mod tests {
         cfg.trading_day_end_ns = Some(end);
         let mut x = Exchange::new(Arc::new(cfg));
         let day0 = 20_000 * DAY;
-        let mut tick = |x: &mut Exchange, seq, ts| {
+        let tick = |x: &mut Exchange, seq, ts| {
             let mut r = Recorder::default();
             x.apply(seq, ts, &Input::Tick, &mut r);
             canceled(&r.0)
@@ -1732,7 +1732,7 @@ mod tests {
         order_at(&mut x, 2, 2, 0, "b", TimeInForce::Gtc);
         order_at(&mut x, 3, 3, 1, "c", TimeInForce::Day);
         order_at(&mut x, 4, 4, 2, "d", TimeInForce::Gtc);
-        let mut gone = |x: &mut Exchange, seq, originator| {
+        let gone = |x: &mut Exchange, seq, originator| {
             let mut r = Recorder::default();
             let who = Principal {
                 originator,

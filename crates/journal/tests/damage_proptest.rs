@@ -38,7 +38,7 @@ fn damage() -> impl Strategy<Value = Damage> {
 fn apply(dir: &std::path::Path, d: &Damage) {
     let (segments, _) = journal::list_segments(dir).unwrap();
     let pick = |seg: usize| {
-        let i = if seg % 2 == 0 {
+        let i = if seg.is_multiple_of(2) {
             segments.len() - 1
         } else {
             seg % segments.len()
