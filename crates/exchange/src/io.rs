@@ -267,6 +267,11 @@ pub trait Outputs {
         false
     }
     fn output(&mut self, o: &Output<'_>);
+    /// `output(&Output::Report(r))`, the most frequent output, which a sink may take directly.
+    #[inline]
+    fn report(&mut self, r: &Report<'_>) {
+        self.output(&Output::Report(r));
+    }
 }
 
 /// Outputs thrown away (benchmarks, replicas that only keep state).

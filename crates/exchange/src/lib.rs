@@ -1039,7 +1039,7 @@ impl Exchange {
             orig_cl_ord_id: orig,
         };
         ctx.exec_n += 1;
-        out.output(&Output::Report(&r));
+        out.report(&r);
     }
 
     /// Engine hash and the exchange's own, combined: equal exactly when the engine state and

@@ -23,7 +23,35 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
     /// One inbound message. Returns the application message to deliver now, if the message
     /// is one in sequence; the caller handles it, then calls [`Session::next_queued`] until
     /// it returns `None` (messages that waited behind a gap the message filled).
+    #[inline]
     pub fn on_message<'m, H: SessionHandler>(
+        &mut self,
+        header: &InHeader,
+        msg: &'m Inbound<A>,
+        now_ns: u64,
+        h: &mut H,
+    ) -> Option<&'m A> {
+        // Nearly every message: an application message in sequence on a logged-on session,
+        // its header in order and not a possible duplicate. Exactly what the general path
+        // does with it, without its checks.
+        if let Inbound::App(a) = msg {
+            if matches!(self.state, SessionState::Active | SessionState::LogoutSent)
+                && header.problem == HeaderProblem::None
+                && header.msg_seq_num == self.next_in
+                && !header.poss_dup
+                && (header.sending_time_ns != 0 || !self.cfg.require_sending_time)
+                && self.cfg.sending_time_tolerance_ns.is_none()
+            {
+                self.last_recv_ns = now_ns;
+                self.test_request_sent_ns = None;
+                self.next_in += 1;
+                return Some(a);
+            }
+        }
+        self.on_message_general(header, msg, now_ns, h)
+    }
+
+    fn on_message_general<'m, H: SessionHandler>(
         &mut self,
         header: &InHeader,
         msg: &'m Inbound<A>,
@@ -52,7 +80,19 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
     /// The next queued message whose turn has come, processed: an application message is
     /// returned (with its MsgSeqNum) for the caller to handle (call again afterwards); admin
     /// messages are handled here. `None` when the next expected one is not queued.
+    #[inline]
     pub fn next_queued<H: SessionHandler>(&mut self, now_ns: u64, h: &mut H) -> Option<(u64, A)> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        self.next_queued_general(now_ns, h)
+    }
+
+    fn next_queued_general<H: SessionHandler>(
+        &mut self,
+        now_ns: u64,
+        h: &mut H,
+    ) -> Option<(u64, A)> {
         loop {
             if !matches!(self.state, SessionState::Active | SessionState::LogoutSent) {
                 return None;

@@ -168,6 +168,7 @@ impl<'a> ToExchange<'a> {
         }
     }
 
+    #[inline(always)]
     fn apply<O: Outputs>(&mut self, seq: u64, ts: u64, input: &Input<'_>, own: bool, out: &mut O) {
         if own && !self.used {
             self.used = true;
@@ -182,6 +183,7 @@ impl<'a> ToExchange<'a> {
     }
 
     /// After the record: a hint that was not used accounts for its candidate.
+    #[inline]
     fn finish(self) {
         if let (Some(h), false) = (self.hint, self.used) {
             self.x.skip_resolved(h);
@@ -293,7 +295,15 @@ impl FixEdge {
 
     /// Tells the exchange of each session that ended in this record (it may cancel their
     /// orders: the reports wait in the sessions' stores for a resend).
+    #[inline]
     fn end_sessions(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+        if !self.ended.is_empty() {
+            self.tell_ended(seq, ts, x, out);
+        }
+    }
+
+    #[cold]
+    fn tell_ended(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
         for i in 0..self.ended.len() {
             let who = self.principal(self.ended[i]);
             let mut e = self.edge_out(seq, ts, out);
@@ -319,6 +329,7 @@ impl FixEdge {
     }
 
     /// After driving session `ix` with `w`: a disconnect closes and unbinds its connection.
+    #[inline]
     fn after(&mut self, ix: usize, disconnected: bool, out: &mut Outbox) {
         if disconnected {
             if let Some(c) = self.conn_of[ix] {

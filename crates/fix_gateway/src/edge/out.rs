@@ -43,10 +43,15 @@ impl Outputs for EdgeOut<'_> {
         true
     }
 
+    #[inline(always)]
+    fn report(&mut self, r: &Report<'_>) {
+        self.execution_report(r);
+    }
+
     #[inline]
     fn output(&mut self, o: &Output<'_>) {
         match *o {
-            Output::Report(r) => self.report(r),
+            Output::Report(r) => self.execution_report(r),
             Output::NewRejected {
                 to,
                 order,
@@ -150,7 +155,7 @@ impl EdgeOut<'_> {
     }
 
     #[inline(never)]
-    fn report(&mut self, r: &Report<'_>) {
+    fn execution_report(&mut self, r: &Report<'_>) {
         let o = r.order;
         let to = o.owner;
         let ts = self.ts;
