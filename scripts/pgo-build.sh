@@ -55,7 +55,7 @@ mkdir -p "$profiles"
 
 echo "pgo-build: 1/4 instrumented build"
 RUSTFLAGS="-Cprofile-generate=$profiles" cargo build --release -q -p rialto --target-dir "$out/gen"
-RUSTFLAGS="-Cprofile-generate=$profiles" cargo build --release -q -p gateway --example replay_bench --target-dir "$out/gen"
+RUSTFLAGS="-Cprofile-generate=$profiles" cargo build --release -q -p server --example replay_bench --target-dir "$out/gen"
 gen=$out/gen/release/rialto
 
 echo "pgo-build: 2/4 training: ${seconds} s of FIX orders at ${rate}/s, a full replay, the engine"
@@ -95,5 +95,5 @@ echo "pgo-build: 3/4 merging $(ls "$profiles"/*.profraw | wc -l) profiles with $
 
 echo "pgo-build: 4/4 optimized build"
 RUSTFLAGS="-Cprofile-use=$profiles/merged.profdata" cargo build --release -q -p rialto --target-dir "$out/use"
-RUSTFLAGS="-Cprofile-use=$profiles/merged.profdata" cargo build --release -q -p gateway --example replay_bench --target-dir "$out/use"
+RUSTFLAGS="-Cprofile-use=$profiles/merged.profdata" cargo build --release -q -p server --example replay_bench --target-dir "$out/use"
 echo "pgo-build: built $out/use/release/rialto and $out/use/release/examples/replay_bench"
