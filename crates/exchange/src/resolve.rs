@@ -1,11 +1,11 @@
 //! ClOrdID lookups answered ahead, on a full replay's decoding thread.
 //!
-//! In a full replay the applying thread used to keep the ClOrdID index itself: a lookup per
-//! ClOrdID, an insertion per remembered one and a removal per forgotten one, each on a random
-//! line of an 8 MB table. Here the decoding thread keeps an index of its own over the same
-//! inputs (a [`ClResolver`]) and hands each record's answers over with the record (a
-//! [`ClHint`]); the applying thread keeps only the ring (in order, as before), turns an answer
-//! into an order with a read or two, and builds its index from the ring once, at the end.
+//! Keeping the ClOrdID index costs the applying thread a lookup per ClOrdID, an insertion per
+//! remembered one and a removal per forgotten one, each on a random line of an 8 MB table. In
+//! a full replay the decoding thread keeps an index of its own over the same inputs instead (a
+//! [`ClResolver`]) and hands each record's answers over with the record (a [`ClHint`]); the
+//! applying thread keeps only the ring (in order, as live), turns an answer into an order with
+//! a read or two, and builds its index from the ring once, at the end.
 //!
 //! The decoding thread cannot know everything the applying thread decides: whether an order
 //! was accepted (so its ClOrdID remembered), which originator a connection's logon really
