@@ -1070,14 +1070,6 @@ impl Exchange {
     }
 }
 
-/// The cancel reason a report's text names (`None`: the owner's own cancel).
-pub fn cancel_text(r: CancelReason) -> Option<&'static str> {
-    match r {
-        CancelReason::User => None,
-        r => Some(r.as_str()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

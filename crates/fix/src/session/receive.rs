@@ -449,37 +449,14 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         let is_reset = matches!(msg, Inbound::SequenceReset { .. });
         if let HeaderProblem::BadTime { tag } = header.problem {
             self.next_in += 1;
-            let r = SessionRejectReason::IncorrectDataFormat;
-            self.send_reject(
-                &RejectOf {
-                    ref_seq_num: seq,
-                    ref_msg_type: msg_type_of(msg),
-                    ref_tag: Some(tag),
-                    reason: r,
-                    text: reason_text(r),
-                },
-                now_ns,
-                h,
-            );
+            self.reject_field(msg, seq, FieldError::bad_format(tag), now_ns, h);
             return None;
         }
         // A malformed message's SendingTime may be unreadable: its own Reject says why.
         let malformed = matches!(msg, Inbound::Malformed(_));
         if self.cfg.require_sending_time && header.sending_time_ns == 0 && !malformed {
             self.next_in += 1;
-            let r = SessionRejectReason::RequiredTagMissing;
-            let tag = Some(tags::SENDING_TIME);
-            self.send_reject(
-                &RejectOf {
-                    ref_seq_num: seq,
-                    ref_msg_type: msg_type_of(msg),
-                    ref_tag: tag,
-                    reason: r,
-                    text: reason_text(r),
-                },
-                now_ns,
-                h,
-            );
+            self.reject_missing(msg, seq, tags::SENDING_TIME, now_ns, h);
             return None;
         }
         if let Some(tol) = self.cfg.sending_time_tolerance_ns {
@@ -492,19 +469,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         if header.poss_dup && !is_reset && self.cfg.require_sending_time {
             if header.orig_sending_time_ns == 0 {
                 self.next_in += 1;
-                let r = SessionRejectReason::RequiredTagMissing;
-                let tag = Some(tags::ORIG_SENDING_TIME);
-                self.send_reject(
-                    &RejectOf {
-                        ref_seq_num: seq,
-                        ref_msg_type: msg_type_of(msg),
-                        ref_tag: tag,
-                        reason: r,
-                        text: reason_text(r),
-                    },
-                    now_ns,
-                    h,
-                );
+                self.reject_missing(msg, seq, tags::ORIG_SENDING_TIME, now_ns, h);
                 return None;
             }
             if header.orig_sending_time_ns > header.sending_time_ns {

@@ -530,19 +530,7 @@ impl FixEdge {
             own,
         } = d;
         let who = self.principal(ix as u16);
-        let mut e = EdgeOut {
-            sessions: &mut self.sessions,
-            conn_of: &self.conn_of,
-            cfg: &self.cfg,
-            out,
-            seq,
-            ts,
-            muted: self.replaying,
-            stats: &mut self.stats,
-            echo: &[],
-            mass_count: None,
-            body: &mut self.enc,
-        };
+        let mut e = self.edge_out(seq, ts, out);
         match app {
             AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),
             AppMsg::Cancel {
