@@ -685,8 +685,8 @@ fn start_up_stops_cleanly_when_the_snapshot_disagrees_and_modifies_nothing() {
 
 /// A journal like the event loop writes (a checkpoint every `every` records) of `n` random
 /// inputs in small segments, with a resend store of 7 so that stores fill and forget; the
-/// checkpoint at record `tamper` (if any) claims one more message for its first session than
-/// was sent. Returns the recording and each client's next MsgSeqNum.
+/// checkpoint at record `tamper` (if any) claims one more message than was sent for the first
+/// FIX session it lists. Returns the recording and each client's next MsgSeqNum.
 fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded, Vec<u64>) {
     use journal::{Durability, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
