@@ -393,6 +393,19 @@ impl World {
                 self.take(out);
                 Ok(())
             }
+            // The process died and starts again: every connection is gone.
+            "restart" => {
+                self.settle()?;
+                for c in self.conns.values_mut() {
+                    c.open = false;
+                }
+                let mut out = Outbox::default();
+                self.record += 1;
+                self.edge
+                    .on_startup(self.record, self.now_ns, &mut self.exchange, &mut out);
+                self.take(out);
+                Ok(())
+            }
             "shutdown" => {
                 self.settle()?;
                 let mut out = Outbox::default();
