@@ -60,6 +60,7 @@ pub mod client;
 pub mod decimal;
 pub mod decode;
 pub mod encode;
+pub mod md;
 pub mod scan;
 pub mod session;
 pub mod tags;

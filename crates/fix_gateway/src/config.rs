@@ -16,6 +16,24 @@ pub struct SessionDef {
     pub password: Option<String>,
     /// The firm it trades for (an index into the exchange's firms).
     pub firm: u16,
+    /// Where it may log on: order entry, market data, or both.
+    pub market_data: MarketDataAccess,
+    /// Market data with RptSeq (83) in FIX 4.2 and 4.4 and AggressorSide (2446) on trades,
+    /// for clients whose dictionaries allow them.
+    pub market_data_extensions: bool,
+}
+
+/// What a session may do: enter orders at the order-entry port, subscribe at the
+/// market-data port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MarketDataAccess {
+    /// Both (the default).
+    #[default]
+    On,
+    /// Orders only: its Logon at the market-data port is refused.
+    Off,
+    /// Market data only: its Logon at the order-entry port is refused.
+    Only,
 }
 
 /// An instrument as FIX shows it.
@@ -24,6 +42,8 @@ pub struct InstrumentDef {
     pub symbol: Symbol,
     /// Tick in price units.
     pub tick: i64,
+    /// Lot: the quantity increment (RoundLot).
+    pub lot: u64,
     /// Decimals of a price unit (a tick of 0.01 and price units of 0.01: 2).
     pub price_decimals: u32,
 }

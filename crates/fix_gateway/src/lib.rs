@@ -17,11 +17,12 @@
 mod adapter;
 mod config;
 mod edge;
+pub mod md;
 mod record;
 mod store;
 
 pub use adapter::{echo_of, ConnIds, FixAdapter};
-pub use config::{FixConfig, InstrumentDef, SessionDef};
+pub use config::{FixConfig, InstrumentDef, MarketDataAccess, SessionDef};
 pub use edge::{
     cxl_rej_reason, ord_rej_reason, ord_status, EdgeCheckpoint, EdgeStats, FixEdge, OutItem,
     Outbox, SessionMark, ToExchange,

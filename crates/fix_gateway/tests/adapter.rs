@@ -15,6 +15,7 @@ fn adapter() -> FixAdapter {
     let inst = |s: &str, tick: i64, price_decimals: u32| InstrumentDef {
         symbol: Symbol::new(s).expect("a symbol"),
         tick,
+        lot: 1,
         price_decimals,
     };
     FixAdapter::new(Arc::new(FixConfig {

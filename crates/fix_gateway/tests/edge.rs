@@ -99,6 +99,8 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 version: *version,
                 password: None,
                 firm: k as u16,
+                market_data: Default::default(),
+                market_data_extensions: false,
             })
             .collect(),
         instruments: symbols
@@ -106,6 +108,7 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
             .map(|&symbol| InstrumentDef {
                 symbol,
                 tick: 1,
+                lot: 1,
                 price_decimals: 2,
             })
             .collect(),
@@ -142,7 +145,8 @@ impl Node {
         self.seq += 1;
         let mut out = Outbox::default();
         let x = ToExchange::new(&mut self.x, ClHashes::default(), None);
-        self.edge.on_fix(self.seq, T0 + self.seq, fi, x, &mut out);
+        self.edge
+            .on_fix::<false>(self.seq, T0 + self.seq, fi, x, &mut out);
         sent(&out)
     }
 

@@ -42,6 +42,8 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
         version,
         password: password.map(Into::into),
         firm,
+        market_data: Default::default(),
+        market_data_extensions: false,
     };
     let fcfg = FixConfig {
         sessions: vec![
@@ -54,11 +56,13 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
             InstrumentDef {
                 symbol: sym("ACME"),
                 tick: 1,
+                lot: 1,
                 price_decimals: 2,
             },
             InstrumentDef {
                 symbol: sym("BETA"),
                 tick: 5,
+                lot: 1,
                 price_decimals: 2,
             },
         ],
@@ -152,7 +156,7 @@ impl World {
         w.record += 1;
         let mut out = Outbox::default();
         w.edge
-            .on_startup(w.record, w.now_ns, &mut w.exchange, &mut out);
+            .on_startup::<false>(w.record, w.now_ns, &mut w.exchange, &mut out);
         w.take(out);
         w
     }
@@ -192,8 +196,13 @@ impl World {
     fn disconnected(&mut self, id: u64) {
         let mut out = Outbox::default();
         self.record += 1;
-        self.edge
-            .on_disconnected(self.record, self.now_ns, id, &mut self.exchange, &mut out);
+        self.edge.on_disconnected::<false>(
+            self.record,
+            self.now_ns,
+            id,
+            &mut self.exchange,
+            &mut out,
+        );
         self.take(out);
     }
 
@@ -269,7 +278,8 @@ impl World {
             let mut out = Outbox::default();
             self.record += 1;
             let x = ToExchange::new(&mut self.exchange, ClHashes::default(), None);
-            self.edge.on_fix(self.record, self.now_ns, &fi, x, &mut out);
+            self.edge
+                .on_fix::<false>(self.record, self.now_ns, &fi, x, &mut out);
             self.take(out);
         }
         Ok(())
@@ -389,7 +399,7 @@ impl World {
                 let mut out = Outbox::default();
                 self.record += 1;
                 self.edge
-                    .on_tick(self.record, self.now_ns, &mut self.exchange, &mut out);
+                    .on_tick::<false>(self.record, self.now_ns, &mut self.exchange, &mut out);
                 self.take(out);
                 Ok(())
             }
@@ -401,8 +411,12 @@ impl World {
                 }
                 let mut out = Outbox::default();
                 self.record += 1;
-                self.edge
-                    .on_startup(self.record, self.now_ns, &mut self.exchange, &mut out);
+                self.edge.on_startup::<false>(
+                    self.record,
+                    self.now_ns,
+                    &mut self.exchange,
+                    &mut out,
+                );
                 self.take(out);
                 Ok(())
             }
@@ -410,8 +424,12 @@ impl World {
                 self.settle()?;
                 let mut out = Outbox::default();
                 self.record += 1;
-                self.edge
-                    .on_shutdown(self.record, self.now_ns, &mut self.exchange, &mut out);
+                self.edge.on_shutdown::<false>(
+                    self.record,
+                    self.now_ns,
+                    &mut self.exchange,
+                    &mut out,
+                );
                 self.take(out);
                 Ok(())
             }

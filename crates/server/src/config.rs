@@ -10,7 +10,9 @@
 //! Defaults (no config file): FIX 4.4 on 127.0.0.1:9878 as TargetCompID `RIALTO`, data in
 //! `./data`, `process` durability, instruments `ACME` `BOLT` `CRNK` (tick 0.01, lot 1), sessions
 //! `CLIENT1`..`CLIENT9` (accounts 1..9) and `BOT1`..`BOT64` (accounts 101..164, for `rialto bench`
-//! and `rialto demo`), each its own firm, no password.
+//! and `rialto demo`), each its own firm, no password, and market-data only sessions `MD1`..`MD64`
+//! (with RptSeq and AggressorSide in FIX 4.4: `rialto book`, `rialto bench md`); market data on
+//! the order-entry port + 1.
 
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -113,6 +115,60 @@ pub struct SessionConfig {
     /// Cancel the session's live orders when it ends (Logout or lost connection).
     #[serde(default)]
     pub cancel_on_disconnect: bool,
+    /// `on` (default): it may enter orders and log on at the market-data port too; `off`:
+    /// orders only; `only`: market data only (its Logon at the order-entry port is refused).
+    #[serde(default)]
+    pub market_data: MarketDataAccess,
+    /// Its market data carries RptSeq (83) in FIX 4.2 and 4.4 and AggressorSide (2446) on
+    /// trades, fields those versions' standard dictionaries lack.
+    #[serde(default)]
+    pub market_data_extensions: bool,
+}
+
+/// Where a session may log on (`fix_gateway::MarketDataAccess`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MarketDataAccess {
+    #[default]
+    On,
+    Off,
+    Only,
+}
+
+/// `[market_data]` of `rialto.toml` (every key optional).
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MarketDataFile {
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// Default: the order-entry address with the next port (an ephemeral port if that is 0).
+    pub listen: Option<String>,
+    pub subscriptions_max: Option<usize>,
+    pub depth_max: Option<u32>,
+    pub resend_store_max: Option<usize>,
+    pub conflate_bytes: Option<usize>,
+    pub logout_bytes: Option<usize>,
+    pub behind_logout_ms: Option<u64>,
+}
+
+/// The market-data publisher: where it listens and the bounds of each subscriber.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarketDataConfig {
+    /// `None`: the order-entry address with the next port (`Config::market_data_listen`).
+    pub listen: Option<SocketAddr>,
+    /// Subscriptions with updates one session may hold (default 64).
+    pub subscriptions_max: usize,
+    /// The deepest MarketDepth served besides 0, the full book (default 100).
+    pub depth_max: u32,
+    /// Messages each market-data session keeps for a ResendRequest (default 4096).
+    pub resend_store_max: usize,
+    /// A connection with more unread output than this stops getting updates; when it has
+    /// read what was queued it gets fresh snapshots (conflation). Default 256 KiB.
+    pub conflate_bytes: usize,
+    /// A connection with more unread output than this, or behind for longer than
+    /// `behind_logout_ms`, is logged out ("slow consumer"). Default 4 MiB and 10 s.
+    pub logout_bytes: usize,
+    pub behind_logout_ms: u64,
 }
 
 fn fix44() -> String {
@@ -142,6 +198,7 @@ pub struct FileConfig {
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
+    pub market_data: Option<MarketDataFile>,
 }
 
 /// A validated instrument: its engine definition plus the decimal scale of its prices.
@@ -166,6 +223,8 @@ pub struct SessionDef {
     pub password: Option<String>,
     pub firm: usize,
     pub cancel_on_disconnect: bool,
+    pub market_data: MarketDataAccess,
+    pub market_data_extensions: bool,
 }
 
 /// The validated configuration.
@@ -215,6 +274,8 @@ pub struct Config {
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
+    /// `None`: no market data (`[market_data] enabled = false`).
+    pub market_data: Option<MarketDataConfig>,
 }
 
 #[derive(Debug)]
@@ -384,6 +445,8 @@ impl Config {
                 password: s.password.clone(),
                 firm,
                 cancel_on_disconnect: s.cancel_on_disconnect,
+                market_data: s.market_data,
+                market_data_extensions: s.market_data_extensions,
             });
         }
         if firms.len() > u16::MAX as usize {
@@ -408,7 +471,38 @@ impl Config {
             Some(b) => b,
             None => BATCH_BUDGET_DEFAULT,
         };
+        let md = file.market_data.unwrap_or_default();
+        let market_data = if md.enabled.unwrap_or(true) {
+            let listen = match &md.listen {
+                Some(t) => Some(t.parse().map_err(|_| {
+                    ConfigError(format!("market_data.listen {t:?} is not an ip:port"))
+                })?),
+                None if listen.port() == u16::MAX => {
+                    return err("give market_data.listen: listen uses the last port")
+                }
+                None => None,
+            };
+            let d = MarketDataConfig {
+                listen,
+                subscriptions_max: md.subscriptions_max.unwrap_or(64),
+                depth_max: md.depth_max.unwrap_or(100),
+                resend_store_max: md.resend_store_max.unwrap_or(4096),
+                conflate_bytes: md.conflate_bytes.unwrap_or(256 << 10),
+                logout_bytes: md.logout_bytes.unwrap_or(4 << 20),
+                behind_logout_ms: md.behind_logout_ms.unwrap_or(10_000),
+            };
+            if d.subscriptions_max == 0 || d.conflate_bytes == 0 {
+                return err("market_data: subscriptions_max and conflate_bytes must be >= 1");
+            }
+            if d.logout_bytes <= d.conflate_bytes {
+                return err("market_data: logout_bytes must be above conflate_bytes");
+            }
+            Some(d)
+        } else {
+            None
+        };
         Ok(Config {
+            market_data,
             listen,
             data_dir: file.data_dir.unwrap_or_else(|| PathBuf::from("./data")),
             durability: file.durability.unwrap_or_default(),
@@ -436,6 +530,19 @@ impl Config {
             firms,
             sessions,
         })
+    }
+
+    /// Where market data is served: `market_data.listen`, or the order-entry address with the
+    /// next port (an ephemeral port when the order-entry one is).
+    pub fn market_data_listen(&self) -> Option<SocketAddr> {
+        let md = self.market_data.as_ref()?;
+        Some(md.listen.unwrap_or_else(|| {
+            let mut a = self.listen;
+            if a.port() != 0 {
+                a.set_port(a.port() + 1);
+            }
+            a
+        }))
     }
 
     pub fn engine_instruments(&self) -> Vec<Instrument> {
@@ -470,6 +577,12 @@ impl Config {
                         .expect("validated when the config was read"),
                     password: s.password.clone(),
                     firm: s.firm as u16,
+                    market_data: match s.market_data {
+                        MarketDataAccess::On => fix_gateway::MarketDataAccess::On,
+                        MarketDataAccess::Off => fix_gateway::MarketDataAccess::Off,
+                        MarketDataAccess::Only => fix_gateway::MarketDataAccess::Only,
+                    },
+                    market_data_extensions: s.market_data_extensions,
                 })
                 .collect(),
             instruments: self
@@ -478,6 +591,7 @@ impl Config {
                 .map(|i| fix_gateway::InstrumentDef {
                     symbol: i.instrument.symbol,
                     tick: i.instrument.tick,
+                    lot: i.instrument.lot,
                     price_decimals: i.price_decimals,
                 })
                 .collect(),
@@ -503,6 +617,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             password: None,
             firm: name,
             cancel_on_disconnect: false,
+            market_data: MarketDataAccess::On,
+            market_data_extensions: false,
         });
     };
     for i in 1..=9u32 {
@@ -510,6 +626,23 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
     }
     for i in 1..=64u32 {
         add(format!("BOT{i}"), 100 + i);
+    }
+    // Market-data viewers (`rialto book`, `rialto bench md`): one firm, no orders.
+    firms.push(FirmConfig {
+        name: "VIEWERS".into(),
+        accounts: vec![900],
+    });
+    for i in 1..=64u32 {
+        sessions.push(SessionConfig {
+            sender_comp_id: format!("MD{i}"),
+            target_comp_id: None,
+            fix_version: fix44(),
+            password: None,
+            firm: "VIEWERS".into(),
+            cancel_on_disconnect: false,
+            market_data: MarketDataAccess::Only,
+            market_data_extensions: true,
+        });
     }
     (firms, sessions)
 }

@@ -154,6 +154,8 @@ pub(crate) struct EventLoop<L: Log> {
     /// Its steal time (ms since boot) when last read, and when: read at start and at each slow
     /// second's line only (a `/proc` read, never per iteration).
     pub(crate) steal_mark: Option<(u64, Instant)>,
+    /// Wakes the market-data publisher after a batch (`None`: no market data).
+    pub(crate) md_wake: Option<crate::market_data::MdWake>,
 }
 
 impl<L: Log> EventLoop<L> {
@@ -372,6 +374,10 @@ impl<L: Log> EventLoop<L> {
             .busy_rejects
             .store(self.node.fix.stats.busy_rejects, Ordering::Relaxed);
         self.publish();
+        // After this batch's output is written: the market-data publisher follows it.
+        if let Some(w) = &self.md_wake {
+            w.poke();
+        }
         Ok((
             shutdown,
             IterTimes {

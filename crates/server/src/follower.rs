@@ -71,7 +71,28 @@ impl<S: LogSource> Follower<S> {
     pub fn follow_to(
         &mut self,
         upto: u64,
+        slice: impl FnMut(&Node) -> bool,
+    ) -> Result<FollowEnd, ServerError> {
+        self.follow::<false>(upto, slice, |_, _| {})
+    }
+
+    /// `follow_to` for a market-data replica: the engine builds its level events, and after
+    /// each record `each` gets the replica and the record's trades and level changes, in the
+    /// engine's order.
+    pub fn follow_market_to(
+        &mut self,
+        upto: u64,
+        slice: impl FnMut(&Node) -> bool,
+        each: impl FnMut(&Node, &[types::Event]),
+    ) -> Result<FollowEnd, ServerError> {
+        self.follow::<true>(upto, slice, each)
+    }
+
+    fn follow<const MD: bool>(
+        &mut self,
+        upto: u64,
         mut slice: impl FnMut(&Node) -> bool,
+        mut each: impl FnMut(&Node, &[types::Event]),
     ) -> Result<FollowEnd, ServerError> {
         let next = self.node.last_seq() + 1;
         if next > upto {
@@ -102,8 +123,14 @@ impl<S: LogSource> Follower<S> {
                 )));
             }
             let r = decode_record(&rec)?;
-            self.node
-                .apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+            if MD {
+                self.node
+                    .apply_market(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+                each(&self.node, &self.out.market);
+            } else {
+                self.node
+                    .apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+            }
             self.out.clear();
         }
         self.at = reader.position();

@@ -43,6 +43,7 @@ mod counters;
 mod error;
 mod event_loop;
 pub mod follower;
+pub mod market_data;
 pub mod node;
 pub mod record;
 pub mod recovery;

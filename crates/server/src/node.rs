@@ -68,7 +68,13 @@ impl Node {
 
     /// Applies journal record `seq` (stamped `ts_ns`). Records must come in sequence order.
     pub fn apply(&mut self, seq: u64, ts_ns: u64, r: &Record, out: &mut Outbox) {
-        self.apply_hinted(seq, ts_ns, r, ClHashes::default(), None, out);
+        self.apply_hinted::<false>(seq, ts_ns, r, ClHashes::default(), None, out);
+    }
+
+    /// `apply` for a market-data replica: the engine also builds its level events, and the
+    /// record's trades and level changes are left in `out.market`, in the engine's order.
+    pub fn apply_market(&mut self, seq: u64, ts_ns: u64, r: &Record, out: &mut Outbox) {
+        self.apply_hinted::<true>(seq, ts_ns, r, ClHashes::default(), None, out);
     }
 
     /// `apply` with the record's ClOrdID hashes computed ahead ([`record_hashes`] with
@@ -82,7 +88,7 @@ impl Node {
         hashes: ClHashes,
         out: &mut Outbox,
     ) {
-        self.apply_hinted(seq, ts_ns, r, hashes, None, out);
+        self.apply_hinted::<false>(seq, ts_ns, r, hashes, None, out);
     }
 
     /// `apply_prehashed` with the resolver's hint for this record (`begin_resolving`). The
@@ -97,11 +103,11 @@ impl Node {
         hint: &ClHint,
         out: &mut Outbox,
     ) {
-        self.apply_hinted(seq, ts_ns, r, hashes, Some(hint), out);
+        self.apply_hinted::<false>(seq, ts_ns, r, hashes, Some(hint), out);
     }
 
     #[inline]
-    fn apply_hinted(
+    fn apply_hinted<const MD: bool>(
         &mut self,
         seq: u64,
         ts: u64,
@@ -119,14 +125,14 @@ impl Node {
         match r {
             Record::Fix(f) => {
                 let x = ToExchange::new(&mut self.exchange, hashes, hint);
-                self.fix.on_fix(seq, ts, f, x, out);
+                self.fix.on_fix::<MD>(seq, ts, f, x, out);
             }
-            Record::Startup => self.fix.on_startup(seq, ts, &mut self.exchange, out),
-            Record::Tick => self.fix.on_tick(seq, ts, &mut self.exchange, out),
-            Record::Shutdown => self.fix.on_shutdown(seq, ts, &mut self.exchange, out),
+            Record::Startup => self.fix.on_startup::<MD>(seq, ts, &mut self.exchange, out),
+            Record::Tick => self.fix.on_tick::<MD>(seq, ts, &mut self.exchange, out),
+            Record::Shutdown => self.fix.on_shutdown::<MD>(seq, ts, &mut self.exchange, out),
             Record::Disconnected { conn } => {
                 self.fix
-                    .on_disconnected(seq, ts, *conn, &mut self.exchange, out)
+                    .on_disconnected::<MD>(seq, ts, *conn, &mut self.exchange, out)
             }
             Record::Checkpoint(cp) => {
                 self.exchange

@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
 use crate::event_loop::{next_checkpoint, EventLoop, READ_CHUNK, WAKER};
+use crate::market_data::{MdCounters, MdPublisher};
 use crate::record::{Record, KIND_RECORD};
 use crate::recovery::{recover_and_open, Opened, Recovered};
 use crate::snapshots::{HelperState, SnapshotJob, SnapshotWriter};
@@ -24,7 +25,7 @@ use crate::watch::LoopWatch;
 use crossbeam_channel::bounded;
 use fix::Decoder;
 use fix_gateway::{FixAdapter, Outbox};
-use journal::JournalConfig;
+use journal::{JournalConfig, Log};
 use mio::net::TcpListener;
 use mio::{Poll, Waker};
 use std::collections::{HashMap, VecDeque};
@@ -43,6 +44,8 @@ pub struct Server {
     stop: Arc<AtomicBool>,
     waker: Arc<Waker>,
     main: Option<JoinHandle<Result<u64, ServerError>>>,
+    /// The market-data publisher (`None`: `[market_data] enabled = false`).
+    md: Option<MdPublisher>,
 }
 
 impl Server {
@@ -156,6 +159,20 @@ impl Server {
                 .spawn(move || w.run(snap_rx, initial))
                 .map_err(|e| ServerError(e.to_string()))?
         };
+        // The market-data publisher follows the journal from record 1 (RptSeq is a count
+        // since the journal began).
+        let md = match &cfg.market_data {
+            Some(m) => Some(MdPublisher::start(
+                &cfg,
+                m,
+                journal.source(),
+                counters.clone(),
+                stop.clone(),
+                log.clone(),
+            )?),
+            None => None,
+        };
+        let md_wake = md.as_ref().map(|m| m.wake.clone());
         let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
         let backlog_max = cfg.inbound_queue_capacity / 2;
         let first_checkpoint = next_checkpoint(cfg.checkpoint_every_records, journal.next_seq());
@@ -200,6 +217,7 @@ impl Server {
             commits_slow: 0,
             watch: LoopWatch::default(),
             steal_cpu: placement.as_ref().map(|p| p.cpu),
+            md_wake,
             steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
                 .map(|ms| (ms, Instant::now())),
         };
@@ -235,7 +253,18 @@ impl Server {
             stop,
             waker,
             main: Some(main),
+            md,
         })
+    }
+
+    /// Where market data is served, if it is.
+    pub fn market_data_addr(&self) -> Option<SocketAddr> {
+        self.md.as_ref().map(|m| m.addr)
+    }
+
+    /// The market-data publisher's counters, if it runs.
+    pub fn market_data_counters(&self) -> Option<Arc<MdCounters>> {
+        self.md.as_ref().map(|m| m.counters.clone())
     }
 
     /// True once the server is stopping (a signal, `shutdown`, or a fatal journal error).
@@ -248,10 +277,14 @@ impl Server {
     pub fn shutdown(mut self) -> Result<u64, ServerError> {
         self.stop.store(true, Ordering::SeqCst);
         let _ = self.waker.wake();
-        match self.main.take().map(|h| h.join()) {
+        let r = match self.main.take().map(|h| h.join()) {
             Some(Ok(r)) => r,
             _ => Err(ServerError("event loop thread panicked".into())),
-        }
+        };
+        let m = self.md.take().map_or(Ok(()), MdPublisher::join);
+        let h = r?;
+        m?;
+        Ok(h)
     }
 }
 

@@ -38,6 +38,9 @@ type FixSession = Session<Store, AppMsg>;
 pub struct Outbox {
     pub buf: Vec<u8>,
     pub items: Vec<OutItem>,
+    /// The trades and level changes of the inputs applied, in the engine's order (filled only
+    /// by a market-data replica: the edge's functions called with `MD = true`).
+    pub market: Vec<types::Event>,
 }
 
 /// One message for a connection: `buf[start..end]`, then close it if `close`.
@@ -53,6 +56,7 @@ impl Outbox {
     pub fn clear(&mut self) {
         self.buf.clear();
         self.items.clear();
+        self.market.clear();
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
@@ -296,23 +300,40 @@ impl FixEdge {
     /// Tells the exchange of each session that ended in this record (it may cancel their
     /// orders: the reports wait in the sessions' stores for a resend).
     #[inline]
-    fn end_sessions(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+    fn end_sessions<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
         if !self.ended.is_empty() {
-            self.tell_ended(seq, ts, x, out);
+            self.tell_ended::<MD>(seq, ts, x, out);
         }
     }
 
     #[cold]
-    fn tell_ended(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+    fn tell_ended<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
         for i in 0..self.ended.len() {
             let who = self.principal(self.ended[i]);
-            let mut e = self.edge_out(seq, ts, out);
+            let mut e = self.edge_out::<MD>(seq, ts, out);
             x.apply(seq, ts, &Input::Disconnected { who }, &mut e);
         }
         self.ended.clear();
     }
 
-    fn edge_out<'a>(&'a mut self, seq: u64, ts: u64, out: &'a mut Outbox) -> EdgeOut<'a> {
+    fn edge_out<'a, const MD: bool>(
+        &'a mut self,
+        seq: u64,
+        ts: u64,
+        out: &'a mut Outbox,
+    ) -> EdgeOut<'a, MD> {
         EdgeOut {
             sessions: &mut self.sessions,
             conn_of: &self.conn_of,
@@ -350,17 +371,23 @@ impl FixEdge {
 
     /// A new process run: every session is disconnected (the ones the last run left
     /// connected end now).
-    pub fn on_startup(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+    pub fn on_startup<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
         self.enter(seq);
         for ix in 0..self.sessions.len() {
             self.sessions[ix].on_disconnected();
             self.unbind(ix);
         }
-        self.end_sessions(seq, ts, x, out);
+        self.end_sessions::<MD>(seq, ts, x, out);
     }
 
     /// The TCP connection `conn` closed.
-    pub fn on_disconnected(
+    pub fn on_disconnected<const MD: bool>(
         &mut self,
         seq: u64,
         ts: u64,
@@ -373,14 +400,20 @@ impl FixEdge {
             self.sessions[ix as usize].on_disconnected();
             self.unbind(ix as usize);
         }
-        self.end_sessions(seq, ts, x, out);
+        self.end_sessions::<MD>(seq, ts, x, out);
     }
 
     /// Timer: heartbeats, TestRequests and their timeouts fall due at `ts`, and the exchange
     /// hears that time passed (the trading day may end).
-    pub fn on_tick(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+    pub fn on_tick<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
         self.enter(seq);
-        let mut e = self.edge_out(seq, ts, out);
+        let mut e = self.edge_out::<MD>(seq, ts, out);
         x.apply(seq, ts, &Input::Tick, &mut e);
         for ix in 0..self.sessions.len() {
             if self.conn_of[ix].is_none() {
@@ -397,11 +430,17 @@ impl FixEdge {
             let d = w.disconnected;
             self.after(ix, d, out);
         }
-        self.end_sessions(seq, ts, x, out);
+        self.end_sessions::<MD>(seq, ts, x, out);
     }
 
     /// Clean stop: Logout to every session that is logged on.
-    pub fn on_shutdown(&mut self, seq: u64, ts: u64, x: &mut Exchange, out: &mut Outbox) {
+    pub fn on_shutdown<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
         self.enter(seq);
         for ix in 0..self.sessions.len() {
             if self.conn_of[ix].is_none() {
@@ -422,11 +461,11 @@ impl FixEdge {
             );
             self.after(ix, true, out);
         }
-        self.end_sessions(seq, ts, x, out);
+        self.end_sessions::<MD>(seq, ts, x, out);
     }
 
     /// One FIX message (journal record `seq`, stamped `ts`).
-    pub fn on_fix(
+    pub fn on_fix<const MD: bool>(
         &mut self,
         seq: u64,
         ts: u64,
@@ -456,7 +495,7 @@ impl FixEdge {
             own,
         };
         if let Some(app) = own {
-            self.on_app(d(fi.header.msg_seq_num, true), app, &mut x, out);
+            self.on_app::<MD>(d(fi.header.msg_seq_num, true), app, &mut x, out);
         }
         loop {
             let mut w = self.wire(ix, out);
@@ -465,10 +504,10 @@ impl FixEdge {
             let Some((msg_seq, app)) = next else {
                 break;
             };
-            self.on_app(d(msg_seq, false), &app, &mut x, out);
+            self.on_app::<MD>(d(msg_seq, false), &app, &mut x, out);
         }
         self.after(ix, disconnected, out);
-        self.end_sessions(seq, ts, &mut *x.x, out);
+        self.end_sessions::<MD>(seq, ts, &mut *x.x, out);
         x.finish();
     }
 
@@ -487,6 +526,13 @@ impl FixEdge {
         else {
             return refuse(self, "unknown SenderCompID/TargetCompID", out);
         };
+        if self.cfg.sessions[ix].market_data == crate::MarketDataAccess::Only {
+            return refuse(
+                self,
+                "market-data only session: log on at the market-data port",
+                out,
+            );
+        }
         if self.conn_of[ix].is_some() {
             // Bound to another connection: that one is not disturbed, and the answer says no
             // more than the session's own checks would.
@@ -521,7 +567,13 @@ impl FixEdge {
     }
 
     /// An application message a session delivered (`d`).
-    fn on_app(&mut self, d: Delivery, app: &AppMsg, x: &mut ToExchange<'_>, out: &mut Outbox) {
+    fn on_app<const MD: bool>(
+        &mut self,
+        d: Delivery,
+        app: &AppMsg,
+        x: &mut ToExchange<'_>,
+        out: &mut Outbox,
+    ) {
         let Delivery {
             ix,
             seq,
@@ -530,7 +582,7 @@ impl FixEdge {
             own,
         } = d;
         let who = self.principal(ix as u16);
-        let mut e = self.edge_out(seq, ts, out);
+        let mut e = self.edge_out::<MD>(seq, ts, out);
         match app {
             AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),
             AppMsg::Cancel {

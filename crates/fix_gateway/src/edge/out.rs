@@ -13,7 +13,7 @@ use types::CancelReason;
 
 /// The exchange's outputs of one application message, as FIX messages on the sessions of
 /// their owners.
-pub(super) struct EdgeOut<'a> {
+pub(super) struct EdgeOut<'a, const MD: bool = false> {
     pub(super) sessions: &'a mut [FixSession],
     pub(super) conn_of: &'a [Option<ConnId>],
     pub(super) cfg: &'a FixConfig,
@@ -29,7 +29,11 @@ pub(super) struct EdgeOut<'a> {
     pub(super) body: &'a mut Encoder,
 }
 
-impl Outputs for EdgeOut<'_> {
+impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
+    /// A market-data replica (`FixEdge`'s `MD` parameter) gets the trades and level
+    /// changes in `Outbox::market`.
+    const MARKET_DATA: bool = MD;
+
     /// A bounded replay that will have forgotten the report by its end numbers it and builds
     /// nothing of it.
     #[inline(always)]
@@ -103,12 +107,12 @@ impl Outputs for EdgeOut<'_> {
                     .encode_body(v, enc)
                 });
             }
-            Output::Market(_) => {}
+            Output::Market(e) => self.out.market.push(*e),
         }
     }
 }
 
-impl EdgeOut<'_> {
+impl<const MD: bool> EdgeOut<'_, MD> {
     /// Writes session `to`'s newest stored message if it is logged on (and this is not a
     /// replay): recipes are formatted only here and on resend.
     #[inline(always)]

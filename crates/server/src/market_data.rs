@@ -1,0 +1,504 @@
+//! The market-data publisher: a journal follower with its own replica, feed and sockets.
+//!
+//! Role: the `market-data` thread. It follows the journal with a replica `Node` whose engine
+//! builds level events (`Follower::follow_market_to`), turns each record's trades and level
+//! changes into feed entries (`market_data::Feed`: the book by level and RptSeq per
+//! instrument), and serves them over FIX on its own port through `fix_gateway::md::MdEdge`.
+//! The event loop only publishes its watermark (`Counters::last_seq`) and, if this thread is
+//! parked, wakes it after it has written its own output.
+//!
+//! Never: touches the order path's memory or sockets, reads past the watermark, lets one
+//! subscriber's unread output grow without bound: past `conflate_bytes` unread the connection
+//! gets no updates and, once it has read what was queued, fresh snapshots (conflation); past
+//! `logout_bytes`, or behind for `behind_logout_ms`, it is logged out ("slow consumer").
+//!
+//! Invariants: the replica starts from record 1 and applies every record once, in order, so
+//! an instrument's RptSeq is the number of its entries since the journal began; after a
+//! restart it continues. A subscription's snapshot is taken at the replica's position, and
+//! the entries after it follow.
+
+use crate::config::{Config, MarketDataConfig};
+use crate::counters::{now_ns, Counters, Logger};
+use crate::error::ServerError;
+use crate::follower::{Follower, FOLLOW_SLICE};
+use crate::node::Node;
+use exchange::Backing;
+use fix_gateway::md::{MdEdge, MdLimits};
+use fix_gateway::{ConnId, Outbox};
+use journal::JournalDir;
+use market_data::Feed;
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+const LISTENER: Token = Token(0);
+const WAKER: Token = Token(1);
+/// Records applied between two looks at the sockets while catching up.
+const CATCH_UP_SLICE: u64 = 4 * FOLLOW_SLICE;
+/// Heartbeats and timeouts are checked this often.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What the market-data thread reports.
+#[derive(Default)]
+pub struct MdCounters {
+    /// The last record the market-data replica has applied.
+    pub applied_seq: AtomicU64,
+    pub sessions: AtomicU64,
+    pub subscriptions: AtomicU64,
+    /// FIX messages and entries sent (snapshots and incrementals).
+    pub messages: AtomicU64,
+    pub entries: AtomicU64,
+    pub conflations: AtomicU64,
+    pub slow_logouts: AtomicU64,
+    /// True while the thread waits in `epoll_wait` for a wake-up.
+    pub parked: AtomicBool,
+}
+
+/// The event loop's side: publish the watermark, then wake the publisher if it sleeps.
+#[derive(Clone)]
+pub struct MdWake {
+    pub counters: Arc<MdCounters>,
+    pub waker: Arc<Waker>,
+}
+
+impl MdWake {
+    /// After the loop published a batch: one atomic load when the publisher is busy, a wake-up
+    /// (an eventfd write) when it is parked.
+    #[inline]
+    pub fn poke(&self) {
+        if self.counters.parked.load(Ordering::Relaxed)
+            && self.counters.parked.swap(false, Ordering::AcqRel)
+        {
+            let _ = self.waker.wake();
+        }
+    }
+}
+
+struct MdConn {
+    stream: TcpStream,
+    rbuf: Vec<u8>,
+    wbuf: Vec<u8>,
+    closing: bool,
+    want_write: bool,
+    /// Since when its unread output has been over `conflate_bytes`.
+    behind_since: Option<Instant>,
+}
+
+/// The running publisher (started by `Server::start`).
+pub struct MdPublisher {
+    pub addr: SocketAddr,
+    pub counters: Arc<MdCounters>,
+    pub(crate) wake: MdWake,
+    handle: Option<JoinHandle<Result<(), ServerError>>>,
+}
+
+impl MdPublisher {
+    /// Binds `cfg.market_data_listen()` and starts the thread; it follows `source` up to `watermark`.
+    pub fn start(
+        cfg: &Config,
+        md: &MarketDataConfig,
+        source: JournalDir,
+        watermark: Arc<Counters>,
+        stop: Arc<AtomicBool>,
+        log: Logger,
+    ) -> Result<MdPublisher, ServerError> {
+        let at = cfg.market_data_listen().expect("market data is configured");
+        let listener = TcpListener::bind(at)
+            .map_err(|e| ServerError(format!("cannot listen for market data on {at}: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServerError(e.to_string()))?;
+        let poll = Poll::new().map_err(|e| ServerError(e.to_string()))?;
+        let waker =
+            Arc::new(Waker::new(poll.registry(), WAKER).map_err(|e| ServerError(e.to_string()))?);
+        let counters = Arc::new(MdCounters::default());
+        let fcfg = Arc::new(cfg.fix_config());
+        let edge = MdEdge::new(
+            fcfg,
+            MdLimits {
+                subscriptions_max: md.subscriptions_max,
+                depth_max: md.depth_max,
+                resend_store_max: md.resend_store_max,
+            },
+        );
+        let mut node = Node::new(cfg, Backing::Lazy);
+        node.set_replaying(true);
+        let t = MdThread {
+            md: *md,
+            follower: Follower::new(node, source),
+            feed: Feed::new(cfg.instruments.len()),
+            edge,
+            poll,
+            listener,
+            conns: HashMap::new(),
+            next_conn: 2,
+            out: Outbox::default(),
+            scratch: vec![0u8; 64 << 10].into_boxed_slice(),
+            watermark,
+            stop,
+            counters: counters.clone(),
+            log,
+        };
+        let handle = std::thread::Builder::new()
+            .name("market-data".into())
+            .spawn(move || t.run())
+            .map_err(|e| ServerError(e.to_string()))?;
+        Ok(MdPublisher {
+            addr,
+            wake: MdWake {
+                counters: counters.clone(),
+                waker: waker.clone(),
+            },
+            counters,
+            handle: Some(handle),
+        })
+    }
+
+    /// Waits for the thread (after the server's stop flag is set).
+    pub fn join(mut self) -> Result<(), ServerError> {
+        let _ = self.wake.waker.wake();
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(ServerError("market-data thread panicked".into())),
+            None => Ok(()),
+        }
+    }
+}
+
+struct MdThread {
+    md: MarketDataConfig,
+    follower: Follower<JournalDir>,
+    feed: Feed,
+    edge: MdEdge,
+    poll: Poll,
+    listener: TcpListener,
+    conns: HashMap<ConnId, MdConn>,
+    next_conn: ConnId,
+    out: Outbox,
+    scratch: Box<[u8]>,
+    watermark: Arc<Counters>,
+    stop: Arc<AtomicBool>,
+    counters: Arc<MdCounters>,
+    log: Logger,
+}
+
+impl MdThread {
+    fn run(mut self) -> Result<(), ServerError> {
+        self.poll
+            .registry()
+            .register(&mut self.listener, LISTENER, Interest::READABLE)
+            .map_err(|e| ServerError(e.to_string()))?;
+        let mut events = Events::with_capacity(256);
+        let mut last_tick = Instant::now();
+        let started = Instant::now();
+        let mut caught_up_logged = false;
+        loop {
+            if self.stop.load(Ordering::Acquire) {
+                self.edge.on_shutdown(now_ns(), &mut self.out);
+                self.publish();
+                return Ok(());
+            }
+            let behind = self.follow()?;
+            if !behind && !caught_up_logged {
+                caught_up_logged = true;
+                (self.log)(&format!(
+                    "market data: replica at record {} after {:.3}s",
+                    self.follower.last_seq(),
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            self.publish();
+            self.police();
+            let timeout = if behind {
+                Some(Duration::ZERO)
+            } else {
+                self.counters.parked.store(true, Ordering::SeqCst);
+                // A batch published between the follow and the store above: not asleep.
+                if self.watermark.last_seq.load(Ordering::Acquire) > self.follower.last_seq() {
+                    self.counters.parked.store(false, Ordering::SeqCst);
+                    Some(Duration::ZERO)
+                } else {
+                    Some(TICK)
+                }
+            };
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(ServerError(format!("market data: epoll: {e}")));
+                }
+            }
+            self.counters.parked.store(false, Ordering::Relaxed);
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept(),
+                    WAKER => {}
+                    Token(t) => {
+                        let id = t as ConnId;
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            self.read(id);
+                        }
+                        if ev.is_writable() {
+                            self.flush(id);
+                        }
+                    }
+                }
+            }
+            if last_tick.elapsed() >= TICK {
+                last_tick = Instant::now();
+                self.edge.on_tick(now_ns(), &mut self.out);
+                self.report();
+            }
+        }
+    }
+
+    /// Applies what the loop has committed (a slice of it while far behind). True if more
+    /// is waiting.
+    fn follow(&mut self) -> Result<bool, ServerError> {
+        let upto = self.watermark.last_seq.load(Ordering::Acquire);
+        let from = self.follower.last_seq();
+        if upto <= from {
+            return Ok(false);
+        }
+        let to = upto.min(from + CATCH_UP_SLICE);
+        let (feed, edge) = (&mut self.feed, &mut self.edge);
+        self.follower.follow_market_to(
+            to,
+            |_| true,
+            |_, events| {
+                for e in events {
+                    feed.on_event(e);
+                    if let Some(&entry) = feed.entries().first() {
+                        feed.clear_entries();
+                        edge.on_entry(feed, &entry);
+                    }
+                }
+            },
+        )?;
+        self.counters
+            .applied_seq
+            .store(self.follower.last_seq(), Ordering::Release);
+        self.edge.flush(now_ns(), &self.feed, &mut self.out);
+        Ok(to < upto)
+    }
+
+    /// Moves the edge's output to the connections and writes it.
+    fn publish(&mut self) {
+        if self.out.items.is_empty() {
+            return;
+        }
+        let mut touched: Vec<ConnId> = Vec::new();
+        for item in &self.out.items {
+            if let Some(c) = self.conns.get_mut(&item.conn) {
+                c.wbuf
+                    .extend_from_slice(&self.out.buf[item.start..item.end]);
+                if item.close {
+                    c.closing = true;
+                }
+                if touched.last() != Some(&item.conn) {
+                    touched.push(item.conn);
+                }
+            }
+        }
+        self.out.clear();
+        touched.sort_unstable();
+        touched.dedup();
+        for id in touched {
+            self.flush(id);
+        }
+    }
+
+    /// Slow subscribers: behind past `conflate_bytes` (no updates, then fresh snapshots
+    /// once drained); logged out past `logout_bytes` or after `behind_logout_ms` behind.
+    fn police(&mut self) {
+        let now = now_ns();
+        let mut logouts = Vec::new();
+        let mut changes = Vec::new();
+        for (id, c) in &mut self.conns {
+            let unread = c.wbuf.len();
+            match c.behind_since {
+                None if unread > self.md.conflate_bytes => {
+                    c.behind_since = Some(Instant::now());
+                    changes.push((*id, true));
+                }
+                Some(since) => {
+                    let late = since.elapsed() >= Duration::from_millis(self.md.behind_logout_ms);
+                    if unread > self.md.logout_bytes || late {
+                        logouts.push((*id, unread, since.elapsed()));
+                    } else if unread == 0 {
+                        c.behind_since = None;
+                        changes.push((*id, false));
+                    }
+                }
+                None => {}
+            }
+        }
+        for (id, behind) in changes {
+            self.edge
+                .set_behind(id, behind, now, &self.feed, &mut self.out);
+        }
+        for (id, unread, for_) in logouts {
+            let text = format!(
+                "slow consumer: {unread} bytes unread, behind for {} ms",
+                for_.as_millis()
+            );
+            self.edge.slow_logout(id, &text, now, &mut self.out);
+            // What it has not read is not worth waiting for.
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.closing = true;
+            }
+            self.publish();
+            self.drop_conn(id);
+        }
+        self.publish();
+    }
+
+    fn report(&self) {
+        let s = &self.edge.stats;
+        let c = &self.counters;
+        c.sessions
+            .store(self.edge.sessions_logged_on() as u64, Ordering::Relaxed);
+        c.subscriptions
+            .store(self.edge.subscriptions() as u64, Ordering::Relaxed);
+        c.messages
+            .store(s.snapshots + s.incrementals, Ordering::Relaxed);
+        c.entries.store(s.entries, Ordering::Relaxed);
+        c.conflations.store(s.conflations, Ordering::Relaxed);
+        c.slow_logouts.store(s.slow_logouts, Ordering::Relaxed);
+    }
+
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, _)) => {
+                    let id = self.next_conn;
+                    self.next_conn += 1;
+                    let _ = stream.set_nodelay(true);
+                    if self
+                        .poll
+                        .registry()
+                        .register(&mut stream, Token(id as usize), Interest::READABLE)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    self.conns.insert(
+                        id,
+                        MdConn {
+                            stream,
+                            rbuf: Vec::new(),
+                            wbuf: Vec::new(),
+                            closing: false,
+                            want_write: false,
+                            behind_since: None,
+                        },
+                    );
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn read(&mut self, id: ConnId) {
+        loop {
+            let Some(c) = self.conns.get_mut(&id) else {
+                return;
+            };
+            if c.closing {
+                return;
+            }
+            let n = match c.stream.read(&mut self.scratch) {
+                Ok(0) => {
+                    self.edge.on_closed(id);
+                    self.drop_conn(id);
+                    return;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.edge.on_closed(id);
+                    self.drop_conn(id);
+                    return;
+                }
+            };
+            c.rbuf.extend_from_slice(&self.scratch[..n]);
+            // A peer that sends without end is cut off rather than buffered.
+            if c.rbuf.len() > 1 << 20 {
+                self.edge.on_closed(id);
+                self.drop_conn(id);
+                return;
+            }
+            let buf = std::mem::take(&mut c.rbuf);
+            let used = self
+                .edge
+                .on_bytes(id, &buf, now_ns(), &self.feed, &mut self.out);
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.rbuf = buf;
+                c.rbuf.drain(..used.min(c.rbuf.len()));
+            }
+            self.publish();
+        }
+    }
+
+    fn flush(&mut self, id: ConnId) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let mut written = 0;
+        let mut failed = false;
+        while written < c.wbuf.len() {
+            match c.stream.write(&c.wbuf[written..]) {
+                Ok(0) => {
+                    failed = true;
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        c.wbuf.drain(..written);
+        if failed {
+            self.edge.on_closed(id);
+            self.drop_conn(id);
+            return;
+        }
+        if c.closing && c.wbuf.is_empty() {
+            self.drop_conn(id);
+            return;
+        }
+        let want = !c.wbuf.is_empty();
+        if want != c.want_write {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if self
+                .poll
+                .registry()
+                .reregister(&mut c.stream, Token(id as usize), interest)
+                .is_ok()
+            {
+                c.want_write = want;
+            }
+        }
+    }
+
+    fn drop_conn(&mut self, id: ConnId) {
+        if let Some(mut c) = self.conns.remove(&id) {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+        }
+        self.edge.on_closed(id);
+    }
+}
