@@ -49,6 +49,9 @@ pub struct Report<'a> {
     pub last_qty: Option<u64>,
     pub last_px: Option<Decimal>,
     pub text: Option<&'a [u8]>,
+    /// ExecID (17), empty if absent: Rialto's is `<journal record>.<n>`, so a client orders
+    /// fills as the exchange made them.
+    pub exec_id: &'a [u8],
 }
 
 impl Report<'_> {
@@ -120,6 +123,7 @@ pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
             last_qty: None,
             last_px: None,
             text: None,
+            exec_id: b"",
         },
     };
     let mut ref_id: &[u8] = b"";
@@ -163,6 +167,7 @@ pub fn scan(frame: &[u8]) -> Result<Inbound<'_>, ScanError> {
             32 => m.report.last_qty = qty(v),
             31 => m.report.last_px = Decimal::parse(v).ok(),
             58 => m.report.text = Some(v),
+            17 => m.report.exec_id = v,
             379 => ref_id = v,
             112 => m.test_req_id = v,
             7 => m.begin_seq_no = digits_u64(v),
@@ -204,7 +209,12 @@ pub fn fuzz_scan(data: &[u8]) {
             };
             assert!(!m.msg_type.is_empty() && within(m.msg_type));
             assert_eq!(m.report.msg_type, m.msg_type[0]);
-            for v in [m.report.cl_ord_id, m.report.symbol, m.test_req_id] {
+            for v in [
+                m.report.cl_ord_id,
+                m.report.symbol,
+                m.test_req_id,
+                m.report.exec_id,
+            ] {
                 assert!(within(v));
             }
             for v in [m.report.orig_cl_ord_id, m.report.text]

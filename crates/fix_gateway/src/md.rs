@@ -68,7 +68,8 @@ pub struct MdStats {
     pub incrementals: u64,
     pub entries: u64,
     pub rejects: u64,
-    /// Times a session fell behind and was sent fresh snapshots instead of what it missed.
+    /// Times a session fell behind (its connection, or the whole feed) and was sent fresh
+    /// snapshots instead of what it missed.
     pub conflations: u64,
     /// Sessions logged out for reading too slowly.
     pub slow_logouts: u64,
@@ -133,6 +134,9 @@ pub struct MdEdge {
     decoder: Decoder,
     enc: fix::Encoder,
     security_responses: u64,
+    /// The feed itself is behind the journal (its owner says so): no session gets updates;
+    /// when it catches up, every subscription gets fresh snapshots.
+    feed_behind: bool,
     pub stats: MdStats,
 }
 
@@ -172,6 +176,7 @@ impl MdEdge {
             decoder: Decoder::default(),
             enc: fix::Encoder::default(),
             security_responses: 0,
+            feed_behind: false,
             stats: MdStats::default(),
         }
     }
@@ -395,9 +400,47 @@ impl MdEdge {
             }
             return;
         }
+        if self.feed_behind {
+            // The feed's catching up sends the snapshots.
+            return;
+        }
         for k in 0..s.subs.len() {
             self.snapshot_all(ix, k, now_ns, feed, out);
         }
+    }
+
+    /// The feed is far behind the journal (`true`: its owner applies records without making
+    /// updates), or has caught up (`false`: every subscription of every session that is not
+    /// behind itself gets a fresh snapshot of its symbols, then updates again).
+    pub fn set_feed_behind(&mut self, behind: bool, now_ns: u64, feed: &Feed, out: &mut Outbox) {
+        if self.feed_behind == behind {
+            return;
+        }
+        self.feed_behind = behind;
+        for ix in 0..self.sessions.len() {
+            let Some(s) = self.sessions[ix].as_mut() else {
+                continue;
+            };
+            if s.behind || s.subs.is_empty() {
+                continue;
+            }
+            if behind {
+                self.stats.conflations += 1;
+                for sub in &mut s.subs {
+                    sub.pending.clear();
+                    sub.touched.clear();
+                }
+            } else {
+                for k in 0..s.subs.len() {
+                    self.snapshot_all(ix, k, now_ns, feed, out);
+                }
+            }
+        }
+    }
+
+    /// True while the feed is behind (`set_feed_behind`).
+    pub fn feed_behind(&self) -> bool {
+        self.feed_behind
     }
 
     /// `conn` stayed behind for too long or has too much unread: Logout with `text`, and the
@@ -428,6 +471,9 @@ impl MdEdge {
     /// One entry the feed just made (`feed` is the state right after it): queued for every
     /// subscription whose view it changes, sent at the next `flush`.
     pub fn on_entry(&mut self, feed: &Feed, e: &Entry) {
+        if self.feed_behind {
+            return;
+        }
         for s in self.sessions.iter_mut().flatten() {
             if s.behind || s.subs.is_empty() {
                 continue;

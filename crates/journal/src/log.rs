@@ -45,6 +45,9 @@ pub trait LogReader {
     /// Where a reader resumes after the records read so far, and the sequence number it would
     /// read next.
     fn position(&self) -> Option<(Self::Position, u64)>;
+    /// Before reading on from where it stopped, once more has been committed: drops what it
+    /// read ahead (possibly before it was written). See `JournalReader::forget_unread`.
+    fn forget_unread(&mut self);
 }
 
 /// A local journal's directory (the data directory that holds `journal/`), as a source of
@@ -73,6 +76,9 @@ impl LogReader for JournalReader {
     type Position = ReadPosition;
     fn next_record(&mut self) -> Result<Option<Record<'_>>, JournalError> {
         JournalReader::next_record(self)
+    }
+    fn forget_unread(&mut self) {
+        JournalReader::forget_unread(self)
     }
     fn position(&self) -> Option<(ReadPosition, u64)> {
         JournalReader::position(self).map(|p| {

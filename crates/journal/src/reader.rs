@@ -67,6 +67,10 @@ use crate::format::{
 
 /// Bytes read per refill. Larger than the largest record so one refill always completes one.
 const READ_CHUNK: usize = 4 << 20;
+/// Bytes read per refill by a reader that follows the end of a journal being written
+/// (`forget_unread`): what a few batches take, not the segment's preallocated zeros; a larger
+/// record completes over several refills.
+const TAIL_READ_CHUNK: usize = 64 << 10;
 const _: () = assert!(READ_CHUNK >= RECORD_HEADER_LEN + PAYLOAD_LEN_MAX as usize);
 
 /// Zeros read at the end of a segment are dropped from the page cache if at least this long
@@ -208,6 +212,8 @@ pub struct JournalReader {
     file: Option<File>,
     file_len: u64,
     buf: Vec<u8>,
+    /// Bytes read per refill at most (`READ_CHUNK`, or `TAIL_READ_CHUNK` once following).
+    read_chunk: usize,
     /// Valid bytes of `buf` are `pos..end`; `buf[0]` is at file offset `buf_file_off`.
     pos: usize,
     end: usize,
@@ -251,6 +257,7 @@ impl JournalReader {
             file: None,
             file_len: 0,
             buf: vec![0u8; READ_CHUNK],
+            read_chunk: READ_CHUNK,
             pos: 0,
             end: 0,
             buf_file_off: 0,
@@ -336,6 +343,15 @@ impl JournalReader {
             s.end_offset = pos.offset;
         }
         Ok(r)
+    }
+
+    /// For a reader that follows a journal being appended to, kept between stretches: forgets
+    /// the bytes read past the last record returned (they may have been read before they were
+    /// written), so the next record is read from the file again, and from now on reads a
+    /// little at a time (`TAIL_READ_CHUNK`) rather than the segment's unwritten rest.
+    pub fn forget_unread(&mut self) {
+        self.end = self.pos;
+        self.read_chunk = TAIL_READ_CHUNK;
     }
 
     /// The next record with `seq >= from_seq`, `Ok(None)` at the clean or torn end of the
@@ -491,7 +507,9 @@ impl JournalReader {
         self.buf_file_off += self.pos as u64;
         self.end -= self.pos;
         self.pos = 0;
-        let want = ((self.file_len - file_off) as usize).min(self.buf.len() - self.end);
+        let want = ((self.file_len - file_off) as usize)
+            .min(self.buf.len() - self.end)
+            .min(self.read_chunk);
         let file = self.file.as_ref().expect("segment open");
         let n = read_up_to(file, &mut self.buf[self.end..self.end + want], file_off)
             .map_err(|e| JournalError::io("read", &self.segments[self.seg_idx].path, e))?;

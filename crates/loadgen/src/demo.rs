@@ -600,6 +600,7 @@ mod tests {
             last_qty: None,
             last_px: None,
             text: Some(text),
+            exec_id: b"",
         }
     }
 

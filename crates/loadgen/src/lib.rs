@@ -31,6 +31,8 @@ pub mod clock;
 pub mod clordid;
 pub mod demo;
 pub mod driver;
+pub mod md;
+pub mod md_bench;
 pub mod mix;
 pub mod noise;
 pub mod orders;

@@ -54,6 +54,27 @@ fn parse_steal_ms(stat: &str, cpu: Option<usize>) -> Option<u64> {
     Some(ticks * 10)
 }
 
+/// Sets the calling thread's nice value (0-19: only ever lowered without privilege). On Linux
+/// a nice value is per thread. Elsewhere: `Unsupported`.
+pub fn set_nice(nice: i32) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: setpriority takes plain integers; `who` 0 is the calling thread.
+        #[allow(unsafe_code)]
+        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = nice;
+        Err(io::ErrorKind::Unsupported.into())
+    }
+}
+
 /// Moves the calling thread to `SCHED_IDLE` (Linux). Elsewhere: `Unsupported`.
 pub fn enter() -> io::Result<()> {
     set_policy(0, true)

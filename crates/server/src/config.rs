@@ -149,6 +149,8 @@ pub struct MarketDataFile {
     pub conflate_bytes: Option<usize>,
     pub logout_bytes: Option<usize>,
     pub behind_logout_ms: Option<u64>,
+    pub nice: Option<i32>,
+    pub conflate_records: Option<u64>,
 }
 
 /// The market-data publisher: where it listens and the bounds of each subscriber.
@@ -169,6 +171,13 @@ pub struct MarketDataConfig {
     /// `behind_logout_ms`, is logged out ("slow consumer"). Default 4 MiB and 10 s.
     pub logout_bytes: usize,
     pub behind_logout_ms: u64,
+    /// The feed conflates while its replica is this many records or more behind the journal
+    /// (default 4096): it applies them without updates, then every subscription gets a fresh
+    /// snapshot.
+    pub conflate_records: u64,
+    /// The market-data thread's nice value (default 10): when the cores are contended, the
+    /// order path's threads run first and subscribers wait (the feed conflates).
+    pub nice: i32,
 }
 
 fn fix44() -> String {
@@ -490,7 +499,12 @@ impl Config {
                 conflate_bytes: md.conflate_bytes.unwrap_or(256 << 10),
                 logout_bytes: md.logout_bytes.unwrap_or(4 << 20),
                 behind_logout_ms: md.behind_logout_ms.unwrap_or(10_000),
+                nice: md.nice.unwrap_or(10),
+                conflate_records: md.conflate_records.unwrap_or(4096).max(1),
             };
+            if !(0..=19).contains(&d.nice) {
+                return err("market_data.nice must be 0 to 19");
+            }
             if d.subscriptions_max == 0 || d.conflate_bytes == 0 {
                 return err("market_data: subscriptions_max and conflate_bytes must be >= 1");
             }
@@ -658,10 +672,52 @@ mod tests {
         assert_eq!(c.instruments.len(), 3);
         assert_eq!(c.instruments[0].instrument.tick, 1);
         assert_eq!(c.instruments[0].price_decimals, 2);
-        assert_eq!(c.sessions.len(), 73);
+        assert_eq!(c.sessions.len(), 73 + 64);
         assert_eq!(c.sessions[0].sender_comp_id, "CLIENT1");
         assert_eq!(c.sessions[0].target_comp_id, "RIALTO");
         assert_eq!(c.durability, Durability::Process);
+        let md1 = &c.sessions[73];
+        assert_eq!(md1.sender_comp_id, "MD1");
+        assert_eq!(md1.market_data, MarketDataAccess::Only);
+        assert_eq!(
+            c.market_data_listen().unwrap().to_string(),
+            "127.0.0.1:9879"
+        );
+    }
+
+    #[test]
+    fn market_data_keys() {
+        let c = Config::from_toml(
+            "listen = \"127.0.0.1:0\"\n[market_data]\nsubscriptions_max = 3\nnice = 0\n",
+        )
+        .unwrap();
+        let md = c.market_data.unwrap();
+        assert_eq!((md.subscriptions_max, md.nice), (3, 0));
+        assert_eq!(
+            c.market_data_listen().unwrap().port(),
+            0,
+            "ephemeral like listen"
+        );
+        let off = Config::from_toml("[market_data]\nenabled = false\n").unwrap();
+        assert!(off.market_data.is_none() && off.market_data_listen().is_none());
+        for bad in [
+            "[market_data]\nnice = 20\n",
+            "[market_data]\nlogout_bytes = 10\nconflate_bytes = 10\n",
+            "[market_data]\nlisten = \"nowhere\"\n",
+            "[market_data]\nbogus = 1\n",
+        ] {
+            assert!(Config::from_toml(bad).is_err(), "{bad}");
+        }
+        let s = Config::from_toml(
+            "[[firms]]\nname = \"F\"\naccounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\nmarket_data = \"only\"\nmarket_data_extensions = true\n",
+        )
+        .unwrap();
+        assert_eq!(s.sessions[0].market_data, MarketDataAccess::Only);
+        assert!(s.fix_config().sessions[0].market_data_extensions);
+        assert!(Config::from_toml(
+            "[[firms]]\nname = \"F\"\naccounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\nmarket_data = \"maybe\"\n"
+        )
+        .is_err());
     }
 
     #[test]

@@ -39,9 +39,10 @@ pub struct Follower<S: LogSource = JournalDir> {
     node: Box<Node>,
     out: Outbox,
     source: S,
-    /// Where the replica's next record is, and its number. Each stretch opens a reader there,
-    /// so a reader never holds bytes read before they were written.
-    at: Option<(S::Position, u64)>,
+    /// The reader of the last stretch and the number of the record it reads next. A stretch
+    /// first has it forget what it read ahead (`LogReader::forget_unread`), so it never uses
+    /// bytes read before they were written.
+    reader: Option<(S::Reader, u64)>,
 }
 
 impl<S: LogSource> Follower<S> {
@@ -52,7 +53,7 @@ impl<S: LogSource> Follower<S> {
             node: Box::new(node),
             out: Outbox::default(),
             source,
-            at: None,
+            reader: None,
         }
     }
 
@@ -98,12 +99,18 @@ impl<S: LogSource> Follower<S> {
         if next > upto {
             return Ok(FollowEnd::Done);
         }
-        let mut reader = match self.at.take() {
-            Some((p, at)) if at == next => self.source.resume(&p)?,
+        let mut reader = match self.reader.take() {
+            Some((mut r, at)) if at == next => {
+                r.forget_unread();
+                r
+            }
             _ => self.source.open(next)?,
         };
         let mut n = 0u64;
         let mut end = FollowEnd::Done;
+        // The reader's list of segments ends before a segment added since it was opened:
+        // it is opened again there, once.
+        let mut reopened = false;
         while self.node.last_seq() < upto {
             n += 1;
             if n.is_multiple_of(FOLLOW_SLICE) && !slice(&self.node) {
@@ -111,29 +118,41 @@ impl<S: LogSource> Follower<S> {
                 break;
             }
             let next = self.node.last_seq() + 1;
-            let Some(rec) = reader.next_record()? else {
-                return Err(ServerError(format!(
-                    "the journal ends before record {upto} (at {next})"
-                )));
+            let applied = match reader.next_record()? {
+                None => false,
+                Some(rec) => {
+                    if rec.seq != next {
+                        return Err(ServerError(format!(
+                            "journal record {} where {next} was expected",
+                            rec.seq
+                        )));
+                    }
+                    let r = decode_record(&rec)?;
+                    if MD {
+                        self.node
+                            .apply_market(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+                        each(&self.node, &self.out.market);
+                    } else {
+                        self.node
+                            .apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
+                    }
+                    self.out.clear();
+                    true
+                }
             };
-            if rec.seq != next {
-                return Err(ServerError(format!(
-                    "journal record {} where {next} was expected",
-                    rec.seq
-                )));
+            if !applied {
+                if reopened {
+                    return Err(ServerError(format!(
+                        "the journal ends before record {upto} (at {next})"
+                    )));
+                }
+                reader = self.source.open(next)?;
+                reopened = true;
+                continue;
             }
-            let r = decode_record(&rec)?;
-            if MD {
-                self.node
-                    .apply_market(rec.seq, rec.timestamp_ns, &r, &mut self.out);
-                each(&self.node, &self.out.market);
-            } else {
-                self.node
-                    .apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
-            }
-            self.out.clear();
+            reopened = false;
         }
-        self.at = reader.position();
+        self.reader = Some((reader, self.node.last_seq() + 1));
         slice(&self.node);
         Ok(end)
     }

@@ -10,7 +10,10 @@
 //! Never: touches the order path's memory or sockets, reads past the watermark, lets one
 //! subscriber's unread output grow without bound: past `conflate_bytes` unread the connection
 //! gets no updates and, once it has read what was queued, fresh snapshots (conflation); past
-//! `logout_bytes`, or behind for `behind_logout_ms`, it is logged out ("slow consumer").
+//! `logout_bytes`, or behind for `behind_logout_ms`, it is logged out ("slow consumer"). Nor
+//! competes with the order path for a core: it runs at nice `market_data.nice` (10), and when
+//! it falls `conflate_records` behind the journal the whole feed conflates (records applied
+//! without updates, then fresh snapshots).
 //!
 //! Invariants: the replica starts from record 1 and applies every record once, in order, so
 //! an instrument's RptSeq is the number of its entries since the journal began; after a
@@ -190,6 +193,14 @@ struct MdThread {
 
 impl MdThread {
     fn run(mut self) -> Result<(), ServerError> {
+        if self.md.nice > 0 {
+            if let Err(e) = sched_idle::set_nice(self.md.nice) {
+                (self.log)(&format!(
+                    "market data: cannot set the thread's nice value to {}: {e}",
+                    self.md.nice
+                ));
+            }
+        }
         self.poll
             .registry()
             .register(&mut self.listener, LISTENER, Interest::READABLE)
@@ -265,6 +276,12 @@ impl MdThread {
             return Ok(false);
         }
         let to = upto.min(from + CATCH_UP_SLICE);
+        // Far behind (start-up, or starved of CPU): conflate until caught up.
+        let lag = upto - from;
+        if lag >= self.md.conflate_records {
+            self.edge
+                .set_feed_behind(true, now_ns(), &self.feed, &mut self.out);
+        }
         let (feed, edge) = (&mut self.feed, &mut self.edge);
         self.follower.follow_market_to(
             to,
@@ -282,6 +299,10 @@ impl MdThread {
         self.counters
             .applied_seq
             .store(self.follower.last_seq(), Ordering::Release);
+        if self.edge.feed_behind() && upto - to < (self.md.conflate_records / 4).max(1) {
+            self.edge
+                .set_feed_behind(false, now_ns(), &self.feed, &mut self.out);
+        }
         self.edge.flush(now_ns(), &self.feed, &mut self.out);
         Ok(to < upto)
     }

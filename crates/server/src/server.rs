@@ -388,6 +388,9 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
         data_dir.display(),
         durability.as_str()
     ));
+    if let Some(md) = server.market_data_addr() {
+        log(&format!("listening for market data on {md} (FIX; the same sessions, a session of their own here)"));
+    }
     while !signalled.load(Ordering::SeqCst) && !server.stopping() {
         std::thread::park_timeout(Duration::from_millis(100));
     }

@@ -17,6 +17,9 @@ pub enum BenchCommand {
     /// One session, NewOrderSingle -> ExecutionReport round trip at a fixed rate (FIXEdge's
     /// single-session echo scenario).
     Echo(super::bench_echo::Args),
+    /// The order mix with 0, 10 and 50 market-data subscribers in one run: ExecutionReport ->
+    /// market-data entry latency, and order entry with N subscribers over with 0.
+    Md(super::bench_md::Args),
     /// Draw several sweeps' CSV files on one latency-vs-load SVG chart.
     Chart(super::bench_chart::Args),
     /// The machine's scheduling gaps (one pinned clock-reading thread per CPU): the latency
@@ -30,6 +33,7 @@ pub fn run(cmd: BenchCommand) -> CmdResult {
         BenchCommand::Fix(args) => super::bench_fix::run(args),
         BenchCommand::Sweep(args) => super::bench_sweep::run(args),
         BenchCommand::Echo(args) => super::bench_echo::run(args),
+        BenchCommand::Md(args) => super::bench_md::run(args),
         BenchCommand::Chart(args) => super::bench_chart::run(args),
         BenchCommand::Noise(args) => super::bench_noise::run(args),
     }

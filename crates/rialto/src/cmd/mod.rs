@@ -7,6 +7,7 @@ mod bench_chart;
 mod bench_echo;
 mod bench_engine;
 mod bench_fix;
+mod bench_md;
 mod bench_noise;
 mod bench_sweep;
 mod demo;

@@ -1,0 +1,371 @@
+//! `rialto bench md`: the order mix at a fixed rate with 0, 10, 50 ... market-data
+//! subscribers, in one run: how long after an order's ExecutionReport its trade reaches each
+//! subscriber, and what the subscribers cost order entry.
+//!
+//! Role: the market-data benchmark as a library call (the binary is a thin wrapper; a test
+//! runs it with tiny parameters). The bots are `bench fix`'s; the subscribers are
+//! [`MdClient`]s on one thread of their own, all subscribed to every instrument (full depth,
+//! trades) before the bots start.
+//!
+//! How a trade is matched to its ExecutionReport: Rialto's ExecID is `<journal record>.<n>`
+//! and a trade's two fills (maker, then taker) are consecutive reports of its record, so the
+//! bots' fills sorted by ExecID pair up as the trades in the engine's order, whose trade ids
+//! are consecutive. The k-th pair is trade `first + k`, `first` the lowest trade id the
+//! subscribers read (they were subscribed, with their snapshots, before the bots started). The update latency of a trade at a subscriber is the time it
+//! read the trade's entry less the time the bots read the taker's fill (the later of the
+//! two): both are read in this process, on one clock.
+//!
+//! Never: prints to stdout (results are returned); binds anything.
+
+use crate::bench::{on_placed_thread, FixBench, Progress};
+use crate::driver::{Driver, DriverConfig, Observer, View};
+use crate::md::MdClient;
+use crate::mix::{Market, MixGenerator};
+use crate::stats::{at, us, RunResult};
+use fix::scan::Report;
+use hdrhistogram::Histogram;
+use mio::{Events, Interest, Poll, Token};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `rialto bench md` settings.
+#[derive(Clone, Debug)]
+pub struct MdBench {
+    /// The bots (their count, rate, mix, duration, placement).
+    pub fix: FixBench,
+    /// The exchange's market-data port.
+    pub md_addr: SocketAddr,
+    /// Subscriber counts, each run once per round, in this order.
+    pub subscribers: Vec<usize>,
+    /// Rounds (the counts interleaved: 0, 10, 50, 0, 10, 50, ...).
+    pub rounds: usize,
+    /// Subscribers log on as `<prefix>1..<prefix>N` (default `MD`).
+    pub sender_prefix: String,
+}
+
+/// One run: `subscribers` subscribers during one `bench fix` run.
+pub struct MdRun {
+    pub subscribers: usize,
+    pub round: usize,
+    pub orders: RunResult,
+    /// ExecutionReport -> market-data entry (ns), every subscriber's every matched trade.
+    pub update_latency: Histogram<u64>,
+    /// Trades the bots saw (fill pairs).
+    pub trades: u64,
+    /// Trade entries the subscribers read, all together.
+    pub entries_read: u64,
+    /// Trade entries matched to a fill pair.
+    pub matched: u64,
+    /// Fresh snapshots the subscribers got after their first (conflation: they fell behind).
+    pub conflations: u64,
+    /// Messages the subscribers read, all together.
+    pub md_messages: u64,
+    /// Subscribers the exchange logged out or disconnected.
+    pub dropped: usize,
+}
+
+/// The bots' fills with the time they were read.
+struct Fills {
+    base: Instant,
+    /// (journal record, report n, read ns since `base`).
+    fills: Vec<(u64, u32, u64)>,
+}
+
+impl Observer for Fills {
+    fn on_report(&mut self, _bot: usize, r: &Report<'_>) {
+        if !r.is_fill() {
+            return;
+        }
+        let t = self.base.elapsed().as_nanos() as u64;
+        let id = std::str::from_utf8(r.exec_id).unwrap_or("");
+        if let Some((seq, n)) = id.split_once('.') {
+            if let (Ok(seq), Ok(n)) = (seq.parse(), n.parse()) {
+                self.fills.push((seq, n, t));
+            }
+        }
+    }
+}
+
+/// Progress lines and fills together.
+struct Both<'a, 'w> {
+    fills: &'a mut Fills,
+    progress: Progress<'w>,
+}
+
+impl Observer for Both<'_, '_> {
+    fn on_report(&mut self, bot: usize, r: &Report<'_>) {
+        self.fills.on_report(bot, r);
+    }
+    fn on_second(&mut self, v: &View<'_>, m: &mut Market) {
+        self.progress.on_second(v, m);
+    }
+}
+
+/// Runs every count of every round; progress to `progress`.
+pub fn run_md(b: &MdBench, progress: &mut (dyn Write + Send)) -> Result<Vec<MdRun>, String> {
+    b.fix.mix.validate()?;
+    if b.rounds == 0 || b.subscribers.is_empty() {
+        return Err("give at least one round and one subscriber count".into());
+    }
+    let mut runs = Vec::new();
+    for round in 1..=b.rounds {
+        for &n in &b.subscribers {
+            if b.fix.stop.load(Ordering::Relaxed) {
+                return Ok(runs);
+            }
+            let _ = writeln!(progress, "bench md: round {round}, {n} subscribers");
+            runs.push(run_one(b, n, round, progress)?);
+        }
+    }
+    Ok(runs)
+}
+
+fn run_one(
+    b: &MdBench,
+    n: usize,
+    round: usize,
+    progress: &mut (dyn Write + Send),
+) -> Result<MdRun, String> {
+    let base = Instant::now();
+    let stop_subs = Arc::new(AtomicBool::new(false));
+    let symbols: Vec<String> = Market::default_contract()
+        .symbols
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let subs = {
+        let stop = stop_subs.clone();
+        let (addr, prefix, target) = (
+            b.md_addr,
+            b.sender_prefix.clone(),
+            b.fix.target_comp_id.clone(),
+        );
+        std::thread::Builder::new()
+            .name("md-subscribers".into())
+            .spawn(move || {
+                subscribe_and_read(addr, &prefix, &target, n, &symbols, base, stop, ready_tx)
+            })
+            .map_err(|e| format!("cannot start the subscribers' thread: {e}"))?
+    };
+    match ready_rx.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Err("the subscribers' thread ended".into()),
+    }
+    let mut fills = Fills {
+        base,
+        fills: Vec::with_capacity(1 << 20),
+    };
+    let orders = on_placed_thread(b.fix.cpu, b.fix.nice, || {
+        run_bots(&b.fix, &mut fills, &mut *progress)
+    });
+    // The last trades' entries are on their way: the subscribers read until quiet.
+    stop_subs.store(true, Ordering::Release);
+    let clients = subs
+        .join()
+        .map_err(|_| "the subscribers' thread panicked".to_string())??;
+    let orders = orders?;
+    let mut f = fills.fills;
+    f.sort_unstable();
+    let trades = f.len() as u64 / 2;
+    // The taker's fill (the second of a pair) read time, per trade in the engine's order.
+    let er_ns: Vec<u64> = f.chunks_exact(2).map(|p| p[0].2.max(p[1].2)).collect();
+    // The subscribers had their snapshots before the bots started, and the previous run's
+    // trades had all been read (its drain): the first trade entry any of them read is the
+    // bots' first pair.
+    let first = clients
+        .iter()
+        .filter_map(|c| c.trade_ids)
+        .map(|(lo, _)| lo)
+        .min();
+    let mut update_latency =
+        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let (mut entries_read, mut matched) = (0u64, 0u64);
+    for c in &clients {
+        let Some((_, stamps)) = &c.trade_stamps else {
+            continue;
+        };
+        for &(id, t) in stamps {
+            entries_read += 1;
+            let Some(k) = first.and_then(|f| id.checked_sub(f)) else {
+                continue;
+            };
+            if let Some(&er) = er_ns.get(k as usize) {
+                matched += 1;
+                let _ = update_latency.record(t.saturating_sub(er).max(1));
+            }
+        }
+    }
+    Ok(MdRun {
+        subscribers: n,
+        round,
+        orders,
+        update_latency,
+        trades,
+        entries_read,
+        matched,
+        conflations: clients.iter().map(|c| c.snapshots_after_first).sum(),
+        md_messages: clients.iter().map(|c| c.messages).sum(),
+        dropped: clients.iter().filter(|c| c.ended.is_some()).count(),
+    })
+}
+
+fn run_bots(
+    b: &FixBench,
+    fills: &mut Fills,
+    progress: &mut dyn Write,
+) -> Result<RunResult, String> {
+    let mut cfg = DriverConfig::new(b.addr, b.bots, b.rate_per_bot);
+    cfg.target_comp_id = b.target_comp_id.clone();
+    cfg.sender_comp_ids = (1..=b.bots)
+        .map(|i| format!("{}{i}", b.sender_prefix))
+        .collect();
+    cfg.warmup = b.warmup;
+    cfg.duration = Some(b.duration);
+    cfg.window = b.window;
+    cfg.stop = b.stop.clone();
+    cfg.tick_min = b.tick_min;
+    cfg.spin = b.spin;
+    cfg.wake_quantile = b.wake_quantile;
+    let mut driver = Driver::connect(cfg)?;
+    let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
+        .map(|i| {
+            MixGenerator::new(
+                b.mix.clone(),
+                b.seed.wrapping_mul(1_000_003).wrapping_add(i),
+            )
+        })
+        .collect();
+    let mut market = Market::default_contract();
+    let mut obs = Both {
+        fills,
+        progress: Progress { out: progress },
+    };
+    let result = driver.run(&mut gens, &mut market, &mut obs)?;
+    for note in driver.finish() {
+        let _ = writeln!(obs.progress.out, "note: {note}");
+    }
+    Ok(result)
+}
+
+/// The subscribers' thread: connects `n` clients, subscribes each to every symbol, says
+/// when all have their snapshots, then reads until `stop`.
+#[allow(clippy::too_many_arguments)]
+fn subscribe_and_read(
+    addr: SocketAddr,
+    prefix: &str,
+    target: &str,
+    n: usize,
+    symbols: &[String],
+    base: Instant,
+    stop: Arc<AtomicBool>,
+    ready: std::sync::mpsc::Sender<Result<(), String>>,
+) -> Result<Vec<MdClient>, String> {
+    let fail = |e: String| {
+        let _ = ready.send(Err(e.clone()));
+        e
+    };
+    let mut poll = Poll::new().map_err(|e| fail(e.to_string()))?;
+    let mut clients = Vec::with_capacity(n);
+    let names: Vec<&str> = symbols.iter().map(String::as_str).collect();
+    for i in 0..n {
+        let who = format!("{prefix}{}", i + 1);
+        let mut c = MdClient::connect(addr, &who, target, 16)
+            .map_err(|e| fail(format!("market data at {addr} as {who}: {e}")))?;
+        c.trade_stamps = Some((base, Vec::with_capacity(1 << 18)));
+        c.keep_view = false;
+        c.subscribe("bench", &names, 0)
+            .map_err(|e| fail(format!("{who}: subscribe: {e}")))?;
+        poll.registry()
+            .register(c.stream_mut(), Token(i), Interest::READABLE)
+            .map_err(|e| fail(e.to_string()))?;
+        clients.push(c);
+    }
+    let mut events = Events::with_capacity(256);
+    let mut alive = vec![true; n];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut announced = false;
+    // While draining: (no new stamp since, stamps then, give up at).
+    let mut drain: Option<(Instant, usize, Instant)> = None;
+    loop {
+        if !announced && clients.iter().all(MdClient::synced) {
+            announced = true;
+            let _ = ready.send(Ok(()));
+        }
+        if !announced && Instant::now() > deadline {
+            return Err(fail("subscribers got no snapshot within 20 s".into()));
+        }
+        if announced && stop.load(Ordering::Acquire) {
+            // The bots are done: read until no trade entry came for a while (bounded).
+            let now = Instant::now();
+            let stamped: usize = clients
+                .iter()
+                .filter_map(|c| c.trade_stamps.as_ref())
+                .map(|(_, s)| s.len())
+                .sum();
+            let (quiet_since, last_count, until) =
+                drain.get_or_insert((now, stamped, now + Duration::from_secs(3)));
+            if stamped != *last_count {
+                *quiet_since = now;
+                *last_count = stamped;
+            }
+            if now.duration_since(*quiet_since) >= Duration::from_millis(300) || now > *until {
+                return Ok(clients);
+            }
+        }
+        poll.poll(&mut events, Some(Duration::from_millis(20)))
+            .map_err(|e| fail(e.to_string()))?;
+        for ev in events.iter() {
+            let i = ev.token().0;
+            if !alive[i] {
+                continue;
+            }
+            if let Err(e) = clients[i].pump() {
+                alive[i] = false;
+                let _ = poll.registry().deregister(clients[i].stream_mut());
+                if clients[i].ended.is_none() {
+                    clients[i].ended = Some(e.to_string());
+                }
+            }
+        }
+    }
+}
+
+impl MdRun {
+    /// One table row: subscribers, order entry P50/P99, MD update P50/P99, counts.
+    pub fn row(&self, base_p50_ns: Option<u64>) -> String {
+        let p50 = at(&self.orders.latency, 50.0);
+        let ratio = match base_p50_ns {
+            Some(b) if b > 0 => format!("{:.2}", p50 as f64 / b as f64),
+            _ => "-".into(),
+        };
+        let (u50, u99) = if self.update_latency.is_empty() {
+            ("-".to_string(), "-".to_string())
+        } else {
+            (
+                us(at(&self.update_latency, 50.0)),
+                us(at(&self.update_latency, 99.0)),
+            )
+        };
+        format!(
+            "{:>5} {:>11} {:>9} {:>9} {:>6} {:>10} {:>10} {:>8} {:>9} {:>11} {:>7}",
+            self.round,
+            self.subscribers,
+            us(p50),
+            us(at(&self.orders.latency, 99.0)),
+            ratio,
+            u50,
+            u99,
+            self.trades,
+            self.matched,
+            self.conflations,
+            self.dropped
+        )
+    }
+
+    pub const HEADER: &'static str = "round subscribers order_p50 order_p99  ratio update_p50 update_p99   trades   matched conflations dropped";
+}

@@ -1,0 +1,143 @@
+//! `rialto bench md`: the order mix at a fixed rate with 0, 10 and 50 market-data subscribers
+//! in one run (the counts interleaved over `--rounds`): ExecutionReport -> market-data entry
+//! latency at the subscribers (P50, P99), and order-entry P50 with N subscribers over with 0.
+//! Prints one table row per run, then one parseable line per count (medians over rounds):
+//! `subscribers=.. order_p50_us=.. ratio=.. update_p50_us=.. update_p99_us=.. conflations=..`.
+//!
+//! Glue only: the work is `loadgen::md_bench::run_md`. With `--spawn-server` the run gets its
+//! own `rialto serve` child (market data on its port + 1).
+
+use super::bench_fix::{with_server, BotArgs};
+use super::CmdResult;
+use loadgen::md_bench::{run_md, MdBench, MdRun};
+use loadgen::stats::at;
+use std::net::SocketAddr;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bots: BotArgs,
+    /// Requests per second of each bot (open loop); 10 bots x 2,000 = the 20K/s of the goal.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    rate: u64,
+    /// Subscriber counts, each run once per round.
+    #[arg(long, default_value = "0,10,50", value_delimiter = ',')]
+    subscribers: Vec<usize>,
+    /// Rounds: the counts interleaved (0,10,50,0,10,50,...); the summary takes medians.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    rounds: u64,
+    /// The exchange's market-data port (default: --port + 1, as `rialto serve` listens).
+    #[arg(long)]
+    md_port: Option<u16>,
+    /// Subscribers' SenderCompIDs are this prefix and 1..n (the default contract has MD1..MD64).
+    #[arg(long, default_value = "MD")]
+    md_prefix: String,
+}
+
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+pub fn run(args: Args) -> CmdResult {
+    let spec = args.bots.spawn_spec()?;
+    let bots = args.bots.single_bots()?;
+    if args.subscribers.iter().any(|&n| n > 10_000) {
+        return Err("--subscribers: at most 10000 each".into());
+    }
+    let stop = loadgen::bench::stop_on_ctrl_c()?;
+    let runs = with_server(spec.as_ref(), args.bots.addr(), |addr| {
+        let fix = args.bots.bench(addr, bots, args.rate, stop)?;
+        let md_port = match (spec.is_some(), args.md_port) {
+            (false, Some(p)) => p,
+            _ => addr
+                .port()
+                .checked_add(1)
+                .ok_or("no market-data port after 65535")?,
+        };
+        let b = MdBench {
+            fix,
+            md_addr: SocketAddr::new(addr.ip(), md_port),
+            subscribers: args.subscribers.clone(),
+            rounds: args.rounds as usize,
+            sender_prefix: args.md_prefix.clone(),
+        };
+        eprintln!(
+            "bench md: {} bots x {} req/s = {} req/s to {addr}, subscribers {:?} at {} ({} round(s)), warm-up {:?}, measured {:?}",
+            b.fix.bots,
+            b.fix.rate_per_bot,
+            b.fix.bots as u64 * b.fix.rate_per_bot,
+            b.subscribers,
+            b.md_addr,
+            b.rounds,
+            b.fix.warmup,
+            b.fix.duration
+        );
+        run_md(&b, &mut std::io::stderr())
+    })?;
+    print_runs(&runs, &args.subscribers);
+    Ok(())
+}
+
+fn print_runs(runs: &[MdRun], counts: &[usize]) {
+    println!("{}", MdRun::HEADER);
+    for r in runs {
+        // Each run against the zero-subscriber run of its round.
+        let base = runs
+            .iter()
+            .find(|z| z.round == r.round && z.subscribers == 0)
+            .map(|z| at(&z.orders.latency, 50.0));
+        println!("{}", r.row(base));
+    }
+    let zero = median(
+        runs.iter()
+            .filter(|r| r.subscribers == 0)
+            .map(|r| at(&r.orders.latency, 50.0))
+            .collect(),
+    );
+    for &n in counts {
+        let of: Vec<&MdRun> = runs.iter().filter(|r| r.subscribers == n).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let p50 = median(of.iter().map(|r| at(&r.orders.latency, 50.0)).collect());
+        let ratios: Vec<u64> = of
+            .iter()
+            .filter_map(|r| {
+                let z = runs
+                    .iter()
+                    .find(|z| z.round == r.round && z.subscribers == 0)?;
+                let zp = at(&z.orders.latency, 50.0);
+                (zp > 0).then(|| at(&r.orders.latency, 50.0) * 1000 / zp)
+            })
+            .collect();
+        let ratio = if ratios.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.3}", median(ratios) as f64 / 1000.0)
+        };
+        let upd = |q: f64| {
+            let v: Vec<u64> = of
+                .iter()
+                .filter(|r| !r.update_latency.is_empty())
+                .map(|r| at(&r.update_latency, q))
+                .collect();
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.1}", median(v) as f64 / 1000.0)
+            }
+        };
+        println!(
+            "subscribers={n} order_p50_us={:.1} ratio={ratio} update_p50_us={} update_p99_us={} trades={} matched={} conflations={} dropped={} zero_p50_us={:.1}",
+            p50 as f64 / 1000.0,
+            upd(50.0),
+            upd(99.0),
+            of.iter().map(|r| r.trades).sum::<u64>(),
+            of.iter().map(|r| r.matched).sum::<u64>(),
+            of.iter().map(|r| r.conflations).sum::<u64>(),
+            of.iter().map(|r| r.dropped).sum::<usize>(),
+            zero as f64 / 1000.0
+        );
+    }
+}
