@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 log_dir=target/test-logs
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-FUZZ_TARGETS=(csv_reader engine fix_decode fix_session journal_recover fix_adapt journal_input exchange_resolve fix_scan)
+FUZZ_TARGETS=(csv_reader engine fix_decode fix_session journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge)
 INTEROP=${INTEROP:-1}
 
 # Tests build with the `ci` profile: optimized like release (property tests and benchmark smoke
@@ -145,21 +145,26 @@ fuzz_line() {
 server_pid=
 server_log=
 server_addr=
+server_md_addr=
 
 # start_server BIN DATA_DIR LISTEN LOG [SERVE_OPTION...]: runs `rialto serve` in the background
-# and waits (bounded) until it logs its listening address, which it leaves in server_addr.
+# and waits (bounded) until it logs its order-entry and market-data addresses, which it leaves in
+# server_addr and server_md_addr (every server of the interop step serves market data, on an
+# ephemeral port: LISTEN 127.0.0.1:0, or --market-data-listen 127.0.0.1:0 with a fixed LISTEN).
 start_server() {
     local bin=$1 data=$2 listen=$3
     server_log=$4
     shift 4
     "$bin" serve --data-dir "$data" --listen "$listen" "$@" >"$server_log" 2>&1 &
     server_pid=$!
-    local deadline=$((SECONDS + 60)) line
+    local deadline=$((SECONDS + 60)) line md_line
     while :; do
         line=$(grep -m1 -o 'listening for FIX on [0-9.]*:[0-9]*' "$server_log" || true)
-        if [ -n "$line" ]; then
+        md_line=$(grep -m1 -o 'listening for market data on [0-9.]*:[0-9]*' "$server_log" || true)
+        if [ -n "$line" ] && [ -n "$md_line" ]; then
             server_addr=${line##* }
-            echo "rialto serve (pid $server_pid) listens on $server_addr"
+            server_md_addr=${md_line##* }
+            echo "rialto serve (pid $server_pid) listens on $server_addr, market data on $server_md_addr"
             return
         fi
         if ! kill -0 "$server_pid" 2>/dev/null; then
@@ -205,7 +210,7 @@ interop() {
         step "interop: skipped (INTEROP=0)"
         return
     fi
-    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario, restart, scenario; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way)"
+    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario and market-data check, restart, both again; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way)"
     # Same profile as the tests; only the crates whose features differ without the dev
     # dependencies are compiled again (seconds), the rest is reused.
     cargo build --profile ci -p rialto
@@ -230,26 +235,36 @@ interop() {
     (cd java && mvn -q -B -Dstyle.color=never test -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store" \
         -Dfix.timeout.ms="$wait_ms")
     FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
+    # The market-data check (java/README.md): CLIENT6 subscribes at the market-data port while
+    # CLIENT5 and CLIENT7 trade CRNK at the order-entry port; sessions the runs above do not use,
+    # with ResetSeqNumFlag=Y (the server keeps market-data sessions in memory only). It cleans up
+    # after itself, so it runs again after the restart. The jar was built by run-interop.sh.
+    local md_check=(java -jar java/interop/target/interop.jar --market-data --timeout-ms "$wait_ms")
+    "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.4
     stop_server
     # Same data dir and port: the sessions resume their sequence numbers without a reset.
-    start_server "$bin" "$root/data" "$server_addr" "$log_dir/interop-serve-2.log"
+    start_server "$bin" "$root/data" "$server_addr" "$log_dir/interop-serve-2.log" --market-data-listen 127.0.0.1:0
     FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
+    "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.4
     stop_server
     # FIX 4.2 and FIXT.1.1 (FIX 5.0SP2): a server with three sessions of each
     # (java/interop/rialto-versions.toml), its own data dir and port; the scenario in each
-    # version, validated by QuickFIX/J against the standard dictionaries; a restart; again,
-    # resuming the sequence numbers. The jar was built by run-interop.sh above. --keep-going:
-    # a failed step does not hide the next ones (the exit status is still 1).
+    # version, validated by QuickFIX/J against the standard dictionaries, then the market-data
+    # check in both (FIX42C4..6, FIX50C4..6); a restart; again, resuming the sequence numbers.
+    # The jar was built by run-interop.sh above. --keep-going: a failed step does not hide the
+    # next ones (the exit status is still 1).
     # shellcheck disable=SC2054 # 4.2,5.0sp2 is one argument
     local versions=(java -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store" --timeout-ms "$wait_ms")
     start_server "$bin" "$root/data-versions" 127.0.0.1:0 "$log_dir/interop-serve-versions-1.log" \
         --config java/interop/rialto-versions.toml
     host=${server_addr%:*} port=${server_addr##*:}
     "${versions[@]}" --host "$host" --port "$port"
+    "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.2,5.0sp2
     stop_server
     start_server "$bin" "$root/data-versions" "$server_addr" "$log_dir/interop-serve-versions-2.log" \
-        --config java/interop/rialto-versions.toml
+        --config java/interop/rialto-versions.toml --market-data-listen 127.0.0.1:0
     "${versions[@]}" --host "$host" --port "$port"
+    "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.2,5.0sp2
     stop_server
     rm -rf "$root"
     trap - EXIT

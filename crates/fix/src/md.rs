@@ -427,8 +427,8 @@ pub struct MarketDataSnapshot<'a> {
     pub symbol: &'a [u8],
     pub extensions: bool,
     pub entries: &'a [MdEntry<'a>],
-    /// Written on each entry where RptSeq exists; an empty book in FIX 5.0SP2 is one
-    /// EmptyBook (269=J) entry carrying it.
+    /// Written on each entry where RptSeq exists; an empty book there is one EmptyBook
+    /// (269=J) entry carrying it.
     pub rpt_seq: u64,
 }
 
@@ -441,7 +441,9 @@ impl MarketDataSnapshot<'_> {
         enc.field(tags::MD_REQ_ID, self.md_req_id);
         enc.field(tags::SYMBOL, self.symbol);
         let rpt = rpt_seq_on(version, self.extensions);
-        if self.entries.is_empty() && version == FixVersion::Fix50Sp2 {
+        // An empty book still says its RptSeq: as an EmptyBook entry (269=J), which FIX 5.0SP2
+        // defines and an extensions session accepts.
+        if self.entries.is_empty() && rpt {
             enc.field_u64(tags::NO_MD_ENTRIES, 1);
             enc.field_char(tags::MD_ENTRY_TYPE, b'J');
             enc.field_u64(tags::RPT_SEQ, self.rpt_seq);
@@ -828,6 +830,46 @@ impl MdView {
         match bad {
             Some(b) => Err(b),
             None => Ok(n),
+        }
+    }
+}
+
+/// Fuzz body (`fuzz/fuzz_targets/fix_md.rs`): arbitrary bytes as the body of one message of
+/// each market-data type (V, x, e as the exchange reads them; W and X as a subscriber reads
+/// them): no reader panics, a refusal names a tag, and a subscriber's view stays consistent
+/// (no level of size 0 outside a snapshot's own entries).
+pub fn fuzz_md(data: &[u8]) {
+    use crate::decode::Decoder;
+    let mut view = MdView::new(8);
+    let mut decoder = Decoder::default();
+    let mut buf = Vec::new();
+    for msg_type in [b"V", b"x", b"e", b"W", b"X"] {
+        let mut body = b"35=".to_vec();
+        body.extend_from_slice(msg_type);
+        body.extend_from_slice(b"\x0149=C\x0156=R\x0134=2\x0152=20260101-00:00:00\x01");
+        body.extend_from_slice(data);
+        crate::wrap_body(FixVersion::Fix44, &body, &mut buf);
+        let Ok(msg) = decoder.decode(&buf) else {
+            continue;
+        };
+        match msg_type {
+            b"V" => match MarketDataRequest::read(&msg) {
+                Ok(r) => assert!(r.symbols.len() <= SYMBOLS_MAX),
+                Err(MdRefusal::Session { tag, .. }) => assert!(tag > 0),
+                Err(MdRefusal::Reject { text, .. }) => assert!(!text.is_empty()),
+            },
+            b"x" => {
+                let _ = SecurityListRequest::read(&msg);
+            }
+            b"e" => {
+                let _ = SecurityStatusRequest::read(&msg);
+            }
+            _ => {
+                let before = view.snapshots + view.incrementals;
+                if view.apply(&msg).is_ok() {
+                    assert_eq!(view.snapshots + view.incrementals, before + 1);
+                }
+            }
         }
     }
 }

@@ -12,8 +12,10 @@
 //! What the screen shows: orders in (requests/s sent by the traders), reports out (FIX
 //! application messages/s received), trades/s (fills / 2: every trade has a demo trader on
 //! both sides), ack latency P50/P99 of the last second (request -> first execution report),
-//! and per instrument the top of book (bid size @ price | ask price @ size), aggregated from
-//! the traders' own resting orders as reported to them, and the last trade.
+//! the exchange's market-data subscribers and messages/s, and per instrument the top of book
+//! (bid size @ price | ask price @ size) and the last trade, as the exchange's market-data
+//! feed shows them to the demo's own subscriber (without market data: aggregated from the
+//! traders' own resting orders as reported to them).
 //!
 //! At the end: orders by kind, reports, trades, the latency table, and the rejects counted by
 //! what they were (new order, cancel, replace) and the exchange's reason (Text, tag 58).
@@ -23,6 +25,7 @@
 
 use crate::clordid::{KIND_CANCEL, KIND_NEW, KIND_REPLACE};
 use crate::driver::{wall_ns, Driver, DriverConfig, Observer, View};
+use crate::md::MdClient;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};
@@ -186,6 +189,33 @@ pub struct DemoConfig {
     /// Redraw in place (ANSI) instead of printing a new block each second. Default: when
     /// stdout is a terminal.
     pub redraw: Option<bool>,
+    /// The exchange's market-data port: the top of book and last trades shown come from its
+    /// feed (a subscriber of its own, `MD64`). `None`: from the traders' own orders.
+    pub market_data: Option<SocketAddr>,
+    /// The exchange's market-data figures, when it runs in this process.
+    pub md_figures: Option<MdFiguresFn>,
+}
+
+/// What the exchange's market-data publisher says of itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MdFigures {
+    /// Market-data sessions logged on, and their subscriptions.
+    pub sessions: u64,
+    pub subscriptions: u64,
+    /// FIX messages (snapshots and incrementals) sent since start.
+    pub messages: u64,
+    /// Times a subscriber (or the whole feed) fell behind and got fresh snapshots.
+    pub conflations: u64,
+}
+
+/// Reads [`MdFigures`] (a closure over the server's counters: `loadgen` knows no server).
+#[derive(Clone)]
+pub struct MdFiguresFn(pub Arc<dyn Fn() -> MdFigures + Send + Sync>);
+
+impl std::fmt::Debug for MdFiguresFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MdFiguresFn")
+    }
 }
 
 impl DemoConfig {
@@ -199,6 +229,8 @@ impl DemoConfig {
             seed: 1,
             label: addr.to_string(),
             redraw: None,
+            market_data: None,
+            md_figures: None,
         }
     }
 }
@@ -234,9 +266,64 @@ struct Display<'w> {
     last: Vec<Option<(i64, u64)>>,
     rng: SplitMix64,
     failed: Option<std::io::Error>,
+    /// Why the demo's subscriber stopped, if it did.
+    md_error: Option<String>,
+    /// The demo's own subscriber, when the exchange has market data.
+    md: Option<MdClient>,
+    md_figures: Option<MdFiguresFn>,
+    /// `md_figures().messages` a second ago.
+    md_messages: u64,
 }
 
 impl Display<'_> {
+    /// Top of book and last trade per instrument as the feed shows them (the demo's own
+    /// subscriber), or `None` before its snapshots.
+    fn top_of_book_from_feed(&mut self, market: &Market) -> Option<Vec<String>> {
+        let c = self.md.as_mut()?;
+        if let Err(e) = c.pump() {
+            self.md = None;
+            self.md_error = Some(e.to_string());
+            return None;
+        }
+        if !c.synced() {
+            return None;
+        }
+        Some(
+            market
+                .symbols
+                .iter()
+                .map(|s| {
+                    let v = c.view.symbols.get(s.name.as_bytes());
+                    let best = |bid: bool| {
+                        let l = v.and_then(|v| {
+                            if bid {
+                                v.bids.iter().next_back()
+                            } else {
+                                v.asks.iter().next()
+                            }
+                        });
+                        match (l, bid) {
+                            (None, _) => "-".to_string(),
+                            (Some((p, l)), true) => format!("{} @ {}", l.size, crate::md::px(*p)),
+                            (Some((p, l)), false) => format!("{} @ {}", crate::md::px(*p), l.size),
+                        }
+                    };
+                    let last = v
+                        .and_then(|v| v.trades.back())
+                        .map_or("-".to_string(), |t| {
+                            format!("{} x {}", crate::md::px(t.price), t.size)
+                        });
+                    format!(
+                        "{:<6} {:>16} | {:<16} {last}",
+                        s.name,
+                        best(true),
+                        best(false)
+                    )
+                })
+                .collect(),
+        )
+    }
+
     fn top_of_book(view: &View<'_>, market: &Market) -> Vec<String> {
         let n = market.symbols.len();
         // Per symbol: best bid (price, qty), best ask (price, qty).
@@ -309,20 +396,45 @@ impl Observer for Display<'_> {
             thousands(t.shed),
             t.errors
         ));
+        if let Some(f) = &self.md_figures {
+            let f = (f.0)();
+            lines.push(format!(
+                "market data: {} subscribers ({} subscriptions), {:>7} messages/s, conflated {}",
+                f.sessions,
+                f.subscriptions,
+                thousands(f.messages.saturating_sub(self.md_messages)),
+                f.conflations
+            ));
+            self.md_messages = f.messages;
+        }
+        let feed = self.top_of_book_from_feed(market);
         lines.push(format!(
-            "{:<6} {:>16} | {:<16} {}",
-            "SYMBOL", "BID size @ px", "ASK px @ size", "LAST"
+            "{:<6} {:>16} | {:<16} {}   ({})",
+            "SYMBOL",
+            "BID size @ px",
+            "ASK px @ size",
+            "LAST",
+            match (&feed, &self.md_error) {
+                (Some(_), _) => "from the market-data feed",
+                (None, Some(_)) => "market data lost: from the traders' own orders",
+                (None, None) => "from the traders' own orders",
+            }
         ));
-        let book = Display::top_of_book(view, market);
-        for (i, row) in book.into_iter().enumerate() {
-            let last = match self.last.get(i).copied().flatten() {
-                Some((p, q)) => format!(
-                    "{} x {q}",
-                    decimal_text(fix::Decimal::new(p, market.symbols[i].price_decimals))
-                ),
-                None => "-".to_string(),
-            };
-            lines.push(format!("{row} {last}"));
+        match feed {
+            Some(rows) => lines.extend(rows),
+            None => {
+                let book = Display::top_of_book(view, market);
+                for (i, row) in book.into_iter().enumerate() {
+                    let last = match self.last.get(i).copied().flatten() {
+                        Some((p, q)) => format!(
+                            "{} x {q}",
+                            decimal_text(fix::Decimal::new(p, market.symbols[i].price_decimals))
+                        ),
+                        None => "-".to_string(),
+                    };
+                    lines.push(format!("{row} {last}"));
+                }
+            }
         }
         self.reports_second = 0;
         if self.failed.is_none() {
@@ -461,6 +573,27 @@ impl Observer for DemoObserver<'_> {
     }
 }
 
+/// The demo's own subscriber: top of book and trades of every instrument, as `MD64`.
+fn subscribe_demo_feed(addr: SocketAddr, market: &Market) -> Result<MdClient, String> {
+    let mut c = MdClient::connect(addr, "MD64", "RIALTO", 1)
+        .map_err(|e| format!("market data at {addr}: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !c.logged_on {
+        if let Some(t) = &c.ended {
+            return Err(format!("market data: logon refused: {t}"));
+        }
+        if Instant::now() > deadline {
+            return Err("market data: no Logon answer within 10 s".into());
+        }
+        c.wait(Duration::from_millis(100))
+            .map_err(|e| format!("market data: {e}"))?;
+    }
+    let names: Vec<&str> = market.symbols.iter().map(|s| s.name.as_str()).collect();
+    c.subscribe("demo", &names, 1)
+        .map_err(|e| format!("market data: {e}"))?;
+    Ok(c)
+}
+
 /// What a finished demo reports.
 pub struct DemoSummary {
     pub result: RunResult,
@@ -522,6 +655,13 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             last: vec![None; market.symbols.len()],
             rng: SplitMix64::new(cfg.seed ^ 0x5eed),
             failed: None,
+            md_error: None,
+            md: match cfg.market_data {
+                Some(a) => Some(subscribe_demo_feed(a, &market0)?),
+                None => None,
+            },
+            md_figures: cfg.md_figures.clone(),
+            md_messages: 0,
         },
         names: market
             .symbols

@@ -10,7 +10,7 @@
 //! Never: binds anything; blocks on a read; keeps more than `trades_max` trades per symbol
 //! (the benchmark's stamps excepted, which it asks for).
 
-use fix::md::MdView;
+use fix::md::{MdView, SymbolView, VIEW_PRICE_DECIMALS};
 use fix::{frame, resync, Decoder, Encoder, FixVersion, Header, Limits, TimePrecision};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
@@ -297,4 +297,71 @@ impl MdClient {
         }
         self.pump()
     }
+}
+
+/// Text of a view price (units of 10^-9) without trailing zeros.
+pub fn px(units: i64) -> String {
+    let mut v = Vec::with_capacity(24);
+    fix::write_units(&mut v, units, VIEW_PRICE_DECIMALS);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+/// The ladder as lines: asks above (best lowest, nearest the middle), bids below.
+pub fn ladder(symbol: &str, v: &SymbolView, levels: usize, header: &str) -> Vec<String> {
+    let mut lines = vec![header.to_string()];
+    lines.push(format!(
+        "{symbol}  RptSeq {}   bids {} levels, asks {} levels",
+        v.rpt_seq.map_or("-".to_string(), |r| r.to_string()),
+        v.bids.len(),
+        v.asks.len()
+    ));
+    let row = |bo: String, bs: String, p: String, a_s: String, ao: String| {
+        format!("{bo:>7} {bs:>10} | {p:>12} | {a_s:<10} {ao:<7}")
+    };
+    let e = String::new;
+    lines.push(row(
+        "orders".into(),
+        "bid size".into(),
+        "price".into(),
+        "ask size".into(),
+        "orders".into(),
+    ));
+    let asks: Vec<_> = v.asks.iter().take(levels).collect();
+    for (p, l) in asks.iter().rev() {
+        lines.push(row(
+            e(),
+            e(),
+            px(**p),
+            l.size.to_string(),
+            l.orders.to_string(),
+        ));
+    }
+    lines.push(row(e(), e(), "--------".into(), e(), e()));
+    for (p, l) in v.bids.iter().rev().take(levels) {
+        lines.push(row(
+            l.orders.to_string(),
+            l.size.to_string(),
+            px(*p),
+            e(),
+            e(),
+        ));
+    }
+    lines.push("last trades (newest first):".to_string());
+    if v.trades.is_empty() {
+        lines.push("  -".to_string());
+    }
+    for t in v.trades.iter().rev().take(5) {
+        let side = match t.aggressor {
+            Some(b'1') => " buyer aggressed",
+            Some(b'2') => " seller aggressed",
+            _ => "",
+        };
+        lines.push(format!(
+            "  {} x {}{}{side}",
+            px(t.price),
+            t.size,
+            t.id.map_or(String::new(), |i| format!("  #{i}"))
+        ));
+    }
+    lines
 }

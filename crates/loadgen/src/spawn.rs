@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// What to start. `{port}` and `{dir}` in `args` are replaced by the chosen port and the
-/// temporary data directory.
+/// What to start. `{port}`, `{md_port}` and `{dir}` in `args` are replaced by the chosen
+/// port, a second free port (market data) and the temporary data directory.
 #[derive(Clone, Debug)]
 pub struct SpawnSpec {
     pub program: PathBuf,
@@ -45,6 +45,8 @@ impl SpawnSpec {
                 "serve".into(),
                 "--listen".into(),
                 "127.0.0.1:{port}".into(),
+                "--market-data-listen".into(),
+                "127.0.0.1:{md_port}".into(),
                 "--data-dir".into(),
                 "{dir}".into(),
                 "--durability".into(),
@@ -77,6 +79,8 @@ impl SpawnSpec {
 pub struct SpawnedServer {
     child: Option<Child>,
     pub addr: SocketAddr,
+    /// Where it serves market data, if its arguments named `{md_port}`.
+    pub md_addr: Option<SocketAddr>,
     pub data_dir: tempfile::TempDir,
     log_path: PathBuf,
     keep_log: Option<PathBuf>,
@@ -98,13 +102,27 @@ impl SpawnedServer {
             .map_err(|e| format!("cannot create a temporary data dir: {e}"))?;
         let port = free_port()?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let md_port = if spec.args.iter().any(|a| a.contains("{md_port}")) {
+            let mut p = free_port()?;
+            while p == port {
+                p = free_port()?;
+            }
+            Some(p)
+        } else {
+            None
+        };
         let dir = data_dir.path().join("data");
         let args: Vec<String> = spec
             .args
             .iter()
             .map(|a| {
-                a.replace("{port}", &port.to_string())
-                    .replace("{dir}", &dir.display().to_string())
+                let mut a = a
+                    .replace("{port}", &port.to_string())
+                    .replace("{dir}", &dir.display().to_string());
+                if let Some(p) = md_port {
+                    a = a.replace("{md_port}", &p.to_string());
+                }
+                a
             })
             .collect();
         let log_path = data_dir.path().join("server.log");
@@ -125,6 +143,7 @@ impl SpawnedServer {
         let mut server = SpawnedServer {
             child: Some(child),
             addr,
+            md_addr: md_port.map(|p| ([127, 0, 0, 1], p).into()),
             data_dir,
             log_path,
             keep_log: spec.keep_log.clone(),

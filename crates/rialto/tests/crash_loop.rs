@@ -56,7 +56,7 @@ fn start_server(dir: &Path, config: &Path, listen: &str) -> Running {
         .arg(config)
         .arg("--data-dir")
         .arg(dir)
-        .args(["--listen", listen])
+        .args(["--listen", listen, "--market-data-listen", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -75,3 +75,51 @@ fn engine_random_inputs() {
         check_engine(&data).unwrap_or_else(|e| panic!("input {data:?}: {e}"));
     }
 }
+
+/// The market-data fuzz bodies (`fix::md::fuzz_md`, `server::market_data::fuzz_md_edge`) on
+/// their seeds and on seeded mutations of them.
+#[test]
+fn market_data_bodies_on_seeds_and_mutations() {
+    let seeds_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut rng = SplitMix64::new(0x6d64);
+    for (target, body) in [
+        ("fix_md", fix::md::fuzz_md as fn(&[u8])),
+        ("md_edge", server::market_data::fuzz_md_edge as fn(&[u8])),
+    ] {
+        let dir = seeds_dir.join(target);
+        let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .collect();
+        assert!(!seeds.is_empty(), "{target}: no seeds");
+        seeds.sort();
+        for seed in &seeds {
+            body(seed);
+            for _ in 0..300 {
+                let mut m = seed.clone();
+                for _ in 0..1 + rng.below(4) {
+                    if m.is_empty() {
+                        break;
+                    }
+                    let at = rng.below(m.len() as u64) as usize;
+                    match rng.below(3) {
+                        0 => {
+                            m[at] = b"0129=|\x01AVWXY-."
+                                .get(rng.below(16) as usize)
+                                .copied()
+                                .unwrap_or(b'1')
+                        }
+                        1 => {
+                            m.remove(at);
+                        }
+                        _ => m.insert(at, rng.next_u64() as u8),
+                    }
+                }
+                body(&m);
+            }
+        }
+        for _ in 0..500 {
+            body(&random_bytes(&mut rng, 200, b"0123456789=\x01|VWXYxyef.-"));
+        }
+    }
+}

@@ -58,16 +58,24 @@ fn get(kv: &[(String, f64)], key: &str) -> f64 {
         .1
 }
 
-/// `rialto serve` on a free port; killed on drop.
+/// `rialto serve` on a free port (market data on another); killed on drop.
 struct Serve {
     child: Child,
     port: u16,
+    md_port: u16,
 }
 
 impl Serve {
     fn start(data_dir: &Path) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rialto"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--market-data-listen",
+                "127.0.0.1:0",
+                "--data-dir",
+            ])
             .arg(data_dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -76,20 +84,28 @@ impl Serve {
         // The server prints "listening for FIX on 127.0.0.1:PORT ..." once it is ready.
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let deadline = Instant::now() + Duration::from_secs(30);
-        let port = loop {
+        let port_after = |line: &str, what: &str| -> Option<u16> {
+            let rest = line.split(what).nth(1)?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        };
+        let (mut port, mut md_port) = (None, None);
+        while port.is_none() || md_port.is_none() {
             assert!(Instant::now() < deadline, "rialto serve did not start");
             let line = lines
                 .next()
                 .expect("rialto serve exited early")
                 .expect("read");
-            if let Some(rest) = line.split("listening for FIX on 127.0.0.1:").nth(1) {
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                break digits.parse().expect("port");
-            }
-        };
+            port = port.or(port_after(&line, "listening for FIX on 127.0.0.1:"));
+            md_port = md_port.or(port_after(&line, "listening for market data on 127.0.0.1:"));
+        }
         // Keep draining its output so it never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines.by_ref() {});
-        Serve { child, port }
+        Serve {
+            child,
+            port: port.unwrap(),
+            md_port: md_port.unwrap(),
+        }
     }
 }
 
@@ -290,6 +306,9 @@ fn demo_shows_live_stats_and_a_summary() {
         assert!(stdout.contains(sym), "{stdout}");
     }
     assert!(stdout.contains("Rialto demo stopped after"), "{stdout}");
+    // Its top of book comes from the exchange's market-data feed, and it says how busy that is.
+    assert!(stdout.contains("from the market-data feed"), "{stdout}");
+    assert!(stdout.contains("market data: 1 subscribers"), "{stdout}");
     assert!(stdout.contains("Percentile : Microseconds : Event count"));
     assert!(stdout.contains(&format!("journal: {}", data.join("journal").display())));
     assert!(stdout.contains("errors 0"), "{stdout}");
@@ -375,4 +394,113 @@ fn demo_removes_its_temporary_journal() {
     assert!(!Path::new(made).exists(), "{made} is left behind");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+#[test]
+fn book_draws_a_live_ladder_from_the_feed_and_refuses_an_unknown_symbol() {
+    let dir = TempDir::new("book");
+    let server = Serve::start(&dir.path().join("data"));
+    let md = format!("127.0.0.1:{}", server.md_port);
+    // Some resting orders and a trade, from bench fix's bots.
+    let port = server.port.to_string();
+    let out = rialto(&[
+        "bench",
+        "fix",
+        "--port",
+        &port,
+        "--bots",
+        "2",
+        "--rate",
+        "200",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--window",
+        "20",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = rialto(&["book", "ACME", "--connect", &md, "--once"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(stdout.contains("ACME  RptSeq "), "{stdout}");
+    assert!(stdout.contains("bid size"), "{stdout}");
+    let rpt: u64 = stdout
+        .split("RptSeq ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no RptSeq in {stdout}"));
+    assert!(rpt > 0, "{stdout}");
+    let out = rialto(&[
+        "book",
+        "NOPE",
+        "--connect",
+        &md,
+        "--once",
+        "--sender",
+        "MD2",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("unknown symbol NOPE"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = rialto(&[
+        "book",
+        "ACME",
+        "--connect",
+        &md,
+        "--once",
+        "--sender",
+        "BOGUS",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("logon refused"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn bench_md_runs_with_and_without_subscribers() {
+    let out = rialto(&[
+        "bench",
+        "md",
+        "--spawn-server",
+        "--bots",
+        "2",
+        "--rate",
+        "300",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.2",
+        "--window",
+        "20",
+        "--subscribers",
+        "0,2",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("round subscribers order_p50"),
+        "{stdout}"
+    );
+    let line = |n: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("subscribers={n} ")))
+            .unwrap_or_else(|| panic!("no summary for {n}:\n{stdout}"))
+            .to_string()
+    };
+    let two = loadgen::stats::parse_summary_line(&line("2")).unwrap();
+    let trades = get(&two, "trades");
+    assert!(trades > 0.0, "{stdout}");
+    // Every trade reached both subscribers and was matched to its fills.
+    assert_eq!(get(&two, "matched"), 2.0 * trades, "{stdout}");
+    assert_eq!(get(&two, "dropped"), 0.0, "{stdout}");
+    assert!(line("0").contains("update_p50_us=-"), "{stdout}");
 }

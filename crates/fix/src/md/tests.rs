@@ -170,7 +170,7 @@ fn incremental_fields_follow_each_versions_dictionary() {
 }
 
 #[test]
-fn an_empty_snapshot_says_its_rpt_seq_in_fix50sp2_only() {
+fn an_empty_snapshot_says_its_rpt_seq_where_rpt_seq_is_written() {
     let w = |v| {
         encode(v, |e| {
             MarketDataSnapshot {
@@ -185,6 +185,20 @@ fn an_empty_snapshot_says_its_rpt_seq_in_fix50sp2_only() {
     };
     assert_eq!(w(FixVersion::Fix44), "262=r1|55=AAA|268=0|");
     assert_eq!(w(FixVersion::Fix50Sp2), "262=r1|55=AAA|268=1|269=J|83=9|");
+    let ext = encode(FixVersion::Fix44, |e| {
+        MarketDataSnapshot {
+            md_req_id: b"r1",
+            symbol: b"AAA",
+            extensions: true,
+            entries: &[],
+            rpt_seq: 9,
+        }
+        .encode_body(FixVersion::Fix44, e)
+    });
+    assert_eq!(
+        ext, "262=r1|55=AAA|268=1|269=J|83=9|",
+        "extensions carry it too"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 pub struct Args {
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
-    /// Exchange FIX port (Rialto 9878, the QuickFIX/J reference exchange 9879).
+    /// Exchange FIX port (Rialto 9878, the QuickFIX/J reference exchange 9877).
     #[arg(long, default_value_t = 9878)]
     port: u16,
     /// NewOrderSingle per second.

@@ -22,7 +22,7 @@ pub struct BotArgs {
     /// Exchange host (loopback only on shared machines).
     #[arg(long, default_value = "127.0.0.1")]
     pub host: IpAddr,
-    /// Exchange FIX port (Rialto 9878, the QuickFIX/J reference exchange 9879).
+    /// Exchange FIX port (Rialto 9878, the QuickFIX/J reference exchange 9877).
     #[arg(long, default_value_t = 9878)]
     pub port: u16,
     /// Number of bot sessions (SenderCompIDs BOT1..BOTn; the default contract has 64).

@@ -5,11 +5,12 @@
 //! `subscribers=.. order_p50_us=.. ratio=.. update_p50_us=.. update_p99_us=.. conflations=..`.
 //!
 //! Glue only: the work is `loadgen::md_bench::run_md`. With `--spawn-server` the run gets its
-//! own `rialto serve` child (market data on its port + 1).
+//! own `rialto serve` child (market data on a second free port).
 
-use super::bench_fix::{with_server, BotArgs};
+use super::bench_fix::BotArgs;
 use super::CmdResult;
 use loadgen::md_bench::{run_md, MdBench, MdRun};
+use loadgen::spawn::SpawnedServer;
 use loadgen::stats::at;
 use std::net::SocketAddr;
 
@@ -46,18 +47,11 @@ pub fn run(args: Args) -> CmdResult {
         return Err("--subscribers: at most 10000 each".into());
     }
     let stop = loadgen::bench::stop_on_ctrl_c()?;
-    let runs = with_server(spec.as_ref(), args.bots.addr(), |addr| {
-        let fix = args.bots.bench(addr, bots, args.rate, stop)?;
-        let md_port = match (spec.is_some(), args.md_port) {
-            (false, Some(p)) => p,
-            _ => addr
-                .port()
-                .checked_add(1)
-                .ok_or("no market-data port after 65535")?,
-        };
+    let bench = |addr: SocketAddr, md_addr: SocketAddr| {
+        let fix = args.bots.bench(addr, bots, args.rate, stop.clone())?;
         let b = MdBench {
             fix,
-            md_addr: SocketAddr::new(addr.ip(), md_port),
+            md_addr,
             subscribers: args.subscribers.clone(),
             rounds: args.rounds as usize,
             sender_prefix: args.md_prefix.clone(),
@@ -74,7 +68,39 @@ pub fn run(args: Args) -> CmdResult {
             b.fix.duration
         );
         run_md(&b, &mut std::io::stderr())
-    })?;
+    };
+    let runs = match &spec {
+        None => {
+            let addr = args.bots.addr();
+            let md_port = match args.md_port {
+                Some(p) => p,
+                None => addr
+                    .port()
+                    .checked_add(1)
+                    .ok_or("no market-data port after 65535: give --md-port")?,
+            };
+            bench(addr, SocketAddr::new(addr.ip(), md_port))?
+        }
+        Some(spec) => {
+            let server = SpawnedServer::start(spec)?;
+            let md = server
+                .md_addr
+                .ok_or("the spawned server has no market-data port")?;
+            eprintln!(
+                "started {} on {} (market data on {md}, data in {})",
+                spec.program.display(),
+                server.addr,
+                server.data_dir.path().display()
+            );
+            let r = bench(server.addr, md);
+            let stopped = server.stop();
+            let runs = r?;
+            if let Err(e) = stopped {
+                eprintln!("warning: {e}");
+            }
+            runs
+        }
+    };
     print_runs(&runs, &args.subscribers);
     Ok(())
 }

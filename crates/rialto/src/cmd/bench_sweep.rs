@@ -9,7 +9,7 @@
 //! the median of each percentile (the table says so), so one noisy run does not move the knee.
 //! With `--spawn-server` every run gets a fresh `rialto serve` (so a sweep is one command);
 //! without it, the sweep drives whatever listens on --host/--port (e.g. the QuickFIX/J
-//! reference exchange on 9879). Every run still prints its own parseable summary line.
+//! reference exchange on 9877). Every run still prints its own parseable summary line.
 
 use super::bench_fix::{with_server, BotArgs};
 use super::CmdResult;

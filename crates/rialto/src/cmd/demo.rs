@@ -82,6 +82,17 @@ pub fn run(args: Args) -> CmdResult {
     let mut cfg = server::Config::defaults();
     cfg.data_dir = data_dir.clone();
     cfg.listen = pick_listen(args.listen);
+    // Market data on the next port if it is free, else on any.
+    if let Some(md) = cfg.market_data.as_mut() {
+        let mut next = cfg.listen;
+        if next.port() != 0 && next.port() < u16::MAX {
+            next.set_port(next.port() + 1);
+            if std::net::TcpListener::bind(next).is_err() {
+                next.set_port(0);
+            }
+        }
+        md.listen = Some(next);
+    }
     cfg.durability = durability;
     // The exchange's log lines would break the live display.
     let server = server::Server::start(cfg, Arc::new(|_m: &str| {}))
@@ -98,12 +109,29 @@ pub fn run(args: Args) -> CmdResult {
         durability.as_str(),
         data_dir.display(),
     );
+    if let Some(md) = server.market_data_addr() {
+        println!(
+            "market data on {md}: watch a book live with `rialto book ACME --connect {md}` (MD1..MD63)"
+        );
+    }
     let mut demo = loadgen::demo::DemoConfig::new(addr);
     demo.rate = args.rate;
     demo.duration = duration;
     demo.stop = stop;
     demo.seed = args.seed;
     demo.label = format!("{addr} · {}", durability.as_str());
+    demo.market_data = server.market_data_addr();
+    if let Some(c) = server.market_data_counters() {
+        demo.md_figures = Some(loadgen::demo::MdFiguresFn(Arc::new(move || {
+            use std::sync::atomic::Ordering::Relaxed;
+            loadgen::demo::MdFigures {
+                sessions: c.sessions.load(Relaxed),
+                subscriptions: c.subscriptions.load(Relaxed),
+                messages: c.messages.load(Relaxed),
+                conflations: c.conflations.load(Relaxed),
+            }
+        })));
+    }
     let outcome = loadgen::demo::run(&demo, &mut std::io::stdout());
     // The exchange stops whatever became of the traders.
     let hash = server.shutdown().map_err(|e| format!("exchange: {e}"));

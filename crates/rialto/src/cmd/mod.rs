@@ -10,6 +10,7 @@ mod bench_fix;
 mod bench_md;
 mod bench_noise;
 mod bench_sweep;
+mod book;
 mod demo;
 mod journal;
 mod match_;
@@ -42,6 +43,8 @@ enum Command {
     Journal(journal::JournalCommand),
     /// The exchange with simulated traders and live statistics (start here).
     Demo(demo::Args),
+    /// Subscribe to one instrument's market data and draw its live book in the terminal.
+    Book(book::Args),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Serve(a) => serve::run(a),
         Command::Journal(j) => journal::run(j),
         Command::Demo(a) => demo::run(a),
+        Command::Book(a) => book::run(a),
     }
 }
 

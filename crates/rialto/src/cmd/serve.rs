@@ -1,4 +1,5 @@
-//! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR] [--durability MODE]
+//! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR]
+//! [--market-data-listen ADDR|off] [--durability MODE]
 //! [--idle park|spin] [--cpu N] [--stall-log-us US]`:
 //! the exchange server (crate `server`). Glue only: read the config, apply the overrides,
 //! run until SIGINT/SIGTERM.
@@ -9,8 +10,9 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// TOML configuration (instruments, firms, sessions, durability, listen address). Without
-    /// it: FIX 4.4 on 127.0.0.1:9878 as RIALTO, sessions CLIENT1..CLIENT9 and BOT1..BOT64,
-    /// instruments ACME BOLT CRNK (tick 0.01), data in ./data.
+    /// it: FIX 4.4 on 127.0.0.1:9878 as RIALTO (market data on 9879), sessions CLIENT1..CLIENT9
+    /// and BOT1..BOT64, MD1..MD64 for market data only, instruments ACME BOLT CRNK (tick
+    /// 0.01), data in ./data.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Directory of the journal and snapshots (overrides the config's data_dir).
@@ -19,6 +21,10 @@ pub struct Args {
     /// Listen address, e.g. 127.0.0.1:9878 (overrides the config's listen).
     #[arg(long)]
     listen: Option<String>,
+    /// Market-data listen address (overrides `[market_data] listen`; default: the order-entry
+    /// port + 1, or an ephemeral port when that one is), or `off`.
+    #[arg(long)]
+    market_data_listen: Option<String>,
     /// `process` (release after write returned) or `fsync` (after fdatasync).
     #[arg(long)]
     durability: Option<String>,
@@ -52,6 +58,23 @@ pub fn run(args: Args) -> CmdResult {
         cfg.listen = l
             .parse()
             .map_err(|_| format!("--listen {l:?} is not an ip:port"))?;
+    }
+    if let Some(m) = args.market_data_listen {
+        if m == "off" {
+            cfg.market_data = None;
+        } else {
+            let addr = m
+                .parse()
+                .map_err(|_| format!("--market-data-listen {m:?} is not an ip:port (or off)"))?;
+            match cfg.market_data.as_mut() {
+                Some(md) => md.listen = Some(addr),
+                None => {
+                    return Err(
+                        "--market-data-listen: market data is disabled in the config".into(),
+                    )
+                }
+            }
+        }
     }
     if let Some(d) = args.durability {
         cfg.durability = match d.as_str() {

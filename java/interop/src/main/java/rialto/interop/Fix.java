@@ -3,12 +3,13 @@ package rialto.interop;
 import java.math.BigDecimal;
 import java.util.Set;
 import quickfix.FieldNotFound;
+import quickfix.Group;
 import quickfix.Message;
 import quickfix.field.TransactTime;
 
 /**
- * Builders for the order-entry requests the tests send, and {@link Msg}, a received message with
- * field-by-field assertions that name the field and show the whole message.
+ * Builders for the order-entry and market-data requests the tests send, and {@link Msg}, a received
+ * message with field-by-field assertions that name the field and show the whole message.
  *
  * <p>The builders make plain {@link Message}s with the fields FIX 4.2, 4.4 and 5.0SP2 share; the
  * session fills in the header, and {@link FixVersion#adapt} adds what one version alone requires.
@@ -101,6 +102,53 @@ public final class Fix {
         m.setString(11, clOrdId);
         m.setString(55, symbol);
         m.setChar(54, side);
+        return m;
+    }
+
+    /**
+     * MarketDataRequest (V): subscription 0 snapshot, 1 snapshot and updates, 2 unsubscribe;
+     * depth 0 the full book; MDUpdateType 1 (incremental); the MDEntryTypes (269) and symbols given.
+     * Every version's dictionary requires MarketDepth and both groups, an unsubscribe too.
+     */
+    public static Message marketDataRequest(String mdReqId, char subscription, int depth, String entryTypes,
+            String... symbols) {
+        Message m = app("V");
+        m.setString(262, mdReqId);
+        m.setChar(263, subscription);
+        m.setInt(264, depth);
+        m.setInt(265, 1);
+        for (char t : entryTypes.toCharArray()) {
+            Group g = new Group(267, 269);
+            g.setChar(269, t);
+            m.addGroup(g);
+        }
+        for (String s : symbols) {
+            Group g = new Group(146, 55);
+            g.setString(55, s);
+            m.addGroup(g);
+        }
+        return m;
+    }
+
+    /** SecurityListRequest (x, FIX 4.4 and later): symbol null asks for every instrument (559=4), else 559=0. */
+    public static Message securityListRequest(String reqId, String symbol) {
+        Message m = app("x");
+        m.setString(320, reqId);
+        if (symbol == null) {
+            m.setInt(559, 4);
+        } else {
+            m.setInt(559, 0);
+            m.setString(55, symbol);
+        }
+        return m;
+    }
+
+    /** SecurityStatusRequest (e), a snapshot (263=0). */
+    public static Message securityStatusRequest(String reqId, String symbol) {
+        Message m = app("e");
+        m.setString(324, reqId);
+        m.setString(55, symbol);
+        m.setChar(263, '0');
         return m;
     }
 

@@ -83,6 +83,12 @@ public final class FixClients implements AutoCloseable {
         final List<String> problems = new CopyOnWriteArrayList<>();
         /** The problems this client caused or found: a Reject it sent, a message it refused to send. */
         final List<String> faults = new CopyOnWriteArrayList<>();
+        /**
+         * What QuickFIX/J reported on its own: its log's error events (e.g. "Rejecting invalid message")
+         * and BusinessMessageRejects (35=j) it generated for a received message. Read by the market-data
+         * check, which allows none.
+         */
+        final List<String> engineErrors = new CopyOnWriteArrayList<>();
         /** ClOrdID, Symbol, Side of every NewOrderSingle and replace sent (FIX 4.2 cleanup has no mass cancel). */
         final List<String[]> sentOrders = new CopyOnWriteArrayList<>();
         final CountDownLatch loggedOn = new CountDownLatch(1);
@@ -136,6 +142,11 @@ public final class FixClients implements AutoCloseable {
         /** Rejects this client sent and messages it refused to send (see {@link #problems}). */
         public List<String> faults() {
             return faults;
+        }
+
+        /** QuickFIX/J's error events and the BusinessMessageRejects it generated (see {@link #engineErrors}). */
+        public List<String> engineErrors() {
+            return engineErrors;
         }
 
         /** Sends a message the version's dictionary does not allow, on purpose (no check). */
@@ -243,9 +254,21 @@ public final class FixClients implements AutoCloseable {
     private final Map<SessionID, Client> bySession = new LinkedHashMap<>();
     private final SocketInitiator initiator;
     private final Config config;
+    private final Map<String, Integer> portOf;
 
     public FixClients(Config config, List<String> senderCompIds) throws ConfigError {
+        this(config, senderCompIds, Map.of(), Map.of());
+    }
+
+    /**
+     * As above, with more QuickFIX/J session settings for every session (e.g. the validation
+     * settings spelled out; they override the defaults set here), and some sessions at another
+     * port of the host than {@code config.port()} (SenderCompID to port; e.g. a market-data port).
+     */
+    public FixClients(Config config, List<String> senderCompIds, Map<String, String> sessionSettings,
+            Map<String, Integer> portOf) throws ConfigError {
         this.config = config;
+        this.portOf = Map.copyOf(portOf);
         SessionSettings s = new SessionSettings();
         s.setString("ConnectionType", "initiator");
         s.setString("SocketConnectHost", config.host());
@@ -265,6 +288,12 @@ public final class FixClients implements AutoCloseable {
             config.version().configure(s, sid);
             s.setString(sid, "SenderCompID", sender);
             s.setString(sid, "TargetCompID", "RIALTO");
+            for (Map.Entry<String, String> e : sessionSettings.entrySet()) {
+                s.setString(sid, e.getKey(), e.getValue());
+            }
+            if (portOf.containsKey(sender)) {
+                s.setLong(sid, "SocketConnectPort", portOf.get(sender));
+            }
             Client c = new Client(sender, sid, config.version());
             clients.put(sender, c);
             bySession.put(sid, c);
@@ -302,7 +331,8 @@ public final class FixClients implements AutoCloseable {
                 ok = false;
             }
             if (!ok) {
-                throw new AssertionError(c.name + ": not logged on to " + config.host() + ":" + config.port()
+                throw new AssertionError(c.name + ": not logged on to " + config.host() + ":"
+                        + portOf.getOrDefault(c.name, config.port())
                         + " within " + timeoutMs + " ms" + c.problemsText()
                         + (config.reset() ? "" : "; if the server's data dir and this client's sequence store "
                                 + config.storeDir() + " disagree, delete the store or rerun with --reset"));
@@ -427,6 +457,14 @@ public final class FixClients implements AutoCloseable {
             if (c == null || c.nonstandard || !config.diagnostics()) {
                 return;
             }
+            if ("j".equals(type(message))) {
+                // The tests never send j: QuickFIX/J made it about a message it received.
+                String p = "QuickFIX/J sent a BusinessMessageReject about the server's "
+                        + (message.isSetField(45) ? c.incoming(field45Long(message)) : null) + "\n      with "
+                        + dump(message);
+                c.problems.add(p);
+                c.engineErrors.add(p);
+            }
             String invalid = c.version.invalidBody(message);
             if (invalid != null) {
                 String p = "not sent (not a valid " + c.version.label() + " message: " + invalid + ") "
@@ -457,6 +495,14 @@ public final class FixClients implements AutoCloseable {
             } else {
                 c.queue.add(message);
             }
+        }
+    }
+
+    private static long field45Long(Message m) {
+        try {
+            return m.getInt(45);
+        } catch (FieldNotFound e) {
+            return -1;
         }
     }
 
@@ -497,6 +543,9 @@ public final class FixClients implements AutoCloseable {
 
         @Override
         public void onErrorEvent(String text) {
+            if (client != null) {
+                client.engineErrors.add("QuickFIX/J error event: " + text);
+            }
         }
     }
 

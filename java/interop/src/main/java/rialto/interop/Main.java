@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -17,6 +18,10 @@ import java.util.Set;
  * java -jar interop.jar --latency N --rate R [--warmup W] [--sender CLIENT9] [--flow rest|ioc]
  *                       [--window 1000] [--symbol ACME] [--host H] [--port P] ...
  *     measures NewOrderSingle -> first ExecutionReport round trips on one session
+ * java -jar interop.jar --market-data --md-port M [--host H] [--port P] [--fix-version 4.4[,4.2,5.0sp2]]
+ *                       [--md-sender S --order-senders A,B] [--timeout-ms T] [--verbose]
+ *     the market-data check ({@link MarketDataCheck}): subscribes at the market-data port M, trades
+ *     at the order-entry port P, checks every W and X; exit 0 if every step passes
  * </pre>
  *
  * Defaults come from system properties fix.host (127.0.0.1) and fix.port (9878). Exit codes:
@@ -32,6 +37,12 @@ public final class Main {
                    interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
                            [--window 1000] [--symbol ACME] [--no-spin] [--host ..] [--port ..]
                    (the latency client uses a MemoryStore and ResetSeqNumFlag=Y on Logon)
+                   interop --market-data --md-port M [--host ..] [--port ..] [--fix-version 4.4] [--md-sender S]
+                           [--order-senders A,B] [--timeout-ms 5000] [--verbose]
+                   (market-data check: W/X/Y/y/f at the market-data port M while two firms trade CRNK at the
+                   order-entry port; MemoryStore and ResetSeqNumFlag=Y on every session; default sessions
+                   CLIENT6 + CLIENT5,CLIENT7 for 4.4, FIX42C5 + FIX42C4,FIX42C6 for 4.2, FIX50C5 + FIX50C4,FIX50C6
+                   for 5.0sp2)
               --fix-version  4.2, 4.4 (default) or 5.0sp2 (FIXT.1.1, DefaultApplVerID 9), or a comma list: the
                            scenario runs in each in turn, QuickFIX/J validating against that version's dictionary
               --senders    the scenario's three SenderCompIDs (one version only; default CLIENT1,CLIENT2,CLIENT3
@@ -46,7 +57,8 @@ public final class Main {
     /** Parsed options (package-private for tests). */
     record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose, boolean keepGoing,
             long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol,
-            boolean spin, List<FixVersion> versions, List<String> senders) {
+            boolean spin, List<FixVersion> versions, List<String> senders, boolean marketData, int mdPort,
+            String mdSender, List<String> orderSenders) {
     }
 
     static Options parse(String[] args) {
@@ -68,6 +80,10 @@ public final class Main {
         boolean spin = true;
         List<FixVersion> versions = List.of(FixVersion.FIX44);
         List<String> senders = null;
+        boolean marketData = false;
+        int mdPort = 0;
+        String mdSender = null;
+        List<String> orderSenders = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -110,6 +126,17 @@ public final class Main {
                                 + String.join(",", senders) + "'");
                     }
                 }
+                case "--market-data" -> marketData = true;
+                case "--md-port" -> mdPort = (int) number(args, ++i, a, 1, 65535);
+                case "--md-sender" -> mdSender = value(args, ++i, a);
+                case "--order-senders" -> {
+                    orderSenders = List.of(value(args, ++i, a).split(","));
+                    if (orderSenders.size() != 2 || orderSenders.stream().anyMatch(String::isBlank)
+                            || Set.copyOf(orderSenders).size() != 2) {
+                        throw new IllegalArgumentException("--order-senders needs two different SenderCompIDs"
+                                + " (a maker firm and a taker firm), got '" + String.join(",", orderSenders) + "'");
+                    }
+                }
                 case "-h", "--help" -> {
                     System.out.print(USAGE);
                     System.exit(0);
@@ -129,12 +156,29 @@ public final class Main {
         if (latency > 0 && !versions.equals(List.of(FixVersion.FIX44))) {
             throw new IllegalArgumentException("the latency client speaks FIX 4.4 only");
         }
+        if (marketData) {
+            if (mdPort == 0) {
+                throw new IllegalArgumentException("--market-data needs --md-port (the market-data port)");
+            }
+            if (latency > 0 || senders != null) {
+                throw new IllegalArgumentException("--market-data takes --md-sender and --order-senders, not --latency"
+                        + " or --senders");
+            }
+            if ((mdSender != null || orderSenders != null) && versions.size() != 1) {
+                throw new IllegalArgumentException("--md-sender and --order-senders are for one --fix-version only");
+            }
+            if (mdSender != null && orderSenders != null && orderSenders.contains(mdSender)) {
+                throw new IllegalArgumentException("--md-sender must differ from the --order-senders");
+            }
+        } else if (mdPort != 0 || mdSender != null || orderSenders != null) {
+            throw new IllegalArgumentException("--md-port, --md-sender and --order-senders are for --market-data");
+        }
         if (warmup < 0) {
             warmup = Math.min(latency / 10, 2000);
         }
         File storeDir = new File(store != null ? store : besideJar("fix-store/" + host + "_" + port));
         return new Options(host, port, storeDir, reset, timeoutMs, verbose, keepGoing, latency, rate, warmup, sender, flow,
-                window, symbol, spin, versions, senders);
+                window, symbol, spin, versions, senders, marketData, mdPort, mdSender, orderSenders);
     }
 
     /** A path next to the running jar (target/), or under target/ of the working directory otherwise. */
@@ -224,6 +268,74 @@ public final class Main {
         }
     }
 
+    /** Runs the market-data check in each FIX version of the options; returns true if every step of every run passed. */
+    static boolean marketData(Options o, PrintStream out) throws Exception {
+        boolean ok = true;
+        for (FixVersion v : o.versions()) {
+            ok &= marketData(o, v, out);
+        }
+        if (o.versions().size() > 1) {
+            out.println("market data: " + o.versions().stream().map(FixVersion::label).toList()
+                    + (ok ? " -> PASS" : " -> FAIL"));
+        }
+        return ok;
+    }
+
+    /**
+     * Runs the market-data check in FIX version v: the market-data session at --md-port, the two
+     * order sessions at --port, each with a MemoryStore and ResetSeqNumFlag=Y; true if every step passed.
+     */
+    static boolean marketData(Options o, FixVersion v, PrintStream out) throws Exception {
+        String mdSender = o.mdSender() != null ? o.mdSender() : MarketDataCheck.defaultMdSender(v);
+        List<String> orderSenders = o.orderSenders() != null ? o.orderSenders() : MarketDataCheck.defaultOrderSenders(v);
+        out.println("market data: " + v.label() + ", " + mdSender + " at " + o.host() + ":" + o.mdPort() + ", "
+                + String.join(" and ", orderSenders) + " trading at " + o.host() + ":" + o.port()
+                + " (ResetSeqNumFlag=Y, dictionary validation on)");
+        List<String> senders = new ArrayList<>(List.of(mdSender));
+        senders.addAll(orderSenders);
+        // One initiator: the market-data session at --md-port, the order sessions at --port.
+        FixClients fix = new FixClients(new FixClients.Config(o.host(), o.port(), null, true, o.verbose(), v, true),
+                senders, MarketDataCheck.STRICT, Map.of(mdSender, o.mdPort()));
+        try {
+            try {
+                fix.logon(Math.max(10_000, o.timeoutMs()));
+                fix.checkServerLogons();
+                out.println("ok    logon of " + mdSender + " at the market-data port and " + String.join(", ", orderSenders)
+                        + " at the order-entry port" + (v == FixVersion.FIX50SP2 ? " (server's DefaultApplVerID 9)" : ""));
+            } catch (AssertionError e) {
+                out.println("FAIL  logon");
+                out.println("      " + e.getMessage());
+                for (FixClients.Client c : fix.clients()) {
+                    List<String> errs = c.engineErrors();
+                    if (!errs.isEmpty()) { // e.g. the connection refused
+                        out.println("      " + c.name + ": " + errs.get(errs.size() - 1));
+                    }
+                }
+                return false;
+            }
+            MarketDataCheck c = new MarketDataCheck(fix.client(mdSender), fix.client(orderSenders.get(0)),
+                    fix.client(orderSenders.get(1)), o.timeoutMs(), out);
+            int passed = c.run();
+            for (String n : c.notes()) {
+                out.println("note: " + n);
+            }
+            boolean ok = passed == c.size();
+            try {
+                fix.logout(o.timeoutMs());
+                out.println("ok    logout answered on every session");
+            } catch (AssertionError e) {
+                out.println("FAIL  logout");
+                out.println("      " + e.getMessage());
+                ok = false;
+            }
+            out.println("market data: " + v.label() + ": " + passed + "/" + c.size() + " steps passed, ClOrdID prefix "
+                    + c.prefix() + (ok ? " -> PASS" : " -> FAIL"));
+            return ok;
+        } finally {
+            fix.close();
+        }
+    }
+
     /** Runs the latency client; returns the number of errors. */
     static long latency(Options o, PrintStream out) throws Exception {
         // The latency client keeps no state between runs: MemoryStore and ResetSeqNumFlag=Y on Logon
@@ -259,6 +371,8 @@ public final class Main {
         try {
             if (o.latencyCount() > 0) {
                 code = latency(o, System.out) == 0 ? 0 : 1;
+            } else if (o.marketData()) {
+                code = marketData(o, System.out) ? 0 : 1;
             } else {
                 code = interop(o, System.out) ? 0 : 1;
             }

@@ -21,7 +21,7 @@ import quickfix.SocketAcceptor;
  *
  * <p>Same default contract as {@code rialto serve}: FIX 4.4 acceptor on 127.0.0.1, TargetCompID
  * RIALTO, SenderCompIDs CLIENT1..CLIENT9 and BOT1..BOT64 without password (each its own firm and
- * account), instruments ACME, BOLT, CRNK (tick 0.01, lot 1). Default port 9879.
+ * account), instruments ACME, BOLT, CRNK (tick 0.01, lot 1). Default port 9877 (Rialto takes 9878 for orders and 9879 for market data).
  *
  * <p>Durability: QuickFIX/J's FileStore (default) keeps each session's sequence numbers and sent
  * messages on disk (no fsync), so a reconnect resumes without reset; {@code --store memory} keeps
@@ -38,10 +38,10 @@ public final class RefExchange {
     }
 
     static final String USAGE = """
-            usage: java -jar refexchange.jar [--host 127.0.0.1] [--port 9879] [--data-dir DIR]
+            usage: java -jar refexchange.jar [--host 127.0.0.1] [--port 9877] [--data-dir DIR]
                                              [--store file|memory] [--verbose]
               --host      address to listen on (default 127.0.0.1)
-              --port      FIX port (default 9879)
+              --port      FIX port (default 9877)
               --data-dir  where the FileStore keeps sequence numbers and sent messages
                           (default: refexchange-data next to the jar, i.e. in target/)
               --store     file (default: QuickFIX/J FileStore, no fsync) or memory (MemoryStore)
@@ -50,7 +50,7 @@ public final class RefExchange {
 
     public static Options parse(String[] args) {
         String host = "127.0.0.1";
-        int port = 9879;
+        int port = 9877;
         String dataDir = besideJar("refexchange-data");
         boolean memory = false;
         boolean verbose = false;
