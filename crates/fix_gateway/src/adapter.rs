@@ -278,7 +278,15 @@ fn unsupported(m: &Message<'_>) -> AppMsg {
         kind: InvalidKind::Business { unsupported: true },
         msg_type: Text::new(m.msg_type()),
         reject: Reject::InvalidField(types::Field::Id),
-        reason: format!("unsupported message type {}", truncate(&t)),
+        reason: match m.msg_type() {
+            // Market data has a port and a session of its own (`fix_gateway::md`).
+            b"V" | b"x" | b"e" => format!(
+                "message type {} is served on the market-data port (its own session; log on \
+                 there with ResetSeqNumFlag=Y)",
+                truncate(&t)
+            ),
+            _ => format!("unsupported message type {}", truncate(&t)),
+        },
         cl_ord_id: cl_text(m, tags::CL_ORD_ID),
         orig_cl_ord_id: ClOrdId::EMPTY,
         echo: Echo::EMPTY,

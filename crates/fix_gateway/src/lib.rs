@@ -8,7 +8,9 @@
 //! exchange with the session's principal, and turns the exchange's outputs into
 //! ExecutionReports, OrderCancelRejects, OrderMassCancelReports and BusinessMessageRejects on
 //! the sessions of the orders' owners, in each session's FIX version. Its state is rebuilt
-//! exactly by replaying the journal; its snapshot is part of the server's.
+//! exactly by replaying the journal; its snapshot is part of the server's. `md::MdEdge` is the
+//! market-data side: sessions of their own (in memory, not journaled), subscriptions, and the
+//! feed's entries as W and X, for the server's market-data publisher.
 //!
 //! Never: a business rule (who owns an order, whether a ClOrdID is fresh, how orders match:
 //! the exchange), a socket, a clock, a file.

@@ -6,8 +6,8 @@
 //! one batch per iteration: socket bytes -> `fix::frame` -> `fix_gateway::FixAdapter` (a
 //! `Record`) -> sequence (seq + timestamp) -> `journal::Log` (group commit) -> `Node::apply`
 //! (the FIX edge's sessions, then `exchange::Exchange`) -> `Outbox` -> sockets. Journal
-//! followers (`follower`) tail the journal on threads of their own: the snapshot replica is
-//! the first.
+//! followers (`follower`) tail the journal on threads of their own: the snapshot replica, and
+//! the market-data publisher (`market_data`), which serves the feed on a port of its own.
 //!
 //! What the journal holds, and why that is enough: every input of the server's state machine
 //! (each FIX message as the adapter read it, connection closes, timer ticks, start and clean
@@ -34,8 +34,8 @@
 //! consumer), `orders_max` resting orders in the engine.
 //!
 //! Module dependencies run one way: `server` (start, stop) -> `event_loop`, `snapshots`,
-//! `recovery`, `tools` -> `follower`, `watch` -> `node`, `record` -> `config`, `counters`,
-//! `error`.
+//! `market_data`, `recovery`, `tools` -> `follower`, `watch` -> `node`, `record` -> `config`,
+//! `counters`, `error`.
 #![forbid(unsafe_code)]
 
 pub mod config;
