@@ -37,7 +37,7 @@ pub mod msg_type {
 }
 
 /// Symbols one MarketDataRequest may name.
-pub const SYMBOLS_MAX: usize = 256;
+pub const SYMBOLS_MAX: usize = 64;
 /// Longest MDReqID, SecurityReqID or SecurityStatusReqID accepted.
 pub const REQ_ID_LEN_MAX: usize = 64;
 

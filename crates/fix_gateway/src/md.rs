@@ -58,6 +58,10 @@ impl Default for MdLimits {
     }
 }
 
+/// Entries in one X at most (about 250 fields, 2 KB): within any client's default limits. A
+/// flush with more sends several.
+pub const X_ENTRIES_MAX: usize = 24;
+
 /// SecurityTradingStatus (326) of every instrument: Rialto has no halts (yet).
 pub const READY_TO_TRADE: u32 = 17;
 
@@ -596,20 +600,22 @@ impl MdEdge {
             });
         }
         sub.pending.clear();
-        self.stats.incrementals += 1;
-        self.stats.entries += list.len() as u64;
-        let msg = MarketDataIncremental {
-            md_req_id: &sub.md_req_id,
-            extensions: s.extensions,
-            entries: &list,
-        };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
-        s.fix.send_app(&msg, now_ns, &mut w);
+        for chunk in list.chunks(X_ENTRIES_MAX) {
+            self.stats.incrementals += 1;
+            self.stats.entries += chunk.len() as u64;
+            let msg = MarketDataIncremental {
+                md_req_id: &sub.md_req_id,
+                extensions: s.extensions,
+                entries: chunk,
+            };
+            let mut w = Wire {
+                conn,
+                out: &mut *out,
+                disconnected: false,
+                logged_on: false,
+            };
+            s.fix.send_app(&msg, now_ns, &mut w);
+        }
     }
 
     /// A W of subscription `k` of session `ix` for every one of its symbols.

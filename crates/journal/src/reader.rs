@@ -306,10 +306,10 @@ impl JournalReader {
     }
 
     /// Opens a reader at `pos`, which an earlier reader of the same journal returned, without
-    /// reading the records before it again. For following a journal that is being appended
-    /// to: a reader that reached the end stays there, so a follower keeps the position and
-    /// resumes once more records are committed (the segments are listed afresh, so it also
-    /// finds segments created since). The segment header is checked again, and every record
+    /// reading the records before it again (the segments are listed afresh, so it also finds
+    /// segments created since). A follower of a journal being appended to keeps its reader
+    /// instead (`forget_unread`) and opens a new one only at a segment its reader's list
+    /// lacks. The segment header is checked again, and every record
     /// read from there is verified as always. A position that does not fit the journal is an
     /// error, never a guess.
     pub fn resume(data_dir: &Path, pos: &ReadPosition) -> Result<JournalReader, JournalError> {

@@ -21,6 +21,24 @@ use std::time::{Duration, Instant};
 /// HeartBtInt the subscriber asks for, seconds.
 const HEARTBEAT_S: u64 = 30;
 
+/// A subscriber reads snapshots of deep books: messages up to 1 MiB and 64 K fields.
+const LIMITS: Limits = Limits {
+    msg_len_max: 1 << 20,
+    fields_max: 1 << 16,
+};
+
+/// One trade entry as a benchmark's subscriber read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TradeStamp {
+    /// MDEntryID: the trade id.
+    pub id: u64,
+    /// When it was read, ns after the stamps' base.
+    pub read_ns: u64,
+    /// MDEntryPx in units of 10^-9, and MDEntrySize.
+    pub price: i64,
+    pub size: u64,
+}
+
 /// One subscriber connection. See the module documentation.
 pub struct MdClient {
     stream: TcpStream,
@@ -44,8 +62,10 @@ pub struct MdClient {
     pub snapshots_after_first: u64,
     first_snapshots: usize,
     snapshots_seen: usize,
-    /// When set: each trade entry's (MDEntryID, read time in ns since `stamp_base`).
-    pub trade_stamps: Option<(Instant, Vec<(u64, u64)>)>,
+    /// When set: each trade entry read, its time in ns after the `Instant`.
+    pub trade_stamps: Option<(Instant, Vec<TradeStamp>)>,
+    /// Messages that framed but did not decode (counted, never silently dropped).
+    pub undecodable: u64,
     /// Messages read (any type).
     pub messages: u64,
     /// The lowest and highest MDEntryID of the trade entries stamped.
@@ -77,7 +97,7 @@ impl MdClient {
             version: FixVersion::Fix44,
             out_seq: 1,
             rbuf: Vec::with_capacity(1 << 16),
-            decoder: Decoder::default(),
+            decoder: Decoder::new(LIMITS),
             enc: Encoder::default(),
             last_sent: Instant::now(),
             view: MdView::new(trades_max),
@@ -88,6 +108,7 @@ impl MdClient {
             first_snapshots: 0,
             snapshots_seen: 0,
             trade_stamps: None,
+            undecodable: 0,
             messages: 0,
             trade_ids: None,
             keep_view: true,
@@ -198,9 +219,12 @@ impl MdClient {
         let mut result = Ok(());
         while at < rbuf.len() {
             let rest = &rbuf[at..];
-            match frame(rest, Limits::default().msg_len_max) {
+            match frame(rest, LIMITS.msg_len_max) {
                 Ok(None) => break,
-                Err(_) => at += resync(rest).max(1),
+                Err(_) => {
+                    self.undecodable += 1;
+                    at += resync(rest).max(1)
+                }
                 Ok(Some(len)) => {
                     at += len;
                     handled += 1;
@@ -232,7 +256,10 @@ impl MdClient {
     fn on_message(&mut self, raw: &[u8], read_ns: Option<u64>) -> io::Result<()> {
         let msg = match self.decoder.decode_framed(raw) {
             Ok(m) => m,
-            Err(_) => return Ok(()),
+            Err(_) => {
+                self.undecodable += 1;
+                return Ok(());
+            }
         };
         self.messages += 1;
         let text = |tag| String::from_utf8_lossy(msg.get(tag).unwrap_or(b"")).into_owned();
@@ -260,7 +287,14 @@ impl MdClient {
                     let ids = &mut self.trade_ids;
                     fix::md::read_entries(&msg, |_, e| {
                         if let (b'2', Some(id)) = (e.entry_type, e.id) {
-                            stamps.push((id, ns));
+                            let price = fix::parse_price(e.price, VIEW_PRICE_DECIMALS, 1)
+                                .unwrap_or(i64::MIN);
+                            stamps.push(TradeStamp {
+                                id,
+                                read_ns: ns,
+                                price,
+                                size: e.size,
+                            });
                             *ids = Some(match *ids {
                                 None => (id, id),
                                 Some((lo, hi)) => (lo.min(id), hi.max(id)),

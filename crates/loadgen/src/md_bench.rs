@@ -57,8 +57,12 @@ pub struct MdRun {
     pub trades: u64,
     /// Trade entries the subscribers read, all together.
     pub entries_read: u64,
-    /// Trade entries matched to a fill pair.
+    /// Trade entries matched to a fill pair with the same price and quantity.
     pub matched: u64,
+    /// Trade entries whose fill pair by position said another price or quantity (not timed).
+    pub mismatched: u64,
+    /// Messages the subscribers could not decode.
+    pub undecodable: u64,
     /// Fresh snapshots the subscribers got after their first (conflation: they fell behind).
     pub conflations: u64,
     /// Messages the subscribers read, all together.
@@ -70,8 +74,8 @@ pub struct MdRun {
 /// The bots' fills with the time they were read.
 struct Fills {
     base: Instant,
-    /// (journal record, report n, read ns since `base`).
-    fills: Vec<(u64, u32, u64)>,
+    /// (journal record, report n, read ns since `base`, LastPx in units of 10^-9, LastQty).
+    fills: Vec<(u64, u32, u64, i64, u64)>,
 }
 
 impl Observer for Fills {
@@ -81,9 +85,13 @@ impl Observer for Fills {
         }
         let t = self.base.elapsed().as_nanos() as u64;
         let id = std::str::from_utf8(r.exec_id).unwrap_or("");
+        let price = r
+            .last_px
+            .and_then(|p| p.to_units(fix::md::VIEW_PRICE_DECIMALS).ok())
+            .unwrap_or(i64::MAX);
         if let Some((seq, n)) = id.split_once('.') {
             if let (Ok(seq), Ok(n)) = (seq.parse(), n.parse()) {
-                self.fills.push((seq, n, t));
+                self.fills.push((seq, n, t, price, r.last_qty.unwrap_or(0)));
             }
         }
     }
@@ -172,11 +180,14 @@ fn run_one(
     let mut f = fills.fills;
     f.sort_unstable();
     let trades = f.len() as u64 / 2;
-    // The taker's fill (the second of a pair) read time, per trade in the engine's order.
-    let er_ns: Vec<u64> = f.chunks_exact(2).map(|p| p[0].2.max(p[1].2)).collect();
-    // The subscribers had their snapshots before the bots started, and the previous run's
-    // trades had all been read (its drain): the first trade entry any of them read is the
-    // bots' first pair.
+    // Per trade in the engine's order: the later read time of its two fills (the taker's),
+    // and the price and quantity both fills say.
+    let pairs: Vec<(u64, i64, u64)> = f
+        .chunks_exact(2)
+        .map(|p| (p[0].2.max(p[1].2), p[1].3, p[1].4))
+        .collect();
+    // The subscribers had their snapshots before the bots started: the first trade entry any
+    // of them read is the bots' first pair (checked: each match compares price and quantity).
     let first = clients
         .iter()
         .filter_map(|c| c.trade_ids)
@@ -184,20 +195,26 @@ fn run_one(
         .min();
     let mut update_latency =
         Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
-    let (mut entries_read, mut matched) = (0u64, 0u64);
+    let (mut entries_read, mut matched, mut mismatched) = (0u64, 0u64, 0u64);
     for c in &clients {
         let Some((_, stamps)) = &c.trade_stamps else {
             continue;
         };
-        for &(id, t) in stamps {
+        for s in stamps {
             entries_read += 1;
-            let Some(k) = first.and_then(|f| id.checked_sub(f)) else {
+            let Some(k) = first.and_then(|f| s.id.checked_sub(f)) else {
                 continue;
             };
-            if let Some(&er) = er_ns.get(k as usize) {
-                matched += 1;
-                let _ = update_latency.record(t.saturating_sub(er).max(1));
+            let Some(&(er, price, qty)) = pairs.get(k as usize) else {
+                continue;
+            };
+            // A pairing shifted by a lost fill says so here instead of timing the wrong trade.
+            if (price, qty) != (s.price, s.size) {
+                mismatched += 1;
+                continue;
             }
+            matched += 1;
+            let _ = update_latency.record(s.read_ns.saturating_sub(er).max(1));
         }
     }
     Ok(MdRun {
@@ -208,6 +225,8 @@ fn run_one(
         trades,
         entries_read,
         matched,
+        mismatched,
+        undecodable: clients.iter().map(|c| c.undecodable).sum(),
         conflations: clients.iter().map(|c| c.snapshots_after_first).sum(),
         md_messages: clients.iter().map(|c| c.messages).sum(),
         dropped: clients.iter().filter(|c| c.ended.is_some()).count(),

@@ -502,5 +502,7 @@ fn bench_md_runs_with_and_without_subscribers() {
     // Every trade reached both subscribers and was matched to its fills.
     assert_eq!(get(&two, "matched"), 2.0 * trades, "{stdout}");
     assert_eq!(get(&two, "dropped"), 0.0, "{stdout}");
+    assert_eq!(get(&two, "mismatched"), 0.0, "{stdout}");
+    assert_eq!(get(&two, "undecodable"), 0.0, "{stdout}");
     assert!(line("0").contains("update_p50_us=-"), "{stdout}");
 }

@@ -46,6 +46,10 @@ const WAKER: Token = Token(1);
 const CATCH_UP_SLICE: u64 = 4 * FOLLOW_SLICE;
 /// Heartbeats and timeouts are checked this often.
 const TICK: Duration = Duration::from_millis(100);
+/// Reads of one connection per wake-up (64 KiB each) before the others and the feed go on.
+const READS_PER_WAKE: usize = 4;
+/// A closing connection whose peer does not read the rest is dropped after this long.
+const CLOSING_GRACE: Duration = Duration::from_secs(5);
 
 /// What the market-data thread reports.
 #[derive(Default)]
@@ -75,6 +79,9 @@ impl MdWake {
     /// (an eventfd write) when it is parked.
     #[inline]
     pub fn poke(&self) {
+        // Pairs with the publisher's fence between its `parked` store and its watermark load:
+        // one of the two sees the other's store, so no batch is left asleep.
+        std::sync::atomic::fence(Ordering::SeqCst);
         if self.counters.parked.load(Ordering::Relaxed)
             && self.counters.parked.swap(false, Ordering::AcqRel)
         {
@@ -91,6 +98,10 @@ struct MdConn {
     want_write: bool,
     /// Since when its unread output has been over `conflate_bytes`.
     behind_since: Option<Instant>,
+    /// Readable data may be left (a read was cut at the per-wake budget).
+    more: bool,
+    /// Since when it has been closing (its peer may never read the rest).
+    closing_since: Option<Instant>,
 }
 
 /// The running publisher (started by `Server::start`).
@@ -215,7 +226,15 @@ impl MdThread {
                 self.publish();
                 return Ok(());
             }
-            let behind = self.follow()?;
+            let behind = match self.follow() {
+                Ok(b) => b,
+                Err(e) => {
+                    (self.log)(&format!("market data stops: {e}"));
+                    self.edge.on_shutdown(now_ns(), &mut self.out);
+                    self.publish();
+                    return Err(e);
+                }
+            };
             if !behind && !caught_up_logged {
                 caught_up_logged = true;
                 (self.log)(&format!(
@@ -226,11 +245,12 @@ impl MdThread {
             }
             self.publish();
             self.police();
-            let timeout = if behind {
+            let timeout = if behind || self.conns.values().any(|c| c.more) {
                 Some(Duration::ZERO)
             } else {
-                self.counters.parked.store(true, Ordering::SeqCst);
+                self.counters.parked.store(true, Ordering::Relaxed);
                 // A batch published between the follow and the store above: not asleep.
+                std::sync::atomic::fence(Ordering::SeqCst);
                 if self.watermark.last_seq.load(Ordering::Acquire) > self.follower.last_seq() {
                     self.counters.parked.store(false, Ordering::SeqCst);
                     Some(Duration::ZERO)
@@ -258,6 +278,15 @@ impl MdThread {
                         }
                     }
                 }
+            }
+            let more: Vec<ConnId> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| c.more)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in more {
+                self.read(id);
             }
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
@@ -339,7 +368,15 @@ impl MdThread {
         let now = now_ns();
         let mut logouts = Vec::new();
         let mut changes = Vec::new();
+        let mut stale = Vec::new();
         for (id, c) in &mut self.conns {
+            if c.closing {
+                let since = *c.closing_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= CLOSING_GRACE {
+                    stale.push(*id);
+                }
+                continue;
+            }
             let unread = c.wbuf.len();
             match c.behind_since {
                 None if unread > self.md.conflate_bytes => {
@@ -357,6 +394,9 @@ impl MdThread {
                 }
                 None => {}
             }
+        }
+        for id in stale {
+            self.drop_conn(id);
         }
         for (id, behind) in changes {
             self.edge
@@ -416,6 +456,8 @@ impl MdThread {
                             closing: false,
                             want_write: false,
                             behind_since: None,
+                            more: false,
+                            closing_since: None,
                         },
                     );
                 }
@@ -426,11 +468,14 @@ impl MdThread {
     }
 
     fn read(&mut self, id: ConnId) {
-        loop {
+        // A bounded amount per wake-up, so one busy connection cannot hold up the feed.
+        for round in 0..READS_PER_WAKE {
             let Some(c) = self.conns.get_mut(&id) else {
                 return;
             };
+            c.more = round + 1 == READS_PER_WAKE;
             if c.closing {
+                c.more = false;
                 return;
             }
             let n = match c.stream.read(&mut self.scratch) {
@@ -464,6 +509,19 @@ impl MdThread {
                 c.rbuf.drain(..used.min(c.rbuf.len()));
             }
             self.publish();
+            // Requests that pile up answers (snapshot after snapshot) meet the same bound as
+            // a reader that is too slow.
+            if self
+                .conns
+                .get(&id)
+                .is_some_and(|c| c.wbuf.len() > self.md.logout_bytes)
+            {
+                let text = "slow consumer: answers unread past the market-data limit";
+                self.edge.slow_logout(id, text, now_ns(), &mut self.out);
+                self.publish();
+                self.drop_conn(id);
+                return;
+            }
         }
     }
 

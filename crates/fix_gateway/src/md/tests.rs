@@ -543,3 +543,25 @@ fn a_session_behind_is_conflated_then_logged_out() {
     assert!(got[0].text.contains("slow consumer"));
     assert_eq!(edge.subscriptions(), 0);
 }
+
+#[test]
+fn a_large_flush_is_split_into_x_messages_a_client_accepts() {
+    let (mut edge, mut feed, mut out) = (edge(), Feed::new(2), Outbox::default());
+    let mut c = Client::new(7, "M50", FixVersion::Fix50Sp2);
+    c.logon(&mut edge, &feed, &mut out);
+    c.send(&mut edge, &feed, &mut out, "V", SUB_ALL);
+    let (mut book, mut rpt) = (Book::default(), 0);
+    rebuild(&mut book, &mut rpt, &received(&mut out, 7));
+    let events: Vec<Event> = (0..60)
+        .map(|i| level(0, Side::Buy, 100 + i, 5, 1))
+        .collect();
+    publish(&mut edge, &mut feed, &mut out, &events);
+    let got = received(&mut out, 7);
+    assert_eq!(got.len(), 3, "60 entries in X of at most {X_ENTRIES_MAX}");
+    for g in &got {
+        let mut d = Decoder::default();
+        assert!(d.decode(&g.bytes).is_ok(), "within the default limits");
+    }
+    rebuild(&mut book, &mut rpt, &got);
+    assert_eq!((book, rpt), (feed.book(0).clone(), 60));
+}

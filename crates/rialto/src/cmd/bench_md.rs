@@ -155,12 +155,15 @@ fn print_runs(runs: &[MdRun], counts: &[usize]) {
             }
         };
         println!(
-            "subscribers={n} order_p50_us={:.1} ratio={ratio} update_p50_us={} update_p99_us={} trades={} matched={} conflations={} dropped={} zero_p50_us={:.1}",
+            "subscribers={n} order_p50_us={:.1} ratio={ratio} update_p50_us={} update_p99_us={} trades={} read={} matched={} mismatched={} undecodable={} conflations={} dropped={} zero_p50_us={:.1}",
             p50 as f64 / 1000.0,
             upd(50.0),
             upd(99.0),
             of.iter().map(|r| r.trades).sum::<u64>(),
+            of.iter().map(|r| r.entries_read).sum::<u64>(),
             of.iter().map(|r| r.matched).sum::<u64>(),
+            of.iter().map(|r| r.mismatched).sum::<u64>(),
+            of.iter().map(|r| r.undecodable).sum::<u64>(),
             of.iter().map(|r| r.conflations).sum::<u64>(),
             of.iter().map(|r| r.dropped).sum::<usize>(),
             zero as f64 / 1000.0
