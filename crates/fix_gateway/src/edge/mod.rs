@@ -629,7 +629,9 @@ impl FixEdge {
                     x.apply(seq, ts, &input, own, &mut e);
                     count = e.mass_count.unwrap_or(0);
                 }
-                let sym = symbol.map(|s| e.cfg.instruments[s as usize].symbol);
+                // A journaled symbol index beyond the instruments (a journal of another
+                // configuration) is named by none.
+                let sym = symbol.and_then(|s| e.cfg.instruments.get(s as usize).map(|i| i.symbol));
                 let report = OrderMassCancelReport {
                     cl_ord_id: cl_ord_id.as_bytes(),
                     report_id: seq,
