@@ -18,10 +18,10 @@
 //! in order (full depth: RptSeq without a gap), until the subscription ends or the session
 //! falls behind, after which it gets a fresh W per symbol (conflation) before any X.
 
-use crate::config::{FixConfig, MarketDataAccess};
+use crate::config::{FixConfig, InstrumentDef, MarketDataAccess};
 use crate::edge::Outbox;
 use crate::record::ConnId;
-use fix::app::BusinessMessageReject;
+use fix::app::{AppMessage, BusinessMessageReject};
 use fix::md::{
     EntryTypes, ListedInstrument, MarketDataIncremental, MarketDataRequest,
     MarketDataRequestReject, MarketDataSnapshot, MdEntry, MdEntryType, MdRefusal, MdRejectReason,
@@ -32,7 +32,7 @@ use fix::{
     BusinessRejectReason, Decoder, FixVersion, Inbound, MemoryStore, RejectOf, Session,
     SessionConfig, SessionEvent, SessionHandler,
 };
-use market_data::{depth_view, Action, Entry, EntryKind, Feed, LevelEntry};
+use market_data::{depth_view, Action, Entry, EntryKind, Feed, LevelEntry, TradeEntry};
 use std::collections::HashMap;
 use std::sync::Arc;
 use types::{Side, SymbolId};
@@ -95,7 +95,43 @@ struct Subscription {
 #[derive(Clone, Copy)]
 enum Pending {
     Level(LevelEntry, u64),
-    Trade(Entry),
+    Trade(TradeEntry, u64),
+}
+
+/// A level as an entry of a W or X (`rpt_seq`: its RptSeq).
+fn level_entry<'a>(def: &'a InstrumentDef, l: &LevelEntry, rpt_seq: u64) -> MdEntry<'a> {
+    MdEntry {
+        symbol: def.symbol.as_str().as_bytes(),
+        price_decimals: def.price_decimals,
+        action: match l.action {
+            Action::New => b'0',
+            Action::Change => b'1',
+            Action::Delete => b'2',
+        },
+        entry_type: MdEntryType::of_side(l.side),
+        price: l.price,
+        size: l.qty,
+        orders: Some(l.orders),
+        trade_id: None,
+        aggressor: None,
+        rpt_seq,
+    }
+}
+
+/// A trade as an entry of a W or X.
+fn trade_entry<'a>(def: &'a InstrumentDef, t: &TradeEntry, rpt_seq: u64) -> MdEntry<'a> {
+    MdEntry {
+        symbol: def.symbol.as_str().as_bytes(),
+        price_decimals: def.price_decimals,
+        action: b'0',
+        entry_type: MdEntryType::Trade,
+        price: t.price,
+        size: t.qty,
+        orders: None,
+        trade_id: Some(t.trade_id),
+        aggressor: Some(t.aggressor),
+        rpt_seq,
+    }
 }
 
 struct MdSession {
@@ -113,6 +149,26 @@ struct Wire<'a> {
     out: &'a mut Outbox,
     disconnected: bool,
     logged_on: bool,
+}
+
+impl Wire<'_> {
+    fn to(conn: ConnId, out: &mut Outbox) -> Wire<'_> {
+        Wire {
+            conn,
+            out,
+            disconnected: false,
+            logged_on: false,
+        }
+    }
+}
+
+impl MdSession {
+    /// Numbers, stores and (while connected) writes application message `msg`.
+    fn send<M: AppMessage>(&mut self, msg: &M, now_ns: u64, out: &mut Outbox) {
+        if let Some(conn) = self.conn {
+            self.fix.send_app(msg, now_ns, &mut Wire::to(conn, out));
+        }
+    }
 }
 
 impl SessionHandler for Wire<'_> {
@@ -225,12 +281,7 @@ impl MdEdge {
         };
         let mut apps: Vec<Vec<u8>> = Vec::new();
         let s = self.sessions[ix].as_mut().expect("bound sessions exist");
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
+        let mut w = Wire::to(conn, &mut *out);
         let consumed = s
             .fix
             .on_bytes(bytes, now_ns, &mut w, &mut |m| apps.push(m.to_vec()));
@@ -337,12 +388,7 @@ impl MdEdge {
             let Some(conn) = s.conn else {
                 continue;
             };
-            let mut w = Wire {
-                conn,
-                out: &mut *out,
-                disconnected: false,
-                logged_on: false,
-            };
+            let mut w = Wire::to(conn, &mut *out);
             s.fix.on_tick(now_ns, &mut w);
             if w.disconnected {
                 self.unbind(ix, out);
@@ -359,12 +405,7 @@ impl MdEdge {
             let Some(conn) = s.conn else {
                 continue;
             };
-            let mut w = Wire {
-                conn,
-                out: &mut *out,
-                disconnected: false,
-                logged_on: false,
-            };
+            let mut w = Wire::to(conn, &mut *out);
             s.fix.logout_and_disconnect(
                 b"exchange shutting down",
                 fix::DisconnectReason::Shutdown,
@@ -457,12 +498,7 @@ impl MdEdge {
             return;
         };
         self.stats.slow_logouts += 1;
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
+        let mut w = Wire::to(conn, &mut *out);
         s.fix.logout_and_disconnect(
             text.as_bytes(),
             fix::DisconnectReason::LogoutTimeout,
@@ -487,9 +523,9 @@ impl MdEdge {
                     continue;
                 }
                 match e.kind {
-                    EntryKind::Trade(_) => {
+                    EntryKind::Trade(t) => {
                         if sub.types.trades {
-                            sub.pending.push((e.symbol, Pending::Trade(*e)));
+                            sub.pending.push((e.symbol, Pending::Trade(t, e.rpt_seq)));
                             if !sub.incremental && !sub.touched.contains(&e.symbol) {
                                 sub.touched.push(e.symbol);
                             }
@@ -562,41 +598,9 @@ impl MdEdge {
         let mut list: Vec<MdEntry<'_>> = Vec::with_capacity(sub.pending.len());
         for (sym, p) in &sub.pending {
             let def = &cfg.instruments[*sym as usize];
-            let symbol = def.symbol.as_str().as_bytes();
-            list.push(match *p {
-                Pending::Level(l, rpt_seq) => MdEntry {
-                    symbol,
-                    price_decimals: def.price_decimals,
-                    action: match l.action {
-                        Action::New => b'0',
-                        Action::Change => b'1',
-                        Action::Delete => b'2',
-                    },
-                    entry_type: MdEntryType::of_side(l.side),
-                    price: l.price,
-                    size: l.qty,
-                    orders: Some(l.orders),
-                    trade_id: None,
-                    aggressor: None,
-                    rpt_seq,
-                },
-                Pending::Trade(e) => {
-                    let EntryKind::Trade(t) = e.kind else {
-                        unreachable!("trades only")
-                    };
-                    MdEntry {
-                        symbol,
-                        price_decimals: def.price_decimals,
-                        action: b'0',
-                        entry_type: MdEntryType::Trade,
-                        price: t.price,
-                        size: t.qty,
-                        orders: None,
-                        trade_id: Some(t.trade_id),
-                        aggressor: Some(t.aggressor),
-                        rpt_seq: e.rpt_seq,
-                    }
-                }
+            list.push(match p {
+                Pending::Level(l, rpt_seq) => level_entry(def, l, *rpt_seq),
+                Pending::Trade(t, rpt_seq) => trade_entry(def, t, *rpt_seq),
             });
         }
         sub.pending.clear();
@@ -608,12 +612,7 @@ impl MdEdge {
                 extensions: s.extensions,
                 entries: chunk,
             };
-            let mut w = Wire {
-                conn,
-                out: &mut *out,
-                disconnected: false,
-                logged_on: false,
-            };
+            let mut w = Wire::to(conn, &mut *out);
             s.fix.send_app(&msg, now_ns, &mut w);
         }
     }
@@ -647,44 +646,19 @@ impl MdEdge {
         let def = &cfg.instruments[sym as usize];
         let symbol = def.symbol.as_str().as_bytes();
         let mut list: Vec<MdEntry<'_>> = Vec::new();
-        let level = |l: LevelEntry| MdEntry {
-            symbol,
-            price_decimals: def.price_decimals,
-            action: b'0',
-            entry_type: MdEntryType::of_side(l.side),
-            price: l.price,
-            size: l.qty,
-            orders: Some(l.orders),
-            trade_id: None,
-            aggressor: None,
-            rpt_seq: 0,
-        };
         for l in feed.book(sym).entries(sub.depth) {
             let wanted = match l.side {
                 Side::Buy => sub.types.bids,
                 Side::Sell => sub.types.offers,
             };
             if wanted {
-                list.push(level(l));
+                list.push(level_entry(def, &l, 0));
             }
         }
         // A full-refresh subscription's W also carries the trades since the last one.
         for (psym, p) in &sub.pending {
-            if let (true, Pending::Trade(e)) = (*psym == sym, p) {
-                if let EntryKind::Trade(t) = e.kind {
-                    list.push(MdEntry {
-                        symbol,
-                        price_decimals: def.price_decimals,
-                        action: b'0',
-                        entry_type: MdEntryType::Trade,
-                        price: t.price,
-                        size: t.qty,
-                        orders: None,
-                        trade_id: Some(t.trade_id),
-                        aggressor: Some(t.aggressor),
-                        rpt_seq: e.rpt_seq,
-                    });
-                }
+            if let (true, Pending::Trade(t, rpt_seq)) = (*psym == sym, p) {
+                list.push(trade_entry(def, t, *rpt_seq));
             }
         }
         self.stats.snapshots += 1;
@@ -695,12 +669,7 @@ impl MdEdge {
             entries: &list,
             rpt_seq: feed.rpt_seq(sym),
         };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
+        let mut w = Wire::to(conn, &mut *out);
         s.fix.send_app(&msg, now_ns, &mut w);
     }
 
@@ -766,12 +735,7 @@ impl MdEdge {
         let Some(conn) = s.conn else {
             return;
         };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
+        let mut w = Wire::to(conn, &mut *out);
         match e {
             MdRefusal::Session { reason, tag, text } => s.fix.send_reject(
                 &RejectOf {
@@ -812,16 +776,7 @@ impl MdEdge {
     ) {
         self.stats.rejects += 1;
         let s = self.sessions[ix].as_mut().expect("bound");
-        let Some(conn) = s.conn else {
-            return;
-        };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
-        s.fix.send_app(
+        s.send(
             &BusinessMessageReject {
                 ref_seq_num: msg_seq,
                 ref_msg_type: msg_type,
@@ -830,7 +785,7 @@ impl MdEdge {
                 text,
             },
             now_ns,
-            &mut w,
+            out,
         );
     }
 
@@ -845,23 +800,14 @@ impl MdEdge {
     ) {
         self.stats.rejects += 1;
         let s = self.sessions[ix].as_mut().expect("bound");
-        let Some(conn) = s.conn else {
-            return;
-        };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
-        s.fix.send_app(
+        s.send(
             &MarketDataRequestReject {
                 md_req_id,
                 reason,
                 text: text.as_bytes(),
             },
             now_ns,
-            &mut w,
+            out,
         );
     }
 
@@ -1007,16 +953,7 @@ impl MdEdge {
         };
         self.security_responses += 1;
         let s = self.sessions[ix].as_mut().expect("bound");
-        let Some(conn) = s.conn else {
-            return;
-        };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
-        s.fix.send_app(
+        s.send(
             &SecurityList {
                 security_req_id: r.security_req_id,
                 security_response_id: self.security_responses,
@@ -1024,7 +961,7 @@ impl MdEdge {
                 instruments: &list,
             },
             now_ns,
-            &mut w,
+            out,
         );
     }
 
@@ -1057,23 +994,14 @@ impl MdEdge {
             );
         }
         let s = self.sessions[ix].as_mut().expect("bound");
-        let Some(conn) = s.conn else {
-            return;
-        };
-        let mut w = Wire {
-            conn,
-            out: &mut *out,
-            disconnected: false,
-            logged_on: false,
-        };
-        s.fix.send_app(
+        s.send(
             &SecurityStatus {
                 security_status_req_id: r.security_status_req_id,
                 symbol: r.symbol,
                 trading_status: READY_TO_TRADE,
             },
             now_ns,
-            &mut w,
+            out,
         );
     }
 }

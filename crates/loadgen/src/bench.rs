@@ -170,6 +170,25 @@ pub fn run_fix(b: &FixBench, progress: &mut (dyn Write + Send)) -> Result<RunRes
 }
 
 fn run_fix_here(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, String> {
+    let (mut result, notes) = run_fix_observed(
+        b,
+        &mut Progress {
+            out: &mut *progress,
+        },
+    )?;
+    for n in notes {
+        let _ = writeln!(progress, "note: {n}");
+    }
+    result.error_notes.truncate(crate::stats::ERROR_NOTES_MAX);
+    Ok(result)
+}
+
+/// The bots of `b` on the calling thread, their reports to `obs`; the result and the notes of
+/// the end of the run (mass cancel, logout).
+pub(crate) fn run_fix_observed(
+    b: &FixBench,
+    obs: &mut impl Observer,
+) -> Result<(RunResult, Vec<String>), String> {
     let mut cfg = DriverConfig::new(b.addr, b.bots, b.rate_per_bot);
     cfg.target_comp_id = b.target_comp_id.clone();
     cfg.sender_comp_ids = (1..=b.bots)
@@ -192,12 +211,8 @@ fn run_fix_here(b: &FixBench, progress: &mut dyn Write) -> Result<RunResult, Str
         })
         .collect();
     let mut market = Market::default_contract();
-    let mut result = driver.run(&mut gens, &mut market, &mut Progress { out: progress })?;
-    for n in driver.finish() {
-        let _ = writeln!(progress, "note: {n}");
-    }
-    result.error_notes.truncate(crate::stats::ERROR_NOTES_MAX);
-    Ok(result)
+    let result = driver.run(&mut gens, &mut market, obs)?;
+    Ok((result, driver.finish()))
 }
 
 /// A flag set by Ctrl-C (SIGINT) or SIGTERM: a run stops sending, drains and reports.

@@ -17,10 +17,10 @@
 //!
 //! Never: prints to stdout (results are returned); binds anything.
 
-use crate::bench::{on_placed_thread, FixBench, Progress};
-use crate::driver::{Driver, DriverConfig, Observer, View};
+use crate::bench::{on_placed_thread, run_fix_observed, FixBench, Progress};
+use crate::driver::{Observer, View};
 use crate::md::MdClient;
-use crate::mix::{Market, MixGenerator};
+use crate::mix::Market;
 use crate::stats::{at, us, RunResult};
 use fix::scan::Report;
 use hdrhistogram::Histogram;
@@ -238,34 +238,12 @@ fn run_bots(
     fills: &mut Fills,
     progress: &mut dyn Write,
 ) -> Result<RunResult, String> {
-    let mut cfg = DriverConfig::new(b.addr, b.bots, b.rate_per_bot);
-    cfg.target_comp_id = b.target_comp_id.clone();
-    cfg.sender_comp_ids = (1..=b.bots)
-        .map(|i| format!("{}{i}", b.sender_prefix))
-        .collect();
-    cfg.warmup = b.warmup;
-    cfg.duration = Some(b.duration);
-    cfg.window = b.window;
-    cfg.stop = b.stop.clone();
-    cfg.tick_min = b.tick_min;
-    cfg.spin = b.spin;
-    cfg.wake_quantile = b.wake_quantile;
-    let mut driver = Driver::connect(cfg)?;
-    let mut gens: Vec<MixGenerator> = (0..b.bots as u64)
-        .map(|i| {
-            MixGenerator::new(
-                b.mix.clone(),
-                b.seed.wrapping_mul(1_000_003).wrapping_add(i),
-            )
-        })
-        .collect();
-    let mut market = Market::default_contract();
     let mut obs = Both {
         fills,
         progress: Progress { out: progress },
     };
-    let result = driver.run(&mut gens, &mut market, &mut obs)?;
-    for note in driver.finish() {
+    let (result, notes) = run_fix_observed(b, &mut obs)?;
+    for note in notes {
         let _ = writeln!(obs.progress.out, "note: {note}");
     }
     Ok(result)
