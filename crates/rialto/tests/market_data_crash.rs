@@ -15,6 +15,8 @@ use types::XorShift64;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rialto");
 const T: Duration = Duration::from_secs(15);
+/// 1.00 in the view's price units (nine decimals).
+const MARKER_PX: i64 = 1_000_000_000;
 
 struct Running {
     child: Child,
@@ -138,6 +140,14 @@ impl Subscriber {
         }
     }
 
+    /// Reads and applies updates until `done` holds.
+    fn until(&mut self, done: impl Fn(&Subscriber) -> bool) {
+        while !done(self) {
+            let m = self.c.next_app(T).unwrap();
+            self.apply(&m);
+        }
+    }
+
     fn symbol(&self, s: &str) -> SymbolView {
         self.view
             .symbols
@@ -206,6 +216,10 @@ fn after_kill_9_the_feed_resumes_from_the_recovered_book() {
         );
         assert_eq!(ack.get(150), Some("0"), "{}", ack.text());
     }
+    // The publisher follows the journal on its own thread and may not have read the last
+    // acknowledged order yet: a marker order, last in the journal, tells when it has.
+    order(&mut a, "marker", "ACME", "1", "1.00", "1");
+    sub.until(|s| s.symbol("ACME").bids.contains_key(&MARKER_PX));
     sub.sync();
     let before: Vec<SymbolView> = ["ACME", "BOLT"].iter().map(|x| sub.symbol(x)).collect();
     assert!(before[0].rpt_seq.unwrap() > 0 && !before[0].trades.is_empty());
