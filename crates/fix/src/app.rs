@@ -20,7 +20,7 @@
 
 use types::{OrdType, Side, TimeInForce};
 
-use crate::decimal::{parse_price, Decimal};
+use crate::decimal::{parse_price, Decimal, PriceError};
 use crate::decode::{parse_u64, Message};
 use crate::encode::Encoder;
 use crate::tags::{self, msg_type};
@@ -121,26 +121,57 @@ fn side(msg: &Message<'_>) -> Result<Side, Refusal> {
     }
 }
 
+/// A client's value as a reject's Text quotes it: lossy UTF-8, at most 32 bytes.
+fn quoted(v: &[u8]) -> String {
+    let mut s = String::from_utf8_lossy(&v[..v.len().min(32)]).into_owned();
+    if v.len() > 32 {
+        s.push_str("...");
+    }
+    s
+}
+
 /// A whole, positive quantity (`100` or `100.00`).
 fn order_qty(msg: &Message<'_>) -> Result<u64, Refusal> {
     const T: u32 = tags::ORDER_QTY;
-    let q = msg
+    let raw = msg
         .get(T)
         .ok_or_else(|| Refusal::new(T, "missing OrderQty(38)"))?;
-    let q = match q.iter().position(|&b| b == b'.') {
-        Some(p) if q[p + 1..].iter().all(|&b| b == b'0') => &q[..p],
-        Some(_) => return Err(Refusal::new(T, "OrderQty(38) must be a whole number")),
-        None => q,
+    let say = |what: &str| Refusal::new(T, format!("OrderQty(38) {what}, got {}", quoted(raw)));
+    if raw.first() == Some(&b'-') {
+        return Err(say("must be positive"));
+    }
+    let q = match raw.iter().position(|&b| b == b'.') {
+        Some(p) if raw[p + 1..].iter().all(|&b| b == b'0') => &raw[..p],
+        Some(_) => return Err(say("must be a whole number")),
+        None => raw,
     };
     match parse_u64(q) {
-        Some(0) => Err(Refusal::new(T, "OrderQty(38) must be positive")),
+        Some(0) => Err(say("must be positive")),
         Some(n) => Ok(n),
-        None => Err(Refusal::new(T, "OrderQty(38) is not a number")),
+        None => Err(say("is not a number")),
     }
 }
 
-fn price(text: &[u8], inst: InstrumentRef) -> Result<i64, Refusal> {
-    parse_price(text, inst.decimals, inst.tick).map_err(|e| Refusal::new(tags::PRICE, e.as_str()))
+/// A limit price in the instrument's units, or a refusal that names the value and the rule.
+fn price(msg: &Message<'_>, text: &[u8], inst: InstrumentRef) -> Result<i64, Refusal> {
+    parse_price(text, inst.decimals, inst.tick).map_err(|e| {
+        let v = quoted(text);
+        let t = match e {
+            PriceError::OffTick => {
+                let mut tick = Vec::new();
+                crate::decimal::write_units(&mut tick, inst.tick, inst.decimals);
+                format!(
+                    "Price {v} is not a multiple of {}'s tick {}",
+                    quoted(msg.get(tags::SYMBOL).unwrap_or(b"")),
+                    String::from_utf8_lossy(&tick)
+                )
+            }
+            PriceError::NotPositive => format!("Price(44) must be positive, got {v}"),
+            PriceError::NotDecimal => format!("Price(44) is not a decimal number, got {v}"),
+            PriceError::OutOfRange => format!("Price(44) is out of range, got {v}"),
+        };
+        Refusal::new(tags::PRICE, t)
+    })
 }
 
 /// NewOrderSingle (35=D).
@@ -196,7 +227,7 @@ impl<'a> NewOrderSingle<'a> {
             OrdType::Market => 0,
             OrdType::Limit => match msg.get(tags::PRICE) {
                 None => return Err(Refusal::new(tags::PRICE, "limit order without Price(44)")),
-                Some(p) => price(p, symbol)?,
+                Some(p) => price(msg, p, symbol)?,
             },
         };
         let order_qty = order_qty(msg)?;
@@ -267,7 +298,7 @@ impl<'a> OrderCancelReplaceRequest<'a> {
         }
         let price = match msg.get(tags::PRICE) {
             None => return Err(Refusal::new(tags::PRICE, "missing Price(44)")),
-            Some(p) => price(p, symbol)?,
+            Some(p) => price(msg, p, symbol)?,
         };
         Ok(OrderCancelReplaceRequest {
             cl_ord_id,

@@ -21,6 +21,10 @@ pub struct SessionDef {
     /// Market data with RptSeq (83) in FIX 4.2 and 4.4 and AggressorSide (2446) on trades,
     /// for clients whose dictionaries allow them.
     pub market_data_extensions: bool,
+    /// A Logon with ResetSeqNumFlag (141=Y) may reset the sequence numbers.
+    pub allow_reset_seq_num: bool,
+    /// Inbound messages are checked against the version's dictionary (`fix::dict`).
+    pub validate: bool,
 }
 
 /// What a session may do: enter orders at the order-entry port, subscribe at the
@@ -58,6 +62,9 @@ pub struct FixConfig {
     /// The accepted HeartBtInt (108) range, in seconds.
     pub heartbeat_min_s: u64,
     pub heartbeat_max_s: u64,
+    /// Inbound SendingTime (52) further than this from the record's time is refused (Reject
+    /// 373=10, then Logout); `None`: not checked.
+    pub sending_time_window_ns: Option<u64>,
 }
 
 impl FixConfig {

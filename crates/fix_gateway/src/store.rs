@@ -409,6 +409,7 @@ mod tests {
             resend_store_max: max,
             heartbeat_min_s: 1,
             heartbeat_max_s: 3600,
+            sending_time_window_ns: None,
         }))
     }
 

@@ -31,6 +31,7 @@ fn adapter() -> FixAdapter {
         resend_store_max: 100,
         heartbeat_min_s: 1,
         heartbeat_max_s: 3600,
+        sending_time_window_ns: None,
     }))
 }
 
@@ -205,7 +206,7 @@ fn client_order_ids_and_symbols_are_checked_from_the_bytes() {
         (
             InvalidKind::CancelReject { replace: true },
             Reject::InvalidPrice,
-            "price is off the tick"
+            "Price 12.345 is not a multiple of ACME's tick 0.01"
         )
     );
     match &i.msg {
@@ -243,25 +244,43 @@ fn prices_convert_exactly_to_the_instruments_units() {
     );
     assert_eq!(
         price("ACME", "1234567890123456x"),
-        Err("price is not a decimal".into())
+        Err("Price(44) is not a decimal number, got 1234567890123456x".into())
     );
-    assert_eq!(price("ACME", "12.345"), Err("price is off the tick".into()));
-    assert_eq!(price("ACME", "0"), Err("price must be positive".into()));
-    assert_eq!(price("ACME", "1e5"), Err("price is not a decimal".into()));
-    assert_eq!(price("ACME", "1 2"), Err("price is not a decimal".into()));
-    assert_eq!(price("ACME", "1é"), Err("price is not a decimal".into()));
+    assert_eq!(
+        price("ACME", "12.345"),
+        Err("Price 12.345 is not a multiple of ACME's tick 0.01".into())
+    );
+    assert_eq!(
+        price("ACME", "0"),
+        Err("Price(44) must be positive, got 0".into())
+    );
+    assert_eq!(
+        price("ACME", "1e5"),
+        Err("Price(44) is not a decimal number, got 1e5".into())
+    );
+    assert_eq!(
+        price("ACME", "1 2"),
+        Err("Price(44) is not a decimal number, got 1 2".into())
+    );
+    assert_eq!(
+        price("ACME", "1é"),
+        Err("Price(44) is not a decimal number, got 1é".into())
+    );
     // The sum of the whole and fractional parts overflowing is out of range (not wrapped).
     assert_eq!(price("FINE", "922337203685477.5807"), Ok(i64::MAX));
     assert_eq!(
         price("FINE", "922337203685477.9999"),
-        Err("price out of range".into())
+        Err("Price(44) is out of range, got 922337203685477.9999".into())
     );
     assert_eq!(price("NICK", "0.05"), Ok(5));
-    assert_eq!(price("NICK", "0.07"), Err("price is off the tick".into()));
+    assert_eq!(
+        price("NICK", "0.07"),
+        Err("Price 0.07 is not a multiple of NICK's tick 0.05".into())
+    );
     assert_eq!(price("NANO", "0.000000001"), Ok(1));
     assert_eq!(price("NANO", "1.5"), Ok(1_500_000_000));
     assert_eq!(
         price("NANO", "0.0000000015"),
-        Err("price is off the tick".into())
+        Err("Price 0.0000000015 is not a multiple of NANO's tick 0.000000001".into())
     );
 }

@@ -101,6 +101,8 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 firm: k as u16,
                 market_data: Default::default(),
                 market_data_extensions: false,
+                allow_reset_seq_num: true,
+                validate: true,
             })
             .collect(),
         instruments: symbols
@@ -115,6 +117,7 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
         resend_store_max: 100,
         heartbeat_min_s: 1,
         heartbeat_max_s: 3600,
+        sending_time_window_ns: None,
     };
     (Arc::new(x), Arc::new(f))
 }

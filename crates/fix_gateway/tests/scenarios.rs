@@ -44,6 +44,8 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
         firm,
         market_data: Default::default(),
         market_data_extensions: false,
+        allow_reset_seq_num: true,
+        validate: true,
     };
     let fcfg = FixConfig {
         sessions: vec![
@@ -69,6 +71,7 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
         resend_store_max: 4,
         heartbeat_min_s: 1,
         heartbeat_max_s: 3600,
+        sending_time_window_ns: Some(120_000_000_000),
     };
     (Arc::new(xcfg), Arc::new(fcfg))
 }

@@ -123,6 +123,23 @@ pub struct SessionConfig {
     /// trades, fields those versions' standard dictionaries lack.
     #[serde(default)]
     pub market_data_extensions: bool,
+    /// Whether a Logon with ResetSeqNumFlag (141=Y) may reset the sequence numbers (default
+    /// true); if false such a Logon is refused with a Logout saying so.
+    #[serde(default = "yes")]
+    pub allow_reset_seq_num: bool,
+    /// Check every inbound message against the version's dictionary (required tags, types,
+    /// enum values, repeating groups) and answer a violation with a session Reject (default
+    /// true). Off, only the fields Rialto reads are checked.
+    #[serde(default = "yes")]
+    pub validate: bool,
+    /// Write every message of the session (in and out, order-entry port) to
+    /// `<message_log_dir>/<SenderCompID>-<TargetCompID>.messages.log` (default false).
+    #[serde(default)]
+    pub message_log: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Where a session may log on (`fix_gateway::MarketDataAccess`).
@@ -203,6 +220,8 @@ pub struct FileConfig {
     pub idle: Option<Idle>,
     pub cpu: Option<usize>,
     pub stall_log_us: Option<u64>,
+    pub sending_time_window_secs: Option<u64>,
+    pub message_log_dir: Option<PathBuf>,
     pub trading_day_end: Option<String>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
@@ -234,6 +253,9 @@ pub struct SessionDef {
     pub cancel_on_disconnect: bool,
     pub market_data: MarketDataAccess,
     pub market_data_extensions: bool,
+    pub allow_reset_seq_num: bool,
+    pub validate: bool,
+    pub message_log: bool,
 }
 
 /// The validated configuration.
@@ -277,6 +299,12 @@ pub struct Config {
     /// second (and where its time went) when it took longer than this, or when a spinning loop
     /// was off its CPU longer than this between iterations; 0 = never. Default 1000 (1 ms).
     pub stall_log_us: u64,
+    /// An inbound SendingTime (52) further than this from the server's clock is refused
+    /// (Reject 373=10, then Logout), as FIX requires; 0: not checked. Default 120.
+    pub sending_time_window_secs: u64,
+    /// Where sessions with `message_log = true` write their messages (default
+    /// `<data_dir>/messages`).
+    pub message_log_dir: Option<PathBuf>,
     /// When DAY orders expire, in ns after midnight UTC (`trading_day_end = "HH:MM:SS"`);
     /// `None`: they rest until canceled.
     pub trading_day_end_ns: Option<u64>,
@@ -456,6 +484,9 @@ impl Config {
                 cancel_on_disconnect: s.cancel_on_disconnect,
                 market_data: s.market_data,
                 market_data_extensions: s.market_data_extensions,
+                allow_reset_seq_num: s.allow_reset_seq_num,
+                validate: s.validate,
+                message_log: s.message_log,
             });
         }
         if firms.len() > u16::MAX as usize {
@@ -536,6 +567,8 @@ impl Config {
                 c => c,
             },
             stall_log_us: file.stall_log_us.unwrap_or(1_000),
+            sending_time_window_secs: file.sending_time_window_secs.unwrap_or(120),
+            message_log_dir: file.message_log_dir.clone(),
             trading_day_end_ns: match &file.trading_day_end {
                 Some(s) => Some(parse_time_of_day(s)?),
                 None => None,
@@ -597,6 +630,8 @@ impl Config {
                         MarketDataAccess::Only => fix_gateway::MarketDataAccess::Only,
                     },
                     market_data_extensions: s.market_data_extensions,
+                    allow_reset_seq_num: s.allow_reset_seq_num,
+                    validate: s.validate,
                 })
                 .collect(),
             instruments: self
@@ -612,6 +647,8 @@ impl Config {
             resend_store_max: self.resend_store_max,
             heartbeat_min_s: 1,
             heartbeat_max_s: 3600,
+            sending_time_window_ns: (self.sending_time_window_secs != 0)
+                .then(|| self.sending_time_window_secs * 1_000_000_000),
         }
     }
 }
@@ -633,6 +670,9 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             cancel_on_disconnect: false,
             market_data: MarketDataAccess::On,
             market_data_extensions: false,
+            allow_reset_seq_num: true,
+            validate: true,
+            message_log: false,
         });
     };
     for i in 1..=9u32 {
@@ -656,6 +696,9 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             cancel_on_disconnect: false,
             market_data: MarketDataAccess::Only,
             market_data_extensions: true,
+            allow_reset_seq_num: true,
+            validate: true,
+            message_log: false,
         });
     }
     (firms, sessions)

@@ -88,6 +88,49 @@ pub(crate) struct Conn {
     pub(crate) more: bool,
     /// Registered with WRITABLE interest (output is pending).
     pub(crate) want_write: bool,
+    /// The session whose messages it carries, if that session's messages are logged
+    /// (`message_log`); known from its first Logon.
+    pub(crate) msglog: Option<u32>,
+    /// Garbled input logged this second (rate limit).
+    pub(crate) garbled: GarbledLog,
+}
+
+/// At most `GARBLED_PER_SECOND` garbled messages of a connection are logged a second; the
+/// rest are counted and the count logged with the next one.
+#[derive(Default)]
+pub(crate) struct GarbledLog {
+    second: u64,
+    logged: u32,
+    left_out: u64,
+}
+
+const GARBLED_PER_SECOND: u32 = 5;
+
+impl GarbledLog {
+    fn note(&mut self, conn: ConnId, ids: Option<&ConnIds>, reason: &str, len: usize) {
+        let second = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if second != self.second {
+            self.second = second;
+            self.logged = 0;
+        }
+        if self.logged == GARBLED_PER_SECOND {
+            self.left_out += 1;
+            return;
+        }
+        self.logged += 1;
+        let left_out = std::mem::take(&mut self.left_out);
+        let client = ids.map(|i| i.sender.to_str_lossy().into_owned());
+        tracing::warn!(
+            conn,
+            client = client.as_deref().unwrap_or("-"),
+            reason,
+            bytes = len,
+            left_out,
+            "garbled input dropped"
+        );
+    }
 }
 
 pub(crate) struct EventLoop<L: Log> {
@@ -156,6 +199,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) steal_mark: Option<(u64, Instant)>,
     /// Wakes the market-data publisher after a batch (`None`: no market data).
     pub(crate) md_wake: Option<crate::market_data::MdWake>,
+    /// The per-session message log (`None`: no session has one).
+    pub(crate) msglog: Option<crate::message_log::MessageLogSink>,
 }
 
 impl<L: Log> EventLoop<L> {
@@ -455,8 +500,13 @@ impl<L: Log> EventLoop<L> {
         self.touched.clear();
         for item in &self.out.items {
             if let Some(c) = self.conns.get_mut(&item.conn) {
-                c.wbuf
-                    .extend_from_slice(&self.out.buf[item.start..item.end]);
+                let bytes = &self.out.buf[item.start..item.end];
+                if let (Some(ix), Some(log), false) =
+                    (c.msglog, self.msglog.as_mut(), bytes.is_empty())
+                {
+                    log.push(ix, false, self.last_ts, bytes);
+                }
+                c.wbuf.extend_from_slice(bytes);
                 if item.close {
                     c.closing = true;
                 }
@@ -466,6 +516,9 @@ impl<L: Log> EventLoop<L> {
             }
         }
         self.out.clear();
+        if let Some(log) = self.msglog.as_mut() {
+            log.flush();
+        }
         self.touched.sort_unstable();
         self.touched.dedup();
         for i in 0..self.touched.len() {
@@ -500,6 +553,8 @@ impl<L: Log> EventLoop<L> {
                             closing: false,
                             more: true,
                             want_write: false,
+                            msglog: None,
+                            garbled: GarbledLog::default(),
                         },
                     );
                 }
@@ -599,18 +654,40 @@ impl<L: Log> EventLoop<L> {
                     Ok(None) => break,
                     // Garbled (not FIX, or a wrong BodyLength or CheckSum): skipped, as the
                     // session layer requires.
-                    Err(_) => {
-                        pos += resync(rest).max(1);
+                    Err(e) => {
+                        let skip = resync(rest).max(1);
+                        c.garbled.note(id, c.ids.as_ref(), e.as_str(), skip);
+                        pos += skip;
                         continue;
                     }
                     Ok(Some(len)) => len,
                 };
                 let msg = &rest[..len];
                 pos += len;
-                let Some(input) = self
+                let first = c.ids.is_none();
+                let input = self
                     .adapter
-                    .to_input(id, &mut c.ids, &mut self.decoder, msg)
-                else {
+                    .to_input(id, &mut c.ids, &mut self.decoder, msg);
+                if let Some(log) = self.msglog.as_mut() {
+                    if first {
+                        if let Some(ids) = &c.ids {
+                            c.msglog = self
+                                .adapter
+                                .config()
+                                .find_session(ids.sender.as_bytes(), ids.target.as_bytes())
+                                .filter(|&ix| log.logs(ix))
+                                .map(|ix| ix as u32);
+                        }
+                    }
+                    if let Some(ix) = c.msglog {
+                        log.push(ix, true, self.last_ts, msg);
+                    }
+                }
+                let Some(input) = input else {
+                    if !first || c.ids.is_some() {
+                        c.garbled
+                            .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
+                    }
                     continue;
                 };
                 let r = Record::Fix(input);
@@ -641,6 +718,11 @@ impl<L: Log> EventLoop<L> {
             }
             if c.rbuf.len() >= READ_BUF_MAX {
                 // A "message" longer than any valid one: not FIX.
+                tracing::warn!(
+                    conn = id,
+                    bytes = c.rbuf.len(),
+                    "input is not FIX: connection closed"
+                );
                 closed = true;
             }
         }
@@ -676,6 +758,13 @@ impl<L: Log> EventLoop<L> {
             c.wbuf.clear();
         } else {
             c.wbuf.drain(..written);
+        }
+        if c.wbuf.len() > WRITE_BUF_MAX {
+            tracing::warn!(
+                conn = id,
+                unread = c.wbuf.len(),
+                "slow consumer: connection closed"
+            );
         }
         if failed || c.wbuf.len() > WRITE_BUF_MAX {
             self.drop_conn(id, true);

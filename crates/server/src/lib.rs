@@ -44,6 +44,7 @@ mod error;
 mod event_loop;
 pub mod follower;
 pub mod market_data;
+mod message_log;
 pub mod node;
 pub mod record;
 pub mod recovery;

@@ -176,6 +176,21 @@ impl Server {
         let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
         let backlog_max = cfg.inbound_queue_capacity / 2;
         let first_checkpoint = next_checkpoint(cfg.checkpoint_every_records, journal.next_seq());
+        let msglog = crate::message_log::start(
+            &cfg.message_log_dir
+                .clone()
+                .unwrap_or_else(|| cfg.data_dir.join("messages")),
+            cfg.sessions
+                .iter()
+                .map(|s| {
+                    (
+                        format!("{}-{}", s.sender_comp_id, s.target_comp_id),
+                        s.message_log,
+                    )
+                })
+                .collect(),
+        )
+        .map_err(|e| ServerError(format!("message log: {e}")))?;
         let mut ev = EventLoop {
             adapter: FixAdapter::new(Arc::new(cfg.fix_config())),
             durability: cfg.durability.journal(),
@@ -218,6 +233,7 @@ impl Server {
             watch: LoopWatch::default(),
             steal_cpu: placement.as_ref().map(|p| p.cpu),
             md_wake,
+            msglog,
             steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
                 .map(|ms| (ms, Instant::now())),
         };

@@ -226,7 +226,13 @@ fn cancel_replace_and_only_the_owner_may_touch_an_order() {
     )
     .unwrap();
     let (rej, _) = a.expect("9", T).unwrap();
-    check(&rej, &[(434, "2"), (58, "price is off the tick")]);
+    check(
+        &rej,
+        &[
+            (434, "2"),
+            (58, "Price 5.055 is not a multiple of BOLT's tick 0.01"),
+        ],
+    );
     // Cancel.
     a.send("F", &[(11, "o4"), (41, "o2"), (55, "BOLT"), (54, "1")])
         .unwrap();
@@ -254,11 +260,17 @@ fn bad_input_is_rejected_with_a_reason_and_the_session_lives_on() {
         &[(150, "8"), (39, "8"), (58, "unknown symbol NOPE")],
     );
     new_order(&mut a, "r2", "ACME", "1", "1.005", "1");
-    check(&er(&mut a), &[(150, "8"), (58, "price is off the tick")]);
+    check(
+        &er(&mut a),
+        &[
+            (150, "8"),
+            (58, "Price 1.005 is not a multiple of ACME's tick 0.01"),
+        ],
+    );
     new_order(&mut a, "r3", "ACME", "1", "1.00", "0");
     check(
         &er(&mut a),
-        &[(150, "8"), (58, "OrderQty(38) must be positive")],
+        &[(150, "8"), (58, "OrderQty(38) must be positive, got 0")],
     );
     new_order(&mut a, "r4", "ACME", "1", "1.00", "1");
     check(&er(&mut a), &[(150, "0")]);

@@ -72,6 +72,9 @@ pub struct SessionConfig {
     pub default_appl_ver_id: String,
     /// Require DefaultApplVerID (1137) on a FIXT.1.1 Logon.
     pub require_default_appl_ver_id: bool,
+    /// A Logon with ResetSeqNumFlag (141=Y) may reset both sequence numbers to 1; if false
+    /// such a Logon is refused.
+    pub allow_reset: bool,
 }
 
 impl SessionConfig {
@@ -92,6 +95,7 @@ impl SessionConfig {
             queue_max: 1024,
             default_appl_ver_id: "9".to_string(),
             require_default_appl_ver_id: true,
+            allow_reset: true,
         }
     }
 }

@@ -268,6 +268,12 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
                 DisconnectReason::BadLogon,
             );
         }
+        if l.reset && !self.cfg.allow_reset {
+            return no(
+                "ResetSeqNumFlag(141)=Y is not accepted on this session",
+                DisconnectReason::BadLogon,
+            );
+        }
         if l.reset && seq != 1 {
             return no(
                 "ResetSeqNumFlag(141)=Y requires MsgSeqNum(34)=1",
@@ -504,17 +510,13 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
                 self.next_in += 1;
                 self.on_logout(now_ns, h);
             }
+            // A second Logon on a logged-on session is a protocol error: nothing of it is
+            // applied; the session is logged out.
             Inbound::Logon(_) => {
                 self.next_in += 1;
-                let r = SessionRejectReason::Other;
-                self.send_reject(
-                    &RejectOf {
-                        ref_seq_num: seq,
-                        ref_msg_type: Some(msg_type::LOGON),
-                        ref_tag: None,
-                        reason: r,
-                        text: b"already logged on",
-                    },
+                self.logout_and_disconnect(
+                    b"Logon received while already logged on",
+                    DisconnectReason::BadLogon,
                     now_ns,
                     h,
                 );

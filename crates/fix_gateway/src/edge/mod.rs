@@ -25,8 +25,11 @@ use fix::{
 };
 use std::sync::Arc;
 
+mod log;
 mod out;
 mod snapshot;
+
+use log::{EdgeLog, Noted};
 
 use out::EdgeOut;
 pub use out::{cxl_rej_reason, ord_rej_reason, ord_status};
@@ -130,6 +133,21 @@ struct Wire<'a> {
     muted: bool,
     disconnected: bool,
     logged_on: bool,
+    /// What the session reported, for the log (`FixEdge::log_events`).
+    noted: Noted,
+}
+
+impl<'a> Wire<'a> {
+    fn new(conn: Option<ConnId>, out: &'a mut Outbox, muted: bool) -> Wire<'a> {
+        Wire {
+            conn,
+            out,
+            muted,
+            disconnected: false,
+            logged_on: false,
+            noted: Noted::default(),
+        }
+    }
 }
 
 impl SessionHandler for Wire<'_> {
@@ -145,6 +163,7 @@ impl SessionHandler for Wire<'_> {
             SessionEvent::LoggedOn { .. } => self.logged_on = true,
             _ => {}
         }
+        self.noted.push(e);
     }
     #[inline]
     fn muted(&self) -> bool {
@@ -216,6 +235,7 @@ pub struct FixEdge {
     /// did: the exchange hears of each (`Input::Disconnected`) before the record ends.
     ended: Vec<u16>,
     enc: Encoder,
+    log: EdgeLog,
 }
 
 impl FixEdge {
@@ -228,8 +248,9 @@ impl FixEdge {
                 sc.password = d.password.clone();
                 sc.heartbeat_min_s = cfg.heartbeat_min_s;
                 sc.heartbeat_max_s = cfg.heartbeat_max_s;
-                sc.sending_time_tolerance_ns = None;
+                sc.sending_time_tolerance_ns = cfg.sending_time_window_ns;
                 sc.require_default_appl_ver_id = false;
+                sc.allow_reset = d.allow_reset_seq_num;
                 Session::new(sc, Store::new(cfg.clone()))
             })
             .collect();
@@ -245,6 +266,7 @@ impl FixEdge {
             last_seq: 0,
             ended: Vec::with_capacity(n),
             enc: Encoder::default(),
+            log: EdgeLog::new(n),
             cfg,
         }
     }
@@ -281,13 +303,7 @@ impl FixEdge {
     }
 
     fn wire<'a>(&self, ix: usize, out: &'a mut Outbox) -> Wire<'a> {
-        Wire {
-            conn: self.conn_of[ix],
-            out,
-            muted: self.replaying,
-            disconnected: false,
-            logged_on: false,
-        }
+        Wire::new(self.conn_of[ix], out, self.replaying)
     }
 
     fn unbind(&mut self, ix: usize) {
@@ -399,6 +415,8 @@ impl FixEdge {
         if let Some(ix) = self.session_of(conn) {
             self.sessions[ix as usize].on_disconnected();
             self.unbind(ix as usize);
+            self.log
+                .connection_lost(&self.cfg, ix as usize, conn, self.replaying);
         }
         self.end_sessions::<MD>(seq, ts, x, out);
     }
@@ -419,15 +437,10 @@ impl FixEdge {
             if self.conn_of[ix].is_none() {
                 continue;
             }
-            let mut w = Wire {
-                conn: self.conn_of[ix],
-                out: &mut *out,
-                muted: self.replaying,
-                disconnected: false,
-                logged_on: false,
-            };
+            let mut w = Wire::new(self.conn_of[ix], &mut *out, self.replaying);
             self.sessions[ix].on_tick(ts, &mut w);
-            let d = w.disconnected;
+            let (d, noted) = (w.disconnected, w.noted);
+            self.log.events(&self.cfg, ix, ts, noted, self.replaying);
             self.after(ix, d, out);
         }
         self.end_sessions::<MD>(seq, ts, x, out);
@@ -446,13 +459,7 @@ impl FixEdge {
             if self.conn_of[ix].is_none() {
                 continue;
             }
-            let mut w = Wire {
-                conn: self.conn_of[ix],
-                out: &mut *out,
-                muted: self.replaying,
-                disconnected: false,
-                logged_on: false,
-            };
+            let mut w = Wire::new(self.conn_of[ix], &mut *out, self.replaying);
             self.sessions[ix].logout_and_disconnect(
                 b"exchange shutting down",
                 DisconnectReason::Shutdown,
@@ -487,6 +494,10 @@ impl FixEdge {
         let mut w = self.wire(ix, out);
         let own = self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
         let mut disconnected = w.disconnected;
+        if !w.noted.is_empty() {
+            let noted = w.noted;
+            self.log.events(&self.cfg, ix, ts, noted, self.replaying);
+        }
         let d = |msg_seq, own| Delivery {
             ix,
             seq,
@@ -501,6 +512,10 @@ impl FixEdge {
             let mut w = self.wire(ix, out);
             let next = self.sessions[ix].next_queued(ts, &mut w);
             disconnected |= w.disconnected;
+            if !w.noted.is_empty() {
+                let noted = w.noted;
+                self.log.events(&self.cfg, ix, ts, noted, self.replaying);
+            }
             let Some((msg_seq, app)) = next else {
                 break;
             };
@@ -517,6 +532,7 @@ impl FixEdge {
             if !this.replaying {
                 let bytes = fix::refusal(&mut this.enc, l, ts, text.as_bytes());
                 out.push(conn, &bytes);
+                this.log.logon_refused(conn, l, ts, text);
             }
             out.close(conn);
         };
@@ -549,15 +565,10 @@ impl FixEdge {
             }
         }
         self.sessions[ix].on_connected(ts);
-        let mut w = Wire {
-            conn: Some(conn),
-            out: &mut *out,
-            muted: self.replaying,
-            disconnected: false,
-            logged_on: false,
-        };
+        let mut w = Wire::new(Some(conn), &mut *out, self.replaying);
         self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
-        let (logged_on, disconnected) = (w.logged_on, w.disconnected);
+        let (logged_on, disconnected, noted) = (w.logged_on, w.disconnected, w.noted);
+        self.log.events(&self.cfg, ix, ts, noted, self.replaying);
         if logged_on && !disconnected {
             self.conn_of[ix] = Some(conn);
             self.conns.put(conn, ix as u32);

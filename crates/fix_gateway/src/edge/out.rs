@@ -125,13 +125,7 @@ impl<const MD: bool> EdgeOut<'_, MD> {
             return;
         }
         let version = s.config().version;
-        let mut w = Wire {
-            conn: Some(conn),
-            out: &mut *self.out,
-            muted: false,
-            disconnected: false,
-            logged_on: false,
-        };
+        let mut w = Wire::new(Some(conn), &mut *self.out, false);
         s.write_app(seq, &[msg_type], self.ts, &mut w, |enc, store| {
             store.body_into(store.last(), version, enc)
         });

@@ -15,6 +15,8 @@ fn session(sender: &str, version: FixVersion, access: MarketDataAccess) -> Sessi
         firm: 0,
         market_data: access,
         market_data_extensions: false,
+        allow_reset_seq_num: true,
+        validate: true,
     }
 }
 
@@ -38,6 +40,7 @@ fn edge() -> MdEdge {
         resend_store_max: 100,
         heartbeat_min_s: 1,
         heartbeat_max_s: 3600,
+        sending_time_window_ns: None,
     };
     MdEdge::new(
         Arc::new(cfg),

@@ -1,6 +1,6 @@
 //! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR]
 //! [--market-data-listen ADDR|off] [--durability MODE]
-//! [--idle park|spin] [--cpu N] [--stall-log-us US]`:
+//! [--idle park|spin] [--cpu N] [--stall-log-us US] [--log-json]`:
 //! the exchange server (crate `server`). Glue only: read the config, apply the overrides,
 //! run until SIGINT/SIGTERM.
 
@@ -40,9 +40,31 @@ pub struct Args {
     /// spinning loop's time off its CPU); 0: never (overrides the config's `stall_log_us`).
     #[arg(long)]
     stall_log_us: Option<u64>,
+    /// The structured log (logons, logouts, rejects, garbled input, disconnects, on stderr)
+    /// as JSON lines instead of text. `RIALTO_LOG` filters it (default `info`; e.g. `warn`).
+    #[arg(long)]
+    log_json: bool,
+}
+
+/// The structured log of the FIX edge and the event loop, on stderr.
+fn init_log(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("RIALTO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false);
+    // A second init (tests running `run` twice in one process) keeps the first.
+    let _ = if json {
+        b.json().try_init()
+    } else {
+        b.try_init()
+    };
 }
 
 pub fn run(args: Args) -> CmdResult {
+    init_log(args.log_json);
     let text = match &args.config {
         Some(p) => Some(std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
         None => None,
