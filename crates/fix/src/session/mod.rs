@@ -32,6 +32,7 @@ use crate::{FixVersion, SessionRejectReason};
 
 mod inbound;
 mod receive;
+mod script;
 mod send;
 mod store;
 
@@ -39,6 +40,7 @@ pub use inbound::{
     identify, malformed_reason, read_header, read_inbound, reason_text, refusal, seq_too_low_text,
     HeaderProblem, InHeader, Inbound, Logon, Malformed, Text, TEXT_LEN_MAX,
 };
+pub use script::fuzz_session_script;
 pub use store::{MemoryStore, MessageStore, Stored};
 
 const NS_PER_SEC: u64 = 1_000_000_000;
