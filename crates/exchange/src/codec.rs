@@ -317,9 +317,13 @@ impl crate::Reject {
             R::ReplaceQtyAtOrBelowFilled => (12, 0),
             R::ReplaceMarketOrder => (13, 0),
             R::ExchangeBusy => (14, 0),
+            R::MarketClosed { .. } => (15, 0),
         };
         e.u8(code);
         e.u8(field);
+        if let R::MarketClosed { opens_at_s } = self {
+            e.u32(opens_at_s);
+        }
     }
 
     pub fn decode(d: &mut Dec<'_>) -> Result<crate::Reject, DecodeError> {
@@ -347,6 +351,12 @@ impl crate::Reject {
             12 => R::ReplaceQtyAtOrBelowFilled,
             13 => R::ReplaceMarketOrder,
             14 => R::ExchangeBusy,
+            15 => R::MarketClosed {
+                opens_at_s: match d.u32()? {
+                    s if s < 86_400 => s,
+                    _ => return Err(DecodeError("bad market opening time")),
+                },
+            },
             _ => return Err(DecodeError("bad reject reason")),
         })
     }
@@ -585,6 +595,22 @@ mod tests {
         ];
         all.extend(FIELDS.iter().map(|&f| Reject::InvalidField(f)));
         let mut seen = std::collections::HashSet::new();
+        // MarketClosed carries its opening time in four more bytes.
+        for opens_at_s in [0, 8 * 3600, 86_399] {
+            let r = Reject::MarketClosed { opens_at_s };
+            let b = encoded(|e| r.encode(e));
+            assert_eq!(b.len(), 6);
+            let mut d = Dec(&b);
+            assert_eq!(Reject::decode(&mut d), Ok(r));
+            assert_eq!(d.end(), Ok(()));
+            assert!(Reject::decode(&mut Dec(&b[..5])).is_err());
+        }
+        let late = encoded(|e| {
+            e.u8(15);
+            e.u8(0);
+            e.u32(86_400);
+        });
+        assert!(Reject::decode(&mut Dec(&late)).is_err());
         for r in all {
             let b = encoded(|e| r.encode(e));
             assert_eq!(b.len(), 2);
@@ -596,7 +622,7 @@ mod tests {
         }
         let decode = |b: [u8; 2]| Reject::decode(&mut Dec(&b));
         assert_eq!(decode([0, 0]), Err(DecodeError("bad reject reason")));
-        assert_eq!(decode([15, 0]), Err(DecodeError("bad reject reason")));
+        assert_eq!(decode([16, 0]), Err(DecodeError("bad reject reason")));
         assert_eq!(decode([255, 0]), Err(DecodeError("bad reject reason")));
         assert_eq!(decode([3, 1]), Err(DecodeError("bad reject field")));
         assert_eq!(

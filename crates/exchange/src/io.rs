@@ -142,6 +142,11 @@ pub enum Reject {
     ReplaceMarketOrder,
     /// Shed: the exchange was over its inbound limit.
     ExchangeBusy,
+    /// Between the end of the trading day and the next day's start: no new order or replace.
+    /// `opens_at_s`: the start, in seconds after midnight UTC.
+    MarketClosed {
+        opens_at_s: u32,
+    },
 }
 
 impl Reject {
@@ -177,8 +182,45 @@ impl Reject {
             Reject::ReplaceQtyAtOrBelowFilled => "OrderQty at or below the filled quantity",
             Reject::ReplaceMarketOrder => "market orders cannot be replaced",
             Reject::ExchangeBusy => "exchange busy",
+            Reject::MarketClosed { .. } => "market closed",
         }
     }
+
+    /// The reason with its detail (`text()` plus, for `MarketClosed`, "until HH:MM:SS UTC"),
+    /// written into `buf` (no allocation).
+    pub fn describe(self, buf: &mut [u8; 48]) -> &str {
+        match self {
+            Reject::MarketClosed { opens_at_s } => {
+                let s = opens_at_s % 86_400;
+                let (h, m, sec) = (s / 3600, s / 60 % 60, s % 60);
+                let head = b"market closed until ";
+                buf[..head.len()].copy_from_slice(head);
+                let mut at = head.len();
+                for (i, v) in [h, m, sec].into_iter().enumerate() {
+                    if i > 0 {
+                        buf[at] = b':';
+                        at += 1;
+                    }
+                    buf[at] = b'0' + (v / 10) as u8;
+                    buf[at + 1] = b'0' + (v % 10) as u8;
+                    at += 2;
+                }
+                buf[at..at + 4].copy_from_slice(b" UTC");
+                at += 4;
+                std::str::from_utf8(&buf[..at]).expect("ASCII")
+            }
+            r => r.text(),
+        }
+    }
+}
+
+/// Whether the market takes new orders: what an edge reports as the trading session's
+/// status (FIX TradingSessionStatus).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TradingStatus {
+    Open,
+    /// Between the end of the trading day and the next day's start.
+    Closed,
 }
 
 /// What a report says happened to an order.
@@ -251,6 +293,10 @@ pub enum Output<'a> {
     /// A trade or a price level's change, in the engine's order (only to an `Outputs` whose
     /// `MARKET_DATA` is true).
     Market(&'a Event),
+    /// The market's status changed (to everyone: an edge tells those who asked). At the end of
+    /// the trading day `Closed` follows the expiries; `Open` comes when the next day starts
+    /// (at once, with no `trading_day_start_ns`).
+    TradingStatus(TradingStatus),
 }
 
 /// Where the outputs of an input go: a FIX edge turns them into messages, a follower into

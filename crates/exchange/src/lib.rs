@@ -32,7 +32,7 @@ pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
 pub use io::{
     Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, Principal, Reject, Replace, Report,
-    ReportKind,
+    ReportKind, TradingStatus,
 };
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
 pub use resolve::{ClHint, ClResolver, Resolvable};
@@ -62,6 +62,11 @@ pub struct Config {
     /// When the trading day ends, in ns after midnight UTC: DAY orders expire at the first
     /// input stamped at or after it. `None`: DAY orders rest until canceled.
     pub trading_day_end_ns: Option<u64>,
+    /// When the next trading day starts, in ns after midnight UTC: from the end of the day
+    /// until then the market is closed (new orders and replaces are refused with
+    /// `Reject::MarketClosed`). `None`: the next day starts as the last one ends. Only with
+    /// `trading_day_end_ns`.
+    pub trading_day_start_ns: Option<u64>,
 }
 
 impl Config {
@@ -78,11 +83,24 @@ impl Config {
             orders_max,
             cancel_on_disconnect: Vec::new(),
             trading_day_end_ns: None,
+            trading_day_start_ns: None,
         }
     }
 }
 
 const NS_PER_DAY: u64 = 86_400 * 1_000_000_000;
+
+/// The first instant strictly after `t` (ns since the epoch) at time of day `tod` (ns after
+/// midnight UTC).
+fn next_at(t: u64, tod: u64) -> u64 {
+    let tod = tod % NS_PER_DAY;
+    let today = t - t % NS_PER_DAY + tod;
+    if today > t {
+        today
+    } else {
+        today + NS_PER_DAY
+    }
+}
 
 /// Counters the server reports (not part of the replicated state).
 #[derive(Clone, Copy, Debug, Default)]
@@ -155,6 +173,8 @@ pub struct Exchange {
     /// The next end of the trading day (ns since the epoch): `u64::MAX` if there is none, 0
     /// before the first input.
     next_day_end_ns: u64,
+    /// While the market is closed: when it opens (ns since the epoch); 0 while it is open.
+    closed_until_ns: u64,
     last_seq: u64,
     /// Reports numbered so far for input `last_seq` (several inputs may share a sequence
     /// number: an edge's record that delivers messages which waited behind a gap).
@@ -203,6 +223,7 @@ impl Exchange {
             populate,
             next_order_id: 1,
             next_day_end_ns: 0,
+            closed_until_ns: 0,
             last_seq: 0,
             exec_n: 0,
             events: Vec::with_capacity(64),
@@ -240,6 +261,30 @@ impl Exchange {
     /// sends a `Tick` then even when nothing else happens.
     pub fn next_day_end_ns(&self) -> u64 {
         self.next_day_end_ns
+    }
+
+    /// Whether the market takes new orders now (as of the last input applied).
+    pub fn trading_status(&self) -> TradingStatus {
+        if self.closed_until_ns == 0 {
+            TradingStatus::Open
+        } else {
+            TradingStatus::Closed
+        }
+    }
+
+    /// While the market is closed: when it opens (ns since the epoch).
+    pub fn closed_until_ns(&self) -> Option<u64> {
+        (self.closed_until_ns != 0).then_some(self.closed_until_ns)
+    }
+
+    /// The next time (ns since the epoch) an input changes the trading day: its end, or the
+    /// next day's start while the market is closed. A server journals a `Tick` once the clock
+    /// reaches it, even when nothing else happens.
+    pub fn next_day_change_ns(&self) -> u64 {
+        match self.closed_until_ns {
+            0 => self.next_day_end_ns,
+            open => open.min(self.next_day_end_ns),
+        }
     }
 
     /// The checkpoint of the current state (`Input::Checkpoint` checks one).
@@ -377,6 +422,10 @@ impl Exchange {
         if ts_ns >= self.next_day_end_ns {
             self.end_trading_day(ts_ns, out);
         }
+        if self.closed_until_ns != 0 && ts_ns >= self.closed_until_ns {
+            self.closed_until_ns = 0;
+            out.output(&Output::TradingStatus(TradingStatus::Open));
+        }
         match *input {
             Input::New { who, order } => self.on_new(who, order, out),
             Input::Cancel {
@@ -400,26 +449,32 @@ impl Exchange {
         }
     }
 
-    /// The first input at or after `next_day_end_ns`: DAY orders expire (unless this is the
-    /// first input of all, which only finds out when the day ends).
+    /// The first input at or after `next_day_end_ns`: DAY orders expire and the market
+    /// closes (it opens again at the next day's start, at once without one: `apply`). The
+    /// first input of all only finds out when the day ends, and whether the market is closed.
     #[cold]
     fn end_trading_day<O: Outputs>(&mut self, ts_ns: u64, out: &mut O) {
         let first = self.next_day_end_ns == 0;
-        self.next_day_end_ns = match self.cfg.trading_day_end_ns {
-            // The first end of day strictly after `ts_ns`.
-            Some(end) => {
-                let end = end % NS_PER_DAY;
-                let midnight = ts_ns - ts_ns % NS_PER_DAY;
-                let today = midnight + end;
-                if today > ts_ns {
-                    today
-                } else {
-                    today + NS_PER_DAY
-                }
-            }
-            None => u64::MAX,
+        let Some(end) = self.cfg.trading_day_end_ns else {
+            self.next_day_end_ns = u64::MAX;
+            return;
         };
-        if first || self.cfg.trading_day_end_ns.is_none() {
+        // The end of day that passed: the scheduled one, or for the first input the last one
+        // at or before it.
+        let ended = if first {
+            next_at(ts_ns, end).saturating_sub(NS_PER_DAY)
+        } else {
+            self.next_day_end_ns
+        };
+        self.next_day_end_ns = next_at(ts_ns, end);
+        self.closed_until_ns = match self.cfg.trading_day_start_ns {
+            Some(start) => next_at(ended, start),
+            None => ended,
+        };
+        if first {
+            if self.closed_until_ns <= ts_ns {
+                self.closed_until_ns = 0;
+            }
             return;
         }
         let mut ctx = Ctx {
@@ -433,6 +488,17 @@ impl Exchange {
         };
         self.run(&Command::ExpireDay { symbol: None }, &mut ctx, out);
         self.exec_n = ctx.exec_n;
+        out.output(&Output::TradingStatus(TradingStatus::Closed));
+    }
+
+    /// Refused while the market is closed: the time it opens again.
+    #[inline]
+    fn closed(&self) -> Option<Reject> {
+        if self.closed_until_ns == 0 {
+            return None;
+        }
+        let opens_at_s = (self.closed_until_ns % NS_PER_DAY / 1_000_000_000) as u32;
+        Some(Reject::MarketClosed { opens_at_s })
     }
 
     /// The originator's session ended: if it asked for it, each of its live orders is
@@ -615,6 +681,9 @@ impl Exchange {
             // Only a journal written with a longer instrument list can say this.
             return reject(self, Reject::UnknownSymbol, out);
         }
+        if let Some(closed) = self.closed() {
+            return reject(self, closed, out);
+        }
         let ix = who.originator;
         let cl_hash = self.cl.hash_pre(ix, n.cl_ord_id.as_bytes(), self.pre.cl);
         if self
@@ -721,7 +790,9 @@ impl Exchange {
                 symbol,
             },
             Some(r) => {
-                let reason = if r.symbol != symbol {
+                let reason = if let Some(closed) = self.closed() {
+                    Some(closed)
+                } else if r.symbol != symbol {
                     Some(Reject::ReplaceSymbolDiffers)
                 } else if r.qty <= cum {
                     Some(Reject::ReplaceQtyAtOrBelowFilled)
@@ -1143,7 +1214,7 @@ mod tests {
                 Output::StatusUnknown { cl_ord_id, .. } => Seen::StatusUnknown {
                     cl: cl_ord_id.to_string(),
                 },
-                Output::Market(_) => return,
+                Output::Market(_) | Output::TradingStatus(_) => return,
             });
         }
     }
@@ -1493,6 +1564,108 @@ mod tests {
         let mut r = Recorder::default();
         z.apply(2, day0 + 5 * DAY, &Input::Tick, &mut r);
         assert!(r.0.is_empty());
+    }
+
+    /// The status changes and expiries an input causes, in order (other outputs left out).
+    #[derive(Default)]
+    struct DayLog(Vec<String>);
+
+    impl Outputs for DayLog {
+        fn output(&mut self, o: &Output<'_>) {
+            match *o {
+                Output::TradingStatus(s) => self.0.push(format!("{s:?}")),
+                Output::Report(r) if r.kind == ReportKind::Canceled(CancelReason::Expired) => {
+                    self.0.push(format!("expired {}", r.id))
+                }
+                Output::NewRejected { reason, .. } | Output::CancelRejected { reason, .. } => {
+                    let mut buf = [0u8; 48];
+                    self.0.push(reason.describe(&mut buf).to_string())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn the_market_closes_at_the_end_of_the_day_and_opens_at_the_start_of_the_next() {
+        const H: u64 = 3600 * 1_000_000_000;
+        let day0 = 20_000 * NS_PER_DAY;
+        let mut cfg = (*config()).clone();
+        cfg.trading_day_end_ns = Some(21 * H);
+        cfg.trading_day_start_ns = Some(8 * H);
+        let cfg = Arc::new(cfg);
+        let mut x = Exchange::new(cfg.clone());
+        let mut seq = 0;
+        let mut at = |x: &mut Exchange, ts: u64, input: &Input<'_>| {
+            seq += 1;
+            let mut log = DayLog::default();
+            x.apply(seq, ts, input, &mut log);
+            log.0
+        };
+        let d1 = NewOrder {
+            cl_ord_id: ClOrdId::from("d1"),
+            price: 100,
+            qty: 5,
+            ..NewOrder::BLANK
+        };
+        let new = |o| Input::New { who: WHO, order: o };
+        // The first input, at 10:00, finds the market open: no change reported.
+        assert!(at(&mut x, day0 + 10 * H, &new(&d1)).is_empty());
+        assert_eq!(x.trading_status(), TradingStatus::Open);
+        assert_eq!(x.next_day_change_ns(), day0 + 21 * H);
+        // 21:00: d1 expires, then the market closes until 08:00.
+        assert_eq!(
+            at(&mut x, day0 + 21 * H, &Input::Tick),
+            ["expired 1", "Closed"]
+        );
+        assert_eq!(x.closed_until_ns(), Some(day0 + NS_PER_DAY + 8 * H));
+        assert_eq!(x.next_day_change_ns(), day0 + NS_PER_DAY + 8 * H);
+        let d2 = NewOrder {
+            cl_ord_id: ClOrdId::from("d2"),
+            ..d1
+        };
+        assert_eq!(
+            at(&mut x, day0 + 23 * H, &new(&d2)),
+            ["market closed until 08:00:00 UTC"]
+        );
+        // The snapshot keeps the closed market.
+        let mut bytes = Vec::new();
+        let h = x.snapshot_and_hash(&mut bytes);
+        let (mut y, _) = Exchange::restore(cfg.clone(), &bytes, Backing::Resident).unwrap();
+        assert_eq!(y.state_hash(), h);
+        assert_eq!(y.trading_status(), TradingStatus::Closed);
+        // 08:00 the next day: open again, and d2 rests.
+        for z in [&mut x, &mut y] {
+            let t = day0 + NS_PER_DAY + 8 * H;
+            assert_eq!(at(z, t, &new(&d2)), ["Open"]);
+            assert_eq!(z.trading_status(), TradingStatus::Open);
+            assert_eq!(z.live_orders(), 1);
+        }
+        // A gap over several days: the day ends (d2 expires) and, its start passed, the market
+        // opens in the same input.
+        assert_eq!(
+            at(&mut x, day0 + 4 * NS_PER_DAY + 12 * H, &Input::Tick),
+            ["expired 2", "Closed", "Open"]
+        );
+        // A first input inside the closed hours finds the market closed, says nothing and
+        // refuses the order.
+        let mut z = Exchange::new(cfg);
+        let t = day0 + 2 * H;
+        assert_eq!(
+            at(&mut z, t, &new(&d1)),
+            ["market closed until 08:00:00 UTC"]
+        );
+        assert_eq!(z.closed_until_ns(), Some(day0 + 8 * H));
+        // Without a start the next day opens as the last one ends.
+        let mut cfg = (*config()).clone();
+        cfg.trading_day_end_ns = Some(21 * H);
+        let mut w = Exchange::new(Arc::new(cfg));
+        assert!(at(&mut w, day0 + 22 * H, &new(&d1)).is_empty());
+        assert_eq!(
+            at(&mut w, day0 + NS_PER_DAY + 21 * H, &Input::Tick),
+            ["expired 1", "Closed", "Open"]
+        );
+        assert_eq!(w.trading_status(), TradingStatus::Open);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
 /// Magic of the exchange's part of a snapshot.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOX2";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOX3";
 
 impl Exchange {
     /// Engine hash and the exchange's own, combined: equal exactly when the engine state and
@@ -54,6 +54,7 @@ impl Exchange {
         e.u64(self.last_seq);
         e.u64(self.next_order_id);
         e.u64(self.next_day_end_ns);
+        e.u64(self.closed_until_ns);
         e.u64(self.cfg.instruments.len() as u64);
         e.u64(self.cl.len() as u64);
         for (originator, cl, order) in self.cl.iter() {
@@ -118,6 +119,7 @@ impl Exchange {
         self.last_seq = r.u64()?;
         self.next_order_id = r.u64()?;
         self.next_day_end_ns = r.u64()?;
+        self.closed_until_ns = r.u64()?;
         if r.u64()? != self.cfg.instruments.len() as u64 {
             return Err("snapshot: instrument count differs from the config".into());
         }

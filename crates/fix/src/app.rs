@@ -1,7 +1,8 @@
 //! Order-entry application messages: typed readers of what clients send (NewOrderSingle,
-//! OrderCancelRequest, OrderCancelReplaceRequest, OrderMassCancelRequest, OrderStatusRequest)
-//! and builders of what Rialto answers (ExecutionReport, OrderCancelReject,
-//! OrderMassCancelReport, BusinessMessageReject), in FIX 4.2, 4.4 and 5.0SP2.
+//! OrderCancelRequest, OrderCancelReplaceRequest, OrderMassCancelRequest, OrderStatusRequest,
+//! TradingSessionStatusRequest) and builders of what Rialto answers (ExecutionReport,
+//! OrderCancelReject, OrderMassCancelReport, BusinessMessageReject, TradingSessionStatus), in
+//! FIX 4.2, 4.4 and 5.0SP2.
 //!
 //! Role: say exactly what the wire said, with FIX 4.4 tags, and write each answer in the
 //! version's codes (FIX 4.2: ExecTransType 20, ExecType 1/2 for fills, a status answer as
@@ -37,7 +38,7 @@ pub trait AppMessage {
 /// True for the inbound application MsgTypes Rialto handles; anything else deserves a
 /// BusinessMessageReject with `UnsupportedMessageType`.
 pub fn is_supported(msg_type: &[u8]) -> bool {
-    matches!(msg_type, b"D" | b"F" | b"G" | b"H" | b"q")
+    matches!(msg_type, b"D" | b"F" | b"G" | b"H" | b"q" | b"g")
 }
 
 /// Longest ClOrdID or OrigClOrdID accepted.
@@ -363,6 +364,108 @@ impl<'a> OrderStatusRequest<'a> {
         Ok(OrderStatusRequest {
             cl_ord_id: id(msg, tags::CL_ORD_ID)?,
         })
+    }
+}
+
+/// TradingSessionID (336) of Rialto's one trading session: `1`, the day session (a value
+/// FIX 5.0SP2 enumerates; FIX 4.2 and 4.4 leave the field free).
+pub const TRADING_SESSION_DAY: &[u8] = b"1";
+
+/// TradingSessionStatusRequest (35=g).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TradingSessionStatusRequest<'a> {
+    /// TradSesReqID (335).
+    pub req_id: &'a [u8],
+    /// TradingSessionID (336), if given (the caller checks it names a session it has).
+    pub trading_session_id: Option<&'a [u8]>,
+    /// SubscriptionRequestType (263): 0 the status, 1 the status and every change, 2 no more
+    /// changes.
+    pub subscription: crate::md::SubscriptionType,
+}
+
+impl<'a> TradingSessionStatusRequest<'a> {
+    pub fn read(msg: &Message<'a>) -> Result<TradingSessionStatusRequest<'a>, Refusal> {
+        use crate::md::SubscriptionType as S;
+        let req_id = id(msg, tags::TRAD_SES_REQ_ID)?;
+        let trading_session_id = match msg.get(tags::TRADING_SESSION_ID) {
+            None => None,
+            Some(b"") => {
+                return Err(Refusal::new(
+                    tags::TRADING_SESSION_ID,
+                    "TradingSessionID(336) empty",
+                ))
+            }
+            Some(t) => Some(t),
+        };
+        let subscription = match msg.get(tags::SUBSCRIPTION_REQUEST_TYPE) {
+            Some(b"0") => S::Snapshot,
+            Some(b"1") => S::Subscribe,
+            Some(b"2") => S::Unsubscribe,
+            None => {
+                return Err(Refusal::new(
+                    tags::SUBSCRIPTION_REQUEST_TYPE,
+                    "SubscriptionRequestType(263) missing",
+                ))
+            }
+            Some(_) => {
+                return Err(Refusal::new(
+                    tags::SUBSCRIPTION_REQUEST_TYPE,
+                    "unsupported SubscriptionRequestType(263): use 0, 1 or 2",
+                ))
+            }
+        };
+        Ok(TradingSessionStatusRequest {
+            req_id,
+            trading_session_id,
+            subscription,
+        })
+    }
+}
+
+/// TradSesStatus (340) values Rialto sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TradSesStatus {
+    /// 2.
+    Open,
+    /// 3.
+    Closed,
+}
+
+impl TradSesStatus {
+    pub fn code(self) -> u8 {
+        match self {
+            TradSesStatus::Open => b'2',
+            TradSesStatus::Closed => b'3',
+        }
+    }
+}
+
+/// TradingSessionStatus (35=h) of the day session ([`TRADING_SESSION_DAY`]): the answer to a
+/// TradingSessionStatusRequest (with its TradSesReqID) or, to a subscriber, a change
+/// (UnsolicitedIndicator Y). The same fields in FIX 4.2, 4.4 and 5.0SP2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TradingSessionStatus<'a> {
+    /// TradSesReqID (335) of the request answered, or of the subscription told of a change.
+    pub req_id: Option<&'a [u8]>,
+    pub status: TradSesStatus,
+    /// UnsolicitedIndicator (325): sent on a change, not as an answer.
+    pub unsolicited: bool,
+}
+
+impl AppMessage for TradingSessionStatus<'_> {
+    fn msg_type(&self) -> &[u8] {
+        msg_type::TRADING_SESSION_STATUS
+    }
+    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+        if let Some(id) = self.req_id {
+            enc.field(tags::TRAD_SES_REQ_ID, id);
+        }
+        enc.field(tags::TRADING_SESSION_ID, TRADING_SESSION_DAY);
+        enc.field_char(
+            tags::UNSOLICITED_INDICATOR,
+            if self.unsolicited { b'Y' } else { b'N' },
+        );
+        enc.field_char(tags::TRAD_SES_STATUS, self.status.code());
     }
 }
 

@@ -56,6 +56,9 @@ pub const MASS_CANCEL_REQUEST_TYPE: u32 = 530;
 pub const MASS_CANCEL_RESPONSE: u32 = 531;
 pub const MASS_CANCEL_REJECT_REASON: u32 = 532;
 pub const TOTAL_AFFECTED_ORDERS: u32 = 533;
+pub const TRAD_SES_REQ_ID: u32 = 335;
+pub const TRADING_SESSION_ID: u32 = 336;
+pub const TRAD_SES_STATUS: u32 = 340;
 pub const RPT_SEQ: u32 = 83;
 pub const NO_RELATED_SYM: u32 = 146;
 pub const MD_REQ_ID: u32 = 262;
@@ -108,6 +111,8 @@ pub mod msg_type {
     pub const BUSINESS_MESSAGE_REJECT: &[u8] = b"j";
     pub const ORDER_MASS_CANCEL_REQUEST: &[u8] = b"q";
     pub const ORDER_MASS_CANCEL_REPORT: &[u8] = b"r";
+    pub const TRADING_SESSION_STATUS_REQUEST: &[u8] = b"g";
+    pub const TRADING_SESSION_STATUS: &[u8] = b"h";
 
     /// Session-level (admin) message types: never resent, replaced by a gap fill.
     pub fn is_admin(msg_type: &[u8]) -> bool {

@@ -5,8 +5,10 @@ use fix::app::{
     cxl_rej_reason, ord_rej_reason, AppMessage, BusinessMessageReject, CxlRejResponseTo, Echo,
     ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrder, NewOrderSingle, OrdStatus,
     OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderMassCancelReport,
-    OrderMassCancelRequest, OrderStatusRequest, OrderlessReport, Refusal, ECHO_MAX,
+    OrderMassCancelRequest, OrderStatusRequest, OrderlessReport, Refusal, TradSesStatus,
+    TradingSessionStatus, TradingSessionStatusRequest, ECHO_MAX,
 };
+use fix::md::SubscriptionType;
 use fix::{
     BusinessRejectReason, Decimal, Decoder, Encoder, FixVersion, Header, Limits, Message,
     TimePrecision,
@@ -460,7 +462,7 @@ fn cancel_replace_mass_cancel_and_status_read() {
         );
     });
     assert!(fix::app::is_supported(b"D") && !fix::app::is_supported(b"V"));
-    for t in ["D", "F", "G", "H", "q"] {
+    for t in ["D", "F", "G", "H", "q", "g"] {
         assert!(fix::app::is_supported(t.as_bytes()), "{t}");
     }
 }
@@ -877,4 +879,78 @@ fn new_order_round_trips_through_the_reader() {
             (OrdType::Market, 0, false)
         );
     });
+}
+
+/// TradingSessionStatusRequest: TradSesReqID and SubscriptionRequestType required,
+/// TradingSessionID optional (as sent; the caller checks it); every refusal names its tag.
+#[test]
+fn trading_session_status_request_read_and_refusals() {
+    with("g", "335=T1|336=1|263=1|", |m| {
+        assert_eq!(
+            TradingSessionStatusRequest::read(m).unwrap(),
+            TradingSessionStatusRequest {
+                req_id: b"T1",
+                trading_session_id: Some(b"1"),
+                subscription: SubscriptionType::Subscribe,
+            }
+        );
+    });
+    for (body, sub) in [
+        ("335=T2|263=0|", SubscriptionType::Snapshot),
+        ("263=2|335=T2|", SubscriptionType::Unsubscribe),
+    ] {
+        with("g", body, |m| {
+            let g = TradingSessionStatusRequest::read(m).unwrap();
+            assert_eq!(
+                (g.req_id, g.trading_session_id, g.subscription),
+                (&b"T2"[..], None, sub)
+            );
+        });
+    }
+    let refusal = |body: &str| {
+        with("g", body, |m| {
+            TradingSessionStatusRequest::read(m).unwrap_err()
+        })
+    };
+    let long = format!("335={}|263=0|", "x".repeat(65));
+    for (body, tag, text) in [
+        ("263=0|", 335, "missing tag 335"),
+        (long.as_str(), 335, "tag 335 longer than 64"),
+        ("335=T|", 263, "SubscriptionRequestType(263) missing"),
+        (
+            "335=T|263=3|",
+            263,
+            "unsupported SubscriptionRequestType(263): use 0, 1 or 2",
+        ),
+    ] {
+        let r = refusal(body);
+        assert_eq!((r.tag, r.text.as_str()), (tag, text), "{body}");
+        assert!(!r.is_session_level());
+    }
+}
+
+/// TradingSessionStatus: the answer (TradSesReqID, UnsolicitedIndicator N) and a change to a
+/// subscriber (Y), the same fields in every version.
+#[test]
+fn trading_session_status_bytes() {
+    let h = TradingSessionStatus {
+        req_id: Some(b"T1"),
+        status: TradSesStatus::Open,
+        unsolicited: false,
+    };
+    assert_eq!(
+        encode(&h, FixVersion::Fix44),
+        "8=FIX.4.4|9=81|35=h|34=9|49=RIALTO|56=CLIENT1|52=20231114-22:13:20.000|335=T1|336=1|\
+325=N|340=2|10=078|"
+    );
+    let h = TradingSessionStatus {
+        status: TradSesStatus::Closed,
+        unsolicited: true,
+        ..h
+    };
+    for v in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
+        let text = encode(&h, v);
+        assert!(text.contains("|35=h|"), "{text}");
+        assert!(text.contains("|335=T1|336=1|325=Y|340=3|10="), "{text}");
+    }
 }

@@ -17,6 +17,7 @@ use exchange::{ClOrdId, NewOrder, Reject, Replace};
 use fix::app::{
     Echo, InstrumentRef, Instruments, NewOrderSingle, OrderCancelReplaceRequest,
     OrderCancelRequest, OrderMassCancelRequest, OrderStatusRequest, Refusal,
+    TradingSessionStatusRequest, TRADING_SESSION_DAY,
 };
 use fix::{
     malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, InHeader, Inbound, Malformed,
@@ -191,6 +192,7 @@ impl FixAdapter {
                 },
                 Err(r) => refused(r, InvalidKind::Business { unsupported: false })?,
             },
+            b"g" => trading_status_request(m),
             _ => unsupported(m),
         })
     }
@@ -250,6 +252,40 @@ pub fn echo_of(cfg: &FixConfig, n: &NewOrder) -> Echo {
         ),
         None => Echo::EMPTY,
     }
+}
+
+/// A TradingSessionStatusRequest: for the day session (TradingSessionID 1 or none), or
+/// refused with a BusinessMessageReject whose BusinessRejectRefID is its TradSesReqID.
+fn trading_status_request(m: &Message<'_>) -> AppMsg {
+    use fix::md::SubscriptionType as S;
+    let reason = match TradingSessionStatusRequest::read(m) {
+        Ok(g) => match g.trading_session_id {
+            Some(t) if t != TRADING_SESSION_DAY => format!(
+                "unknown TradingSessionID(336) {}: the one trading session is 1 (the day)",
+                truncate(&String::from_utf8_lossy(t))
+            ),
+            _ => {
+                return AppMsg::TradingStatus {
+                    req_id: Text::new(g.req_id),
+                    subscription: match g.subscription {
+                        S::Snapshot => 0,
+                        S::Subscribe => 1,
+                        S::Unsubscribe => 2,
+                    },
+                }
+            }
+        },
+        Err(r) => r.text,
+    };
+    AppMsg::Invalid(Box::new(Invalid {
+        kind: InvalidKind::Business { unsupported: false },
+        msg_type: Text::new(m.msg_type()),
+        reject: Reject::InvalidField(types::Field::Id),
+        reason,
+        cl_ord_id: cl_text(m, tags::TRAD_SES_REQ_ID),
+        orig_cl_ord_id: ClOrdId::EMPTY,
+        echo: Echo::EMPTY,
+    }))
 }
 
 /// A client order id the reader accepted (at most 64 bytes of UTF-8).

@@ -52,6 +52,12 @@ pub enum AppMsg {
         /// The fields the answer echoes, as the client sent them.
         echo: Echo,
     },
+    /// TradingSessionStatusRequest (g) for the day session: `subscription` 0 the status, 1
+    /// the status and every change, 2 no more changes (SubscriptionRequestType 263).
+    TradingStatus {
+        req_id: Text,
+        subscription: u8,
+    },
     /// Refused by the adapter: answered with a reject of its kind.
     Invalid(Box<Invalid>),
     /// Shed because the exchange was over its inbound limit: answered "exchange busy".
@@ -293,6 +299,14 @@ fn encode_msg(e: &mut Enc<'_>, m: &Inbound<AppMsg>) {
             e.cl(cl_ord_id);
             e.bytes(echo.as_bytes());
         }
+        Inbound::App(AppMsg::TradingStatus {
+            req_id,
+            subscription,
+        }) => {
+            e.u8(16);
+            text(e, req_id);
+            e.u8(*subscription);
+        }
         Inbound::App(AppMsg::Invalid(inv)) => {
             e.u8(13);
             match inv.kind {
@@ -491,6 +505,17 @@ fn decode_other(tag: u8, d: &mut Dec<'_>) -> Result<Inbound<AppMsg>, DecodeError
                 echo: read_echo(d)?,
             })))
         }
+        16 => {
+            let req_id = read_text(d)?;
+            let subscription = d.u8()?;
+            if subscription > 2 {
+                return Err(DecodeError("bad SubscriptionRequestType"));
+            }
+            Inbound::App(AppMsg::TradingStatus {
+                req_id,
+                subscription,
+            })
+        }
         15 => Inbound::Malformed(Box::new(Malformed {
             reason: session_reject_reason(d.u8()?)?,
             ref_tag: d.opt_u32()?,
@@ -627,6 +652,23 @@ mod tests {
                 echo: Echo::from("55=X\x01"),
             }),
         ];
+        for subscription in 0..=2 {
+            msgs.push(Inbound::App(AppMsg::TradingStatus {
+                req_id: Text::from("t1"),
+                subscription,
+            }));
+        }
+        msgs.push(Inbound::App(AppMsg::Invalid(Box::new(Invalid {
+            kind: InvalidKind::Business { unsupported: false },
+            msg_type: Text::from("D"),
+            reject: Reject::MarketClosed {
+                opens_at_s: 8 * 3600,
+            },
+            reason: "market closed".into(),
+            cl_ord_id: cl("c"),
+            orig_cl_ord_id: ClOrdId::EMPTY,
+            echo: Echo::EMPTY,
+        }))));
         for (k, reason) in REASONS.into_iter().enumerate() {
             msgs.push(Inbound::Malformed(Box::new(Malformed {
                 reason,
@@ -764,7 +806,13 @@ mod tests {
         assert_eq!(decode(&[]), Err(DecodeError("short record")));
         assert_eq!(decode(head), Err(DecodeError("short record")));
         assert_eq!(with(0, &[]), Err(DecodeError("unknown message tag")));
-        assert_eq!(with(16, &[]), Err(DecodeError("unknown message tag")));
+        assert_eq!(with(17, &[]), Err(DecodeError("unknown message tag")));
+        // A TradingSessionStatusRequest's SubscriptionRequestType beyond 2.
+        assert_eq!(with(16, &[0, 0, 2]).map(|_| ()), Ok(()));
+        assert_eq!(
+            with(16, &[0, 0, 3]),
+            Err(DecodeError("bad SubscriptionRequestType"))
+        );
         assert_eq!(with(99, &[]), Err(DecodeError("unknown message tag")));
         let mut b = good.clone();
         b[33] = 4;

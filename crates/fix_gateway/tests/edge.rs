@@ -493,3 +493,59 @@ fn average_prices_are_exact() {
         ]
     );
 }
+
+/// A trading-status subscription is state: a node restored from a snapshot has it and tells
+/// the subscriber of the end of the day exactly as the original does; others hear nothing.
+#[test]
+fn trading_status_subscriptions_survive_a_snapshot() {
+    let mut n = Node::new(&[("S1", FixVersion::Fix44), ("S2", FixVersion::Fix50Sp2)]);
+    let mut xcfg = (*n.xcfg).clone();
+    xcfg.trading_day_end_ns = Some(21 * 3600 * 1_000_000_000);
+    n.xcfg = Arc::new(xcfg);
+    n.x = Exchange::with_backing(n.xcfg.clone(), Backing::Lazy);
+    n.apply(&logon(1, "S1", FixVersion::Fix44));
+    n.apply(&logon(2, "S2", FixVersion::Fix50Sp2));
+    let sub = AppMsg::TradingStatus {
+        req_id: Text::from("t1"),
+        subscription: 1,
+    };
+    let answer = apps(n.apply(&app(1, 2, sub)));
+    assert_eq!(answer.len(), 1);
+    assert_eq!(answer[0].msg_type(), "h");
+    assert_eq!(
+        (answer[0].get(335), answer[0].get(325), answer[0].get(340)),
+        (Some("t1"), Some("N"), Some("2"))
+    );
+    let snap = n.snapshot();
+    let mut y = n.restore(&snap);
+    assert_eq!(y.snapshot(), snap, "the restored state is the snapshot's");
+    assert_eq!(y.edge.trading_subscription(0), Some(&b"t1"[..]));
+    assert_eq!(y.edge.trading_subscription(1), None);
+    let end = n.x.next_day_end_ns();
+    let mut heard = Vec::new();
+    for node in [&mut n, &mut y] {
+        node.seq += 1;
+        let mut out = Outbox::default();
+        node.edge
+            .on_tick::<false>(node.seq, end, &mut node.x, &mut out);
+        let h: Vec<(u64, Option<String>, Option<String>)> = apps(sent(&out))
+            .iter()
+            .map(|s| {
+                assert_eq!(s.msg_type(), "h");
+                assert_eq!(s.get(325), Some("Y"));
+                (
+                    s.conn,
+                    s.get(335).map(Into::into),
+                    s.get(340).map(Into::into),
+                )
+            })
+            .collect();
+        heard.push(h);
+    }
+    let closed_then_open = vec![
+        (1, Some("t1".to_string()), Some("3".to_string())),
+        (1, Some("t1".to_string()), Some("2".to_string())),
+    ];
+    assert_eq!(heard, [closed_then_open.clone(), closed_then_open]);
+    assert_eq!(n.snapshot(), y.snapshot());
+}

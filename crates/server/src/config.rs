@@ -12,7 +12,8 @@
 //! `CLIENT1`..`CLIENT9` (accounts 1..9) and `BOT1`..`BOT64` (accounts 101..164, for `rialto bench`
 //! and `rialto demo`), each its own firm, no password, and market-data only sessions `MD1`..`MD64`
 //! (with RptSeq and AggressorSide in FIX 4.4: `rialto book`, `rialto bench md`); market data on
-//! the order-entry port + 1.
+//! the order-entry port + 1; the trading day ends at 21:00:00 UTC (DAY orders expire) and the
+//! next one starts at once.
 
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -223,6 +224,7 @@ pub struct FileConfig {
     pub sending_time_window_secs: Option<u64>,
     pub message_log_dir: Option<PathBuf>,
     pub trading_day_end: Option<String>,
+    pub trading_day_start: Option<String>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
@@ -305,9 +307,16 @@ pub struct Config {
     /// Where sessions with `message_log = true` write their messages (default
     /// `<data_dir>/messages`).
     pub message_log_dir: Option<PathBuf>,
-    /// When DAY orders expire, in ns after midnight UTC (`trading_day_end = "HH:MM:SS"`);
-    /// `None`: they rest until canceled.
+    /// When the trading day ends, in ns after midnight UTC (`trading_day_end = "HH:MM:SS"`,
+    /// default [`TRADING_DAY_END_DEFAULT`], 21:00:00): DAY orders expire and sessions that
+    /// subscribed are sent TradingSessionStatus. `trading_day_end = "off"`: `None`, the day
+    /// never ends and DAY orders rest until canceled.
     pub trading_day_end_ns: Option<u64>,
+    /// When the next trading day starts, in ns after midnight UTC (`trading_day_start =
+    /// "HH:MM:SS"`): from the end of the day until then the market is closed and new orders
+    /// and replaces are rejected ("market closed until 08:00:00 UTC"). `None` (the default):
+    /// the next day starts as the last one ends.
+    pub trading_day_start_ns: Option<u64>,
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
@@ -353,13 +362,12 @@ pub fn parse_tick(s: &str) -> Result<(i64, u32), ConfigError> {
     Ok((units, frac.len() as u32))
 }
 
-/// `HH:MM:SS` (UTC) as ns after midnight.
-fn parse_time_of_day(s: &str) -> Result<u64, ConfigError> {
-    let bad = || {
-        ConfigError(format!(
-            "trading_day_end {s:?} is not a time of day HH:MM:SS (UTC)"
-        ))
-    };
+/// The default end of the trading day: 21:00:00 UTC, in ns after midnight.
+pub const TRADING_DAY_END_DEFAULT: u64 = 21 * 3600 * 1_000_000_000;
+
+/// `HH:MM:SS` (UTC) as ns after midnight (`key` names the setting in the error).
+fn parse_time_of_day(key: &str, s: &str) -> Result<u64, ConfigError> {
+    let bad = || ConfigError(format!("{key} {s:?} is not a time of day HH:MM:SS (UTC)"));
     let parts: Vec<&str> = s.split(':').collect();
     let [h, m, sec] = parts[..] else {
         return Err(bad());
@@ -546,6 +554,30 @@ impl Config {
         } else {
             None
         };
+        let trading_day_end_ns = match file.trading_day_end.as_deref() {
+            None => Some(TRADING_DAY_END_DEFAULT),
+            Some("off") => None,
+            Some(s) => Some(parse_time_of_day("trading_day_end", s)?),
+        };
+        let trading_day_start_ns =
+            match file.trading_day_start.as_deref() {
+                None => None,
+                Some(s) => {
+                    let start = parse_time_of_day("trading_day_start", s)?;
+                    match trading_day_end_ns {
+                        None => return err(
+                            "trading_day_start needs an end of the day (trading_day_end is off)",
+                        ),
+                        Some(end) if end == start => {
+                            return err(format!(
+                                "trading_day_start {s:?} equals trading_day_end: the market would \
+                             never open; leave trading_day_start out to start the next day at once"
+                            ))
+                        }
+                        Some(_) => Some(start),
+                    }
+                }
+            };
         Ok(Config {
             market_data,
             listen,
@@ -569,10 +601,8 @@ impl Config {
             stall_log_us: file.stall_log_us.unwrap_or(1_000),
             sending_time_window_secs: file.sending_time_window_secs.unwrap_or(120),
             message_log_dir: file.message_log_dir.clone(),
-            trading_day_end_ns: match &file.trading_day_end {
-                Some(s) => Some(parse_time_of_day(s)?),
-                None => None,
-            },
+            trading_day_end_ns,
+            trading_day_start_ns,
             instruments,
             firms,
             sessions,
@@ -608,6 +638,7 @@ impl Config {
                 .map(|s| s.cancel_on_disconnect)
                 .collect(),
             trading_day_end_ns: self.trading_day_end_ns,
+            trading_day_start_ns: self.trading_day_start_ns,
         }
     }
 
@@ -840,7 +871,37 @@ firm = "F"
     #[test]
     fn trading_day_end_and_cancel_on_disconnect() {
         let c = Config::from_toml("").unwrap();
-        assert_eq!(c.trading_day_end_ns, None);
+        assert_eq!(c.trading_day_end_ns, Some(21 * 3600 * 1_000_000_000));
+        assert_eq!(c.trading_day_start_ns, None);
+        assert_eq!(
+            Config::from_toml("trading_day_end = \"off\"")
+                .unwrap()
+                .trading_day_end_ns,
+            None
+        );
+        let c = Config::from_toml("trading_day_start = \"08:00:00\"").unwrap();
+        assert_eq!(c.trading_day_start_ns, Some(8 * 3600 * 1_000_000_000));
+        assert_eq!(
+            c.exchange_config().trading_day_start_ns,
+            c.trading_day_start_ns
+        );
+        for (toml, want) in [
+            (
+                "trading_day_start = \"8:00\"",
+                "trading_day_start \"8:00\" is not a time of day HH:MM:SS (UTC)",
+            ),
+            (
+                "trading_day_end = \"off\"\ntrading_day_start = \"08:00:00\"",
+                "trading_day_start needs an end of the day",
+            ),
+            (
+                "trading_day_end = \"08:00:00\"\ntrading_day_start = \"08:00:00\"",
+                "equals trading_day_end",
+            ),
+        ] {
+            let e = Config::from_toml(toml).unwrap_err().to_string();
+            assert!(e.contains(want), "{toml}: {e}");
+        }
         assert!(c.exchange_config().cancel_on_disconnect.iter().all(|&x| !x));
         let c = Config::from_toml("trading_day_end = \"21:30:05\"").unwrap();
         assert_eq!(

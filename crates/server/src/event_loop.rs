@@ -330,10 +330,11 @@ impl<L: Log> EventLoop<L> {
                 self.read_ready();
                 if t0 >= next_tick {
                     next_tick = t0 + TICK;
-                    // Sessions' timers, and the end of the trading day even with no one
-                    // connected.
-                    let day_ends = now_ns() >= self.node.exchange.next_day_end_ns();
-                    if !self.conns.is_empty() || day_ends {
+                    // Sessions' timers, and the end (or start) of the trading day even with
+                    // no one connected: the journaled Tick is what expires DAY orders, so a
+                    // replay does the same at the same record.
+                    let day_changes = now_ns() >= self.node.exchange.next_day_change_ns();
+                    if !self.conns.is_empty() || day_changes {
                         self.submit(Record::Tick);
                     }
                     if let Some(mut line) = self.watch.second(self.cfg.stall_log_us * 1000) {
@@ -898,6 +899,7 @@ fn kind(r: &Record) -> &'static str {
             Inbound::App(AppMsg::Replace(_)) => "replace",
             Inbound::App(AppMsg::MassCancel { .. }) => "mass-cancel",
             Inbound::App(AppMsg::Status { .. }) => "status",
+            Inbound::App(AppMsg::TradingStatus { .. }) => "trading-status",
             Inbound::App(AppMsg::Busy(_)) => "busy",
             Inbound::App(AppMsg::Invalid(_)) => "invalid",
         },

@@ -139,9 +139,14 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Record {
             symbol: Some(r.below(3) as u32),
             side: None,
         }),
-        88..=92 => Inbound::App(AppMsg::Status {
+        88..=91 => Inbound::App(AppMsg::Status {
             cl_ord_id: cl(format!("c{}", 1 + r.below(*next_cl + 1))),
             echo: Echo::EMPTY,
+        }),
+        // Trading-status subscriptions (and unsubscribes): edge state the snapshot carries.
+        92 => Inbound::App(AppMsg::TradingStatus {
+            req_id: fix::Text::from(["t1", "t2"][r.below(2) as usize]),
+            subscription: r.below(3) as u8,
         }),
         93..=94 => Inbound::ResendRequest {
             begin: Some(1 + r.below(20)),

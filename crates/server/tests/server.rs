@@ -927,3 +927,123 @@ fn a_burst_within_the_backlog_is_answered_in_full_and_in_order() {
     check(&er(&mut a), &[(11, "next"), (150, "0")]);
     server.shutdown().unwrap();
 }
+
+/// Now, in ns after midnight UTC.
+fn time_of_day() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    now % (86_400 * 1_000_000_000)
+}
+
+/// `ns` after midnight as HH:MM:SS.
+fn hms(ns: u64) -> String {
+    let s = ns / 1_000_000_000 % 86_400;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn day_order(c: &mut FixClient, cl: &str) {
+    c.send(
+        "D",
+        &[
+            (11, cl),
+            (55, "ACME"),
+            (54, "1"),
+            (38, "5"),
+            (40, "2"),
+            (44, "9.00"),
+            (59, "0"),
+            (60, "20260101-00:00:00.000"),
+        ],
+    )
+    .unwrap();
+}
+
+/// The end of the trading day two seconds from now, the market closed for an hour after it: a
+/// subscribed session hears its DAY order expire, then TradingSessionStatus closed; a new
+/// order is refused until the start; the journal replays to the same state.
+#[test]
+fn day_orders_expire_at_the_end_of_the_day_and_subscribers_hear_the_market_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let tod = time_of_day();
+    let end = (tod + 2_000_000_000) % (86_400 * 1_000_000_000);
+    let opens = (end + 3600 * 1_000_000_000) % (86_400 * 1_000_000_000);
+    cfg.trading_day_end_ns = Some(end);
+    cfg.trading_day_start_ns = Some(opens);
+    let server = start(cfg.clone());
+    let mut a = logon(&server, "CLIENT1");
+    a.send("g", &[(335, "day"), (263, "1")]).unwrap();
+    let (h, _) = a.expect("h", T).unwrap();
+    check(&h, &[(335, "day"), (336, "1"), (325, "N"), (340, "2")]);
+    day_order(&mut a, "d1");
+    check(&er(&mut a), &[(150, "0"), (59, "0")]);
+    new_order(&mut a, "g1", "ACME", "1", "9.00", "5");
+    check(&er(&mut a), &[(150, "0"), (59, "1")]);
+    // Nothing else is sent: the loop's own Tick ends the day.
+    let expired = er(&mut a);
+    check(&expired, &[(11, "d1"), (150, "C"), (39, "C"), (151, "0")]);
+    let (h, _) = a.expect("h", T).unwrap();
+    check(&h, &[(335, "day"), (325, "Y"), (340, "3")]);
+    day_order(&mut a, "d2");
+    let text = format!("market closed until {} UTC", hms(opens));
+    check(&er(&mut a), &[(11, "d2"), (150, "8"), (58, text.as_str())]);
+    a.send("g", &[(335, "now"), (263, "0")]).unwrap();
+    let (h, _) = a.expect("h", T).unwrap();
+    check(&h, &[(335, "now"), (325, "N"), (340, "3")]);
+    let hash = server.shutdown().unwrap();
+    let v = server::tools::verify(dir.path(), cfg.clone()).unwrap();
+    assert_eq!(
+        v.full_replay_hash, hash,
+        "a full replay gives the same state"
+    );
+    assert!(v.hashes_agree());
+    let server = start(cfg);
+    assert_eq!(server.recovered.state_hash, hash);
+    let mut b = logon(&server, "CLIENT1");
+    b.send("H", &[(11, "g1"), (55, "ACME"), (54, "1")]).unwrap();
+    check(&er(&mut b), &[(150, "I"), (39, "0"), (151, "5")]);
+    b.send("H", &[(11, "d1"), (55, "ACME"), (54, "1")]).unwrap();
+    check(&er(&mut b), &[(150, "I"), (151, "0")]);
+    server.shutdown().unwrap();
+}
+
+/// With no connection open the loop still journals a Tick at the end of the day: the DAY order
+/// expires then (its report waits in the session's store, stamped at the end of the day), and
+/// a restart rebuilds the same state.
+#[test]
+fn day_orders_expire_at_the_end_of_the_day_with_no_one_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let tod = time_of_day();
+    let end = (tod + 2_000_000_000) % (86_400 * 1_000_000_000);
+    cfg.trading_day_end_ns = Some(end);
+    let server = start(cfg.clone());
+    let mut a = logon(&server, "CLIENT2");
+    day_order(&mut a, "d1");
+    check(&er(&mut a), &[(150, "0")]);
+    a.send("5", &[]).unwrap();
+    a.expect("5", T).unwrap();
+    let next_in = a.out_seq;
+    drop(a);
+    std::thread::sleep(Duration::from_millis(3500));
+    let hash = server.shutdown().unwrap();
+    let v = server::tools::verify(dir.path(), cfg.clone()).unwrap();
+    assert_eq!(v.full_replay_hash, hash);
+    assert!(v.hashes_agree());
+    let server = start(cfg);
+    assert_eq!(server.recovered.state_hash, hash);
+    let mut b = logon_at(&server, "CLIENT2", next_in, false);
+    b.send("2", &[(7, "1"), (16, "0")]).unwrap();
+    let (m, _) = b.expect("8", T).unwrap();
+    check(&m, &[(11, "d1"), (150, "0"), (43, "Y")]);
+    let (m, _) = b.expect("8", T).unwrap();
+    check(&m, &[(11, "d1"), (150, "C"), (39, "C"), (43, "Y")]);
+    // Stamped by the Tick the loop journaled within a second or two of the end.
+    let sent = m.get(122).expect("OrigSendingTime");
+    let at = &sent[9..17];
+    let in_time = (0..=2).any(|k| hms(end + k * 1_000_000_000) == at);
+    assert!(in_time, "expired at {at}, the day ended at {}", hms(end));
+    server.shutdown().unwrap();
+}

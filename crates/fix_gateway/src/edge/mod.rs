@@ -11,17 +11,23 @@
 //! Never: reads a clock (time is the record's timestamp), touches a socket or a file, or
 //! decides a business rule (the exchange does: ownership, uniqueness, matching).
 //!
+//! Trading status: a session's TradingSessionStatusRequest (g) is answered with the
+//! exchange's status (TradingSessionStatus h); with SubscriptionRequestType 1 the session is
+//! told of every change (`Output::TradingStatus`) until it unsubscribes (263=2) or its
+//! connection ends. The subscriptions are state (snapshot), rebuilt by replay like the rest.
+//!
 //! Invariants: a session is bound to at most one connection; a Logon for a session bound to
 //! another connection is refused without disturbing it; outbound MsgSeqNum increases by one
-//! per message sent on a session (`fix::Session`).
+//! per message sent on a session (`fix::Session`); only a bound session has a trading-status
+//! subscription.
 
 use crate::config::FixConfig;
 use crate::record::{AppMsg, ConnId, FixInput, InvalidKind};
 use crate::store::{CancelRejectRecipe, Store};
 use exchange::{ClHashes, ClHint, Exchange, Input, Outputs, Principal, Reject, SlotTable};
-use fix::app::{AppMessage, OrderMassCancelReport};
+use fix::app::{AppMessage, OrderMassCancelReport, TradSesStatus, TradingSessionStatus};
 use fix::{
-    DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent, SessionHandler,
+    DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent, SessionHandler, Text,
 };
 use std::sync::Arc;
 
@@ -234,8 +240,19 @@ pub struct FixEdge {
     /// Sessions whose connection went away during the current record, in the order they
     /// did: the exchange hears of each (`Input::Disconnected`) before the record ends.
     ended: Vec<u16>,
+    /// By session: the TradSesReqID of its trading-status subscription (TradingSessionStatus
+    /// on every change), if it has one.
+    trading_subs: Vec<Option<Text>>,
     enc: Encoder,
     log: EdgeLog,
+}
+
+/// TradSesStatus (340) of the exchange's status.
+pub fn trad_ses_status(s: exchange::TradingStatus) -> TradSesStatus {
+    match s {
+        exchange::TradingStatus::Open => TradSesStatus::Open,
+        exchange::TradingStatus::Closed => TradSesStatus::Closed,
+    }
 }
 
 impl FixEdge {
@@ -265,6 +282,7 @@ impl FixEdge {
             divergence: None,
             last_seq: 0,
             ended: Vec::with_capacity(n),
+            trading_subs: vec![None; n],
             enc: Encoder::default(),
             log: EdgeLog::new(n),
             cfg,
@@ -307,6 +325,7 @@ impl FixEdge {
     }
 
     fn unbind(&mut self, ix: usize) {
+        self.trading_subs[ix] = None;
         if let Some(c) = self.conn_of[ix].take() {
             self.conns.remove(c);
             self.ended.push(ix as u16);
@@ -361,8 +380,58 @@ impl FixEdge {
             stats: &mut self.stats,
             echo: &[],
             mass_count: None,
+            trading_subs: &self.trading_subs,
             body: &mut self.enc,
         }
+    }
+
+    /// The TradSesReqID of session `ix`'s trading-status subscription, if it has one.
+    pub fn trading_subscription(&self, ix: u16) -> Option<&[u8]> {
+        self.trading_subs
+            .get(ix as usize)?
+            .as_ref()
+            .map(|t| t.as_bytes())
+    }
+
+    /// A TradingSessionStatusRequest of session `ix` (`subscription` 0, 1 or 2): the
+    /// exchange first hears that time passed (the day may have ended), then the session is
+    /// answered with the status (0, 1) and subscribed (1) or unsubscribed (2).
+    fn on_trading_status_request<const MD: bool>(
+        &mut self,
+        d: Delivery,
+        req_id: &Text,
+        subscription: u8,
+        x: &mut ToExchange<'_>,
+        out: &mut Outbox,
+    ) {
+        let ix = d.ix;
+        let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+        x.x.apply(d.seq, d.ts, &Input::Tick, &mut e);
+        if subscription == 2 {
+            if self.trading_subs[ix].as_ref() == Some(req_id) {
+                self.trading_subs[ix] = None;
+                return;
+            }
+            let req_id = String::from_utf8_lossy(req_id.as_bytes());
+            let text = format!("no trading-status subscription with TradSesReqID(335) {req_id}");
+            let id = exchange::ClOrdId::truncated(&req_id);
+            let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+            e.business_reject(ix as u16, d.msg_seq, b"g", &id, false, &text);
+            return;
+        }
+        if subscription == 1 {
+            self.trading_subs[ix] = Some(*req_id);
+        }
+        let status = trad_ses_status(x.x.trading_status());
+        let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+        e.send_body(ix as u16, b'h', |v, enc| {
+            TradingSessionStatus {
+                req_id: Some(req_id.as_bytes()),
+                status,
+                unsolicited: false,
+            }
+            .encode_body(v, enc)
+        });
     }
 
     /// After driving session `ix` with `w`: a disconnect closes and unbinds its connection.
@@ -592,6 +661,13 @@ impl FixEdge {
             msg_seq,
             own,
         } = d;
+        if let AppMsg::TradingStatus {
+            req_id,
+            subscription,
+        } = app
+        {
+            return self.on_trading_status_request::<MD>(d, req_id, *subscription, x, out);
+        }
         let who = self.principal(ix as u16);
         let mut e = self.edge_out::<MD>(seq, ts, out);
         match app {
@@ -712,6 +788,7 @@ impl FixEdge {
                     t => e.business_reject(ix as u16, msg_seq, &[t], &b.cl_ord_id, false, text),
                 }
             }
+            AppMsg::TradingStatus { .. } => unreachable!("handled above"),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The exchange's outputs as FIX messages: ExecutionReports, OrderCancelRejects,
 //! OrderMassCancelReports and BusinessMessageRejects on the sessions of the orders' owners,
-//! and the explicit mappings from the exchange's reasons to FIX codes.
+//! TradingSessionStatus to the sessions subscribed to the trading status, and the explicit
+//! mappings from the exchange's reasons to FIX codes.
 
 use super::{EdgeStats, FixSession, Outbox, Wire};
 use crate::config::FixConfig;
@@ -8,7 +9,7 @@ use crate::record::ConnId;
 use crate::store::{Body, CancelRejectRecipe, ExecRecipe};
 use exchange::{ClOrdId, OrderStatus, Output, Outputs, Reject, Report, ReportKind};
 use fix::app::{self, AppMessage, BusinessMessageReject, ExecType, OrdStatus, OrderlessReport};
-use fix::{BusinessRejectReason, Encoder, FixVersion};
+use fix::{BusinessRejectReason, Encoder, FixVersion, Text};
 use types::CancelReason;
 
 /// The exchange's outputs of one application message, as FIX messages on the sessions of
@@ -25,6 +26,8 @@ pub(super) struct EdgeOut<'a, const MD: bool = false> {
     /// A status request's echoed fields.
     pub(super) echo: &'a [u8],
     pub(super) mass_count: Option<u64>,
+    /// By session: its trading-status subscription's TradSesReqID.
+    pub(super) trading_subs: &'a [Option<Text>],
     /// The body of a message `send_body` writes (reused: no allocation per message).
     pub(super) body: &'a mut Encoder,
 }
@@ -63,14 +66,34 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                 n,
             } => {
                 let echo = crate::adapter::echo_of(self.cfg, order);
+                let mut buf = [0u8; 48];
                 self.order_reject(
                     to,
                     &order.cl_ord_id,
                     n,
                     reason,
-                    reason.text(),
+                    reason.describe(&mut buf),
                     echo.as_bytes(),
                 );
+            }
+            // A closed market's reject says when it opens (a text of its own, stored as bytes).
+            Output::CancelRejected {
+                to,
+                cl_ord_id,
+                orig_cl_ord_id,
+                replace,
+                reason: reason @ Reject::MarketClosed { .. },
+                ..
+            } => {
+                let mut buf = [0u8; 48];
+                self.cancel_reject_text(
+                    to,
+                    cl_ord_id,
+                    orig_cl_ord_id,
+                    replace,
+                    cxl_rej_reason(reason),
+                    reason.describe(&mut buf),
+                )
             }
             Output::CancelRejected {
                 to,
@@ -108,6 +131,7 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                 });
             }
             Output::Market(e) => self.out.market.push(*e),
+            Output::TradingStatus(s) => self.trading_status(s),
         }
     }
 }
@@ -150,6 +174,27 @@ impl<const MD: bool> EdgeOut<'_, MD> {
             self.stats.execution_reports += 1;
         }
         self.write_last(to, seq, msg_type);
+    }
+
+    /// TradingSessionStatus (UnsolicitedIndicator Y) to every subscribed session, in session
+    /// order.
+    #[cold]
+    fn trading_status(&mut self, s: exchange::TradingStatus) {
+        let subs = self.trading_subs;
+        let status = super::trad_ses_status(s);
+        for (ix, sub) in subs.iter().enumerate() {
+            let Some(req_id) = sub else {
+                continue;
+            };
+            self.send_body(ix as u16, b'h', |v, enc| {
+                app::TradingSessionStatus {
+                    req_id: Some(req_id.as_bytes()),
+                    status,
+                    unsolicited: true,
+                }
+                .encode_body(v, enc)
+            });
+        }
     }
 
     #[inline(never)]

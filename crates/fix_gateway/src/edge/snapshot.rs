@@ -1,5 +1,6 @@
-//! The edge's part of checkpoints and snapshots: each session's numbers, its queue and its
-//! resend store (kept as recipes, rebuilt byte for byte on resend).
+//! The edge's part of checkpoints and snapshots: each session's numbers, its queue, its
+//! resend store (kept as recipes, rebuilt byte for byte on resend) and its trading-status
+//! subscription.
 
 use super::{EdgeCheckpoint, FixEdge, SessionMark};
 use crate::config::FixConfig;
@@ -190,6 +191,15 @@ impl FixEdge {
                 }
             }
         }
+        for sub in &self.trading_subs {
+            match sub {
+                Some(id) => {
+                    e.u64(1);
+                    e.bytes(id.as_bytes());
+                }
+                None => e.u64(0),
+            }
+        }
     }
 
     /// Restores what `snapshot` wrote (with the same configuration); returns the bytes after
@@ -270,6 +280,18 @@ impl FixEdge {
                     k => return Err(format!("snapshot: stored message kind {k}")),
                 }
             }
+        }
+        for ix in 0..n {
+            self.trading_subs[ix] = match r.u64()? {
+                0 => None,
+                1 if self.conn_of[ix].is_some() => Some(
+                    fix::Text::exact(r.bytes()?)
+                        .filter(|t| !t.as_bytes().is_empty())
+                        .ok_or("snapshot: bad TradSesReqID")?,
+                ),
+                1 => return Err("snapshot: a trading-status subscription of no connection".into()),
+                _ => return Err("snapshot: bad trading-status subscription flag".into()),
+            };
         }
         Ok(r.0)
     }

@@ -12,7 +12,8 @@ pub struct Args {
     /// TOML configuration (instruments, firms, sessions, durability, listen address). Without
     /// it: FIX 4.4 on 127.0.0.1:9878 as RIALTO (market data on 9879), sessions CLIENT1..CLIENT9
     /// and BOT1..BOT64, MD1..MD64 for market data only, instruments ACME BOLT CRNK (tick
-    /// 0.01), data in ./data.
+    /// 0.01), data in ./data; the trading day ends at 21:00:00 UTC (DAY orders expire;
+    /// `trading_day_end`, `trading_day_start` in the config).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Directory of the journal and snapshots (overrides the config's data_dir).
