@@ -59,6 +59,7 @@ pub mod app;
 pub mod client;
 pub mod decimal;
 pub mod decode;
+pub mod dict;
 pub mod encode;
 pub mod md;
 pub mod scan;
@@ -126,6 +127,7 @@ pub enum SessionRejectReason {
     InvalidMsgType = 11,
     TagAppearsMoreThanOnce = 13,
     TagSpecifiedOutOfRequiredOrder = 14,
+    RepeatingGroupFieldsOutOfOrder = 15,
     IncorrectNumInGroupCount = 16,
     Other = 99,
 }
