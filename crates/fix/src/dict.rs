@@ -410,12 +410,18 @@ impl Dictionary {
         Ok(())
     }
 
+    /// A value the field enumerates is well formed even where the standard's own type says
+    /// otherwise (FIX 4.4 MassCancelRejectReason 532 is a CHAR whose "Other" is 99).
     #[inline]
     fn check_value(&self, f: &FieldDef, v: &[u8], i: usize) -> Result<(), Violation> {
+        let enumerated = f.is_enumerated();
+        if enumerated && f.first_disallowed(v).is_none() {
+            return Ok(());
+        }
         if !f.ty.accepts(v) {
             return Err(self.violation(Kind::Format, Some(f.tag), i, 0));
         }
-        if f.first_disallowed(v).is_some() {
+        if enumerated {
             return Err(self.violation(Kind::Value, Some(f.tag), i, 0));
         }
         Ok(())

@@ -425,3 +425,15 @@ fn lookups() {
     assert!(dictionary(FixVersion::Fix44).message(b"D").unwrap().allows(453));
     assert!(!dictionary(FixVersion::Fix42).message(b"D").unwrap().allows(453));
 }
+
+/// A value the dictionary enumerates is accepted even where the field's own type disagrees
+/// (FIX 4.4 MassCancelRejectReason 532 is a CHAR whose Other is 99); any other value is
+/// judged by the type first.
+#[test]
+fn enumerated_values_win_over_the_type() {
+    let v = FixVersion::Fix44;
+    let r = "11=M1|37=1|530=1|531=0|532=99|";
+    ok(v, "r", r);
+    bad(v, "r", &r.replace("532=99", "532=98"), R::IncorrectDataFormat, 532, "'98'");
+    bad(v, "r", &r.replace("532=99", "532=9"), R::ValueIncorrect, 532, "no value '9'");
+}
