@@ -187,7 +187,11 @@ fn parse_members(
         if w[0] == "end" {
             return out;
         }
-        let flag = if w[0].starts_with('@') { w.get(1) } else { w.get(2) };
+        let flag = if w[0].starts_with('@') {
+            w.get(1)
+        } else {
+            w.get(2)
+        };
         let required = match flag.copied() {
             Some("Y") => true,
             Some("N") => false,
@@ -293,9 +297,21 @@ fn push(out: &mut Flat, tag: u32, required: bool, group: Option<usize>) {
 fn build(session: &Section, app: &Section) -> Dict {
     let mut groups = Vec::new();
     let mut header = Flat::new();
-    expand(&session.header, &session.components, true, &mut groups, &mut header);
+    expand(
+        &session.header,
+        &session.components,
+        true,
+        &mut groups,
+        &mut header,
+    );
     let mut trailer = Flat::new();
-    expand(&session.trailer, &session.components, true, &mut groups, &mut trailer);
+    expand(
+        &session.trailer,
+        &session.components,
+        true,
+        &mut groups,
+        &mut trailer,
+    );
     // BeginString, BodyLength, MsgType and CheckSum are where they must be in every decoded
     // message (the decoder's invariant); the validator does not look for them again.
     for e in header.iter_mut().chain(trailer.iter_mut()) {
@@ -348,7 +364,10 @@ fn build(session: &Section, app: &Section) -> Dict {
     mark(&header, 1, &mut by_tag);
     mark(&trailer, 2, &mut by_tag);
     let max_top_entries = messages.iter().map(|m| m.3.len()).max().unwrap_or(0);
-    assert!(header.len() <= 64 && trailer.len() <= 64, "header/trailer over 64 members");
+    assert!(
+        header.len() <= 64 && trailer.len() <= 64,
+        "header/trailer over 64 members"
+    );
     Dict {
         fields: by_tag
             .into_iter()
@@ -364,7 +383,10 @@ fn build(session: &Section, app: &Section) -> Dict {
 
 fn msg_key(t: &str) -> u32 {
     let b = t.as_bytes();
-    assert!(!b.is_empty() && b.len() <= 3, "{SOURCE}: MsgType {t} longer than 3");
+    assert!(
+        !b.is_empty() && b.len() <= 3,
+        "{SOURCE}: MsgType {t} longer than 3"
+    );
     b.iter().fold(0u32, |k, &c| (k << 8) | c as u32)
 }
 
@@ -403,6 +425,13 @@ fn field_type(t: &str) -> &'static str {
     }
 }
 
+/// Up to 8 bytes as a big-endian u64, left-aligned: `fix::dict::key64` must agree.
+fn key64(b: &[u8]) -> u64 {
+    let mut k = [0u8; 8];
+    k[..b.len()].copy_from_slice(b);
+    u64::from_be_bytes(k)
+}
+
 fn bytes_lit(s: &str) -> String {
     format!("b{s:?}")
 }
@@ -411,12 +440,18 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
     let index_of: HashMap<u32, usize> =
         d.fields.iter().enumerate().map(|(i, f)| (f.0, i)).collect();
     // Enum value lists.
-    writeln!(out, "static {ident}_FIELDS: [FieldDef; {}] = [", d.fields.len()).unwrap();
+    writeln!(
+        out,
+        "static {ident}_FIELDS: [FieldDef; {}] = [",
+        d.fields.len()
+    )
+    .unwrap();
     for (tag, name, ty, values, seg) in &d.fields {
         let mut sorted: Vec<&String> = values.iter().collect();
         sorted.sort();
         sorted.dedup();
-        let single = !sorted.is_empty() && sorted.iter().all(|v| v.len() == 1 && v.as_bytes()[0] < 128);
+        let single =
+            !sorted.is_empty() && sorted.iter().all(|v| v.len() == 1 && v.as_bytes()[0] < 128);
         let mut chars = [0u64; 2];
         if single {
             for v in &sorted {
@@ -424,7 +459,16 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
                 chars[(c / 64) as usize] |= 1 << (c % 64);
             }
         }
-        let list: Vec<String> = if single {
+        // Values of at most 8 bytes: big-endian u64 keys (left-aligned, zero-padded: the
+        // order of the bytes); longer ones: byte strings.
+        let short = !single && sorted.iter().all(|v| v.len() <= 8);
+        let mut keys: Vec<u64> = if short {
+            sorted.iter().map(|v| key64(v.as_bytes())).collect()
+        } else {
+            Vec::new()
+        };
+        keys.sort();
+        let list: Vec<String> = if single || short {
             Vec::new()
         } else {
             sorted.iter().map(|v| bytes_lit(v)).collect()
@@ -433,7 +477,7 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
         writeln!(
             out,
             "    FieldDef {{ tag: {tag}, name: {name:?}, ty: FieldType::{}, segment: Segment::{segment}, \
-             chars: [{:#x}, {:#x}], values: &[{}] }},",
+             chars: [{:#x}, {:#x}], keys: &{keys:?}, values: &[{}] }},",
             field_type(ty),
             chars[0],
             chars[1],
@@ -447,8 +491,13 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
     for (i, f) in d.fields.iter().enumerate() {
         dense[f.0 as usize] = u16::try_from(i + 1).unwrap();
     }
-    writeln!(out, "static {ident}_INDEX: [u16; {}] = {dense:?};", dense.len()).unwrap();
-    let layout = |flat: &Flat| -> String {
+    writeln!(
+        out,
+        "static {ident}_INDEX: [u16; {}] = {dense:?};",
+        dense.len()
+    )
+    .unwrap();
+    let layout = |flat: &Flat, direct: bool| -> String {
         let mut entries: Vec<(u32, usize, usize, Option<usize>, bool)> = flat
             .iter()
             .enumerate()
@@ -472,32 +521,52 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
             })
             .collect();
         let rs: Vec<String> = required.iter().map(|r| r.1.to_string()).collect();
+        // Tags below DIRECT_TAGS: entry index + 1 by tag, up to the layout's largest such tag.
+        let mut dense: Vec<u16> = Vec::new();
+        if direct {
+            for (i, e) in entries.iter().enumerate() {
+                if e.0 < 128 {
+                    dense.resize(dense.len().max(e.0 as usize + 1), 0);
+                    dense[e.0 as usize] = u16::try_from(i + 1).unwrap();
+                }
+            }
+        }
         format!(
-            "Layout {{ entries: &[{}], required: &[{}] }}",
+            "Layout {{ entries: &[{}], required: &[{}], direct: &{dense:?} }}",
             es.join(", "),
             rs.join(", ")
         )
     };
-    writeln!(out, "static {ident}_GROUPS: [GroupDef; {}] = [", d.groups.len()).unwrap();
+    writeln!(
+        out,
+        "static {ident}_GROUPS: [GroupDef; {}] = [",
+        d.groups.len()
+    )
+    .unwrap();
     for g in &d.groups {
         writeln!(
             out,
             "    GroupDef {{ count_tag: {}, delimiter: {}, layout: {} }},",
             g.count_tag,
             g.members[0].0,
-            layout(&g.members)
+            layout(&g.members, false)
         )
         .unwrap();
     }
     writeln!(out, "];").unwrap();
-    writeln!(out, "static {ident}_MESSAGES: [MessageDef; {}] = [", d.messages.len()).unwrap();
+    writeln!(
+        out,
+        "static {ident}_MESSAGES: [MessageDef; {}] = [",
+        d.messages.len()
+    )
+    .unwrap();
     for (t, name, admin, flat) in &d.messages {
         writeln!(
             out,
             "    MessageDef {{ key: {}, msg_type: {}, name: {name:?}, admin: {admin}, layout: {} }},",
             msg_key(t),
             bytes_lit(t),
-            layout(flat)
+            layout(flat, true)
         )
         .unwrap();
     }
@@ -507,8 +576,8 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
         "static {ident}: Dictionary = Dictionary {{ version: FixVersion::{version}, \
          fields: &{ident}_FIELDS, index: &{ident}_INDEX, header: {}, trailer: {}, \
          messages: &{ident}_MESSAGES, groups: &{ident}_GROUPS }};",
-        layout(&d.header),
-        layout(&d.trailer)
+        layout(&d.header, true),
+        layout(&d.trailer, true)
     )
     .unwrap();
 }

@@ -29,6 +29,7 @@
 //!   the dictionary's order (a member repeated in one entry included); 16 a NumInGroup that
 //!   differs from the entries present; a group ends at the first tag that is not a member;
 //! - 1 a required field missing: header, body, trailer, and in each group entry.
+//!
 //! Reason 4 (tag without a value) and the place of BeginString, BodyLength, MsgType and
 //! CheckSum are the decoder's: `DecodeError::EmptyValue` and `HeaderOrder`, which
 //! `session::malformed_reason` maps to 4 and 14; such a message never reaches `validate`.
@@ -42,7 +43,6 @@
 //! well formed and in range, and every required field and group entry is present.
 
 use crate::decode::{parse_u64, Message};
-use crate::time::parse_utc_timestamp;
 use crate::{FixVersion, SessionRejectReason};
 
 /// A field's FIX data type, as the dictionary names it.
@@ -125,16 +125,17 @@ impl FieldType {
             T::Int => is_digits(v.strip_prefix(b"-").unwrap_or(v)),
             T::Length | T::NumInGroup | T::SeqNum => parse_u64(v).is_some(),
             T::DayOfMonth => matches!(parse_u64(v), Some(1..=31)) && v.len() <= 2,
-            T::Float | T::Qty | T::Price | T::PriceOffset | T::Amt | T::Percentage => {
-                is_decimal(v)
-            }
+            T::Float | T::Qty | T::Price | T::PriceOffset | T::Amt | T::Percentage => is_decimal(v),
             T::Char => v.len() == 1,
             T::Boolean => v == b"Y" || v == b"N",
             T::MultipleCharValue => {
-                v.len() % 2 == 1 && v.iter().enumerate().all(|(i, &c)| (c == b' ') == (i % 2 == 1))
+                v.len() % 2 == 1
+                    && v.iter()
+                        .enumerate()
+                        .all(|(i, &c)| (c == b' ') == (i % 2 == 1))
             }
             T::MonthYear => is_month_year(v),
-            T::UtcTimestamp => parse_utc_timestamp(v).is_some(),
+            T::UtcTimestamp => is_utc_timestamp(v),
             T::UtcTimeOnly => is_time_only(v),
             T::UtcDateOnly | T::LocalMktDate => is_date(v),
             T::String
@@ -151,7 +152,10 @@ impl FieldType {
     }
 
     fn is_multiple(self) -> bool {
-        matches!(self, FieldType::MultipleCharValue | FieldType::MultipleStringValue)
+        matches!(
+            self,
+            FieldType::MultipleCharValue | FieldType::MultipleStringValue
+        )
     }
 }
 
@@ -172,14 +176,28 @@ pub struct FieldDef {
     segment: Segment,
     /// The allowed values when they are all single ASCII bytes: bit c set for byte c.
     chars: [u64; 2],
-    /// The allowed values otherwise, sorted (empty with `chars` zero: any value).
+    /// The allowed values otherwise when all have at most 8 bytes, as sorted `key64`s.
+    keys: &'static [u64],
+    /// The allowed values otherwise, sorted (all three empty: any value).
     values: &'static [&'static [u8]],
+}
+
+/// Up to 8 bytes (no NUL) as a big-endian u64, left-aligned: one integer comparison per
+/// enumerated value instead of a byte-string comparison. `None` for a longer value.
+#[inline]
+fn key64(v: &[u8]) -> Option<u64> {
+    if v.len() > 8 || v.contains(&0) {
+        return None;
+    }
+    let mut k = [0u8; 8];
+    k[..v.len()].copy_from_slice(v);
+    Some(u64::from_be_bytes(k))
 }
 
 impl FieldDef {
     /// Whether the field's values are enumerated.
     pub fn is_enumerated(&self) -> bool {
-        self.chars != [0, 0] || !self.values.is_empty()
+        self.chars != [0, 0] || !self.keys.is_empty() || !self.values.is_empty()
     }
 
     /// Whether `v` is one of the enumerated values (or any value if there are none). A
@@ -190,6 +208,9 @@ impl FieldDef {
                 [c] if *c < 128 => self.chars[(*c / 64) as usize] >> (*c % 64) & 1 == 1,
                 _ => false,
             };
+        }
+        if !self.keys.is_empty() {
+            return key64(v).is_some_and(|k| self.keys.binary_search(&k).is_ok());
         }
         self.values.is_empty() || self.values.binary_search(&v).is_ok()
     }
@@ -225,11 +246,23 @@ struct Layout {
     entries: &'static [Entry],
     /// Indices in `entries` of the required members, in definition order.
     required: &'static [u16],
+    /// Messages, header and trailer: for each tag below `DIRECT_TAGS` up to the layout's
+    /// largest such tag, 1 + its index in `entries` (0: not a member). Empty for groups.
+    direct: &'static [u16],
 }
+
+/// Tags below this are found in a message layout with one load (the order path's tags).
+const DIRECT_TAGS: u32 = 128;
 
 impl Layout {
     #[inline]
     fn find(&self, tag: u32) -> Option<usize> {
+        if !self.direct.is_empty() && tag < DIRECT_TAGS {
+            return match self.direct.get(tag as usize) {
+                Some(&k) if k != 0 => Some(k as usize - 1),
+                _ => None,
+            };
+        }
         self.entries.binary_search_by_key(&tag, |e| e.tag).ok()
     }
 }
@@ -333,12 +366,14 @@ impl Dictionary {
 
     /// Whether `tag` belongs to the standard header (a header group's members included).
     pub fn is_header_tag(&self, tag: u32) -> bool {
-        self.field(tag).is_some_and(|f| f.segment == Segment::Header)
+        self.field(tag)
+            .is_some_and(|f| f.segment == Segment::Header)
     }
 
     /// Whether `tag` belongs to the standard trailer.
     pub fn is_trailer_tag(&self, tag: u32) -> bool {
-        self.field(tag).is_some_and(|f| f.segment == Segment::Trailer)
+        self.field(tag)
+            .is_some_and(|f| f.segment == Segment::Trailer)
     }
 
     /// Checks `msg` against this dictionary (see the module's header for what is checked).
@@ -573,7 +608,11 @@ impl Violation {
         };
         let value = || {
             let at = self.at as usize;
-            let v = if at < msg.field_count() { msg.field(at).1 } else { b"" };
+            let v = if at < msg.field_count() {
+                msg.field(at).1
+            } else {
+                b""
+            };
             String::from_utf8_lossy(v).into_owned()
         };
         let tag = self.ref_tag.unwrap_or(0);
@@ -688,6 +727,16 @@ fn is_time_only(v: &[u8]) -> bool {
     }
 }
 
+/// YYYYMMDD-HH:MM:SS with no fraction or one of 3, 6 or 9 digits: the forms
+/// `time::parse_utc_timestamp` reads (which also wants a real day and a year from 1970).
+fn is_utc_timestamp(v: &[u8]) -> bool {
+    v.len() >= 17
+        && v[8] == b'-'
+        && is_date(&v[..8])
+        && matches!(v.len(), 17 | 21 | 24 | 27)
+        && is_time_only(&v[9..])
+}
+
 /// YYYYMM, YYYYMMDD or YYYYMMwN (week 1 to 5).
 fn is_month_year(v: &[u8]) -> bool {
     if v.len() < 6 || !is_digits(&v[..4]) || !matches!(two(v, 4), Some(1..=12)) {
@@ -698,5 +747,47 @@ fn is_month_year(v: &[u8]) -> bool {
         [b'w', b'1'..=b'5'] => true,
         [_, _] => matches!(two(v, 6), Some(1..=31)),
         _ => false,
+    }
+}
+
+/// Fuzz entry: frames and decodes `bytes` as a stream (resyncing after garbage) and as one
+/// message body in each version, and validates every decoded message against every
+/// dictionary. Never panics; a violation's RefTagID names a field of the message unless a
+/// field is missing, and its text is never empty.
+pub fn fuzz_validate(bytes: &[u8]) {
+    use crate::decode::{frame, resync, Decoder, Limits};
+    let mut decoder = Decoder::new(Limits::default());
+    let check = |msg: &Message<'_>| {
+        for v in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
+            if let Err(e) = dictionary(v).validate(msg) {
+                assert!(!e.text(msg).is_empty());
+                if e.reason != SessionRejectReason::RequiredTagMissing {
+                    let tag = e
+                        .ref_tag
+                        .expect("a violation other than a missing tag names one");
+                    assert!(msg.fields().any(|(t, _)| t == tag), "{e:?}");
+                }
+            }
+        }
+    };
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match frame(rest, decoder.limits().msg_len_max) {
+            Ok(None) => break,
+            Ok(Some(len)) => {
+                if let Ok(msg) = decoder.decode(rest) {
+                    check(&msg);
+                }
+                rest = &rest[len..];
+            }
+            Err(_) => rest = &rest[resync(rest).max(1)..],
+        }
+    }
+    let mut framed = Vec::with_capacity(bytes.len() + 32);
+    for v in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
+        crate::wrap_body(v, bytes, &mut framed);
+        if let Ok(msg) = decoder.decode(&framed) {
+            check(&msg);
+        }
     }
 }

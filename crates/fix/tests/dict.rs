@@ -39,7 +39,10 @@ fn bad(v: FixVersion, msg_type: &str, body: &str, reason: R, tag: u32, words: &s
         Ok(()) => panic!("{v:?} 35={msg_type} {body}: accepted, wanted {reason:?}"),
         Err((r, t, text)) => {
             assert_eq!((r, t), (reason, Some(tag)), "{v:?} {body}: {text}");
-            assert!(text.contains(words), "{v:?} {body}: {text:?} lacks {words:?}");
+            assert!(
+                text.contains(words),
+                "{v:?} {body}: {text:?} lacks {words:?}"
+            );
         }
     }
 }
@@ -69,7 +72,11 @@ fn valid_messages_of_every_kind_pass() {
         ok(v, "5", "58=bye|");
         ok(v, "A", logon(v));
         ok(v, "D", &nos(v));
-        ok(v, "F", &format!("41=C1|11=C2|55=ACME|54=1|60={NOW}|38=100|"));
+        ok(
+            v,
+            "F",
+            &format!("41=C1|11=C2|55=ACME|54=1|60={NOW}|38=100|"),
+        );
         let handl = if v == FixVersion::Fix42 { "21=1|" } else { "" };
         ok(
             v,
@@ -77,14 +84,22 @@ fn valid_messages_of_every_kind_pass() {
             &format!("41=C1|11=C2|{handl}55=ACME|54=1|60={NOW}|38=50|40=2|44=10.5|"),
         );
         ok(v, "H", "11=C1|55=ACME|54=1|");
-        ok(v, "V", "262=r1|263=1|264=0|265=1|267=2|269=0|269=1|146=2|55=AAA|55=BBB|");
+        ok(
+            v,
+            "V",
+            "262=r1|263=1|264=0|265=1|267=2|269=0|269=1|146=2|55=AAA|55=BBB|",
+        );
         ok(v, "e", "324=s1|55=ACME|263=0|");
         ok(v, "j", "45=3|372=Z|380=3|58=unsupported|");
         if v != FixVersion::Fix42 {
             ok(v, "q", &format!("11=M1|530=7|60={NOW}|"));
             ok(v, "q", &format!("11=M1|530=1|55=ACME|54=2|60={NOW}|"));
             ok(v, "x", "320=s1|559=4|");
-            ok(v, "D", &format!("{}453=2|448=P1|447=D|452=3|448=P2|452=11|", nos(v)));
+            ok(
+                v,
+                "D",
+                &format!("{}453=2|448=P1|447=D|452=3|448=P2|452=11|", nos(v)),
+            );
         }
         // Header fields in any order before the body; an optional trailer.
         ok(v, "0", "115=ON|");
@@ -109,7 +124,14 @@ fn every_reason_with_its_ref_tag_in_every_version() {
     for v in VERSIONS {
         let nos = nos(v);
         // 0: a tag no version defines.
-        bad(v, "D", &format!("{nos}9999=x|"), R::InvalidTagNumber, 9999, "tag 9999");
+        bad(
+            v,
+            "D",
+            &format!("{nos}9999=x|"),
+            R::InvalidTagNumber,
+            9999,
+            "tag 9999",
+        );
         // 2: a defined tag that NewOrderSingle does not have.
         bad(
             v,
@@ -136,7 +158,7 @@ fn every_reason_with_its_ref_tag_in_every_version() {
             112,
             "required tag TestReqID(112) missing",
         );
-        match check_raw(v, &format!("35=0|49=C|56=R|34=2|")) {
+        match check_raw(v, "35=0|49=C|56=R|34=2|") {
             Err((R::RequiredTagMissing, Some(52), t)) => assert!(t.contains("SendingTime(52)")),
             other => panic!("{v:?}: {other:?}"),
         }
@@ -171,13 +193,23 @@ fn every_reason_with_its_ref_tag_in_every_version() {
             ("38=1x0", 38, "OrderQty(38) '1x0' is not a valid QTY"),
             ("44=1.2.3", 44, "Price(44) '1.2.3'"),
             ("44=1e5", 44, "Price(44) '1e5'"),
-            ("60=20231114-25:00:00", 60, "TransactTime(60) '20231114-25:00:00'"),
+            (
+                "60=20231114-25:00:00",
+                60,
+                "TransactTime(60) '20231114-25:00:00'",
+            ),
             ("54=12", 54, "Side(54) '12' is not a valid CHAR"),
         ] {
             let base = field.split('=').next().unwrap();
             let body = nos
                 .split('|')
-                .map(|kv| if kv.split('=').next() == Some(base) { field } else { kv })
+                .map(|kv| {
+                    if kv.split('=').next() == Some(base) {
+                        field
+                    } else {
+                        kv
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join("|");
             bad(v, "D", &body, R::IncorrectDataFormat, tag, words);
@@ -207,7 +239,14 @@ fn every_reason_with_its_ref_tag_in_every_version() {
             54,
             "Side(54) appears more than once",
         );
-        bad(v, "0", "34=3|", R::TagAppearsMoreThanOnce, 34, "MsgSeqNum(34)");
+        bad(
+            v,
+            "0",
+            "34=3|",
+            R::TagAppearsMoreThanOnce,
+            34,
+            "MsgSeqNum(34)",
+        );
         // 14: a header tag after the body, a body tag after the trailer.
         bad(
             v,
@@ -281,7 +320,11 @@ fn every_reason_with_its_ref_tag_in_every_version() {
 fn required_group_members_and_entry_order_in_fix42() {
     let v = FixVersion::Fix42;
     // W's NoMDEntries: MDEntryPx (270) is required in each entry.
-    ok(v, "W", "262=r|55=ACME|268=2|269=0|270=10|271=5|269=1|270=11|");
+    ok(
+        v,
+        "W",
+        "262=r|55=ACME|268=2|269=0|270=10|271=5|269=1|270=11|",
+    );
     bad(
         v,
         "W",
@@ -405,7 +448,9 @@ fn lookups() {
             assert!(std::ptr::eq(d.message(m.msg_type).unwrap(), m));
         }
         // Every message Rialto receives or sends.
-        let common = ["0", "1", "2", "3", "4", "5", "A", "D", "F", "G", "H", "8", "9", "j"];
+        let common = [
+            "0", "1", "2", "3", "4", "5", "A", "D", "F", "G", "H", "8", "9", "j",
+        ];
         let md = ["V", "W", "X", "Y", "e", "f", "g", "h"];
         for t in common.iter().chain(md.iter()) {
             assert!(d.message(t.as_bytes()).is_some(), "{v:?} lacks {t}");
@@ -417,13 +462,22 @@ fn lookups() {
         }
     }
     // Versions differ where the standards do.
-    assert_eq!(dictionary(FixVersion::Fix42).field(38).unwrap().ty, FieldType::Qty);
+    assert_eq!(
+        dictionary(FixVersion::Fix42).field(38).unwrap().ty,
+        FieldType::Qty
+    );
     assert!(dictionary(FixVersion::Fix42).field(1128).is_none());
     let fixt = dictionary(FixVersion::Fix50Sp2);
     assert!(fixt.is_header_tag(1128) && fixt.field(1137).is_some());
     assert!(fixt.message(b"A").unwrap().allows(1137));
-    assert!(dictionary(FixVersion::Fix44).message(b"D").unwrap().allows(453));
-    assert!(!dictionary(FixVersion::Fix42).message(b"D").unwrap().allows(453));
+    assert!(dictionary(FixVersion::Fix44)
+        .message(b"D")
+        .unwrap()
+        .allows(453));
+    assert!(!dictionary(FixVersion::Fix42)
+        .message(b"D")
+        .unwrap()
+        .allows(453));
 }
 
 /// A value the dictionary enumerates is accepted even where the field's own type disagrees
@@ -434,6 +488,53 @@ fn enumerated_values_win_over_the_type() {
     let v = FixVersion::Fix44;
     let r = "11=M1|37=1|530=1|531=0|532=99|";
     ok(v, "r", r);
-    bad(v, "r", &r.replace("532=99", "532=98"), R::IncorrectDataFormat, 532, "'98'");
-    bad(v, "r", &r.replace("532=99", "532=9"), R::ValueIncorrect, 532, "no value '9'");
+    bad(
+        v,
+        "r",
+        &r.replace("532=99", "532=98"),
+        R::IncorrectDataFormat,
+        532,
+        "'98'",
+    );
+    bad(
+        v,
+        "r",
+        &r.replace("532=99", "532=9"),
+        R::ValueIncorrect,
+        532,
+        "no value '9'",
+    );
+}
+
+/// The `fix_dict` fuzz body on its seeds (fuzz/seeds/fix_dict) and on random mutations of
+/// them: no panic, and its own assertions hold.
+#[test]
+fn fuzz_body_on_seeds_and_mutations() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/fix_dict");
+    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .expect("fuzz/seeds/fix_dict")
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(seeds.len() >= 5);
+    seeds.sort();
+    let mut rng = types::XorShift64::new(0x5EED_D1C7);
+    let alphabet = b"0123456789=\x01|.-YN DZ";
+    for seed in &seeds {
+        fix::dict::fuzz_validate(seed);
+        for _ in 0..300 {
+            let mut m = seed.clone();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(m.len() as u64 + 1) as usize;
+                let c = alphabet[rng.below(alphabet.len() as u64) as usize];
+                match rng.below(3) {
+                    0 if at < m.len() => m[at] = c,
+                    1 if at < m.len() => {
+                        m.remove(at);
+                    }
+                    _ => m.insert(at.min(m.len()), c),
+                }
+            }
+            fix::dict::fuzz_validate(&m);
+        }
+    }
 }

@@ -7,13 +7,13 @@
 //! (load generator, tests) is checked on its own: it lacks two required fields.
 
 use fix::app::{
-    BusinessMessageReject, CxlRejResponseTo, Echo, ExecType, ExecutionReport, NewOrder,
-    OrdStatus, OrderCancelReject, OrderMassCancelReport, OrderlessReport,
+    BusinessMessageReject, CxlRejResponseTo, Echo, ExecType, ExecutionReport, NewOrder, OrdStatus,
+    OrderCancelReject, OrderMassCancelReport, OrderlessReport,
 };
 use fix::dict::dictionary;
 use fix::md::{
-    ListedInstrument, MarketDataIncremental, MarketDataRequestReject, MarketDataSnapshot,
-    MdEntry, MdEntryType, MdRejectReason, SecurityList, SecurityStatus,
+    ListedInstrument, MarketDataIncremental, MarketDataRequestReject, MarketDataSnapshot, MdEntry,
+    MdEntryType, MdRejectReason, SecurityList, SecurityStatus,
 };
 use fix::{
     BusinessRejectReason, Decimal, Decoder, Encoder, FixVersion, Header, MemoryStore, Session,
@@ -165,7 +165,11 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
         );
     }
     for (order_id, ord_status, response_to) in [
-        (Some(7), Some(OrdStatus::New), CxlRejResponseTo::CancelRequest),
+        (
+            Some(7),
+            Some(OrdStatus::New),
+            CxlRejResponseTo::CancelRequest,
+        ),
         (None, None, CxlRejResponseTo::CancelReplaceRequest),
     ] {
         s.send_app(
@@ -273,7 +277,10 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
         now,
         h,
     );
-    for reason in [MdRejectReason::UnknownSymbol, MdRejectReason::UnsupportedMdEntryType] {
+    for reason in [
+        MdRejectReason::UnknownSymbol,
+        MdRejectReason::UnsupportedMdEntryType,
+    ] {
         s.send_app(
             &MarketDataRequestReject {
                 md_req_id: b"r2",
@@ -329,7 +336,9 @@ fn everything_rialto_sends_validates() {
         feed(&mut s, &inbound(v, "1", 2, "112=T1|"), T0, &mut h);
         // An empty value (decoder) and a missing required field (session): Rejects.
         let good = inbound(v, "D", 3, "11=A|55=X|");
-        let body = String::from_utf8(good.clone()).unwrap().replace("55=X\x01", "55=\x01");
+        let body = String::from_utf8(good.clone())
+            .unwrap()
+            .replace("55=X\x01", "55=\x01");
         let start = body.find("35=").unwrap();
         let end = body.rfind("10=").unwrap();
         let mut bad = Vec::new();
@@ -341,7 +350,12 @@ fn everything_rialto_sends_validates() {
         feed(&mut s, &inbound(v, "0", 6, ""), T0 + SEC, &mut h);
         // The client fills it and asks for everything: resends and gap fills.
         feed(&mut s, &inbound(v, "4", 5, "123=Y|36=7|"), T0 + SEC, &mut h);
-        feed(&mut s, &inbound(v, "2", 7, "7=1|16=0|"), T0 + 2 * SEC, &mut h);
+        feed(
+            &mut s,
+            &inbound(v, "2", 7, "7=1|16=0|"),
+            T0 + 2 * SEC,
+            &mut h,
+        );
         // Idle: Heartbeat, then TestRequest.
         s.on_tick(T0 + 40 * SEC, &mut h);
         s.on_tick(T0 + 75 * SEC, &mut h);
@@ -374,12 +388,17 @@ fn everything_rialto_sends_validates() {
             }
         }
         assert!(failures.is_empty(), "{v:?}:\n{}", failures.join("\n"));
-        let mut want = vec!["0", "1", "2", "3", "4", "5", "8", "9", "A", "W", "X", "Y", "f", "j"];
+        let mut want = vec![
+            "0", "1", "2", "3", "4", "5", "8", "9", "A", "W", "X", "Y", "f", "j",
+        ];
         if v != FixVersion::Fix42 {
             want.extend(["r", "y"]);
         }
         for t in want {
-            assert!(kinds.contains_key(t), "{v:?}: nothing of 35={t} sent: {kinds:?}");
+            assert!(
+                kinds.contains_key(t),
+                "{v:?}: nothing of 35={t} sent: {kinds:?}"
+            );
         }
     }
 }
@@ -419,16 +438,27 @@ fn client_new_order_lacks_only_transact_time_and_handl_inst() {
         let msg = d.decode(&built).unwrap();
         let first = dict.validate(&msg).unwrap_err();
         let want = if v == FixVersion::Fix42 { 21 } else { 60 };
-        assert_eq!((first.reason, first.ref_tag), (fix::SessionRejectReason::RequiredTagMissing, Some(want)));
+        assert_eq!(
+            (first.reason, first.ref_tag),
+            (fix::SessionRejectReason::RequiredTagMissing, Some(want))
+        );
         // With the two fields added, it validates.
         let text = String::from_utf8(built).unwrap();
         let start = text.find("35=").unwrap();
         let end = text.rfind("10=").unwrap();
-        let handl = if v == FixVersion::Fix42 { "21=1\x01" } else { "" };
+        let handl = if v == FixVersion::Fix42 {
+            "21=1\x01"
+        } else {
+            ""
+        };
         let body = format!("{}{handl}60=20231114-22:13:20.000\x01", &text[start..end]);
         let mut fixed = Vec::new();
         fix::wrap_body(v, body.as_bytes(), &mut fixed);
         let msg = d.decode(&fixed).unwrap();
-        assert_eq!(dict.validate(&msg).map_err(|e| e.text(&msg)), Ok(()), "{v:?}");
+        assert_eq!(
+            dict.validate(&msg).map_err(|e| e.text(&msg)),
+            Ok(()),
+            "{v:?}"
+        );
     }
 }

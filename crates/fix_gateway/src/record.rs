@@ -532,7 +532,7 @@ mod tests {
         ClOrdId::new(s).expect("short enough")
     }
 
-    const REASONS: [SessionRejectReason; 14] = [
+    const REASONS: [SessionRejectReason; 15] = [
         SessionRejectReason::InvalidTagNumber,
         SessionRejectReason::RequiredTagMissing,
         SessionRejectReason::TagNotDefinedForMessageType,
