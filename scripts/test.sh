@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 log_dir=target/test-logs
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge)
+FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge fix_dict)
 INTEROP=${INTEROP:-1}
 
 # Tests build with the `ci` profile: optimized like release (property tests and benchmark smoke

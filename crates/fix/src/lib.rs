@@ -8,7 +8,9 @@
 //! machine (Logon, heartbeats, sequence numbers, gaps, resend, Logout) for one FIX session,
 //! fed typed inputs so that its owner can journal and replay them; `app` reads the
 //! order-entry messages Rialto accepts and builds every answer it sends, in FIX 4.2, 4.4 and
-//! 5.0SP2; `client` is a small blocking initiator for tests and tools.
+//! 5.0SP2; `dict` holds the dictionaries of those versions (static tables generated from
+//! `dictionary/fix.dict`) and validates a message against one, naming the Reject it deserves;
+//! `client` is a small blocking initiator for tests and tools.
 //!
 //! Never: threads, clock reads, floats, allocation per message in steady state, or a panic on
 //! any input (see `fuzz_decode` and `fuzz_session`); sockets only in `client`. Business rules
@@ -59,6 +61,7 @@ pub mod app;
 pub mod client;
 pub mod decimal;
 pub mod decode;
+pub mod dict;
 pub mod encode;
 pub mod md;
 pub mod scan;
@@ -126,6 +129,7 @@ pub enum SessionRejectReason {
     InvalidMsgType = 11,
     TagAppearsMoreThanOnce = 13,
     TagSpecifiedOutOfRequiredOrder = 14,
+    RepeatingGroupFieldsOutOfOrder = 15,
     IncorrectNumInGroupCount = 16,
     Other = 99,
 }

@@ -1,4 +1,5 @@
-//! The hot path allocates nothing in steady state: decoding and reading a NewOrderSingle,
+//! The hot path allocates nothing in steady state: decoding, validating (`fix::dict`, a
+//! violation included) and reading a NewOrderSingle,
 //! encoding an ExecutionReport, a logged-on session fed typed inputs (`on_message`,
 //! `next_queued`) taking an order and sending its report (`send_app`), and the same session
 //! fed session-level traffic as bytes (`on_bytes`).
@@ -131,10 +132,15 @@ fn codec_allocates_nothing() {
     let mut enc = Encoder::default();
     let nos = client_message(&mut enc, b"D", 2, NOS);
     let mut dec = Decoder::new(Limits::default());
+    let dict = fix::dict::dictionary(FixVersion::Fix44);
+    let fix42 = fix::dict::dictionary(FixVersion::Fix42); // 4.2 requires HandlInst (21)
     let before = allocs();
     let mut units = 0;
     for _ in 0..1000 {
         let m = dec.decode(&nos).unwrap();
+        assert!(dict.validate(&m).is_ok());
+        // A violation is found without allocating too (its text is built only on demand).
+        assert!(fix42.validate(&m).is_err());
         let o = NewOrderSingle::read(&m, &Table).unwrap();
         units += o.price;
         enc.begin(b"8");

@@ -353,6 +353,7 @@ fn session_reject_reason(c: u8) -> Result<SessionRejectReason, DecodeError> {
         11 => R::InvalidMsgType,
         13 => R::TagAppearsMoreThanOnce,
         14 => R::TagSpecifiedOutOfRequiredOrder,
+        15 => R::RepeatingGroupFieldsOutOfOrder,
         16 => R::IncorrectNumInGroupCount,
         99 => R::Other,
         _ => return Err(DecodeError("bad session reject reason")),
@@ -556,7 +557,7 @@ mod tests {
         ClOrdId::new(s).expect("short enough")
     }
 
-    const REASONS: [SessionRejectReason; 14] = [
+    const REASONS: [SessionRejectReason; 15] = [
         SessionRejectReason::InvalidTagNumber,
         SessionRejectReason::RequiredTagMissing,
         SessionRejectReason::TagNotDefinedForMessageType,
@@ -569,6 +570,7 @@ mod tests {
         SessionRejectReason::InvalidMsgType,
         SessionRejectReason::TagAppearsMoreThanOnce,
         SessionRejectReason::TagSpecifiedOutOfRequiredOrder,
+        SessionRejectReason::RepeatingGroupFieldsOutOfOrder,
         SessionRejectReason::IncorrectNumInGroupCount,
         SessionRejectReason::Other,
     ];

@@ -318,6 +318,7 @@ pub fn reason_text(r: SessionRejectReason) -> &'static [u8] {
         R::InvalidMsgType => b"Invalid MsgType",
         R::TagAppearsMoreThanOnce => b"Tag appears more than once",
         R::TagSpecifiedOutOfRequiredOrder => b"Tag specified out of required order",
+        R::RepeatingGroupFieldsOutOfOrder => b"Repeating group fields out of order",
         R::IncorrectNumInGroupCount => b"Incorrect NumInGroup count for repeating group",
         R::Other => b"Other",
     }
