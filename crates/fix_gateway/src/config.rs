@@ -21,6 +21,10 @@ pub struct SessionDef {
     /// Market data with RptSeq (83) in FIX 4.2 and 4.4 and AggressorSide (2446) on trades,
     /// for clients whose dictionaries allow them.
     pub market_data_extensions: bool,
+    /// A drop-copy session of `firm`: it enters no orders (each order message gets a
+    /// BusinessMessageReject) and gets a copy of every ExecutionReport about the firm's
+    /// orders, whichever session entered them, in its own version and sequence.
+    pub drop_copy: bool,
 }
 
 /// What a session may do: enter orders at the order-entry port, subscribe at the

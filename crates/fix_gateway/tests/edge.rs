@@ -101,6 +101,7 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 firm: k as u16,
                 market_data: Default::default(),
                 market_data_extensions: false,
+                drop_copy: false,
             })
             .collect(),
         instruments: symbols

@@ -15,6 +15,7 @@ fn session(sender: &str, version: FixVersion, access: MarketDataAccess) -> Sessi
         firm: 0,
         market_data: access,
         market_data_extensions: false,
+        drop_copy: false,
     }
 }
 
