@@ -1,8 +1,8 @@
 //! Order-entry application messages: typed readers of what clients send (NewOrderSingle,
 //! OrderCancelRequest, OrderCancelReplaceRequest, OrderMassCancelRequest, OrderStatusRequest,
 //! TradingSessionStatusRequest) and builders of what Rialto answers (ExecutionReport,
-//! OrderCancelReject, OrderMassCancelReport, BusinessMessageReject, TradingSessionStatus), in
-//! FIX 4.2, 4.4 and 5.0SP2.
+//! OrderCancelReject, OrderMassCancelReport, BusinessMessageReject, TradingSessionStatus, an
+//! ExecutionReport's drop copy), in FIX 4.2, 4.4 and 5.0SP2.
 //!
 //! Role: say exactly what the wire said, with FIX 4.4 tags, and write each answer in the
 //! version's codes (FIX 4.2: ExecTransType 20, ExecType 1/2 for fills, a status answer as
@@ -786,6 +786,34 @@ impl AppMessage for ExecutionReport<'_> {
             self.transact_time_ns,
             TimePrecision::Millis,
         );
+    }
+}
+
+/// A drop copy of an ExecutionReport (`report`, an [`ExecutionReport`] or an
+/// [`OrderlessReport`]) for a session that watches another one's orders: the same fields,
+/// plus DeliverToCompID (128) naming the CompID the original was sent to and, in FIX 4.4 and
+/// 5.0SP2, CopyMsgIndicator (797) `Y` (FIX 4.2 has no such field).
+///
+/// DeliverToCompID is a standard-header field in every version: it is written first, so it
+/// directly follows the header the session wrote (SendingTime, or OrigSendingTime on a resend)
+/// and stays in the header for every reader (QuickFIX/J and [`crate::Decoder`] take the
+/// header to be the header tags before the first body tag).
+#[derive(Clone, Copy, Debug)]
+pub struct DropCopy<'a, M> {
+    pub deliver_to_comp_id: &'a [u8],
+    pub report: &'a M,
+}
+
+impl<M: AppMessage> AppMessage for DropCopy<'_, M> {
+    fn msg_type(&self) -> &[u8] {
+        self.report.msg_type()
+    }
+    fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
+        enc.field(tags::DELIVER_TO_COMP_ID, self.deliver_to_comp_id);
+        self.report.encode_body(version, enc);
+        if version != FixVersion::Fix42 {
+            enc.field(tags::COPY_MSG_INDICATOR, b"Y");
+        }
     }
 }
 

@@ -42,6 +42,10 @@ pub const ORD_REJ_REASON: u32 = 103;
 pub const HEART_BT_INT: u32 = 108;
 pub const TEST_REQ_ID: u32 = 112;
 pub const ORIG_SENDING_TIME: u32 = 122;
+/// DeliverToCompID: a standard-header field (every version).
+pub const DELIVER_TO_COMP_ID: u32 = 128;
+/// CopyMsgIndicator: FIX 4.4 and later.
+pub const COPY_MSG_INDICATOR: u32 = 797;
 pub const GAP_FILL_FLAG: u32 = 123;
 pub const RESET_SEQ_NUM_FLAG: u32 = 141;
 pub const EXEC_TYPE: u32 = 150;

@@ -25,6 +25,10 @@ pub struct SessionDef {
     pub allow_reset_seq_num: bool,
     /// Inbound messages are checked against the version's dictionary (`fix::dict`).
     pub validate: bool,
+    /// A drop-copy session of `firm`: it enters no orders (each order message gets a
+    /// BusinessMessageReject) and gets a copy of every ExecutionReport about the firm's
+    /// orders, whichever session entered them, in its own version and sequence.
+    pub drop_copy: bool,
 }
 
 /// What a session may do: enter orders at the order-entry port, subscribe at the

@@ -13,7 +13,7 @@
 use crate::config::FixConfig;
 use exchange::{ClBytes, OrderId};
 use fix::app::{
-    AppMessage, CxlRejResponseTo, ExecType, ExecutionReport, OrdStatus, OrderCancelReject,
+    AppMessage, CxlRejResponseTo, DropCopy, ExecType, ExecutionReport, OrdStatus, OrderCancelReject,
 };
 use fix::{Encoder, FixVersion, MessageStore, Stored};
 use std::sync::Arc;
@@ -43,6 +43,9 @@ pub(crate) struct ExecRecipe {
     pub notional: i128,
     /// Text (58) of a cancel not asked for by the owner.
     pub text: Option<CancelReason>,
+    /// A drop copy of the report to this session (the owner of the order): formatted as
+    /// `fix::app::DropCopy`, DeliverToCompID its SenderCompID.
+    pub copy_of: Option<u16>,
 }
 
 /// What an OrderCancelReject with a fixed text says, kept like `ExecRecipe` (replay rejects
@@ -273,7 +276,7 @@ impl Store {
             Body::Exec(r) => {
                 let (cl, orig) = self.ids(m);
                 let inst = &self.cfg.instruments[r.symbol as usize];
-                ExecutionReport {
+                let report = ExecutionReport {
                     order_id: r.order_id,
                     cl_ord_id: cl,
                     orig_cl_ord_id: orig,
@@ -294,8 +297,17 @@ impl Store {
                     price_decimals: inst.price_decimals,
                     text: r.text.map(|t| t.as_str().as_bytes()),
                     transact_time_ns: m.sending_ts,
+                };
+                match r.copy_of {
+                    None => report.encode_body(version, enc),
+                    Some(owner) => DropCopy {
+                        deliver_to_comp_id: self.cfg.sessions[owner as usize]
+                            .sender_comp_id
+                            .as_bytes(),
+                        report: &report,
+                    }
+                    .encode_body(version, enc),
                 }
-                .encode_body(version, enc);
             }
             Body::CancelReject(r) => {
                 let (cl, orig) = self.ids(m);

@@ -103,6 +103,7 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 market_data_extensions: false,
                 allow_reset_seq_num: true,
                 validate: true,
+                drop_copy: false,
             })
             .collect(),
         instruments: symbols

@@ -46,6 +46,11 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
         market_data_extensions: false,
         allow_reset_seq_num: true,
         validate: true,
+        drop_copy: false,
+    };
+    let drop_copy = |sender: &str, version, firm| SessionDef {
+        drop_copy: true,
+        ..session(sender, version, None, firm)
     };
     let fcfg = FixConfig {
         sessions: vec![
@@ -53,6 +58,9 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
             session("C42", FixVersion::Fix42, None, 1),
             session("C50", FixVersion::Fix50Sp2, None, 0),
             session("PW", FixVersion::Fix44, Some("secret"), 1),
+            drop_copy("DC44", FixVersion::Fix44, 1),
+            drop_copy("DC50", FixVersion::Fix50Sp2, 1),
+            drop_copy("DC42", FixVersion::Fix42, 0),
         ],
         instruments: vec![
             InstrumentDef {

@@ -6,7 +6,8 @@
 //! (HdrHistogram percentile tables, a one-line summary), plus sweeps across rates (table, CSV,
 //! SVG chart) and a live demo with simulated market makers and takers.
 //!
-//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots send:
+//! Modules: `bench` (the programs as library calls: fix, echo, progress), `convert` (echo's
+//! two-session FIX 4.2 -> FIX 4.4 drop-copy scenario), `mix` (what bots send:
 //! the order mix, echo, instruments), `orders` (each bot's active-orders window), `clordid`
 //! (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX engine's
 //! loop), `schedule` (when requests are due, how early to wake), `session` (one bot's FIX session:
@@ -29,6 +30,7 @@
 pub mod bench;
 pub mod clock;
 pub mod clordid;
+pub mod convert;
 pub mod demo;
 pub mod driver;
 pub mod md;

@@ -1,6 +1,6 @@
 //! End-to-end tests of the load generator and the demo through the real `rialto` binary:
 //! `rialto serve` on an ephemeral loopback port with a temporary data dir, `bench fix` against
-//! it (summary line parsed), `bench echo`, a tiny `bench sweep` and a bots x rate grid with
+//! it (summary line parsed), `bench echo` (single session and FIX 4.2 -> 4.4 drop copy), a tiny `bench sweep` and a bots x rate grid with
 //! repetitions, all with `--spawn-server`, and short `rialto demo` runs (with a data dir, and
 //! with a temporary one it must remove). Timing figures are never asserted; counts and formats
 //! are.
@@ -164,6 +164,54 @@ fn bench_fix_against_rialto_serve() {
     for key in ["p999_us", "rejects"] {
         get(&kv, key);
     }
+}
+
+/// `bench echo --scenario convert`: FIX 4.2 orders on `CLIENT1_42`, each answered by its FIX
+/// 4.4 drop copy on `DROPCOPY1`; every order gets exactly one copy.
+#[test]
+fn bench_echo_convert_times_fix42_orders_to_their_fix44_drop_copies() {
+    let out = rialto(&[
+        "bench",
+        "echo",
+        "--scenario",
+        "convert",
+        "--spawn-server",
+        "--rate",
+        "500",
+        "--count",
+        "300",
+    ]);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    let kv = summary(&out);
+    assert_eq!(
+        get(&kv, "acks"),
+        300.0,
+        "each order acknowledged on its session"
+    );
+    assert_eq!(get(&kv, "errors"), 0.0, "no copy lost or doubled");
+    assert!(get(&kv, "p50_us") > 0.0);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("MAX, TOTAL") && stdout.contains(": 300\n"),
+        "300 copies timed:\n{stdout}"
+    );
+    let out = rialto(&[
+        "bench",
+        "echo",
+        "--scenario",
+        "convert",
+        "--spawn-server",
+        "--count",
+        "1",
+        "--copy-sender-comp-id",
+        "NOBODY",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("NOBODY refused"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

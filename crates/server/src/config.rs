@@ -11,8 +11,10 @@
 //! `./data`, `process` durability, instruments `ACME` `BOLT` `CRNK` (tick 0.01, lot 1), sessions
 //! `CLIENT1`..`CLIENT9` (accounts 1..9) and `BOT1`..`BOT64` (accounts 101..164, for `rialto bench`
 //! and `rialto demo`), each its own firm, no password, and market-data only sessions `MD1`..`MD64`
-//! (with RptSeq and AggressorSide in FIX 4.4: `rialto book`, `rialto bench md`); market data on
-//! the order-entry port + 1; the trading day ends at 21:00:00 UTC (DAY orders expire) and the
+//! (with RptSeq and AggressorSide in FIX 4.4: `rialto book`, `rialto bench md`), drop-copy
+//! sessions `DROPCOPY1`..`DROPCOPY9` (FIX 4.4) of the firms of `CLIENT1`..`CLIENT9`, and
+//! `CLIENT1_42`, a FIX 4.2 order-entry session of `CLIENT1`'s firm; market data on the
+//! order-entry port + 1; the trading day ends at 21:00:00 UTC (DAY orders expire) and the
 //! next one starts at once.
 
 use serde::Deserialize;
@@ -137,6 +139,10 @@ pub struct SessionConfig {
     /// `<message_log_dir>/<SenderCompID>-<TargetCompID>.messages.log` (default false).
     #[serde(default)]
     pub message_log: bool,
+    /// A drop-copy session of its firm: it may not enter orders and gets a copy of every
+    /// ExecutionReport about the firm's orders, in its own FIX version.
+    #[serde(default)]
+    pub drop_copy: bool,
 }
 
 fn yes() -> bool {
@@ -258,6 +264,7 @@ pub struct SessionDef {
     pub allow_reset_seq_num: bool,
     pub validate: bool,
     pub message_log: bool,
+    pub drop_copy: bool,
 }
 
 /// The validated configuration.
@@ -477,6 +484,18 @@ impl Config {
                     s.sender_comp_id, s.fix_version
                 ));
             }
+            if s.drop_copy && s.market_data == MarketDataAccess::Only {
+                return err(format!(
+                    "session {}: a drop-copy session logs on at the order-entry port (market_data = \"only\" forbids it)",
+                    s.sender_comp_id
+                ));
+            }
+            if s.drop_copy && s.cancel_on_disconnect {
+                return err(format!(
+                    "session {}: a drop-copy session has no orders to cancel on disconnect",
+                    s.sender_comp_id
+                ));
+            }
             let target = s.target_comp_id.clone().unwrap_or_else(|| comp_id.clone());
             if sessions.iter().any(|x: &SessionDef| {
                 x.sender_comp_id == s.sender_comp_id && x.target_comp_id == target
@@ -495,6 +514,7 @@ impl Config {
                 allow_reset_seq_num: s.allow_reset_seq_num,
                 validate: s.validate,
                 message_log: s.message_log,
+                drop_copy: s.drop_copy,
             });
         }
         if firms.len() > u16::MAX as usize {
@@ -663,6 +683,7 @@ impl Config {
                     market_data_extensions: s.market_data_extensions,
                     allow_reset_seq_num: s.allow_reset_seq_num,
                     validate: s.validate,
+                    drop_copy: s.drop_copy,
                 })
                 .collect(),
             instruments: self
@@ -704,6 +725,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             allow_reset_seq_num: true,
             validate: true,
             message_log: false,
+            drop_copy: false,
         });
     };
     for i in 1..=9u32 {
@@ -730,8 +752,41 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             allow_reset_seq_num: true,
             validate: true,
             message_log: false,
+            drop_copy: false,
         });
     }
+    // Drop copy of each CLIENT firm, and a second, FIX 4.2 session of CLIENT1's firm (`rialto
+    // bench echo --scenario convert`: FIX 4.2 orders in, their FIX 4.4 copies out).
+    for i in 1..=9u32 {
+        sessions.push(SessionConfig {
+            sender_comp_id: format!("DROPCOPY{i}"),
+            target_comp_id: None,
+            fix_version: fix44(),
+            password: None,
+            firm: format!("CLIENT{i}"),
+            cancel_on_disconnect: false,
+            market_data: MarketDataAccess::Off,
+            market_data_extensions: false,
+            allow_reset_seq_num: true,
+            validate: true,
+            message_log: false,
+            drop_copy: true,
+        });
+    }
+    sessions.push(SessionConfig {
+        sender_comp_id: "CLIENT1_42".into(),
+        target_comp_id: None,
+        fix_version: "FIX.4.2".into(),
+        password: None,
+        firm: "CLIENT1".into(),
+        cancel_on_disconnect: false,
+        market_data: MarketDataAccess::On,
+        market_data_extensions: false,
+        allow_reset_seq_num: true,
+        validate: true,
+        message_log: false,
+        drop_copy: false,
+    });
     (firms, sessions)
 }
 
@@ -746,13 +801,26 @@ mod tests {
         assert_eq!(c.instruments.len(), 3);
         assert_eq!(c.instruments[0].instrument.tick, 1);
         assert_eq!(c.instruments[0].price_decimals, 2);
-        assert_eq!(c.sessions.len(), 73 + 64);
+        assert_eq!(c.sessions.len(), 73 + 64 + 10);
         assert_eq!(c.sessions[0].sender_comp_id, "CLIENT1");
         assert_eq!(c.sessions[0].target_comp_id, "RIALTO");
         assert_eq!(c.durability, Durability::Process);
         let md1 = &c.sessions[73];
         assert_eq!(md1.sender_comp_id, "MD1");
         assert_eq!(md1.market_data, MarketDataAccess::Only);
+        let dc1 = &c.sessions[137];
+        assert_eq!(
+            (dc1.sender_comp_id.as_str(), dc1.drop_copy),
+            ("DROPCOPY1", true)
+        );
+        assert_eq!(c.firms[dc1.firm].name, "CLIENT1");
+        let c42 = &c.sessions[146];
+        assert_eq!(
+            (c42.sender_comp_id.as_str(), c42.begin_string.as_str()),
+            ("CLIENT1_42", "FIX.4.2")
+        );
+        assert_eq!(c42.firm, dc1.firm);
+        assert!(c.fix_config().sessions[137].drop_copy);
         assert_eq!(
             c.market_data_listen().unwrap().to_string(),
             "127.0.0.1:9879"
@@ -792,6 +860,24 @@ mod tests {
             "[[firms]]\nname = \"F\"\naccounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\nmarket_data = \"maybe\"\n"
         )
         .is_err());
+    }
+
+    #[test]
+    fn drop_copy_sessions() {
+        let base = "[[firms]]\nname = \"F\"\naccounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\n[[sessions]]\nsender_comp_id = \"DC\"\nfirm = \"F\"\nfix_version = \"FIXT.1.1\"\ndrop_copy = true\n";
+        let c = Config::from_toml(base).unwrap();
+        let f = c.fix_config();
+        assert_eq!(
+            (f.sessions[0].drop_copy, f.sessions[1].drop_copy),
+            (false, true)
+        );
+        for (extra, why) in [
+            ("market_data = \"only\"\n", "order-entry port"),
+            ("cancel_on_disconnect = true\n", "no orders"),
+        ] {
+            let e = Config::from_toml(&format!("{base}{extra}")).unwrap_err();
+            assert!(e.to_string().contains(why), "{e}");
+        }
     }
 
     #[test]

@@ -1047,3 +1047,181 @@ fn day_orders_expire_at_the_end_of_the_day_with_no_one_connected() {
     assert!(in_time, "expired at {at}, the day ended at {}", hms(end));
     server.shutdown().unwrap();
 }
+
+/// Index of `tag=` as a field in a message's raw bytes (to check where a field was written).
+fn field_at(m: &Msg, tag: u32) -> usize {
+    let needle = format!("\x01{tag}=");
+    m.raw
+        .windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+        .unwrap_or_else(|| panic!("no {tag} in {}", m.text()))
+}
+
+/// The default drop-copy session of CLIENT1's firm gets every ExecutionReport of the firm's
+/// orders as FIX 4.4, whichever session and version entered them, with the original's fields,
+/// DeliverToCompID naming that session (in the header) and CopyMsgIndicator; another firm's
+/// reports are not copied; it may not enter orders.
+#[test]
+fn a_drop_copy_session_gets_its_firms_reports_in_its_own_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(config(dir.path()));
+    let mut dc = logon(&server, "DROPCOPY1");
+    let mut old = FixClient::connect(server.addr, "CLIENT1_42", "RIALTO", 1)
+        .unwrap()
+        .with_version(fix::FixVersion::Fix42);
+    old.logon(30, true).unwrap();
+    old.expect("A", T).unwrap();
+    let mut other = logon(&server, "CLIENT2");
+
+    old.send(
+        "D",
+        &[
+            (11, "d1"),
+            (21, "1"),
+            (55, "ACME"),
+            (54, "2"),
+            (38, "7"),
+            (40, "2"),
+            (44, "10.50"),
+            (59, "0"),
+            (60, "20260101-00:00:00.000"),
+        ],
+    )
+    .unwrap();
+    let ack = er(&mut old);
+    check(&ack, &[(8, "FIX.4.2"), (20, "0"), (150, "0"), (11, "d1")]);
+    let copy = er(&mut dc);
+    check(
+        &copy,
+        &[
+            (8, "FIX.4.4"),
+            (56, "DROPCOPY1"),
+            (128, "CLIENT1_42"),
+            (797, "Y"),
+            (150, "0"),
+            (39, "0"),
+        ],
+    );
+    assert_eq!(copy.get(20), None, "no FIX 4.2 field in a FIX 4.4 copy");
+    for tag in [11, 17, 37, 1, 55, 54, 38, 44, 151, 14, 6, 60] {
+        assert_eq!(copy.get(tag), ack.get(tag), "tag {tag}: {}", copy.text());
+    }
+    assert!(
+        field_at(&copy, 52) < field_at(&copy, 128) && field_at(&copy, 128) < field_at(&copy, 37),
+        "DeliverToCompID ends the header: {}",
+        copy.text()
+    );
+
+    // CLIENT2 (another firm) takes 3: its reports are not copied, CLIENT1_42's fill is.
+    new_order(&mut other, "b1", "ACME", "1", "10.50", "3");
+    check(&er(&mut other), &[(150, "0"), (11, "b1")]);
+    check(&er(&mut other), &[(150, "F"), (32, "3")]);
+    let fill = er(&mut old);
+    check(&fill, &[(150, "1"), (32, "3"), (151, "4")]);
+    let copy = er(&mut dc);
+    check(
+        &copy,
+        &[
+            (128, "CLIENT1_42"),
+            (150, "F"),
+            (39, "1"),
+            (32, "3"),
+            (31, "10.5"),
+        ],
+    );
+    assert_eq!(copy.get(17), fill.get(17));
+
+    // The drop-copy session may not enter orders; nothing reaches the exchange.
+    new_order(&mut dc, "x1", "ACME", "1", "10.50", "4");
+    let (rej, skipped) = dc.expect("j", T).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    check(&rej, &[(372, "D"), (379, "x1"), (380, "0")]);
+    assert!(rej.get(58).unwrap().contains("drop-copy"), "{}", rej.text());
+    // The rest of d1 is still there for CLIENT2 to take.
+    new_order(&mut other, "b2", "ACME", "1", "10.50", "4");
+    check(&er(&mut other), &[(150, "0"), (11, "b2")]);
+    check(&er(&mut other), &[(150, "F"), (32, "4")]);
+    check(&er(&mut old), &[(150, "2"), (151, "0")]);
+    check(&er(&mut dc), &[(150, "F"), (39, "2"), (128, "CLIENT1_42")]);
+    assert!(
+        dc.recv(Duration::from_millis(300)).unwrap().is_none(),
+        "nothing else for the drop copy"
+    );
+    server.shutdown().unwrap();
+}
+
+/// Copies made while the drop-copy session is away are stored; after a crash and a full
+/// replay of the journal they are resent exactly (PossDupFlag, the originals' ExecIDs), and
+/// the copies made after recovery continue its numbers.
+#[test]
+fn drop_copies_survive_a_restart_and_continue_their_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = |d: &Path| {
+        let mut c = config(d);
+        c.snapshot_every_commands = 0;
+        c.snapshot_every_secs = 0;
+        c
+    };
+    let server = start(cfg(dir.path()));
+    let mut dc = logon(&server, "DROPCOPY3");
+    // A refused order of the drop-copy session is journaled too (and must replay as refused).
+    new_order(&mut dc, "x1", "BOLT", "1", "1.00", "1");
+    check(&dc.expect("j", T).unwrap().0, &[(34, "2"), (372, "D")]);
+    let dc_next = dc.out_seq;
+    drop(dc);
+    let mut a = logon(&server, "CLIENT3");
+    let mut acks = Vec::new();
+    for i in 0..3 {
+        new_order(
+            &mut a,
+            &format!("o{i}"),
+            "BOLT",
+            "1",
+            &format!("1.0{i}"),
+            "1",
+        );
+        acks.push(er(&mut a));
+    }
+    let a_next = a.out_seq;
+    drop(a);
+    // The crash image (no final snapshot: the restart replays the whole journal). Every ack
+    // was sent after its record was durable.
+    let copy = tempfile::tempdir().unwrap();
+    copy_data(dir.path(), copy.path());
+    server.shutdown().unwrap();
+
+    let server = start(cfg(copy.path()));
+    let mut dc = logon_at(&server, "DROPCOPY3", dc_next, false);
+    dc.send("2", &[(7, "3"), (16, "0")]).unwrap();
+    let mut resent = Vec::new();
+    while let Some(m) = dc.recv(Duration::from_millis(500)).unwrap() {
+        if m.msg_type() == "8" {
+            resent.push(m);
+        }
+    }
+    assert_eq!(
+        resent.len(),
+        3,
+        "{:?}",
+        resent.iter().map(Msg::text).collect::<Vec<_>>()
+    );
+    for (k, (m, orig)) in resent.iter().zip(&acks).enumerate() {
+        assert!(m.poss_dup(), "{}", m.text());
+        assert_eq!(m.seq(), 3 + k as u64);
+        check(m, &[(128, "CLIENT3"), (797, "Y")]);
+        for tag in [11, 17, 37, 150, 39, 44, 151] {
+            assert_eq!(m.get(tag), orig.get(tag), "tag {tag}: {}", m.text());
+        }
+    }
+    // The Logon answer took 6; the next copy is 7.
+    let mut a = logon_at(&server, "CLIENT3", a_next, false);
+    new_order(&mut a, "o9", "BOLT", "1", "1.09", "1");
+    let ack = er(&mut a);
+    let live = er(&mut dc);
+    assert!(!live.poss_dup());
+    assert_eq!(live.seq(), 7, "{}", live.text());
+    assert_eq!(live.get(17), ack.get(17));
+    let hash = server.shutdown().unwrap();
+    let v = server::tools::verify(copy.path(), cfg(copy.path())).unwrap();
+    assert_eq!(v.full_replay_hash, hash);
+}

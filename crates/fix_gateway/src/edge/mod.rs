@@ -132,6 +132,11 @@ struct Delivery {
     own: bool,
 }
 
+/// A message of a type the edge does not handle (answered as unsupported on any session).
+fn is_unsupported(app: &AppMsg) -> bool {
+    matches!(app, AppMsg::Invalid(inv) if matches!(inv.kind, InvalidKind::Business { unsupported: true }))
+}
+
 /// Where a session's output goes while it is being driven.
 struct Wire<'a> {
     conn: Option<ConnId>,
@@ -243,6 +248,9 @@ pub struct FixEdge {
     /// By session: the TradSesReqID of its trading-status subscription (TradingSessionStatus
     /// on every change), if it has one.
     trading_subs: Vec<Option<Text>>,
+    /// By session: the drop-copy sessions of its firm, which get a copy of every
+    /// ExecutionReport about the orders it enters (empty for most; fixed by the config).
+    copies: Vec<Vec<u16>>,
     enc: Encoder,
     log: EdgeLog,
 }
@@ -272,7 +280,23 @@ impl FixEdge {
             })
             .collect();
         let n = cfg.sessions.len();
+        let copies = cfg
+            .sessions
+            .iter()
+            .map(|d| {
+                if d.drop_copy {
+                    return Vec::new();
+                }
+                (0..n as u16)
+                    .filter(|&c| {
+                        let dc = &cfg.sessions[c as usize];
+                        dc.drop_copy && dc.firm == d.firm
+                    })
+                    .collect()
+            })
+            .collect();
         FixEdge {
+            copies,
             sessions,
             conn_of: vec![None; n],
             conns: SlotTable::with_capacity(n.max(16)),
@@ -371,6 +395,7 @@ impl FixEdge {
     ) -> EdgeOut<'a, MD> {
         EdgeOut {
             sessions: &mut self.sessions,
+            copies: &self.copies,
             conn_of: &self.conn_of,
             cfg: &self.cfg,
             out,
@@ -646,6 +671,32 @@ impl FixEdge {
         }
     }
 
+    /// Any application message of a drop-copy session: it may not enter orders (nor ask for
+    /// their status), so nothing reaches the exchange and it gets a BusinessMessageReject.
+    #[cold]
+    fn refuse_drop_copy<const MD: bool>(&mut self, d: Delivery, app: &AppMsg, out: &mut Outbox) {
+        let (msg_type, cl_ord_id) = match app {
+            AppMsg::New(n) => (&b"D"[..], &n.cl_ord_id),
+            AppMsg::Cancel { cl_ord_id, .. } => (&b"F"[..], cl_ord_id),
+            AppMsg::Replace(r) => (&b"G"[..], &r.cl_ord_id),
+            AppMsg::Status { cl_ord_id, .. } => (&b"H"[..], cl_ord_id),
+            AppMsg::MassCancel { cl_ord_id, .. } => (&b"q"[..], cl_ord_id),
+            AppMsg::Invalid(inv) => (inv.msg_type.as_bytes(), &inv.cl_ord_id),
+            AppMsg::Busy(b) => (std::slice::from_ref(&b.msg_type), &b.cl_ord_id),
+            // Answered before this is reached: the trading status is anyone's to ask.
+            AppMsg::TradingStatus { .. } => (&b"g"[..], &exchange::ClOrdId::EMPTY),
+        };
+        let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+        e.business_reject(
+            d.ix as u16,
+            d.msg_seq,
+            msg_type,
+            cl_ord_id,
+            false,
+            "drop-copy session: it receives copies and may not enter orders",
+        );
+    }
+
     /// An application message a session delivered (`d`).
     fn on_app<const MD: bool>(
         &mut self,
@@ -669,6 +720,9 @@ impl FixEdge {
             return self.on_trading_status_request::<MD>(d, req_id, *subscription, x, out);
         }
         let who = self.principal(ix as u16);
+        if self.cfg.sessions[ix].drop_copy && !is_unsupported(app) {
+            return self.refuse_drop_copy::<MD>(d, app, out);
+        }
         let mut e = self.edge_out::<MD>(seq, ts, out);
         match app {
             AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),

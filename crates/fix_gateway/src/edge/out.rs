@@ -1,14 +1,23 @@
 //! The exchange's outputs as FIX messages: ExecutionReports, OrderCancelRejects,
 //! OrderMassCancelReports and BusinessMessageRejects on the sessions of the orders' owners,
-//! TradingSessionStatus to the sessions subscribed to the trading status, and the explicit
-//! mappings from the exchange's reasons to FIX codes.
+//! TradingSessionStatus to the sessions subscribed to the trading status, their drop copies,
+//! and the explicit mappings from the exchange's reasons to FIX codes.
+//!
+//! Drop copy: every ExecutionReport about an order (new, fill, cancel, replace, expiry, and a
+//! refused NewOrderSingle's ExecType 8) also goes to each drop-copy session of the owner's
+//! firm, right after the original: numbered in that session's sequence, kept in its store
+//! (a recipe, formatted in its version, marked as a copy: `fix::app::DropCopy`) and written
+//! if it is logged on, exactly as the owner's own. Answers to a status request are not copied
+//! (they change nothing), nor are OrderCancelRejects (not ExecutionReports).
 
 use super::{EdgeStats, FixSession, Outbox, Wire};
 use crate::config::FixConfig;
 use crate::record::ConnId;
 use crate::store::{Body, CancelRejectRecipe, ExecRecipe};
 use exchange::{ClOrdId, OrderStatus, Output, Outputs, Reject, Report, ReportKind};
-use fix::app::{self, AppMessage, BusinessMessageReject, ExecType, OrdStatus, OrderlessReport};
+use fix::app::{
+    self, AppMessage, BusinessMessageReject, DropCopy, ExecType, OrdStatus, OrderlessReport,
+};
 use fix::{BusinessRejectReason, Encoder, FixVersion, Text};
 use types::CancelReason;
 
@@ -16,6 +25,8 @@ use types::CancelReason;
 /// their owners.
 pub(super) struct EdgeOut<'a, const MD: bool = false> {
     pub(super) sessions: &'a mut [FixSession],
+    /// By session: the drop-copy sessions that get copies of its ExecutionReports.
+    pub(super) copies: &'a [Vec<u16>],
     pub(super) conn_of: &'a [Option<ConnId>],
     pub(super) cfg: &'a FixConfig,
     pub(super) out: &'a mut Outbox,
@@ -42,7 +53,8 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
     #[inline(always)]
     fn skip_report(&mut self, to: u16) -> bool {
         let s = &mut self.sessions[to as usize];
-        if s.next_out() >= s.store().skip_below {
+        // A copied report is built: whether it is copied depends on its kind.
+        if s.next_out() >= s.store().skip_below || !self.copies[to as usize].is_empty() {
             return false;
         }
         s.next_app(self.ts);
@@ -219,7 +231,8 @@ impl<const MD: bool> EdgeOut<'_, MD> {
         let m = s
             .store_mut()
             .slot(seq, b'8', ts, r.cl_ord_id, r.orig_cl_ord_id);
-        m.body = Body::Exec(ExecRecipe {
+        let recipe = &mut m.body;
+        *recipe = Body::Exec(ExecRecipe {
             order_id: r.id,
             exec_seq: self.seq,
             exec_n: r.n,
@@ -240,9 +253,35 @@ impl<const MD: bool> EdgeOut<'_, MD> {
             cum_qty: o.cum_qty,
             notional: o.notional,
             text,
+            copy_of: None,
         });
+        let copied = (!self.copies[to as usize].is_empty() && r.kind != ReportKind::Status)
+            .then_some(*recipe);
         self.stats.execution_reports += 1;
         self.write_last(to, seq, b'8');
+        if let Some(recipe) = copied {
+            self.copy_report(to, recipe, r);
+        }
+    }
+
+    /// Copies of the report `r` to `owner` (its `recipe`) for the drop-copy sessions.
+    #[cold]
+    fn copy_report(&mut self, owner: u16, recipe: Body, r: &Report<'_>) {
+        let Body::Exec(mut recipe) = recipe else {
+            return;
+        };
+        recipe.copy_of = Some(owner);
+        let ts = self.ts;
+        for &c in &self.copies[owner as usize] {
+            let s = &mut self.sessions[c as usize];
+            let seq = s.next_app(ts);
+            let m = s
+                .store_mut()
+                .slot(seq, b'8', ts, r.cl_ord_id, r.orig_cl_ord_id);
+            m.body = Body::Exec(recipe);
+            self.stats.execution_reports += 1;
+            self.write_last(c, seq, b'8');
+        }
     }
 
     /// ExecutionReport ExecType=8 for a NewOrderSingle refused.
@@ -257,18 +296,31 @@ impl<const MD: bool> EdgeOut<'_, MD> {
     ) {
         let seq = self.seq;
         let ts = self.ts;
-        self.send_body(to, b'8', |v, enc| {
-            OrderlessReport {
-                cl_ord_id: cl_ord_id.as_bytes(),
-                exec_id: (seq, n),
-                status: false,
-                echo,
-                ord_rej_reason: Some(ord_rej_reason(reason, v)),
-                text: text.as_bytes(),
-                transact_time_ns: Some(ts),
-            }
-            .encode_body(v, enc)
-        });
+        let report = |v| OrderlessReport {
+            cl_ord_id: cl_ord_id.as_bytes(),
+            exec_id: (seq, n),
+            status: false,
+            echo,
+            ord_rej_reason: Some(ord_rej_reason(reason, v)),
+            text: text.as_bytes(),
+            transact_time_ns: Some(ts),
+        };
+        self.send_body(to, b'8', |v, enc| report(v).encode_body(v, enc));
+        let copies = self.copies;
+        if copies[to as usize].is_empty() {
+            return;
+        }
+        let cfg = self.cfg;
+        let deliver_to = cfg.sessions[to as usize].sender_comp_id.as_bytes();
+        for &c in &copies[to as usize] {
+            self.send_body(c, b'8', |v, enc| {
+                DropCopy {
+                    deliver_to_comp_id: deliver_to,
+                    report: &report(v),
+                }
+                .encode_body(v, enc)
+            });
+        }
     }
 
     /// OrderCancelReject `r` with a fixed text: stored as a recipe, formatted only when

@@ -184,10 +184,18 @@ impl FixEdge {
                         store.body_into(m, FixVersion::Fix44, &mut scratch);
                         e.bytes(scratch.body());
                     }
-                    (Body::Exec(r), cl, orig) => {
-                        e.u64(1);
-                        write_exec_recipe(&mut e, r, cl, orig);
-                    }
+                    (Body::Exec(r), cl, orig) => match r.copy_of {
+                        None => {
+                            e.u64(1);
+                            write_exec_recipe(&mut e, r, cl, orig);
+                        }
+                        // A drop copy: the session whose report it copies, then the recipe.
+                        Some(owner) => {
+                            e.u64(2);
+                            e.u64(owner as u64);
+                            write_exec_recipe(&mut e, r, cl, orig);
+                        }
+                    },
                 }
             }
         }
@@ -265,9 +273,22 @@ impl FixEdge {
                             None,
                         );
                     }
-                    1 => {
-                        let (recipe, cl, orig) =
+                    kind @ (1 | 2) => {
+                        let copy_of = match kind {
+                            2 => {
+                                let owner = r.u64()?;
+                                if owner >= n as u64 {
+                                    return Err(format!(
+                                        "snapshot: drop copy of session {owner} of {n}"
+                                    ));
+                                }
+                                Some(owner as u16)
+                            }
+                            _ => None,
+                        };
+                        let (mut recipe, cl, orig) =
                             read_exec_recipe(&mut r, self.cfg.instruments.len())?;
+                        recipe.copy_of = copy_of;
                         s.store_mut().restore_entry(
                             seq,
                             b'8',
@@ -444,6 +465,7 @@ fn read_exec_recipe<'a>(
         cum_qty,
         notional,
         text,
+        copy_of: None,
     };
     Ok((recipe, cl_ord_id, orig_cl_ord_id))
 }

@@ -17,6 +17,7 @@ fn session(sender: &str, version: FixVersion, access: MarketDataAccess) -> Sessi
         market_data_extensions: false,
         allow_reset_seq_num: true,
         validate: true,
+        drop_copy: false,
     }
 }
 

@@ -3,10 +3,16 @@
 //! to its ExecutionReport. The orders are IOC limit orders far from the mid, so they never trade
 //! and never rest and the book stays empty however long the run. Prints the percentile table and
 //! the summary line.
+//!
+//! `--scenario convert`: FIXEdge's two-session scenario with conversion. The same orders go in
+//! over a FIX 4.2 session (`CLIENT1_42`) and each is timed to its FIX 4.4 drop copy
+//! (ExecType 0) read on another session, the drop copy of the same firm (`DROPCOPY1`);
+//! `loadgen::convert`.
 
 use super::bench_fix::with_server;
 use super::CmdResult;
 use loadgen::bench::{run_echo, EchoBench};
+use loadgen::convert::{run_convert, ConvertBench};
 use loadgen::spawn::SpawnSpec;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -27,9 +33,17 @@ pub struct Args {
     /// Unmeasured warm-up before them, seconds.
     #[arg(long, default_value_t = 0.0)]
     warmup: f64,
-    /// The session's SenderCompID.
-    #[arg(long, default_value = "CLIENT1")]
-    sender_comp_id: String,
+    /// `single`: one session, order -> its ExecutionReport; `convert`: FIX 4.2 orders on one
+    /// session -> their FIX 4.4 drop copies on another.
+    #[arg(long, value_enum, default_value_t = Scenario::Single)]
+    scenario: Scenario,
+    /// The ordering session's SenderCompID (default CLIENT1; with `--scenario convert`,
+    /// CLIENT1_42, a FIX 4.2 session).
+    #[arg(long)]
+    sender_comp_id: Option<String>,
+    /// `--scenario convert`: the drop-copy session (FIX 4.4) of the ordering session's firm.
+    #[arg(long, default_value = "DROPCOPY1")]
+    copy_sender_comp_id: String,
     #[arg(long, default_value = "RIALTO")]
     target_comp_id: String,
     /// Shortest timer tick, µs (see `rialto bench fix --help`).
@@ -68,6 +82,12 @@ pub struct Args {
     nice: Option<i32>,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    Single,
+    Convert,
+}
+
 pub fn run(args: Args) -> CmdResult {
     if !(0.0..=86_400.0).contains(&args.warmup) {
         return Err(format!("--warmup {}: give seconds between 0 and 86400", args.warmup).into());
@@ -95,11 +115,40 @@ pub fn run(args: Args) -> CmdResult {
         spec.as_ref(),
         SocketAddr::new(args.host, args.port),
         |addr| {
+            if args.scenario == Scenario::Convert {
+                let mut b = ConvertBench::new(addr);
+                b.rate = args.rate;
+                b.count = args.count;
+                b.warmup = Duration::from_secs_f64(args.warmup);
+                if let Some(s) = &args.sender_comp_id {
+                    b.order_sender = s.clone();
+                }
+                b.copy_sender = args.copy_sender_comp_id.clone();
+                b.target_comp_id = args.target_comp_id.clone();
+                b.stop = stop.clone();
+                b.cpu = args.cpu;
+                b.nice = args.nice;
+                if args.spin_us > 0 {
+                    b.spin = Duration::from_micros(args.spin_us);
+                }
+                eprintln!(
+                    "bench echo --scenario convert: {} FIX 4.2 NewOrderSingle at {}/s on {}, FIX 4.4 drop copies on {} from {addr} ({:.1} s)",
+                    b.count,
+                    b.rate,
+                    b.order_sender,
+                    b.copy_sender,
+                    b.count as f64 / b.rate as f64
+                );
+                return run_convert(&b, &mut std::io::stderr());
+            }
             let mut b = EchoBench::new(addr);
             b.rate = args.rate;
             b.count = args.count;
             b.warmup = Duration::from_secs_f64(args.warmup);
-            b.sender_comp_id = args.sender_comp_id.clone();
+            b.sender_comp_id = args
+                .sender_comp_id
+                .clone()
+                .unwrap_or_else(|| "CLIENT1".into());
             b.target_comp_id = args.target_comp_id.clone();
             b.stop = stop;
             b.tick_min = Duration::from_micros(args.tick_us);
