@@ -6,7 +6,8 @@
 //! (HdrHistogram percentile tables, a one-line summary), plus sweeps across rates (table, CSV,
 //! SVG chart) and a live demo with simulated market makers and takers.
 //!
-//! Modules: `bench` (the programs as library calls: fix, echo, progress), `mix` (what bots send:
+//! Modules: `bench` (the programs as library calls: fix, echo, progress), `codec` (`bench
+//! codec`: the FIX codec timed per message, no sockets, beside QuickFIX/J's), `mix` (what bots send:
 //! the order mix, echo, instruments), `orders` (each bot's active-orders window), `clordid`
 //! (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX engine's
 //! loop), `schedule` (when requests are due, how early to wake), `session` (one bot's FIX session:
@@ -29,6 +30,7 @@
 pub mod bench;
 pub mod clock;
 pub mod clordid;
+pub mod codec;
 pub mod demo;
 pub mod driver;
 pub mod md;
