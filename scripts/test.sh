@@ -210,7 +210,7 @@ interop() {
         step "interop: skipped (INTEROP=0)"
         return
     fi
-    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario and market-data check, restart, both again; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way)"
+    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario and market-data check, a tiny bench codec beside QuickFIX/J, restart, both again; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way)"
     # Same profile as the tests; only the crates whose features differ without the dev
     # dependencies are compiled again (seconds), the rest is reused.
     cargo build --profile ci -p rialto
@@ -241,6 +241,12 @@ interop() {
     # after itself, so it runs again after the restart. The jar was built by run-interop.sh.
     local md_check=(java -jar java/interop/target/interop.jar --market-data --timeout-ms "$wait_ms")
     "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.4
+    # The codec benchmark's two sides together, tiny (a few seconds): every figure both measured
+    # must give a ratio line (BENCHMARKS.md, "FIX codec").
+    local ratios
+    ratios=$("$bin" bench codec --with-quickfixj --quickfixj-jar java/codecbench/target/codecbench.jar \
+        --messages 2000 --warmup 2000 --seconds 0.2 | grep -c '^codec-ratio ')
+    [ "$ratios" = 6 ] || { echo "bench codec --with-quickfixj: $ratios ratio lines, expected 6" >&2; exit 1; }
     stop_server
     # Same data dir and port: the sessions resume their sequence numbers without a reset.
     start_server "$bin" "$root/data" "$server_addr" "$log_dir/interop-serve-2.log" --market-data-listen 127.0.0.1:0

@@ -6,7 +6,8 @@
 //! (HdrHistogram percentile tables, a one-line summary), plus sweeps across rates (table, CSV,
 //! SVG chart) and a live demo with simulated market makers and takers.
 //!
-//! Modules: `bench` (the programs as library calls: fix, echo, progress), `convert` (echo's
+//! Modules: `bench` (the programs as library calls: fix, echo, progress), `codec` (`bench
+//! codec`: the FIX codec timed per message, no sockets, beside QuickFIX/J's), `convert` (echo's
 //! two-session FIX 4.2 -> FIX 4.4 drop-copy scenario), `mix` (what bots send:
 //! the order mix, echo, instruments), `orders` (each bot's active-orders window), `clordid`
 //! (ClOrdIDs that carry the request index), `driver` (the one-threaded open-loop FIX engine's
@@ -30,6 +31,7 @@
 pub mod bench;
 pub mod clock;
 pub mod clordid;
+pub mod codec;
 pub mod convert;
 pub mod demo;
 pub mod driver;

@@ -1,9 +1,10 @@
 //! End-to-end tests of the load generator and the demo through the real `rialto` binary:
 //! `rialto serve` on an ephemeral loopback port with a temporary data dir, `bench fix` against
-//! it (summary line parsed), `bench echo` (single session and FIX 4.2 -> 4.4 drop copy), a tiny `bench sweep` and a bots x rate grid with
-//! repetitions, all with `--spawn-server`, and short `rialto demo` runs (with a data dir, and
-//! with a temporary one it must remove). Timing figures are never asserted; counts and formats
-//! are.
+//! it (summary line parsed), `bench echo` (single session and FIX 4.2 -> 4.4 drop copy), a tiny
+//! `bench sweep` and a bots x rate grid with repetitions, all with `--spawn-server`, short
+//! `rialto demo` runs (with a data dir, and with a temporary one it must remove), and `bench
+//! codec` (no sockets). Timing figures are never asserted; counts, formats and the order of
+//! percentiles are.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -553,4 +554,90 @@ fn bench_md_runs_with_and_without_subscribers() {
     assert_eq!(get(&two, "mismatched"), 0.0, "{stdout}");
     assert_eq!(get(&two, "undecodable"), 0.0, "{stdout}");
     assert!(line("0").contains("update_p50_us=-"), "{stdout}");
+}
+
+/// The `key=value` numbers of a `codec ...` line after its four names.
+fn codec_values(line: &str) -> Vec<(String, f64)> {
+    let numbers: Vec<&str> = line.split_whitespace().skip(5).collect();
+    loadgen::stats::parse_summary_line(&numbers.join(" "))
+        .unwrap_or_else(|e| panic!("{line:?}: {e}"))
+}
+
+#[test]
+fn bench_codec_prints_every_figure_per_round_and_the_medians() {
+    let out = rialto(&[
+        "bench",
+        "codec",
+        "--messages",
+        "2000",
+        "--warmup",
+        "200",
+        "--seconds",
+        "0.05",
+        "--rounds",
+        "2",
+    ]);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let figures = [
+        "figure=clock msg=none",
+        "figure=send msg=NewOrderSingle",
+        "figure=send msg=ExecutionReport",
+        "figure=receive msg=ExecutionReport",
+        "figure=receive msg=NewOrderSingle",
+        "figure=receive_send msg=NewOrderSingle>ExecutionReport",
+        "figure=throughput msg=NewOrderSingle>ExecutionReport",
+    ];
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("codec impl=rialto "))
+        .collect();
+    assert_eq!(rows.len(), 2 * figures.len(), "{stdout}");
+    for (i, row) in rows.iter().enumerate() {
+        assert!(row.contains(figures[i % figures.len()]), "{row}");
+        assert!(row.contains(" validation=off "), "{row}");
+        let kv = codec_values(row);
+        assert_eq!(get(&kv, "round"), (i / figures.len() + 1) as f64, "{row}");
+        if row.contains("figure=throughput") {
+            // Whole batches of 256, for at least the time asked.
+            assert_eq!(get(&kv, "count") % 256.0, 0.0, "{row}");
+            assert!(
+                get(&kv, "msgs_per_s") > 0.0 && get(&kv, "seconds") >= 0.05,
+                "{row}"
+            );
+        } else {
+            assert_eq!(get(&kv, "count"), 2000.0, "{row}");
+            let (p50, p99, max) = (get(&kv, "p50_ns"), get(&kv, "p99_ns"), get(&kv, "max_ns"));
+            assert!(1.0 <= p50 && p50 <= p99 && p99 <= max, "{row}");
+        }
+    }
+    let medians: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("codec-median impl=rialto "))
+        .collect();
+    assert_eq!(medians.len(), figures.len(), "{stdout}");
+    assert!(!stdout.contains("codec-ratio"), "{stdout}");
+
+    let out = rialto(&[
+        "bench",
+        "codec",
+        "--messages",
+        "10",
+        "--with-quickfixj",
+        "--quickfixj-jar",
+        "/nonexistent/codecbench.jar",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("mvn -q -B package"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = rialto(&["bench", "codec", "--seconds", "0"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--seconds 0"),
+        "{}",
+        text(&out.stderr)
+    );
 }

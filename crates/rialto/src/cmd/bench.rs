@@ -20,6 +20,9 @@ pub enum BenchCommand {
     /// The order mix with 0, 10 and 50 market-data subscribers in one run: ExecutionReport ->
     /// market-data entry latency, and order entry with N subscribers over with 0.
     Md(super::bench_md::Args),
+    /// The FIX codec per message, no sockets (FIX Antenna's figures: send, receive,
+    /// receive-and-send, throughput), optionally beside QuickFIX/J's (`--with-quickfixj`).
+    Codec(super::bench_codec::Args),
     /// Draw several sweeps' CSV files on one latency-vs-load SVG chart.
     Chart(super::bench_chart::Args),
     /// The machine's scheduling gaps (one pinned clock-reading thread per CPU): the latency
@@ -34,6 +37,7 @@ pub fn run(cmd: BenchCommand) -> CmdResult {
         BenchCommand::Sweep(args) => super::bench_sweep::run(args),
         BenchCommand::Echo(args) => super::bench_echo::run(args),
         BenchCommand::Md(args) => super::bench_md::run(args),
+        BenchCommand::Codec(args) => super::bench_codec::run(args),
         BenchCommand::Chart(args) => super::bench_chart::run(args),
         BenchCommand::Noise(args) => super::bench_noise::run(args),
     }

@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_chart;
+mod bench_codec;
 mod bench_echo;
 mod bench_engine;
 mod bench_fix;
