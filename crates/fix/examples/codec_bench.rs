@@ -58,6 +58,7 @@ fn order(cl: &[u8]) -> NewOrder<'_> {
         price: Some(Decimal::new(10125, 2)),
         time_in_force: TimeInForce::Day,
         post_only: false,
+        transact_time_ns: 1_700_000_000_000_000_000,
     }
 }
 

@@ -1005,14 +1005,21 @@ pub struct NewOrder<'a> {
     pub price: Option<Decimal>,
     pub time_in_force: TimeInForce,
     pub post_only: bool,
+    /// TransactTime (60), ns since the epoch.
+    pub transact_time_ns: u64,
 }
 
 impl AppMessage for NewOrder<'_> {
     fn msg_type(&self) -> &[u8] {
         msg_type::NEW_ORDER_SINGLE
     }
-    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+    /// Every field each version's dictionary requires: HandlInst (21) = 1 (automated,
+    /// private) in FIX 4.2, TransactTime (60) in all.
+    fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
         enc.field(tags::CL_ORD_ID, self.cl_ord_id);
+        if version == FixVersion::Fix42 {
+            enc.field(tags::HANDL_INST, b"1");
+        }
         enc.field(tags::SYMBOL, self.symbol);
         enc.field_char(tags::SIDE, side_code(self.side));
         enc.field_u64(tags::ORDER_QTY, self.order_qty);
@@ -1024,5 +1031,10 @@ impl AppMessage for NewOrder<'_> {
         if self.post_only {
             enc.field(tags::EXEC_INST, b"6");
         }
+        enc.field_timestamp(
+            tags::TRANSACT_TIME,
+            self.transact_time_ns,
+            TimePrecision::Millis,
+        );
     }
 }

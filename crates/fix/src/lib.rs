@@ -290,6 +290,7 @@ pub fn fuzz_session(bytes: &[u8]) {
             price: Some(Decimal::new(100, 2)),
             time_in_force: types::TimeInForce::Day,
             post_only: false,
+            transact_time_ns: T0,
         };
         s.send_app(&er, T0, &mut h);
         let mut pending: Vec<u8> = Vec::new();

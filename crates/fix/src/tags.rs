@@ -35,6 +35,7 @@ pub const TARGET_COMP_ID: u32 = 56;
 pub const TEXT: u32 = 58;
 pub const TIME_IN_FORCE: u32 = 59;
 pub const TRANSACT_TIME: u32 = 60;
+pub const HANDL_INST: u32 = 21;
 pub const POSS_RESEND: u32 = 97;
 pub const ENCRYPT_METHOD: u32 = 98;
 pub const CXL_REJ_REASON: u32 = 102;

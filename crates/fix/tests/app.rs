@@ -839,10 +839,13 @@ fn new_order_round_trips_through_the_reader() {
         price: Some(Decimal::new(1995, 2)),
         time_in_force: TimeInForce::Ioc,
         post_only: true,
+        transact_time_ns: 1_700_000_000_000_000_000,
     };
     let text = encode(&o, FixVersion::Fix44);
     assert!(
-        text.contains("|11=N1|55=BOLT|54=2|38=7|40=2|44=19.95|59=3|18=6|10="),
+        text.contains(
+            "|11=N1|55=BOLT|54=2|38=7|40=2|44=19.95|59=3|18=6|60=20231114-22:13:20.000|10="
+        ),
         "{text}"
     );
     let body = &text[text.find("|11=").unwrap() + 1..text.rfind("10=").unwrap()];
@@ -870,7 +873,10 @@ fn new_order_round_trips_through_the_reader() {
         ..o
     };
     let text = encode(&market, FixVersion::Fix44);
-    assert!(text.contains("|40=1|59=0|10="), "{text}");
+    assert!(
+        text.contains("|40=1|59=0|60=20231114-22:13:20.000|10="),
+        "{text}"
+    );
     let body = &text[text.find("|11=").unwrap() + 1..text.rfind("10=").unwrap()];
     with("D", body, |m| {
         let r = NewOrderSingle::read(m, &Table).unwrap();

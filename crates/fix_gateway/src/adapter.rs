@@ -20,8 +20,8 @@ use fix::app::{
     TradingSessionStatusRequest, TRADING_SESSION_DAY,
 };
 use fix::{
-    malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, InHeader, Inbound, Malformed,
-    Message, SessionRejectReason, Text,
+    malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, FixVersion, HeaderProblem,
+    InHeader, Inbound, Malformed, Message, SessionRejectReason, Text,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,6 +43,9 @@ pub struct ConnIds {
     pub begin_string: Text,
     pub sender: Text,
     pub target: Text,
+    /// The dictionary its messages are validated against: the version of a configured
+    /// session with `validate` on.
+    pub validate: Option<FixVersion>,
 }
 
 impl Instruments for FixAdapter {
@@ -122,10 +125,18 @@ impl FixAdapter {
             }
         };
         if m.msg_type() == b"A" && ids.is_none() {
+            let sender = m.get(tags::SENDER_COMP_ID).unwrap_or(b"");
+            let target = m.get(tags::TARGET_COMP_ID).unwrap_or(b"");
+            let validate = self
+                .cfg
+                .find_session(sender, target)
+                .filter(|&ix| self.cfg.sessions[ix].validate)
+                .and_then(|_| FixVersion::from_begin_string(m.begin_string()));
             *ids = Some(ConnIds {
                 begin_string: Text::new(m.begin_string()),
-                sender: Text::new(m.get(tags::SENDER_COMP_ID).unwrap_or(b"")),
-                target: Text::new(m.get(tags::TARGET_COMP_ID).unwrap_or(b"")),
+                sender: Text::new(sender),
+                target: Text::new(target),
+                validate,
             });
         }
         let expect = ids.as_ref().map(|i| {
@@ -135,7 +146,17 @@ impl FixAdapter {
                 i.target.as_bytes(),
             )
         });
-        let (header, msg) = read_inbound(&m, expect, |m| self.app(m));
+        let (header, mut msg) = read_inbound(&m, expect, |m| self.app(m));
+        if let Some(v) = ids.as_ref().and_then(|i| i.validate) {
+            // The header's own problems (CompIDs, BeginString, SendingTime) are the session's
+            // to answer first; a Logon is checked by the session (CompIDs, HeartBtInt,
+            // password); a MsgType the dictionary lacks is answered BusinessMessageReject.
+            if header.problem == HeaderProblem::None && !matches!(msg, Inbound::Logon(_)) {
+                if let Some(violation) = validate(v, &m) {
+                    msg = Inbound::Malformed(violation);
+                }
+            }
+        }
         Some(FixInput { conn, header, msg })
     }
 
@@ -285,6 +306,20 @@ fn trading_status_request(m: &Message<'_>) -> AppMsg {
         cl_ord_id: cl_text(m, tags::TRAD_SES_REQ_ID),
         orig_cl_ord_id: ClOrdId::EMPTY,
         echo: Echo::EMPTY,
+    }))
+}
+
+/// `m` checked against version `v`'s dictionary: the Reject it deserves, if any.
+#[inline]
+fn validate(v: FixVersion, m: &Message<'_>) -> Option<Box<Malformed>> {
+    let d = fix::dict::dictionary(v);
+    d.message(m.msg_type())?;
+    let e = d.validate(m).err()?;
+    Some(Box::new(Malformed {
+        reason: e.reason,
+        ref_tag: e.ref_tag,
+        msg_type: Text::new(m.msg_type()),
+        text: Text::new(e.text(m).as_bytes()),
     }))
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Figures (FIX 4.4; NewOrderSingle: limit buy of 100 ACME at 101.25, day; ExecutionReport: that
 //! order filled in one trade):
-//! - `send`: the message built from values (header, `fix::app::NewOrder` plus TransactTime, or
+//! - `send`: the message built from values (header, `fix::app::NewOrder` (with TransactTime), or
 //!   `fix::app::ExecutionReport`) and serialized by `Encoder::finish` into the bytes a socket
 //!   write would take;
 //! - `receive`: the frame checked (BodyLength, CheckSum) and split by `Decoder::decode`, the
@@ -231,12 +231,11 @@ impl Codec {
             price: Some(Decimal::new(10125, 2)),
             time_in_force: TimeInForce::Day,
             post_only: false,
+            transact_time_ns: T0_NS + i * 1000,
         };
         self.enc.begin(order.msg_type());
         self.enc.header(&header(CLIENT, EXCHANGE, i));
         order.encode_body(FixVersion::Fix44, &mut self.enc);
-        self.enc
-            .field_timestamp(tags::TRANSACT_TIME, T0_NS + i * 1000, TimePrecision::Millis);
         let len = self.enc.finish(FixVersion::Fix44).len();
         self.check_sent()?;
         Ok(len as u64)

@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Header tags a send line may give besides the ones always added (PossDupFlag,
+/// OrigSendingTime, PossResend, OnBehalfOf/DeliverTo CompIDs, ApplVerID, sub and location ids).
+const HEADER_TAGS: [u32; 10] = [43, 122, 97, 115, 128, 1128, 50, 57, 142, 143];
+
 /// How long an expectation waits by default.
 const WAIT: Duration = Duration::from_secs(5);
 /// Runs at once (most of a run is waiting on the server's timers).
@@ -429,22 +433,37 @@ impl Run<'_> {
             (34, next_seq.to_string()),
             (52, "now".into()),
         ];
+        // A given field replaces the added header field or the macro's field of its tag (once);
+        // any other goes where it is written, except that a header tag given to a macro joins
+        // the header.
+        let macro_fields = body.len();
+        let mut replaced = vec![false; macro_fields];
         for f in given {
             match f {
                 Field::Is(t, val) => {
+                    let in_macro = body[..macro_fields]
+                        .iter()
+                        .zip(&replaced)
+                        .position(|((bt, _), r)| bt == t && !r);
                     if let Some(h) = header.iter_mut().find(|(ht, _)| ht == t) {
                         h.1 = val.clone();
-                    } else if let Some(b) = body.iter_mut().find(|(bt, _)| bt == t) {
-                        b.1 = val.clone();
+                    } else if let Some(i) = in_macro {
+                        body[i].1 = val.clone();
+                        replaced[i] = true;
+                    } else if macro_fields > 0 && HEADER_TAGS.contains(t) {
+                        header.push((*t, val.clone()));
                     } else {
                         body.push((*t, val.clone()));
                     }
                 }
-                Field::Absent(t) => {
-                    header.retain(|(ht, _)| ht != t);
-                    body.retain(|(bt, _)| bt != t);
-                }
+                Field::Absent(_) => {}
                 _ => return Err("a send line takes tag=value and -tag only".into()),
+            }
+        }
+        for f in given {
+            if let Field::Absent(t) = f {
+                header.retain(|(ht, _)| ht != t);
+                body.retain(|(bt, _)| bt != t);
             }
         }
         let seq = header

@@ -199,6 +199,7 @@ pub fn fuzz_session_script(data: &[u8]) {
                     price: Some(crate::Decimal::new(100, 2)),
                     time_in_force: types::TimeInForce::Day,
                     post_only: false,
+                    transact_time_ns: now,
                 };
                 s.send_app(&er, now, &mut h);
                 continue;
