@@ -4,7 +4,9 @@
 //!
 //! Role: drive a server from outside exactly as a client would (real sockets). It keeps its
 //! own sequence numbers so a test can reconnect without a reset, and answers nothing on its
-//! own: the caller sees every message (helpers skip heartbeats when asked).
+//! own: the caller sees every message (helpers skip heartbeats when asked). It adds what a
+//! FIX engine adds: TransactTime on D, F, G and q, and HandlInst on FIX 4.2 D and G, when the
+//! caller gave none.
 //!
 //! Never: used by the server; sleeps as synchronisation (every wait is a socket read with a
 //! deadline). The one part of this crate with a socket: the rest is sans-I/O.
@@ -137,8 +139,19 @@ impl FixClient {
             orig_sending_time: poss_dup.then_some(orig.as_slice()),
             time_precision: TimePrecision::Millis,
         });
+        let has = |t: u32| body.iter().any(|(tag, _)| *tag == t);
+        let order = matches!(msg_type, "D" | "G");
+        if order && self.version == FixVersion::Fix42 && !has(crate::tags::HANDL_INST) {
+            self.enc.field(crate::tags::HANDL_INST, b"1");
+        }
         for (tag, value) in body {
             self.enc.field(*tag, value.as_bytes());
+        }
+        // Like a FIX engine, the client stamps TransactTime on the messages whose dictionaries
+        // require it when the caller gave none.
+        if matches!(msg_type, "D" | "F" | "G" | "q") && !has(crate::tags::TRANSACT_TIME) {
+            self.enc
+                .field_timestamp(crate::tags::TRANSACT_TIME, now, TimePrecision::Millis);
         }
         let bytes = self.enc.finish(self.version);
         self.stream.write_all(bytes)

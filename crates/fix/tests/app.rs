@@ -198,32 +198,32 @@ fn new_order_single_refusals() {
         (
             "11=X|55=ACME|54=1|38=1|40=2|44=1,5|".into(),
             44,
-            "price is not a decimal",
+            "Price(44) is not a decimal number, got 1,5",
         ),
         (
             "11=X|55=ACME|54=1|38=1|40=2|44=0|".into(),
             44,
-            "price must be positive",
+            "Price(44) must be positive, got 0",
         ),
         (
             "11=X|55=ACME|54=1|38=1|40=2|44=-1|".into(),
             44,
-            "price must be positive",
+            "Price(44) must be positive, got -1",
         ),
         (
             "11=X|55=ACME|54=1|38=1|40=2|44=10.005|".into(),
             44,
-            "price is off the tick",
+            "Price 10.005 is not a multiple of ACME's tick 0.01",
         ),
         (
             "11=X|55=BOLT|54=1|38=1|40=2|44=1.03|".into(),
             44,
-            "price is off the tick",
+            "Price 1.03 is not a multiple of BOLT's tick 0.05",
         ),
         (
             "11=X|55=ACME|54=1|38=1|40=2|44=99999999999999999999|".into(),
             44,
-            "price out of range",
+            "Price(44) is out of range, got 99999999999999999999",
         ),
         (
             "11=X|55=ACME|54=1|40=2|44=1|".into(),
@@ -233,27 +233,27 @@ fn new_order_single_refusals() {
         (
             "11=X|55=ACME|54=1|38=1.5|40=2|44=1|".into(),
             38,
-            "OrderQty(38) must be a whole number",
+            "OrderQty(38) must be a whole number, got 1.5",
         ),
         (
             "11=X|55=ACME|54=1|38=0|40=2|44=1|".into(),
             38,
-            "OrderQty(38) must be positive",
+            "OrderQty(38) must be positive, got 0",
         ),
         (
             "11=X|55=ACME|54=1|38=0.00|40=2|44=1|".into(),
             38,
-            "OrderQty(38) must be positive",
+            "OrderQty(38) must be positive, got 0.00",
         ),
         (
             "11=X|55=ACME|54=1|38=-1|40=2|44=1|".into(),
             38,
-            "OrderQty(38) is not a number",
+            "OrderQty(38) must be positive, got -1",
         ),
         (
             "11=X|55=ACME|54=1|38=abc|40=2|44=1|".into(),
             38,
-            "OrderQty(38) is not a number",
+            "OrderQty(38) is not a number, got abc",
         ),
         (
             "11=X|1=ACC|55=ACME|54=1|38=1|40=2|44=1|".into(),
@@ -270,7 +270,7 @@ fn new_order_single_refusals() {
         (
             "11=X|55=ACME|54=1|40=2|44=0|38=0|".into(),
             44,
-            "price must be positive",
+            "Price(44) must be positive, got 0",
         ),
     ];
     for (body, tag, text) in cases {
@@ -327,13 +327,13 @@ fn cancel_replace_mass_cancel_and_status_refusals() {
             "G",
             "11=R|41=O|55=BOLT|38=1|44=1.01|".into(),
             44,
-            "price is off the tick",
+            "Price 1.01 is not a multiple of BOLT's tick 0.05",
         ),
         (
             "G",
             "11=R|41=O|55=ACME|38=1|44=x|".into(),
             44,
-            "price is not a decimal",
+            "Price(44) is not a decimal number, got x",
         ),
         (
             "G",
@@ -345,7 +345,7 @@ fn cancel_replace_mass_cancel_and_status_refusals() {
             "G",
             "11=R|41=O|55=ACME|38=0|44=1|".into(),
             38,
-            "OrderQty(38) must be positive",
+            "OrderQty(38) must be positive, got 0",
         ),
         ("q", "530=7|".into(), 11, "missing tag 11"),
         (

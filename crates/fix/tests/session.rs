@@ -1056,14 +1056,18 @@ fn bytes_while_disconnected_are_discarded() {
     assert_eq!(s.next_in(), 1);
 }
 
+/// A second Logon on a logged-on session is a protocol error: Logout, then disconnect.
 #[test]
-fn second_logon_in_session_is_rejected() {
+fn second_logon_in_session_logs_out() {
     let (mut s, mut h) = logged_on();
     feed(&mut s, In::new("A", 2, "98=0|108=30|"), T0, &mut h);
     let out = h.take();
-    assert_eq!(mt(&out[0]), "3");
-    assert_eq!(f(&out[0], 45).as_deref(), Some("2"));
-    assert_eq!(s.state(), SessionState::Active);
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(
+        f(&out[0], 58).as_deref(),
+        Some("Logon received while already logged on")
+    );
+    assert_eq!(s.state(), SessionState::Disconnected);
 }
 
 /// One instrument, ACME, with prices in cents.

@@ -100,7 +100,13 @@ fn parse_fields(text: &str) -> Result<Line, String> {
     let mut fields: Vec<(u32, String)> = Vec::new();
     let mut absent = Vec::new();
     for w in words {
-        if let Some(t) = w.strip_prefix('-').and_then(|t| t.parse().ok()) {
+        // `-N` leaves tag N out, except inside a Text (58), where it is a word ("got -1").
+        let in_text = fields.last().is_some_and(|(t, _)| *t == 58);
+        if let Some(t) = w
+            .strip_prefix('-')
+            .and_then(|t| t.parse().ok())
+            .filter(|_| !in_text)
+        {
             absent.push(t);
             continue;
         }

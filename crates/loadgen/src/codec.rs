@@ -47,10 +47,16 @@ use crate::stats::{at, new_histogram};
 /// A dictionary check run on a decoded message: `Err` with the reason stops the run.
 pub type Validator = fn(&Message<'_>) -> Result<(), String>;
 
-/// The validation modes Rialto's side runs, in order: `None` is validation off. The dictionary
-/// validator (`fix::dict`) adds `Some(...)` here.
+/// The validation modes Rialto's side runs, in order: `None` is validation off, then the
+/// FIX 4.4 dictionary's validator (`fix::dict`), as a session with `validate = true` runs it.
 pub fn validators() -> Vec<Option<Validator>> {
-    vec![None]
+    vec![None, Some(validate_fix44)]
+}
+
+fn validate_fix44(m: &Message<'_>) -> Result<(), String> {
+    fix::dict::dictionary(FixVersion::Fix44)
+        .validate(m)
+        .map_err(|e| e.text(m))
 }
 
 /// What one run measures.

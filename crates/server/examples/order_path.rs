@@ -26,7 +26,14 @@ fn message(sender: &str, seq: u64, body: &[(u32, &str)]) -> Vec<u8> {
     enc.field(49, sender.as_bytes());
     enc.field(56, b"RIALTO");
     enc.field_u64(34, seq);
-    enc.field(52, b"20260101-00:00:00.000");
+    enc.field_timestamp(
+        52,
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+        fix::TimePrecision::Millis,
+    );
     for (t, v) in &body[1..] {
         enc.field(*t, v.as_bytes());
     }

@@ -201,7 +201,7 @@ mod tests {
     fn a_follower_tails_the_journal_up_to_the_watermark_on_its_own_thread() {
         let dir = tempfile::tempdir().unwrap();
         let (mut j, _) = JournalWriter::open(dir.path(), JournalConfig::default()).unwrap();
-        let cfg = Config::defaults();
+        let cfg = Config::defaults().lenient();
         let append = |j: &mut JournalWriter, r: &Record| {
             let mut b = Vec::new();
             r.encode(&mut b);

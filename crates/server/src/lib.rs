@@ -124,7 +124,7 @@ pub fn fuzz_adapt(bytes: &[u8]) {
     use std::sync::{Arc, OnceLock};
     static SHARED: OnceLock<(Config, FixAdapter)> = OnceLock::new();
     let (cfg, adapter) = SHARED.get_or_init(|| {
-        let cfg = Config::defaults();
+        let cfg = Config::defaults().lenient();
         let a = FixAdapter::new(Arc::new(cfg.fix_config()));
         (cfg, a)
     });

@@ -777,7 +777,7 @@ mod tests {
     fn check_every_prefix(seed: u64, orders: usize) {
         let dir = tempfile::tempdir().unwrap();
         let (mut j, _) = JournalWriter::open(dir.path(), JournalConfig::default()).unwrap();
-        let mut cfg = Config::defaults();
+        let mut cfg = Config::defaults().lenient();
         cfg.orders_max = 1 << 12;
         journal_of(seed, orders, &mut j, &cfg);
         let last = j.next_seq() - 1;

@@ -639,7 +639,12 @@ impl Run<'_> {
                 Ok(())
             }
             Op::Disconnect { conn } => {
-                self.conns.remove(conn);
+                if let Some((c, _)) = self.conns.remove(conn) {
+                    let _ = c.stream.shutdown(std::net::Shutdown::Both);
+                }
+                // The server learns of the close on its next read: a Logon sent at once on a
+                // new connection could find the session still bound.
+                std::thread::sleep(Duration::from_millis(500));
                 Ok(())
             }
         }

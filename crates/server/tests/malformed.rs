@@ -42,7 +42,7 @@ struct Conn {
 
 impl Conn {
     fn new() -> Conn {
-        let cfg = Config::defaults();
+        let cfg = Config::defaults().lenient();
         Conn {
             adapter: FixAdapter::new(Arc::new(cfg.fix_config())),
             x: Node::new(&cfg, Backing::Lazy),

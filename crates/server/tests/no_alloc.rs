@@ -29,7 +29,7 @@ struct Path {
 
 impl Path {
     fn new() -> Path {
-        let cfg = Config::defaults();
+        let cfg = Config::defaults().lenient();
         Path {
             adapter: FixAdapter::new(Arc::new(cfg.fix_config())),
             x: Node::new(&cfg, Backing::Resident),

@@ -185,7 +185,7 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Record {
 #[test]
 fn snapshot_restore_is_indistinguishable_from_the_original() {
     for seed in [1u64, 7, 42, 1234, 99999] {
-        run_stream(seed, Config::defaults().resend_store_max);
+        run_stream(seed, Config::defaults().lenient().resend_store_max);
     }
 }
 
@@ -225,7 +225,7 @@ fn snapshot(x: &Node) -> Vec<u8> {
 
 fn run_stream(seed: u64, store_max: usize) {
     {
-        let mut cfg = Config::defaults();
+        let mut cfg = Config::defaults().lenient();
         cfg.orders_max = 1 << 14;
         cfg.resend_store_max = store_max;
         let mut r = Rng(types::XorShift64::new(
@@ -366,8 +366,10 @@ fn run_stream(seed: u64, store_max: usize) {
             "seed {seed}: {stored} reports resent, store holds {store_max}"
         );
         let stats = a.exchange.stats;
+        // A Logon on a logged-on session logs it out until its next Logon: a fair share of
+        // the stream meets a session that is down.
         assert!(
-            stats.orders > 500 && stats.trades > 50,
+            stats.orders > 300 && stats.trades > 50,
             "seed {seed}: the stream placed orders and traded: {stats:?}"
         );
     }
@@ -375,7 +377,7 @@ fn run_stream(seed: u64, store_max: usize) {
 
 #[test]
 fn damaged_snapshots_are_refused_not_trusted() {
-    let cfg = Config::defaults();
+    let cfg = Config::defaults().lenient();
     let snap = snapshot(&node(&cfg));
     assert!(Node::restore(&cfg, &snap, Backing::Lazy).is_ok());
     for cut in [0, 4, 8, 20, snap.len() / 2, snap.len() - 1] {
@@ -394,7 +396,7 @@ fn damaged_snapshots_are_refused_not_trusted() {
 fn a_snapshot_of_an_older_format_is_skipped_and_the_journal_replayed_from_the_start() {
     use journal::{Durability, JournalConfig, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
-    let cfg = Arc::new(Config::defaults());
+    let cfg = Arc::new(Config::defaults().lenient());
     let mut r = Rng(types::XorShift64::new(0x1234_5678_9abc_def1));
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
@@ -458,7 +460,7 @@ fn journal_and_apply(
 fn record_journal(n: u64, snapshots_at: &[u64]) -> Recorded {
     use journal::{Durability, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
-    let cfg = Arc::new(Config::defaults());
+    let cfg = Arc::new(Config::defaults().lenient());
     let mut r = Rng(types::XorShift64::new(0x0ddb_a11c_afe0_1234));
     let mut seqs = vec![1u64; 4];
     let mut next_cl = 0;
@@ -587,13 +589,13 @@ fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_repl
 /// is resident as before. The state is the same as from a node resident from the start.
 #[test]
 fn a_replay_from_the_start_faults_its_tables_in_beside_it_and_ends_resident() {
-    let mut fresh = Node::new(&Config::defaults(), Backing::Background);
+    let mut fresh = Node::new(&Config::defaults().lenient(), Backing::Background);
     let plan = fresh.take_populate();
     assert!(plan.bytes() > 100 << 20, "{} bytes planned", plan.bytes());
     assert!(plan.bytes() < 110 << 20, "{} bytes planned", plan.bytes());
     assert_eq!(fresh.take_populate().bytes(), 0, "taken once");
     assert_eq!(
-        node(&Config::defaults()).take_populate().bytes(),
+        node(&Config::defaults().lenient()).take_populate().bytes(),
         0,
         "resident from the start"
     );
@@ -695,7 +697,7 @@ fn start_up_stops_cleanly_when_the_snapshot_disagrees_and_modifies_nothing() {
 fn record_with_checkpoints(n: u64, every: u64, tamper: Option<u64>) -> (Recorded, Vec<u64>) {
     use journal::{Durability, JournalWriter};
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = Config::defaults();
+    let mut cfg = Config::defaults().lenient();
     cfg.resend_store_max = 7;
     let cfg = Arc::new(cfg);
     let mut r = Rng(types::XorShift64::new(0x5eed_c0de_1234_5678));
@@ -857,7 +859,7 @@ fn journal_input_fuzz_body_on_seeds_and_mutations() {
 /// did, numbers everything after it differently, and the next checkpoint stops recovery.
 #[test]
 fn a_resend_request_replayed_leaves_the_session_as_served_live() {
-    let cfg = Config::defaults();
+    let cfg = Config::defaults().lenient();
     let (mut live, mut replayed) = (node(&cfg), node(&cfg));
     replayed.set_replaying(true);
     let order = Inbound::App(AppMsg::New(NewOrder {

@@ -53,6 +53,14 @@ fn new_order(c: &mut FixClient, cl: &str, sym: &str, side: &str, px: &str, qty: 
     .unwrap();
 }
 
+/// Now, in ns since the epoch (SendingTime and TransactTime of hand-built messages).
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
 fn er(c: &mut FixClient) -> Msg {
     c.expect("8", T).unwrap().0
 }
@@ -472,7 +480,7 @@ fn overload_is_shed_explicitly_with_exchange_busy_and_recovers() {
             sender_comp_id: b"CLIENT6",
             target_comp_id: b"RIALTO",
             msg_seq_num: a.out_seq + i as u64,
-            sending_time_ns: 1_800_000_000_000_000_000,
+            sending_time_ns: now_ns(),
             poss_dup: false,
             orig_sending_time: None,
             time_precision: fix::TimePrecision::Millis,
@@ -489,6 +497,7 @@ fn overload_is_shed_explicitly_with_exchange_busy_and_recovers() {
         ] {
             enc.field(t, v.as_bytes());
         }
+        enc.field_timestamp(60, now_ns(), fix::TimePrecision::Millis);
         burst.extend_from_slice(enc.finish(fix::FixVersion::Fix44));
     }
     a.out_seq += N as u64;
@@ -815,7 +824,7 @@ fn an_iteration_applies_at_most_its_budget_and_sheds_over_the_backlog_then_recov
                 sender_comp_id: c.sender.as_bytes(),
                 target_comp_id: b"RIALTO",
                 msg_seq_num: c.out_seq + i,
-                sending_time_ns: 1_800_000_000_000_000_000,
+                sending_time_ns: now_ns(),
                 poss_dup: false,
                 orig_sending_time: None,
                 time_precision: fix::TimePrecision::Millis,
@@ -832,6 +841,7 @@ fn an_iteration_applies_at_most_its_budget_and_sheds_over_the_backlog_then_recov
             ] {
                 enc.field(t, v.as_bytes());
             }
+            enc.field_timestamp(60, now_ns(), fix::TimePrecision::Millis);
             bytes.extend_from_slice(enc.finish(fix::FixVersion::Fix44));
         }
         c.out_seq += 300;
@@ -891,7 +901,7 @@ fn a_burst_within_the_backlog_is_answered_in_full_and_in_order() {
             sender_comp_id: b"CLIENT2",
             target_comp_id: b"RIALTO",
             msg_seq_num: a.out_seq + i,
-            sending_time_ns: 1_800_000_000_000_000_000,
+            sending_time_ns: now_ns(),
             poss_dup: false,
             orig_sending_time: None,
             time_precision: fix::TimePrecision::Millis,
@@ -908,6 +918,7 @@ fn a_burst_within_the_backlog_is_answered_in_full_and_in_order() {
         ] {
             enc.field(t, v.as_bytes());
         }
+        enc.field_timestamp(60, now_ns(), fix::TimePrecision::Millis);
         bytes.extend_from_slice(enc.finish(fix::FixVersion::Fix44));
     }
     a.out_seq += 1000;
