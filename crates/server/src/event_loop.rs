@@ -201,6 +201,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) md_wake: Option<crate::market_data::MdWake>,
     /// The per-session message log (`None`: no session has one).
     pub(crate) msglog: Option<crate::message_log::MessageLogSink>,
+    /// Application messages shed since the last tick's log line.
+    pub(crate) shed_unlogged: u64,
 }
 
 impl<L: Log> EventLoop<L> {
@@ -336,6 +338,12 @@ impl<L: Log> EventLoop<L> {
                     let day_changes = now_ns() >= self.node.exchange.next_day_change_ns();
                     if !self.conns.is_empty() || day_changes {
                         self.submit(Record::Tick);
+                    }
+                    if self.shed_unlogged > 0 {
+                        tracing::warn!(
+                            shed = std::mem::take(&mut self.shed_unlogged),
+                            "overload: application messages answered \"exchange busy\" in the last second"
+                        );
                     }
                     if let Some(mut line) = self.watch.second(self.cfg.stall_log_us * 1000) {
                         line.push_str(&self.steal_note());
@@ -708,6 +716,7 @@ impl<L: Log> EventLoop<L> {
                     self.backlog_apps += 1;
                     self.backlog.push_back(r);
                 } else if let Record::Fix(input) = r {
+                    self.shed_unlogged += 1;
                     self.backlog
                         .push_back(Record::Fix(self.adapter.shed(input)));
                 }

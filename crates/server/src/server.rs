@@ -234,6 +234,7 @@ impl Server {
             steal_cpu: placement.as_ref().map(|p| p.cpu),
             md_wake,
             msglog,
+            shed_unlogged: 0,
             steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
                 .map(|ms| (ms, Instant::now())),
         };
