@@ -8,7 +8,7 @@
 
 use fix::app::{
     BusinessMessageReject, CxlRejResponseTo, Echo, ExecType, ExecutionReport, NewOrder, OrdStatus,
-    OrderCancelReject, OrderMassCancelReport, OrderlessReport,
+    OrderCancelReject, OrderMassCancelReport, OrderlessReport, TradSesStatus, TradingSessionStatus,
 };
 use fix::dict::dictionary;
 use fix::md::{
@@ -207,6 +207,22 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
             );
         }
     }
+    // TradingSessionStatus: an answer, and a change sent to a subscriber.
+    for (req_id, status, unsolicited) in [
+        (Some(&b"T1"[..]), TradSesStatus::Open, false),
+        (Some(&b"T1"[..]), TradSesStatus::Closed, true),
+        (None, TradSesStatus::Open, true),
+    ] {
+        s.send_app(
+            &TradingSessionStatus {
+                req_id,
+                status,
+                unsolicited,
+            },
+            now,
+            h,
+        );
+    }
     s.send_app(
         &BusinessMessageReject {
             ref_seq_num: 4,
@@ -389,7 +405,7 @@ fn everything_rialto_sends_validates() {
         }
         assert!(failures.is_empty(), "{v:?}:\n{}", failures.join("\n"));
         let mut want = vec![
-            "0", "1", "2", "3", "4", "5", "8", "9", "A", "W", "X", "Y", "f", "j",
+            "0", "1", "2", "3", "4", "5", "8", "9", "A", "W", "X", "Y", "f", "h", "j",
         ];
         if v != FixVersion::Fix42 {
             want.extend(["r", "y"]);
