@@ -583,6 +583,17 @@ public final class Scenario {
             });
         }
 
+        step("TradingSessionStatusRequest (g) is answered with TradingSessionStatus (h), which QuickFIX/J's dictionary accepts", () -> {
+            Message g = Fix.app("g");
+            String req = id();
+            g.setString(335, req); // TradSesReqID
+            g.setChar(263, '0'); // SubscriptionRequestType: the status now
+            c1.send(g);
+            Message m = c1.await("TradingSessionStatus",
+                    x -> "h".equals(FixClients.type(x)) && req.equals(field(x, 335)), timeoutMs);
+            new Msg(m, c1.name + " TradingSessionStatus").is(335, req).is(336, "1").has(340);
+        });
+
         // FIX 4.2 has no OrderMassStatusRequest (AF); ListStatusRequest (M) is one Rialto does not support either.
         String unsupported = v.fix42() ? "M" : "AF";
         step("an unsupported application message (" + unsupported + ") gets BusinessMessageReject 380=3", () -> {
