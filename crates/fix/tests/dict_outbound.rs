@@ -7,8 +7,9 @@
 //! (load generator, tests) is checked on its own: it lacks two required fields.
 
 use fix::app::{
-    BusinessMessageReject, CxlRejResponseTo, Echo, ExecType, ExecutionReport, NewOrder, OrdStatus,
-    OrderCancelReject, OrderMassCancelReport, OrderlessReport, TradSesStatus, TradingSessionStatus,
+    BusinessMessageReject, CxlRejResponseTo, DropCopy, Echo, ExecType, ExecutionReport, NewOrder,
+    OrdStatus, OrderCancelReject, OrderMassCancelReport, OrderlessReport, TradSesStatus,
+    TradingSessionStatus,
 };
 use fix::dict::dictionary;
 use fix::md::{
@@ -147,6 +148,15 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
     ];
     for r in &reports {
         s.send_app(r, now, h);
+        // Its drop copy, as a drop-copy session of the owner's firm gets it.
+        s.send_app(
+            &DropCopy {
+                deliver_to_comp_id: b"CLIENT1_42",
+                report: r,
+            },
+            now,
+            h,
+        );
     }
     let echo = Echo::of_order(b"ACME", Side::Buy, 100, OrdType::Limit, 1025, 2);
     for status in [false, true] {
