@@ -966,6 +966,45 @@ firm = "F"
     }
 
     #[test]
+    fn session_layer_settings_and_their_defaults() {
+        let c = Config::defaults();
+        assert_eq!(c.sending_time_window_secs, 120);
+        assert!(c
+            .sessions
+            .iter()
+            .all(|s| s.validate && s.allow_reset_seq_num && !s.message_log));
+        assert_eq!(c.fix_config().sending_time_window_ns, Some(120_000_000_000));
+        let c = Config::from_toml(
+            r#"
+sending_time_window_secs = 0
+message_log_dir = "/tmp/fixlog"
+[[firms]]
+name = "F"
+accounts = [1]
+[[sessions]]
+sender_comp_id = "S"
+firm = "F"
+allow_reset_seq_num = false
+validate = false
+message_log = true
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.fix_config().sending_time_window_ns, None);
+        assert_eq!(
+            c.message_log_dir.as_deref(),
+            Some(std::path::Path::new("/tmp/fixlog"))
+        );
+        let s = &c.sessions[0];
+        assert!(!s.allow_reset_seq_num && !s.validate && s.message_log);
+        let f = &c.fix_config().sessions[0];
+        assert!(!f.allow_reset_seq_num && !f.validate);
+        let lenient = Config::defaults().lenient();
+        assert_eq!(lenient.sending_time_window_secs, 0);
+        assert!(lenient.sessions.iter().all(|s| !s.validate));
+    }
+
+    #[test]
     fn trading_day_end_and_cancel_on_disconnect() {
         let c = Config::from_toml("").unwrap();
         assert_eq!(c.trading_day_end_ns, Some(21 * 3600 * 1_000_000_000));
