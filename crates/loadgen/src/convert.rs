@@ -1,8 +1,8 @@
-//! `rialto bench echo --scenario convert`: FIXEdge's two-session conversion scenario. One FIX
-//! 4.2 session sends NewOrderSingle at a fixed rate (default 2,000/s, 200,000 measured); a
-//! second session, the drop copy of the same firm in FIX 4.4, reads the exchange's copies of
-//! their ExecutionReports. Each order is timed from its intended send time to the arrival of
-//! its ExecType 0 copy on the second session, so the figure holds the order path, the report,
+//! `rialto bench echo --scenario convert`: FIXEdge's two-session conversion scenario. A FIX
+//! 4.2 order-entry session sends NewOrderSingle at a fixed rate (default 2,000/s, 200,000 measured);
+//! a FIX 4.4 drop-copy session of the same firm reads the exchange's copies of their
+//! ExecutionReports. Each order is timed from its intended send time to the arrival of its
+//! ExecType 0 copy on the drop-copy session, so the figure holds the order path, the report,
 //! its copy in the other version and the other connection's delivery.
 //!
 //! Role: the same orders as the single-session echo (`EchoGenerator`: IOC limits far from the
