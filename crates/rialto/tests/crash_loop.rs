@@ -14,17 +14,17 @@
 
 use fix::client::{FixClient, Msg};
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use types::XorShift64;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rialto");
+mod common;
+use common::{serve, Served, BIN};
+use std::ffi::OsStr;
 const KILLS: usize = 22;
 const CLIENTS: usize = 3;
 
@@ -44,61 +44,31 @@ impl Drop for TempDir {
 }
 
 struct Running {
-    child: Child,
+    server: Served,
     /// "recovered: ... state hash X" printed at start.
     start_hash: String,
-    addr: SocketAddr,
 }
 
 fn start_server(dir: &Path, config: &Path, listen: &str) -> Running {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(config)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--listen", listen, "--market-data-listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn rialto serve");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                // Nobody listens any more: keep draining so the server never blocks.
-                continue;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut start_hash = None;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(line) = rx.recv_timeout(left) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("server did not start; hash so far {start_hash:?}");
-        };
-        if line.contains("recovered:") {
-            start_hash = Some(
-                line.rsplit("state hash ")
-                    .next()
-                    .unwrap()
-                    .trim()
-                    .to_string(),
-            );
-        }
-        if let Some(rest) = line.split("listening for FIX on ").nth(1) {
-            let addr: SocketAddr = rest.split_whitespace().next().unwrap().parse().unwrap();
-            return Running {
-                child,
-                start_hash: start_hash.expect("hash printed before listening"),
-                addr,
-            };
-        }
-    }
+    let args: [&OsStr; 7] = [
+        "--config".as_ref(),
+        config.as_os_str(),
+        "--data-dir".as_ref(),
+        dir.as_os_str(),
+        "--listen".as_ref(),
+        listen.as_ref(),
+        "--market-data-listen=127.0.0.1:0".as_ref(),
+    ];
+    let server = serve(&args, Stdio::inherit(), false);
+    let start_hash = server
+        .lines
+        .iter()
+        .find(|l| l.contains("recovered:"))
+        .and_then(|l| l.rsplit("state hash ").next())
+        .expect("hash printed before listening")
+        .trim()
+        .to_string();
+    Running { server, start_hash }
 }
 
 fn verify(dir: &Path) -> String {
@@ -479,8 +449,8 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
     .unwrap();
 
     let mut server = start_server(&dir, &config, "127.0.0.1:0");
-    let listen = server.addr.to_string();
-    let addr = Arc::new(std::sync::Mutex::new(server.addr));
+    let listen = server.server.addr.to_string();
+    let addr = Arc::new(std::sync::Mutex::new(server.server.addr));
     let stop_load = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let mut handles = Vec::new();
@@ -519,8 +489,8 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
                 "no load is flowing (kill {kill})"
             );
         }
-        server.child.kill().unwrap(); // SIGKILL
-        server.child.wait().unwrap();
+        server.server.child.kill().unwrap(); // SIGKILL
+        server.server.child.wait().unwrap();
         let replay_hash = verify(&dir);
         server = start_server(&dir, &config, &listen);
         assert_eq!(
@@ -532,13 +502,13 @@ fn kill_9_under_load_loses_nothing_acknowledged() {
     let traders: Vec<Trader> = handles.into_iter().map(|h| h.join().unwrap()).collect();
 
     // Clean stop (SIGTERM) and a last full check of the journal.
-    let pid = server.child.id().to_string();
+    let pid = server.server.child.id().to_string();
     assert!(Command::new("kill")
         .args(["-TERM", &pid])
         .status()
         .unwrap()
         .success());
-    assert!(server.child.wait().unwrap().success());
+    assert!(server.server.child.wait().unwrap().success());
     verify(&dir);
 
     let mut errors = Vec::new();
@@ -576,7 +546,7 @@ fn serve_stops_cleanly_on_sigterm_and_journal_dump_shows_inputs_and_events() {
     )
     .unwrap();
     let mut server = start_server(&dir, &config, "127.0.0.1:0");
-    let mut c = FixClient::connect(server.addr, "CLIENT1", "RIALTO", 1).unwrap();
+    let mut c = FixClient::connect(server.server.addr, "CLIENT1", "RIALTO", 1).unwrap();
     c.logon(30, true).unwrap();
     c.expect("A", Duration::from_secs(10)).unwrap();
     c.send(
@@ -593,7 +563,7 @@ fn serve_stops_cleanly_on_sigterm_and_journal_dump_shows_inputs_and_events() {
     .unwrap();
     let (ack, _) = c.expect("8", Duration::from_secs(10)).unwrap();
     assert_eq!(ack.get(150), Some("0"));
-    let pid = server.child.id().to_string();
+    let pid = server.server.child.id().to_string();
     assert!(Command::new("kill")
         .args(["-TERM", &pid])
         .status()
@@ -602,7 +572,7 @@ fn serve_stops_cleanly_on_sigterm_and_journal_dump_shows_inputs_and_events() {
     // A clean stop says goodbye to the session.
     let (lo, _) = c.expect("5", Duration::from_secs(10)).unwrap();
     assert!(lo.get(58).unwrap_or("").contains("shutting down"));
-    assert!(server.child.wait().unwrap().success());
+    assert!(server.server.child.wait().unwrap().success());
     verify(&dir);
     let out = Command::new(BIN)
         .args(["journal", "dump"])

@@ -5,71 +5,29 @@
 use fix::client::{FixClient, Msg};
 use fix::md::{MdView, SymbolView};
 use fix::Decoder;
-use std::io::{BufRead, BufReader};
+use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 use types::XorShift64;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rialto");
+mod common;
+use common::{serve, Served};
+
 const T: Duration = Duration::from_secs(15);
 /// 1.00 in the view's price units (nine decimals).
 const MARKER_PX: i64 = 1_000_000_000;
 
-struct Running {
-    child: Child,
-    addr: SocketAddr,
-    md: SocketAddr,
-}
-
-/// A failing test leaves no server behind.
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &Path, listen: &str) -> Running {
-    let mut child = Command::new(BIN)
-        .arg("serve")
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--listen", listen, "--market-data-listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn rialto serve");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (mut addr, mut md) = (None, None);
-    let after = |line: &str, what: &str| -> Option<SocketAddr> {
-        let rest = line.split(what).nth(1)?;
-        rest.split_whitespace().next()?.parse().ok()
-    };
-    while addr.is_none() || md.is_none() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(line) = rx.recv_timeout(left) else {
-            let _ = child.kill();
-            panic!("the server did not start");
-        };
-        addr = addr.or(after(&line, "listening for FIX on "));
-        md = md.or(after(&line, "listening for market data on "));
-    }
-    Running {
-        child,
-        addr: addr.unwrap(),
-        md: md.unwrap(),
-    }
+fn start(dir: &Path, listen: &str) -> Served {
+    let args: [&OsStr; 5] = [
+        "--data-dir".as_ref(),
+        dir.as_os_str(),
+        "--listen".as_ref(),
+        listen.as_ref(),
+        "--market-data-listen=127.0.0.1:0".as_ref(),
+    ];
+    serve(&args, Stdio::inherit(), true)
 }
 
 struct Subscriber {
@@ -185,7 +143,7 @@ fn order(c: &mut FixClient, cl: &str, sym: &str, side: &str, px: &str, qty: &str
 fn after_kill_9_the_feed_resumes_from_the_recovered_book() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path(), "127.0.0.1:0");
-    let mut sub = Subscriber::subscribe(s.md, &["ACME", "BOLT"]);
+    let mut sub = Subscriber::subscribe(s.md.unwrap(), &["ACME", "BOLT"]);
     let mut a = FixClient::connect(s.addr, "CLIENT1", "RIALTO", 1).unwrap();
     a.logon(30, true).unwrap();
     a.expect("A", T).unwrap();
@@ -231,7 +189,7 @@ fn after_kill_9_the_feed_resumes_from_the_recovered_book() {
     drop(s);
 
     let s = start(dir.path(), &listen);
-    let mut sub = Subscriber::subscribe(s.md, &["ACME", "BOLT"]);
+    let mut sub = Subscriber::subscribe(s.md.unwrap(), &["ACME", "BOLT"]);
     sub.sync();
     for (i, sym) in ["ACME", "BOLT"].iter().enumerate() {
         let v = sub.symbol(sym);

@@ -2,24 +2,17 @@
 //! Rejects, garbled input, logouts) and a session's message log file.
 
 use fix::client::FixClient;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rialto");
+mod common;
+use common::{serve, Served};
+
 const T: Duration = Duration::from_secs(10);
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 const CONFIG: &str = r#"
 listen = "127.0.0.1:0"
@@ -38,38 +31,18 @@ firm = "F1"
 "#;
 
 /// Starts the server with `CONFIG` in `dir`, its stderr into `dir/stderr.log`.
-fn start(dir: &Path) -> (Running, SocketAddr) {
+fn start(dir: &Path) -> Served {
     let config = dir.join("rialto.toml");
     std::fs::write(&config, CONFIG).unwrap();
+    let data = dir.join("data");
+    let args: [&OsStr; 4] = [
+        "--config".as_ref(),
+        config.as_os_str(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+    ];
     let err = std::fs::File::create(dir.join("stderr.log")).unwrap();
-    let mut child = Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .env("RIALTO_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(err)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let line = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("the server starts");
-        if let Some(rest) = line.split("listening for FIX on ").nth(1) {
-            let addr = rest.split_whitespace().next().unwrap().parse().unwrap();
-            return (running, addr);
-        }
-    }
+    serve(&args, Stdio::from(err), false)
 }
 
 /// Waits until `path` holds every one of `needles`; returns its text.
@@ -87,7 +60,8 @@ fn wait_for(path: &Path, needles: &[&str]) -> String {
 #[test]
 fn the_log_says_what_the_gateway_did_and_the_message_log_has_every_message() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = start(dir.path());
+    let server = start(dir.path());
+    let addr = server.addr;
     let mut c = FixClient::connect(addr, "LOGGED", "RIALTO", 1).unwrap();
     c.logon(30, true).unwrap();
     c.expect("A", T).unwrap();
