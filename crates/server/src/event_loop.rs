@@ -693,10 +693,8 @@ impl<L: Log> EventLoop<L> {
                     }
                 }
                 let Some(input) = input else {
-                    if !first || c.ids.is_some() {
-                        c.garbled
-                            .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
-                    }
+                    c.garbled
+                        .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
                     continue;
                 };
                 let r = Record::Fix(input);

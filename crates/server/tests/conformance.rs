@@ -353,18 +353,14 @@ impl Conn {
     }
 }
 
-/// What a client session has sent so far: its next MsgSeqNum.
-struct Client {
-    next_seq: u64,
-}
-
 struct Run<'a> {
     v: Ver,
     main: String,
     other: String,
     addr: SocketAddr,
     conns: HashMap<String, (Conn, String)>,
-    clients: HashMap<String, Client>,
+    /// Each client session's next MsgSeqNum, by SenderCompID.
+    next_seqs: HashMap<String, u64>,
     case: &'a Case,
     log: String,
     /// Values kept by `tag=$name` in an expectation, used as `$name` in a later send.
@@ -394,11 +390,7 @@ impl Run<'_> {
         let v = self.v;
         let (_, sender) = self.conns.get(conn).ok_or("no such connection")?;
         let sender = sender.clone();
-        let next_seq = self
-            .clients
-            .entry(sender.clone())
-            .or_insert(Client { next_seq: 1 })
-            .next_seq;
+        let next_seq = *self.next_seqs.entry(sender.clone()).or_insert(1);
         // Macros: `logon` and `order <ClOrdID>` are a Logon and a NewOrderSingle with the
         // version's usual fields; given fields replace them.
         let (msg_type, mut body): (&str, Vec<(u32, String)>) = match msg_type {
@@ -503,19 +495,15 @@ impl Run<'_> {
         write!(m, "10={sum}\x01").unwrap();
         // The client's next number follows the highest it sent; a reset starts again at 2; a
         // SequenceReset-Reset sets it. A garbled message (any `!` override) takes no number.
-        let client = self.clients.get_mut(&sender).unwrap();
+        let next = self.next_seqs.get_mut(&sender).unwrap();
         if overrides.is_empty() {
             if let Some(s) = seq {
-                client.next_seq = if reset {
-                    s + 1
-                } else {
-                    client.next_seq.max(s + 1)
-                };
+                *next = if reset { s + 1 } else { (*next).max(s + 1) };
             }
             let gap_fill = body.iter().any(|(t, val)| *t == 123 && val == "Y");
             if msg_type == "4" && !gap_fill {
                 if let Some((_, n)) = body.iter().find(|(t, _)| *t == 36) {
-                    client.next_seq = n.parse().unwrap_or(client.next_seq);
+                    *next = n.parse().unwrap_or(*next);
                 }
             }
         }
@@ -659,7 +647,7 @@ fn run_case(addr: SocketAddr, index: usize, case: &Case, v: Ver) -> Result<(), S
         other,
         addr,
         conns: HashMap::new(),
-        clients: HashMap::new(),
+        next_seqs: HashMap::new(),
         case,
         log: String::new(),
         vars: HashMap::new(),
