@@ -12,7 +12,7 @@
 //! orders): those are decided after the message is journaled. Never panics on any input.
 
 use crate::config::FixConfig;
-use crate::record::{AppMsg, Busy, ConnId, FixInput, Invalid, InvalidKind};
+use crate::record::{AppMsg, Busy, BusyWhy, ConnId, FixInput, Invalid, InvalidKind};
 use exchange::{ClOrdId, NewOrder, Reject, Replace};
 use fix::app::{
     Echo, InstrumentRef, Instruments, NewOrderSingle, OrderCancelReplaceRequest,
@@ -222,12 +222,21 @@ impl FixAdapter {
     /// limit): a small `Busy` input, answered "exchange busy" with the client's ClOrdID.
     /// Session-level messages are never shed.
     pub fn shed(&self, input: FixInput) -> FixInput {
+        self.refuse(input, BusyWhy::Overload)
+    }
+
+    /// What the server queues instead of an application message `why` refuses (shed, or over
+    /// its session's throttle): a small `Busy` input, answered with the reason and the
+    /// client's ClOrdID; it never reaches the exchange. Session-level messages are returned
+    /// as they are.
+    pub fn refuse(&self, input: FixInput, why: BusyWhy) -> FixInput {
         let FixInput { conn, header, msg } = input;
         let busy = |msg_type, cl_ord_id, orig_cl_ord_id, echo| Busy {
             msg_type,
             cl_ord_id,
             orig_cl_ord_id,
             echo,
+            why,
         };
         let b = match &msg {
             Inbound::App(AppMsg::New(n)) => busy(b'D', n.cl_ord_id, ClOrdId::EMPTY, self.echo(n)),

@@ -29,5 +29,5 @@ pub use edge::{
     cxl_rej_reason, ord_rej_reason, ord_status, EdgeCheckpoint, EdgeStats, FixEdge, OutItem,
     Outbox, SessionMark, ToExchange,
 };
-pub use record::{AppMsg, Busy, ConnId, FixInput, Invalid, InvalidKind};
+pub use record::{AppMsg, Busy, BusyWhy, ConnId, FixInput, Invalid, InvalidKind};
 pub use store::Store;

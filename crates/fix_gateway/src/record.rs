@@ -89,7 +89,7 @@ pub struct Invalid {
     pub echo: Echo,
 }
 
-/// An application message shed over the inbound limit.
+/// An application message shed over the inbound limit, or over its session's throttle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Busy {
     /// `D`, `F`, `G`, `q` or `H`.
@@ -97,6 +97,37 @@ pub struct Busy {
     pub cl_ord_id: ClOrdId,
     pub orig_cl_ord_id: ClOrdId,
     pub echo: Echo,
+    pub why: BusyWhy,
+}
+
+/// Why an application message was not applied (its answer's text says which).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BusyWhy {
+    /// Its session (or firm) had too many messages waiting: "exchange busy".
+    #[default]
+    Overload,
+    /// Over its session's limit of new orders and replaces a second (the limit).
+    Orders(u32),
+    /// Over its session's limit of cancels and mass cancels a second.
+    Cancels(u32),
+    /// Over its session's limit of messages a second.
+    Messages(u32),
+}
+
+impl BusyWhy {
+    /// The answer's Text.
+    pub fn text(self) -> String {
+        match self {
+            BusyWhy::Overload => "exchange busy".to_string(),
+            BusyWhy::Orders(n) => {
+                format!("throttled: over {n} new orders and replaces a second (session limit)")
+            }
+            BusyWhy::Cancels(n) => format!("throttled: over {n} cancels a second (session limit)"),
+            BusyWhy::Messages(n) => {
+                format!("throttled: over {n} messages a second (session limit)")
+            }
+        }
+    }
 }
 
 impl AppMsg {
@@ -322,11 +353,27 @@ fn encode_msg(e: &mut Enc<'_>, m: &Inbound<AppMsg>) {
             e.bytes(inv.echo.as_bytes());
         }
         Inbound::App(AppMsg::Busy(b)) => {
-            e.u8(14);
+            // 14: shed (overload); 17: throttled, then the limit's kind and value.
+            e.u8(if b.why == BusyWhy::Overload { 14 } else { 17 });
             e.u8(b.msg_type);
             e.cl(&b.cl_ord_id);
             e.cl(&b.orig_cl_ord_id);
             e.bytes(b.echo.as_bytes());
+            match b.why {
+                BusyWhy::Overload => {}
+                BusyWhy::Orders(n) => {
+                    e.u8(1);
+                    e.u32(n)
+                }
+                BusyWhy::Cancels(n) => {
+                    e.u8(2);
+                    e.u32(n)
+                }
+                BusyWhy::Messages(n) => {
+                    e.u8(3);
+                    e.u32(n)
+                }
+            }
         }
         Inbound::Malformed(m) => {
             e.u8(15);
@@ -494,16 +541,30 @@ fn decode_other(tag: u8, d: &mut Dec<'_>) -> Result<Inbound<AppMsg>, DecodeError
                 echo: read_echo(d)?,
             })))
         }
-        14 => {
+        t @ (14 | 17) => {
             let msg_type = d.u8()?;
             if !matches!(msg_type, b'D' | b'F' | b'G' | b'q' | b'H') {
                 return Err(DecodeError("bad shed message type"));
             }
+            let cl_ord_id = d.cl()?;
+            let orig_cl_ord_id = d.cl()?;
+            let echo = read_echo(d)?;
+            let why = if t == 14 {
+                BusyWhy::Overload
+            } else {
+                match (d.u8()?, d.u32()?) {
+                    (1, n) => BusyWhy::Orders(n),
+                    (2, n) => BusyWhy::Cancels(n),
+                    (3, n) => BusyWhy::Messages(n),
+                    _ => return Err(DecodeError("bad throttle kind")),
+                }
+            };
             Inbound::App(AppMsg::Busy(Box::new(Busy {
                 msg_type,
-                cl_ord_id: d.cl()?,
-                orig_cl_ord_id: d.cl()?,
-                echo: read_echo(d)?,
+                cl_ord_id,
+                orig_cl_ord_id,
+                echo,
+                why,
             })))
         }
         16 => {
@@ -705,12 +766,20 @@ mod tests {
                 echo: [Echo::EMPTY, Echo::from("54=1\x01")][k % 2],
             }))));
         }
-        for t in *b"DFGqH" {
+        let whys = [
+            BusyWhy::Overload,
+            BusyWhy::Orders(5),
+            BusyWhy::Cancels(6),
+            BusyWhy::Messages(7),
+            BusyWhy::Overload,
+        ];
+        for (t, why) in b"DFGqH".iter().zip(whys) {
             msgs.push(Inbound::App(AppMsg::Busy(Box::new(Busy {
-                msg_type: t,
+                msg_type: *t,
                 cl_ord_id: cl("z"),
-                orig_cl_ord_id: if t == b'F' { cl("y") } else { ClOrdId::EMPTY },
+                orig_cl_ord_id: if *t == b'F' { cl("y") } else { ClOrdId::EMPTY },
                 echo: Echo::from("54=1\x01"),
+                why,
             }))));
         }
         msgs
@@ -808,7 +877,7 @@ mod tests {
         assert_eq!(decode(&[]), Err(DecodeError("short record")));
         assert_eq!(decode(head), Err(DecodeError("short record")));
         assert_eq!(with(0, &[]), Err(DecodeError("unknown message tag")));
-        assert_eq!(with(17, &[]), Err(DecodeError("unknown message tag")));
+        assert_eq!(with(18, &[]), Err(DecodeError("unknown message tag")));
         // A TradingSessionStatusRequest's SubscriptionRequestType beyond 2.
         assert_eq!(with(16, &[0, 0, 2]).map(|_| ()), Ok(()));
         assert_eq!(
@@ -969,6 +1038,7 @@ mod tests {
                 cl_ord_id: cl("z"),
                 orig_cl_ord_id: ClOrdId::EMPTY,
                 echo: Echo::EMPTY,
+                why: BusyWhy::Overload,
             }))),
         });
         busy.truncate(busy.len() - 2);

@@ -317,6 +317,7 @@ fn stored_reports_and_cancel_rejects_resend_as_sent() {
                 cl_ord_id: cl("c4"),
                 orig_cl_ord_id: cl("a"),
                 echo: Echo::EMPTY,
+                why: fix_gateway::BusyWhy::Overload,
             })),
         ),
         app(c, 7, status("a")),

@@ -14,7 +14,7 @@ fn start_server(dir: &std::path::Path, queue: Option<usize>) -> server::Server {
     cfg.data_dir = dir.join("data");
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     if let Some(q) = queue {
-        cfg.inbound_queue_capacity = q;
+        cfg.session_queue_max = q / 2;
     }
     server::Server::start(cfg, Arc::new(|_m: &str| {})).expect("server starts")
 }

@@ -143,6 +143,9 @@ pub struct SessionConfig {
     /// ExecutionReport about the firm's orders, in its own FIX version.
     #[serde(default)]
     pub drop_copy: bool,
+    /// Its own message rate limits (keys of `[throttle]`), over the global ones.
+    #[serde(default)]
+    pub throttle: Option<ThrottleFile>,
 }
 
 fn yes() -> bool {
@@ -158,6 +161,63 @@ pub enum MarketDataAccess {
     Off,
     Only,
 }
+
+/// `[throttle]` of `rialto.toml`, or a session's own `throttle = { ... }` (every key optional;
+/// a session's keys override the global ones, which override the defaults).
+#[derive(Clone, Copy, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleFile {
+    pub orders_per_sec: Option<u32>,
+    pub cancels_per_sec: Option<u32>,
+    pub messages_per_sec: Option<u32>,
+    pub logout_messages_per_sec: Option<u32>,
+}
+
+/// A session's message rate limits, each over any one second (a burst of a second's worth is
+/// allowed, then the rate); 0: no limit. Over `orders_per_sec` (NewOrderSingle and
+/// OrderCancelReplaceRequest), `cancels_per_sec` (OrderCancelRequest and
+/// OrderMassCancelRequest) or `messages_per_sec` (every inbound message, session-level ones
+/// included), an application message is answered with a reject naming the limit and never
+/// reaches the exchange; over `logout_messages_per_sec` the session is logged out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    pub orders_per_sec: u32,
+    pub cancels_per_sec: u32,
+    pub messages_per_sec: u32,
+    pub logout_messages_per_sec: u32,
+}
+
+impl Throttle {
+    /// The defaults of a session: a fast algorithmic client's rates, far below what the
+    /// exchange absorbs, so that one session cannot take the others' share.
+    pub const DEFAULT: Throttle = Throttle {
+        orders_per_sec: 5_000,
+        cancels_per_sec: 5_000,
+        messages_per_sec: 10_000,
+        logout_messages_per_sec: 50_000,
+    };
+
+    /// `base` with the keys `f` gives.
+    fn with(self, f: &ThrottleFile) -> Throttle {
+        Throttle {
+            orders_per_sec: f.orders_per_sec.unwrap_or(self.orders_per_sec),
+            cancels_per_sec: f.cancels_per_sec.unwrap_or(self.cancels_per_sec),
+            messages_per_sec: f.messages_per_sec.unwrap_or(self.messages_per_sec),
+            logout_messages_per_sec: f
+                .logout_messages_per_sec
+                .unwrap_or(self.logout_messages_per_sec),
+        }
+    }
+}
+
+/// The throttle of the default contract's `BOT*` sessions (`rialto bench`, `rialto demo`):
+/// high enough for the benchmarks' sweeps.
+const BOT_THROTTLE: ThrottleFile = ThrottleFile {
+    orders_per_sec: Some(200_000),
+    cancels_per_sec: Some(200_000),
+    messages_per_sec: Some(400_000),
+    logout_messages_per_sec: Some(2_000_000),
+};
 
 /// `[market_data]` of `rialto.toml` (every key optional).
 #[derive(Clone, Debug, Deserialize, Default)]
@@ -219,7 +279,6 @@ pub struct FileConfig {
     pub snapshot_every_commands: Option<u64>,
     pub snapshot_every_secs: Option<u64>,
     pub checkpoint_every_records: Option<u64>,
-    pub inbound_queue_capacity: Option<usize>,
     pub resend_store_max: Option<usize>,
     pub orders_max: Option<usize>,
     pub journal_segment_bytes: Option<u64>,
@@ -231,6 +290,12 @@ pub struct FileConfig {
     pub message_log_dir: Option<PathBuf>,
     pub trading_day_end: Option<String>,
     pub trading_day_start: Option<String>,
+    pub max_connections: Option<usize>,
+    pub logon_timeout_secs: Option<u64>,
+    pub outbound_queue_bytes: Option<usize>,
+    pub session_queue_max: Option<usize>,
+    pub firm_queue_max: Option<usize>,
+    pub throttle: Option<ThrottleFile>,
     pub instruments: Option<Vec<InstrumentConfig>>,
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
@@ -265,6 +330,7 @@ pub struct SessionDef {
     pub validate: bool,
     pub message_log: bool,
     pub drop_copy: bool,
+    pub throttle: Throttle,
 }
 
 /// The validated configuration.
@@ -281,21 +347,17 @@ pub struct Config {
     /// outbound sequence numbers) every this many records (0 = never). A replay checks each one; the newest lets it
     /// skip storing messages the resend store would forget anyway. Default 65,536.
     pub checkpoint_every_records: u64,
-    /// Twice the most application messages that may wait (read, not yet applied) in the
-    /// server; beyond `inbound_queue_capacity / 2` waiting, new ones are answered "exchange
-    /// busy". Also caps `batch_budget` at half of it.
-    pub inbound_queue_capacity: usize,
     /// Outbound messages kept per session for ResendRequest (older ones are gap-filled).
     pub resend_store_max: usize,
     /// Most resting orders across all books (the engine preallocates them).
     pub orders_max: usize,
     /// Size journal segments are preallocated to (default 64 MiB).
     pub journal_segment_bytes: u64,
-    /// Most application messages (orders, cancels, replaces, ...) one iteration of the event
-    /// loop applies; the rest of what it read waits for the next iterations (and over
-    /// `inbound_queue_capacity / 2` waiting, is answered "exchange busy"). Bounds the work,
-    /// hence the latency, of one iteration. Default [`BATCH_BUDGET_DEFAULT`]; the server takes
-    /// the smaller of this and half of `inbound_queue_capacity`.
+    /// Most messages from connections one iteration of the event loop applies, shared
+    /// round-robin between the connections with messages waiting; the rest waits in each
+    /// connection's queue for the next iterations (and over `session_queue_max` waiting, is
+    /// answered "exchange busy"). Bounds the work, hence the latency, of one iteration.
+    /// Default [`BATCH_BUDGET_DEFAULT`].
     pub batch_budget: usize,
     /// What the event loop does when idle (default `park`).
     pub idle: Idle,
@@ -324,6 +386,23 @@ pub struct Config {
     /// and replaces are rejected ("market closed until 08:00:00 UTC"). `None` (the default):
     /// the next day starts as the last one ends.
     pub trading_day_start_ns: Option<u64>,
+    /// Most connections open at once at the order-entry port (default 1,024). Connections
+    /// that have not logged on may take all but one per configured order-entry session (the
+    /// headroom that keeps room for every session to log on); past either limit a new
+    /// connection is accepted and closed at once, and the refusal logged.
+    pub max_connections: usize,
+    /// A connection that has not sent a valid Logon this long after it was accepted is
+    /// closed (default 5 s).
+    pub logon_timeout_secs: u64,
+    /// A connection whose unsent output passes this many bytes is logged out as a slow
+    /// consumer (default 16 MiB); its buffers are given back after.
+    pub outbound_queue_bytes: usize,
+    /// Most application messages of one session that may wait (read, not yet applied);
+    /// beyond it the session's new ones are answered "exchange busy" (default 512). Others'
+    /// waiting messages never count.
+    pub session_queue_max: usize,
+    /// The same bound over all the sessions of one firm (default 2,048).
+    pub firm_queue_max: usize,
     pub instruments: Vec<InstrumentDef>,
     pub firms: Vec<FirmDef>,
     pub sessions: Vec<SessionDef>,
@@ -470,6 +549,7 @@ impl Config {
                 accounts: f.accounts.clone(),
             });
         }
+        let throttle = Throttle::DEFAULT.with(&file.throttle.unwrap_or_default());
         let mut sessions = Vec::new();
         for s in &sessions_cfg {
             let firm = firms.iter().position(|f| f.name == s.firm).ok_or_else(|| {
@@ -515,6 +595,7 @@ impl Config {
                 validate: s.validate,
                 message_log: s.message_log,
                 drop_copy: s.drop_copy,
+                throttle: throttle.with(&s.throttle.unwrap_or_default()),
             });
         }
         if firms.len() > u16::MAX as usize {
@@ -522,10 +603,6 @@ impl Config {
         }
         if sessions.len() > u16::MAX as usize {
             return err("too many sessions");
-        }
-        let cap = file.inbound_queue_capacity.unwrap_or(8_192);
-        if cap < 16 {
-            return err("inbound_queue_capacity must be >= 16");
         }
         let orders_max = file.orders_max.unwrap_or(1 << 20);
         // At most 2^24 (16.7 M resting orders, 2 GiB of order records): the ClOrdID index
@@ -606,7 +683,6 @@ impl Config {
             snapshot_every_commands: file.snapshot_every_commands.unwrap_or(1_000_000),
             snapshot_every_secs: file.snapshot_every_secs.unwrap_or(60),
             checkpoint_every_records: file.checkpoint_every_records.unwrap_or(1 << 16),
-            inbound_queue_capacity: cap,
             resend_store_max: file.resend_store_max.unwrap_or(5_000).max(1),
             orders_max,
             journal_segment_bytes: file.journal_segment_bytes.unwrap_or(64 << 20).max(1 << 20),
@@ -623,6 +699,26 @@ impl Config {
             message_log_dir: file.message_log_dir.clone(),
             trading_day_end_ns,
             trading_day_start_ns,
+            max_connections: match file.max_connections.unwrap_or(1024) {
+                0 => return err("max_connections must be >= 1"),
+                n => n,
+            },
+            logon_timeout_secs: match file.logon_timeout_secs.unwrap_or(5) {
+                0 => return err("logon_timeout_secs must be >= 1"),
+                n => n,
+            },
+            outbound_queue_bytes: match file.outbound_queue_bytes.unwrap_or(16 << 20) {
+                n if n < 64 << 10 => return err("outbound_queue_bytes must be >= 65536"),
+                n => n,
+            },
+            session_queue_max: match file.session_queue_max.unwrap_or(512) {
+                0 => return err("session_queue_max must be >= 1"),
+                n => n,
+            },
+            firm_queue_max: match file.firm_queue_max.unwrap_or(2048) {
+                0 => return err("firm_queue_max must be >= 1"),
+                n => n,
+            },
             instruments,
             firms,
             sessions,
@@ -720,6 +816,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
     let mut firms = Vec::new();
     let mut sessions = Vec::new();
     let mut add = |name: String, account: AccountId| {
+        let bot = name.starts_with("BOT");
         firms.push(FirmConfig {
             name: name.clone(),
             accounts: vec![account],
@@ -737,6 +834,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             validate: true,
             message_log: false,
             drop_copy: false,
+            throttle: bot.then_some(BOT_THROTTLE),
         });
     };
     for i in 1..=9u32 {
@@ -764,6 +862,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             validate: true,
             message_log: false,
             drop_copy: false,
+            throttle: None,
         });
     }
     // Drop copy of each CLIENT firm, and a second, FIX 4.2 session of CLIENT1's firm (`rialto
@@ -782,6 +881,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             validate: true,
             message_log: false,
             drop_copy: true,
+            throttle: None,
         });
     }
     sessions.push(SessionConfig {
@@ -797,6 +897,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
         validate: true,
         message_log: false,
         drop_copy: false,
+        throttle: None,
     });
     (firms, sessions)
 }
@@ -939,9 +1040,8 @@ firm = "F"
         assert!(Config::from_toml("bogus = 1").is_err());
         assert_eq!(c.batch_budget, BATCH_BUDGET_DEFAULT);
         assert_eq!(c.idle, Idle::Park);
-        let t =
-            Config::from_toml("batch_budget = 64\nidle = \"spin\"\ninbound_queue_capacity = 16\n")
-                .unwrap();
+        let t = Config::from_toml("batch_budget = 64\nidle = \"spin\"\nsession_queue_max = 16\n")
+            .unwrap();
         assert_eq!((t.batch_budget, t.idle), (64, Idle::Spin));
         assert!(Config::from_toml("batch_budget = 0").is_err());
         assert!(Config::from_toml("idle = \"yield\"").is_err());

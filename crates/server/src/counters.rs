@@ -21,8 +21,15 @@ pub struct Counters {
     pub inputs: AtomicU64,
     /// Journal batches (group commits), one per busy loop iteration.
     pub batches: AtomicU64,
+    /// Application messages answered "exchange busy" (their session or firm had too many
+    /// waiting).
     pub busy_rejects: AtomicU64,
+    /// Application messages answered "throttled" (over their session's limits).
+    pub throttled: AtomicU64,
+    /// Connections accepted.
     pub connections: AtomicU64,
+    /// Connections closed at once: over `max_connections`, or too many not logged on.
+    pub refused_connections: AtomicU64,
     pub snapshots: AtomicU64,
     /// Hash of the last snapshot (or of the state at start).
     pub state_hash: AtomicU64,

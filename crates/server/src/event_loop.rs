@@ -3,9 +3,10 @@
 //!
 //! Each iteration: `epoll_wait` (parks until a socket, the 1 s timer or the
 //! stop waker fires; with `idle = "spin"` it polls with a zero timeout instead) -> accept new
-//! connections -> read every readable connection (one read of at most 64 KiB per connection
-//! per iteration, for fairness) -> frame (`fix::frame`) + `FixAdapter::to_input` into the
-//! iteration's batch; then five named steps: **sequence** (next journal sequence number each,
+//! connections -> read every readable connection (until the socket would block, at most 64 KiB
+//! per connection per iteration) -> frame (`fix::frame`) + `FixAdapter::to_input` into the
+//! connection's own queue -> fill the iteration's batch from the queues, round-robin; then five
+//! named steps: **sequence** (next journal sequence number each,
 //! one timestamp per batch) -> **prefetch** (the ClOrdID index slots the batch will look up)
 //! -> **journal** (append all, ONE `commit`: group commit; `process` = after write(2)
 //! returned, `fsync` = after fdatasync) -> **apply** (`Node::apply` each record, in journal
@@ -21,16 +22,23 @@
 //! `stall_log_us`, one log line says what it was (and the host's steal time on the loop's CPU
 //! since the last such line); at stop, one line sums it all up.
 //!
-//! Overload: an iteration applies at most `min(batch_budget, inbound_queue_capacity / 2)`
-//! application messages (orders, cancels, replaces, mass cancels, status requests), which
-//! bounds the work, hence the latency, of one iteration. What it read beyond that waits, in
-//! order, in a backlog for the next iterations (session messages of the same connections wait
-//! behind it too, so nothing overtakes). At most `inbound_queue_capacity / 2` application
-//! messages wait; beyond that, new ones are turned into small `Busy` inputs
-//! (`FixAdapter::shed`), journaled and answered "exchange busy" (counted). Reads are bounded per
-//! connection per iteration; what the loop has not read stays in the kernel (TCP
-//! back-pressure). A connection whose unsent output exceeds 64 MiB is closed as a slow
-//! consumer.
+//! Fairness and overload: every message read waits in its connection's queue; the batch takes
+//! at most `batch_budget` messages an iteration, which bounds
+//! the work, hence the latency, of one iteration, served round-robin: each connection with
+//! messages waiting gets an equal share of what is left, in turn, and one that had its share
+//! goes to the back. A session's messages are first checked against its throttle
+//! (`throttle`): over a limit, an application message is replaced by a small `Busy` input
+//! (`FixAdapter::refuse`) answered "throttled" that never reaches the exchange; over the
+//! logout limit the session is logged out (`Record::Evict`). At most `session_queue_max`
+//! application messages of one session (`firm_queue_max` of one firm) wait; beyond that its
+//! new ones are answered "exchange busy" (counted), so a session within its limits is never
+//! shed because of others. A queue twice that long is not read until it drains (TCP
+//! back-pressure). A connection whose unsent output passes `outbound_queue_bytes` is logged
+//! out as a slow consumer, and closed if it does not read its Logout in time.
+//!
+//! Connections: past `max_connections` open, or past the connections not logged on that
+//! leave room for every configured session, a new connection is closed at once; one that
+//! has not logged on within `logon_timeout_secs` is closed.
 //!
 //! Never: allocates per message in steady state on its own path (batch, sequence, encoding,
 //! read and output buffers are reused); blocks on anything but `epoll_wait` and the journal's
@@ -45,13 +53,14 @@ use crate::config::{Config, Idle};
 use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
 use crate::node::{record_hashes, Node};
-use crate::record::{Record, KIND_RECORD};
+use crate::record::{Evict, Record, KIND_RECORD};
 use crate::snapshots::SnapshotJob;
+use crate::throttle::{Class, Guard, Verdict};
 use crate::watch::{steal_note, IterTimes, LoopWatch};
 use crossbeam_channel::Sender;
 use exchange::ClHashes;
 use fix::{frame, resync, Decoder, Inbound, Limits};
-use fix_gateway::{AppMsg, ConnId, ConnIds, FixAdapter, Outbox};
+use fix_gateway::{AppMsg, BusyWhy, ConnId, ConnIds, FixAdapter, Outbox};
 use journal::Log;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -61,8 +70,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A connection whose unsent output exceeds this is closed (slow consumer).
-const WRITE_BUF_MAX: usize = 64 << 20;
+/// How long a connection the loop logged out (slow reader, logout throttle) has to read its
+/// Logout before it is closed anyway.
+const EVICT_GRACE: Duration = Duration::from_secs(2);
+/// A write buffer (or a queue) this large is given back once it is empty.
+const KEEP_BUF: usize = 1 << 20;
 /// Bytes read per connection per iteration before others get a turn.
 pub(crate) const READ_CHUNK: usize = 64 << 10;
 /// Largest unparsed input kept per connection.
@@ -93,6 +105,55 @@ pub(crate) struct Conn {
     pub(crate) msglog: Option<u32>,
     /// Garbled input logged this second (rate limit).
     pub(crate) garbled: GarbledLog,
+    /// When it was accepted (the logon timeout runs from then).
+    pub(crate) accepted: Instant,
+    /// The configured session its Logon named, and that session's firm.
+    pub(crate) session: Option<(u32, u32)>,
+    /// A record of it was queued: its close is journaled (`Disconnected`).
+    pub(crate) journaled: bool,
+    /// The loop logged it out (`Record::Evict`) at this time: nothing more is read from it,
+    /// and it is closed `EVICT_GRACE` after.
+    pub(crate) evicted: Option<Instant>,
+}
+
+/// Records read from one connection and not yet in a batch, in order.
+#[derive(Default)]
+pub(crate) struct InQueue {
+    pub(crate) recs: VecDeque<Record>,
+    /// Application messages among them.
+    pub(crate) apps: usize,
+    /// The firm they count against.
+    pub(crate) firm: Option<u32>,
+    /// Its connection is gone: the queue ends with its `Disconnected` record.
+    pub(crate) closed: bool,
+}
+
+/// Every configured session's throttle.
+pub(crate) fn guards_of(sessions: &[crate::config::SessionDef]) -> Vec<Guard> {
+    sessions.iter().map(|s| Guard::new(&s.throttle)).collect()
+}
+
+/// Raises the process's open-file limit to what `max_connections` needs (plus journal,
+/// snapshot and market-data descriptors), within the hard limit; logs if it cannot.
+pub(crate) fn raise_fd_limit(max_connections: usize, log: &Logger) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let want = max_connections as u64 + 256;
+    let lim = getrlimit(Resource::Nofile);
+    let cur = lim.current.unwrap_or(u64::MAX);
+    if cur >= want {
+        return;
+    }
+    let max = lim.maximum.unwrap_or(u64::MAX);
+    let new = want.min(max);
+    let set = rustix::process::Rlimit {
+        current: Some(new),
+        maximum: lim.maximum,
+    };
+    if setrlimit(Resource::Nofile, set).is_err() || new < want {
+        log(&format!(
+            "open-file limit {new} is below max_connections + 256 = {want}: connections past it are refused by the kernel"
+        ));
+    }
 }
 
 /// At most `GARBLED_PER_SECOND` garbled messages of a connection are logged a second; the
@@ -163,15 +224,24 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) ready: Vec<ConnId>,
     /// Connections that got output this iteration.
     pub(crate) touched: Vec<ConnId>,
-    /// Application messages applied per iteration; the rest wait in `backlog`.
+    /// Messages from connections applied per iteration; the rest wait in their queues.
     pub(crate) budget: usize,
-    /// Application messages in this iteration's batch.
+    /// Messages from connections in this iteration's batch.
     pub(crate) apps: usize,
-    /// Records read but not yet in a batch (in order), because an earlier one had to wait.
-    pub(crate) backlog: VecDeque<Record>,
-    /// Application messages in `backlog`; at `backlog_max`, new ones are shed.
-    pub(crate) backlog_apps: usize,
-    pub(crate) backlog_max: usize,
+    /// Each connection's records read but not yet in a batch.
+    pub(crate) inq: HashMap<ConnId, InQueue, foldhash::fast::RandomState>,
+    /// The connections with records waiting, in round-robin order.
+    pub(crate) rr: VecDeque<ConnId>,
+    /// Application messages waiting, per firm.
+    pub(crate) firm_waiting: Vec<usize>,
+    /// Each configured session's throttle.
+    pub(crate) guards: Vec<Guard>,
+    /// The wall clock (ns) of this iteration's reads: the throttles' time.
+    pub(crate) now: u64,
+    /// Refused connections not yet logged (the line is written at most once a second).
+    pub(crate) refused_log: u64,
+    /// Open connections that have not logged on.
+    pub(crate) pending_logons: usize,
     pub(crate) since_snapshot: u64,
     /// The journal record number from which the next batch starts with a checkpoint
     /// (`Config::checkpoint_every_records`; `u64::MAX`: never).
@@ -203,6 +273,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) msglog: Option<crate::message_log::MessageLogSink>,
     /// Application messages shed since the last tick's log line.
     pub(crate) shed_unlogged: u64,
+    /// Application messages throttled since the last tick's log line.
+    pub(crate) throttled_unlogged: u64,
 }
 
 impl<L: Log> EventLoop<L> {
@@ -284,7 +356,7 @@ impl<L: Log> EventLoop<L> {
         loop {
             let timeout = if self.idle == Idle::Spin
                 || !self.batch.is_empty()
-                || !self.backlog.is_empty()
+                || !self.rr.is_empty()
                 || self.conns.values().any(|c| c.more && !c.closing)
             {
                 Duration::ZERO
@@ -321,14 +393,16 @@ impl<L: Log> EventLoop<L> {
                     }
                 }
             }
-            self.refill();
             if self.stop.load(Ordering::SeqCst) {
                 if !shutdown_sent {
-                    // Stop reading: the Shutdown input is the last one of this run.
-                    self.submit(Record::Shutdown);
+                    // Stop reading: what was read is applied, and the Shutdown input is the
+                    // last one of this run.
+                    self.drain_all();
+                    self.batch.push(Record::Shutdown);
                     shutdown_sent = true;
                 }
             } else {
+                self.now = now_ns();
                 self.read_ready();
                 if t0 >= next_tick {
                     next_tick = t0 + TICK;
@@ -337,7 +411,14 @@ impl<L: Log> EventLoop<L> {
                     // replay does the same at the same record.
                     let day_changes = now_ns() >= self.node.exchange.next_day_change_ns();
                     if !self.conns.is_empty() || day_changes {
-                        self.submit(Record::Tick);
+                        self.batch.push(Record::Tick);
+                    }
+                    self.close_overdue(t0);
+                    if self.throttled_unlogged > 0 {
+                        tracing::warn!(
+                            throttled = std::mem::take(&mut self.throttled_unlogged),
+                            "application messages answered \"throttled\" in the last second"
+                        );
                     }
                     if self.shed_unlogged > 0 {
                         tracing::warn!(
@@ -351,6 +432,7 @@ impl<L: Log> EventLoop<L> {
                     }
                     self.maybe_snapshot(false)?;
                 }
+                self.fill();
             }
             if self.batch.is_empty() {
                 if self.idle == Idle::Spin {
@@ -427,6 +509,9 @@ impl<L: Log> EventLoop<L> {
         self.counters
             .busy_rejects
             .store(self.node.fix.stats.busy_rejects, Ordering::Relaxed);
+        self.counters
+            .throttled
+            .store(self.node.fix.stats.throttled, Ordering::Relaxed);
         self.publish();
         // After this batch's output is written: the market-data publisher follows it.
         if let Some(w) = &self.md_wake {
@@ -540,6 +625,19 @@ impl<L: Log> EventLoop<L> {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, _)) => {
+                    if let Some(why) = self.refusal() {
+                        // Closed at once: the client sees the connection end, not a hang.
+                        let _ = stream.shutdown(std::net::Shutdown::Both);
+                        drop(stream);
+                        self.counters
+                            .refused_connections
+                            .fetch_add(1, Ordering::Relaxed);
+                        self.refused_log += 1;
+                        if self.refused_log == 1 {
+                            tracing::warn!(reason = why, "connection refused");
+                        }
+                        continue;
+                    }
                     let id = self.next_conn;
                     self.next_conn += 1;
                     let _ = stream.set_nodelay(true);
@@ -552,6 +650,7 @@ impl<L: Log> EventLoop<L> {
                         continue;
                     }
                     self.counters.connections.fetch_add(1, Ordering::Relaxed);
+                    self.pending_logons += 1;
                     self.conns.insert(
                         id,
                         Conn {
@@ -564,6 +663,10 @@ impl<L: Log> EventLoop<L> {
                             want_write: false,
                             msglog: None,
                             garbled: GarbledLog::default(),
+                            accepted: Instant::now(),
+                            session: None,
+                            journaled: false,
+                            evicted: None,
                         },
                     );
                 }
@@ -575,8 +678,31 @@ impl<L: Log> EventLoop<L> {
         }
     }
 
-    /// Reads every connection with data waiting (in connection order), at most one read of
-    /// `READ_CHUNK` each, and turns the complete messages into inputs.
+    /// Why a new connection is refused now, if it is: too many open, or too many that have
+    /// not logged on (one connection per configured order-entry session is kept free for
+    /// sessions to log on, up to half of `max_connections`).
+    fn refusal(&self) -> Option<&'static str> {
+        let max = self.cfg.max_connections;
+        if self.conns.len() >= max {
+            return Some("max_connections reached");
+        }
+        let headroom = self.order_sessions().min(max / 2);
+        if self.pending_logons >= max - headroom {
+            return Some("too many connections that have not logged on");
+        }
+        None
+    }
+
+    fn order_sessions(&self) -> usize {
+        self.cfg
+            .sessions
+            .iter()
+            .filter(|s| s.market_data != crate::config::MarketDataAccess::Only)
+            .count()
+    }
+
+    /// Reads every connection with data waiting (in connection order), until its socket would
+    /// block or `READ_CHUNK` bytes, and queues the complete messages.
     fn read_ready(&mut self) {
         self.ready.clear();
         self.ready
@@ -591,30 +717,76 @@ impl<L: Log> EventLoop<L> {
         }
     }
 
-    /// Queues a record that is not an application message: in this batch, or behind the
-    /// backlog (order is kept).
-    fn submit(&mut self, r: Record) {
-        if self.backlog.is_empty() {
-            self.batch.push(r);
-        } else {
-            self.backlog.push_back(r);
+    /// Moves every waiting record into the batch (a clean stop applies what was read).
+    fn drain_all(&mut self) {
+        while let Some(id) = self.rr.pop_front() {
+            if let Some(q) = self.inq.get_mut(&id) {
+                self.batch.extend(q.recs.drain(..));
+                if let Some(f) = q.firm {
+                    self.firm_waiting[f as usize] -= q.apps;
+                }
+                q.apps = 0;
+            }
         }
+        self.inq.retain(|_, q| !q.closed);
     }
 
-    /// Moves waiting inputs into this iteration's batch, in order, up to the budget.
-    fn refill(&mut self) {
-        while let Some(front) = self.backlog.front() {
-            if front.is_application() {
+    /// Fills this iteration's batch from the connections' queues, round-robin, up to the
+    /// budget: each connection with records waiting gets an equal share of what is left, in
+    /// turn; one that had its share moves to the back of the ring, so the next iteration
+    /// starts with the others.
+    fn fill(&mut self) {
+        while self.apps < self.budget && !self.rr.is_empty() {
+            let share = ((self.budget - self.apps) / self.rr.len()).max(1);
+            for _ in 0..self.rr.len() {
                 if self.apps >= self.budget {
                     return;
                 }
-                self.apps += 1;
-                self.backlog_apps -= 1;
-            }
-            if let Some(r) = self.backlog.pop_front() {
-                self.batch.push(r);
+                let Some(id) = self.rr.pop_front() else {
+                    return;
+                };
+                let Some(q) = self.inq.get_mut(&id) else {
+                    continue;
+                };
+                let mut took = 0;
+                while took < share && self.apps < self.budget {
+                    let Some(r) = q.recs.pop_front() else {
+                        break;
+                    };
+                    if r.is_application() {
+                        q.apps -= 1;
+                        if let Some(f) = q.firm {
+                            self.firm_waiting[f as usize] -= 1;
+                        }
+                    }
+                    self.batch.push(r);
+                    took += 1;
+                    self.apps += 1;
+                }
+                if !q.recs.is_empty() {
+                    self.rr.push_back(id);
+                } else if q.closed {
+                    self.inq.remove(&id);
+                } else if q.recs.capacity() > 4096 {
+                    q.recs.shrink_to(64);
+                }
             }
         }
+    }
+
+    /// Queues record `r` of connection `id`, behind its earlier ones.
+    #[inline]
+    fn enqueue(
+        inq: &mut HashMap<ConnId, InQueue, foldhash::fast::RandomState>,
+        rr: &mut VecDeque<ConnId>,
+        id: ConnId,
+        r: Record,
+    ) {
+        let q = inq.entry(id).or_default();
+        if q.recs.is_empty() {
+            rr.push_back(id);
+        }
+        q.recs.push_back(r);
     }
 
     fn read(&mut self, id: ConnId) {
@@ -622,121 +794,184 @@ impl<L: Log> EventLoop<L> {
             return;
         };
         c.more = false;
-        if c.closing {
+        if c.closing || c.evicted.is_some() {
+            return;
+        }
+        // A queue this long is not read until it drains: what is unread waits in the kernel.
+        let hard = 2 * self.cfg.session_queue_max + 64;
+        if self.inq.get(&id).is_some_and(|q| q.recs.len() >= hard) {
+            c.more = true;
             return;
         }
         let mut closed = false;
-        let n = loop {
-            match c.stream.read(&mut self.scratch) {
+        let mut total = 0;
+        // Until the socket would block, so that a FIN that came with the data is seen now;
+        // at most READ_CHUNK bytes an iteration, so that others get their turn.
+        while total < READ_CHUNK {
+            let Some(c) = self.conns.get_mut(&id) else {
+                return;
+            };
+            if c.evicted.is_some() {
+                break;
+            }
+            let room = READ_CHUNK - total;
+            let n = match c.stream.read(&mut self.scratch[..room]) {
                 Ok(0) => {
                     closed = true;
-                    break 0;
+                    break;
                 }
-                Ok(n) => {
-                    // A full buffer may have left more in the socket: come back next iteration.
-                    c.more = n == self.scratch.len();
-                    break n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break 0,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
                     closed = true;
-                    break 0;
+                    break;
                 }
-            }
-        };
-        if n > 0 {
-            // Parse from the scratch buffer unless a partial message is pending.
-            let from_rbuf = !c.rbuf.is_empty();
-            if from_rbuf {
-                c.rbuf.extend_from_slice(&self.scratch[..n]);
-            }
-            let data: &[u8] = if from_rbuf {
-                &c.rbuf
-            } else {
-                &self.scratch[..n]
             };
-            let mut pos = 0;
-            while pos < data.len() {
-                let rest = &data[pos..];
-                let len = match frame(rest, Limits::default().msg_len_max) {
-                    Ok(None) => break,
-                    // Garbled (not FIX, or a wrong BodyLength or CheckSum): skipped, as the
-                    // session layer requires.
-                    Err(e) => {
-                        let skip = resync(rest).max(1);
-                        c.garbled.note(id, c.ids.as_ref(), e.as_str(), skip);
-                        pos += skip;
-                        continue;
-                    }
-                    Ok(Some(len)) => len,
-                };
-                let msg = &rest[..len];
-                pos += len;
-                let first = c.ids.is_none();
-                let input = self
-                    .adapter
-                    .to_input(id, &mut c.ids, &mut self.decoder, msg);
-                if let Some(log) = self.msglog.as_mut() {
-                    if first {
-                        if let Some(ids) = &c.ids {
-                            c.msglog = self
-                                .adapter
-                                .config()
-                                .find_session(ids.sender.as_bytes(), ids.target.as_bytes())
-                                .filter(|&ix| log.logs(ix))
-                                .map(|ix| ix as u32);
-                        }
-                    }
-                    if let Some(ix) = c.msglog {
-                        log.push(ix, true, self.last_ts, msg);
-                    }
-                }
-                let Some(input) = input else {
-                    c.garbled
-                        .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
-                    continue;
-                };
-                let r = Record::Fix(input);
-                // Route: this batch while it has room and nothing waits; else the backlog; an
-                // application message over the backlog limit is shed.
-                let wait = !self.backlog.is_empty();
-                if !r.is_application() {
-                    if wait {
-                        self.backlog.push_back(r);
-                    } else {
-                        self.batch.push(r);
-                    }
-                } else if !wait && self.apps < self.budget {
-                    self.apps += 1;
-                    self.batch.push(r);
-                } else if self.backlog_apps < self.backlog_max {
-                    self.backlog_apps += 1;
-                    self.backlog.push_back(r);
-                } else if let Record::Fix(input) = r {
-                    self.shed_unlogged += 1;
-                    self.backlog
-                        .push_back(Record::Fix(self.adapter.shed(input)));
-                }
+            total += n;
+            if total == READ_CHUNK {
+                // More may be waiting: come back next iteration.
+                c.more = true;
             }
-            if from_rbuf {
-                c.rbuf.drain(..pos);
-            } else if pos < n {
-                c.rbuf.extend_from_slice(&self.scratch[pos..n]);
-            }
-            if c.rbuf.len() >= READ_BUF_MAX {
-                // A "message" longer than any valid one: not FIX.
-                tracing::warn!(
-                    conn = id,
-                    bytes = c.rbuf.len(),
-                    "input is not FIX: connection closed"
-                );
+            if self.parse(id, n) {
                 closed = true;
+                break;
             }
         }
         if closed {
             self.drop_conn(id, true);
         }
+    }
+
+    /// Frames and queues the messages in `scratch[..n]` just read from connection `id`
+    /// (after any partial message it had). True: the input is not FIX and the connection must
+    /// be closed.
+    fn parse(&mut self, id: ConnId, n: usize) -> bool {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return false;
+        };
+        // Parse from the scratch buffer unless a partial message is pending.
+        let from_rbuf = !c.rbuf.is_empty();
+        if from_rbuf {
+            c.rbuf.extend_from_slice(&self.scratch[..n]);
+        }
+        let data: &[u8] = if from_rbuf {
+            &c.rbuf
+        } else {
+            &self.scratch[..n]
+        };
+        let mut pos = 0;
+        while pos < data.len() {
+            let rest = &data[pos..];
+            let len = match frame(rest, Limits::default().msg_len_max) {
+                Ok(None) => break,
+                // Garbled (not FIX, or a wrong BodyLength or CheckSum): skipped, as the
+                // session layer requires.
+                Err(e) => {
+                    let skip = resync(rest).max(1);
+                    c.garbled.note(id, c.ids.as_ref(), e.as_str(), skip);
+                    pos += skip;
+                    continue;
+                }
+                Ok(Some(len)) => len,
+            };
+            let msg = &rest[..len];
+            pos += len;
+            if c.evicted.is_some() {
+                // Logged out: what follows is not read.
+                continue;
+            }
+            let first = c.ids.is_none();
+            let input = self
+                .adapter
+                .to_input(id, &mut c.ids, &mut self.decoder, msg);
+            if first {
+                if let Some(ids) = &c.ids {
+                    let ix = self
+                        .adapter
+                        .config()
+                        .find_session(ids.sender.as_bytes(), ids.target.as_bytes());
+                    if let Some(ix) = ix {
+                        let firm = self.adapter.config().sessions[ix].firm;
+                        c.session = Some((ix as u32, u32::from(firm)));
+                    }
+                    self.pending_logons = self.pending_logons.saturating_sub(1);
+                    if let Some(log) = self.msglog.as_ref() {
+                        c.msglog = ix.filter(|&ix| log.logs(ix)).map(|ix| ix as u32);
+                    }
+                }
+            }
+            if let (Some(log), Some(ix)) = (self.msglog.as_mut(), c.msglog) {
+                log.push(ix, true, self.last_ts, msg);
+            }
+            let Some(mut input) = input else {
+                c.garbled
+                    .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
+                continue;
+            };
+            c.journaled = true;
+            // The session's throttle (once it has named one: a Logon is never throttled).
+            if let (Some((ix, firm)), false) = (c.session, first) {
+                let why = match self.guards[ix as usize].check(class_of(&input.msg), self.now) {
+                    Verdict::Pass => None,
+                    Verdict::Orders(n) => Some(BusyWhy::Orders(n)),
+                    Verdict::Cancels(n) => Some(BusyWhy::Cancels(n)),
+                    Verdict::Messages(n) => Some(BusyWhy::Messages(n)),
+                    Verdict::Logout(per_sec) => {
+                        c.evicted = Some(Instant::now());
+                        tracing::warn!(
+                            conn = id,
+                            client = %ids_name(c.ids.as_ref()),
+                            per_sec,
+                            "over the logout throttle: logged out"
+                        );
+                        let why = Evict::Throttle { per_sec };
+                        let r = Record::Evict { conn: id, why };
+                        Self::enqueue(&mut self.inq, &mut self.rr, id, r);
+                        continue;
+                    }
+                };
+                if let Some(why) = why {
+                    if input.is_application() {
+                        self.throttled_unlogged += 1;
+                        input = self.adapter.refuse(input, why);
+                    }
+                } else if input.is_application() {
+                    // Per-session and per-firm waiting bounds: beyond them, shed.
+                    let waiting = self.inq.get(&id).map_or(0, |q| q.apps);
+                    if waiting >= self.cfg.session_queue_max
+                        || self.firm_waiting[firm as usize] >= self.cfg.firm_queue_max
+                    {
+                        input = self.adapter.shed(input);
+                        self.shed_unlogged += 1;
+                    } else {
+                        let q = self.inq.entry(id).or_default();
+                        q.apps += 1;
+                        q.firm = Some(firm);
+                        self.firm_waiting[firm as usize] += 1;
+                    }
+                }
+            }
+            Self::enqueue(&mut self.inq, &mut self.rr, id, Record::Fix(input));
+        }
+        if from_rbuf {
+            c.rbuf.drain(..pos);
+        } else if pos < n {
+            c.rbuf.extend_from_slice(&self.scratch[pos..n]);
+        }
+        if c.rbuf.is_empty() && c.rbuf.capacity() > KEEP_BUF {
+            c.rbuf = Vec::new();
+        }
+        if c.rbuf.len() >= READ_BUF_MAX {
+            // A "message" longer than any valid one: not FIX.
+            tracing::warn!(
+                conn = id,
+                bytes = c.rbuf.len(),
+                "input is not FIX: connection closed"
+            );
+            return true;
+        }
+        false
     }
 
     /// Writes as much of a connection's pending output as the socket takes (one write in the
@@ -764,17 +999,30 @@ impl<L: Log> EventLoop<L> {
         }
         if written == c.wbuf.len() {
             c.wbuf.clear();
+            if c.wbuf.capacity() > KEEP_BUF {
+                // A burst is over: its memory goes back.
+                c.wbuf = Vec::with_capacity(4096);
+            }
         } else {
             c.wbuf.drain(..written);
         }
-        if c.wbuf.len() > WRITE_BUF_MAX {
-            tracing::warn!(
-                conn = id,
-                unread = c.wbuf.len(),
-                "slow consumer: connection closed"
+        let limit = self.cfg.outbound_queue_bytes;
+        if c.wbuf.len() > limit && c.evicted.is_none() && !c.closing {
+            // Logged out with a reason; closed if it does not read that in time.
+            let unread = c.wbuf.len() as u64;
+            tracing::warn!(conn = id, unread, "slow consumer: logged out");
+            c.evicted = Some(Instant::now());
+            Self::enqueue(
+                &mut self.inq,
+                &mut self.rr,
+                id,
+                Record::Evict {
+                    conn: id,
+                    why: Evict::SlowConsumer { unread },
+                },
             );
         }
-        if failed || c.wbuf.len() > WRITE_BUF_MAX {
+        if failed || c.wbuf.len() > 2 * limit {
             self.drop_conn(id, true);
             return;
         }
@@ -803,14 +1051,68 @@ impl<L: Log> EventLoop<L> {
         }
     }
 
+    /// Once a second: closes the connections that did not log on in time, and the ones
+    /// logged out by the loop that did not read their Logout in time; logs refused
+    /// connections.
+    fn close_overdue(&mut self, now: Instant) {
+        let timeout = Duration::from_secs(self.cfg.logon_timeout_secs);
+        self.ready.clear();
+        for (id, c) in &self.conns {
+            let late_logon = c.ids.is_none() && now.duration_since(c.accepted) >= timeout;
+            let late_evict = c
+                .evicted
+                .is_some_and(|t| now.duration_since(t) >= EVICT_GRACE);
+            if late_logon || late_evict {
+                self.ready.push(*id);
+            }
+        }
+        let n = self.ready.len();
+        for i in 0..n {
+            let id = self.ready[i];
+            let journaled = self.conns.get(&id).is_some_and(|c| c.journaled);
+            self.drop_conn(id, journaled);
+        }
+        if n > 0 {
+            tracing::info!(
+                closed = n,
+                "connections closed: no Logon in time, or output unread"
+            );
+        }
+        if self.refused_log > 1 {
+            tracing::warn!(
+                refused = self.refused_log - 1,
+                "more connections refused in the last second"
+            );
+        }
+        self.refused_log = 0;
+    }
+
     /// Closes a connection. With `notify` (the peer or the server's I/O ended it, not the
-    /// edge), a `Disconnected` record joins the batch after the connection's last message.
+    /// edge), a `Disconnected` record follows the connection's last message.
     fn drop_conn(&mut self, id: ConnId, notify: bool) {
         if let Some(mut c) = self.conns.remove(&id) {
             let _ = self.poll.registry().deregister(&mut c.stream);
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
+            if c.ids.is_none() {
+                self.pending_logons = self.pending_logons.saturating_sub(1);
+            }
+            let waiting = self.inq.get(&id).is_some_and(|q| !q.recs.is_empty());
             if notify && !c.closing {
-                self.submit(Record::Disconnected { conn: id });
+                Self::enqueue(
+                    &mut self.inq,
+                    &mut self.rr,
+                    id,
+                    Record::Disconnected { conn: id },
+                );
+                if let Some(q) = self.inq.get_mut(&id) {
+                    q.closed = true;
+                }
+            } else if waiting {
+                if let Some(q) = self.inq.get_mut(&id) {
+                    q.closed = true;
+                }
+            } else {
+                self.inq.remove(&id);
             }
         }
     }
@@ -884,6 +1186,22 @@ pub(crate) fn next_checkpoint(every: u64, seq: u64) -> u64 {
         .map_or(u64::MAX, |n| (n + 1).saturating_mul(every))
 }
 
+/// A connection's SenderCompID for a log line ("-" before its Logon).
+fn ids_name(ids: Option<&ConnIds>) -> String {
+    ids.map_or_else(|| "-".to_string(), |i| i.sender.to_str_lossy().into_owned())
+}
+
+/// What limit a message counts against besides its session's message limit.
+#[inline]
+fn class_of(m: &Inbound<AppMsg>) -> Class {
+    match m {
+        Inbound::App(AppMsg::New(_) | AppMsg::Replace(_)) => Class::Order,
+        Inbound::App(AppMsg::Cancel { .. } | AppMsg::MassCancel { .. }) => Class::Cancel,
+        Inbound::App(_) => Class::OtherApp,
+        _ => Class::Session,
+    }
+}
+
 /// A short name of a record's kind.
 fn kind(r: &Record) -> &'static str {
     match r {
@@ -892,6 +1210,7 @@ fn kind(r: &Record) -> &'static str {
         Record::Shutdown => "shutdown",
         Record::Checkpoint(_) => "checkpoint",
         Record::Disconnected { .. } => "disconnect",
+        Record::Evict { .. } => "evict",
         Record::Fix(f) => match &f.msg {
             Inbound::Logon(_) => "logon",
             Inbound::Heartbeat { .. } => "heartbeat",

@@ -22,11 +22,14 @@
 //!
 //! Never: releases a message caused by a record before that record is durable in the
 //! configured mode (`process`: write(2) returned; `fsync`: fdatasync returned); drops an input
-//! silently (over the per-iteration budget, orders are rejected with "exchange busy" and
-//! counted); lets a malformed message stop a session or the process.
+//! silently (over a session's waiting bound, orders are rejected with "exchange busy" and
+//! counted; over its throttle, "throttled"); lets a malformed message stop a session or the
+//! process.
 //!
-//! Limits (each bounded, each rejecting or forgetting explicitly): application messages per
-//! loop iteration `min(batch_budget, inbound_queue_capacity / 2)` (beyond it "exchange busy"),
+//! Limits (each bounded, each rejecting or forgetting explicitly): messages per loop iteration
+//! `batch_budget` (shared round-robin; beyond `session_queue_max` waiting, "exchange busy"),
+//! the session throttles (`[throttle]`), connections (`max_connections`, `logon_timeout_secs`),
+//! unsent output per connection (`outbound_queue_bytes`),
 //! message size 8 KiB, 256 fields, ClOrdID 64 bytes, `resend_store_max` stored outbound
 //! application messages per session (older ones are gap-filled on ResendRequest), ClOrdIDs of
 //! live orders plus the last 1M others remembered for uniqueness, the last 64K finished orders
@@ -52,6 +55,7 @@ pub mod recovery;
 pub mod resolve_check;
 mod server;
 mod snapshots;
+mod throttle;
 pub mod tools;
 mod watch;
 

@@ -134,6 +134,11 @@ impl Node {
                 self.fix
                     .on_disconnected::<MD>(seq, ts, *conn, &mut self.exchange, out)
             }
+            Record::Evict { conn, why } => {
+                let text = why.text();
+                self.fix
+                    .on_evict::<MD>(seq, ts, *conn, text.as_bytes(), &mut self.exchange, out)
+            }
             Record::Checkpoint(cp) => {
                 self.exchange
                     .apply(seq, ts, &Input::Checkpoint(&cp.exchange), &mut NoOutputs);
@@ -320,7 +325,9 @@ pub fn record_hashes(hasher: &ClHasher, r: &Record) -> ClHashes {
 pub fn resolvable<'r>(cfg: &FixConfig, r: &'r Record) -> Resolvable<'r> {
     match r {
         Record::Startup => Resolvable::Restart,
-        Record::Disconnected { conn } => Resolvable::Unbind { conn: *conn },
+        Record::Disconnected { conn } | Record::Evict { conn, .. } => {
+            Resolvable::Unbind { conn: *conn }
+        }
         Record::Fix(f) => match &f.msg {
             Inbound::Logon(l) => {
                 match cfg.find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes()) {

@@ -31,6 +31,9 @@ pub enum Record {
     Shutdown,
     /// A TCP connection closed.
     Disconnected { conn: ConnId },
+    /// The event loop logs out the session on `conn` for its conduct: the edge sends Logout
+    /// saying why and closes the connection.
+    Evict { conn: ConnId, why: Evict },
     /// One FIX message from a connection.
     Fix(FixInput),
     /// The state as it stood before this record, journaled by the event loop every
@@ -39,6 +42,29 @@ pub enum Record {
     /// one of the last segment to skip storing messages the resend stores will have forgotten
     /// by the end (`FixEdge::bound_stores`).
     Checkpoint(Checkpoint),
+}
+
+/// Why a session is logged out by the server ([`Record::Evict`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evict {
+    /// Over its logout throttle: more than this many messages a second.
+    Throttle { per_sec: u32 },
+    /// It read its output too slowly: this many bytes were waiting.
+    SlowConsumer { unread: u64 },
+}
+
+impl Evict {
+    /// The Logout's Text.
+    pub fn text(self) -> String {
+        match self {
+            Evict::Throttle { per_sec } => {
+                format!("throttled: over {per_sec} messages a second (logout limit)")
+            }
+            Evict::SlowConsumer { unread } => {
+                format!("slow consumer: {unread} bytes of output unread")
+            }
+        }
+    }
 }
 
 /// See [`Record::Checkpoint`].
@@ -71,6 +97,20 @@ impl Record {
             Record::Fix(f) => {
                 e.u8(5);
                 f.encode(&mut e);
+            }
+            Record::Evict { conn, why } => {
+                e.u8(9);
+                e.u64(*conn);
+                match why {
+                    Evict::Throttle { per_sec } => {
+                        e.u8(1);
+                        e.u64(u64::from(*per_sec));
+                    }
+                    Evict::SlowConsumer { unread } => {
+                        e.u8(2);
+                        e.u64(*unread);
+                    }
+                }
             }
             Record::Checkpoint(c) => {
                 e.u8(6);
@@ -105,6 +145,17 @@ impl Record {
             2 => *self = Record::Tick,
             3 => *self = Record::Shutdown,
             4 => *self = Record::Disconnected { conn: d.u64()? },
+            9 => {
+                let conn = d.u64()?;
+                let why = match (d.u8()?, d.u64()?) {
+                    (1, n) => Evict::Throttle {
+                        per_sec: u32::try_from(n).map_err(|_| DecodeError("bad throttle"))?,
+                    },
+                    (2, n) => Evict::SlowConsumer { unread: n },
+                    _ => return Err(DecodeError("bad evict reason")),
+                };
+                *self = Record::Evict { conn, why };
+            }
             5 => match self {
                 Record::Fix(f) => f.decode_into(&mut d)?,
                 other => *other = Record::Fix(FixInput::decode(&mut d)?),

@@ -16,7 +16,7 @@
 use crate::config::Config;
 use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
-use crate::event_loop::{next_checkpoint, EventLoop, READ_CHUNK, WAKER};
+use crate::event_loop::{guards_of, next_checkpoint, EventLoop, READ_CHUNK, WAKER};
 use crate::market_data::{MdCounters, MdPublisher};
 use crate::record::{Record, KIND_RECORD};
 use crate::recovery::{recover_and_open, Opened, Recovered};
@@ -173,8 +173,9 @@ impl Server {
             None => None,
         };
         let md_wake = md.as_ref().map(|m| m.wake.clone());
-        let budget = cfg.batch_budget.min(cfg.inbound_queue_capacity / 2).max(1);
-        let backlog_max = cfg.inbound_queue_capacity / 2;
+        let budget = cfg.batch_budget.max(1);
+        let cfg_firms = cfg.firms.len();
+        let cfg_sessions = cfg.sessions.clone();
         let first_checkpoint = next_checkpoint(cfg.checkpoint_every_records, journal.next_seq());
         let msglog = crate::message_log::start(
             &cfg.message_log_dir
@@ -191,6 +192,7 @@ impl Server {
                 .collect(),
         )
         .map_err(|e| ServerError(format!("message log: {e}")))?;
+        crate::event_loop::raise_fd_limit(cfg.max_connections, &log);
         let mut ev = EventLoop {
             adapter: FixAdapter::new(Arc::new(cfg.fix_config())),
             durability: cfg.durability.journal(),
@@ -217,9 +219,13 @@ impl Server {
             touched: Vec::with_capacity(64),
             budget,
             apps: 0,
-            backlog: VecDeque::with_capacity(backlog_max + 1024),
-            backlog_apps: 0,
-            backlog_max,
+            inq: HashMap::default(),
+            rr: VecDeque::with_capacity(64),
+            firm_waiting: vec![0; cfg_firms],
+            guards: guards_of(&cfg_sessions),
+            now: 0,
+            refused_log: 0,
+            pending_logons: 0,
             since_snapshot: 0,
             next_checkpoint: first_checkpoint,
             last_snapshot: Instant::now(),
@@ -235,6 +241,7 @@ impl Server {
             md_wake,
             msglog,
             shed_unlogged: 0,
+            throttled_unlogged: 0,
             steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
                 .map(|ms| (ms, Instant::now())),
         };

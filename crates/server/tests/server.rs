@@ -466,7 +466,7 @@ fn restart_resumes_sequence_numbers_and_clordid_mapping() {
 fn overload_is_shed_explicitly_with_exchange_busy_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.inbound_queue_capacity = 16;
+    cfg.session_queue_max = 8;
     let server = start(cfg);
     let mut a = logon(&server, "CLIENT6");
     // Pre-encode a burst and write it at once: the network thread parses it in one go, far
@@ -806,9 +806,9 @@ fn periodic_snapshots_come_from_the_replica_without_stalling_and_match_a_full_re
 fn an_iteration_applies_at_most_its_budget_and_sheds_over_the_backlog_then_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    // 4 applied per iteration, at most 8 waiting: the rest is shed.
+    // 4 applied per iteration, at most 8 of each session waiting: the rest is shed.
     cfg.batch_budget = 4;
-    cfg.inbound_queue_capacity = 16;
+    cfg.session_queue_max = 8;
     let server = start(cfg);
     let mut a = logon(&server, "CLIENT4");
     let mut b = logon(&server, "CLIENT3");
@@ -889,8 +889,10 @@ fn an_iteration_applies_at_most_its_budget_and_sheds_over_the_backlog_then_recov
 fn a_burst_within_the_backlog_is_answered_in_full_and_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    // 8 applied per iteration, up to 4096 waiting: a 1000-order burst waits, none is shed.
+    // 8 applied per iteration, up to 1000 of the session waiting: a 1000-order burst waits,
+    // none is shed.
     cfg.batch_budget = 8;
+    cfg.session_queue_max = 1000;
     let server = start(cfg);
     let mut a = logon(&server, "CLIENT2");
     let mut bytes = Vec::new();

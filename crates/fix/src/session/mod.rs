@@ -169,6 +169,9 @@ pub enum DisconnectReason {
     LogoutTimeout,
     /// We ended the session (the exchange stops).
     Shutdown,
+    /// We logged the session out for its conduct: over its logout throttle, or reading its
+    /// messages too slowly.
+    Evicted,
 }
 
 /// What the session reports besides bytes to send.

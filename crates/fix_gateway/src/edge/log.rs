@@ -234,6 +234,7 @@ pub(super) fn disconnect_text(r: DisconnectReason) -> &'static str {
         D::LogoutComplete => "Logout",
         D::LogoutTimeout => "Logout unanswered",
         D::Shutdown => "exchange shutting down",
+        D::Evicted => "logged out by the exchange (throttle or slow reader)",
     }
 }
 

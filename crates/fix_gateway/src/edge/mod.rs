@@ -95,7 +95,10 @@ impl Outbox {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EdgeStats {
     pub execution_reports: u64,
+    /// Application messages answered "exchange busy" (shed).
     pub busy_rejects: u64,
+    /// Application messages answered "throttled" (over their session's limit).
+    pub throttled: u64,
 }
 
 /// One session in a checkpoint.
@@ -515,6 +518,30 @@ impl FixEdge {
         self.end_sessions::<MD>(seq, ts, x, out);
     }
 
+    /// The server ends session conduct on `conn` for its conduct (over its logout throttle,
+    /// or a reader too slow): Logout with `text`, and the connection closes after it. Nothing
+    /// happens if no session is bound to `conn` any more.
+    pub fn on_evict<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        conn: ConnId,
+        text: &[u8],
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
+        self.enter(seq);
+        if let Some(ix) = self.session_of(conn) {
+            let ix = ix as usize;
+            let mut w = Wire::new(self.conn_of[ix], &mut *out, self.replaying);
+            self.sessions[ix].logout_and_disconnect(text, DisconnectReason::Evicted, ts, &mut w);
+            let noted = w.noted;
+            self.log.events(&self.cfg, ix, ts, noted, self.replaying);
+            self.after(ix, true, out);
+        }
+        self.end_sessions::<MD>(seq, ts, x, out);
+    }
+
     /// Timer: heartbeats, TestRequests and their timeouts fall due at `ts`, and the exchange
     /// hears that time passed (the trading day may end).
     pub fn on_tick<const MD: bool>(
@@ -813,6 +840,32 @@ impl FixEdge {
                     &inv.reason,
                 ),
             },
+            AppMsg::Busy(b) if b.why != crate::BusyWhy::Overload => {
+                e.stats.throttled += 1;
+                let text = b.why.text();
+                match b.msg_type {
+                    b'D' => {
+                        let n = x.x.next_exec_n(seq);
+                        e.order_reject(
+                            ix as u16,
+                            &b.cl_ord_id,
+                            n,
+                            Reject::ExchangeBusy,
+                            &text,
+                            b.echo.as_bytes(),
+                        )
+                    }
+                    b'F' | b'G' => e.cancel_reject_text(
+                        ix as u16,
+                        &b.cl_ord_id,
+                        &b.orig_cl_ord_id,
+                        b.msg_type == b'G',
+                        cxl_rej_reason(Reject::ExchangeBusy),
+                        &text,
+                    ),
+                    t => e.business_reject(ix as u16, msg_seq, &[t], &b.cl_ord_id, false, &text),
+                }
+            }
             AppMsg::Busy(b) => {
                 e.stats.busy_rejects += 1;
                 let text = Reject::ExchangeBusy.text();
