@@ -26,8 +26,8 @@ mod store;
 pub use adapter::{echo_of, ConnIds, FixAdapter};
 pub use config::{FixConfig, InstrumentDef, MarketDataAccess, SessionDef};
 pub use edge::{
-    cxl_rej_reason, ord_rej_reason, ord_status, EdgeCheckpoint, EdgeStats, FixEdge, OutItem,
-    Outbox, SessionMark, ToExchange,
+    cxl_rej_reason, ord_rej_reason, ord_status, DeferredResend, EdgeCheckpoint, EdgeStats, FixEdge,
+    OutItem, Outbox, SessionMark, ToExchange,
 };
 pub use record::{AppMsg, Busy, BusyWhy, ConnId, FixInput, Invalid, InvalidKind};
 pub use store::Store;

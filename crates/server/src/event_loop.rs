@@ -73,6 +73,10 @@ use std::time::{Duration, Instant};
 /// How long a connection the loop logged out (slow reader, logout throttle) has to read its
 /// Logout before it is closed anyway.
 const EVICT_GRACE: Duration = Duration::from_secs(2);
+/// A resend's next piece is written once its connection has less than this unsent.
+const RESEND_LOW: usize = 256 << 10;
+/// Most sequence numbers of one resend piece.
+const RESEND_PIECE: usize = 512;
 /// A write buffer (or a queue) this large is given back once it is empty.
 const KEEP_BUF: usize = 1 << 20;
 /// Bytes read per connection per iteration before others get a turn.
@@ -114,6 +118,10 @@ pub(crate) struct Conn {
     /// The loop logged it out (`Record::Evict`) at this time: nothing more is read from it,
     /// and it is closed `EVICT_GRACE` after.
     pub(crate) evicted: Option<Instant>,
+    /// A ResendRequest being served in pieces: the next sequence number and the last.
+    pub(crate) resend: Option<(u64, u64)>,
+    /// Output that waits behind that resend (never interleaved with it).
+    pub(crate) held: Vec<u8>,
 }
 
 /// Records read from one connection and not yet in a batch, in order.
@@ -238,6 +246,10 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) guards: Vec<Guard>,
     /// The wall clock (ns) of this iteration's reads: the throttles' time.
     pub(crate) now: u64,
+    /// Connections with a ResendRequest being served in pieces.
+    pub(crate) resending: Vec<ConnId>,
+    /// A resend piece's output.
+    pub(crate) piece: Outbox,
     /// Refused connections not yet logged (the line is written at most once a second).
     pub(crate) refused_log: u64,
     /// Open connections that have not logged on.
@@ -357,6 +369,7 @@ impl<L: Log> EventLoop<L> {
             let timeout = if self.idle == Idle::Spin
                 || !self.batch.is_empty()
                 || !self.rr.is_empty()
+                || self.resend_ready()
                 || self.conns.values().any(|c| c.more && !c.closing)
             {
                 Duration::ZERO
@@ -434,6 +447,7 @@ impl<L: Log> EventLoop<L> {
                 }
                 self.fill();
             }
+            self.serve_resends();
             if self.batch.is_empty() {
                 if self.idle == Idle::Spin {
                     self.watch.prev_end = Some(Instant::now());
@@ -592,7 +606,13 @@ impl<L: Log> EventLoop<L> {
     /// connection.
     fn publish(&mut self) {
         self.touched.clear();
-        for item in &self.out.items {
+        let mut next_resend = 0;
+        for (i, item) in self.out.items.iter().enumerate() {
+            // ResendRequests applied before this message start being served first.
+            while let Some(r) = self.out.resends.get(next_resend).filter(|r| r.at <= i) {
+                next_resend += 1;
+                Self::start_resend(&mut self.conns, &mut self.resending, r);
+            }
             if let Some(c) = self.conns.get_mut(&item.conn) {
                 let bytes = &self.out.buf[item.start..item.end];
                 if let (Some(ix), Some(log), false) =
@@ -600,14 +620,26 @@ impl<L: Log> EventLoop<L> {
                 {
                     log.push(ix, false, self.last_ts, bytes);
                 }
-                c.wbuf.extend_from_slice(bytes);
+                if c.resend.is_some() {
+                    c.held.extend_from_slice(bytes);
+                } else {
+                    c.wbuf.extend_from_slice(bytes);
+                }
                 if item.close {
+                    // The session ended: what its resend had left is not sent.
                     c.closing = true;
+                    if c.resend.take().is_some() {
+                        c.wbuf.extend_from_slice(&c.held);
+                        c.held.clear();
+                    }
                 }
                 if self.touched.last() != Some(&item.conn) {
                     self.touched.push(item.conn);
                 }
             }
+        }
+        for r in &self.out.resends[next_resend..] {
+            Self::start_resend(&mut self.conns, &mut self.resending, r);
         }
         self.out.clear();
         if let Some(log) = self.msglog.as_mut() {
@@ -619,6 +651,88 @@ impl<L: Log> EventLoop<L> {
             let id = self.touched[i];
             self.flush(id);
         }
+    }
+
+    /// A ResendRequest to serve in pieces (`serve_resends`): a newer one of the same
+    /// connection replaces the one in progress.
+    fn start_resend(
+        conns: &mut HashMap<ConnId, Conn, foldhash::fast::RandomState>,
+        resending: &mut Vec<ConnId>,
+        r: &fix_gateway::DeferredResend,
+    ) {
+        if let Some(c) = conns.get_mut(&r.conn) {
+            if c.closing {
+                return;
+            }
+            if c.resend.is_none() {
+                resending.push(r.conn);
+            }
+            c.resend = Some((r.begin, r.end));
+        }
+    }
+
+    /// Serves a piece of each ResendRequest in progress whose connection has taken what it
+    /// was sent: at most `budget` sequence numbers in all this iteration, shared; a resend
+    /// done releases the output that waited behind it.
+    fn serve_resends(&mut self) {
+        if self.resending.is_empty() {
+            return;
+        }
+        let span = (self.budget / self.resending.len()).clamp(16, RESEND_PIECE) as u64;
+        let mut i = 0;
+        while i < self.resending.len() {
+            let id = self.resending[i];
+            let Some(c) = self.conns.get_mut(&id) else {
+                self.resending.swap_remove(i);
+                continue;
+            };
+            let Some((from, end)) = c.resend else {
+                self.resending.swap_remove(i);
+                continue;
+            };
+            if c.wbuf.len() >= RESEND_LOW {
+                // It has not read the last piece yet.
+                i += 1;
+                continue;
+            }
+            self.piece.clear();
+            let next =
+                self.node
+                    .fix
+                    .resend_piece(id, from, end, span, self.last_ts, &mut self.piece);
+            for item in &self.piece.items {
+                c.wbuf
+                    .extend_from_slice(&self.piece.buf[item.start..item.end]);
+            }
+            match next {
+                Some(n) if n <= end => {
+                    c.resend = Some((n, end));
+                    i += 1;
+                }
+                _ => {
+                    c.resend = None;
+                    c.wbuf.extend_from_slice(&c.held);
+                    c.held.clear();
+                    if c.held.capacity() > KEEP_BUF {
+                        c.held = Vec::new();
+                    }
+                    self.resending.swap_remove(i);
+                }
+            }
+            self.flush(id);
+        }
+        if self.piece.buf.capacity() > KEEP_BUF {
+            self.piece = Outbox::default();
+        }
+    }
+
+    /// A resend waits for the connection to take its next piece.
+    fn resend_ready(&self) -> bool {
+        self.resending.iter().any(|id| {
+            self.conns
+                .get(id)
+                .is_some_and(|c| c.wbuf.len() < RESEND_LOW)
+        })
     }
 
     fn accept(&mut self) {
@@ -667,6 +781,8 @@ impl<L: Log> EventLoop<L> {
                             session: None,
                             journaled: false,
                             evicted: None,
+                            resend: None,
+                            held: Vec::new(),
                         },
                     );
                 }

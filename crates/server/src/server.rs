@@ -113,6 +113,8 @@ impl Server {
         let mut out = Outbox::default();
         x.apply(seq, ts, &Record::Startup, &mut out);
         out.clear();
+        // Live: ResendRequests are served in pieces, between other work.
+        out.defer_resends = true;
 
         let listener = TcpListener::bind(cfg.listen)
             .map_err(|e| ServerError(format!("cannot listen on {}: {e}", cfg.listen)))?;
@@ -242,6 +244,8 @@ impl Server {
             msglog,
             shed_unlogged: 0,
             throttled_unlogged: 0,
+            resending: Vec::new(),
+            piece: Outbox::default(),
             steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
                 .map(|ms| (ms, Instant::now())),
         };

@@ -211,6 +211,12 @@ pub trait SessionHandler {
     fn muted(&self) -> bool {
         false
     }
+    /// A ResendRequest asks for `begin..=end`: true if the owner serves it itself, in bounded
+    /// pieces ([`Session::resend_piece`]) after this message's output and ahead of anything
+    /// sent later; false (the default): the session writes it all now.
+    fn defer_resend(&mut self, _begin: u64, _end: u64) -> bool {
+        false
+    }
 }
 
 /// What a session-level Reject (35=3) says of the inbound message it refuses.

@@ -52,6 +52,49 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             });
             return;
         }
+        if h.defer_resend(begin, end) {
+            // The owner writes it in pieces; the session counts as having sent, as it will.
+            self.last_sent_ns = now_ns;
+            h.on_event(SessionEvent::ResendServed {
+                begin,
+                end,
+                resent: 0,
+            });
+            return;
+        }
+        let resent = self.resend_range(begin, end, true, now_ns, h);
+        self.last_sent_ns = now_ns;
+        h.on_event(SessionEvent::ResendServed { begin, end, resent });
+    }
+
+    /// One piece of a resend the owner took over ([`SessionHandler::defer_resend`]): the
+    /// messages `from..=end` but no more than `span` sequence numbers, as a ResendRequest
+    /// is served. Returns the next sequence number to serve (past `end`: done). Changes no
+    /// state of the session: it formats from its store.
+    pub fn resend_piece<H: SessionHandler>(
+        &mut self,
+        from: u64,
+        end: u64,
+        span: u64,
+        now_ns: u64,
+        h: &mut H,
+    ) -> u64 {
+        let to = end.min(from.saturating_add(span.max(1) - 1));
+        self.resend_range(from, to, true, now_ns, h);
+        to + 1
+    }
+
+    /// Writes `begin..=end` again: stored messages with PossDupFlag=Y and OrigSendingTime, a
+    /// GapFill over anything not stored (up to `end` if `fill_end`). Returns how many stored
+    /// messages it resent.
+    fn resend_range<H: SessionHandler>(
+        &mut self,
+        begin: u64,
+        end: u64,
+        fill_end: bool,
+        now_ns: u64,
+        h: &mut H,
+    ) -> u64 {
         let mut next = begin;
         let mut resent = 0;
         let Session {
@@ -82,11 +125,10 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             next = m.seq + 1;
         };
         store.resend(begin, end, cfg.version, &mut resend_one);
-        if next <= end {
+        if next <= end && fill_end {
             gap_fill_msg(enc, cfg, next, end + 1, now_ns, h);
         }
-        self.last_sent_ns = now_ns;
-        h.on_event(SessionEvent::ResendServed { begin, end, resent });
+        resent
     }
 
     /// Timers: heartbeats, TestRequest, and the logon, heartbeat and logout timeouts.

@@ -50,6 +50,22 @@ pub struct Outbox {
     /// The trades and level changes of the inputs applied, in the engine's order (filled only
     /// by a market-data replica: the edge's functions called with `MD = true`).
     pub market: Vec<types::Event>,
+    /// ResendRequests the owner serves in pieces (`FixEdge::resend_piece`), each after the
+    /// messages of `items` before it.
+    pub resends: Vec<DeferredResend>,
+    /// Set by a live server that serves ResendRequests in pieces; false (the default): they
+    /// are written whole into `buf`.
+    pub defer_resends: bool,
+}
+
+/// A ResendRequest of the session on `conn` for `begin..=end`, to be served in pieces after
+/// `items[..at]`; whatever the connection is sent after it waits until it is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeferredResend {
+    pub conn: ConnId,
+    pub begin: u64,
+    pub end: u64,
+    pub at: usize,
 }
 
 /// One message for a connection: `buf[start..end]`, then close it if `close`.
@@ -66,6 +82,7 @@ impl Outbox {
         self.buf.clear();
         self.items.clear();
         self.market.clear();
+        self.resends.clear();
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
@@ -178,6 +195,18 @@ impl SessionHandler for Wire<'_> {
             _ => {}
         }
         self.noted.push(e);
+    }
+    fn defer_resend(&mut self, begin: u64, end: u64) -> bool {
+        let (Some(conn), true) = (self.conn, self.out.defer_resends) else {
+            return false;
+        };
+        self.out.resends.push(DeferredResend {
+            conn,
+            begin,
+            end,
+            at: self.out.items.len(),
+        });
+        true
     }
     #[inline]
     fn muted(&self) -> bool {
@@ -497,6 +526,24 @@ impl FixEdge {
             self.unbind(ix);
         }
         self.end_sessions::<MD>(seq, ts, x, out);
+    }
+
+    /// One piece of a ResendRequest deferred to the owner (`Outbox::resends`): the session
+    /// bound to `conn` writes `from..=end`, at most `span` sequence numbers of it, into `out`.
+    /// Returns the next sequence number to serve (past `end`: done), or `None` if no session
+    /// is bound to `conn` any more. Live only: it changes no state.
+    pub fn resend_piece(
+        &mut self,
+        conn: ConnId,
+        from: u64,
+        end: u64,
+        span: u64,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) -> Option<u64> {
+        let ix = self.session_of(conn)? as usize;
+        let mut w = Wire::new(Some(conn), out, false);
+        Some(self.sessions[ix].resend_piece(from, end, span, now_ns, &mut w))
     }
 
     /// The TCP connection `conn` closed.
