@@ -31,6 +31,22 @@ pub struct VerifyReport {
     pub temp_files: Vec<PathBuf>,
 }
 
+impl VerifyReport {
+    /// Segments of a format older than [`crate::format::FORMAT_VERSION`]: written before
+    /// commit markers existed, so a damaged last record there reads as a torn tail.
+    pub fn older_format_segments(&self) -> impl Iterator<Item = &SegmentSummary> {
+        self.segments
+            .iter()
+            .filter(|s| s.format_version < crate::format::FORMAT_VERSION)
+    }
+
+    /// The sequence number the last commit marker of the journal commits (`None`: no marker,
+    /// e.g. an empty journal or one of an older format only).
+    pub fn last_commit_seq(&self) -> Option<u64> {
+        self.segments.iter().rev().find_map(|s| s.last_commit_seq)
+    }
+}
+
 /// Reads every record of the journal in `data_dir`, checking checksums, sequence continuity
 /// within and across segments, and segment headers, calling `on_record` for each record.
 ///
