@@ -92,6 +92,25 @@ fn fsync_flip_inside_the_last_committed_record_names_segment_and_offset() {
     let (_, report) = reopen(dir.path()).unwrap();
     assert_eq!(report.last_seq, Some(8));
     check_prefix(dir.path(), 8);
+
+    // Cutting after the last record of a commit keeps its marker: that record stays covered.
+    let report = journal::truncate_after(dir.path(), 4).unwrap();
+    let (seg, off, len) = locate(dir.path(), 4);
+    assert_eq!(
+        (report.segment, report.offset),
+        (seg.clone(), off + len + MARKER)
+    );
+    flip_bit(&seg, off + len - 1, 1);
+    assert!(matches!(
+        reopen(dir.path()),
+        Err(JournalError::Corrupt {
+            problem: Corruption::CommittedRecordDamaged {
+                committed_seq: 4,
+                ..
+            },
+            ..
+        })
+    ));
 }
 
 #[test]
