@@ -36,6 +36,21 @@ pub enum Corruption {
         next_valid_offset: u64,
         next_valid_seq: u64,
     },
+    /// An invalid record in the last segment that a valid commit marker after it covers: the
+    /// record was written in full by a commit that returned (or, in `fsync` mode, was at least
+    /// handed to fdatasync), so this is damage to acknowledged data, not a torn write.
+    CommittedRecordDamaged {
+        fault: RecordFault,
+        /// Offset of the commit marker in the segment.
+        marker_offset: u64,
+        /// The last sequence number the marker commits.
+        committed_seq: u64,
+        /// The marker was written by an `fsync` commit (else a `process` one).
+        fsync: bool,
+    },
+    /// A commit marker that does not commit the record right before it (another sequence
+    /// number, or another record CRC).
+    CommitMarkerMismatch { marker_seq: u64, last_seq: u64 },
 }
 
 impl fmt::Display for Corruption {
@@ -76,6 +91,37 @@ impl fmt::Display for Corruption {
                 "{} followed by a valid record (seq {next_valid_seq} at offset \
                  {next_valid_offset}): corruption before the tail",
                 fault.as_str()
+            ),
+            Corruption::CommittedRecordDamaged {
+                fault,
+                marker_offset,
+                committed_seq,
+                fsync,
+            } => {
+                write!(
+                    f,
+                    "{} in a committed record: the commit marker at offset {marker_offset} \
+                     commits up to seq {committed_seq}, so this record was acknowledged and is \
+                     damaged, not torn",
+                    fault.as_str()
+                )?;
+                if *fsync {
+                    write!(f, " (fsync-mode commit: the storage altered synced data)")
+                } else {
+                    write!(
+                        f,
+                        " (process-mode commit: the storage altered the data, or a power loss \
+                         lost unsynced pages, which process mode does not survive)"
+                    )
+                }
+            }
+            Corruption::CommitMarkerMismatch {
+                marker_seq,
+                last_seq,
+            } => write!(
+                f,
+                "commit marker for seq {marker_seq} does not commit the record before it \
+                 (seq {last_seq})"
             ),
         }
     }

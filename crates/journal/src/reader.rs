@@ -25,9 +25,17 @@
 //! recovery writes the header again. A zero header in any other segment, or a header that is
 //! neither valid nor all zero, is corruption.
 //!
+//! # Commit markers
+//! In a segment of format 2 or later, the writer follows the last record of every commit with
+//! a commit marker (layout in [`crate::format`]) in the same write. The reader checks that a
+//! marker commits the record right before it (sequence number and CRC, else
+//! [`Corruption::CommitMarkerMismatch`]), returns no marker to its caller, and records the last
+//! one per segment ([`SegmentSummary::last_commit_seq`]). Format 1 segments have no markers
+//! (a frame that looks like one is invalid there).
+//!
 //! # The end rule (torn tail vs corruption)
-//! The reader decodes records back to back until the bytes at offset `P` are not a valid record
-//! with the next sequence number. Then:
+//! The reader decodes frames back to back until the bytes at offset `P` are not a valid record
+//! with the next sequence number (or the marker of the record before). Then:
 //! 1. A record with a valid checksum but the wrong sequence number is corruption
 //!    ([`Corruption::SeqDiscontinuity`]): a torn write cannot produce a matching CRC, and the
 //!    writer zero-fills every byte it has not written, so stale records cannot exist.
@@ -38,22 +46,36 @@
 //!    (An empty segment after the last record, created or renamed into place just before a
 //!    crash, is simply the last segment and ends cleanly at its header.)
 //! 4. Otherwise, in the last segment, the reader searches every byte offset after `P` for a
-//!    valid record (checksum matches) whose sequence number could follow (at least the expected
-//!    one, and at most as many more as records could fit). If one exists, the bad bytes at `P`
-//!    are not the end of what was written: corruption
-//!    ([`Corruption::InvalidRecordBeforeValid`]). If none exists, everything from `P` on is an
-//!    incomplete write: a torn tail ([`TornTail`]), which recovery truncates (zero-fills).
-//!    Before deciding, the reader re-reads the rest (a few times): if the record at `P` has
-//!    become valid meanwhile, a live writer was mid-write and reading simply goes on.
+//!    valid frame whose sequence number shows that `P` is not the end of what was written (at
+//!    least the expected one, and at most as many more as records could fit):
+//!    - a valid record: corruption ([`Corruption::InvalidRecordBeforeValid`]);
+//!    - a valid commit marker: the bad bytes at `P` belong to a record that a commit wrote in
+//!      full and acknowledged (or, in `fsync` mode, handed to the fdatasync it waited for):
+//!      damage to committed data, not a torn write ([`Corruption::CommittedRecordDamaged`]).
+//!      Not in a segment whose header is unwritten (see above): that state means a power loss
+//!      before any fdatasync of the segment returned, so nothing in it was synced and a marker
+//!      there proves nothing.
 //!
-//! A checksum-bad final record with nothing valid after it is therefore a torn tail even if the
-//! damage was a bit flip: the two cannot be told apart from the bytes, and the record was
-//! written by the batch that was in flight at the crash (in `Process` mode a record is released
-//! only after its write returned; if a later write completed, rule 4 finds its records). The
-//! rule can refuse a journal that is in fact only torn: after a power loss, pages of the last,
-//! never-acknowledged fsync batch may reach the disk out of order, leaving a valid record after
-//! a missing one. That case stops start-up with an error (safe, never silent) for an operator to
-//! inspect with `verify`.
+//!    If neither exists, everything from `P` on is an incomplete write after the last commit
+//!    marker: a torn tail ([`TornTail`]), which recovery truncates (zero-fills). Before
+//!    deciding, the reader re-reads the rest (a few times): if the frame at `P` has become
+//!    valid meanwhile, a live writer was mid-write and reading simply goes on.
+//!
+//! What a damaged last record means therefore depends on the marker after it. With its marker
+//! intact, it was committed: start-up stops with an error naming the segment and offset
+//! (`journal verify` shows it; [`crate::truncate_after`] is the operator's way to give the
+//! record up). With no marker after it, its commit never completed (a crash during the write,
+//! or a power loss before the fdatasync returned): a torn tail. Damage that destroys a record
+//! and its marker alike reads as a torn tail too; the bytes cannot tell it apart. In a format 1
+//! segment (no markers) a checksum-bad final record with nothing valid after it is always a
+//! torn tail.
+//!
+//! The rule can refuse a journal that is in fact only torn: after a power loss, pages of the
+//! last, never-acknowledged batch may reach the disk out of order, leaving a valid record or
+//! the batch's marker after a missing record (one write(2) is not atomic on disk). That case
+//! stops start-up with an error (safe, never silent) for an operator to inspect with `verify`.
+//! In `process` mode a power loss is outside what the mode promises, so the same holds for all
+//! of its unsynced batches.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -61,8 +83,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Corruption, JournalError};
 use crate::format::{
-    self, decode_record, decode_segment_header, RecordFault, JOURNAL_SUBDIR, PAYLOAD_LEN_MAX,
-    RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, SEGMENT_SUFFIX, TEMP_SUFFIX,
+    self, decode_frame, decode_segment_header_version, Frame, RecordFault,
+    FORMAT_VERSION_COMMIT_MARKERS, JOURNAL_SUBDIR, PAYLOAD_LEN_MAX, RECORD_HEADER_LEN,
+    SEGMENT_HEADER_LEN, SEGMENT_SUFFIX, TEMP_SUFFIX,
 };
 
 /// Bytes read per refill. Larger than the largest record so one refill always completes one.
@@ -118,6 +141,12 @@ pub struct SegmentSummary {
     /// The header was all zero (allowed in the last segment only: see the module docs), so
     /// `first_seq` is the one in the file name.
     pub header_unwritten: bool,
+    /// Format version from the header ([`format::FORMAT_VERSION`] for an unwritten header).
+    /// Below [`FORMAT_VERSION_COMMIT_MARKERS`] the segment has no commit markers, so a damaged
+    /// last record in it reads as a torn tail (module docs).
+    pub format_version: u32,
+    /// Sequence number of the last commit marker read in this segment (`None`: none yet).
+    pub last_commit_seq: Option<u64>,
 }
 
 /// An incomplete write at the end of the last segment (see the end rule in the module docs).
@@ -223,6 +252,14 @@ pub struct JournalReader {
     from_seq: u64,
     summaries: Vec<SegmentSummary>,
     torn_tail: Option<TornTail>,
+    /// The open segment's format has commit markers.
+    markers: bool,
+    /// The open segment's commit markers make a damaged record before them corruption: it
+    /// has markers and its header is written (module docs, "the end rule").
+    markers_bind: bool,
+    /// CRC of the last record read in the open segment (`None` at its start or after a
+    /// resume): a commit marker must carry it.
+    prev_crc: Option<u32>,
     done: bool,
     /// Drop verified zero runs from the page cache (`nonzero_end`): only for the journal
     /// writer's open scan, which holds the journal lock, so no writer can be filling those
@@ -265,6 +302,9 @@ impl JournalReader {
             from_seq,
             summaries: Vec::new(),
             torn_tail: None,
+            markers: false,
+            markers_bind: false,
+            prev_crc: None,
             done: false,
             drop_zero_tail: false,
         })
@@ -372,8 +412,9 @@ impl JournalReader {
                 continue;
             }
             let avail = &self.buf[self.pos..self.end];
-            match decode_record(avail) {
-                Ok(h) => {
+            match decode_frame(avail, self.markers) {
+                Ok(Frame::Commit(m)) => self.commit_marker(m)?,
+                Ok(Frame::Record(h)) => {
                     if h.seq != self.expected_seq {
                         let offset = self.offset_of(self.pos);
                         return Err(self.fail(
@@ -389,6 +430,7 @@ impl JournalReader {
                         return Err(self.fail(offset, Corruption::SeqOutOfRange { found: h.seq }));
                     };
                     let start = self.pos;
+                    self.prev_crc = Some(format::u32_at(avail, 0));
                     self.pos += h.total_len();
                     self.expected_seq = next;
                     let end_offset = self.offset_of(self.pos);
@@ -413,6 +455,28 @@ impl JournalReader {
             segment: &self.segments[self.seg_idx].path,
             offset: self.buf_file_off + start as u64,
         }))
+    }
+
+    /// Takes the commit marker at the current position: it must commit the record right
+    /// before it (its sequence number and CRC), else the journal is corrupt.
+    fn commit_marker(&mut self, m: format::CommitMarker) -> Result<(), JournalError> {
+        let offset = self.offset_of(self.pos);
+        let last = self.expected_seq.wrapping_sub(1);
+        if m.seq != last || self.prev_crc.is_some_and(|crc| crc != m.record_crc) {
+            return Err(self.fail(
+                offset,
+                Corruption::CommitMarkerMismatch {
+                    marker_seq: m.seq,
+                    last_seq: last,
+                },
+            ));
+        }
+        self.pos += format::COMMIT_MARKER_LEN;
+        let end_offset = self.offset_of(self.pos);
+        let summary = self.summaries.last_mut().expect("segment summary exists");
+        summary.last_commit_seq = Some(m.seq);
+        summary.end_offset = end_offset;
+        Ok(())
     }
 
     #[inline]
@@ -450,12 +514,13 @@ impl JournalReader {
         let name_seq = seg.first_seq;
         let is_last = self.seg_idx + 1 == self.segments.len();
         let header_unwritten = is_last && header_len == SEGMENT_HEADER_LEN && header == [0; 32];
-        let header_seq = if header_unwritten {
+        let (header_seq, format_version) = if header_unwritten {
             // A prepared segment renamed into place whose header had not reached the disk
-            // (module docs): the name is all there is.
-            name_seq
+            // (module docs): the name is all there is, and only the current writer renames
+            // prepared segments.
+            (name_seq, format::FORMAT_VERSION)
         } else {
-            match decode_segment_header(&header[..header_len]) {
+            match decode_segment_header_version(&header[..header_len]) {
                 Ok(s) => s,
                 Err(why) => return Err(self.fail(0, Corruption::BadSegmentHeader(why))),
             }
@@ -479,6 +544,9 @@ impl JournalReader {
             ));
         }
         self.expected_seq = header_seq;
+        self.markers = format_version >= FORMAT_VERSION_COMMIT_MARKERS;
+        self.markers_bind = self.markers && !header_unwritten;
+        self.prev_crc = None;
         self.file = Some(file);
         self.file_len = file_len;
         self.pos = 0;
@@ -492,6 +560,8 @@ impl JournalReader {
             end_offset: SEGMENT_HEADER_LEN as u64,
             file_len,
             header_unwritten,
+            format_version,
+            last_commit_seq: None,
         });
         Ok(())
     }
@@ -538,13 +608,18 @@ impl JournalReader {
         let mut rest = self.read_rest(offset)?;
         let mut attempt = 1;
         loop {
-            if decode_record(&rest).is_ok_and(|h| h.seq == self.expected_seq) {
+            let next_ok = match decode_frame(&rest, self.markers) {
+                Ok(Frame::Record(h)) => h.seq == self.expected_seq,
+                Ok(Frame::Commit(m)) => m.seq.wrapping_add(1) == self.expected_seq,
+                Err(_) => false,
+            };
+            if next_ok {
                 self.buf_file_off = offset;
                 return Ok(());
             }
             if attempt == LIVE_REREADS
                 || !is_last
-                || find_valid_record(&rest, self.expected_seq).is_none()
+                || find_valid_frame(&rest, self.expected_seq, self.markers).is_none()
             {
                 break;
             }
@@ -560,15 +635,29 @@ impl JournalReader {
         if !is_last {
             return Err(self.fail(offset, Corruption::InvalidRecordInSealedSegment { fault }));
         }
-        if let Some((at, seq)) = find_valid_record(&rest, self.expected_seq) {
-            return Err(self.fail(
-                offset,
-                Corruption::InvalidRecordBeforeValid {
-                    fault,
-                    next_valid_offset: offset + at as u64,
-                    next_valid_seq: seq,
-                },
-            ));
+        match find_valid_frame(&rest, self.expected_seq, self.markers_bind) {
+            Some((at, Frame::Record(h))) => {
+                return Err(self.fail(
+                    offset,
+                    Corruption::InvalidRecordBeforeValid {
+                        fault,
+                        next_valid_offset: offset + at as u64,
+                        next_valid_seq: h.seq,
+                    },
+                ));
+            }
+            Some((at, Frame::Commit(m))) => {
+                return Err(self.fail(
+                    offset,
+                    Corruption::CommittedRecordDamaged {
+                        fault,
+                        marker_offset: offset + at as u64,
+                        committed_seq: m.seq,
+                        fsync: m.fsync,
+                    },
+                ));
+            }
+            None => {}
         }
         self.torn_tail = Some(TornTail {
             segment: self.seg_path().to_path_buf(),
@@ -659,10 +748,13 @@ impl JournalReader {
     }
 }
 
-/// Finds, at any offset >= 1 of `rest`, a valid record whose sequence number could follow a
-/// record expected to have `expected_seq`: at least `expected_seq` and at most as many more as
-/// records fit before that offset. Returns its offset in `rest` and its sequence number.
-fn find_valid_record(rest: &[u8], expected_seq: u64) -> Option<(usize, u64)> {
+/// Finds, at the first offset >= 1 of `rest` where there is one, a valid record or (if
+/// `markers`) commit marker whose sequence number shows that the bytes at offset 0, where a
+/// record with `expected_seq` should be, are not the end of what was written: at least
+/// `expected_seq` and at most as many more as records fit before that offset (a marker carries
+/// the sequence number of the record it commits, so a marker for `expected_seq` or later
+/// commits the record expected at offset 0). Returns its offset in `rest` and the frame.
+fn find_valid_frame(rest: &[u8], expected_seq: u64, markers: bool) -> Option<(usize, Frame)> {
     if rest.len() < RECORD_HEADER_LEN {
         return None;
     }
@@ -672,8 +764,8 @@ fn find_valid_record(rest: &[u8], expected_seq: u64) -> Option<(usize, u64)> {
         if seq < expected_seq || seq > seq_max {
             continue;
         }
-        if let Ok(h) = decode_record(&rest[at..]) {
-            return Some((at, h.seq));
+        if let Ok(frame) = decode_frame(&rest[at..], markers) {
+            return Some((at, frame));
         }
     }
     None

@@ -31,6 +31,22 @@ pub struct VerifyReport {
     pub temp_files: Vec<PathBuf>,
 }
 
+impl VerifyReport {
+    /// Segments of a format older than [`crate::format::FORMAT_VERSION`]: written before
+    /// commit markers existed, so a damaged last record there reads as a torn tail.
+    pub fn older_format_segments(&self) -> impl Iterator<Item = &SegmentSummary> {
+        self.segments
+            .iter()
+            .filter(|s| s.format_version < crate::format::FORMAT_VERSION)
+    }
+
+    /// The sequence number the last commit marker of the journal commits (`None`: no marker,
+    /// e.g. an empty journal or one of an older format only).
+    pub fn last_commit_seq(&self) -> Option<u64> {
+        self.segments.iter().rev().find_map(|s| s.last_commit_seq)
+    }
+}
+
 /// Reads every record of the journal in `data_dir`, checking checksums, sequence continuity
 /// within and across segments, and segment headers, calling `on_record` for each record.
 ///
@@ -58,6 +74,42 @@ pub fn verify<E: From<JournalError>>(
     report.segments = reader.summaries().to_vec();
     report.torn_tail = reader.torn_tail().cloned();
     Ok(report)
+}
+
+/// [`crate::format::COMMIT_MARKER_LEN`] if a valid commit marker for record `seq` (at
+/// `record_at`) is at `offset` of `segment` (the reader's current segment), else 0.
+fn kept_marker_len(
+    reader: &JournalReader,
+    segment: &Path,
+    record_at: u64,
+    offset: u64,
+    seq: u64,
+) -> Result<u64, JournalError> {
+    use crate::format::{decode_frame, Frame, COMMIT_MARKER_LEN, FORMAT_VERSION_COMMIT_MARKERS};
+    use std::os::unix::fs::FileExt;
+    let markers = reader
+        .summaries()
+        .last()
+        .is_some_and(|s| s.format_version >= FORMAT_VERSION_COMMIT_MARKERS);
+    if !markers {
+        return Ok(0);
+    }
+    let file = std::fs::File::open(segment).map_err(|e| JournalError::io("open", segment, e))?;
+    let (mut m, mut crc) = ([0u8; COMMIT_MARKER_LEN], [0u8; 4]);
+    let read = file
+        .read_exact_at(&mut crc, record_at)
+        .and_then(|()| file.read_exact_at(&mut m, offset));
+    match read {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(0),
+        Err(e) => return Err(JournalError::io("read", segment, e)),
+    }
+    Ok(match decode_frame(&m, true) {
+        Ok(Frame::Commit(c)) if c.seq == seq && c.record_crc == u32::from_le_bytes(crc) => {
+            COMMIT_MARKER_LEN as u64
+        }
+        _ => 0,
+    })
 }
 
 /// Result of [`dump`].
@@ -113,12 +165,16 @@ pub struct TruncateReport {
 /// `last_valid_seq`. Every record up to `last_kept_seq` must read back valid, else that error
 /// is returned and nothing changes. Takes the writer lock, so it fails while a server runs.
 /// Records dropped here may have been acknowledged to clients: the caller owns that decision.
+/// If the commit marker of `last_kept_seq` follows it, the marker is kept too, so the kept last
+/// record stays covered (a later damage to it is still refused, not truncated as a tail).
 pub fn truncate_after(data_dir: &Path, last_kept_seq: u64) -> Result<TruncateReport, JournalError> {
     let journal_dir = data_dir.join(crate::format::JOURNAL_SUBDIR);
     let _lock = crate::writer::lock_journal(&journal_dir)?;
     let mut reader = JournalReader::open(data_dir, 0)?;
     let mut cut = None;
     let mut last_seq = 0;
+    // Offset of the kept last record, when the cut follows one.
+    let mut kept_at = None;
     if reader.segments().first().map(|s| s.first_seq) == Some(last_kept_seq + 1) {
         // Keep nothing: the first segment is cut right after its header.
         let first = &reader.segments()[0];
@@ -132,6 +188,7 @@ pub fn truncate_after(data_dir: &Path, last_kept_seq: u64) -> Result<TruncateRep
                     let end =
                         rec.offset + (crate::format::RECORD_HEADER_LEN + rec.payload.len()) as u64;
                     cut = Some((rec.segment.to_path_buf(), end));
+                    kept_at = Some(rec.offset);
                 }
             }
             None => {
@@ -142,7 +199,10 @@ pub fn truncate_after(data_dir: &Path, last_kept_seq: u64) -> Result<TruncateRep
             }
         }
     }
-    let (segment, offset) = cut.expect("cut point found");
+    let (segment, mut offset) = cut.expect("cut point found");
+    if let Some(record_at) = kept_at {
+        offset += kept_marker_len(&reader, &segment, record_at, offset, last_kept_seq)?;
+    }
     let mut report = TruncateReport {
         segment,
         offset,

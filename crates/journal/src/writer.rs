@@ -13,7 +13,20 @@
 //! directory entry fsynced) before any record is written to the next one, so a power loss can
 //! never keep a later segment's records and lose an earlier one's; a record is reported synced
 //! only after fdatasync of its segment and the directory fsync that made the segment's name
-//! durable; the header of a segment is written before the segment gets its final name.
+//! durable; the header of a segment is written before the segment gets its final name; every
+//! commit that appended records ends them with a commit marker in the same write (see below);
+//! only segments of the current format are written to.
+//!
+//! Commit markers: `commit` seals a 28-byte marker ([`crate::format`]) for the last record
+//! appended into the batch buffer after the batch, so it costs no syscall and no allocation,
+//! just one small CRC. `append` keeps room for it both in the buffer and in the segment, so a
+//! marker is always in the same write as its batch's last record and never crosses a roll (a
+//! batch may: the roll seals its first part without a marker in the old segment, which is then
+//! synced, and the marker follows the rest in the new one). A full buffer written by `append`
+//! carries no marker: those records are not committed yet. With a marker the reader tells a
+//! damaged committed record (corruption) from a torn, never-acknowledged write (a tail to
+//! truncate); see [`crate::reader`]. Opening a journal whose last segment is of an older
+//! format (no markers) continues in a new segment.
 //!
 //! Rolling without stalling the appender: a roll happens on the appending thread (the server's
 //! event loop), so it must not create a file there. A helper thread (`journal-sync`, parked
@@ -105,8 +118,9 @@ fn writeback_end(write_off: u64) -> u64 {
 
 use crate::error::JournalError;
 use crate::format::{
-    encode_segment_header, seal_record, segment_file_name, JOURNAL_SUBDIR, LOCK_FILE,
-    PAYLOAD_LEN_MAX, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, SPARE_FILE_NAME, TEMP_SUFFIX,
+    encode_segment_header, seal_commit_marker, seal_record, segment_file_name, COMMIT_MARKER_LEN,
+    FORMAT_VERSION, JOURNAL_SUBDIR, LOCK_FILE, PAYLOAD_LEN_MAX, RECORD_HEADER_LEN,
+    SEGMENT_HEADER_LEN, SPARE_FILE_NAME, TEMP_SUFFIX,
 };
 use crate::reader::{list_segments, JournalReader, Record, SegmentSummary, TornTail};
 
@@ -114,9 +128,14 @@ use crate::reader::{list_segments, JournalReader, Record, SegmentSummary, TornTa
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Durability {
     /// After the write syscall returned: the bytes are in the kernel's page cache, so they
-    /// survive a crash or kill -9 of the process, but not a power loss or kernel crash.
+    /// survive a crash or kill -9 of the process, but not a power loss or kernel crash. After
+    /// kill -9 only the batch whose write was in flight can be torn (never acknowledged); after
+    /// a power loss any batch since the last fdatasync may be lost or partial, and start-up
+    /// either truncates a torn tail or stops with an error.
     Process,
-    /// After fdatasync returned: the bytes are on stable storage and survive power loss.
+    /// After fdatasync returned: the bytes are on stable storage and survive power loss. Only
+    /// the batch in flight at the loss can be torn (it was never acknowledged); a damaged
+    /// record covered by its commit marker is corruption and stops start-up.
     Fsync,
 }
 
@@ -154,9 +173,9 @@ impl Default for JournalConfig {
 
 impl JournalConfig {
     /// Checks the limits: `payload_len_max <= PAYLOAD_LEN_MAX`, and both the batch buffer and an
-    /// empty segment hold at least one record of `payload_len_max` bytes.
+    /// empty segment hold at least one record of `payload_len_max` bytes and its commit marker.
     pub fn validate(&self) -> Result<(), JournalError> {
-        let record_max = RECORD_HEADER_LEN + self.payload_len_max as usize;
+        let record_max = RECORD_HEADER_LEN + self.payload_len_max as usize + COMMIT_MARKER_LEN;
         if self.payload_len_max > PAYLOAD_LEN_MAX {
             return Err(JournalError::InvalidConfig(format!(
                 "payload_len_max {} exceeds the format maximum {PAYLOAD_LEN_MAX}",
@@ -165,13 +184,15 @@ impl JournalConfig {
         }
         if self.batch_buffer_bytes < record_max {
             return Err(JournalError::InvalidConfig(format!(
-                "batch_buffer_bytes {} is smaller than one maximal record ({record_max})",
+                "batch_buffer_bytes {} is smaller than one maximal record and its commit \
+                 marker ({record_max})",
                 self.batch_buffer_bytes
             )));
         }
         if self.segment_size_bytes < (SEGMENT_HEADER_LEN + record_max) as u64 {
             return Err(JournalError::InvalidConfig(format!(
-                "segment_size_bytes {} cannot hold one maximal record ({} with the header)",
+                "segment_size_bytes {} cannot hold one maximal record and its commit marker \
+                 ({} with the header)",
                 self.segment_size_bytes,
                 SEGMENT_HEADER_LEN + record_max
             )));
@@ -199,6 +220,10 @@ pub struct RecoveryReport {
     /// The last segment had an all-zero header (a prepared segment renamed into place whose
     /// header had not reached the disk before a power loss); recovery wrote it again.
     pub header_rewritten: Option<PathBuf>,
+    /// The last segment was of an older format (no commit markers) and held records, so
+    /// writing continues in this new segment of the current format (an older segment is
+    /// never given frames of a newer format).
+    pub new_format_segment: Option<PathBuf>,
 }
 
 /// Counters of the writer's segment rolls (see the module docs).
@@ -248,6 +273,14 @@ impl fmt::Display for RecoveryReport {
                 p.display()
             )?;
         }
+        if let Some(p) = &self.new_format_segment {
+            write!(
+                f,
+                "; the last segment was of an older format: writing continues in {} (format {})",
+                p.display(),
+                FORMAT_VERSION
+            )?;
+        }
         for p in &self.removed_temp_files {
             write!(f, "; removed leftover {}", p.display())?;
         }
@@ -274,6 +307,10 @@ pub struct JournalWriter {
     written_seq: u64,
     /// Last sequence number covered by a completed fdatasync.
     synced_seq: u64,
+    /// Last sequence number a commit marker (buffered or written) commits.
+    marked_seq: u64,
+    /// CRC of the last record appended (the next commit marker carries it).
+    last_crc: u32,
     poisoned: bool,
     /// Segment offset up to which a background fdatasync was last requested.
     bg_requested_off: u64,
@@ -656,15 +693,35 @@ impl JournalWriter {
                         .map_err(|e| JournalError::io("truncate", &path, e))?;
                 }
                 preallocate(&file, &path, capacity)?;
-                if last.header_unwritten {
+                // An older format's segment without records gets the current header (it holds
+                // nothing a newer frame could be confused with).
+                let older = last.format_version != FORMAT_VERSION;
+                if last.header_unwritten || (older && last.records == 0) {
                     file.write_all_at(&encode_segment_header(last.first_seq), 0)
                         .map_err(|e| JournalError::io("write", &path, e))?;
-                    report.header_rewritten = Some(path.clone());
+                    if last.header_unwritten {
+                        report.header_rewritten = Some(path.clone());
+                    }
                 }
                 file.sync_all()
                     .map_err(|e| JournalError::io("fsync", &path, e))?;
                 let next_seq = last.last_seq.map_or(last.first_seq, |s| s + 1);
-                (file, path, capacity, last.end_offset, next_seq)
+                if older && last.records > 0 {
+                    // Never add commit markers to an older format's segment: continue in a
+                    // new one (the old one is synced above, so it is sealed).
+                    let (file, new_path) =
+                        create_segment(&journal_dir, next_seq, config.segment_size_bytes)?;
+                    report.new_format_segment = Some(new_path.clone());
+                    (
+                        file,
+                        new_path,
+                        config.segment_size_bytes,
+                        SEGMENT_HEADER_LEN as u64,
+                        next_seq,
+                    )
+                } else {
+                    (file, path, capacity, last.end_offset, next_seq)
+                }
             }
         };
         let last_seq = next_seq - 1;
@@ -688,6 +745,8 @@ impl JournalWriter {
                 next_seq,
                 written_seq: last_seq,
                 synced_seq: last_seq,
+                marked_seq: last_seq,
+                last_crc: 0,
                 poisoned: false,
                 bg_requested_off: write_off,
                 seg_dir_gen: 0,
@@ -743,28 +802,44 @@ impl JournalWriter {
             return Err(JournalError::SeqExhausted);
         }
         let total = RECORD_HEADER_LEN + payload_len;
-        if self.write_off + (self.buf_len + total) as u64 > self.seg_capacity {
+        // Room for the record and the commit marker that may follow it, in the segment and in
+        // the buffer, so `commit` never rolls or writes twice.
+        let reserve = total + COMMIT_MARKER_LEN;
+        if self.write_off + (self.buf_len + reserve) as u64 > self.seg_capacity {
             self.roll()?;
         }
-        if self.buf_len + total > self.buf.len() {
+        if self.buf_len + reserve > self.buf.len() {
             self.flush()?;
         }
         let seq = self.next_seq;
         let rec = &mut self.buf[self.buf_len..self.buf_len + total];
         encode(&mut rec[RECORD_HEADER_LEN..]);
-        seal_record(rec, seq, timestamp_ns, kind);
+        self.last_crc = seal_record(rec, seq, timestamp_ns, kind);
         self.buf_len += total;
         self.next_seq += 1;
         Ok(seq)
     }
 
-    /// Writes every buffered record with one write syscall and, for [`Durability::Fsync`],
-    /// fdatasyncs the segment. Returns the last sequence number durable in that sense (0 if the
-    /// journal is empty). With nothing buffered it makes no syscall, except that `Fsync` after
-    /// earlier `Process` commits syncs what they wrote.
+    /// Writes every buffered record, followed by a commit marker for the last one (see
+    /// [`crate::format`]), with one write syscall and, for [`Durability::Fsync`], fdatasyncs
+    /// the segment. Returns the last sequence number durable in that sense (0 if the journal is
+    /// empty). With nothing appended since the last commit it writes no marker and makes no
+    /// syscall, except that `Fsync` after earlier `Process` commits syncs what they wrote.
     pub fn commit(&mut self, mode: Durability) -> Result<u64, JournalError> {
         if self.poisoned {
             return Err(JournalError::Poisoned);
+        }
+        let last = self.next_seq - 1;
+        if self.marked_seq < last {
+            // `append` kept room for it in the buffer and in the segment, so it goes out in
+            // the same write as the batch: no extra syscall, and it never crosses a roll.
+            let at = self.buf_len;
+            let marker: &mut [u8; COMMIT_MARKER_LEN] = (&mut self.buf[at..at + COMMIT_MARKER_LEN])
+                .try_into()
+                .expect("marker slice has the marker's length");
+            seal_commit_marker(marker, last, self.last_crc, mode == Durability::Fsync);
+            self.buf_len += COMMIT_MARKER_LEN;
+            self.marked_seq = last;
         }
         self.flush()?;
         assert!(

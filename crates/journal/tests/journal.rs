@@ -9,6 +9,9 @@ use journal::{
     Corruption, Durability, JournalConfig, JournalError, JournalReader, JournalWriter, RecordFault,
 };
 
+/// Bytes of a commit marker.
+const MARKER: u64 = journal::format::COMMIT_MARKER_LEN as u64;
+
 fn reopen(dir: &Path) -> Result<(JournalWriter, journal::RecoveryReport), JournalError> {
     JournalWriter::open(dir, small_config())
 }
@@ -132,7 +135,8 @@ fn limits_are_enforced_with_specific_errors() {
     assert!(reopen(dir.path()).is_ok());
 }
 
-/// Writes 40 records and returns them with the location of the last one.
+/// Writes 40 records (the last commit is records 36..=40, then its commit marker) and returns
+/// them with the location and length of the last one.
 fn journal_with_last_record(dir: &Path) -> (Vec<Written>, std::path::PathBuf, u64, u64) {
     let written = write_journal(dir, 40, small_config());
     let read = read_all(dir).unwrap();
@@ -147,12 +151,13 @@ fn torn_tail_at_every_byte_of_the_last_record_is_truncated_and_reported() {
     let (written, seg, off, len) = journal_with_last_record(base.path());
     let seg_name = seg.file_name().unwrap().to_owned();
     for keep in 0..len {
-        // A partial write: the first `keep` bytes of the last record reached the file.
+        // A partial write: the first `keep` bytes of the last record reached the file, the
+        // rest of it and the commit marker after it did not.
         let dir = tempfile::tempdir().unwrap();
         copy_dir(base.path(), dir.path());
         let seg = dir.path().join("journal").join(&seg_name);
         let mut bytes = std::fs::read(&seg).unwrap();
-        bytes[(off + keep) as usize..(off + len) as usize].fill(0);
+        bytes[(off + keep) as usize..(off + len + MARKER) as usize].fill(0);
         std::fs::write(&seg, &bytes).unwrap();
 
         let (mut w, report) = reopen(dir.path()).unwrap();
@@ -209,7 +214,7 @@ fn file_truncated_mid_record_is_a_torn_tail() {
 }
 
 #[test]
-fn bit_flip_in_the_last_record_is_a_torn_tail() {
+fn bit_flip_in_the_last_committed_record_is_refused_not_taken_for_a_torn_tail() {
     let base = tempfile::tempdir().unwrap();
     let (_, seg, off, len) = journal_with_last_record(base.path());
     for byte in 0..len {
@@ -217,10 +222,41 @@ fn bit_flip_in_the_last_record_is_a_torn_tail() {
         copy_dir(base.path(), dir.path());
         let seg = dir.path().join("journal").join(seg.file_name().unwrap());
         flip_bit(&seg, off + byte, (byte % 8) as u8);
+        let before = std::fs::read(&seg).unwrap();
+        match reopen(dir.path()) {
+            Err(JournalError::Corrupt {
+                segment,
+                offset,
+                last_valid_seq: 39,
+                problem:
+                    Corruption::CommittedRecordDamaged {
+                        marker_offset,
+                        committed_seq: 40,
+                        fsync: false,
+                        ..
+                    },
+            }) => {
+                assert_eq!((segment, offset), (seg.clone(), off), "byte {byte}");
+                assert_eq!(marker_offset, off + len, "byte {byte}");
+            }
+            other => panic!("byte {byte}: {:?}", other.map(|x| x.1)),
+        }
+        assert_eq!(
+            std::fs::read(&seg).unwrap(),
+            before,
+            "refusal modifies nothing"
+        );
+    }
+    // A damaged commit marker after intact records is a torn tail that loses no record.
+    for byte in 0..MARKER {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(base.path(), dir.path());
+        let seg = dir.path().join("journal").join(seg.file_name().unwrap());
+        flip_bit(&seg, off + len + byte, (byte % 8) as u8);
         let (_, report) = reopen(dir.path()).unwrap();
         let torn = report.truncated.unwrap();
-        assert_eq!(torn.offset, off, "byte {byte}");
-        assert_eq!(report.last_seq, Some(39));
+        assert_eq!(torn.offset, off + len, "byte {byte}");
+        assert_eq!(report.last_seq, Some(40));
     }
 }
 
@@ -253,10 +289,15 @@ fn bit_flips_before_the_tail_are_refused_with_segment_and_offset() {
                 assert_eq!(segment, seg_copy, "seq {}", rec.seq);
                 assert_eq!(offset, *off, "seq {}", rec.seq);
                 if *seg == last_seg {
-                    assert!(matches!(
-                        problem,
-                        Corruption::InvalidRecordBeforeValid { .. }
-                    ));
+                    // A valid record after it, or the commit marker of its batch.
+                    assert!(
+                        matches!(
+                            problem,
+                            Corruption::InvalidRecordBeforeValid { .. }
+                                | Corruption::CommittedRecordDamaged { .. }
+                        ),
+                        "{problem:?}"
+                    );
                 } else {
                     assert!(matches!(
                         problem,
@@ -462,7 +503,7 @@ fn verify_and_dump_report_structure_without_modifying() {
     // A torn tail is reported by verify but left in place.
     let read = read_all(dir.path()).unwrap();
     let (_, seg, off) = read.last().unwrap();
-    flip_bit(seg, off + 28, 1);
+    tear_last_write(seg, *off + 28);
     let before = std::fs::read(seg).unwrap();
     let report = journal::verify::<JournalError>(dir.path(), |_| Ok(())).unwrap();
     assert_eq!(report.last_seq, Some(199));
@@ -519,7 +560,7 @@ fn open_replaying_delivers_records_from_seq_once_and_never_the_torn_tail() {
     let written = write_journal(dir.path(), 300, small_config());
     let read = read_all(dir.path()).unwrap();
     let (_, seg, off) = read.last().unwrap();
-    flip_bit(seg, off + 3, 2); // torn last record
+    tear_last_write(seg, off + 3); // torn last record
     let mut got = Vec::new();
     let (w, report) =
         JournalWriter::open_replaying::<JournalError>(dir.path(), small_config(), 250, |r| {

@@ -28,6 +28,11 @@ pub struct Verified {
     pub first_seq: Option<u64>,
     pub last_seq: Option<u64>,
     pub torn_tail: Option<String>,
+    /// The last sequence number a commit marker commits (`None`: none in the journal).
+    pub last_commit_seq: Option<u64>,
+    /// Segments of an older journal format (before commit markers), if any: how many, their
+    /// format versions and the last of them.
+    pub older_format: Option<String>,
     /// Hash after replaying every record from the first.
     pub full_replay_hash: u64,
     /// Hash after loading the newest snapshot and replaying the rest (`None`: no snapshot).
@@ -75,6 +80,22 @@ pub fn verify(data_dir: &Path, cfg: Config) -> Result<Verified, ServerError> {
     })?;
     let full_replay_hash = x.state_hash();
     let (_, rec) = recover(&cfg, data_dir, true, |_| {})?;
+    let older: Vec<_> = report.older_format_segments().collect();
+    let older_format = older.last().map(|last| {
+        let mut versions: Vec<u32> = older.iter().map(|s| s.format_version).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        let versions: Vec<String> = versions.iter().map(u32::to_string).collect();
+        format!(
+            "{} segment(s) of format {} (current {}), the last {}: written before commit \
+             markers, so a damaged last record there reads as a torn tail",
+            older.len(),
+            versions.join(", "),
+            journal::format::FORMAT_VERSION,
+            last.path.display()
+        )
+    });
+    let last_commit_seq = report.last_commit_seq();
     Ok(Verified {
         records: report.records,
         segments: report.segments.len(),
@@ -89,6 +110,8 @@ pub fn verify(data_dir: &Path, cfg: Config) -> Result<Verified, ServerError> {
                 t.fault.as_str()
             )
         }),
+        last_commit_seq,
+        older_format,
         full_replay_hash,
         snapshot_seq: rec.snapshot_seq,
         snapshot_replay_hash: rec.state_hash,

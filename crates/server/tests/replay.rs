@@ -509,6 +509,14 @@ impl Recorded {
         std::fs::write(path, bytes).unwrap();
     }
 
+    /// A last write that reached the disk only up to `at`: zeroes the rest of `path` (the rest
+    /// of the last record and the commit marker after it).
+    fn tear(&self, path: &std::path::Path, at: u64) {
+        let mut bytes = std::fs::read(path).unwrap();
+        bytes[at as usize..].fill(0);
+        std::fs::write(path, bytes).unwrap();
+    }
+
     /// Every file of the journal directory, for "nothing was modified" checks.
     fn journal_bytes(&self) -> Vec<(std::path::PathBuf, Vec<u8>)> {
         let mut files: Vec<_> = std::fs::read_dir(self.dir.path().join("journal"))
@@ -551,9 +559,10 @@ impl Recorded {
 #[test]
 fn start_up_reads_the_journal_once_truncates_a_torn_tail_and_matches_a_full_replay() {
     let rec = record_journal(3000, &[1000, 2000]);
-    // The last record is torn: its checksum fails and nothing valid follows.
+    // The last write is torn inside its last record: its checksum fails, and nothing valid
+    // follows (no commit marker either).
     let (seg, off) = rec.locate(3000);
-    rec.flip(&seg, off + 30);
+    rec.tear(&seg, off + 30);
     let (x, j, report, r, _) = rec.start().unwrap();
     assert!(report.segments.len() > 5, "several segments: {report}");
     assert_eq!(r.snapshot_seq, Some(2000));
@@ -652,7 +661,7 @@ fn start_up_refuses_corruption_before_the_tail_naming_segment_and_offset_and_mod
     let rec = record_journal(3000, &[1000]);
     // A torn tail that must NOT be truncated, since start-up fails.
     let (last_seg, last_off) = rec.locate(3000);
-    rec.flip(&last_seg, last_off + 30);
+    rec.tear(&last_seg, last_off + 30);
     for bad in [500, 1500] {
         // Before the snapshot (only verified) and after it (replayed).
         let (seg, off) = rec.locate(bad);
@@ -672,10 +681,75 @@ fn start_up_refuses_corruption_before_the_tail_naming_segment_and_offset_and_mod
 }
 
 #[test]
+fn start_up_refuses_a_damaged_last_committed_record_naming_segment_and_offset() {
+    let rec = record_journal(1500, &[1000]);
+    // The commit's marker follows record 1500: it was acknowledged, so damage there is not a
+    // torn tail to drop but corruption to stop for.
+    let (seg, off) = rec.locate(1500);
+    rec.flip(&seg, off + 30);
+    let before = rec.journal_bytes();
+    let err = rec
+        .start()
+        .err()
+        .expect("damaged committed record refused")
+        .0;
+    assert!(
+        err.contains(&seg.display().to_string())
+            && err.contains(&format!("offset {off}"))
+            && err.contains("committed record"),
+        "{err}"
+    );
+    assert!(before == rec.journal_bytes(), "journal modified");
+    let verify = server::tools::verify(rec.dir.path(), (*rec.cfg).clone());
+    assert!(verify.is_err(), "verify must refuse it too");
+}
+
+#[test]
+fn verify_names_segments_of_the_format_before_commit_markers() {
+    let rec = record_journal(1500, &[1000]);
+    let v = server::tools::verify(rec.dir.path(), (*rec.cfg).clone()).unwrap();
+    assert!(v.older_format.is_none(), "{:?}", v.older_format);
+    assert_eq!(v.last_commit_seq, Some(1500));
+    // The same records as one segment of format 1 (records only, no commit markers).
+    let jdir = rec.dir.path().join("journal");
+    let mut bytes = journal::format::encode_segment_header_version(1, 1).to_vec();
+    let mut rd = journal::JournalReader::open(rec.dir.path(), 1).unwrap();
+    while let Some(r) = rd.next_record().unwrap() {
+        let at = bytes.len();
+        bytes.resize(at + journal::format::RECORD_HEADER_LEN + r.payload.len(), 0);
+        bytes[at + journal::format::RECORD_HEADER_LEN..].copy_from_slice(r.payload);
+        journal::format::seal_record(&mut bytes[at..], r.seq, r.timestamp_ns, r.kind);
+    }
+    drop(rd);
+    for (path, _) in rec.journal_bytes() {
+        std::fs::remove_file(path).unwrap();
+    }
+    let old = jdir.join(journal::format::segment_file_name(1));
+    std::fs::write(&old, bytes).unwrap();
+    let v = server::tools::verify(rec.dir.path(), (*rec.cfg).clone()).unwrap();
+    let older = v.older_format.clone().expect("older format reported");
+    assert!(
+        older.contains("format 1") && older.contains(&old.display().to_string()),
+        "{older}"
+    );
+    assert_eq!((v.last_seq, v.last_commit_seq), (Some(1500), None));
+    assert!(v.hashes_agree());
+    assert_eq!(v.full_replay_hash, rec.hash_after(1500));
+    // Start-up reads it and continues in a segment of the current format.
+    let (x, j, report, _, _) = rec.start().unwrap();
+    assert_eq!(x.state_hash(), rec.hash_after(1500));
+    assert_eq!(
+        report.new_format_segment,
+        Some(jdir.join(journal::format::segment_file_name(1501)))
+    );
+    assert_eq!(j.next_seq(), 1501);
+}
+
+#[test]
 fn start_up_stops_cleanly_when_the_snapshot_disagrees_and_modifies_nothing() {
     let rec = record_journal(1500, &[]);
     let (last_seg, last_off) = rec.locate(1500);
-    rec.flip(&last_seg, last_off + 30);
+    rec.tear(&last_seg, last_off + 30);
     // A snapshot named 1200 holding the state after record 1000.
     let mut x = node(&rec.cfg);
     let mut out = Outbox::default();

@@ -556,12 +556,13 @@ fn damaged_journal_tail_is_truncated_and_middle_corruption_refused() {
     let bytes = std::fs::read(&seg).unwrap();
     let end = bytes.iter().rposition(|&b| b != 0).unwrap() + 1;
 
-    // A torn tail (the last record cut short) is truncated; the state is that before it.
+    // A torn tail (the last write cut short: the end of the last record and the commit marker
+    // after it) is truncated; the state is that before it.
     let torn = tempfile::tempdir().unwrap();
     copy_data(dir.path(), torn.path());
     let tseg = torn.path().join("journal").join(seg.file_name().unwrap());
     let mut t = bytes.clone();
-    for b in &mut t[end - 3..end] {
+    for b in &mut t[end - journal::format::COMMIT_MARKER_LEN - 3..end] {
         *b = 0;
     }
     std::fs::write(&tseg, &t).unwrap();
@@ -585,6 +586,21 @@ fn damaged_journal_tail_is_truncated_and_middle_corruption_refused() {
     let text = err.to_string();
     assert!(text.contains(".seg"), "names the segment: {text}");
     assert!(text.contains("offset"), "names the offset: {text}");
+
+    // A flipped bit in the last record, which its commit marker covers (it was acknowledged),
+    // stops start-up too: it is not a torn tail.
+    let last = tempfile::tempdir().unwrap();
+    copy_data(dir.path(), last.path());
+    let lseg = last.path().join("journal").join(seg.file_name().unwrap());
+    let mut l = bytes.clone();
+    l[end - journal::format::COMMIT_MARKER_LEN - 1] ^= 0x10;
+    std::fs::write(&lseg, &l).unwrap();
+    let err = Server::start(config(last.path()), Arc::new(|_: &str| {}))
+        .err()
+        .expect("a damaged committed record is refused");
+    let text = err.to_string();
+    assert!(text.contains("committed record"), "{text}");
+    assert!(text.contains(".seg") && text.contains("offset"), "{text}");
 
     // The undamaged copy replays to the hash the server stopped with.
     let v = server::tools::verify(dir.path(), config(dir.path())).unwrap();

@@ -104,3 +104,11 @@ pub fn flip_bit(path: &Path, offset: u64, bit: u8) {
     bytes[offset as usize] ^= 1 << bit;
     std::fs::write(path, bytes).unwrap();
 }
+
+/// A write that reached the disk only up to `from`: zeroes every byte of `path` from `from` on
+/// (the rest of the last record, and the commit marker written with it).
+pub fn tear_last_write(path: &Path, from: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[from as usize..].fill(0);
+    std::fs::write(path, bytes).unwrap();
+}

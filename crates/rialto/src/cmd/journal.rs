@@ -34,6 +34,13 @@ pub fn run(cmd: JournalCommand) -> CmdResult {
                 v.last_seq.unwrap_or(0),
                 v.segments
             );
+            match v.last_commit_seq {
+                Some(s) => println!("last commit marker: seq {s}"),
+                None => println!("last commit marker: none"),
+            }
+            if let Some(older) = &v.older_format {
+                println!("older journal format: {older}");
+            }
             if let Some(t) = &v.torn_tail {
                 println!("torn tail (recovery truncates it): {t}");
             }
