@@ -29,8 +29,8 @@ use fix::md::{
     SubscriptionType,
 };
 use fix::{
-    BusinessRejectReason, Decoder, FixVersion, Inbound, MemoryStore, RejectOf, Session,
-    SessionConfig, SessionEvent, SessionHandler,
+    BusinessRejectReason, Credentials, Decoder, FixVersion, Inbound, Logon, MemoryStore, RejectOf,
+    Session, SessionConfig, SessionEvent, SessionHandler, LOGON_REFUSED,
 };
 use market_data::{depth_view, Action, Entry, EntryKind, Feed, LevelEntry, TradeEntry};
 use std::collections::HashMap;
@@ -184,9 +184,16 @@ impl SessionHandler for Wire<'_> {
     }
 }
 
+/// The owner's check of a market-data Logon's credentials (the server's `auth`: salted hashes,
+/// throttle): given the connection, the configured session the Logon names (`None`: unknown
+/// CompIDs) and the Logon (Username, Password), the verdict. Called for every Logon at the
+/// market-data port, before anything about the session is answered.
+pub type LogonCheck = Box<dyn FnMut(ConnId, Option<usize>, &Logon) -> Credentials + Send>;
+
 /// The market-data edge. See the module documentation.
 pub struct MdEdge {
     cfg: Arc<FixConfig>,
+    check: LogonCheck,
     limits: MdLimits,
     /// One per configured session (`None`: no market data for it).
     sessions: Vec<Option<MdSession>>,
@@ -214,7 +221,8 @@ impl MdEdge {
                     return None;
                 }
                 let mut sc = SessionConfig::new(d.version, &d.target_comp_id, &d.sender_comp_id);
-                sc.password = d.password.clone();
+                // Credentials are checked at bind, by the owner's `LogonCheck`.
+                sc.authenticate = false;
                 sc.heartbeat_min_s = cfg.heartbeat_min_s;
                 sc.heartbeat_max_s = cfg.heartbeat_max_s;
                 sc.sending_time_tolerance_ns = None;
@@ -230,6 +238,7 @@ impl MdEdge {
             .collect();
         MdEdge {
             cfg,
+            check: Box::new(|_, _, _| Credentials::Unchecked),
             limits,
             sessions,
             conns: HashMap::new(),
@@ -239,6 +248,12 @@ impl MdEdge {
             feed_behind: false,
             stats: MdStats::default(),
         }
+    }
+
+    /// Sets the check of Logons' credentials (until then every Logon is unchecked, and a
+    /// session that authenticates refuses them all).
+    pub fn set_logon_check(&mut self, check: LogonCheck) {
+        self.check = check;
     }
 
     /// Number of subscriptions with updates, over every session.
@@ -322,22 +337,28 @@ impl MdEdge {
             Ok(msg) => Some(fix::read_inbound(&msg, None, |m| Ok(m.as_bytes().to_vec()))),
             Err(_) => None,
         };
-        let Some((header, Inbound::Logon(l))) = read else {
+        let Some((header, Inbound::Logon(mut l))) = read else {
             out.close(conn);
             return Err(len);
         };
+        let found = self
+            .cfg
+            .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes());
+        let verdict = (self.check)(conn, found, &l);
+        l.wipe_password();
         let refuse = |this: &mut MdEdge, text: &str, out: &mut Outbox| {
             let bytes = fix::refusal(&mut this.enc, &l, now_ns, text.as_bytes());
             out.push(conn, &bytes);
             out.close(conn);
             Err(len)
         };
-        let Some(ix) = self
-            .cfg
-            .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes())
-        else {
-            return refuse(self, "unknown SenderCompID/TargetCompID", out);
+        // Until the Logon is authenticated, the answer says nothing of the session.
+        let Some(ix) = found else {
+            return refuse(self, LOGON_REFUSED, out);
         };
+        if self.cfg.sessions[ix].authenticates() && verdict != Credentials::Accepted {
+            return refuse(self, LOGON_REFUSED, out);
+        }
         let Some(s) = self.sessions[ix].as_mut() else {
             return refuse(self, "no market data for this session", out);
         };

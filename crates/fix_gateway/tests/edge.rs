@@ -97,7 +97,8 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 sender_comp_id: sender.to_string(),
                 target_comp_id: "RIALTO".into(),
                 version: *version,
-                password: None,
+                password_hash: None,
+                username: None,
                 firm: k as u16,
                 market_data: Default::default(),
                 market_data_extensions: false,
@@ -199,8 +200,8 @@ fn logon(conn: u64, sender: &str, version: FixVersion) -> FixInput {
             target_comp_id: Text::from("RIALTO"),
             heart_bt_int: Some(30),
             reset: true,
-            password: None,
             has_default_appl_ver_id: false,
+            ..Logon::default()
         })),
     }
 }

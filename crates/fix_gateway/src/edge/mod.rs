@@ -270,7 +270,7 @@ impl FixEdge {
             .iter()
             .map(|d| {
                 let mut sc = SessionConfig::new(d.version, &d.target_comp_id, &d.sender_comp_id);
-                sc.password = d.password.clone();
+                sc.authenticate = d.authenticates();
                 sc.heartbeat_min_s = cfg.heartbeat_min_s;
                 sc.heartbeat_max_s = cfg.heartbeat_max_s;
                 sc.sending_time_tolerance_ns = cfg.sending_time_window_ns;
@@ -622,11 +622,12 @@ impl FixEdge {
 
     fn on_logon(&mut self, ts: u64, fi: &FixInput, l: &fix::Logon, out: &mut Outbox) {
         let conn = fi.conn;
-        let refuse = |this: &mut FixEdge, text: &str, out: &mut Outbox| {
+        // `text` goes to the client, `reason` to the operator's log.
+        let refuse = |this: &mut FixEdge, text: &str, reason: &str, out: &mut Outbox| {
             if !this.replaying {
                 let bytes = fix::refusal(&mut this.enc, l, ts, text.as_bytes());
                 out.push(conn, &bytes);
-                this.log.logon_refused(conn, l, ts, text);
+                this.log.logon_refused(conn, l, ts, reason);
             }
             out.close(conn);
         };
@@ -634,14 +635,23 @@ impl FixEdge {
             .cfg
             .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes())
         else {
-            return refuse(self, "unknown SenderCompID/TargetCompID", out);
-        };
-        if self.cfg.sessions[ix].market_data == crate::MarketDataAccess::Only {
             return refuse(
                 self,
-                "market-data only session: log on at the market-data port",
+                fix::LOGON_REFUSED,
+                "unknown SenderCompID/TargetCompID",
                 out,
             );
+        };
+        // Before anything that depends on the session: a Logon that is not authenticated
+        // learns nothing of it.
+        if let Some((text, DisconnectReason::BadCredentials)) =
+            self.sessions[ix].logon_refusal(&fi.header, l)
+        {
+            return refuse(self, &text, "credentials not accepted", out);
+        }
+        if self.cfg.sessions[ix].market_data == crate::MarketDataAccess::Only {
+            let text = "market-data only session: log on at the market-data port";
+            return refuse(self, text, text, out);
         }
         if self.conn_of[ix].is_some() {
             // Bound to another connection: that one is not disturbed, and the answer says no
@@ -650,7 +660,7 @@ impl FixEdge {
                 Some((text, _)) => text,
                 None => "session already logged on".to_string(),
             };
-            return refuse(self, &text, out);
+            return refuse(self, &text, &text, out);
         }
         if self.sessions[ix].logon_refusal(&fi.header, l).is_none() && l.reset {
             // Numbers start again after a bounding checkpoint: store them all.
