@@ -205,8 +205,9 @@ fn run(path: &Path) {
                 let bytes = inbound(rest, cfg.version, now);
                 let mut d = Decoder::new(Limits::default());
                 let m = d.decode(&bytes).unwrap();
-                let (header, msg) =
-                    fix::read_inbound(&m, None, |m| Ok::<_, Box<fix::Malformed>>(m.as_bytes().to_vec()));
+                let (header, msg) = fix::read_inbound(&m, None, |m| {
+                    Ok::<_, Box<fix::Malformed>>(m.as_bytes().to_vec())
+                });
                 let fix::Inbound::Logon(mut l) = msg else {
                     panic!("{at}: not a Logon");
                 };

@@ -5,8 +5,8 @@
 
 use fix::app::{ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle, OrdStatus};
 use fix::{
-    Credentials, Decoder, DisconnectReason, Encoder, FixVersion, Header, InHeader, Inbound, Limits, Logon,
-    MemoryStore, MessageStore, Session, SessionConfig, SessionEvent, SessionHandler,
+    Credentials, Decoder, DisconnectReason, Encoder, FixVersion, Header, InHeader, Inbound, Limits,
+    Logon, MemoryStore, MessageStore, Session, SessionConfig, SessionEvent, SessionHandler,
     SessionRejectReason, SessionState, SessionVars, Stored, Text, TimePrecision,
 };
 
@@ -226,7 +226,8 @@ fn logon_credentials_checked() {
         (Credentials::Refused, false),
         (Credentials::Unchecked, false),
     ] {
-        let mut s: Session<MemoryStore, &'static str> = Session::new(c.clone(), MemoryStore::new(10));
+        let mut s: Session<MemoryStore, &'static str> =
+            Session::new(c.clone(), MemoryStore::new(10));
         let mut h = Rec::default();
         s.on_connected(T0);
         let l = Logon {
@@ -249,7 +250,12 @@ fn logon_credentials_checked() {
     let mut s: Sess = Session::new(c.clone(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
-    feed(&mut s, In::new("A", 1, "98=0|108=30|554=secret|"), T0, &mut h);
+    feed(
+        &mut s,
+        In::new("A", 1, "98=0|108=30|554=secret|"),
+        T0,
+        &mut h,
+    );
     assert_eq!(h.disconnected(), Some(DisconnectReason::BadCredentials));
     assert_eq!(f(&h.out[0], 58).as_deref(), Some("logon refused"));
 }
@@ -1550,7 +1556,10 @@ fn logon_refusal_changes_nothing() {
     // Refused credentials: the generic text, whatever else is wrong (no sequence numbers).
     assert_eq!(
         s.logon_refusal(&hdr(1), &wrong),
-        Some(("logon refused".to_string(), DisconnectReason::BadCredentials))
+        Some((
+            "logon refused".to_string(),
+            DisconnectReason::BadCredentials
+        ))
     );
     assert_eq!(
         s.logon_refusal(&hdr(1), &right),

@@ -34,6 +34,7 @@ use fix::{
 };
 use market_data::{depth_view, Action, Entry, EntryKind, Feed, LevelEntry, TradeEntry};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use types::{Side, SymbolId};
 
@@ -185,10 +186,11 @@ impl SessionHandler for Wire<'_> {
 }
 
 /// The owner's check of a market-data Logon's credentials (the server's `auth`: salted hashes,
-/// throttle): given the connection, the configured session the Logon names (`None`: unknown
-/// CompIDs) and the Logon (Username, Password), the verdict. Called for every Logon at the
-/// market-data port, before anything about the session is answered.
-pub type LogonCheck = Box<dyn FnMut(ConnId, Option<usize>, &Logon) -> Credentials + Send>;
+/// throttle): given the address the connection came from (if the owner told it,
+/// [`MdEdge::on_accepted`]), the configured session the Logon names (`None`: unknown CompIDs)
+/// and the Logon (Username, Password), the verdict. Called for every Logon at the market-data
+/// port, before anything about the session is answered.
+pub type LogonCheck = Box<dyn FnMut(Option<IpAddr>, Option<usize>, &Logon) -> Credentials + Send>;
 
 /// The market-data edge. See the module documentation.
 pub struct MdEdge {
@@ -198,6 +200,8 @@ pub struct MdEdge {
     /// One per configured session (`None`: no market data for it).
     sessions: Vec<Option<MdSession>>,
     conns: HashMap<ConnId, usize>,
+    /// Where each connection not yet bound came from (for the Logon check's throttle).
+    peers: HashMap<ConnId, IpAddr>,
     decoder: Decoder,
     enc: fix::Encoder,
     security_responses: u64,
@@ -242,12 +246,18 @@ impl MdEdge {
             limits,
             sessions,
             conns: HashMap::new(),
+            peers: HashMap::new(),
             decoder: Decoder::default(),
             enc: fix::Encoder::default(),
             security_responses: 0,
             feed_behind: false,
             stats: MdStats::default(),
         }
+    }
+
+    /// A connection from `peer` was accepted (its Logon's check is told the address).
+    pub fn on_accepted(&mut self, conn: ConnId, peer: IpAddr) {
+        self.peers.insert(conn, peer);
     }
 
     /// Sets the check of Logons' credentials (until then every Logon is unchecked, and a
@@ -344,7 +354,7 @@ impl MdEdge {
         let found = self
             .cfg
             .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes());
-        let verdict = (self.check)(conn, found, &l);
+        let verdict = (self.check)(self.peers.remove(&conn), found, &l);
         l.wipe_password();
         let refuse = |this: &mut MdEdge, text: &str, out: &mut Outbox| {
             let bytes = fix::refusal(&mut this.enc, &l, now_ns, text.as_bytes());
@@ -390,6 +400,7 @@ impl MdEdge {
 
     /// The connection `conn` closed.
     pub fn on_closed(&mut self, conn: ConnId) {
+        self.peers.remove(&conn);
         if let Some(ix) = self.conns.remove(&conn) {
             if let Some(s) = self.sessions[ix].as_mut() {
                 s.conn = None;

@@ -20,7 +20,9 @@
 use exchange::codec::{opt_side_code, opt_side_from, Dec, DecodeError, Enc};
 use exchange::{ClOrdId, NewOrder, Reject, Replace};
 use fix::app::Echo;
-use fix::{Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, SessionRejectReason, Text};
+use fix::{
+    Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, SessionRejectReason, Text,
+};
 use types::Side;
 
 /// A TCP connection, numbered by the server from 1 within one process run.

@@ -3,9 +3,10 @@
 
 use super::{
     inbound::malformed_reason, inbound::msg_type_of, inbound::read_inbound, inbound::reason_text,
-    inbound::refusal, inbound::seq_too_low_text, inbound::HeaderProblem, inbound::InHeader,
-    inbound::Credentials, inbound::Inbound, inbound::Logon, inbound::LOGON_REFUSED, inbound::Malformed, inbound::Text, store::MessageStore,
-    DisconnectReason, Queued, RejectOf, Session, SessionEvent, SessionHandler, SessionState,
+    inbound::refusal, inbound::seq_too_low_text, inbound::Credentials, inbound::HeaderProblem,
+    inbound::InHeader, inbound::Inbound, inbound::Logon, inbound::Malformed, inbound::Text,
+    inbound::LOGON_REFUSED, store::MessageStore, DisconnectReason, Queued, RejectOf, Session,
+    SessionEvent, SessionHandler, SessionState,
 };
 use crate::decode::frame;
 use crate::decode::resync;
