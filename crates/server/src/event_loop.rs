@@ -93,6 +93,13 @@ pub(crate) struct Conn {
     pub(crate) msglog: Option<u32>,
     /// Garbled input logged this second (rate limit).
     pub(crate) garbled: GarbledLog,
+    // -- auth (`crate::auth`) --
+    /// The address it came from (the failed-logon throttle counts by it).
+    pub(crate) peer: std::net::IpAddr,
+    /// Its Logon is with the `auth` thread: nothing more is read until the verdict.
+    pub(crate) auth_wait: bool,
+    /// The verdict came: parse what waited in `rbuf` even if the socket has nothing new.
+    pub(crate) auth_resume: bool,
 }
 
 /// At most `GARBLED_PER_SECOND` garbled messages of a connection are logged a second; the
@@ -203,6 +210,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) msglog: Option<crate::message_log::MessageLogSink>,
     /// Application messages shed since the last tick's log line.
     pub(crate) shed_unlogged: u64,
+    /// Checks Logons' credentials on the `auth` thread (`crate::auth`).
+    pub(crate) auth: crate::auth::Auth,
 }
 
 impl<L: Log> EventLoop<L> {
@@ -307,7 +316,7 @@ impl<L: Log> EventLoop<L> {
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept(),
-                    WAKER => {}
+                    WAKER => self.take_verdicts(),
                     Token(t) => {
                         let id = t as ConnId;
                         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
@@ -539,7 +548,7 @@ impl<L: Log> EventLoop<L> {
     fn accept(&mut self) {
         loop {
             match self.listener.accept() {
-                Ok((mut stream, _)) => {
+                Ok((mut stream, peer)) => {
                     let id = self.next_conn;
                     self.next_conn += 1;
                     let _ = stream.set_nodelay(true);
@@ -564,6 +573,9 @@ impl<L: Log> EventLoop<L> {
                             want_write: false,
                             msglog: None,
                             garbled: GarbledLog::default(),
+                            peer: peer.ip(),
+                            auth_wait: false,
+                            auth_resume: false,
                         },
                     );
                 }
@@ -622,7 +634,7 @@ impl<L: Log> EventLoop<L> {
             return;
         };
         c.more = false;
-        if c.closing {
+        if c.closing || c.auth_wait {
             return;
         }
         let mut closed = false;
@@ -645,7 +657,7 @@ impl<L: Log> EventLoop<L> {
                 }
             }
         };
-        if n > 0 {
+        if n > 0 || std::mem::take(&mut c.auth_resume) {
             // Parse from the scratch buffer unless a partial message is pending.
             let from_rbuf = !c.rbuf.is_empty();
             if from_rbuf {
@@ -689,13 +701,18 @@ impl<L: Log> EventLoop<L> {
                         }
                     }
                     if let Some(ix) = c.msglog {
-                        log.push(ix, true, self.last_ts, msg);
+                        log.push(ix, true, self.last_ts, &crate::auth::redacted(msg));
                     }
                 }
                 let Some(input) = input else {
                     c.garbled
                         .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
                     continue;
+                };
+                // A Logon to check goes to the `auth` thread; the rest waits in `rbuf`.
+                let Some(input) = self.auth.route(id, c.peer, input) else {
+                    c.auth_wait = true;
+                    break;
                 };
                 let r = Record::Fix(input);
                 // Route: this batch while it has room and nothing waits; else the backlog; an
@@ -736,6 +753,20 @@ impl<L: Log> EventLoop<L> {
         }
         if closed {
             self.drop_conn(id, true);
+        }
+    }
+
+    /// The `auth` thread's verdicts: each Logon joins the batch (behind what waits), and its
+    /// connection is read again.
+    fn take_verdicts(&mut self) {
+        while let Some((id, input)) = self.auth.take_verdict() {
+            let Some(c) = self.conns.get_mut(&id) else {
+                continue;
+            };
+            c.auth_wait = false;
+            c.auth_resume = true;
+            c.more = true;
+            self.submit(Record::Fix(input));
         }
     }
 
