@@ -11,7 +11,8 @@
 //! (connection ids are opaque numbers that only route output while the process lives).
 //!
 //! A Logon is journaled with the verdict on its credentials (`fix::Credentials`), never its
-//! Username or Password: replay reads the verdict and hashes nothing.
+//! Username or Password: replay reads the verdict and hashes nothing (`FixEdge` accepts a
+//! Logon journaled `Unchecked` on replay even if its session has a password now).
 //!
 //! Encoding: `conn u64 | header | message tag u8 | fields` (`exchange::codec`). Decoding
 //! rejects unknown tags, short input, trailing bytes, non-UTF-8 ClOrdIDs and over-long ones;

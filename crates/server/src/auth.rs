@@ -335,16 +335,17 @@ impl AuthCheck {
         match r {
             Ok(()) => Credentials::Accepted,
             Err(why) => {
-                log_refused("market-data", addr, l, why);
+                log_refused("market-data", None, addr, l, why);
                 Credentials::Refused
             }
         }
     }
 }
 
-fn log_refused(port: &str, addr: IpAddr, l: &Logon, why: Refusal) {
+fn log_refused(port: &str, conn: Option<ConnId>, addr: IpAddr, l: &Logon, why: Refusal) {
     tracing::warn!(
         port,
+        conn,
         peer = %addr,
         sender_comp_id = %l.sender_comp_id.to_str_lossy(),
         target_comp_id = %l.target_comp_id.to_str_lossy(),
@@ -390,7 +391,16 @@ impl Auth {
     /// A message read from connection `conn` (from `addr`): `Some` to journal now (a Logon
     /// that needs no check comes back with its password wiped), `None` if it is a Logon gone
     /// to the `auth` thread: the connection's further input waits for its verdict.
-    pub fn route(&self, conn: ConnId, addr: IpAddr, mut input: FixInput) -> Option<FixInput> {
+    #[inline]
+    pub fn route(&self, conn: ConnId, addr: IpAddr, input: FixInput) -> Option<FixInput> {
+        if !matches!(input.msg, Inbound::Logon(_)) {
+            return Some(input);
+        }
+        self.route_logon(conn, addr, input)
+    }
+
+    #[cold]
+    fn route_logon(&self, conn: ConnId, addr: IpAddr, mut input: FixInput) -> Option<FixInput> {
         let Inbound::Logon(l) = &mut input.msg else {
             return Some(input);
         };
@@ -439,8 +449,7 @@ fn run(
     waker: &Waker,
 ) {
     let mut pending: Vec<Pending> = Vec::new();
-    let mut open = true;
-    while open || !pending.is_empty() {
+    loop {
         let now = Instant::now();
         // The first (oldest) Logon whose delays are over.
         let mut next_due: Option<Instant> = None;
@@ -466,13 +475,9 @@ fn run(
             let _ = waker.wake();
             continue;
         }
-        let got = match (open, next_due) {
-            (false, Some(due)) => {
-                std::thread::sleep(due.saturating_duration_since(now));
-                continue;
-            }
-            (_, Some(due)) => rx.recv_timeout(due.saturating_duration_since(now)),
-            (_, None) => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        let got = match next_due {
+            Some(due) => rx.recv_timeout(due.saturating_duration_since(now)),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match got {
             Ok(mut p) => {
@@ -484,6 +489,7 @@ fn run(
                     || by_addr >= PENDING_PER_ADDR
                     || by_session >= PENDING_PER_SESSION
                 {
+                    // Refused without a check: it says nothing, and costs no hash.
                     give(
                         p.conn,
                         p.addr,
@@ -500,11 +506,8 @@ fn run(
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                // The loop stopped: nobody waits for the rest.
-                open = false;
-                pending.clear();
-            }
+            // The loop stopped: nobody waits for the rest.
+            Err(RecvTimeoutError::Disconnected) => return,
         }
     }
 }
@@ -513,8 +516,7 @@ fn run(
 fn give(conn: ConnId, addr: IpAddr, input: &mut FixInput, r: Result<(), Refusal>, port: &str) {
     if let Inbound::Logon(l) = &mut input.msg {
         if let Err(why) = r {
-            log_refused(port, addr, l, why);
-            tracing::debug!(conn, "logon refused by the credentials check");
+            log_refused(port, Some(conn), addr, l, why);
         }
         l.credentials = if r.is_ok() {
             Credentials::Accepted

@@ -27,7 +27,8 @@ use crate::store::{CancelRejectRecipe, Store};
 use exchange::{ClHashes, ClHint, Exchange, Input, Outputs, Principal, Reject, SlotTable};
 use fix::app::{AppMessage, OrderMassCancelReport, TradSesStatus, TradingSessionStatus};
 use fix::{
-    DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent, SessionHandler, Text,
+    Credentials, DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent,
+    SessionHandler, Text,
 };
 use std::sync::Arc;
 
@@ -642,6 +643,21 @@ impl FixEdge {
                 out,
             );
         };
+        // Replay follows the journal: a Logon journaled while its session needed no password
+        // (`Unchecked`) was accepted then, and is now, whatever the configuration says today.
+        let then = (self.replaying
+            && l.credentials == Credentials::Unchecked
+            && self.cfg.sessions[ix].authenticates())
+        .then(|| {
+            Inbound::Logon(Box::new(fix::Logon {
+                credentials: Credentials::Accepted,
+                ..l.clone()
+            }))
+        });
+        let (l, msg) = match &then {
+            Some(m @ Inbound::Logon(accepted)) => (&**accepted, m),
+            _ => (l, &fi.msg),
+        };
         // Before anything that depends on the session: a Logon that is not authenticated
         // learns nothing of it.
         if let Some((text, DisconnectReason::BadCredentials)) =
@@ -670,7 +686,7 @@ impl FixEdge {
         }
         self.sessions[ix].on_connected(ts);
         let mut w = Wire::new(Some(conn), &mut *out, self.replaying);
-        self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
+        self.sessions[ix].on_message(&fi.header, msg, ts, &mut w);
         let (logged_on, disconnected, noted) = (w.logged_on, w.disconnected, w.noted);
         self.log.events(&self.cfg, ix, ts, noted, self.replaying);
         if logged_on && !disconnected {
