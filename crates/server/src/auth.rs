@@ -26,7 +26,13 @@
 //!
 //! Never: runs a hash on the event loop; keeps a password after its check (the bytes are
 //! wiped); lets the throttle's tables grow past their bounds (CompIDs: one entry per
-//! configured session; addresses: [`ADDRS_MAX`], the stalest forgotten first).
+//! configured session; addresses: [`ADDRS_MAX`], the stalest forgotten first). A connection
+//! has at most one Logon with the thread (its input is not read meanwhile), so the channels
+//! hold at most one per connection.
+//!
+//! Known cost: a Logon naming no session is verified against a dummy hash (so that its
+//! refusal takes as long as a wrong password's); many addresses probing at once keep the
+//! `auth` thread busy and delay genuine logons, never the order path.
 
 use crate::error::ServerError;
 use argon2::password_hash::rand_core::OsRng;
