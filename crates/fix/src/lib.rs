@@ -78,10 +78,10 @@ pub use decode::{
 };
 pub use encode::{write_u64, Encoder, Header};
 pub use session::{
-    identify, malformed_reason, read_header, read_inbound, refusal, DisconnectReason,
+    identify, malformed_reason, read_header, read_inbound, refusal, Credentials, DisconnectReason,
     HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore, MessageStore, Queued,
     RejectOf, Session, SessionConfig, SessionEvent, SessionHandler, SessionState, SessionVars,
-    Stored, Text,
+    Stored, Text, LOGON_REFUSED,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};
 

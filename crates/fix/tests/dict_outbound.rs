@@ -386,9 +386,9 @@ fn everything_rialto_sends_validates() {
         s.on_tick(T0 + 40 * SEC, &mut h);
         s.on_tick(T0 + 75 * SEC, &mut h);
         s.logout(b"end of day", T0 + 80 * SEC, &mut h);
-        // A Logon refused (wrong password): Logout.
+        // A Logon refused (credentials not accepted): Logout.
         let mut cfg = SessionConfig::new(v, "RIALTO", "CLIENT1");
-        cfg.password = Some("secret".into());
+        cfg.authenticate = true;
         let mut refused: Sess = Session::new(cfg, MemoryStore::new(10));
         refused.on_connected(T0);
         let body = format!("{}554=wrong|", logon_body(v));

@@ -5,7 +5,8 @@
 //! CLIENT1 -> RIALTO at the current time unless given):
 //! ```text
 //! # comment
-//! config password=secret queue_max=2 version=FIX.4.2   (before anything else)
+//! config password=secret queue_max=2 version=FIX.4.2   (before anything else; with a
+//!                             password the runner is the owner that checks a Logon's 554)
 //! restore next_in=50 next_out=70
 //! connect | disconnect
 //! logout shutting down         we start the Logout handshake (with this Text)
@@ -145,6 +146,8 @@ fn run(path: &Path) {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let mut cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
     let mut session: Option<Session<MemoryStore, Vec<u8>>> = None;
+    // The password the runner, as the session's owner, checks a Logon's 554 against.
+    let mut password: Option<String> = None;
     let mut h = Rec::default();
     let mut now = T0;
     for (n, raw) in text.lines().enumerate() {
@@ -170,7 +173,10 @@ fn run(path: &Path) {
             for kv in rest.split_whitespace() {
                 let (k, v) = kv.split_once('=').unwrap();
                 match k {
-                    "password" => cfg.password = Some(v.into()),
+                    "password" => {
+                        cfg.authenticate = true;
+                        password = Some(v.to_string());
+                    }
                     "queue_max" => cfg.queue_max = v.parse().unwrap(),
                     "version" => cfg.version = FixVersion::from_begin_string(v.as_bytes()).unwrap(),
                     _ => panic!("{at}: unknown config {k}"),
@@ -194,6 +200,29 @@ fn run(path: &Path) {
             "connect" => s.on_connected(now),
             "logout" => s.logout(rest.as_bytes(), now, &mut h),
             "disconnect" => s.on_disconnected(),
+            ">" if password.is_some() && rest.starts_with("35=A|") => {
+                // The owner's part: check the Password, hand the session the verdict.
+                let bytes = inbound(rest, cfg.version, now);
+                let mut d = Decoder::new(Limits::default());
+                let m = d.decode(&bytes).unwrap();
+                let (header, msg) = fix::read_inbound(&m, None, |m| {
+                    Ok::<_, Box<fix::Malformed>>(m.as_bytes().to_vec())
+                });
+                let fix::Inbound::Logon(mut l) = msg else {
+                    panic!("{at}: not a Logon");
+                };
+                let right = l.password.map(|p| p.as_bytes().to_vec())
+                    == password.as_ref().map(|p| p.as_bytes().to_vec());
+                l.credentials = if right {
+                    fix::Credentials::Accepted
+                } else {
+                    fix::Credentials::Refused
+                };
+                l.wipe_password();
+                if let Some(a) = s.on_message(&header, &fix::Inbound::Logon(l), now, &mut h) {
+                    h.app.push_back(a.to_vec());
+                }
+            }
             ">" => {
                 let bytes = inbound(rest, cfg.version, now);
                 let mut app = Vec::new();

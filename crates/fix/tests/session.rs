@@ -5,8 +5,8 @@
 
 use fix::app::{ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle, OrdStatus};
 use fix::{
-    Decoder, DisconnectReason, Encoder, FixVersion, Header, InHeader, Inbound, Limits, Logon,
-    MemoryStore, MessageStore, Session, SessionConfig, SessionEvent, SessionHandler,
+    Credentials, Decoder, DisconnectReason, Encoder, FixVersion, Header, InHeader, Inbound, Limits,
+    Logon, MemoryStore, MessageStore, Session, SessionConfig, SessionEvent, SessionHandler,
     SessionRejectReason, SessionState, SessionVars, Stored, Text, TimePrecision,
 };
 
@@ -202,8 +202,8 @@ fn logon_with_unknown_comp_ids_is_refused_with_an_unnumbered_logout() {
     assert_eq!(h.out.len(), 1);
     assert_eq!(
         pipes(&h.out[0]),
-        "8=FIX.4.4|9=94|35=5|34=1|49=RIALTO|56=INTRUDER|52=20231114-22:13:20.000|\
-58=unknown SenderCompID/TargetCompID|10=008|"
+        "8=FIX.4.4|9=74|35=5|34=1|49=RIALTO|56=INTRUDER|52=20231114-22:13:20.000|\
+58=logon refused|10=212|"
     );
     assert_eq!(h.disconnected(), Some(DisconnectReason::BadCompId));
     assert_eq!(s.state(), SessionState::Disconnected);
@@ -214,30 +214,50 @@ fn logon_with_unknown_comp_ids_is_refused_with_an_unnumbered_logout() {
     );
 }
 
+/// A session that requires authentication accepts only a Logon whose owner accepted its
+/// credentials; it never compares a password itself (one read from bytes is unchecked), and
+/// every refusal says the same generic text.
 #[test]
-fn logon_password_checked() {
+fn logon_credentials_checked() {
     let mut c = cfg();
-    c.password = Some("secret".into());
-    for (body, ok) in [
-        ("98=0|108=30|554=secret|", true),
-        ("98=0|108=30|554=wrong|", false),
-        ("98=0|108=30|", false),
+    c.authenticate = true;
+    for (credentials, ok) in [
+        (Credentials::Accepted, true),
+        (Credentials::Refused, false),
+        (Credentials::Unchecked, false),
     ] {
-        let mut s: Sess = Session::new(c.clone(), MemoryStore::new(10));
+        let mut s: Session<MemoryStore, &'static str> =
+            Session::new(c.clone(), MemoryStore::new(10));
         let mut h = Rec::default();
         s.on_connected(T0);
-        feed(&mut s, In::new("A", 1, body), T0, &mut h);
+        let l = Logon {
+            credentials,
+            ..logon_fields()
+        };
+        s.on_message(&hdr(1), &Inbound::Logon(Box::new(l)), T0, &mut h);
         if ok {
             assert_eq!(s.state(), SessionState::Active);
         } else {
-            assert_eq!(h.disconnected(), Some(DisconnectReason::BadPassword));
+            assert_eq!(h.disconnected(), Some(DisconnectReason::BadCredentials));
             assert_eq!(h.out.len(), 1);
             assert_eq!(mt(&h.out[0]), "5");
-            assert_eq!(f(&h.out[0], 58).as_deref(), Some("bad password"));
+            assert_eq!(f(&h.out[0], 58).as_deref(), Some("logon refused"));
             assert_eq!(f(&h.out[0], 34).as_deref(), Some("1"));
             assert_eq!((s.next_in(), s.next_out()), (1, 1));
         }
     }
+    // From bytes: the Password is read, but nobody accepted it.
+    let mut s: Sess = Session::new(c.clone(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    feed(
+        &mut s,
+        In::new("A", 1, "98=0|108=30|554=secret|"),
+        T0,
+        &mut h,
+    );
+    assert_eq!(h.disconnected(), Some(DisconnectReason::BadCredentials));
+    assert_eq!(f(&h.out[0], 58).as_deref(), Some("logon refused"));
 }
 
 #[test]
@@ -1090,7 +1110,7 @@ impl Instruments for Acme {
 fn refused_logon_changes_no_numbers() {
     let fixt = SessionConfig::new(FixVersion::Fix50Sp2, "RIALTO", "CLIENT1");
     let mut with_password = cfg();
-    with_password.password = Some("secret".into());
+    with_password.authenticate = true;
     struct Case {
         cfg: SessionConfig,
         version: FixVersion,
@@ -1116,7 +1136,7 @@ fn refused_logon_changes_no_numbers() {
                 &cfg(),
                 50,
                 "98=0|108=30|",
-                "unknown SenderCompID/TargetCompID",
+                "logon refused",
                 DisconnectReason::BadCompId,
             )
         },
@@ -1134,8 +1154,8 @@ fn refused_logon_changes_no_numbers() {
             &with_password,
             50,
             "98=0|108=30|554=guess|",
-            "bad password",
-            DisconnectReason::BadPassword,
+            "logon refused",
+            DisconnectReason::BadCredentials,
         ),
         case(
             &cfg(),
@@ -1318,7 +1338,9 @@ fn logon_fields() -> Logon {
         target_comp_id: Text::from("RIALTO"),
         heart_bt_int: Some(30),
         reset: false,
+        username: None,
         password: None,
+        credentials: Credentials::Unchecked,
         has_default_appl_ver_id: false,
     }
 }
@@ -1509,11 +1531,11 @@ fn sending_time_required_unless_configured_otherwise() {
 #[test]
 fn logon_refusal_changes_nothing() {
     let mut c = cfg();
-    c.password = Some("secret".into());
+    c.authenticate = true;
     let mut s: Session<MemoryStore, &'static str> = Session::new(c, MemoryStore::new(10));
     let mut h = Rec::default();
     let right = Logon {
-        password: Some(Text::from("secret")),
+        credentials: Credentials::Accepted,
         ..logon_fields()
     };
     s.on_connected(T0);
@@ -1528,12 +1550,16 @@ fn logon_refusal_changes_nothing() {
     h.events.clear();
     let before = s.vars();
     let wrong = Logon {
-        password: Some(Text::from("guess")),
+        credentials: Credentials::Refused,
         ..logon_fields()
     };
+    // Refused credentials: the generic text, whatever else is wrong (no sequence numbers).
     assert_eq!(
-        s.logon_refusal(&hdr(2), &wrong),
-        Some(("bad password".to_string(), DisconnectReason::BadPassword))
+        s.logon_refusal(&hdr(1), &wrong),
+        Some((
+            "logon refused".to_string(),
+            DisconnectReason::BadCredentials
+        ))
     );
     assert_eq!(
         s.logon_refusal(&hdr(1), &right),
@@ -1577,8 +1603,8 @@ fn refusal_of_a_logon_without_comp_ids_leaves_them_out() {
     assert_eq!(h.out.len(), 1);
     assert_eq!(
         pipes(&h.out[0]),
-        "8=FIX.4.4|9=83|35=5|34=1|56=CLIENT1|52=20231114-22:13:20.000|\
-58=unknown SenderCompID/TargetCompID|10=019|"
+        "8=FIX.4.4|9=63|35=5|34=1|56=CLIENT1|52=20231114-22:13:20.000|\
+58=logon refused|10=223|"
     );
     Decoder::new(Limits::default()).decode(&h.out[0]).unwrap();
     // Typed, with neither CompID.
@@ -1593,7 +1619,7 @@ fn refusal_of_a_logon_without_comp_ids_leaves_them_out() {
     s.on_message(&hdr(1), &Inbound::Logon(Box::new(bare)), T0, &mut h);
     assert_eq!(
         pipes(&h.out[0]),
-        "8=FIX.4.4|9=72|35=5|34=1|52=20231114-22:13:20.000|\
-58=unknown SenderCompID/TargetCompID|10=120|"
+        "8=FIX.4.4|9=52|35=5|34=1|52=20231114-22:13:20.000|\
+58=logon refused|10=068|"
     );
 }

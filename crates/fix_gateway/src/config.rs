@@ -12,8 +12,12 @@ pub struct SessionDef {
     /// Ours (the counterparty's TargetCompID, 56).
     pub target_comp_id: String,
     pub version: FixVersion,
-    /// If set, its Logon must carry this Password (554).
-    pub password: Option<String>,
+    /// If set, its Logon's Password (554) must match this salted hash (a PHC string,
+    /// `$argon2id$...`, made by `rialto passwd`). The server verifies it before the Logon
+    /// is journaled; the edge reads only the verdict (`fix::Logon::credentials`).
+    pub password_hash: Option<String>,
+    /// If set, its Logon must carry this Username (553).
+    pub username: Option<String>,
     /// The firm it trades for (an index into the exchange's firms).
     pub firm: u16,
     /// Where it may log on: order entry, market data, or both.
@@ -29,6 +33,14 @@ pub struct SessionDef {
     /// BusinessMessageReject) and gets a copy of every ExecutionReport about the firm's
     /// orders, whichever session entered them, in its own version and sequence.
     pub drop_copy: bool,
+}
+
+impl SessionDef {
+    /// Its Logon must have credentials the server accepted (a password or a username is
+    /// configured).
+    pub fn authenticates(&self) -> bool {
+        self.password_hash.is_some() || self.username.is_some()
+    }
 }
 
 /// What a session may do: enter orders at the order-entry port, subscribe at the

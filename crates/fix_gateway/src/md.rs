@@ -29,11 +29,12 @@ use fix::md::{
     SubscriptionType,
 };
 use fix::{
-    BusinessRejectReason, Decoder, FixVersion, Inbound, MemoryStore, RejectOf, Session,
-    SessionConfig, SessionEvent, SessionHandler,
+    BusinessRejectReason, Credentials, Decoder, FixVersion, Inbound, Logon, MemoryStore, RejectOf,
+    Session, SessionConfig, SessionEvent, SessionHandler, LOGON_REFUSED,
 };
 use market_data::{depth_view, Action, Entry, EntryKind, Feed, LevelEntry, TradeEntry};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use types::{Side, SymbolId};
 
@@ -184,13 +185,23 @@ impl SessionHandler for Wire<'_> {
     }
 }
 
+/// The owner's check of a market-data Logon's credentials (the server's `auth`: salted hashes,
+/// throttle): given the address the connection came from (if the owner told it,
+/// [`MdEdge::on_accepted`]), the configured session the Logon names (`None`: unknown CompIDs)
+/// and the Logon (Username, Password), the verdict. Called for every Logon at the market-data
+/// port, before anything about the session is answered.
+pub type LogonCheck = Box<dyn FnMut(Option<IpAddr>, Option<usize>, &Logon) -> Credentials + Send>;
+
 /// The market-data edge. See the module documentation.
 pub struct MdEdge {
     cfg: Arc<FixConfig>,
+    check: LogonCheck,
     limits: MdLimits,
     /// One per configured session (`None`: no market data for it).
     sessions: Vec<Option<MdSession>>,
     conns: HashMap<ConnId, usize>,
+    /// Where each connection not yet bound came from (for the Logon check's throttle).
+    peers: HashMap<ConnId, IpAddr>,
     decoder: Decoder,
     enc: fix::Encoder,
     security_responses: u64,
@@ -214,7 +225,8 @@ impl MdEdge {
                     return None;
                 }
                 let mut sc = SessionConfig::new(d.version, &d.target_comp_id, &d.sender_comp_id);
-                sc.password = d.password.clone();
+                // Credentials are checked at bind, by the owner's `LogonCheck`.
+                sc.authenticate = false;
                 sc.heartbeat_min_s = cfg.heartbeat_min_s;
                 sc.heartbeat_max_s = cfg.heartbeat_max_s;
                 sc.sending_time_tolerance_ns = None;
@@ -230,15 +242,28 @@ impl MdEdge {
             .collect();
         MdEdge {
             cfg,
+            check: Box::new(|_, _, _| Credentials::Unchecked),
             limits,
             sessions,
             conns: HashMap::new(),
+            peers: HashMap::new(),
             decoder: Decoder::default(),
             enc: fix::Encoder::default(),
             security_responses: 0,
             feed_behind: false,
             stats: MdStats::default(),
         }
+    }
+
+    /// A connection from `peer` was accepted (its Logon's check is told the address).
+    pub fn on_accepted(&mut self, conn: ConnId, peer: IpAddr) {
+        self.peers.insert(conn, peer);
+    }
+
+    /// Sets the check of Logons' credentials (until then every Logon is unchecked, and a
+    /// session that authenticates refuses them all).
+    pub fn set_logon_check(&mut self, check: LogonCheck) {
+        self.check = check;
     }
 
     /// Number of subscriptions with updates, over every session.
@@ -322,22 +347,28 @@ impl MdEdge {
             Ok(msg) => Some(fix::read_inbound(&msg, None, |m| Ok(m.as_bytes().to_vec()))),
             Err(_) => None,
         };
-        let Some((header, Inbound::Logon(l))) = read else {
+        let Some((header, Inbound::Logon(mut l))) = read else {
             out.close(conn);
             return Err(len);
         };
+        let found = self
+            .cfg
+            .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes());
+        let verdict = (self.check)(self.peers.remove(&conn), found, &l);
+        l.wipe_password();
         let refuse = |this: &mut MdEdge, text: &str, out: &mut Outbox| {
             let bytes = fix::refusal(&mut this.enc, &l, now_ns, text.as_bytes());
             out.push(conn, &bytes);
             out.close(conn);
             Err(len)
         };
-        let Some(ix) = self
-            .cfg
-            .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes())
-        else {
-            return refuse(self, "unknown SenderCompID/TargetCompID", out);
+        // Until the Logon is authenticated, the answer says nothing of the session.
+        let Some(ix) = found else {
+            return refuse(self, LOGON_REFUSED, out);
         };
+        if self.cfg.sessions[ix].authenticates() && verdict != Credentials::Accepted {
+            return refuse(self, LOGON_REFUSED, out);
+        }
         let Some(s) = self.sessions[ix].as_mut() else {
             return refuse(self, "no market data for this session", out);
         };
@@ -369,6 +400,7 @@ impl MdEdge {
 
     /// The connection `conn` closed.
     pub fn on_closed(&mut self, conn: ConnId) {
+        self.peers.remove(&conn);
         if let Some(ix) = self.conns.remove(&conn) {
             if let Some(s) = self.sessions[ix].as_mut() {
                 s.conn = None;

@@ -10,6 +10,10 @@
 //! Never: carries raw socket bytes, pointers or anything that depends on the process
 //! (connection ids are opaque numbers that only route output while the process lives).
 //!
+//! A Logon is journaled with the verdict on its credentials (`fix::Credentials`), never its
+//! Username or Password: replay reads the verdict and hashes nothing (`FixEdge` accepts a
+//! Logon journaled `Unchecked` on replay even if its session has a password now).
+//!
 //! Encoding: `conn u64 | header | message tag u8 | fields` (`exchange::codec`). Decoding
 //! rejects unknown tags, short input, trailing bytes, non-UTF-8 ClOrdIDs and over-long ones;
 //! the order-entry messages replay is made of decode in place into a recycled slot.
@@ -17,7 +21,9 @@
 use exchange::codec::{opt_side_code, opt_side_from, Dec, DecodeError, Enc};
 use exchange::{ClOrdId, NewOrder, Reject, Replace};
 use fix::app::Echo;
-use fix::{HeaderProblem, InHeader, Inbound, Logon, Malformed, SessionRejectReason, Text};
+use fix::{
+    Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, SessionRejectReason, Text,
+};
 use types::Side;
 
 /// A TCP connection, numbered by the server from 1 within one process run.
@@ -165,7 +171,9 @@ impl FixInput {
                 target_comp_id: Text::from("RIALTO"),
                 heart_bt_int: Some(30),
                 reset,
+                username: None,
                 password: None,
+                credentials: fix::Credentials::Unchecked,
                 has_default_appl_ver_id: false,
             })),
         }
@@ -266,8 +274,8 @@ fn encode_msg(e: &mut Enc<'_>, m: &Inbound<AppMsg>) {
             text(e, &l.target_comp_id);
             e.opt_u64(l.heart_bt_int);
             e.bool(l.reset);
-            e.bool(l.password.is_some());
-            text(e, &l.password.unwrap_or_default());
+            // The verdict on the credentials, never the Username or Password.
+            e.u8(l.credentials.code());
             e.bool(l.has_default_appl_ver_id);
         }
         Inbound::Heartbeat { test_req_id } => {
@@ -470,15 +478,17 @@ fn decode_other(tag: u8, d: &mut Dec<'_>) -> Result<Inbound<AppMsg>, DecodeError
             let target_comp_id = read_text(d)?;
             let heart_bt_int = d.opt_u64()?;
             let reset = d.bool()?;
-            let has_password = d.bool()?;
-            let password = read_text(d)?;
+            let credentials = Credentials::from_code(d.u8()?)
+                .ok_or(DecodeError("unknown Logon credentials code"))?;
             Inbound::Logon(Box::new(Logon {
                 begin_string,
                 sender_comp_id,
                 target_comp_id,
                 heart_bt_int,
                 reset,
-                password: has_password.then_some(password),
+                username: None,
+                password: None,
+                credentials,
                 has_default_appl_ver_id: d.bool()?,
             }))
         }
@@ -645,8 +655,14 @@ mod tests {
                 target_comp_id: Text::from("R"),
                 heart_bt_int: Some(30),
                 reset: true,
-                password: Some(Text::from("p")),
+                username: None,
+                password: None,
+                credentials: Credentials::Accepted,
                 has_default_appl_ver_id: true,
+            })),
+            Inbound::Logon(Box::new(Logon {
+                credentials: Credentials::Refused,
+                ..Logon::default()
             })),
             Inbound::Logon(Box::default()),
             Inbound::Heartbeat {
@@ -907,6 +923,42 @@ mod tests {
         assert_eq!(
             with(14, b"X\0\0\0\0\0\0"),
             Err(DecodeError("bad shed message type"))
+        );
+    }
+
+    /// A Logon is journaled with its verdict and without its Username and Password: neither
+    /// is in the bytes, and the decoded Logon has none.
+    #[test]
+    fn a_logon_is_journaled_without_its_credentials() {
+        let logon = FixInput {
+            conn: 3,
+            header: InHeader::default(),
+            msg: Inbound::Logon(Box::new(Logon {
+                sender_comp_id: Text::from("C"),
+                username: Some(Text::from("trader-name")),
+                password: Some(Text::from("hunter2-secret")),
+                credentials: Credentials::Refused,
+                ..Logon::default()
+            })),
+        };
+        let b = encoded(&logon);
+        for secret in [&b"trader-name"[..], b"hunter2-secret"] {
+            assert!(!b.windows(secret.len()).any(|w| w == secret));
+        }
+        let Inbound::Logon(l) = decode(&b).expect("decodes").msg else {
+            panic!("not a Logon");
+        };
+        assert_eq!((l.username, l.password), (None, None));
+        assert_eq!(l.credentials, Credentials::Refused);
+        assert_eq!(l.sender_comp_id, Text::from("C"));
+        // An unknown verdict code is refused.
+        let mut bad = b.clone();
+        let at = b.len() - 2;
+        assert_eq!(bad[at], Credentials::Refused.code());
+        bad[at] = 9;
+        assert_eq!(
+            decode(&bad),
+            Err(DecodeError("unknown Logon credentials code"))
         );
     }
 

@@ -5,7 +5,7 @@
 
 use exchange::{Backing, ClHashes, ClOrdId, Exchange, NewOrder, Reject, Replace};
 use fix::app::Echo;
-use fix::{FixVersion, InHeader, Inbound, Logon, Text};
+use fix::{Credentials, FixVersion, InHeader, Inbound, Logon, Text};
 use fix_gateway::{
     AppMsg, Busy, FixConfig, FixEdge, FixInput, InstrumentDef, Invalid, InvalidKind, Outbox,
     SessionDef, ToExchange,
@@ -97,7 +97,8 @@ fn configs(sessions: &[(&str, FixVersion)]) -> (Arc<exchange::Config>, Arc<FixCo
                 sender_comp_id: sender.to_string(),
                 target_comp_id: "RIALTO".into(),
                 version: *version,
-                password: None,
+                password_hash: None,
+                username: None,
                 firm: k as u16,
                 market_data: Default::default(),
                 market_data_extensions: false,
@@ -199,8 +200,8 @@ fn logon(conn: u64, sender: &str, version: FixVersion) -> FixInput {
             target_comp_id: Text::from("RIALTO"),
             heart_bt_int: Some(30),
             reset: true,
-            password: None,
             has_default_appl_ver_id: false,
+            ..Logon::default()
         })),
     }
 }
@@ -550,4 +551,52 @@ fn trading_status_subscriptions_survive_a_snapshot() {
     ];
     assert_eq!(heard, [closed_then_open.clone(), closed_then_open]);
     assert_eq!(n.snapshot(), y.snapshot());
+}
+
+/// A session that authenticates accepts only a Logon the server accepted; replay follows
+/// the journal: a Logon journaled while the session needed no password (`Unchecked`) is
+/// accepted again after a password was configured, and a refused one stays refused.
+#[test]
+fn logons_follow_their_journaled_verdict() {
+    let mut n = Node::new(&[("PW", FixVersion::Fix44)]);
+    let mut f = (*n.fcfg).clone();
+    f.sessions[0].password_hash = Some("$argon2id$checked-by-the-server".into());
+    let f = Arc::new(f);
+    let with = |conn, credentials| {
+        let mut fi = logon(conn, "PW", FixVersion::Fix44);
+        if let Inbound::Logon(l) = &mut fi.msg {
+            l.credentials = credentials;
+        }
+        fi
+    };
+    let answer = |sent: &[Sent]| {
+        sent.iter()
+            .map(|m| (m.msg_type().to_string(), m.get(58).map(String::from)))
+            .collect::<Vec<_>>()
+    };
+    let refused = vec![("5".to_string(), Some("logon refused".to_string()))];
+    for (replaying, credentials, accepted) in [
+        (false, Credentials::Accepted, true),
+        (false, Credentials::Refused, false),
+        (false, Credentials::Unchecked, false),
+        (true, Credentials::Accepted, true),
+        (true, Credentials::Refused, false),
+        (true, Credentials::Unchecked, true),
+    ] {
+        n.edge = FixEdge::new(f.clone());
+        n.edge.replaying = replaying;
+        let sent = n.apply(&with(1, credentials));
+        assert_eq!(
+            n.edge.session_of(1).is_some(),
+            accepted,
+            "replaying {replaying}, {credentials:?}"
+        );
+        if !replaying {
+            if accepted {
+                assert_eq!(answer(&sent)[0].0, "A");
+            } else {
+                assert_eq!(answer(&sent), refused);
+            }
+        }
+    }
 }

@@ -3,9 +3,10 @@
 //! journal records. `scenarios/README.md` has the format and the configuration.
 
 use exchange::{ClHashes, Exchange};
-use fix::{Decoder, FixVersion, Limits, TimePrecision};
+use fix::{Decoder, FixVersion, Inbound, Limits, TimePrecision};
 use fix_gateway::{
-    ConnIds, FixAdapter, FixConfig, FixEdge, InstrumentDef, Outbox, SessionDef, ToExchange,
+    ConnIds, FixAdapter, FixConfig, FixEdge, FixInput, InstrumentDef, Outbox, SessionDef,
+    ToExchange,
 };
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -13,6 +14,9 @@ use std::sync::Arc;
 use types::{Instrument, Symbol};
 
 /// 2026-01-01T00:00:00Z: `at 0`.
+/// The sessions with a password, and their passwords (the server keeps salted hashes and
+/// verifies them; this runner stands in for it).
+const PASSWORDS: [(&str, &str); 1] = [("PW", "secret")];
 const BASE_NS: u64 = 1_767_225_600 * 1_000_000_000;
 
 fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
@@ -40,7 +44,10 @@ fn configs() -> (Arc<exchange::Config>, Arc<FixConfig>) {
         sender_comp_id: sender.into(),
         target_comp_id: "RIALTO".into(),
         version,
-        password: password.map(Into::into),
+        // The edge reads only the server's verdict; this runner, as the owner, gives it by
+        // comparing the Logon's Password with `PASSWORDS`.
+        password_hash: password.map(|_| "checked by the runner".into()),
+        username: None,
         firm,
         market_data: Default::default(),
         market_data_extensions: false,
@@ -291,8 +298,27 @@ impl World {
 
         let id = conn.id;
         let mut ids = self.conns.get_mut(name).unwrap().ids.take();
-        let input = self.adapter.to_input(id, &mut ids, &mut self.decoder, &msg);
+        let mut input = self.adapter.to_input(id, &mut ids, &mut self.decoder, &msg);
         self.conns.get_mut(name).unwrap().ids = ids;
+        if let Some(FixInput {
+            msg: Inbound::Logon(l),
+            ..
+        }) = input.as_mut()
+        {
+            // The server's part: check the Password, journal the verdict only.
+            let want = PASSWORDS
+                .iter()
+                .find(|(s, _)| s.as_bytes() == l.sender_comp_id.as_bytes())
+                .map(|(_, p)| p.as_bytes());
+            if let Some(want) = want {
+                l.credentials = if l.password.map(|p| p.as_bytes() == want) == Some(true) {
+                    fix::Credentials::Accepted
+                } else {
+                    fix::Credentials::Refused
+                };
+            }
+            l.wipe_password();
+        }
         if let Some(fi) = input {
             let mut out = Outbox::default();
             self.record += 1;

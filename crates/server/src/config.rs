@@ -111,7 +111,14 @@ pub struct SessionConfig {
     /// `FIX.4.4` (default), `FIX.4.2` or `FIXT.1.1`.
     #[serde(default = "fix44")]
     pub fix_version: String,
-    /// Required in Logon tag 554 when set.
+    /// The salted hash (argon2 PHC string, `$argon2id$...`, made by `rialto passwd`) the
+    /// Logon's Password (554) must match when set.
+    #[serde(default)]
+    pub password_hash: Option<String>,
+    /// The Username (553) the Logon must carry when set.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Refused: a password in plain text (the error says to use `password_hash`).
     #[serde(default)]
     pub password: Option<String>,
     pub firm: String,
@@ -287,6 +294,8 @@ pub struct FileConfig {
     pub cpu: Option<usize>,
     pub stall_log_us: Option<u64>,
     pub sending_time_window_secs: Option<u64>,
+    pub failed_logon_delay_ms: Option<u64>,
+    pub failed_logon_delay_max_ms: Option<u64>,
     pub message_log_dir: Option<PathBuf>,
     pub trading_day_end: Option<String>,
     pub trading_day_start: Option<String>,
@@ -321,7 +330,9 @@ pub struct SessionDef {
     pub sender_comp_id: String,
     pub target_comp_id: String,
     pub begin_string: String,
-    pub password: Option<String>,
+    /// Argon2 PHC string its Logon's Password must match (validated when read).
+    pub password_hash: Option<String>,
+    pub username: Option<String>,
     pub firm: usize,
     pub cancel_on_disconnect: bool,
     pub market_data: MarketDataAccess,
@@ -373,6 +384,11 @@ pub struct Config {
     /// An inbound SendingTime (52) further than this from the server's clock is refused
     /// (Reject 373=10, then Logout), as FIX requires; 0: not checked. Default 120.
     pub sending_time_window_secs: u64,
+    /// A failed logon delays the next check of its CompID and its source address by this
+    /// much, doubling with each further failure up to `failed_logon_delay_max` (defaults
+    /// 100 ms and 3.2 s; `server::auth`).
+    pub failed_logon_delay: std::time::Duration,
+    pub failed_logon_delay_max: std::time::Duration,
     /// Where sessions with `message_log = true` write their messages (default
     /// `<data_dir>/messages`).
     pub message_log_dir: Option<PathBuf>,
@@ -576,6 +592,27 @@ impl Config {
                     s.sender_comp_id
                 ));
             }
+            if s.password.is_some() {
+                return err(format!(
+                    "session {}: `password` in plain text is not accepted: give its salted hash \
+                     as `password_hash` (make one with `rialto passwd`)",
+                    s.sender_comp_id
+                ));
+            }
+            if let Some(h) = &s.password_hash {
+                crate::auth::check_hash(h).map_err(|e| {
+                    ConfigError(format!("session {}: password_hash: {e}", s.sender_comp_id))
+                })?;
+            }
+            if s.username.as_deref().is_some_and(|u| {
+                u.is_empty() || u.len() > fix::session::TEXT_LEN_MAX || u.bytes().any(|b| b == 1)
+            }) {
+                return err(format!(
+                    "session {}: username must be 1 to {} bytes without SOH",
+                    s.sender_comp_id,
+                    fix::session::TEXT_LEN_MAX
+                ));
+            }
             let target = s.target_comp_id.clone().unwrap_or_else(|| comp_id.clone());
             if sessions.iter().any(|x: &SessionDef| {
                 x.sender_comp_id == s.sender_comp_id && x.target_comp_id == target
@@ -586,7 +623,8 @@ impl Config {
                 sender_comp_id: s.sender_comp_id.clone(),
                 target_comp_id: target,
                 begin_string: s.fix_version.clone(),
-                password: s.password.clone(),
+                password_hash: s.password_hash.clone(),
+                username: s.username.clone(),
                 firm,
                 cancel_on_disconnect: s.cancel_on_disconnect,
                 market_data: s.market_data,
@@ -651,6 +689,16 @@ impl Config {
         } else {
             None
         };
+        let failed_logon_delay_ms = file.failed_logon_delay_ms.unwrap_or(100);
+        let failed_logon_delay_max_ms = file.failed_logon_delay_max_ms.unwrap_or(3200);
+        if !(1..=60_000).contains(&failed_logon_delay_ms)
+            || !(failed_logon_delay_ms..=600_000).contains(&failed_logon_delay_max_ms)
+        {
+            return err(
+                "failed_logon_delay_ms must be 1 to 60000 and failed_logon_delay_max_ms from it \
+                 to 600000",
+            );
+        }
         let trading_day_end_ns = match file.trading_day_end.as_deref() {
             None => Some(TRADING_DAY_END_DEFAULT),
             Some("off") => None,
@@ -696,6 +744,8 @@ impl Config {
             },
             stall_log_us: file.stall_log_us.unwrap_or(1_000),
             sending_time_window_secs: file.sending_time_window_secs.unwrap_or(120),
+            failed_logon_delay: std::time::Duration::from_millis(failed_logon_delay_ms),
+            failed_logon_delay_max: std::time::Duration::from_millis(failed_logon_delay_max_ms),
             message_log_dir: file.message_log_dir.clone(),
             trading_day_end_ns,
             trading_day_start_ns,
@@ -780,7 +830,8 @@ impl Config {
                     target_comp_id: s.target_comp_id.clone(),
                     version: fix::FixVersion::from_begin_string(s.begin_string.as_bytes())
                         .expect("validated when the config was read"),
-                    password: s.password.clone(),
+                    password_hash: s.password_hash.clone(),
+                    username: s.username.clone(),
                     firm: s.firm as u16,
                     market_data: match s.market_data {
                         MarketDataAccess::On => fix_gateway::MarketDataAccess::On,
@@ -825,6 +876,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             sender_comp_id: name.clone(),
             target_comp_id: None,
             fix_version: fix44(),
+            password_hash: None,
+            username: None,
             password: None,
             firm: name,
             cancel_on_disconnect: false,
@@ -853,6 +906,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             sender_comp_id: format!("MD{i}"),
             target_comp_id: None,
             fix_version: fix44(),
+            password_hash: None,
+            username: None,
             password: None,
             firm: "VIEWERS".into(),
             cancel_on_disconnect: false,
@@ -872,6 +927,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             sender_comp_id: format!("DROPCOPY{i}"),
             target_comp_id: None,
             fix_version: fix44(),
+            password_hash: None,
+            username: None,
             password: None,
             firm: format!("CLIENT{i}"),
             cancel_on_disconnect: false,
@@ -888,6 +945,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
         sender_comp_id: "CLIENT1_42".into(),
         target_comp_id: None,
         fix_version: "FIX.4.2".into(),
+        password_hash: None,
+        username: None,
         password: None,
         firm: "CLIENT1".into(),
         cancel_on_disconnect: false,
@@ -905,6 +964,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn defaults_match_the_issue() {
@@ -998,8 +1058,55 @@ mod tests {
         assert_eq!(c.instruments[1].instrument.tick, 5);
         assert_eq!(c.instruments[1].instrument.lot, 10);
         assert_eq!(c.firms[0].accounts, vec![1, 2]);
-        assert_eq!(c.sessions[0].password.as_deref(), Some("change-me"));
+        let h = c.sessions[0]
+            .password_hash
+            .as_deref()
+            .expect("ALPHA1 has a password");
+        assert!(crate::auth::verify(h, b"change-me"));
+        assert_eq!(c.sessions[0].username.as_deref(), Some("alpha-trader"));
         assert_eq!(c.sessions[1].target_comp_id, "RIALTO");
+    }
+
+    /// A password in plain text is refused, naming `rialto passwd`; a hash that is not an
+    /// argon2 PHC string is refused with what is wrong; so are bad throttle delays.
+    #[test]
+    fn passwords_are_salted_hashes() {
+        let session = |line: &str| {
+            format!(
+                "[[firms]]\nname = \"F\"\naccounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\n{line}\n"
+            )
+        };
+        let e = Config::from_toml(&session("password = \"pw\"")).unwrap_err();
+        assert!(e.to_string().contains("rialto passwd"), "{e}");
+        assert!(e.to_string().contains("password_hash"), "{e}");
+        for (hash, why) in [
+            ("pw", "not a PHC string"),
+            (
+                "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo",
+                "not argon2",
+            ),
+            ("$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ", "no hash"),
+        ] {
+            let e =
+                Config::from_toml(&session(&format!("password_hash = \"{hash}\""))).unwrap_err();
+            assert!(e.to_string().contains(why), "{hash}: {e}");
+        }
+        let e = Config::from_toml(&session("username = \"\"")).unwrap_err();
+        assert!(e.to_string().contains("username"), "{e}");
+        for bad in [
+            "failed_logon_delay_ms = 0",
+            "failed_logon_delay_ms = 500\nfailed_logon_delay_max_ms = 100",
+        ] {
+            assert!(Config::from_toml(bad).is_err(), "{bad}");
+        }
+        let c = Config::from_toml("failed_logon_delay_ms = 50\nfailed_logon_delay_max_ms = 60")
+            .unwrap();
+        assert_eq!(c.failed_logon_delay_max, Duration::from_millis(60));
+        // The defaults: no session needs a password.
+        assert!(Config::defaults()
+            .sessions
+            .iter()
+            .all(|s| s.password_hash.is_none()));
     }
 
     #[test]
@@ -1028,14 +1135,21 @@ name = "F"
 accounts = [7, 8]
 [[sessions]]
 sender_comp_id = "A"
-password = "pw"
+password_hash = "$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$9PL7aoCNdPwgjbvvsWsnkVN2NN8d9g5gSqaSRWlsBjE"
+username = "u"
 firm = "F"
 "#,
         )
         .unwrap();
         assert_eq!(c.durability, Durability::Fsync);
         assert_eq!(c.instruments[0].instrument.tick, 5);
-        assert_eq!(c.sessions[0].password.as_deref(), Some("pw"));
+        assert!(c.sessions[0].password_hash.is_some());
+        assert_eq!(c.fix_config().sessions[0].username.as_deref(), Some("u"));
+        assert!(c.fix_config().sessions[0].authenticates());
+        assert_eq!(
+            (c.failed_logon_delay, c.failed_logon_delay_max),
+            (Duration::from_millis(100), Duration::from_millis(3200))
+        );
         assert!(Config::from_toml("[[sessions]]\nsender_comp_id='A'\nfirm='nope'\n").is_err());
         assert!(Config::from_toml("bogus = 1").is_err());
         assert_eq!(c.batch_budget, BATCH_BUDGET_DEFAULT);

@@ -118,6 +118,13 @@ pub(crate) struct Conn {
     /// The loop logged it out (`Record::Evict`) at this time: nothing more is read from it,
     /// and it is closed `EVICT_GRACE` after.
     pub(crate) evicted: Option<Instant>,
+    // -- auth (`crate::auth`) --
+    /// The address it came from (the failed-logon throttle counts by it).
+    pub(crate) peer: std::net::IpAddr,
+    /// Its Logon is with the `auth` thread: nothing more is read until the verdict.
+    pub(crate) auth_wait: bool,
+    /// The verdict came: parse what waited in `rbuf` even if the socket has nothing new.
+    pub(crate) auth_resume: bool,
     /// A ResendRequest being served in pieces: the next sequence number and the last.
     pub(crate) resend: Option<(u64, u64)>,
     /// Output that waits behind that resend (never interleaved with it).
@@ -250,6 +257,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) resending: Vec<ConnId>,
     /// A resend piece's output.
     pub(crate) piece: Outbox,
+    /// Checks Logons' credentials on the `auth` thread (`crate::auth`).
+    pub(crate) auth: crate::auth::Auth,
     /// Refused connections not yet logged (the line is written at most once a second).
     pub(crate) refused_log: u64,
     /// Open connections that have not logged on.
@@ -392,7 +401,7 @@ impl<L: Log> EventLoop<L> {
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept(),
-                    WAKER => {}
+                    WAKER => self.take_verdicts(),
                     Token(t) => {
                         let id = t as ConnId;
                         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
@@ -738,7 +747,7 @@ impl<L: Log> EventLoop<L> {
     fn accept(&mut self) {
         loop {
             match self.listener.accept() {
-                Ok((mut stream, _)) => {
+                Ok((mut stream, peer)) => {
                     if let Some(why) = self.refusal() {
                         // Closed at once: the client sees the connection end, not a hang.
                         let _ = stream.shutdown(std::net::Shutdown::Both);
@@ -783,6 +792,9 @@ impl<L: Log> EventLoop<L> {
                             evicted: None,
                             resend: None,
                             held: Vec::new(),
+                            peer: peer.ip(),
+                            auth_wait: false,
+                            auth_resume: false,
                         },
                     );
                 }
@@ -910,13 +922,21 @@ impl<L: Log> EventLoop<L> {
             return;
         };
         c.more = false;
-        if c.closing || c.evicted.is_some() {
+        if c.closing || c.evicted.is_some() || c.auth_wait {
+            return;
+        }
+        let resume = std::mem::take(&mut c.auth_resume) && !c.rbuf.is_empty();
+        if resume && self.parse(id, 0) {
+            // What waited behind the Logon is not FIX.
+            self.drop_conn(id, true);
             return;
         }
         // A queue this long is not read until it drains: what is unread waits in the kernel.
         let hard = 2 * self.cfg.session_queue_max + 64;
         if self.inq.get(&id).is_some_and(|q| q.recs.len() >= hard) {
-            c.more = true;
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.more = true;
+            }
             return;
         }
         let mut closed = false;
@@ -927,7 +947,7 @@ impl<L: Log> EventLoop<L> {
             let Some(c) = self.conns.get_mut(&id) else {
                 return;
             };
-            if c.evicted.is_some() {
+            if c.evicted.is_some() || c.auth_wait {
                 break;
             }
             let room = READ_CHUNK - total;
@@ -1018,14 +1038,19 @@ impl<L: Log> EventLoop<L> {
                 }
             }
             if let (Some(log), Some(ix)) = (self.msglog.as_mut(), c.msglog) {
-                log.push(ix, true, self.last_ts, msg);
+                log.push(ix, true, self.last_ts, &crate::auth::redacted(msg));
             }
-            let Some(mut input) = input else {
+            let Some(input) = input else {
                 c.garbled
                     .note(id, c.ids.as_ref(), "fields do not decode", msg.len());
                 continue;
             };
             c.journaled = true;
+            // A Logon to check goes to the `auth` thread; the rest waits in `rbuf`.
+            let Some(mut input) = self.auth.route(id, c.peer, input) else {
+                c.auth_wait = true;
+                break;
+            };
             // The session's throttle (once it has named one: a Logon is never throttled).
             if let (Some((ix, firm)), false) = (c.session, first) {
                 let why = match self.guards[ix as usize].check(class_of(&input.msg), self.now) {
@@ -1088,6 +1113,20 @@ impl<L: Log> EventLoop<L> {
             return true;
         }
         false
+    }
+
+    /// The `auth` thread's verdicts: each Logon joins its connection's queue, and the
+    /// connection is read again.
+    fn take_verdicts(&mut self) {
+        while let Some((id, input)) = self.auth.take_verdict() {
+            let Some(c) = self.conns.get_mut(&id) else {
+                continue;
+            };
+            c.auth_wait = false;
+            c.auth_resume = true;
+            c.more = true;
+            Self::enqueue(&mut self.inq, &mut self.rr, id, Record::Fix(input));
+        }
     }
 
     /// Writes as much of a connection's pending output as the socket takes (one write in the

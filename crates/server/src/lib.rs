@@ -37,10 +37,11 @@
 //! consumer), `orders_max` resting orders in the engine.
 //!
 //! Module dependencies run one way: `server` (start, stop) -> `event_loop`, `snapshots`,
-//! `market_data`, `recovery`, `tools` -> `follower`, `watch` -> `node`, `record` -> `config`,
-//! `counters`, `error`.
+//! `market_data`, `recovery`, `tools` -> `auth`, `follower`, `watch` -> `node`, `record` ->
+//! `config`, `counters`, `error`.
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod config;
 mod counters;
 mod error;

@@ -117,6 +117,7 @@ impl MdPublisher {
     pub fn start(
         cfg: &Config,
         md: &MarketDataConfig,
+        auth: Arc<crate::auth::AuthCheck>,
         source: JournalDir,
         watermark: Arc<Counters>,
         stop: Arc<AtomicBool>,
@@ -133,7 +134,7 @@ impl MdPublisher {
             Arc::new(Waker::new(poll.registry(), WAKER).map_err(|e| ServerError(e.to_string()))?);
         let counters = Arc::new(MdCounters::default());
         let fcfg = Arc::new(cfg.fix_config());
-        let edge = MdEdge::new(
+        let mut edge = MdEdge::new(
             fcfg,
             MdLimits {
                 subscriptions_max: md.subscriptions_max,
@@ -141,6 +142,10 @@ impl MdPublisher {
                 resend_store_max: md.resend_store_max,
             },
         );
+        // Verified on this thread (off the order path), throttled with the order-entry port.
+        edge.set_logon_check(Box::new(move |peer, session, logon| {
+            auth.check_now(peer, session, logon)
+        }));
         let mut node = Node::new(cfg, Backing::Lazy);
         node.set_replaying(true);
         let t = MdThread {
@@ -435,7 +440,7 @@ impl MdThread {
     fn accept(&mut self) {
         loop {
             match self.listener.accept() {
-                Ok((mut stream, _)) => {
+                Ok((mut stream, peer)) => {
                     let id = self.next_conn;
                     self.next_conn += 1;
                     let _ = stream.set_nodelay(true);
@@ -460,6 +465,7 @@ impl MdThread {
                             closing_since: None,
                         },
                     );
+                    self.edge.on_accepted(id, peer.ip());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return,

@@ -7,14 +7,18 @@
 //! rebuilds the exchange and every edge's state, byte for byte.
 //!
 //! Encoding: one tag byte, then the variant's fields (`exchange::codec`). The journal record
-//! kind says the encoding's version: [`KIND_RECORD`]; a journal of an earlier version (kind 1)
-//! is refused with a message naming both versions, never misread.
+//! kind says the encoding's version: [`KIND_RECORD`]; a journal of an earlier version (kind 1,
+//! or 2: Logons with their passwords) is refused with a message naming both versions, never
+//! misread.
 
 use exchange::codec::{Dec, DecodeError, Enc};
 use fix_gateway::{ConnId, EdgeCheckpoint, FixInput, SessionMark};
 
 /// Journal record kind of a [`Record`] in this version's encoding.
-pub const KIND_RECORD: u16 = 2;
+pub const KIND_RECORD: u16 = 3;
+/// Journal record kind of the encoding whose Logons carried their Password instead of the
+/// verdict on their credentials: not readable by this version.
+pub const KIND_RECORD_V2: u16 = 2;
 /// Journal record kind of the record encoding of Rialto before the exchange and its FIX edge
 /// were separate: not readable by this version.
 pub const KIND_RECORD_V1: u16 = 1;
@@ -219,13 +223,14 @@ pub fn decode_record_into(
 
 #[cold]
 fn bad_kind(rec: &journal::Record<'_>) -> crate::ServerError {
-    if rec.kind == KIND_RECORD_V1 {
+    if rec.kind == KIND_RECORD_V1 || rec.kind == KIND_RECORD_V2 {
         return bad_record(
             rec,
             format!(
-                " is in record format {KIND_RECORD_V1}, written by an earlier Rialto; this \
+                " is in record format {}, written by an earlier Rialto; this \
                  version reads format {KIND_RECORD}: replay it with the version that wrote it, \
-                 or start from an empty data directory"
+                 or start from an empty data directory",
+                rec.kind
             ),
         );
     }

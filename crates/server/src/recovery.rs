@@ -1125,13 +1125,18 @@ mod tests {
         let e = tx.push(&rec).unwrap_err();
         assert_eq!(e.0, "test.seg offset 6: record 6 has unknown kind 9");
         // A journal of the earlier record format is named as such, with both versions.
-        rec.kind = crate::record::KIND_RECORD_V1;
-        let e = tx.push(&rec).unwrap_err();
-        assert!(
-            e.0.contains(
-                "record format 1, written by an earlier Rialto; this version reads format 2"
-            ),
-            "{e}"
-        );
+        for (kind, name) in [
+            (crate::record::KIND_RECORD_V1, "1"),
+            (crate::record::KIND_RECORD_V2, "2"),
+        ] {
+            rec.kind = kind;
+            let e = tx.push(&rec).unwrap_err();
+            assert!(
+                e.0.contains(&format!(
+                    "record format {name}, written by an earlier Rialto; this version reads format 3"
+                )),
+                "{e}"
+            );
+        }
     }
 }

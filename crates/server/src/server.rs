@@ -163,10 +163,20 @@ impl Server {
         };
         // The market-data publisher follows the journal from record 1 (RptSeq is a count
         // since the journal began).
+        // Both ports check Logons against the same hashes and throttle.
+        let auth_check = Arc::new(crate::auth::AuthCheck::new(
+            Arc::new(cfg.fix_config()),
+            crate::auth::ThrottleConfig {
+                delay: cfg.failed_logon_delay,
+                delay_max: cfg.failed_logon_delay_max,
+            },
+        )?);
+        let auth = crate::auth::Auth::start(auth_check.clone(), waker.clone())?;
         let md = match &cfg.market_data {
             Some(m) => Some(MdPublisher::start(
                 &cfg,
                 m,
+                auth_check,
                 journal.source(),
                 counters.clone(),
                 stop.clone(),
@@ -246,6 +256,7 @@ impl Server {
             throttled_unlogged: 0,
             resending: Vec::new(),
             piece: Outbox::default(),
+            auth,
             steal_mark: sched_idle::steal_ms(placement.as_ref().map(|p| p.cpu))
                 .map(|ms| (ms, Instant::now())),
         };

@@ -372,7 +372,8 @@ fn resend_request_replays_reports_with_possdup_and_gap_fills_admin() {
 #[test]
 fn logon_checks_compids_password_and_sequence() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = Config::from_toml(
+    let hash = server::auth::hash_password(b"pw").unwrap();
+    let mut cfg = Config::from_toml(&format!(
         r#"
 listen = "127.0.0.1:0"
 [[firms]]
@@ -380,22 +381,22 @@ name = "F"
 accounts = [1]
 [[sessions]]
 sender_comp_id = "SECRET"
-password = "pw"
+password_hash = "{hash}"
 firm = "F"
-"#,
-    )
+"#
+    ))
     .unwrap();
     cfg.data_dir = dir.path().to_path_buf();
     let server = start(cfg);
     let mut x = FixClient::connect(server.addr, "WHO", "RIALTO", 1).unwrap();
     x.logon(30, true).unwrap();
     let (lo, _) = x.expect("5", T).unwrap();
-    assert!(lo.get(58).unwrap().contains("unknown"));
+    check(&lo, &[(58, "logon refused")]);
     let mut y = FixClient::connect(server.addr, "SECRET", "RIALTO", 1).unwrap();
     y.send("A", &[(98, "0"), (108, "30"), (554, "bad")])
         .unwrap();
     let (lo, _) = y.expect("5", T).unwrap();
-    check(&lo, &[(58, "bad password")]);
+    check(&lo, &[(58, "logon refused")]);
     let mut z = FixClient::connect(server.addr, "SECRET", "RIALTO", 1).unwrap();
     z.send("A", &[(98, "0"), (108, "30"), (554, "pw")]).unwrap();
     z.expect("A", T).unwrap();

@@ -10,6 +10,10 @@ use crate::time::TimePrecision;
 use crate::SessionRejectReason;
 use std::fmt;
 
+/// The Logout text of every Logon refused before it was authenticated (unknown CompIDs,
+/// wrong Username or Password): it says nothing of the session, not even whether it exists.
+pub const LOGON_REFUSED: &str = "logon refused";
+
 /// Longest [`Text`]: a TestReqID, a Logout's or Reject's Text, a CompID, a password.
 pub const TEXT_LEN_MAX: usize = 64;
 
@@ -51,6 +55,13 @@ impl Text {
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+    /// Overwrites the bytes with zeros and empties it (`black_box`: the stores are not
+    /// optimized away).
+    pub fn wipe(&mut self) {
+        self.bytes = [0; TEXT_LEN_MAX];
+        std::hint::black_box(&mut self.bytes);
+        self.len = 0;
     }
 }
 
@@ -111,8 +122,56 @@ pub struct Logon {
     pub heart_bt_int: Option<u64>,
     /// ResetSeqNumFlag (141) = Y.
     pub reset: bool,
+    /// Username (553), as sent.
+    pub username: Option<Text>,
+    /// Password (554), as sent: for the owner to verify (into `credentials`) and then wipe
+    /// ([`Logon::wipe_password`]) before the Logon is kept anywhere. The session never reads
+    /// it.
     pub password: Option<Text>,
+    /// What the owner's check of Username and Password found.
+    pub credentials: Credentials,
     pub has_default_appl_ver_id: bool,
+}
+
+/// The verdict on a Logon's credentials (Username 553, Password 554), given by the session's
+/// owner (which holds the salted hashes); a session that requires authentication
+/// (`SessionConfig::authenticate`) accepts only [`Credentials::Accepted`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Credentials {
+    /// Not checked (the session needs no password).
+    #[default]
+    Unchecked,
+    Accepted,
+    Refused,
+}
+
+impl Credentials {
+    /// A stable code (journal).
+    pub fn code(self) -> u8 {
+        match self {
+            Credentials::Unchecked => 0,
+            Credentials::Accepted => 1,
+            Credentials::Refused => 2,
+        }
+    }
+    pub fn from_code(c: u8) -> Option<Credentials> {
+        Some(match c {
+            0 => Credentials::Unchecked,
+            1 => Credentials::Accepted,
+            2 => Credentials::Refused,
+            _ => return None,
+        })
+    }
+}
+
+impl Logon {
+    /// Overwrites the Password's bytes and forgets it (after its verification).
+    pub fn wipe_password(&mut self) {
+        if let Some(p) = self.password.as_mut() {
+            p.wipe();
+        }
+        self.password = None;
+    }
 }
 
 /// A message whose fields the reader found wrong (the session answers it with a Reject).
@@ -183,7 +242,9 @@ pub fn read_inbound<A>(
             target_comp_id: text(tags::TARGET_COMP_ID),
             heart_bt_int: u64_of(tags::HEART_BT_INT),
             reset: msg.get(tags::RESET_SEQ_NUM_FLAG) == Some(b"Y"),
+            username: msg.get(tags::USERNAME).map(Text::new),
             password: msg.get(tags::PASSWORD).map(Text::new),
+            credentials: Credentials::Unchecked,
             has_default_appl_ver_id: msg.get(tags::DEFAULT_APPL_VER_ID).is_some(),
         })),
         msg_type::HEARTBEAT => Inbound::Heartbeat {

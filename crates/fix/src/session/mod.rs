@@ -38,7 +38,8 @@ mod store;
 
 pub use inbound::{
     identify, malformed_reason, read_header, read_inbound, reason_text, refusal, seq_too_low_text,
-    HeaderProblem, InHeader, Inbound, Logon, Malformed, Text, TEXT_LEN_MAX,
+    Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, Text, LOGON_REFUSED,
+    TEXT_LEN_MAX,
 };
 pub use script::fuzz_session_script;
 pub use store::{MemoryStore, MessageStore, Stored};
@@ -53,8 +54,9 @@ pub struct SessionConfig {
     pub sender_comp_id: String,
     /// The counterparty's CompID: its SenderCompID (49), our TargetCompID (56).
     pub target_comp_id: String,
-    /// If set, Logon must carry this Password (554).
-    pub password: Option<String>,
+    /// A Logon must carry credentials its owner accepted (`Logon::credentials`); the owner
+    /// verifies Username (553) and Password (554), the session only reads the verdict.
+    pub authenticate: bool,
     /// Accepted HeartBtInt (108) range, in seconds.
     pub heartbeat_min_s: u64,
     pub heartbeat_max_s: u64,
@@ -86,7 +88,7 @@ impl SessionConfig {
             version,
             sender_comp_id: sender_comp_id.to_string(),
             target_comp_id: target_comp_id.to_string(),
-            password: None,
+            authenticate: false,
             heartbeat_min_s: 1,
             heartbeat_max_s: 300,
             logon_timeout_ns: 10 * NS_PER_SEC,
@@ -144,7 +146,9 @@ pub enum DisconnectReason {
     UnsupportedVersion,
     /// Logon whose SenderCompID/TargetCompID do not match this session.
     BadCompId,
-    BadPassword,
+    /// Logon of a session that requires authentication whose Username or Password its owner
+    /// did not accept (or did not check).
+    BadCredentials,
     /// Logon without a valid HeartBtInt (or out of the accepted range), or a malformed Logon.
     BadLogon,
     LogonTimeout,

@@ -3,9 +3,10 @@
 
 use super::{
     inbound::malformed_reason, inbound::msg_type_of, inbound::read_inbound, inbound::reason_text,
-    inbound::refusal, inbound::seq_too_low_text, inbound::HeaderProblem, inbound::InHeader,
-    inbound::Inbound, inbound::Logon, inbound::Malformed, inbound::Text, store::MessageStore,
-    DisconnectReason, Queued, RejectOf, Session, SessionEvent, SessionHandler, SessionState,
+    inbound::refusal, inbound::seq_too_low_text, inbound::Credentials, inbound::HeaderProblem,
+    inbound::InHeader, inbound::Inbound, inbound::Logon, inbound::Malformed, inbound::Text,
+    inbound::LOGON_REFUSED, store::MessageStore, DisconnectReason, Queued, RejectOf, Session,
+    SessionEvent, SessionHandler, SessionState,
 };
 use crate::decode::frame;
 use crate::decode::resync;
@@ -225,28 +226,25 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
     /// Why this session would refuse Logon `l` (with header `header`), if it would: the
     /// Logout's text and the reason. Changes nothing; the owner asks it of a session that is
     /// logged on from another connection, so that an impostor learns no more than a wrong
-    /// password tells.
+    /// password tells. Until the Logon is authenticated (CompIDs, then credentials) the text is
+    /// [`LOGON_REFUSED`], whatever the reason: nothing about the session (its version, its
+    /// sequence numbers, whether it exists) leaks to who cannot log on to it.
     pub fn logon_refusal(
         &self,
         header: &InHeader,
         l: &Logon,
     ) -> Option<(String, DisconnectReason)> {
         let no = |text: &str, reason| Some((text.to_string(), reason));
-        if l.begin_string.as_bytes() != self.cfg.version.begin_string() {
-            return no("wrong BeginString", DisconnectReason::UnsupportedVersion);
-        }
         if l.sender_comp_id.as_bytes() != self.cfg.target_comp_id.as_bytes()
             || l.target_comp_id.as_bytes() != self.cfg.sender_comp_id.as_bytes()
         {
-            return no(
-                "unknown SenderCompID/TargetCompID",
-                DisconnectReason::BadCompId,
-            );
+            return no(LOGON_REFUSED, DisconnectReason::BadCompId);
         }
-        if let Some(pw) = &self.cfg.password {
-            if l.password.as_ref().map(Text::as_bytes) != Some(pw.as_bytes()) {
-                return no("bad password", DisconnectReason::BadPassword);
-            }
+        if self.cfg.authenticate && l.credentials != Credentials::Accepted {
+            return no(LOGON_REFUSED, DisconnectReason::BadCredentials);
+        }
+        if l.begin_string.as_bytes() != self.cfg.version.begin_string() {
+            return no("wrong BeginString", DisconnectReason::UnsupportedVersion);
         }
         let seq = header.msg_seq_num;
         if seq == 0 {

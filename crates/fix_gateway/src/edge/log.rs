@@ -192,8 +192,9 @@ impl EdgeLog {
         }
     }
 
-    /// A Logon refused before it reached a session (unknown CompIDs, wrong port, logged on
-    /// elsewhere): `text` is what the Logout said.
+    /// A Logon refused before it reached a session (unknown CompIDs, credentials not
+    /// accepted, wrong port, logged on elsewhere): `text` is the real reason, for the operator
+    /// (the Logout may have said less).
     pub(super) fn logon_refused(&mut self, conn: ConnId, l: &Logon, ts: u64, text: &str) {
         let (ok, ended) = self.refused.allow(ts);
         if ended > 0 {
@@ -222,7 +223,7 @@ pub(super) fn disconnect_text(r: DisconnectReason) -> &'static str {
         D::FirstMessageNotLogon => "first message not a Logon",
         D::UnsupportedVersion => "wrong BeginString at Logon",
         D::BadCompId => "unknown SenderCompID/TargetCompID",
-        D::BadPassword => "bad password",
+        D::BadCredentials => "credentials not accepted (Username or Password)",
         D::BadLogon => "Logon refused (HeartBtInt, ResetSeqNumFlag or a second Logon)",
         D::LogonTimeout => "no Logon in time",
         D::HeartbeatTimeout => "TestRequest unanswered",

@@ -27,7 +27,8 @@ use crate::store::{CancelRejectRecipe, Store};
 use exchange::{ClHashes, ClHint, Exchange, Input, Outputs, Principal, Reject, SlotTable};
 use fix::app::{AppMessage, OrderMassCancelReport, TradSesStatus, TradingSessionStatus};
 use fix::{
-    DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent, SessionHandler, Text,
+    Credentials, DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent,
+    SessionHandler, Text,
 };
 use std::sync::Arc;
 
@@ -302,7 +303,7 @@ impl FixEdge {
             .iter()
             .map(|d| {
                 let mut sc = SessionConfig::new(d.version, &d.target_comp_id, &d.sender_comp_id);
-                sc.password = d.password.clone();
+                sc.authenticate = d.authenticates();
                 sc.heartbeat_min_s = cfg.heartbeat_min_s;
                 sc.heartbeat_max_s = cfg.heartbeat_max_s;
                 sc.sending_time_tolerance_ns = cfg.sending_time_window_ns;
@@ -696,11 +697,12 @@ impl FixEdge {
 
     fn on_logon(&mut self, ts: u64, fi: &FixInput, l: &fix::Logon, out: &mut Outbox) {
         let conn = fi.conn;
-        let refuse = |this: &mut FixEdge, text: &str, out: &mut Outbox| {
+        // `text` goes to the client, `reason` to the operator's log.
+        let refuse = |this: &mut FixEdge, text: &str, reason: &str, out: &mut Outbox| {
             if !this.replaying {
                 let bytes = fix::refusal(&mut this.enc, l, ts, text.as_bytes());
                 out.push(conn, &bytes);
-                this.log.logon_refused(conn, l, ts, text);
+                this.log.logon_refused(conn, l, ts, reason);
             }
             out.close(conn);
         };
@@ -708,14 +710,38 @@ impl FixEdge {
             .cfg
             .find_session(l.sender_comp_id.as_bytes(), l.target_comp_id.as_bytes())
         else {
-            return refuse(self, "unknown SenderCompID/TargetCompID", out);
-        };
-        if self.cfg.sessions[ix].market_data == crate::MarketDataAccess::Only {
             return refuse(
                 self,
-                "market-data only session: log on at the market-data port",
+                fix::LOGON_REFUSED,
+                "unknown SenderCompID/TargetCompID",
                 out,
             );
+        };
+        // Replay follows the journal: a Logon journaled while its session needed no password
+        // (`Unchecked`) was accepted then, and is now, whatever the configuration says today.
+        let then = (self.replaying
+            && l.credentials == Credentials::Unchecked
+            && self.cfg.sessions[ix].authenticates())
+        .then(|| {
+            Inbound::Logon(Box::new(fix::Logon {
+                credentials: Credentials::Accepted,
+                ..l.clone()
+            }))
+        });
+        let (l, msg) = match &then {
+            Some(m @ Inbound::Logon(accepted)) => (&**accepted, m),
+            _ => (l, &fi.msg),
+        };
+        // Before anything that depends on the session: a Logon that is not authenticated
+        // learns nothing of it.
+        if let Some((text, DisconnectReason::BadCredentials)) =
+            self.sessions[ix].logon_refusal(&fi.header, l)
+        {
+            return refuse(self, &text, "credentials not accepted", out);
+        }
+        if self.cfg.sessions[ix].market_data == crate::MarketDataAccess::Only {
+            let text = "market-data only session: log on at the market-data port";
+            return refuse(self, text, text, out);
         }
         if self.conn_of[ix].is_some() {
             // Bound to another connection: that one is not disturbed, and the answer says no
@@ -724,7 +750,7 @@ impl FixEdge {
                 Some((text, _)) => text,
                 None => "session already logged on".to_string(),
             };
-            return refuse(self, &text, out);
+            return refuse(self, &text, &text, out);
         }
         if self.sessions[ix].logon_refusal(&fi.header, l).is_none() && l.reset {
             // Numbers start again after a bounding checkpoint: store them all.
@@ -734,7 +760,7 @@ impl FixEdge {
         }
         self.sessions[ix].on_connected(ts);
         let mut w = Wire::new(Some(conn), &mut *out, self.replaying);
-        self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
+        self.sessions[ix].on_message(&fi.header, msg, ts, &mut w);
         let (logged_on, disconnected, noted) = (w.logged_on, w.disconnected, w.noted);
         self.log.events(&self.cfg, ix, ts, noted, self.replaying);
         if logged_on && !disconnected {

@@ -11,7 +11,8 @@ fn session(sender: &str, version: FixVersion, access: MarketDataAccess) -> Sessi
         sender_comp_id: sender.into(),
         target_comp_id: "RIALTO".into(),
         version,
-        password: None,
+        password_hash: None,
+        username: None,
         firm: 0,
         market_data: access,
         market_data_extensions: false,
@@ -568,4 +569,57 @@ fn a_large_flush_is_split_into_x_messages_a_client_accepts() {
     }
     rebuild(&mut book, &mut rpt, &got);
     assert_eq!((book, rpt), (feed.book(0).clone(), 60));
+}
+
+/// A session that authenticates binds only when its owner's check accepts the Logon; the
+/// check sees the address and the Password, and every refusal says the same.
+#[test]
+fn market_data_logons_need_the_owners_check() {
+    let mut e = edge();
+    let mut cfg = (*e.cfg).clone();
+    cfg.sessions[0].password_hash = Some("$argon2id$checked-by-the-owner".into());
+    e = MdEdge::new(Arc::new(cfg), e.limits);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    e.set_logon_check(Box::new(move |peer, session, l| {
+        let pw = l.password.map(|p| p.to_str_lossy().into_owned());
+        s.lock().unwrap().push((peer, session, pw.clone()));
+        match pw.as_deref() {
+            Some("right") => Credentials::Accepted,
+            _ => Credentials::Refused,
+        }
+    }));
+    let (feed, mut out) = (Feed::new(2), Outbox::default());
+    let peer: IpAddr = [10, 0, 0, 9].into();
+    for (conn, sender, body, bound) in [
+        (1, "M44", "554=wrong|", false),
+        (2, "M44", "", false),
+        (3, "NOBODY", "554=right|", false),
+        (4, "M44", "554=right|", true),
+    ] {
+        e.on_accepted(conn, peer);
+        let b = format!(
+            "35=A|49={sender}|56=RIALTO|34=1|52=20261127-10:00:00.000|98=0|108=30|141=Y|{body}"
+        )
+        .replace('|', "\x01");
+        let mut bytes = Vec::new();
+        fix::wrap_body(FixVersion::Fix44, b.as_bytes(), &mut bytes);
+        e.on_bytes(conn, &bytes, T0, &feed, &mut out);
+        let got = received(&mut out, conn);
+        assert_eq!(e.session_of(conn).is_some(), bound, "{sender} {body}");
+        if bound {
+            assert_eq!(got[0].msg_type, "A");
+        } else {
+            assert_eq!(got[0].msg_type, "5");
+            assert_eq!(got[0].field(58).as_deref(), Some("logon refused"));
+        }
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    assert_eq!(seen[0], (Some(peer), Some(0), Some("wrong".to_string())));
+    assert_eq!(seen[1].2, None);
+    assert_eq!(
+        seen[2].1, None,
+        "unknown CompIDs are checked too (throttle)"
+    );
 }

@@ -15,6 +15,7 @@ mod book;
 mod demo;
 mod journal;
 mod match_;
+mod passwd;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -46,6 +47,9 @@ enum Command {
     Demo(demo::Args),
     /// Subscribe to one instrument's market data and draw its live book in the terminal.
     Book(book::Args),
+    /// Read a password (stdin, or a prompt without echo) and print its salted hash for a
+    /// session's `password_hash`.
+    Passwd(passwd::Args),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
@@ -56,6 +60,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Journal(j) => journal::run(j),
         Command::Demo(a) => demo::run(a),
         Command::Book(a) => book::run(a),
+        Command::Passwd(a) => passwd::run(a),
     }
 }
 

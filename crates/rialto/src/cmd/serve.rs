@@ -2,7 +2,7 @@
 //! [--market-data-listen ADDR|off] [--durability MODE]
 //! [--idle park|spin] [--cpu N] [--stall-log-us US] [--log-json]`:
 //! the exchange server (crate `server`). Glue only: read the config, apply the overrides,
-//! run until SIGINT/SIGTERM.
+//! warn of the sessions without a password, run until SIGINT/SIGTERM.
 
 use super::CmdResult;
 use std::path::PathBuf;
@@ -118,6 +118,20 @@ pub fn run(args: Args) -> CmdResult {
     }
     if let Some(us) = args.stall_log_us {
         cfg.stall_log_us = us;
+    }
+    let open: Vec<&str> = cfg
+        .sessions
+        .iter()
+        .filter(|s| s.password_hash.is_none())
+        .map(|s| s.sender_comp_id.as_str())
+        .collect();
+    if !open.is_empty() {
+        tracing::warn!(
+            sessions = open.len(),
+            names = %open.join(" "),
+            "sessions without a password: anyone who reaches the port can log on as them \
+             (give each a password_hash, made by `rialto passwd`)"
+        );
     }
     server::serve_until_signal(cfg, text.as_deref())?;
     Ok(())
