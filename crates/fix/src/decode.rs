@@ -197,13 +197,76 @@ pub enum DecodeError {
     Frame(FrameError),
     /// More than `Limits::fields_max` fields.
     TooManyFields { max: usize },
-    /// A field without a valid tag number (not digits, zero, leading zero, or no `=`), at this
-    /// byte offset of the message.
-    InvalidTag { offset: usize },
+    /// A field without a valid tag number, at this byte offset of the message: what is wrong
+    /// with it in `problem` (answered 373=0, Invalid tag number).
+    InvalidTag { offset: usize, problem: TagProblem },
     /// `tag=` with nothing before the SOH.
     EmptyValue { tag: u32 },
     /// BeginString, BodyLength or MsgType is not where it must be (first three fields).
     HeaderOrder { tag: u32 },
+}
+
+/// What is wrong with the tag of a field that does not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TagProblem {
+    /// The field has no `=` before its SOH.
+    NoEquals,
+    /// Nothing before the `=`.
+    Empty,
+    /// The tag holds a byte that is not a digit.
+    NotNumeric,
+    /// More than 9 digits.
+    TooLong,
+    /// The tag is zero (`0=`, `00=`).
+    Zero,
+    /// Digits with a leading zero (`055=`): `tag` is their number.
+    LeadingZero { tag: u32 },
+}
+
+impl TagProblem {
+    /// The tag number to name in RefTagID (371), when the field has one.
+    pub fn ref_tag(self) -> Option<u32> {
+        match self {
+            TagProblem::LeadingZero { tag } => Some(tag),
+            _ => None,
+        }
+    }
+
+    /// What is wrong, in words ("has no '='").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TagProblem::NoEquals => "has no '='",
+            TagProblem::Empty => "has an empty tag",
+            TagProblem::NotNumeric => "has a tag that is not a number",
+            TagProblem::TooLong => "has a tag of more than 9 digits",
+            TagProblem::Zero => "has tag 0",
+            TagProblem::LeadingZero { .. } => "has a tag with a leading zero",
+        }
+    }
+
+    /// Classifies the field starting at `offset` of `buf`, whose tag the decoder refused.
+    #[cold]
+    fn of(buf: &[u8], offset: usize) -> TagProblem {
+        let field = buf.get(offset..).unwrap_or(b"");
+        let field = &field[..field.iter().position(|&c| c == SOH).unwrap_or(field.len())];
+        let Some(eq) = field.iter().position(|&c| c == b'=') else {
+            return TagProblem::NoEquals;
+        };
+        let digits = &field[..eq];
+        if digits.is_empty() {
+            return TagProblem::Empty;
+        }
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return TagProblem::NotNumeric;
+        }
+        if digits.len() > 9 {
+            return TagProblem::TooLong;
+        }
+        match parse_u64(digits) {
+            Some(0) | None => TagProblem::Zero,
+            Some(tag) => TagProblem::LeadingZero { tag: tag as u32 },
+        }
+    }
 }
 
 /// A field-level problem found while reading a decoded message: which tag and what kind, so
@@ -269,6 +332,8 @@ pub struct Decoder {
     /// For each tag below `DIRECT`: 1 + the index in `fields` of its first occurrence (0: not
     /// in the message), filled as the message is split.
     first: [u16; DIRECT],
+    /// Some tag below `DIRECT` appears more than once in the message last split.
+    repeats: bool,
     limits: Limits,
 }
 
@@ -283,6 +348,7 @@ impl Decoder {
         Decoder {
             fields: Vec::with_capacity(limits.fields_max),
             first: [0; DIRECT],
+            repeats: false,
             limits,
         }
     }
@@ -314,6 +380,7 @@ impl Decoder {
         let fields_max = self.limits.fields_max;
         let mut i = 0;
         let mut data_len: Option<(u32, usize)> = None;
+        let mut repeats = false;
         while i < len {
             // Tag: 1 to 9 digits, no leading zero, then '='. Digits are read first and the
             // rules checked once after (the tag wraps harmlessly if there are too many).
@@ -329,7 +396,10 @@ impl Decoder {
             }
             let digits = i - tag_start;
             if digits == 0 || digits > 9 || buf[tag_start] == b'0' || buf.get(i) != Some(&b'=') {
-                return Err(DecodeError::InvalidTag { offset: tag_start });
+                return Err(DecodeError::InvalidTag {
+                    offset: tag_start,
+                    problem: TagProblem::of(buf, tag_start),
+                });
             }
             i += 1;
             let start = i;
@@ -363,6 +433,8 @@ impl Decoder {
             if let Some(f) = self.first.get_mut(tag as usize) {
                 if *f == 0 {
                     *f = n as u16 + 1;
+                } else {
+                    repeats = true;
                 }
             }
             self.fields.push(FieldPos {
@@ -389,10 +461,12 @@ impl Decoder {
                 })
             }
         }
+        self.repeats = repeats;
         Ok(Message {
             buf,
             fields: &self.fields,
             first: &self.first,
+            repeats,
         })
     }
 }
@@ -403,6 +477,7 @@ pub struct Message<'a> {
     buf: &'a [u8],
     fields: &'a [FieldPos],
     first: &'a [u16; DIRECT],
+    repeats: bool,
 }
 
 impl<'a> Message<'a> {
@@ -454,6 +529,18 @@ impl<'a> Message<'a> {
             buf: self.buf,
             fields: &self.fields[start..n - 1],
         }
+    }
+    /// The fields (index, tag) whose tag is below 128 and appeared before in the message, in
+    /// wire order: a repeat, legal only inside a repeating group (`fix::dict` knows the
+    /// groups). Empty, at no cost, for a message without such a repeat (the decoder notes
+    /// whether there is one while it splits the message).
+    pub fn repeated_tags(&self) -> impl Iterator<Item = (usize, u32)> + 'a {
+        let first = self.first;
+        let fields = if self.repeats { self.fields } else { &[] };
+        fields.iter().enumerate().filter_map(move |(i, f)| {
+            let at = *first.get(f.tag as usize)?;
+            (at as usize != i + 1).then_some((i, f.tag))
+        })
     }
     /// Index of the first field with `tag`.
     pub fn position(&self, tag: u32) -> Option<usize> {
@@ -744,6 +831,18 @@ pub fn scan_msg_seq_num(buf: &[u8]) -> Option<u64> {
     let p = buf.windows(pat.len()).position(|w| w == pat)? + pat.len();
     let end = buf[p..].iter().position(|&c| c == SOH)? + p;
     parse_u64(&buf[p..end])
+}
+
+/// The MsgType of a frame the decoder refused, if its third field is `35=value` (for a
+/// Reject's RefMsgType). `frame` has checked the first two fields.
+pub fn scan_msg_type(buf: &[u8]) -> Option<&[u8]> {
+    let mut at = 0;
+    for _ in 0..2 {
+        at += buf.get(at..)?.iter().position(|&c| c == SOH)? + 1;
+    }
+    let rest = buf.get(at..)?.strip_prefix(b"35=")?;
+    let v = &rest[..rest.iter().position(|&c| c == SOH)?];
+    (!v.is_empty() && !v.contains(&b'=')).then_some(v)
 }
 
 #[cfg(test)]

@@ -73,15 +73,15 @@ pub use decimal::{
     avg_px, parse_price, write_ratio, write_units, Decimal, DecimalError, PriceError,
 };
 pub use decode::{
-    find_soh, frame, parse_u64, resync, scan_msg_seq_num, DecodeError, Decoder, FieldError,
-    FieldErrorKind, Fields, FrameError, Group, Limits, Message, SOH,
+    find_soh, frame, parse_u64, resync, scan_msg_seq_num, scan_msg_type, DecodeError, Decoder,
+    FieldError, FieldErrorKind, Fields, FrameError, Group, Limits, Message, TagProblem, SOH,
 };
 pub use encode::{write_u64, Encoder, Header};
 pub use session::{
-    identify, malformed_reason, read_header, read_inbound, refusal, DisconnectReason,
-    HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore, MessageStore, Queued,
-    RejectOf, Session, SessionConfig, SessionEvent, SessionHandler, SessionState, SessionVars,
-    Stored, Text,
+    identify, malformed_input, malformed_reason, read_header, read_inbound, refusal,
+    DisconnectReason, HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore,
+    MessageStore, Queued, RejectOf, Session, SessionConfig, SessionEvent, SessionHandler,
+    SessionState, SessionVars, Stored, Text,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};
 

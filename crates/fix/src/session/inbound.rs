@@ -1,8 +1,7 @@
 //! What arrives: an inbound message read into its typed form ([`InHeader`] and [`Inbound`]),
 //! before any session state is consulted, and the texts a session answers bad input with.
 
-use crate::decode::DecodeError;
-use crate::decode::Message;
+use crate::decode::{scan_msg_seq_num, scan_msg_type, DecodeError, Message, SOH};
 use crate::encode::Encoder;
 use crate::tags;
 use crate::tags::msg_type;
@@ -255,7 +254,9 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
 pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u32>)> {
     Some(match e {
         DecodeError::Incomplete | DecodeError::Frame(_) => return None,
-        DecodeError::InvalidTag { .. } => (SessionRejectReason::InvalidTagNumber, None),
+        DecodeError::InvalidTag { problem, .. } => {
+            (SessionRejectReason::InvalidTagNumber, problem.ref_tag())
+        }
         DecodeError::EmptyValue { tag } => {
             (SessionRejectReason::TagSpecifiedWithoutValue, Some(tag))
         }
@@ -266,6 +267,48 @@ pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u
         ),
     })
 }
+
+/// The input a framed message whose fields do not decode becomes: its header, holding only
+/// its MsgSeqNum (0 when none is readable: the session then logs out, as for any message
+/// without MsgSeqNum), and a `Malformed` with the Reject's reason, RefTagID, RefMsgType (when
+/// the MsgType is readable) and a Text naming the field. `None` for a garbled frame (ignored,
+/// no sequence number taken). Allocates (the box, the text): only for such a message.
+pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Malformed>)> {
+    let (reason, ref_tag) = malformed_reason(e)?;
+    let text = match e {
+        DecodeError::InvalidTag { offset, problem } => {
+            let field = frame.get(offset..).unwrap_or(b"");
+            let end = field.iter().position(|&c| c == SOH).unwrap_or(field.len());
+            let shown = String::from_utf8_lossy(&field[..end.min(FIELD_SHOWN_MAX)]);
+            let more = if end > FIELD_SHOWN_MAX { "..." } else { "" };
+            format!("field '{shown}{more}' {}", problem.as_str())
+        }
+        DecodeError::EmptyValue { tag } => format!("tag {tag} has an empty value"),
+        DecodeError::TooManyFields { max } => format!("more than {max} fields"),
+        DecodeError::HeaderOrder { .. } => "MsgType(35) is not the third field".to_string(),
+        DecodeError::Incomplete | DecodeError::Frame(_) => return None,
+    };
+    let header = InHeader {
+        msg_seq_num: scan_msg_seq_num(frame).unwrap_or(0),
+        ..InHeader::default()
+    };
+    let msg_type = match e {
+        DecodeError::HeaderOrder { .. } => Text::EMPTY,
+        _ => scan_msg_type(frame).map_or(Text::EMPTY, Text::new),
+    };
+    Some((
+        header,
+        Box::new(Malformed {
+            reason,
+            ref_tag,
+            msg_type,
+            text: Text::new(text.as_bytes()),
+        }),
+    ))
+}
+
+/// How much of a malformed field a Reject's Text quotes.
+const FIELD_SHOWN_MAX: usize = 24;
 
 /// The unnumbered Logout (MsgSeqNum 1) that refuses a Logon: to the Logon's sender, in its
 /// BeginString, with `text`. It belongs to no session (an unknown CompID pair) or changes
