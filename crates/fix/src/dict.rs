@@ -454,8 +454,9 @@ impl Dictionary {
     /// define is left to whoever answers that MsgType. Costs nothing for a message without
     /// such a repeat (`Message::repeated_tags`). Allocates nothing.
     pub fn check_repeats(&self, msg: &Message<'_>) -> Result<(), Violation> {
-        let def = self.message(msg.msg_type());
+        let mut def = None;
         for (i, tag) in msg.repeated_tags() {
+            let def = *def.get_or_insert_with(|| self.message(msg.msg_type()));
             let grouped = !matches!(tag, 8 | 9 | 35 | 10)
                 && !self.is_header_tag(tag)
                 && def.is_none_or(|d| self.in_group(&d.layout, tag));
@@ -788,7 +789,17 @@ pub fn fuzz_validate(bytes: &[u8]) {
     let mut decoder = Decoder::new(Limits::default());
     let check = |msg: &Message<'_>| {
         for v in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
-            if let Err(e) = dictionary(v).validate(msg) {
+            // The repeat check alone is never stricter than the whole validation, and names
+            // a tag the message repeats.
+            let repeats = dictionary(v).check_repeats(msg);
+            if let Err(e) = repeats {
+                let tag = e.ref_tag.expect("a repeat names its tag");
+                assert_eq!(e.reason, SessionRejectReason::TagAppearsMoreThanOnce);
+                assert!(msg.fields().filter(|&(t, _)| t == tag).count() > 1, "{e:?}");
+            }
+            let validated = dictionary(v).validate(msg);
+            assert!(repeats.is_ok() || validated.is_err(), "{repeats:?}");
+            if let Err(e) = validated {
                 assert!(!e.text(msg).is_empty());
                 if e.reason != SessionRejectReason::RequiredTagMissing {
                     let tag = e
