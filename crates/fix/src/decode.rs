@@ -332,8 +332,6 @@ pub struct Decoder {
     /// For each tag below `DIRECT`: 1 + the index in `fields` of its first occurrence (0: not
     /// in the message), filled as the message is split.
     first: [u16; DIRECT],
-    /// Some tag below `DIRECT` appears more than once in the message last split.
-    repeats: bool,
     limits: Limits,
 }
 
@@ -348,7 +346,6 @@ impl Decoder {
         Decoder {
             fields: Vec::with_capacity(limits.fields_max),
             first: [0; DIRECT],
-            repeats: false,
             limits,
         }
     }
@@ -461,7 +458,6 @@ impl Decoder {
                 })
             }
         }
-        self.repeats = repeats;
         Ok(Message {
             buf,
             fields: &self.fields,

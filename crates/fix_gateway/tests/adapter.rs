@@ -345,7 +345,20 @@ fn malformed_fields_are_rejected_under_their_msg_seq_num() {
     let i = convert_raw(&format!("35=1|{RAW_HEADER}{long}"), None).expect("not dropped");
     assert_eq!(
         malformed(&i).text.to_str_lossy(),
-        format!("field '{}...' has no '='", "z".repeat(24))
+        format!("field '{}...' has no '='", "z".repeat(20))
+    );
+    // The longest text fits a Text whole; bytes that are not printable are shown as '?'.
+    let i = convert_raw(
+        &format!("35=1|{RAW_HEADER}\x7fz{}=1|", "y".repeat(30)),
+        None,
+    )
+    .expect("not dropped");
+    assert_eq!(
+        malformed(&i).text.to_str_lossy(),
+        format!(
+            "field '?z{}...' has a tag that is not a number",
+            "y".repeat(18)
+        )
     );
     // An empty value: 373=4 naming the tag.
     let i = convert_raw(&format!("35=1|{RAW_HEADER}112=|"), None).expect("not dropped");

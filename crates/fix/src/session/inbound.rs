@@ -279,7 +279,18 @@ pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Ma
         DecodeError::InvalidTag { offset, problem } => {
             let field = frame.get(offset..).unwrap_or(b"");
             let end = field.iter().position(|&c| c == SOH).unwrap_or(field.len());
-            let shown = String::from_utf8_lossy(&field[..end.min(FIELD_SHOWN_MAX)]);
+            // Printable ASCII as sent, any other byte as '?': the Text stays within its 64
+            // bytes.
+            let shown: String = field[..end.min(FIELD_SHOWN_MAX)]
+                .iter()
+                .map(|&c| {
+                    if (0x20..0x7f).contains(&c) {
+                        c as char
+                    } else {
+                        '?'
+                    }
+                })
+                .collect();
             let more = if end > FIELD_SHOWN_MAX { "..." } else { "" };
             format!("field '{shown}{more}' {}", problem.as_str())
         }
@@ -307,8 +318,9 @@ pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Ma
     ))
 }
 
-/// How much of a malformed field a Reject's Text quotes.
-const FIELD_SHOWN_MAX: usize = 24;
+/// How much of a malformed field a Reject's Text quotes (the longest text, with "..." and
+/// "has a tag that is not a number", is 62 bytes).
+const FIELD_SHOWN_MAX: usize = 20;
 
 /// The unnumbered Logout (MsgSeqNum 1) that refuses a Logon: to the Logon's sender, in its
 /// BeginString, with `text`. It belongs to no session (an unknown CompID pair) or changes
