@@ -640,6 +640,33 @@ fn malformed_tags_get_reject_and_session_continues() {
     assert_eq!(h.disconnected(), Some(DisconnectReason::MissingMsgSeqNum));
 }
 
+/// An admin message's number or flag that is not of its type is a Reject 373=6 naming it,
+/// not a "missing" one; the session goes on.
+#[test]
+fn admin_numbers_of_the_wrong_type_get_reject_6() {
+    let (mut s, mut h) = logged_on();
+    for (seq, (msg_type, body, tag)) in [
+        ("2", "7=abc|16=0|", 7),
+        ("2", "7=1|16=-1|", 16),
+        ("4", "36=x|", 36),
+        ("4", "123=maybe|36=9|", 123),
+        ("3", "45=x|", 45),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let seq = seq as u64 + 2;
+        feed(&mut s, In::new(msg_type, seq, body), T0, &mut h);
+        let out = h.take();
+        assert_eq!(out.len(), 1, "{body}");
+        assert_eq!(mt(&out[0]), "3", "{body}");
+        assert_eq!(f(&out[0], 373).as_deref(), Some("6"), "{body}");
+        assert_eq!(f(&out[0], 371), Some(tag.to_string()), "{body}");
+        assert_eq!(f(&out[0], 372).as_deref(), Some(msg_type), "{body}");
+        assert_eq!(s.next_in(), seq + 1, "{body}");
+    }
+}
+
 /// Recomputes BodyLength and CheckSum of a hand-edited message.
 fn reframe(msg: &str) -> Vec<u8> {
     let start = msg.find("\x0135=").unwrap() + 1;

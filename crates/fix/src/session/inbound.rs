@@ -175,6 +175,9 @@ pub fn read_inbound<A>(
     let t = msg.msg_type();
     let text = |tag| Text::new(msg.get(tag).unwrap_or(b""));
     let u64_of = |tag| msg.get_u64(tag).ok().flatten();
+    if let Some(m) = admin_format(msg) {
+        return (header, Inbound::Malformed(m));
+    }
     let inbound = match t {
         msg_type::LOGON => Inbound::Logon(Box::new(Logon {
             begin_string: Text::new(msg.begin_string()),
@@ -211,6 +214,55 @@ pub fn read_inbound<A>(
         },
     };
     (header, inbound)
+}
+
+/// An admin message's number or flag the session acts on that is present but not of its type
+/// (BeginSeqNo, EndSeqNo, NewSeqNo, RefSeqNum not digits; GapFillFlag not Y or N): the Reject
+/// 373=6 it deserves. A Logon is left to the session's own checks.
+fn admin_format(msg: &Message<'_>) -> Option<Box<Malformed>> {
+    let (numbers, flags): (&[u32], &[u32]) = match msg.msg_type() {
+        msg_type::RESEND_REQUEST => (&[tags::BEGIN_SEQ_NO, tags::END_SEQ_NO], &[]),
+        msg_type::SEQUENCE_RESET => (&[tags::NEW_SEQ_NO], &[tags::GAP_FILL_FLAG]),
+        msg_type::REJECT => (&[tags::REF_SEQ_NUM], &[]),
+        _ => return None,
+    };
+    let bad = numbers
+        .iter()
+        .find(|&&tag| msg.get_u64(tag).is_err())
+        .map(|&tag| (tag, "is not a number"))
+        .or_else(|| {
+            flags
+                .iter()
+                .find(|&&tag| msg.get_bool(tag).is_err())
+                .map(|&tag| (tag, "is not Y or N"))
+        });
+    let (tag, what) = bad?;
+    let v = quote(msg.get(tag).unwrap_or(b""));
+    Some(Box::new(Malformed {
+        reason: SessionRejectReason::IncorrectDataFormat,
+        ref_tag: Some(tag),
+        msg_type: Text::new(msg.msg_type()),
+        text: Text::new(format!("tag {tag} '{v}' {what}").as_bytes()),
+    }))
+}
+
+/// At most [`FIELD_SHOWN_MAX`] bytes of a client's bytes for a Reject's Text: printable ASCII
+/// as sent, any other byte as '?', and "..." if cut (so the Text stays within its 64 bytes).
+fn quote(b: &[u8]) -> String {
+    let mut s: String = b[..b.len().min(FIELD_SHOWN_MAX)]
+        .iter()
+        .map(|&c| {
+            if (0x20..0x7f).contains(&c) {
+                c as char
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    if b.len() > FIELD_SHOWN_MAX {
+        s.push_str("...");
+    }
+    s
 }
 
 /// The header part of [`read_inbound`].
@@ -279,20 +331,7 @@ pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Ma
         DecodeError::InvalidTag { offset, problem } => {
             let field = frame.get(offset..).unwrap_or(b"");
             let end = field.iter().position(|&c| c == SOH).unwrap_or(field.len());
-            // Printable ASCII as sent, any other byte as '?': the Text stays within its 64
-            // bytes.
-            let shown: String = field[..end.min(FIELD_SHOWN_MAX)]
-                .iter()
-                .map(|&c| {
-                    if (0x20..0x7f).contains(&c) {
-                        c as char
-                    } else {
-                        '?'
-                    }
-                })
-                .collect();
-            let more = if end > FIELD_SHOWN_MAX { "..." } else { "" };
-            format!("field '{shown}{more}' {}", problem.as_str())
+            format!("field '{}' {}", quote(&field[..end]), problem.as_str())
         }
         DecodeError::EmptyValue { tag } => format!("tag {tag} has an empty value"),
         DecodeError::TooManyFields { max } => format!("more than {max} fields"),
