@@ -197,9 +197,10 @@ pub enum DecodeError {
     Frame(FrameError),
     /// More than `Limits::fields_max` fields.
     TooManyFields { max: usize },
-    /// A field without a valid tag number, at this byte offset of the message: what is wrong
-    /// with it in `problem` (answered 373=0, Invalid tag number).
-    InvalidTag { offset: usize, problem: TagProblem },
+    /// A field without a valid tag number (no `=`, empty, not digits, zero, leading zero), at
+    /// this byte offset of the message (answered 373=0, Invalid tag number);
+    /// `TagProblem::classify` says which.
+    InvalidTag { offset: usize },
     /// `tag=` with nothing before the SOH.
     EmptyValue { tag: u32 },
     /// BeginString, BodyLength or MsgType is not where it must be (first three fields).
@@ -244,9 +245,10 @@ impl TagProblem {
         }
     }
 
-    /// Classifies the field starting at `offset` of `buf`, whose tag the decoder refused.
-    #[cold]
-    fn of(buf: &[u8], offset: usize) -> TagProblem {
+    /// What is wrong with the field at `offset` of `buf`, whose tag the decoder refused
+    /// (`DecodeError::InvalidTag`). Worked out here, after the fact, so that the decoder's
+    /// loop carries no more than the offset.
+    pub fn classify(buf: &[u8], offset: usize) -> TagProblem {
         let field = buf.get(offset..).unwrap_or(b"");
         let field = &field[..field.iter().position(|&c| c == SOH).unwrap_or(field.len())];
         let Some(eq) = field.iter().position(|&c| c == b'=') else {
@@ -377,7 +379,6 @@ impl Decoder {
         let fields_max = self.limits.fields_max;
         let mut i = 0;
         let mut data_len: Option<(u32, usize)> = None;
-        let mut repeats = false;
         while i < len {
             // Tag: 1 to 9 digits, no leading zero, then '='. Digits are read first and the
             // rules checked once after (the tag wraps harmlessly if there are too many).
@@ -393,10 +394,7 @@ impl Decoder {
             }
             let digits = i - tag_start;
             if digits == 0 || digits > 9 || buf[tag_start] == b'0' || buf.get(i) != Some(&b'=') {
-                return Err(DecodeError::InvalidTag {
-                    offset: tag_start,
-                    problem: TagProblem::of(buf, tag_start),
-                });
+                return Err(DecodeError::InvalidTag { offset: tag_start });
             }
             i += 1;
             let start = i;
@@ -430,8 +428,6 @@ impl Decoder {
             if let Some(f) = self.first.get_mut(tag as usize) {
                 if *f == 0 {
                     *f = n as u16 + 1;
-                } else {
-                    repeats = true;
                 }
             }
             self.fields.push(FieldPos {
@@ -462,7 +458,6 @@ impl Decoder {
             buf,
             fields: &self.fields,
             first: &self.first,
-            repeats,
         })
     }
 }
@@ -473,7 +468,6 @@ pub struct Message<'a> {
     buf: &'a [u8],
     fields: &'a [FieldPos],
     first: &'a [u16; DIRECT],
-    repeats: bool,
 }
 
 impl<'a> Message<'a> {
@@ -528,12 +522,11 @@ impl<'a> Message<'a> {
     }
     /// The fields (index, tag) whose tag is below 128 and appeared before in the message, in
     /// wire order: a repeat, legal only inside a repeating group (`fix::dict` knows the
-    /// groups). Empty, at no cost, for a message without such a repeat (the decoder notes
-    /// whether there is one while it splits the message).
+    /// groups). One pass over the fields, a load and a compare each, against the index of
+    /// first occurrences the decoder filled (the decoder's own loop pays nothing for it).
     pub fn repeated_tags(&self) -> impl Iterator<Item = (usize, u32)> + 'a {
         let first = self.first;
-        let fields = if self.repeats { self.fields } else { &[] };
-        fields.iter().enumerate().filter_map(move |(i, f)| {
+        self.fields.iter().enumerate().filter_map(move |(i, f)| {
             let at = *first.get(f.tag as usize)?;
             (at as usize != i + 1).then_some((i, f.tag))
         })

@@ -451,8 +451,8 @@ impl Dictionary {
     /// header's and the order path's) repeated where its MsgType has no repeating group
     /// holding it is `TagAppearsMoreThanOnce` (13). A header tag or BeginString, BodyLength,
     /// MsgType or CheckSum never repeats; a body tag of a MsgType the dictionary does not
-    /// define is left to whoever answers that MsgType. Costs nothing for a message without
-    /// such a repeat (`Message::repeated_tags`). Allocates nothing.
+    /// define is left to whoever answers that MsgType. One pass over the fields for a
+    /// message without such a repeat (`Message::repeated_tags`). Allocates nothing.
     pub fn check_repeats(&self, msg: &Message<'_>) -> Result<(), Violation> {
         let mut def = None;
         for (i, tag) in msg.repeated_tags() {

@@ -239,11 +239,8 @@ fn field_level_errors_after_a_valid_frame() {
     let mut d = Decoder::new(Limits::default());
     // The bad field starts after "8=FIX.4.4|9=NN|35=D|34=2|" (25 bytes: every body here
     // is 10 to 99 bytes long).
-    let invalid = |problem| DecodeError::InvalidTag {
-        offset: 25,
-        problem,
-    };
-    let cases: [(&str, DecodeError); 11] = [
+    let invalid = |problem| (DecodeError::InvalidTag { offset: 25 }, Some(problem));
+    let cases: [(&str, (DecodeError, Option<P>)); 11] = [
         ("35=D|34=2|abc=1|", invalid(P::NotNumeric)),
         ("35=D|34=2|x1=5|", invalid(P::NotNumeric)),
         ("35=D|34=2|55|", invalid(P::NoEquals)),
@@ -253,13 +250,19 @@ fn field_level_errors_after_a_valid_frame() {
         ("35=D|34=2|0=X|", invalid(P::Zero)),
         ("35=D|34=2|00=X|", invalid(P::Zero)),
         ("35=D|34=2|1234567890=X|", invalid(P::TooLong)),
-        ("35=D|34=2|55=|", DecodeError::EmptyValue { tag: 55 }),
-        ("34=2|35=D|", DecodeError::HeaderOrder { tag: 35 }),
+        (
+            "35=D|34=2|55=|",
+            (DecodeError::EmptyValue { tag: 55 }, None),
+        ),
+        ("34=2|35=D|", (DecodeError::HeaderOrder { tag: 35 }, None)),
     ];
-    for (body, want) in cases {
+    for (body, (want, problem)) in cases {
         let m = framed(body);
         let got = d.decode(&m).map(|_| ()).unwrap_err();
         assert_eq!(got, want, "{body}");
+        if let DecodeError::InvalidTag { offset } = got {
+            assert_eq!(Some(P::classify(&m, offset)), problem, "{body}");
+        }
         // The session can still find the sequence number of what it refuses.
         assert_eq!(scan_msg_seq_num(&m), Some(2), "{body}");
     }

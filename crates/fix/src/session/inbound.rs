@@ -1,7 +1,7 @@
 //! What arrives: an inbound message read into its typed form ([`InHeader`] and [`Inbound`]),
 //! before any session state is consulted, and the texts a session answers bad input with.
 
-use crate::decode::{scan_msg_seq_num, scan_msg_type, DecodeError, Message, SOH};
+use crate::decode::{scan_msg_seq_num, scan_msg_type, DecodeError, Message, TagProblem, SOH};
 use crate::encode::Encoder;
 use crate::tags;
 use crate::tags::msg_type;
@@ -302,13 +302,12 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
 }
 
 /// What to answer a message whose fields do not decode (`DecodeError` past framing): the
-/// Reject reason and RefTagID, or `None` for a garbled frame (ignored).
+/// Reject reason and RefTagID, or `None` for a garbled frame (ignored). An invalid tag has
+/// no RefTagID here; [`malformed_input`], which sees the bytes, names one with a number.
 pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u32>)> {
     Some(match e {
         DecodeError::Incomplete | DecodeError::Frame(_) => return None,
-        DecodeError::InvalidTag { problem, .. } => {
-            (SessionRejectReason::InvalidTagNumber, problem.ref_tag())
-        }
+        DecodeError::InvalidTag { .. } => (SessionRejectReason::InvalidTagNumber, None),
         DecodeError::EmptyValue { tag } => {
             (SessionRejectReason::TagSpecifiedWithoutValue, Some(tag))
         }
@@ -326,9 +325,11 @@ pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u
 /// the MsgType is readable) and a Text naming the field. `None` for a garbled frame (ignored,
 /// no sequence number taken). Allocates (the box, the text): only for such a message.
 pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Malformed>)> {
-    let (reason, ref_tag) = malformed_reason(e)?;
+    let (reason, mut ref_tag) = malformed_reason(e)?;
     let text = match e {
-        DecodeError::InvalidTag { offset, problem } => {
+        DecodeError::InvalidTag { offset } => {
+            let problem = TagProblem::classify(frame, offset);
+            ref_tag = problem.ref_tag();
             let field = frame.get(offset..).unwrap_or(b"");
             let end = field.iter().position(|&c| c == SOH).unwrap_or(field.len());
             format!("field '{}' {}", quote(&field[..end]), problem.as_str())
