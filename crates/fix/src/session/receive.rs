@@ -372,7 +372,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         }
         if header.msg_seq_num == 0 {
             self.logout_and_disconnect(
-                b"MsgSeqNum(34) missing",
+                b"MsgSeqNum(34) missing or not a number",
                 DisconnectReason::MissingMsgSeqNum,
                 now_ns,
                 h,
