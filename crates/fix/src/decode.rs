@@ -197,13 +197,78 @@ pub enum DecodeError {
     Frame(FrameError),
     /// More than `Limits::fields_max` fields.
     TooManyFields { max: usize },
-    /// A field without a valid tag number (not digits, zero, leading zero, or no `=`), at this
-    /// byte offset of the message.
+    /// A field without a valid tag number (no `=`, empty, not digits, zero, leading zero), at
+    /// this byte offset of the message (answered 373=0, Invalid tag number);
+    /// `TagProblem::classify` says which.
     InvalidTag { offset: usize },
     /// `tag=` with nothing before the SOH.
     EmptyValue { tag: u32 },
     /// BeginString, BodyLength or MsgType is not where it must be (first three fields).
     HeaderOrder { tag: u32 },
+}
+
+/// What is wrong with the tag of a field that does not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TagProblem {
+    /// The field has no `=` before its SOH.
+    NoEquals,
+    /// Nothing before the `=`.
+    Empty,
+    /// The tag holds a byte that is not a digit.
+    NotNumeric,
+    /// More than 9 digits.
+    TooLong,
+    /// The tag is zero (`0=`, `00=`).
+    Zero,
+    /// Digits with a leading zero (`055=`): `tag` is their number.
+    LeadingZero { tag: u32 },
+}
+
+impl TagProblem {
+    /// The tag number to name in RefTagID (371), when the field has one.
+    pub fn ref_tag(self) -> Option<u32> {
+        match self {
+            TagProblem::LeadingZero { tag } => Some(tag),
+            _ => None,
+        }
+    }
+
+    /// What is wrong, in words ("has no '='").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TagProblem::NoEquals => "has no '='",
+            TagProblem::Empty => "has an empty tag",
+            TagProblem::NotNumeric => "has a tag that is not a number",
+            TagProblem::TooLong => "has a tag of more than 9 digits",
+            TagProblem::Zero => "has tag 0",
+            TagProblem::LeadingZero { .. } => "has a tag with a leading zero",
+        }
+    }
+
+    /// What is wrong with the field at `offset` of `buf`, whose tag the decoder refused
+    /// (`DecodeError::InvalidTag`). Worked out here, after the fact, so that the decoder's
+    /// loop carries no more than the offset.
+    pub fn classify(buf: &[u8], offset: usize) -> TagProblem {
+        let field = buf.get(offset..).unwrap_or(b"");
+        let field = &field[..field.iter().position(|&c| c == SOH).unwrap_or(field.len())];
+        let Some(eq) = field.iter().position(|&c| c == b'=') else {
+            return TagProblem::NoEquals;
+        };
+        let digits = &field[..eq];
+        if digits.is_empty() {
+            return TagProblem::Empty;
+        }
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return TagProblem::NotNumeric;
+        }
+        if digits.len() > 9 {
+            return TagProblem::TooLong;
+        }
+        match parse_u64(digits) {
+            Some(0) | None => TagProblem::Zero,
+            Some(tag) => TagProblem::LeadingZero { tag: tag as u32 },
+        }
+    }
 }
 
 /// A field-level problem found while reading a decoded message: which tag and what kind, so
@@ -454,6 +519,17 @@ impl<'a> Message<'a> {
             buf: self.buf,
             fields: &self.fields[start..n - 1],
         }
+    }
+    /// The fields (index, tag) whose tag is below 128 and appeared before in the message, in
+    /// wire order: a repeat, legal only inside a repeating group (`fix::dict` knows the
+    /// groups). One pass over the fields, a load and a compare each, against the index of
+    /// first occurrences the decoder filled (the decoder's own loop pays nothing for it).
+    pub fn repeated_tags(&self) -> impl Iterator<Item = (usize, u32)> + 'a {
+        let first = self.first;
+        self.fields.iter().enumerate().filter_map(move |(i, f)| {
+            let at = *first.get(f.tag as usize)?;
+            (at as usize != i + 1).then_some((i, f.tag))
+        })
     }
     /// Index of the first field with `tag`.
     pub fn position(&self, tag: u32) -> Option<usize> {
@@ -744,6 +820,18 @@ pub fn scan_msg_seq_num(buf: &[u8]) -> Option<u64> {
     let p = buf.windows(pat.len()).position(|w| w == pat)? + pat.len();
     let end = buf[p..].iter().position(|&c| c == SOH)? + p;
     parse_u64(&buf[p..end])
+}
+
+/// The MsgType of a frame the decoder refused, if its third field is `35=value` (for a
+/// Reject's RefMsgType). `frame` has checked the first two fields.
+pub fn scan_msg_type(buf: &[u8]) -> Option<&[u8]> {
+    let mut at = 0;
+    for _ in 0..2 {
+        at += buf.get(at..)?.iter().position(|&c| c == SOH)? + 1;
+    }
+    let rest = buf.get(at..)?.strip_prefix(b"35=")?;
+    let v = &rest[..rest.iter().position(|&c| c == SOH)?];
+    (!v.is_empty() && !v.contains(&b'=')).then_some(v)
 }
 
 #[cfg(test)]

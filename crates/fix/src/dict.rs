@@ -30,6 +30,8 @@
 //!   differs from the entries present; a group ends at the first tag that is not a member;
 //! - 1 a required field missing: header, body, trailer, and in each group entry.
 //!
+//! `check_repeats` is the repeat check alone (13), for a session that does not validate.
+//!
 //! Reason 4 (tag without a value) and the place of BeginString, BodyLength, MsgType and
 //! CheckSum are the decoder's: `DecodeError::EmptyValue` and `HeaderOrder`, which
 //! `session::malformed_reason` maps to 4 and 14; such a message never reaches `validate`.
@@ -445,6 +447,34 @@ impl Dictionary {
         Ok(())
     }
 
+    /// The one check a session that does not validate still makes: a tag below 128 (the
+    /// header's and the order path's) repeated where its MsgType has no repeating group
+    /// holding it is `TagAppearsMoreThanOnce` (13). A header tag or BeginString, BodyLength,
+    /// MsgType or CheckSum never repeats; a body tag of a MsgType the dictionary does not
+    /// define is left to whoever answers that MsgType. One pass over the fields for a
+    /// message without such a repeat (`Message::repeated_tags`). Allocates nothing.
+    pub fn check_repeats(&self, msg: &Message<'_>) -> Result<(), Violation> {
+        let mut def = None;
+        for (i, tag) in msg.repeated_tags() {
+            let def = *def.get_or_insert_with(|| self.message(msg.msg_type()));
+            let grouped = !matches!(tag, 8 | 9 | 35 | 10)
+                && !self.is_header_tag(tag)
+                && def.is_none_or(|d| self.in_group(&d.layout, tag));
+            if !grouped {
+                return Err(self.violation(Kind::Repeated, Some(tag), i, 0));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `tag` is a member of a repeating group of `layout`, at any depth.
+    fn in_group(&self, layout: &Layout, tag: u32) -> bool {
+        layout.entries.iter().filter(|e| e.group != 0).any(|e| {
+            let g = &self.groups[e.group as usize - 1];
+            g.layout.find(tag).is_some() || self.in_group(&g.layout, tag)
+        })
+    }
+
     /// A value the field enumerates is well formed even where the standard's own type says
     /// otherwise (FIX 4.4 MassCancelRejectReason 532 is a CHAR whose "Other" is 99).
     #[inline]
@@ -759,7 +789,17 @@ pub fn fuzz_validate(bytes: &[u8]) {
     let mut decoder = Decoder::new(Limits::default());
     let check = |msg: &Message<'_>| {
         for v in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
-            if let Err(e) = dictionary(v).validate(msg) {
+            // The repeat check alone is never stricter than the whole validation, and names
+            // a tag the message repeats.
+            let repeats = dictionary(v).check_repeats(msg);
+            if let Err(e) = repeats {
+                let tag = e.ref_tag.expect("a repeat names its tag");
+                assert_eq!(e.reason, SessionRejectReason::TagAppearsMoreThanOnce);
+                assert!(msg.fields().filter(|&(t, _)| t == tag).count() > 1, "{e:?}");
+            }
+            let validated = dictionary(v).validate(msg);
+            assert!(repeats.is_ok() || validated.is_err(), "{repeats:?}");
+            if let Err(e) = validated {
                 assert!(!e.text(msg).is_empty());
                 if e.reason != SessionRejectReason::RequiredTagMissing {
                     let tag = e

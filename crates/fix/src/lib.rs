@@ -73,15 +73,15 @@ pub use decimal::{
     avg_px, parse_price, write_ratio, write_units, Decimal, DecimalError, PriceError,
 };
 pub use decode::{
-    find_soh, frame, parse_u64, resync, scan_msg_seq_num, DecodeError, Decoder, FieldError,
-    FieldErrorKind, Fields, FrameError, Group, Limits, Message, SOH,
+    find_soh, frame, parse_u64, resync, scan_msg_seq_num, scan_msg_type, DecodeError, Decoder,
+    FieldError, FieldErrorKind, Fields, FrameError, Group, Limits, Message, TagProblem, SOH,
 };
 pub use encode::{write_u64, Encoder, Header};
 pub use session::{
-    identify, malformed_reason, read_header, read_inbound, refusal, Credentials, DisconnectReason,
-    HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore, MessageStore, Queued,
-    RejectOf, Session, SessionConfig, SessionEvent, SessionHandler, SessionState, SessionVars,
-    Stored, Text, LOGON_REFUSED,
+    identify, malformed_input, malformed_reason, read_header, read_inbound, refusal, Credentials,
+    DisconnectReason, HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore,
+    MessageStore, Queued, RejectOf, Session, SessionConfig, SessionEvent, SessionHandler,
+    SessionState, SessionVars, Stored, Text, LOGON_REFUSED,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};
 
@@ -177,11 +177,23 @@ pub fn fuzz_decode(bytes: &[u8]) {
             Err(_) => rest = &rest[resync(rest).max(1)..],
         }
     }
-    // Also as a body behind a valid header and trailer, to reach the field-level paths.
+    // Also as a body behind a valid header and trailer, to reach the field-level paths: a
+    // message that does not split is a Malformed input (with a text), or garbled.
     let mut framed = Vec::with_capacity(bytes.len() + 32);
     wrap_body(FixVersion::Fix44, bytes, &mut framed);
-    if let Ok(msg) = decoder.decode(&framed) {
-        exercise(&msg);
+    match decoder.decode(&framed) {
+        Ok(msg) => exercise(&msg),
+        Err(e) => match session::malformed_input(e, &framed) {
+            Some((header, m)) => {
+                assert!(!matches!(
+                    e,
+                    DecodeError::Frame(_) | DecodeError::Incomplete
+                ));
+                assert!(!m.text.is_empty(), "{e:?}");
+                assert_eq!(header.msg_seq_num, scan_msg_seq_num(&framed).unwrap_or(0));
+            }
+            None => assert!(matches!(e, DecodeError::Frame(_))),
+        },
     }
 }
 
@@ -202,6 +214,9 @@ fn exercise(msg: &Message<'_>) {
         }
     }
     let _ = msg.body().count();
+    for (i, tag) in msg.repeated_tags() {
+        assert!(msg.position(tag).is_some_and(|first| first < i));
+    }
     if let Ok(g) = msg.group(453, &[448, 447, 452]) {
         for entry in g {
             let _ = entry.get(448);

@@ -1,7 +1,9 @@
 //! Codec tests: golden messages from the FIX literature, round trips, and every frame and
 //! field error the decoder reports.
 
-use fix::decode::{checksum, frame, resync, scan_msg_seq_num, DecodeError, Decoder, FrameError};
+use fix::decode::{
+    checksum, frame, resync, scan_msg_seq_num, scan_msg_type, DecodeError, Decoder, FrameError,
+};
 use fix::{write_u64, Decimal, Encoder, FieldErrorKind, FixVersion, Header, Limits, TimePrecision};
 
 fn soh(s: &str) -> Vec<u8> {
@@ -233,24 +235,68 @@ fn framed(body: &str) -> Vec<u8> {
 
 #[test]
 fn field_level_errors_after_a_valid_frame() {
+    use fix::TagProblem as P;
     let mut d = Decoder::new(Limits::default());
-    let cases: [(&str, DecodeError); 5] = [
-        ("35=D|34=2|abc=1|", DecodeError::InvalidTag { offset: 0 }),
-        ("35=D|34=2|55|", DecodeError::InvalidTag { offset: 0 }),
-        ("35=D|34=2|055=X|", DecodeError::InvalidTag { offset: 0 }),
-        ("35=D|34=2|55=|", DecodeError::EmptyValue { tag: 55 }),
-        ("34=2|35=D|", DecodeError::HeaderOrder { tag: 35 }),
+    // The bad field starts after "8=FIX.4.4|9=NN|35=D|34=2|" (25 bytes: every body here
+    // is 10 to 99 bytes long).
+    let invalid = |problem| (DecodeError::InvalidTag { offset: 25 }, Some(problem));
+    let cases: [(&str, (DecodeError, Option<P>)); 11] = [
+        ("35=D|34=2|abc=1|", invalid(P::NotNumeric)),
+        ("35=D|34=2|x1=5|", invalid(P::NotNumeric)),
+        ("35=D|34=2|55|", invalid(P::NoEquals)),
+        ("35=D|34=2|abc|", invalid(P::NoEquals)),
+        ("35=D|34=2|=5|", invalid(P::Empty)),
+        ("35=D|34=2|055=X|", invalid(P::LeadingZero { tag: 55 })),
+        ("35=D|34=2|0=X|", invalid(P::Zero)),
+        ("35=D|34=2|00=X|", invalid(P::Zero)),
+        ("35=D|34=2|1234567890=X|", invalid(P::TooLong)),
+        (
+            "35=D|34=2|55=|",
+            (DecodeError::EmptyValue { tag: 55 }, None),
+        ),
+        ("34=2|35=D|", (DecodeError::HeaderOrder { tag: 35 }, None)),
     ];
-    for (body, want) in cases {
+    for (body, (want, problem)) in cases {
         let m = framed(body);
         let got = d.decode(&m).map(|_| ()).unwrap_err();
-        match (got, want) {
-            (DecodeError::InvalidTag { .. }, DecodeError::InvalidTag { .. }) => {}
-            _ => assert_eq!(got, want, "{body}"),
+        assert_eq!(got, want, "{body}");
+        if let DecodeError::InvalidTag { offset } = got {
+            assert_eq!(Some(P::classify(&m, offset)), problem, "{body}");
         }
         // The session can still find the sequence number of what it refuses.
         assert_eq!(scan_msg_seq_num(&m), Some(2), "{body}");
     }
+    assert_eq!(P::LeadingZero { tag: 55 }.ref_tag(), Some(55));
+    assert_eq!(P::NotNumeric.ref_tag(), None);
+}
+
+/// The MsgType of a refused frame is read from its third field, if that is `35=`.
+#[test]
+fn msg_type_of_a_refused_frame() {
+    assert_eq!(scan_msg_type(&framed("35=D|34=2|abc|")), Some(&b"D"[..]));
+    assert_eq!(scan_msg_type(&framed("35=AE|34=2|=5|")), Some(&b"AE"[..]));
+    assert_eq!(scan_msg_type(&framed("34=2|35=D|")), None);
+    assert_eq!(scan_msg_type(&framed("35=|34=2|")), None);
+    assert_eq!(scan_msg_type(b"8=FIX.4.4\x019=5\x01"), None);
+    assert_eq!(scan_msg_type(b""), None);
+}
+
+/// `repeated_tags` lists every field (index, tag) below 128 seen before in the message, and
+/// nothing for a message without a repeat.
+#[test]
+fn repeated_tags_are_listed_in_wire_order() {
+    let mut d = Decoder::new(Limits::default());
+    let m = framed("35=D|34=2|55=A|54=1|55=B|200=x|200=y|54=2|");
+    let msg = d.decode(&m).unwrap();
+    let got: Vec<(usize, u32)> = msg.repeated_tags().collect();
+    // 200 is above the tracked range: not listed (the dictionary validator checks it).
+    assert_eq!(got, vec![(6, 55), (9, 54)]);
+    let m = framed("35=D|34=2|55=A|54=1|");
+    assert_eq!(d.decode(&m).unwrap().repeated_tags().count(), 0);
+    // A repeated header tag.
+    let m = framed("35=0|34=2|34=3|");
+    let got: Vec<(usize, u32)> = d.decode(&m).unwrap().repeated_tags().collect();
+    assert_eq!(got, vec![(4, 34)]);
 }
 
 #[test]

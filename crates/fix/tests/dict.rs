@@ -424,6 +424,42 @@ fn empty_values_and_header_order_are_the_decoders() {
     }
 }
 
+/// `check_repeats` (for sessions that do not validate): a tag below 128 repeated in the
+/// header or outside its MsgType's groups is 13 with RefTagID; repeats inside groups (at any
+/// depth) and body repeats of a MsgType the dictionary lacks are left alone.
+#[test]
+fn repeats_outside_groups_are_rejected_without_validation() {
+    let repeats = |v: FixVersion, all: &str| {
+        let mut buf = Vec::new();
+        wrap_body(v, all.replace('|', "\x01").as_bytes(), &mut buf);
+        let mut d = Decoder::default();
+        let msg = d.decode(&buf).expect("test message decodes");
+        dictionary(v)
+            .check_repeats(&msg)
+            .map_err(|e| (e.reason, e.ref_tag, e.text(&msg)))
+    };
+    for v in VERSIONS {
+        let nos = nos(v);
+        let (r, t, text) = repeats(v, &format!("35=D|{HEADER}{nos}55=BOLT|")).unwrap_err();
+        assert_eq!((r, t), (R::TagAppearsMoreThanOnce, Some(55)), "{v:?}");
+        assert_eq!(text, "Symbol(55) appears more than once");
+        let (r, t, _) = repeats(v, &format!("35=0|{HEADER}34=3|112=t|")).unwrap_err();
+        assert_eq!((r, t), (R::TagAppearsMoreThanOnce, Some(34)), "{v:?}");
+        // A header tag repeated in a MsgType the dictionary lacks; its body is not checked.
+        let (r, t, _) = repeats(v, &format!("35=ZZ|{HEADER}56=X|")).unwrap_err();
+        assert_eq!((r, t), (R::TagAppearsMoreThanOnce, Some(56)), "{v:?}");
+        repeats(v, &format!("35=ZZ|{HEADER}55=A|55=B|")).unwrap();
+        // NoAllocs (78): AllocAccount (79) and AllocShares/AllocQty (80) in each entry.
+        repeats(v, &format!("35=D|{HEADER}{nos}78=2|79=A1|80=1|79=A2|80=2|")).unwrap();
+        // MarketDataRequest: Symbol (55) in each NoRelatedSym (146) entry, MDEntryType (269)
+        // in each NoMDEntryTypes (267) entry.
+        let md = "262=r1|263=1|264=0|267=2|269=0|269=1|146=2|55=ACME|55=BOLT|";
+        repeats(v, &format!("35=V|{HEADER}{md}")).unwrap();
+        // A message without any repeat.
+        repeats(v, &format!("35=D|{HEADER}{nos}")).unwrap();
+    }
+}
+
 #[test]
 fn lookups() {
     for v in VERSIONS {

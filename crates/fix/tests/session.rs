@@ -617,6 +617,76 @@ fn malformed_message_gets_reject_and_session_continues() {
     assert_eq!(s.state(), SessionState::Active);
 }
 
+/// A well-framed message with a field whose tag does not parse (no '=', empty, not a
+/// number): Reject 373=0 with RefSeqNum, RefMsgType and a Text quoting the field, its
+/// MsgSeqNum taken (no ResendRequest after it); without a MsgSeqNum: Logout and disconnect.
+#[test]
+fn malformed_tags_get_reject_and_session_continues() {
+    let (mut s, mut h) = logged_on();
+    let mut seq = 2;
+    for (field, text) in [
+        ("abc", "field 'abc' has no '='"),
+        ("=5", "field '=5' has an empty tag"),
+        ("x1=5", "field 'x1=5' has a tag that is not a number"),
+    ] {
+        let good = String::from_utf8(In::new("D", seq, "11=A|55=X|").bytes()).unwrap();
+        let bad = reframe(&good.replace("55=X\x01", &format!("{field}\x01")));
+        feed_bytes(&mut s, &bad, T0, &mut h);
+        let out = h.take();
+        assert_eq!(out.len(), 1, "{field}");
+        assert_eq!(mt(&out[0]), "3");
+        assert_eq!(f(&out[0], 45), Some(seq.to_string()));
+        assert_eq!(f(&out[0], 373).as_deref(), Some("0"));
+        assert_eq!(f(&out[0], 371), None);
+        assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
+        assert_eq!(f(&out[0], 58).as_deref(), Some(text));
+        seq += 1;
+        assert_eq!(s.next_in(), seq);
+    }
+    feed(&mut s, In::new("D", seq, &nos("A4")), T0, &mut h);
+    assert_eq!(h.app.len(), 1);
+    assert!(h.take().is_empty(), "no ResendRequest");
+    // No MsgSeqNum to account for the message by: Logout, as for any message without one.
+    let good = String::from_utf8(In::new("1", 1, "112=t|").bytes()).unwrap();
+    let bad = reframe(
+        &good
+            .replace("34=1\x01", "")
+            .replace("112=t", "112=t\x01abc"),
+    );
+    feed_bytes(&mut s, &bad, T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "5");
+    assert!(f(&out[0], 58).unwrap().contains("MsgSeqNum"));
+    assert_eq!(h.disconnected(), Some(DisconnectReason::MissingMsgSeqNum));
+}
+
+/// An admin message's number or flag that is not of its type is a Reject 373=6 naming it,
+/// not a "missing" one; the session goes on.
+#[test]
+fn admin_numbers_of_the_wrong_type_get_reject_6() {
+    let (mut s, mut h) = logged_on();
+    for (seq, (msg_type, body, tag)) in [
+        ("2", "7=abc|16=0|", 7),
+        ("2", "7=1|16=-1|", 16),
+        ("4", "36=x|", 36),
+        ("4", "123=maybe|36=9|", 123),
+        ("3", "45=x|", 45),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let seq = seq as u64 + 2;
+        feed(&mut s, In::new(msg_type, seq, body), T0, &mut h);
+        let out = h.take();
+        assert_eq!(out.len(), 1, "{body}");
+        assert_eq!(mt(&out[0]), "3", "{body}");
+        assert_eq!(f(&out[0], 373).as_deref(), Some("6"), "{body}");
+        assert_eq!(f(&out[0], 371), Some(tag.to_string()), "{body}");
+        assert_eq!(f(&out[0], 372).as_deref(), Some(msg_type), "{body}");
+        assert_eq!(s.next_in(), seq + 1, "{body}");
+    }
+}
+
 /// Recomputes BodyLength and CheckSum of a hand-edited message.
 fn reframe(msg: &str) -> Vec<u8> {
     let start = msg.find("\x0135=").unwrap() + 1;

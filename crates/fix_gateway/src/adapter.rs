@@ -20,8 +20,8 @@ use fix::app::{
     TradingSessionStatusRequest, TRADING_SESSION_DAY,
 };
 use fix::{
-    malformed_reason, read_inbound, scan_msg_seq_num, tags, Decoder, FixVersion, HeaderProblem,
-    InHeader, Inbound, Malformed, Message, SessionRejectReason, Text,
+    malformed_input, read_inbound, tags, Decoder, FixVersion, HeaderProblem, Inbound, Malformed,
+    Message, SessionRejectReason, Text,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -94,8 +94,10 @@ impl FixAdapter {
     }
 
     /// Converts one framed message (`frame`, as `fix::frame` delimited it) from connection
-    /// `conn`. `None`: garbled (its fields do not split, and it has no MsgSeqNum to account
-    /// for): ignored, as the FIX session layer requires.
+    /// `conn`. A message whose fields do not split (a malformed tag, an empty value) becomes
+    /// `Inbound::Malformed` under its MsgSeqNum (0 if unreadable: the session logs out).
+    /// `None`: garbled (its fields contradict the frame, e.g. a data field's length):
+    /// ignored, no sequence number taken, as the FIX session layer requires.
     pub fn to_input(
         &self,
         conn: ConnId,
@@ -106,21 +108,13 @@ impl FixAdapter {
         let m = match decoder.decode_framed(frame) {
             Ok(m) => m,
             Err(e) => {
-                let (reason, ref_tag) = malformed_reason(e)?;
-                let seq = scan_msg_seq_num(frame)?;
-                let text = fix::session::reason_text(reason);
+                // Fields that do not split (a tag without '=', empty, not a number; an empty
+                // value): a session Reject of its MsgSeqNum, or a Logout if it has none.
+                let (header, m) = malformed_input(e, frame)?;
                 return Some(FixInput {
                     conn,
-                    header: InHeader {
-                        msg_seq_num: seq,
-                        ..InHeader::default()
-                    },
-                    msg: Inbound::Malformed(Box::new(Malformed {
-                        reason,
-                        ref_tag,
-                        msg_type: Text::EMPTY,
-                        text: Text::new(text),
-                    })),
+                    header,
+                    msg: Inbound::Malformed(m),
                 });
             }
         };
@@ -147,12 +141,18 @@ impl FixAdapter {
             )
         });
         let (header, mut msg) = read_inbound(&m, expect, |m| self.app(m));
-        if let Some(v) = ids.as_ref().and_then(|i| i.validate) {
-            // The header's own problems (CompIDs, BeginString, SendingTime) are the session's
-            // to answer first; a Logon is checked by the session (CompIDs, HeartBtInt,
-            // password); a MsgType the dictionary lacks is answered BusinessMessageReject.
+        // The header's own problems (CompIDs, BeginString, SendingTime) are the session's to
+        // answer first; a Logon is checked by the session (CompIDs, HeartBtInt, password); a
+        // MsgType the dictionary lacks is answered BusinessMessageReject. A session that does
+        // not validate still rejects a repeated tag.
+        if let Some(i) = ids.as_ref() {
             if header.problem == HeaderProblem::None && !matches!(msg, Inbound::Logon(_)) {
-                if let Some(violation) = validate(v, &m) {
+                let violation = match i.validate {
+                    Some(v) => validate(v, &m),
+                    None => FixVersion::from_begin_string(m.begin_string())
+                        .and_then(|v| repeated(v, &m)),
+                };
+                if let Some(violation) = violation {
                     msg = Inbound::Malformed(violation);
                 }
             }
@@ -324,6 +324,18 @@ fn validate(v: FixVersion, m: &Message<'_>) -> Option<Box<Malformed>> {
     let d = fix::dict::dictionary(v);
     d.message(m.msg_type())?;
     let e = d.validate(m).err()?;
+    Some(Box::new(Malformed {
+        reason: e.reason,
+        ref_tag: e.ref_tag,
+        msg_type: Text::new(m.msg_type()),
+        text: Text::new(e.text(m).as_bytes()),
+    }))
+}
+
+/// A tag of `m` repeated outside a repeating group (version `v`'s groups), if any.
+#[inline]
+fn repeated(v: FixVersion, m: &Message<'_>) -> Option<Box<Malformed>> {
+    let e = fix::dict::dictionary(v).check_repeats(m).err()?;
     Some(Box::new(Malformed {
         reason: e.reason,
         ref_tag: e.ref_tag,

@@ -287,3 +287,145 @@ fn prices_convert_exactly_to_the_instruments_units() {
         Err("Price 0.0000000015 is not a multiple of NANO's tick 0.000000001".into())
     );
 }
+
+/// `to_input` of `35=...|` fields (`|` for SOH) framed in FIX 4.4 from CLIENT1, logged on
+/// with dictionary validation `validate`.
+fn convert_raw(body: &str, validate: Option<FixVersion>) -> Option<FixInput> {
+    let mut frame = Vec::new();
+    fix::wrap_body(
+        FixVersion::Fix44,
+        body.replace('|', "\x01").as_bytes(),
+        &mut frame,
+    );
+    let mut ids = Some(ConnIds {
+        begin_string: Text::from("FIX.4.4"),
+        sender: Text::from("CLIENT1"),
+        target: Text::from("RIALTO"),
+        validate,
+    });
+    adapter().to_input(1, &mut ids, &mut Decoder::default(), &frame)
+}
+
+const RAW_HEADER: &str = "49=CLIENT1|56=RIALTO|34=2|52=20260101-00:00:00.000|";
+
+/// A well-framed message with a field that does not split becomes a session Reject of its
+/// MsgSeqNum (373=0 with RefMsgType and a Text quoting the field; RefTagID when the tag has
+/// a number), never a dropped message.
+#[test]
+fn malformed_fields_are_rejected_under_their_msg_seq_num() {
+    let r = SessionRejectReason::InvalidTagNumber;
+    for (field, ref_tag, text) in [
+        ("abc", None, "field 'abc' has no '='"),
+        ("=5", None, "field '=5' has an empty tag"),
+        ("x1=5", None, "field 'x1=5' has a tag that is not a number"),
+        ("0=5", None, "field '0=5' has tag 0"),
+        (
+            "055=ACME",
+            Some(55),
+            "field '055=ACME' has a tag with a leading zero",
+        ),
+        (
+            "12345678901=x",
+            None,
+            "field '12345678901=x' has a tag of more than 9 digits",
+        ),
+    ] {
+        let i = convert_raw(&format!("35=D|{RAW_HEADER}11=a|{field}|"), None)
+            .unwrap_or_else(|| panic!("{field}: dropped"));
+        assert_eq!(i.header.msg_seq_num, 2, "{field}");
+        let m = malformed(&i);
+        assert_eq!(
+            (m.reason, m.ref_tag, m.msg_type, m.text.to_str_lossy()),
+            (r, ref_tag, Text::from("D"), text.into()),
+            "{field}"
+        );
+    }
+    // A long field is quoted in part.
+    let long = format!("{}|", "z".repeat(100));
+    let i = convert_raw(&format!("35=1|{RAW_HEADER}{long}"), None).expect("not dropped");
+    assert_eq!(
+        malformed(&i).text.to_str_lossy(),
+        format!("field '{}...' has no '='", "z".repeat(20))
+    );
+    // The longest text fits a Text whole; bytes that are not printable are shown as '?'.
+    let i = convert_raw(
+        &format!("35=1|{RAW_HEADER}\x7fz{}=1|", "y".repeat(30)),
+        None,
+    )
+    .expect("not dropped");
+    assert_eq!(
+        malformed(&i).text.to_str_lossy(),
+        format!(
+            "field '?z{}...' has a tag that is not a number",
+            "y".repeat(18)
+        )
+    );
+    // An empty value: 373=4 naming the tag.
+    let i = convert_raw(&format!("35=1|{RAW_HEADER}112=|"), None).expect("not dropped");
+    let m = malformed(&i);
+    assert_eq!(
+        (m.reason, m.ref_tag, m.text.to_str_lossy()),
+        (
+            SessionRejectReason::TagSpecifiedWithoutValue,
+            Some(112),
+            "tag 112 has an empty value".into()
+        )
+    );
+}
+
+/// Without a readable MsgSeqNum the input still reaches the session (MsgSeqNum 0: it logs
+/// out); a field that contradicts the frame (a data field's length) is garbled: `None`.
+#[test]
+fn malformed_without_msg_seq_num_is_not_dropped() {
+    for header in [
+        "49=CLIENT1|56=RIALTO|52=20260101-00:00:00.000|",
+        "49=CLIENT1|56=RIALTO|34=x|52=20260101-00:00:00.000|",
+    ] {
+        let i = convert_raw(&format!("35=1|{header}112=t|abc|"), None).expect("not dropped");
+        assert_eq!(i.header.msg_seq_num, 0);
+        assert_eq!(malformed(&i).reason, SessionRejectReason::InvalidTagNumber);
+    }
+    // RawDataLength 5 but 3 bytes of RawData before the trailer.
+    assert!(convert_raw(&format!("35=1|{RAW_HEADER}112=t|95=5|96=abc|"), None).is_none());
+}
+
+/// A tag repeated outside a repeating group is 373=13, with or without dictionary
+/// validation (never "first value wins"); repeats inside a group still convert.
+#[test]
+fn repeated_tags_are_rejected_outside_groups() {
+    let nos = "11=r1|55=ACME|54=1|38=5|40=2|44=1|60=20260101-00:00:00.000|";
+    for validate in [None, Some(FixVersion::Fix44)] {
+        for (body, tag) in [
+            (format!("35=D|{RAW_HEADER}{nos}55=BOLT|"), 55),
+            (format!("35=D|{RAW_HEADER}34=3|{nos}"), 34),
+            (format!("35=1|{RAW_HEADER}49=X|112=t|"), 49),
+            (format!("35=1|{RAW_HEADER}112=t|112=u|"), 112),
+        ] {
+            let i = convert_raw(&body, validate).expect("not dropped");
+            assert_eq!(i.header.msg_seq_num, 2);
+            let m = malformed(&i);
+            assert_eq!(
+                (m.reason, m.ref_tag, m.msg_type.as_bytes()),
+                (
+                    SessionRejectReason::TagAppearsMoreThanOnce,
+                    Some(tag),
+                    &body.as_bytes()[3..4]
+                ),
+                "{validate:?} {body}"
+            );
+            assert!(
+                m.text.to_str_lossy().ends_with("appears more than once"),
+                "{:?}",
+                m.text
+            );
+        }
+        let grouped = format!("35=D|{RAW_HEADER}{nos}78=2|79=A1|80=1|79=A2|80=4|");
+        assert!(
+            matches!(
+                convert_raw(&grouped, validate).expect("converts").msg,
+                Inbound::App(AppMsg::New(_))
+            ),
+            "{validate:?}"
+        );
+    }
+}

@@ -600,3 +600,87 @@ fn logons_follow_their_journaled_verdict() {
         }
     }
 }
+
+/// A well-framed message with a malformed field, as the adapter reads it and the journal
+/// keeps it: the session answers a Reject (RefSeqNum, RefMsgType, SessionRejectReason 0 and
+/// a Text quoting the field), takes the number, and the next order is acknowledged with no
+/// ResendRequest; replaying the journaled inputs sends the same bytes. Without a readable
+/// MsgSeqNum the session logs out instead.
+#[test]
+fn malformed_fields_are_rejected_and_the_session_goes_on() {
+    use exchange::codec::{Dec, Enc};
+    use fix_gateway::{ConnIds, FixAdapter};
+    let sessions = [("C1", FixVersion::Fix44)];
+    let adapter = FixAdapter::new(configs(&sessions).1);
+    let mut ids = Some(ConnIds {
+        begin_string: Text::from("FIX.4.4"),
+        sender: Text::from("C1"),
+        target: Text::from("RIALTO"),
+        validate: Some(FixVersion::Fix44),
+    });
+    let read = |ids: &mut Option<ConnIds>, body: &str| {
+        let mut frame = Vec::new();
+        fix::wrap_body(
+            FixVersion::Fix44,
+            body.replace('|', "\x01").as_bytes(),
+            &mut frame,
+        );
+        let fi = adapter
+            .to_input(1, ids, &mut fix::Decoder::default(), &frame)
+            .expect("not garbled");
+        // As journaled and read back.
+        let mut b = Vec::new();
+        fi.encode(&mut Enc(&mut b));
+        let back = FixInput::decode(&mut Dec(&b)).expect("decodes");
+        assert_eq!(back, fi);
+        back
+    };
+    let inputs = [
+        logon(1, "C1", FixVersion::Fix44),
+        read(
+            &mut ids,
+            "35=D|49=C1|56=RIALTO|34=2|52=20270115-08:00:00.000|11=a|x1=5|",
+        ),
+        app(1, 3, limit("o2", Side::Buy, 100, 1)),
+    ];
+    let mut node = Node::new(&sessions);
+    let out: Vec<Vec<Sent>> = inputs.iter().map(|fi| node.apply(fi)).collect();
+    let reject = &out[1];
+    assert_eq!(reject.len(), 1, "{reject:?}");
+    let r = &reject[0];
+    assert_eq!(r.msg_type(), "3");
+    assert_eq!(r.get(45), Some("2"));
+    assert_eq!(r.get(372), Some("D"));
+    assert_eq!(r.get(373), Some("0"));
+    assert_eq!(r.get(371), None);
+    assert_eq!(
+        r.get(58),
+        Some("field 'x1=5' has a tag that is not a number")
+    );
+    let ack = &out[2];
+    assert_eq!(
+        ack.len(),
+        1,
+        "one ExecutionReport, no ResendRequest: {ack:?}"
+    );
+    assert_eq!(
+        (ack[0].msg_type(), ack[0].get(11), ack[0].get(150)),
+        ("8", Some("o2"), Some("0"))
+    );
+    // Replay: the same inputs give the same bytes (SendingTime aside: it is the record's).
+    let mut replay = Node::new(&sessions);
+    for (fi, first) in inputs.iter().zip(&out) {
+        let again = replay.apply(fi);
+        let strip = |s: &[Sent]| s.iter().map(Sent::as_sent).collect::<Vec<_>>();
+        assert_eq!(strip(&again), strip(first));
+    }
+    // No MsgSeqNum: Logout saying so.
+    let gone = read(
+        &mut ids,
+        "35=D|49=C1|56=RIALTO|52=20270115-08:00:00.000|11=a|x1=5|",
+    );
+    assert_eq!(gone.header.msg_seq_num, 0);
+    let bye = node.apply(&gone);
+    assert_eq!(bye[0].msg_type(), "5", "{bye:?}");
+    assert!(bye[0].get(58).is_some_and(|t| t.contains("MsgSeqNum")));
+}

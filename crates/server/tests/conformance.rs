@@ -61,12 +61,19 @@ enum Field {
     Any(u32),
     Contains(u32, String),
     Absent(u32),
+    /// `^bytes`: a field written as given, for a malformed one (`^abc` no '=', `^=x` an
+    /// empty tag, `^x1=5` a tag that is not a number); send lines only.
+    Raw(String),
 }
+
+/// The tag of a `Field::Raw` in a message being built (no FIX tag is 0).
+const RAW: u32 = 0;
 
 impl Field {
     fn tag(&self) -> u32 {
         match self {
             Field::Is(t, _) | Field::Any(t) | Field::Contains(t, _) | Field::Absent(t) => *t,
+            Field::Raw(_) => RAW,
         }
     }
 }
@@ -157,6 +164,10 @@ fn fields(words: &[&str], line: usize) -> (Vec<Field>, Vec<(String, String)>, Op
         if w == "within" {
             within = Some(secs(words.get(i).expect("within N"), line));
             i += 1;
+            continue;
+        }
+        if let Some(r) = w.strip_prefix('^') {
+            out.push(Field::Raw(r.to_string()));
             continue;
         }
         if let Some(o) = w.strip_prefix('!') {
@@ -268,6 +279,10 @@ fn parse_case(path: &Path) -> Case {
                     }
                     Some("<") => {
                         let (fields, flags, within) = fields(&words[3..], n);
+                        assert!(
+                            !fields.iter().any(|f| matches!(f, Field::Raw(_))),
+                            "line {n}: ^raw is for send lines"
+                        );
                         Op::Expect {
                             conn,
                             msg_type: words[2].to_string(),
@@ -456,8 +471,9 @@ impl Run<'_> {
                         body.push((*t, val.clone()));
                     }
                 }
+                Field::Raw(r) => body.push((RAW, r.clone())),
                 Field::Absent(_) => {}
-                _ => return Err("a send line takes tag=value and -tag only".into()),
+                _ => return Err("a send line takes tag=value, ^raw and -tag only".into()),
             }
         }
         for f in given {
@@ -474,6 +490,10 @@ impl Run<'_> {
         let mut b = String::new();
         write!(b, "35={msg_type}\x01").unwrap();
         for (t, val) in header.iter().chain(&body) {
+            if *t == RAW {
+                write!(b, "{val}\x01").unwrap();
+                continue;
+            }
             let val = match val.strip_prefix('$') {
                 Some(name) => self.vars.get(name).cloned().ok_or(format!("no ${name}"))?,
                 None => time_value(val).unwrap_or_else(|| val.clone()),

@@ -1,8 +1,7 @@
 //! What arrives: an inbound message read into its typed form ([`InHeader`] and [`Inbound`]),
 //! before any session state is consulted, and the texts a session answers bad input with.
 
-use crate::decode::DecodeError;
-use crate::decode::Message;
+use crate::decode::{scan_msg_seq_num, scan_msg_type, DecodeError, Message, TagProblem, SOH};
 use crate::encode::Encoder;
 use crate::tags;
 use crate::tags::msg_type;
@@ -235,6 +234,9 @@ pub fn read_inbound<A>(
     let t = msg.msg_type();
     let text = |tag| Text::new(msg.get(tag).unwrap_or(b""));
     let u64_of = |tag| msg.get_u64(tag).ok().flatten();
+    if let Some(m) = admin_format(msg) {
+        return (header, Inbound::Malformed(m));
+    }
     let inbound = match t {
         msg_type::LOGON => Inbound::Logon(Box::new(Logon {
             begin_string: Text::new(msg.begin_string()),
@@ -275,6 +277,55 @@ pub fn read_inbound<A>(
     (header, inbound)
 }
 
+/// An admin message's number or flag the session acts on that is present but not of its type
+/// (BeginSeqNo, EndSeqNo, NewSeqNo, RefSeqNum not digits; GapFillFlag not Y or N): the Reject
+/// 373=6 it deserves. A Logon is left to the session's own checks.
+fn admin_format(msg: &Message<'_>) -> Option<Box<Malformed>> {
+    let (numbers, flags): (&[u32], &[u32]) = match msg.msg_type() {
+        msg_type::RESEND_REQUEST => (&[tags::BEGIN_SEQ_NO, tags::END_SEQ_NO], &[]),
+        msg_type::SEQUENCE_RESET => (&[tags::NEW_SEQ_NO], &[tags::GAP_FILL_FLAG]),
+        msg_type::REJECT => (&[tags::REF_SEQ_NUM], &[]),
+        _ => return None,
+    };
+    let bad = numbers
+        .iter()
+        .find(|&&tag| msg.get_u64(tag).is_err())
+        .map(|&tag| (tag, "is not a number"))
+        .or_else(|| {
+            flags
+                .iter()
+                .find(|&&tag| msg.get_bool(tag).is_err())
+                .map(|&tag| (tag, "is not Y or N"))
+        });
+    let (tag, what) = bad?;
+    let v = quote(msg.get(tag).unwrap_or(b""));
+    Some(Box::new(Malformed {
+        reason: SessionRejectReason::IncorrectDataFormat,
+        ref_tag: Some(tag),
+        msg_type: Text::new(msg.msg_type()),
+        text: Text::new(format!("tag {tag} '{v}' {what}").as_bytes()),
+    }))
+}
+
+/// At most [`FIELD_SHOWN_MAX`] bytes of a client's bytes for a Reject's Text: printable ASCII
+/// as sent, any other byte as '?', and "..." if cut (so the Text stays within its 64 bytes).
+fn quote(b: &[u8]) -> String {
+    let mut s: String = b[..b.len().min(FIELD_SHOWN_MAX)]
+        .iter()
+        .map(|&c| {
+            if (0x20..0x7f).contains(&c) {
+                c as char
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    if b.len() > FIELD_SHOWN_MAX {
+        s.push_str("...");
+    }
+    s
+}
+
 /// The header part of [`read_inbound`].
 pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> InHeader {
     let mut problem = HeaderProblem::None;
@@ -312,7 +363,8 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
 }
 
 /// What to answer a message whose fields do not decode (`DecodeError` past framing): the
-/// Reject reason and RefTagID, or `None` for a garbled frame (ignored).
+/// Reject reason and RefTagID, or `None` for a garbled frame (ignored). An invalid tag has
+/// no RefTagID here; [`malformed_input`], which sees the bytes, names one with a number.
 pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u32>)> {
     Some(match e {
         DecodeError::Incomplete | DecodeError::Frame(_) => return None,
@@ -327,6 +379,49 @@ pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u
         ),
     })
 }
+
+/// The input a framed message whose fields do not decode becomes: its header, holding only
+/// its MsgSeqNum (0 when none is readable: the session then logs out, as for any message
+/// without MsgSeqNum), and a `Malformed` with the Reject's reason, RefTagID, RefMsgType (when
+/// the MsgType is readable) and a Text naming the field. `None` for a garbled frame (ignored,
+/// no sequence number taken). Allocates (the box, the text): only for such a message.
+pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Malformed>)> {
+    let (reason, mut ref_tag) = malformed_reason(e)?;
+    let text = match e {
+        DecodeError::InvalidTag { offset } => {
+            let problem = TagProblem::classify(frame, offset);
+            ref_tag = problem.ref_tag();
+            let field = frame.get(offset..).unwrap_or(b"");
+            let end = field.iter().position(|&c| c == SOH).unwrap_or(field.len());
+            format!("field '{}' {}", quote(&field[..end]), problem.as_str())
+        }
+        DecodeError::EmptyValue { tag } => format!("tag {tag} has an empty value"),
+        DecodeError::TooManyFields { max } => format!("more than {max} fields"),
+        DecodeError::HeaderOrder { .. } => "MsgType(35) is not the third field".to_string(),
+        DecodeError::Incomplete | DecodeError::Frame(_) => return None,
+    };
+    let header = InHeader {
+        msg_seq_num: scan_msg_seq_num(frame).unwrap_or(0),
+        ..InHeader::default()
+    };
+    let msg_type = match e {
+        DecodeError::HeaderOrder { .. } => Text::EMPTY,
+        _ => scan_msg_type(frame).map_or(Text::EMPTY, Text::new),
+    };
+    Some((
+        header,
+        Box::new(Malformed {
+            reason,
+            ref_tag,
+            msg_type,
+            text: Text::new(text.as_bytes()),
+        }),
+    ))
+}
+
+/// How much of a malformed field a Reject's Text quotes (the longest text, with "..." and
+/// "has a tag that is not a number", is 62 bytes).
+const FIELD_SHOWN_MAX: usize = 20;
 
 /// The unnumbered Logout (MsgSeqNum 1) that refuses a Logon: to the Logon's sender, in its
 /// BeginString, with `text`. It belongs to no session (an unknown CompID pair) or changes

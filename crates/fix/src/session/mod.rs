@@ -37,9 +37,9 @@ mod send;
 mod store;
 
 pub use inbound::{
-    identify, malformed_reason, read_header, read_inbound, reason_text, refusal, seq_too_low_text,
-    Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, Text, LOGON_REFUSED,
-    TEXT_LEN_MAX,
+    identify, malformed_input, malformed_reason, read_header, read_inbound, reason_text, refusal,
+    seq_too_low_text, Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, Text,
+    LOGON_REFUSED, TEXT_LEN_MAX,
 };
 pub use script::fuzz_session_script;
 pub use store::{MemoryStore, MessageStore, Stored};

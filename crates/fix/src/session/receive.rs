@@ -2,18 +2,16 @@
 //! out-of-order queue, SequenceReset, Logout.
 
 use super::{
-    inbound::malformed_reason, inbound::msg_type_of, inbound::read_inbound, inbound::reason_text,
+    inbound::malformed_input, inbound::msg_type_of, inbound::read_inbound, inbound::reason_text,
     inbound::refusal, inbound::seq_too_low_text, inbound::Credentials, inbound::HeaderProblem,
-    inbound::InHeader, inbound::Inbound, inbound::Logon, inbound::Malformed, inbound::Text,
-    inbound::LOGON_REFUSED, store::MessageStore, DisconnectReason, Queued, RejectOf, Session,
-    SessionEvent, SessionHandler, SessionState,
+    inbound::InHeader, inbound::Inbound, inbound::Logon, inbound::LOGON_REFUSED,
+    store::MessageStore, DisconnectReason, Queued, RejectOf, Session, SessionEvent, SessionHandler,
+    SessionState,
 };
 use crate::decode::frame;
 use crate::decode::resync;
-use crate::decode::scan_msg_seq_num;
 use crate::decode::DecodeError;
 use crate::decode::FieldError;
-use crate::decode::FrameError;
 use crate::decode::Limits;
 use crate::tags;
 use crate::tags::msg_type;
@@ -185,33 +183,19 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         };
         let (header, msg) = match read {
             Ok(r) => r,
-            Err(e) => match malformed_reason(e) {
+            Err(e) => match malformed_input(e, bytes) {
                 None => {
                     if let DecodeError::Frame(f) = e {
                         h.on_event(SessionEvent::Garbled(f));
                     }
                     return;
                 }
-                Some((reason, ref_tag)) => {
+                Some((header, m)) => {
                     if self.state == SessionState::AwaitingLogon {
                         self.disconnect(DisconnectReason::BadLogon, h);
                         return;
                     }
-                    let header = InHeader {
-                        msg_seq_num: scan_msg_seq_num(bytes).unwrap_or(0),
-                        ..InHeader::default()
-                    };
-                    let m = Malformed {
-                        reason,
-                        ref_tag,
-                        msg_type: Text::EMPTY,
-                        text: Text::new(reason_text(reason)),
-                    };
-                    if header.msg_seq_num == 0 {
-                        h.on_event(SessionEvent::Garbled(FrameError::BodyLengthMismatch));
-                        return;
-                    }
-                    (header, Inbound::Malformed(Box::new(m)))
+                    (header, Inbound::Malformed(m))
                 }
             },
         };
@@ -386,7 +370,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         }
         if header.msg_seq_num == 0 {
             self.logout_and_disconnect(
-                b"MsgSeqNum(34) missing",
+                b"MsgSeqNum(34) missing or not a number",
                 DisconnectReason::MissingMsgSeqNum,
                 now_ns,
                 h,
