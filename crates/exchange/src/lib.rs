@@ -23,6 +23,8 @@ mod clordid;
 pub mod codec;
 mod index;
 mod io;
+mod limits;
+mod mass;
 mod orders;
 mod resolve;
 pub mod snap;
@@ -32,14 +34,18 @@ pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
 pub use io::{
     Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, Principal, Reject, Replace, Report,
-    ReportKind, TradingStatus,
+    ReportKind, TradingStatus, DESCRIBE_MAX,
 };
+pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
 pub use resolve::{ClHint, ClResolver, Resolvable};
 
 use engine::{Engine, EngineConfig};
 use index::{ClIndex, CL_ORD_IDS_MAX, ROTATIONS_MAX};
+use limits::OpenOrders;
+use mass::PendingMass;
 use orders::Orders;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use types::{
     AccountId, CancelReason, Command, Event, EventSink, Instrument, Matcher, OrdType, Side, StpMode,
@@ -67,11 +73,24 @@ pub struct Config {
     /// `Reject::MarketClosed`). `None`: the next day starts as the last one ends. Only with
     /// `trading_day_end_ns`.
     pub trading_day_start_ns: Option<u64>,
+    /// By firm (as `firms`): its open-order limits; a firm past the end has none of its own.
+    pub firm_limits: Vec<FirmLimits>,
+    /// The most of `orders_max` one firm's open orders may take, in percent (1..=100; 100:
+    /// no share, a firm is bounded by `orders_max` and its own limits only).
+    pub firm_capacity_percent: u32,
+    /// Orders one input of a mass cancel covers at most (its request, then each `Continue`);
+    /// at least 1. Bounds the work, so the latency of everyone else, of one input.
+    pub mass_cancel_chunk: usize,
 }
 
+/// Default of `Config::mass_cancel_chunk`: a chunk of cancels takes well under a millisecond
+/// to apply, and its ExecutionReports (about 250 bytes each) well under a socket buffer.
+pub const MASS_CANCEL_CHUNK_DEFAULT: usize = 1_000;
+
 impl Config {
-    /// A configuration with these instruments, firms and capacity, no cancel on disconnect
-    /// and no end of the trading day.
+    /// A configuration with these instruments, firms and capacity, no cancel on disconnect,
+    /// no end of the trading day, no open-order limit but the capacity, and mass cancels in
+    /// chunks of `MASS_CANCEL_CHUNK_DEFAULT`.
     pub fn new(
         instruments: Vec<Instrument>,
         firms: Vec<Vec<AccountId>>,
@@ -84,6 +103,9 @@ impl Config {
             cancel_on_disconnect: Vec::new(),
             trading_day_end_ns: None,
             trading_day_start_ns: None,
+            firm_limits: Vec::new(),
+            firm_capacity_percent: 100,
+            mass_cancel_chunk: MASS_CANCEL_CHUNK_DEFAULT,
         }
     }
 }
@@ -193,6 +215,10 @@ pub struct Exchange {
     divergence: Option<String>,
     /// `CL_ORD_IDS_MAX` (smaller in tests).
     cl_max: usize,
+    /// Open orders per firm and account, against their limits.
+    open: OpenOrders,
+    /// Mass cancels with orders left, oldest request first (`Input::Continue`).
+    pending: VecDeque<PendingMass>,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -215,7 +241,10 @@ impl Exchange {
         let mut populate = engine::hint::Populate::default();
         let cl = ClIndex::new(backing, &mut populate);
         let orders = Orders::new(backing, &mut populate);
+        let open = OpenOrders::new(&cfg);
         Exchange {
+            open,
+            pending: VecDeque::new(),
             cfg,
             engine,
             orders,
@@ -304,6 +333,33 @@ impl Exchange {
     /// Number of live orders.
     pub fn live_orders(&self) -> usize {
         self.orders.live_records().filter(|o| o.is_live()).count()
+    }
+
+    /// Open (live) orders of firm `firm`.
+    pub fn open_orders_of_firm(&self, firm: u16) -> u64 {
+        self.open.firm(firm)
+    }
+
+    /// Open (live) orders of `account`.
+    pub fn open_orders_of_account(&self, account: AccountId) -> u64 {
+        self.open.account(account)
+    }
+
+    /// Whether a mass cancel has orders left: a server applies `Input::Continue` until it
+    /// has none.
+    pub fn has_pending_work(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The originator of the oldest pending mass cancel (whose reports the next `Continue`
+    /// makes first): a server may pace continuations on its unsent output.
+    pub fn pending_work_originator(&self) -> Option<u16> {
+        self.pending.front().map(|p| p.who.originator)
+    }
+
+    /// Orders the pending mass cancels have still to look at.
+    pub fn pending_work_orders(&self) -> usize {
+        self.pending.iter().map(|p| p.ids.len() - p.next).sum()
     }
 
     /// The record of order `id`, if remembered (live, or among the last finished).
@@ -440,11 +496,17 @@ impl Exchange {
                 Some(replace),
                 out,
             ),
-            Input::MassCancel { who, symbol, side } => self.on_mass_cancel(who, symbol, side, out),
+            Input::MassCancel {
+                who,
+                cl_ord_id,
+                symbol,
+                side,
+            } => self.on_mass_cancel(seq, who, cl_ord_id, symbol, side, out),
             Input::Status { who, cl_ord_id } => self.on_status(who, cl_ord_id, out),
             Input::Disconnected { who } => self.on_disconnected(who, out),
             // Time passing: the end of the trading day, checked above.
             Input::Tick => {}
+            Input::Continue => self.on_continue(out),
             Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
         }
     }
@@ -695,6 +757,15 @@ impl Exchange {
         let Some(account) = self.firm_account(who, n.account) else {
             return reject(self, Reject::UnknownAccount, out);
         };
+        // Only an order that may rest counts against the open-order limits (IOC, FOK and
+        // market orders never rest).
+        let may_rest = n.ord_type == OrdType::Limit
+            && matches!(n.tif, types::TimeInForce::Day | types::TimeInForce::Gtc);
+        if may_rest {
+            if let Some(limit) = self.open.check(account) {
+                return reject(self, limit, out);
+            }
+        }
         let id = self.next_order_id;
         self.next_order_id += 1;
         let cl = &n.cl_ord_id;
@@ -732,6 +803,7 @@ impl Exchange {
             o.notional = 0;
             o.state = OrderState::Live;
         });
+        self.open.add(account);
         let mut ctx = Ctx {
             who,
             exec_n: self.exec_n,
@@ -831,15 +903,70 @@ impl Exchange {
         self.exec_n = ctx.exec_n;
     }
 
+    /// A mass cancel: lists the orders it covers (`mass` module), cancels the first chunk
+    /// and leaves the rest pending (or ends at once if they fit).
     fn on_mass_cancel<O: Outputs>(
         &mut self,
+        seq: u64,
         who: Principal,
+        cl_ord_id: &ClOrdId,
         symbol: Option<u32>,
         side: Option<Side>,
         out: &mut O,
     ) {
-        let mut ctx = Ctx {
+        let mut ids: Vec<OrderId> = match self.cfg.firms.get(who.firm as usize) {
+            Some(accounts) => self
+                .orders
+                .live
+                .iter()
+                .filter(|&(_, slot)| {
+                    let o = &self.orders.slab[slot as usize];
+                    o.is_live()
+                        && symbol.is_none_or(|s| s == o.symbol)
+                        && side.is_none_or(|s| s == o.side)
+                        && accounts.contains(&o.account)
+                })
+                .map(|(id, _)| id)
+                .collect(),
+            None => Vec::new(),
+        };
+        // The live table's order depends on its history: sorted, the list is the same in
+        // every replica.
+        ids.sort_unstable();
+        let mut p = PendingMass {
             who,
+            cl_ord_id: *cl_ord_id,
+            symbol,
+            side,
+            request_seq: seq,
+            ids,
+            next: 0,
+            count: 0,
+        };
+        if !self.mass_chunk(&mut p, out) {
+            self.pending.push_back(p);
+        }
+    }
+
+    /// One chunk of every pending mass cancel, oldest request first.
+    fn on_continue<O: Outputs>(&mut self, out: &mut O) {
+        let mut pending = std::mem::take(&mut self.pending);
+        for p in pending.iter_mut() {
+            self.mass_chunk(p, out);
+        }
+        pending.retain(|p| p.next < p.ids.len());
+        self.pending = pending;
+    }
+
+    /// Cancels the next `mass_cancel_chunk` orders of `p` that are still live; after the
+    /// last, says the mass cancel finished. True if it did.
+    fn mass_chunk<O: Outputs>(&mut self, p: &mut PendingMass, out: &mut O) -> bool {
+        let end = p
+            .next
+            .saturating_add(self.cfg.mass_cancel_chunk.max(1))
+            .min(p.ids.len());
+        let mut ctx = Ctx {
+            who: p.who,
             exec_n: self.exec_n,
             cl_ord_id: &ClOrdId::EMPTY,
             orig_cl_ord_id: &ClOrdId::EMPTY,
@@ -847,23 +974,37 @@ impl Exchange {
             order: None,
             mass_count: 0,
         };
-        // The config is shared: a reference count, not a copy of the account list.
-        let cfg = self.cfg.clone();
-        if let Some(accounts) = cfg.firms.get(who.firm as usize) {
-            for &account in accounts {
-                let cmd = Command::MassCancel {
-                    account,
-                    symbol,
-                    side,
-                };
-                self.run(&cmd, &mut ctx, out);
-            }
+        for &id in &p.ids[p.next..end] {
+            let Some((account, symbol)) = self
+                .orders
+                .live(&id)
+                .filter(|o| o.is_live())
+                .map(|o| (o.account, o.symbol))
+            else {
+                continue;
+            };
+            let cmd = Command::Cancel {
+                id,
+                account,
+                symbol,
+            };
+            self.run(&cmd, &mut ctx, out);
         }
         self.exec_n = ctx.exec_n;
+        p.next = end;
+        p.count += ctx.mass_count;
+        if end < p.ids.len() {
+            return false;
+        }
         out.output(&Output::MassCanceled {
-            to: who.originator,
-            count: ctx.mass_count,
+            to: p.who.originator,
+            cl_ord_id: &p.cl_ord_id,
+            symbol: p.symbol,
+            side: p.side,
+            request_seq: p.request_seq,
+            count: p.count,
         });
+        true
     }
 
     fn on_status<O: Outputs>(&mut self, who: Principal, cl_ord_id: &ClOrdId, out: &mut O) {
@@ -920,7 +1061,9 @@ impl Exchange {
                 let reason = Reject::from_engine(reason);
                 match ctx.kind {
                     CtxKind::New => {
-                        self.orders.remove_live(&id);
+                        if let Some(o) = self.orders.remove_live(&id) {
+                            self.open.remove(o.account);
+                        }
                         if let Some(order) = ctx.order {
                             let n = ctx.exec_n;
                             ctx.exec_n += 1;
@@ -971,6 +1114,8 @@ impl Exchange {
                     o.notional += price as i128 * qty as i128;
                     if leaves == 0 {
                         o.state = OrderState::Filled;
+                        let account = o.account;
+                        self.open.remove(account);
                     }
                     self.report_at(ctx, id, slot, ReportKind::Fill { price, qty }, out);
                     if leaves == 0 {
@@ -988,6 +1133,8 @@ impl Exchange {
                 let o = &mut self.orders.slab[slot as usize];
                 o.leaves_qty = 0;
                 o.state = OrderState::Canceled;
+                let account = o.account;
+                self.open.remove(account);
                 let reason = match ctx.kind {
                     CtxKind::Disconnect => CancelReason::Disconnect,
                     _ => reason,
@@ -1144,6 +1291,9 @@ impl Exchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Open-order limits and chunked mass cancels.
+    mod protect;
     use index::CL_ORD_IDS_MAX;
     use orders::{DONE_INDEX_LAG, DONE_ORDERS_MAX};
     use types::{Symbol, TimeInForce};
@@ -1578,7 +1728,7 @@ mod tests {
                     self.0.push(format!("expired {}", r.id))
                 }
                 Output::NewRejected { reason, .. } | Output::CancelRejected { reason, .. } => {
-                    let mut buf = [0u8; 48];
+                    let mut buf = [0u8; DESCRIBE_MAX];
                     self.0.push(reason.describe(&mut buf).to_string())
                 }
                 _ => {}

@@ -1,5 +1,6 @@
 //! The exchange's state as bytes: its snapshot (the ClOrdIDs in order, every remembered order
-//! record, the engine's own snapshot), its restore, and the state hash replay checks.
+//! record, the open-order counts, the pending mass cancels, the engine's own snapshot), its
+//! restore, and the state hash replay checks.
 
 use crate::clordid::ClOrdId;
 use crate::orders::{OrderRecord, OrderState, DONE_ORDERS_MAX};
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
 /// Magic of the exchange's part of a snapshot.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOX3";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOX4";
 
 impl Exchange {
     /// Engine hash and the exchange's own, combined: equal exactly when the engine state and
@@ -83,6 +84,15 @@ impl Exchange {
         e.u64(self.orders.done.len() as u64);
         for (id, _) in &self.orders.done {
             e.u64(*id);
+        }
+        // Derived from the live orders, but kept: a restore checks it recomputes the same.
+        e.u64(self.open.len() as u64);
+        for n in self.open.counts() {
+            e.u64(n);
+        }
+        e.u64(self.pending.len() as u64);
+        for p in &self.pending {
+            p.snapshot(&mut e);
         }
     }
 
@@ -201,6 +211,27 @@ impl Exchange {
                     "snapshot: finished order {id} is not among the orders"
                 ));
             }
+        }
+        let accounts: Vec<_> = self
+            .orders
+            .live_records()
+            .filter(|o| o.is_live())
+            .map(|o| o.account)
+            .collect();
+        for a in accounts {
+            self.open.add(a);
+        }
+        if r.count()? != self.open.len() as u64 {
+            return Err("snapshot: open-order counts of another set of firms".into());
+        }
+        for want in self.open.counts().collect::<Vec<_>>() {
+            if r.u64()? != want {
+                return Err("snapshot: open-order counts disagree with the live orders".into());
+            }
+        }
+        for _ in 0..r.count()? {
+            let p = crate::mass::PendingMass::restore(&mut r)?;
+            self.pending.push_back(p);
         }
         if !r.0.is_empty() {
             return Err("snapshot: trailing bytes in the exchange state".into());

@@ -25,7 +25,7 @@ use fix_gateway::{AppMsg, FixConfig, FixEdge, Outbox, ToExchange};
 use std::sync::Arc;
 
 /// Magic of a snapshot of this version.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTON2";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTON3";
 
 pub struct Node {
     pub exchange: Exchange,

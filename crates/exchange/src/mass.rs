@@ -1,0 +1,103 @@
+//! Mass cancels applied in chunks: what is left of each one still pending.
+//!
+//! Role: a mass cancel of any size costs each input a bounded amount of work. Applying
+//! `Input::MassCancel` lists the orders it covers (live, of the firm's accounts, on the symbol
+//! and side asked, in order id order), cancels at most `Config::mass_cancel_chunk` of them and
+//! keeps the rest here; each `Input::Continue` takes one more chunk of every pending mass
+//! cancel, oldest request first. The last chunk ends with `Output::MassCanceled` and the total.
+//!
+//! Never: cancels an order entered after the request (the list is fixed when it is applied);
+//! cancels an order that is no longer live (one filled, canceled or expired meanwhile is
+//! skipped, and not counted); iterates a hash table into the list unsorted.
+//!
+//! Invariants: `ids` is strictly increasing and `next <= ids.len()`; the pending list is part
+//! of the snapshot and the state hash, so a replay or a restore continues exactly where the
+//! live run was.
+
+use crate::snap::{SnapReader, SnapWriter};
+use crate::{ClOrdId, OrderId, Principal};
+use types::{Side, SymbolId};
+
+/// One mass cancel with orders left to cancel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PendingMass {
+    pub(crate) who: Principal,
+    pub(crate) cl_ord_id: ClOrdId,
+    pub(crate) symbol: Option<SymbolId>,
+    pub(crate) side: Option<Side>,
+    /// The sequence number of the request's input.
+    pub(crate) request_seq: u64,
+    /// The orders it covers, ascending; those before `next` are done.
+    pub(crate) ids: Vec<OrderId>,
+    pub(crate) next: usize,
+    /// Orders canceled so far.
+    pub(crate) count: u64,
+}
+
+impl PendingMass {
+    /// The snapshot of what is left: the request, the count so far, and the remaining ids as
+    /// differences (small numbers: few bytes each).
+    pub(crate) fn snapshot(&self, e: &mut SnapWriter<'_>) {
+        e.u64(u64::from(self.who.originator));
+        e.u64(u64::from(self.who.firm));
+        e.bytes(self.cl_ord_id.as_bytes());
+        e.u64(self.symbol.map_or(0, |s| u64::from(s) + 1));
+        e.u64(match self.side {
+            None => 0,
+            Some(Side::Buy) => 1,
+            Some(Side::Sell) => 2,
+        });
+        e.u64(self.request_seq);
+        e.u64(self.count);
+        let rest = &self.ids[self.next..];
+        e.u64(rest.len() as u64);
+        let mut prev = 0;
+        for &id in rest {
+            e.u64(id - prev);
+            prev = id;
+        }
+    }
+
+    pub(crate) fn restore(r: &mut SnapReader<'_>) -> Result<PendingMass, String> {
+        let bad = |what: &str| format!("snapshot: pending mass cancel: bad {what}");
+        let originator = u16::try_from(r.u64()?).map_err(|_| bad("originator"))?;
+        let firm = u16::try_from(r.u64()?).map_err(|_| bad("firm"))?;
+        let cl_ord_id = ClOrdId::from_bytes(r.bytes()?).ok_or_else(|| bad("ClOrdID"))?;
+        let symbol = match r.u64()? {
+            0 => None,
+            s => Some(SymbolId::try_from(s - 1).map_err(|_| bad("symbol"))?),
+        };
+        let side = match r.u64()? {
+            0 => None,
+            1 => Some(Side::Buy),
+            2 => Some(Side::Sell),
+            _ => return Err(bad("side")),
+        };
+        let request_seq = r.u64()?;
+        let count = r.u64()?;
+        let n = r.count()?;
+        let mut ids = Vec::with_capacity(n as usize);
+        let mut prev: u64 = 0;
+        for _ in 0..n {
+            let d = r.u64()?;
+            if d == 0 {
+                return Err(bad("order ids (not increasing)"));
+            }
+            prev = prev.checked_add(d).ok_or_else(|| bad("order id"))?;
+            ids.push(prev);
+        }
+        if ids.is_empty() {
+            return Err(bad("order list (empty)"));
+        }
+        Ok(PendingMass {
+            who: Principal { originator, firm },
+            cl_ord_id,
+            symbol,
+            side,
+            request_seq,
+            ids,
+            next: 0,
+            count,
+        })
+    }
+}
