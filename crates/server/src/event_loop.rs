@@ -286,6 +286,8 @@ impl<L: Log> EventLoop<L> {
                 || !self.batch.is_empty()
                 || !self.backlog.is_empty()
                 || self.conns.values().any(|c| c.more && !c.closing)
+                // Protection hook (issue 30): pending mass-cancel chunks, see below.
+                || self.node.has_pending_work()
             {
                 Duration::ZERO
             } else {
@@ -352,6 +354,17 @@ impl<L: Log> EventLoop<L> {
                     self.maybe_snapshot(false)?;
                 }
             }
+            // --- Protection hook (issue 30): while a mass cancel has chunks left, each
+            // iteration journals one `Record::Continue` after what it read, so other sessions'
+            // messages interleave with the chunks (`Node::has_pending_work`; a loop that paces
+            // on the requester's unsent output asks `Node::pending_work_conn`).
+            if !shutdown_sent
+                && self.node.has_pending_work()
+                && !self.batch.iter().any(|r| matches!(r, Record::Continue))
+            {
+                self.batch.push(Record::Continue);
+            }
+            // --- end of the protection hook.
             if self.batch.is_empty() {
                 if self.idle == Idle::Spin {
                     self.watch.prev_end = Some(Instant::now());
@@ -891,6 +904,7 @@ fn kind(r: &Record) -> &'static str {
         Record::Tick => "tick",
         Record::Shutdown => "shutdown",
         Record::Checkpoint(_) => "checkpoint",
+        Record::Continue => "continue",
         Record::Disconnected { .. } => "disconnect",
         Record::Fix(f) => match &f.msg {
             Inbound::Logon(_) => "logon",
