@@ -914,25 +914,10 @@ impl Exchange {
         side: Option<Side>,
         out: &mut O,
     ) {
-        let mut ids: Vec<OrderId> = match self.cfg.firms.get(who.firm as usize) {
-            Some(accounts) => self
-                .orders
-                .live
-                .iter()
-                .filter(|&(_, slot)| {
-                    let o = &self.orders.slab[slot as usize];
-                    o.is_live()
-                        && symbol.is_none_or(|s| s == o.symbol)
-                        && side.is_none_or(|s| s == o.side)
-                        && accounts.contains(&o.account)
-                })
-                .map(|(id, _)| id)
-                .collect(),
+        let ids = match self.cfg.firms.get(who.firm as usize) {
+            Some(accounts) => self.mass_cancel_ids(accounts, symbol, side),
             None => Vec::new(),
         };
-        // The live table's order depends on its history: sorted, the list is the same in
-        // every replica.
-        ids.sort_unstable();
         let mut p = PendingMass {
             who,
             cl_ord_id: *cl_ord_id,
@@ -946,6 +931,39 @@ impl Exchange {
         if !self.mass_chunk(&mut p, out) {
             self.pending.push_back(p);
         }
+    }
+
+    /// The live orders of `accounts` (on `symbol` and `side`, if given), ascending. The slab
+    /// is read in slot order (streaming) rather than in the live table's (at random: a cache
+    /// miss per order), and the ids sorted by radix; the live table's order depends on its
+    /// history, so sorted, the list is the same in every replica.
+    fn mass_cancel_ids(
+        &self,
+        accounts: &[AccountId],
+        symbol: Option<u32>,
+        side: Option<Side>,
+    ) -> Vec<OrderId> {
+        let mut by_slot: Vec<OrderId> = vec![0; self.orders.slab.len()];
+        for (id, slot) in self.orders.live.iter() {
+            by_slot[slot as usize] = id;
+        }
+        let mut ids: Vec<OrderId> = self
+            .orders
+            .slab
+            .iter()
+            .zip(&by_slot)
+            .filter(|&(o, &id)| {
+                // Order ids start at 1: 0 is a slot no live order holds.
+                id != 0
+                    && o.is_live()
+                    && symbol.is_none_or(|s| s == o.symbol)
+                    && side.is_none_or(|s| s == o.side)
+                    && accounts.contains(&o.account)
+            })
+            .map(|(_, &id)| id)
+            .collect();
+        mass::sort_ids(&mut ids);
+        ids
     }
 
     /// One chunk of every pending mass cancel, oldest request first.

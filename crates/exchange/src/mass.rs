@@ -18,6 +18,42 @@ use crate::snap::{SnapReader, SnapWriter};
 use crate::{ClOrdId, OrderId, Principal};
 use types::{Side, SymbolId};
 
+/// Sorts order ids ascending: a least-significant-digit radix sort of 11-bit digits over the
+/// bits the largest id uses (three passes up to 8 billion ids), where a comparison sort of a
+/// million ids took longer than collecting them. Short lists are sorted as usual.
+pub(crate) fn sort_ids(v: &mut Vec<OrderId>) {
+    const BITS: u32 = 11;
+    const DIGITS: usize = 1 << BITS;
+    if v.len() < 4 * DIGITS {
+        v.sort_unstable();
+        return;
+    }
+    let max = v.iter().copied().max().unwrap_or(0);
+    let bits = u64::BITS - max.leading_zeros();
+    let mut tmp: Vec<OrderId> = vec![0; v.len()];
+    let mut shift = 0;
+    while shift < bits {
+        let digit = |x: OrderId| (x >> shift) as usize & (DIGITS - 1);
+        let mut at = [0usize; DIGITS];
+        for &x in v.iter() {
+            at[digit(x)] += 1;
+        }
+        let mut sum = 0;
+        for a in at.iter_mut() {
+            let n = *a;
+            *a = sum;
+            sum += n;
+        }
+        for &x in v.iter() {
+            let d = digit(x);
+            tmp[at[d]] = x;
+            at[d] += 1;
+        }
+        std::mem::swap(v, &mut tmp);
+        shift += BITS;
+    }
+}
+
 /// One mass cancel with orders left to cancel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PendingMass {
@@ -99,5 +135,26 @@ impl PendingMass {
             next: 0,
             count,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::XorShift64;
+
+    /// The radix sort agrees with the standard sort on short and long lists, small and large
+    /// ids (one, two and several passes).
+    #[test]
+    fn ids_sort_as_the_standard_sort_does() {
+        let mut rng = XorShift64::new(7);
+        for (n, below) in [(10, 100), (20_000, 2_000), (20_000, 1 << 22), (50_000, u64::MAX)] {
+            let v: Vec<OrderId> = (0..n).map(|_| 1 + rng.below(below)).collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            let mut got = v;
+            sort_ids(&mut got);
+            assert_eq!(got, want, "{n} ids below {below}");
+        }
     }
 }
