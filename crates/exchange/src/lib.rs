@@ -219,6 +219,10 @@ pub struct Exchange {
     open: OpenOrders,
     /// Mass cancels with orders left, oldest request first (`Input::Continue`).
     pending: VecDeque<PendingMass>,
+    /// Reused by mass cancels (no allocation per request in steady state): the live order
+    /// ids by slab slot (8 bytes a slot, kept after the first), and finished requests' order
+    /// lists (`mass::Scratch`).
+    mass_scratch: mass::Scratch,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -245,6 +249,7 @@ impl Exchange {
         Exchange {
             open,
             pending: VecDeque::new(),
+            mass_scratch: mass::Scratch::default(),
             cfg,
             engine,
             orders,
@@ -914,10 +919,11 @@ impl Exchange {
         side: Option<Side>,
         out: &mut O,
     ) {
-        let ids = match self.cfg.firms.get(who.firm as usize) {
-            Some(accounts) => self.mass_cancel_ids(accounts, symbol, side),
-            None => Vec::new(),
-        };
+        let mut ids = self.mass_scratch.take_list();
+        if let Some(accounts) = self.cfg.firms.get(who.firm as usize) {
+            self.mass_scratch
+                .collect(&self.orders, accounts, symbol, side, &mut ids);
+        }
         let mut p = PendingMass {
             who,
             cl_ord_id: *cl_ord_id,
@@ -933,46 +939,13 @@ impl Exchange {
         }
     }
 
-    /// The live orders of `accounts` (on `symbol` and `side`, if given), ascending. The slab
-    /// is read in slot order (streaming) rather than in the live table's (at random: a cache
-    /// miss per order), and the ids sorted by radix; the live table's order depends on its
-    /// history, so sorted, the list is the same in every replica.
-    fn mass_cancel_ids(
-        &self,
-        accounts: &[AccountId],
-        symbol: Option<u32>,
-        side: Option<Side>,
-    ) -> Vec<OrderId> {
-        let mut by_slot: Vec<OrderId> = vec![0; self.orders.slab.len()];
-        for (id, slot) in self.orders.live.iter() {
-            by_slot[slot as usize] = id;
-        }
-        let mut ids: Vec<OrderId> = self
-            .orders
-            .slab
-            .iter()
-            .zip(&by_slot)
-            .filter(|&(o, &id)| {
-                // Order ids start at 1: 0 is a slot no live order holds.
-                id != 0
-                    && o.is_live()
-                    && symbol.is_none_or(|s| s == o.symbol)
-                    && side.is_none_or(|s| s == o.side)
-                    && accounts.contains(&o.account)
-            })
-            .map(|(_, &id)| id)
-            .collect();
-        mass::sort_ids(&mut ids);
-        ids
-    }
-
     /// One chunk of every pending mass cancel, oldest request first.
     fn on_continue<O: Outputs>(&mut self, out: &mut O) {
         let mut pending = std::mem::take(&mut self.pending);
         for p in pending.iter_mut() {
             self.mass_chunk(p, out);
         }
-        pending.retain(|p| p.next < p.ids.len());
+        pending.retain(|p| !p.ids.is_empty());
         self.pending = pending;
     }
 
@@ -1022,6 +995,9 @@ impl Exchange {
             request_seq: p.request_seq,
             count: p.count,
         });
+        // Emptied: `on_continue` drops it from the pending ones.
+        self.mass_scratch.give_list(std::mem::take(&mut p.ids));
+        p.next = 0;
         true
     }
 

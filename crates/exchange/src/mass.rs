@@ -10,13 +10,78 @@
 //! cancels an order that is no longer live (one filled, canceled or expired meanwhile is
 //! skipped, and not counted); iterates a hash table into the list unsorted.
 //!
-//! Invariants: `ids` is strictly increasing and `next <= ids.len()`; the pending list is part
+//! Invariants: a pending mass cancel's `ids` is strictly increasing and `next < ids.len()`
+//! (a finished one has given its list back, empty); the pending list is part
 //! of the snapshot and the state hash, so a replay or a restore continues exactly where the
 //! live run was.
 
+use crate::orders::Orders;
 use crate::snap::{SnapReader, SnapWriter};
 use crate::{ClOrdId, OrderId, Principal};
-use types::{Side, SymbolId};
+use types::{AccountId, Side, SymbolId};
+
+/// Finished requests' order lists kept for reuse at most, and the largest kept (a list of a
+/// huge mass cancel is freed: it is allocated once per such request).
+const SPARE_LISTS: usize = 4;
+const SPARE_LIST_MAX: usize = 1 << 16;
+
+/// What mass cancels reuse, so that one in steady state allocates nothing.
+#[derive(Clone, Default)]
+pub(crate) struct Scratch {
+    /// The live order ids by slab slot (0: none).
+    by_slot: Vec<OrderId>,
+    spare: Vec<Vec<OrderId>>,
+}
+
+impl Scratch {
+    /// An empty order list (a reused one if there is one).
+    pub(crate) fn take_list(&mut self) -> Vec<OrderId> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// A finished request's list, for reuse.
+    pub(crate) fn give_list(&mut self, mut ids: Vec<OrderId>) {
+        if self.spare.len() < SPARE_LISTS && ids.capacity() <= SPARE_LIST_MAX {
+            ids.clear();
+            self.spare.push(ids);
+        }
+    }
+
+    /// Appends the live orders of `accounts` (on `symbol` and `side`, if given) to `ids`,
+    /// ascending. The slab is read in slot order (streaming) rather than in the live table's
+    /// (at random: a cache miss per order), and a long list is sorted by radix; the live
+    /// table's order depends on its history, so sorted, the list is the same in every replica.
+    pub(crate) fn collect(
+        &mut self,
+        orders: &Orders,
+        accounts: &[AccountId],
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+        ids: &mut Vec<OrderId>,
+    ) {
+        self.by_slot.clear();
+        self.by_slot.resize(orders.slab.len(), 0);
+        for (id, slot) in orders.live.iter() {
+            self.by_slot[slot as usize] = id;
+        }
+        ids.extend(
+            orders
+                .slab
+                .iter()
+                .zip(&self.by_slot)
+                .filter(|&(o, &id)| {
+                    // Order ids start at 1: 0 is a slot no live order holds.
+                    id != 0
+                        && o.is_live()
+                        && symbol.is_none_or(|s| s == o.symbol)
+                        && side.is_none_or(|s| s == o.side)
+                        && accounts.contains(&o.account)
+                })
+                .map(|(_, &id)| id),
+        );
+        sort_ids(ids);
+    }
+}
 
 /// Sorts order ids ascending: a least-significant-digit radix sort of 11-bit digits over the
 /// bits the largest id uses (three passes up to 8 billion ids), where a comparison sort of a
