@@ -213,7 +213,12 @@ mod tests {
     #[test]
     fn ids_sort_as_the_standard_sort_does() {
         let mut rng = XorShift64::new(7);
-        for (n, below) in [(10, 100), (20_000, 2_000), (20_000, 1 << 22), (50_000, u64::MAX)] {
+        for (n, below) in [
+            (10, 100),
+            (20_000, 2_000),
+            (20_000, 1 << 22),
+            (50_000, u64::MAX),
+        ] {
             let v: Vec<OrderId> = (0..n).map(|_| 1 + rng.below(below)).collect();
             let mut want = v.clone();
             want.sort_unstable();

@@ -572,7 +572,10 @@ fn trading_status_subscriptions_survive_a_snapshot() {
 /// exceeds limit) in every version, and a Text that gives the limit.
 #[test]
 fn an_order_over_the_firms_limit_is_refused_as_exceeding_the_limit() {
-    let sessions = [("CLIENT1", FixVersion::Fix44), ("CLIENT2", FixVersion::Fix42)];
+    let sessions = [
+        ("CLIENT1", FixVersion::Fix44),
+        ("CLIENT2", FixVersion::Fix42),
+    ];
     let mut n = Node::with(&sessions, |x| {
         x.firm_limits = vec![
             exchange::FirmLimits {
@@ -619,7 +622,11 @@ fn a_chunked_mass_cancel_reports_once_after_its_last_chunk() {
     };
     let first = apps(n.apply(&app(c, 7, mass)));
     let request_seq = n.seq.to_string();
-    let types = |v: &[Sent]| v.iter().map(|m| m.get(150).unwrap_or("r").to_string()).collect::<Vec<_>>();
+    let types = |v: &[Sent]| {
+        v.iter()
+            .map(|m| m.get(150).unwrap_or("r").to_string())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(types(&first), ["4", "4"]);
     assert_eq!(types(&apps(n.cont())), ["4", "4"]);
     let last = apps(n.cont());

@@ -972,7 +972,10 @@ mod tests {
         assert_eq!(x.firm_capacity_percent, 25);
         assert_eq!(x.firm_limits.len(), x.firms.len());
         let base = "[[firms]]\nname = \"F\"\naccounts = [1]\nmax_open_orders = 7\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\n";
-        let c = Config::from_toml(&format!("firm_capacity_percent = 100\nmass_cancel_chunk = 5\n{base}")).unwrap();
+        let c = Config::from_toml(&format!(
+            "firm_capacity_percent = 100\nmass_cancel_chunk = 5\n{base}"
+        ))
+        .unwrap();
         let x = c.exchange_config();
         assert_eq!(x.firm_limits[0].max_open_orders, Some(7));
         assert_eq!((x.firm_capacity_percent, x.mass_cancel_chunk), (100, 5));

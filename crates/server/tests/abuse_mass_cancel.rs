@@ -28,7 +28,11 @@ fn a_mass_cancel_of_100k_orders_goes_in_chunks_between_other_sessions_messages()
     let mut b = logon(&server, "CLIENT2");
     let t0 = Instant::now();
     for from in (0..ORDERS).step_by(BURST as usize) {
-        let sym = if from % (2 * BURST) == 0 { "ACME" } else { "BOLT" };
+        let sym = if from % (2 * BURST) == 0 {
+            "ACME"
+        } else {
+            "BOLT"
+        };
         send_orders(&mut a, "a", sym, from, from + BURST);
         for m in reports(&mut a, BURST as usize) {
             assert_eq!(m.get(150), Some("0"), "{}", m.text());
@@ -68,7 +72,11 @@ fn a_mass_cancel_of_100k_orders_goes_in_chunks_between_other_sessions_messages()
     let last = *records.last().unwrap();
     // The first chunk is the request's own record, each later one a record of its own.
     assert_eq!(first, request);
-    assert_eq!(records.len(), ORDERS as usize / CHUNK, "one record per chunk");
+    assert_eq!(
+        records.len(),
+        ORDERS as usize / CHUNK,
+        "one record per chunk"
+    );
     assert!(
         request < ack_record && ack_record < last,
         "the other session's order (record {ack_record}) was applied between the mass \

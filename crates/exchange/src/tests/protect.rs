@@ -129,7 +129,10 @@ fn a_firm_or_account_at_its_limit_is_refused_and_other_firms_are_not() {
         account: 1,
         limit: 2,
     };
-    assert_eq!(refused(&m.buy(0, Some(1), "a3", 100, gtc)), Some(account_full));
+    assert_eq!(
+        refused(&m.buy(0, Some(1), "a3", 100, gtc)),
+        Some(account_full)
+    );
     assert!(accepted(&m.buy(0, Some(2), "b1", 100, gtc)));
     let firm_full = Reject::FirmOpenOrderLimit { limit: 3 };
     assert_eq!(refused(&m.buy(0, Some(2), "b2", 100, gtc)), Some(firm_full));
@@ -153,16 +156,19 @@ fn a_firm_or_account_at_its_limit_is_refused_and_other_firms_are_not() {
     let ioc = m.buy(0, Some(1), "ioc", 50, TimeInForce::Ioc);
     assert_eq!(kinds(&ioc)[1], ReportKind::Canceled(CancelReason::Ioc));
     // A replace is the same order: the count stays.
-    assert_eq!(kinds(&m.apply(&Input::Replace {
-        who: who(0),
-        replace: &Replace {
-            cl_ord_id: ClOrdId::from("a1r"),
-            orig_cl_ord_id: ClOrdId::from("a1"),
-            symbol: 0,
-            price: 101,
-            qty: 5,
-        },
-    })), [ReportKind::Replaced]);
+    assert_eq!(
+        kinds(&m.apply(&Input::Replace {
+            who: who(0),
+            replace: &Replace {
+                cl_ord_id: ClOrdId::from("a1r"),
+                orig_cl_ord_id: ClOrdId::from("a1"),
+                symbol: 0,
+                price: 101,
+                qty: 5,
+            },
+        })),
+        [ReportKind::Replaced]
+    );
     assert_eq!(m.x.open_orders_of_firm(0), 3);
     // A cancel frees a place.
     assert_eq!(
@@ -190,14 +196,26 @@ fn one_firm_takes_at_most_its_share_of_the_capacity() {
         c.cancel_on_disconnect = vec![true];
     }));
     for i in 0..10 {
-        assert!(accepted(&m.buy(0, None, &format!("a{i}"), 100, TimeInForce::Gtc)));
+        assert!(accepted(&m.buy(
+            0,
+            None,
+            &format!("a{i}"),
+            100,
+            TimeInForce::Gtc
+        )));
     }
     assert_eq!(
         refused(&m.buy(0, None, "a10", 100, TimeInForce::Gtc)),
         Some(Reject::FirmOpenOrderLimit { limit: 10 })
     );
     for i in 0..10 {
-        assert!(accepted(&m.buy(1, None, &format!("b{i}"), 100, TimeInForce::Gtc)));
+        assert!(accepted(&m.buy(
+            1,
+            None,
+            &format!("b{i}"),
+            100,
+            TimeInForce::Gtc
+        )));
     }
     // Cancel on disconnect gives the places back.
     let gone = m.apply(&Input::Disconnected { who: who(0) });
@@ -229,7 +247,15 @@ fn expiry_at_the_end_of_the_day_gives_the_places_back() {
             qty: 5,
             ..NewOrder::BLANK
         };
-        m.x.apply(m.seq, ts, &Input::New { who: who(0), order: &order }, &mut r);
+        m.x.apply(
+            m.seq,
+            ts,
+            &Input::New {
+                who: who(0),
+                order: &order,
+            },
+            &mut r,
+        );
         r.0
     };
     assert!(accepted(&at(&mut m, day + 1, "a")));
@@ -256,7 +282,13 @@ fn a_mass_cancel_goes_in_chunks_and_ends_with_the_total() {
     let mut m = Mkt::new(two_firms(|c| c.mass_cancel_chunk = 3));
     for i in 0..10u32 {
         let account = Some(1 + i % 2);
-        assert!(accepted(&m.buy(0, account, &format!("a{i}"), 100, TimeInForce::Gtc)));
+        assert!(accepted(&m.buy(
+            0,
+            account,
+            &format!("a{i}"),
+            100,
+            TimeInForce::Gtc
+        )));
     }
     assert!(accepted(&m.buy(1, None, "b0", 90, TimeInForce::Gtc)));
     assert_eq!(mass_seen(&m.mass(0, "m1")), (vec![1, 2, 3], None));
@@ -267,7 +299,10 @@ fn a_mass_cancel_goes_in_chunks_and_ends_with_the_total() {
     assert_eq!(mass_seen(&m.cont()), (vec![7, 8, 9], None));
     let last = m.cont();
     assert_eq!(mass_seen(&last), (vec![10], Some(10)));
-    assert!(matches!(last.last(), Some(Seen::MassCanceled { .. })), "after the reports");
+    assert!(
+        matches!(last.last(), Some(Seen::MassCanceled { .. })),
+        "after the reports"
+    );
     assert!(!m.x.has_pending_work());
     assert_eq!(m.x.live_orders(), 1, "the other firm's order stays");
     assert_eq!(m.cont(), [], "a Continue with nothing pending does nothing");
@@ -280,7 +315,13 @@ fn a_mass_cancel_goes_in_chunks_and_ends_with_the_total() {
 fn orders_entered_or_canceled_during_a_mass_cancel() {
     let mut m = Mkt::new(two_firms(|c| c.mass_cancel_chunk = 2));
     for i in 1..=6 {
-        assert!(accepted(&m.buy(0, None, &format!("a{i}"), 100, TimeInForce::Gtc)));
+        assert!(accepted(&m.buy(
+            0,
+            None,
+            &format!("a{i}"),
+            100,
+            TimeInForce::Gtc
+        )));
     }
     assert_eq!(mass_seen(&m.mass(0, "m")), (vec![1, 2], None));
     // Entered after the request: not canceled by it.
@@ -296,7 +337,10 @@ fn orders_entered_or_canceled_during_a_mass_cancel() {
     assert_eq!(mass_seen(&m.cont()), (vec![4], None));
     assert_eq!(mass_seen(&m.cont()), (vec![6], Some(4)));
     assert_eq!(m.x.live_orders(), 1);
-    assert!(m.x.order_of(0, b"a7").is_some_and(|id| m.x.order(id).is_some_and(|o| o.is_live())));
+    assert!(m
+        .x
+        .order_of(0, b"a7")
+        .is_some_and(|id| m.x.order(id).is_some_and(|o| o.is_live())));
     assert_eq!(m.x.open_orders_of_firm(0), 1);
 }
 
@@ -304,8 +348,20 @@ fn orders_entered_or_canceled_during_a_mass_cancel() {
 fn several_pending_mass_cancels_are_served_oldest_first_and_a_restore_continues_alike() {
     let mut m = Mkt::new(two_firms(|c| c.mass_cancel_chunk = 2));
     for i in 0..5 {
-        assert!(accepted(&m.buy(0, None, &format!("a{i}"), 100, TimeInForce::Gtc)));
-        assert!(accepted(&m.buy(1, None, &format!("b{i}"), 90, TimeInForce::Gtc)));
+        assert!(accepted(&m.buy(
+            0,
+            None,
+            &format!("a{i}"),
+            100,
+            TimeInForce::Gtc
+        )));
+        assert!(accepted(&m.buy(
+            1,
+            None,
+            &format!("b{i}"),
+            90,
+            TimeInForce::Gtc
+        )));
     }
     // Firm 0 has the odd ids, firm 1 the even ones.
     assert_eq!(mass_seen(&m.mass(0, "m0")), (vec![1, 3], None));
@@ -340,10 +396,7 @@ fn several_pending_mass_cancels_are_served_oldest_first_and_a_restore_continues_
     }
     assert_eq!(
         steps,
-        [
-            (vec![5, 7, 6, 8], None),
-            (vec![9, 10], Some(5)),
-        ],
+        [(vec![5, 7, 6, 8], None), (vec![9, 10], Some(5)),],
         "firm 0's chunk, then firm 1's; firm 0 ends first and firm 1 in the same input"
     );
     // The hash without pending work differs from the one with.

@@ -86,5 +86,9 @@ pub fn reports(c: &mut FixClient, n: usize) -> Vec<Msg> {
 /// The journal record an ExecutionReport came from: its ExecID is `record.n`.
 pub fn record_of(m: &Msg) -> u64 {
     let id = m.get(17).expect("ExecID");
-    id.split('.').next().unwrap().parse().expect("ExecID record.n")
+    id.split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("ExecID record.n")
 }
