@@ -4,9 +4,10 @@
 //! or a checkpoint), with its sequence number and timestamp, update the exchange's state and
 //! say what happened as typed [`Output`]s: reports about orders to their owners, refusals with
 //! a [`Reject`] reason, book changes for market data. It keeps client order id uniqueness per
-//! originator (`ClIndex`), the order records reports are made of (`Orders`), and the matching
-//! engine; it snapshots, restores and hashes all of it, and takes a full replay's ClOrdID
-//! lookups answered ahead (`resolve`).
+//! originator (`ClIndex`), the order records reports are made of (`Orders`), the open orders
+//! of each firm and account against their limits (`limits`), the pending mass cancels it
+//! applies a chunk at a time (`mass`), and the matching engine; it snapshots, restores and
+//! hashes all of it, and takes a full replay's ClOrdID lookups answered ahead (`resolve`).
 //!
 //! Never: bytes of any protocol, a clock (time is the input's timestamp), a socket or a file;
 //! iterates a hash table where the order could reach the output or a snapshot; allocates per
@@ -15,8 +16,10 @@
 //! Invariants: an order can be canceled or replaced only by the originator that entered it
 //! (others get `UnknownOrder` and nothing changes); a client order id is used at most once per
 //! originator among live orders and the last `CL_ORD_IDS_MAX`; engine order ids are assigned
-//! in input order from 1, so an edge cannot create a duplicate id; the same inputs give the
-//! same outputs and the same state hash.
+//! in input order from 1, so an edge cannot create a duplicate id; no firm or account rests
+//! more orders than its limits; one input of a mass cancel cancels at most
+//! `Config::mass_cancel_chunk` orders, and only orders live when it was requested; the same
+//! inputs give the same outputs and the same state hash.
 #![forbid(unsafe_code)]
 
 mod clordid;
