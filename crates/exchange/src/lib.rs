@@ -5,8 +5,8 @@
 //! say what happened as typed [`Output`]s: reports about orders to their owners, refusals with
 //! a [`Reject`] reason, book changes for market data. It keeps client order id uniqueness per
 //! originator (`ClIndex`), the order records reports are made of (`Orders`), the open orders
-//! of each firm and account against their limits (`limits`), the pending mass cancels it
-//! applies a chunk at a time (`mass`), and the matching engine; it snapshots, restores and
+//! of each firm and account against their limits (`limits`), the pending mass cancels (and
+//! cancels on disconnect) it applies a bounded step at a time (`mass`), and the matching engine; it snapshots, restores and
 //! hashes all of it, and takes a full replay's ClOrdID lookups answered ahead (`resolve`).
 //!
 //! Never: bytes of any protocol, a clock (time is the input's timestamp), a socket or a file;
@@ -17,8 +17,9 @@
 //! (others get `UnknownOrder` and nothing changes); a client order id is used at most once per
 //! originator among live orders and the last `CL_ORD_IDS_MAX`; engine order ids are assigned
 //! in input order from 1, so an edge cannot create a duplicate id; no firm or account rests
-//! more orders than its limits; one input of a mass cancel cancels at most
-//! `Config::mass_cancel_chunk` orders, and only orders live when it was requested; the same
+//! more orders than its limits; one input of a mass cancel looks at most
+//! `Config::mass_cancel_scan` order ids and cancels at most `Config::mass_cancel_chunk`
+//! orders, and only orders entered before it was requested; the same
 //! inputs give the same outputs and the same state hash.
 #![forbid(unsafe_code)]
 
@@ -81,19 +82,28 @@ pub struct Config {
     /// The most of `orders_max` one firm's open orders may take, in percent (1..=100; 100:
     /// no share, a firm is bounded by `orders_max` and its own limits only).
     pub firm_capacity_percent: u32,
-    /// Orders one input of a mass cancel covers at most (its request, then each `Continue`);
-    /// at least 1. Bounds the work, so the latency of everyone else, of one input.
+    /// Orders one input of a mass cancel (or cancel on disconnect) cancels at most (its
+    /// request, then each `Continue`); at least 1. With `mass_cancel_scan`, bounds the work,
+    /// so the latency of everyone else, of one input.
     pub mass_cancel_chunk: usize,
+    /// Order ids one input of a mass cancel (or cancel on disconnect) looks at most, live or
+    /// not; at least 1.
+    pub mass_cancel_scan: usize,
 }
 
 /// Default of `Config::mass_cancel_chunk`: a chunk of cancels takes well under a millisecond
 /// to apply, and its ExecutionReports (about 250 bytes each) well under a socket buffer.
 pub const MASS_CANCEL_CHUNK_DEFAULT: usize = 1_000;
 
+/// Default of `Config::mass_cancel_scan`: looking at an order id is a lookup in the live
+/// order table (prefetched ahead), so a step of this many takes about a millisecond even when
+/// none of them is to be canceled.
+pub const MASS_CANCEL_SCAN_DEFAULT: usize = 1 << 16;
+
 impl Config {
     /// A configuration with these instruments, firms and capacity, no cancel on disconnect,
     /// no end of the trading day, no open-order limit but the capacity, and mass cancels in
-    /// chunks of `MASS_CANCEL_CHUNK_DEFAULT`.
+    /// steps of `MASS_CANCEL_CHUNK_DEFAULT` cancels and `MASS_CANCEL_SCAN_DEFAULT` ids.
     pub fn new(
         instruments: Vec<Instrument>,
         firms: Vec<Vec<AccountId>>,
@@ -109,6 +119,7 @@ impl Config {
             firm_limits: Vec::new(),
             firm_capacity_percent: 100,
             mass_cancel_chunk: MASS_CANCEL_CHUNK_DEFAULT,
+            mass_cancel_scan: MASS_CANCEL_SCAN_DEFAULT,
         }
     }
 }
@@ -220,12 +231,9 @@ pub struct Exchange {
     cl_max: usize,
     /// Open orders per firm and account, against their limits.
     open: OpenOrders,
-    /// Mass cancels with orders left, oldest request first (`Input::Continue`).
+    /// Mass cancels (and cancels on disconnect) with order ids left, oldest request first
+    /// (`Input::Continue`).
     pending: VecDeque<PendingMass>,
-    /// Reused by mass cancels (no allocation per request in steady state): the live order
-    /// ids by slab slot (8 bytes a slot, kept after the first), and finished requests' order
-    /// lists (`mass::Scratch`).
-    mass_scratch: mass::Scratch,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -252,7 +260,6 @@ impl Exchange {
         Exchange {
             open,
             pending: VecDeque::new(),
-            mass_scratch: mass::Scratch::default(),
             cfg,
             engine,
             orders,
@@ -365,9 +372,9 @@ impl Exchange {
         self.pending.front().map(|p| p.who.originator)
     }
 
-    /// Orders the pending mass cancels have still to look at.
-    pub fn pending_work_orders(&self) -> usize {
-        self.pending.iter().map(|p| p.ids.len() - p.next).sum()
+    /// Order ids the pending mass cancels have still to look at (live or not).
+    pub fn pending_work_ids(&self) -> u64 {
+        self.pending.iter().map(|p| p.end - p.next).sum()
     }
 
     /// The record of order `id`, if remembered (live, or among the last finished).
@@ -511,7 +518,7 @@ impl Exchange {
                 side,
             } => self.on_mass_cancel(seq, who, cl_ord_id, symbol, side, out),
             Input::Status { who, cl_ord_id } => self.on_status(who, cl_ord_id, out),
-            Input::Disconnected { who } => self.on_disconnected(who, out),
+            Input::Disconnected { who } => self.on_disconnected(seq, who, out),
             // Time passing: the end of the trading day, checked above.
             Input::Tick => {}
             Input::Continue => self.on_continue(out),
@@ -573,7 +580,9 @@ impl Exchange {
 
     /// The originator's session ended: if it asked for it, each of its live orders is
     /// canceled, in order id order (the reports wait in its session for a resend).
-    fn on_disconnected<O: Outputs>(&mut self, who: Principal, out: &mut O) {
+    /// A cancel on disconnect (if the session asked for one): the session's orders, in
+    /// steps as a mass cancel's (`mass`), with no report at the end.
+    fn on_disconnected<O: Outputs>(&mut self, seq: u64, who: Principal, out: &mut O) {
         let ix = who.originator;
         if !self
             .cfg
@@ -584,36 +593,18 @@ impl Exchange {
         {
             return;
         }
-        let mut ids: Vec<(OrderId, AccountId, u32)> = self
-            .orders
-            .live
-            .iter()
-            .map(|(id, slot)| (id, &self.orders.slab[slot as usize]))
-            .filter(|(_, o)| o.owner == ix && o.is_live())
-            .map(|(id, o)| (id, o.account, o.symbol))
-            .collect();
-        ids.sort_unstable();
-        let mut ctx = Ctx {
+        let p = PendingMass {
             who,
-            exec_n: self.exec_n,
-            cl_ord_id: &ClOrdId::EMPTY,
-            orig_cl_ord_id: &ClOrdId::EMPTY,
-            kind: CtxKind::Disconnect,
-            order: None,
-            mass_count: 0,
+            disconnect: true,
+            cl_ord_id: ClOrdId::EMPTY,
+            symbol: None,
+            side: None,
+            request_seq: seq,
+            next: 0,
+            end: 0,
+            count: 0,
         };
-        for (id, account, symbol) in ids {
-            self.run(
-                &Command::Cancel {
-                    id,
-                    account,
-                    symbol,
-                },
-                &mut ctx,
-                out,
-            );
-        }
-        self.exec_n = ctx.exec_n;
+        self.start_mass(p, out);
     }
 
     /// `apply` with the input's ClOrdID hashes computed ahead: each of `hashes` must be that
@@ -811,7 +802,7 @@ impl Exchange {
             o.notional = 0;
             o.state = OrderState::Live;
         });
-        self.open.add(account);
+        self.open.add(account, id);
         let mut ctx = Ctx {
             who,
             exec_n: self.exec_n,
@@ -911,8 +902,8 @@ impl Exchange {
         self.exec_n = ctx.exec_n;
     }
 
-    /// A mass cancel: lists the orders it covers (`mass` module), cancels the first chunk
-    /// and leaves the rest pending (or ends at once if they fit).
+    /// A mass cancel: records what it covers (`mass` module), takes its first step and
+    /// leaves the rest pending (or ends at once if it fits in a step).
     fn on_mass_cancel<O: Outputs>(
         &mut self,
         seq: u64,
@@ -922,85 +913,122 @@ impl Exchange {
         side: Option<Side>,
         out: &mut O,
     ) {
-        let mut ids = self.mass_scratch.take_list();
-        if let Some(accounts) = self.cfg.firms.get(who.firm as usize) {
-            self.mass_scratch
-                .collect(&self.orders, accounts, symbol, side, &mut ids);
-        }
-        let mut p = PendingMass {
+        let p = PendingMass {
             who,
+            disconnect: false,
             cl_ord_id: *cl_ord_id,
             symbol,
             side,
             request_seq: seq,
-            ids,
             next: 0,
+            end: 0,
             count: 0,
         };
-        if !self.mass_chunk(&mut p, out) {
+        self.start_mass(p, out);
+    }
+
+    /// Sets `p`'s range (from the lowest id a live order of its firm's accounts may have to
+    /// the next order id), takes its first step and keeps it pending if it did not end.
+    fn start_mass<O: Outputs>(&mut self, mut p: PendingMass, out: &mut O) {
+        p.end = self.next_order_id;
+        p.next = self
+            .cfg
+            .firms
+            .get(p.who.firm as usize)
+            .and_then(|accounts| self.open.first_live_of(accounts))
+            .map_or(p.end, |first| first.min(p.end));
+        if !self.mass_step(&mut p, out) {
             self.pending.push_back(p);
         }
     }
 
-    /// One chunk of every pending mass cancel, oldest request first.
+    /// One step of every pending mass cancel, oldest request first.
     fn on_continue<O: Outputs>(&mut self, out: &mut O) {
         let mut pending = std::mem::take(&mut self.pending);
-        for p in pending.iter_mut() {
-            self.mass_chunk(p, out);
-        }
-        pending.retain(|p| !p.ids.is_empty());
+        pending.retain_mut(|p| !self.mass_step(p, out));
         self.pending = pending;
     }
 
-    /// Cancels the next `mass_cancel_chunk` orders of `p` that are still live; after the
-    /// last, says the mass cancel finished. True if it did.
-    fn mass_chunk<O: Outputs>(&mut self, p: &mut PendingMass, out: &mut O) -> bool {
-        let end = p
+    /// Looks at the next `mass_cancel_scan` order ids of `p`, in order, and cancels the live
+    /// orders among them that it covers, stopping before the one past `mass_cancel_chunk`;
+    /// at the end of its range says the mass cancel finished. True if it did.
+    fn mass_step<O: Outputs>(&mut self, p: &mut PendingMass, out: &mut O) -> bool {
+        /// How many ids ahead the live table's buckets are prefetched (a lookup of an id
+        /// that is not live would otherwise wait for memory every time).
+        const AHEAD: u64 = 16;
+        let chunk = self.cfg.mass_cancel_chunk.max(1) as u64;
+        let scan_end = p
             .next
-            .saturating_add(self.cfg.mass_cancel_chunk.max(1))
-            .min(p.ids.len());
+            .saturating_add(self.cfg.mass_cancel_scan.max(1) as u64)
+            .min(p.end);
+        // The config is shared: a reference count, not a copy of the account list.
+        let cfg = self.cfg.clone();
+        let accounts: &[AccountId] = cfg.firms.get(p.who.firm as usize).map_or(&[], |a| a);
         let mut ctx = Ctx {
             who: p.who,
             exec_n: self.exec_n,
             cl_ord_id: &ClOrdId::EMPTY,
             orig_cl_ord_id: &ClOrdId::EMPTY,
-            kind: CtxKind::Mass,
+            kind: if p.disconnect {
+                CtxKind::Disconnect
+            } else {
+                CtxKind::Mass
+            },
             order: None,
             mass_count: 0,
         };
-        for &id in &p.ids[p.next..end] {
-            let Some((account, symbol)) = self
-                .orders
-                .live(&id)
-                .filter(|o| o.is_live())
-                .map(|o| (o.account, o.symbol))
-            else {
-                continue;
-            };
-            let cmd = Command::Cancel {
-                id,
-                account,
-                symbol,
-            };
-            self.run(&cmd, &mut ctx, out);
+        let mut id = p.next;
+        for ahead in id..(id + AHEAD).min(scan_end) {
+            self.orders.live.prefetch(ahead);
+        }
+        while id < scan_end {
+            if id + AHEAD < scan_end {
+                self.orders.live.prefetch(id + AHEAD);
+            }
+            if let Some(slot) = self.orders.live.get(id) {
+                let o = &self.orders.slab[slot as usize];
+                let covered = o.is_live()
+                    && if p.disconnect {
+                        o.owner == p.who.originator
+                    } else {
+                        p.symbol.is_none_or(|s| s == o.symbol)
+                            && p.side.is_none_or(|s| s == o.side)
+                            && accounts.contains(&o.account)
+                    };
+                if covered {
+                    if ctx.mass_count == chunk {
+                        break;
+                    }
+                    let cmd = Command::Cancel {
+                        id,
+                        account: o.account,
+                        symbol: o.symbol,
+                    };
+                    self.run(&cmd, &mut ctx, out);
+                }
+            }
+            id += 1;
         }
         self.exec_n = ctx.exec_n;
-        p.next = end;
+        p.next = id;
         p.count += ctx.mass_count;
-        if end < p.ids.len() {
+        if p.next < p.end {
             return false;
         }
-        out.output(&Output::MassCanceled {
-            to: p.who.originator,
-            cl_ord_id: &p.cl_ord_id,
-            symbol: p.symbol,
-            side: p.side,
-            request_seq: p.request_seq,
-            count: p.count,
-        });
-        // Emptied: `on_continue` drops it from the pending ones.
-        self.mass_scratch.give_list(std::mem::take(&mut p.ids));
-        p.next = 0;
+        if !p.disconnect && p.symbol.is_none() && p.side.is_none() {
+            // All its accounts' orders before `end` are gone: later requests start there.
+            self.open.raise_first_live(accounts, p.end);
+        }
+        if !p.disconnect {
+            out.output(&Output::MassCanceled {
+                to: p.who.originator,
+                cl_ord_id: &p.cl_ord_id,
+                symbol: p.symbol,
+                side: p.side,
+                request_seq: p.request_seq,
+                count: p.count,
+            });
+        }
         true
     }
 
@@ -1121,7 +1149,7 @@ impl Exchange {
                 }
             }
             Event::Canceled { id, reason, .. } => {
-                if ctx.kind == CtxKind::Mass {
+                if matches!(ctx.kind, CtxKind::Mass | CtxKind::Disconnect) {
                     ctx.mass_count += 1;
                 }
                 let Some(slot) = self.orders.slot(id) else {

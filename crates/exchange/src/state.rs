@@ -90,6 +90,10 @@ impl Exchange {
         for n in self.open.counts() {
             e.u64(n);
         }
+        // Not derived: where mass cancels start looking.
+        for f in self.open.first_live_hints() {
+            e.u64(f);
+        }
         e.u64(self.pending.len() as u64);
         for p in &self.pending {
             p.snapshot(&mut e);
@@ -212,14 +216,20 @@ impl Exchange {
                 ));
             }
         }
-        let accounts: Vec<_> = self
+        let live: Vec<_> = self
             .orders
-            .live_records()
-            .filter(|o| o.is_live())
-            .map(|o| o.account)
+            .live
+            .iter()
+            .map(|(id, slot)| (id, &self.orders.slab[slot as usize]))
+            .filter(|(_, o)| o.is_live())
+            .map(|(id, o)| (id, o.account))
             .collect();
-        for a in accounts {
-            self.open.add(a);
+        let mut lowest = vec![u64::MAX; self.open.accounts_len()];
+        for (id, a) in live {
+            self.open.add(a, id);
+            if let Some(ix) = self.open.account_ix(a) {
+                lowest[ix] = lowest[ix].min(id);
+            }
         }
         if r.count()? != self.open.len() as u64 {
             return Err("snapshot: open-order counts of another set of firms".into());
@@ -229,8 +239,15 @@ impl Exchange {
                 return Err("snapshot: open-order counts disagree with the live orders".into());
             }
         }
+        let hints = (0..lowest.len())
+            .map(|_| r.u64())
+            .collect::<Result<Vec<_>, _>>()?;
+        self.open.restore_first_live(&hints, &lowest)?;
         for _ in 0..r.count()? {
             let p = crate::mass::PendingMass::restore(&mut r)?;
+            if p.end > self.next_order_id {
+                return Err("snapshot: pending mass cancel past the next order id".into());
+            }
             self.pending.push_back(p);
         }
         if !r.0.is_empty() {

@@ -722,6 +722,7 @@ impl Config {
             firm_limits: self.firms.iter().map(|f| f.limits).collect(),
             firm_capacity_percent: self.firm_capacity_percent,
             mass_cancel_chunk: self.mass_cancel_chunk,
+            mass_cancel_scan: exchange::MASS_CANCEL_SCAN_DEFAULT,
         }
     }
 

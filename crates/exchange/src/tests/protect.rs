@@ -294,7 +294,8 @@ fn a_mass_cancel_goes_in_chunks_and_ends_with_the_total() {
     assert_eq!(mass_seen(&m.mass(0, "m1")), (vec![1, 2, 3], None));
     assert!(m.x.has_pending_work());
     assert_eq!(m.x.pending_work_originator(), Some(0));
-    assert_eq!(m.x.pending_work_orders(), 7);
+    // Ids 4 to 11 left to look at (11, firm 1's, too: ids are looked at, not orders).
+    assert_eq!(m.x.pending_work_ids(), 8);
     assert_eq!(mass_seen(&m.cont()), (vec![4, 5, 6], None));
     assert_eq!(mass_seen(&m.cont()), (vec![7, 8, 9], None));
     let last = m.cont();
@@ -334,8 +335,8 @@ fn orders_entered_or_canceled_during_a_mass_cancel() {
     // Filled meanwhile: skipped too (firm 1 sells 5 at 100 against a3, the oldest bid).
     let fill = m.order(1, None, "s", Side::Sell, 100, TimeInForce::Gtc);
     assert_eq!(kinds(&fill).len(), 3, "{fill:?}");
-    assert_eq!(mass_seen(&m.cont()), (vec![4], None));
-    assert_eq!(mass_seen(&m.cont()), (vec![6], Some(4)));
+    // A chunk bounds the cancels, not the ids looked at: 3 and 5 are no longer live.
+    assert_eq!(mass_seen(&m.cont()), (vec![4, 6], Some(4)));
     assert_eq!(m.x.live_orders(), 1);
     assert!(m
         .x
@@ -366,7 +367,8 @@ fn several_pending_mass_cancels_are_served_oldest_first_and_a_restore_continues_
     // Firm 0 has the odd ids, firm 1 the even ones.
     assert_eq!(mass_seen(&m.mass(0, "m0")), (vec![1, 3], None));
     assert_eq!(mass_seen(&m.mass(1, "m1")), (vec![2, 4], None));
-    assert_eq!(m.x.pending_work_orders(), 6);
+    // Firm 0's stopped at id 5, firm 1's at 6, both before 11.
+    assert_eq!(m.x.pending_work_ids(), 6 + 5);
     // A snapshot mid-way restores the same state, and both go on alike.
     let mut bytes = Vec::new();
     let hash = m.x.snapshot_and_hash(&mut bytes);
@@ -377,7 +379,7 @@ fn several_pending_mass_cancels_are_served_oldest_first_and_a_restore_continues_
     assert_eq!(hash, m.x.state_hash());
     let mut n = Mkt::new(y);
     assert_eq!(n.x.open_orders_of_firm(0), 3);
-    assert_eq!(n.x.pending_work_orders(), 6);
+    assert_eq!(n.x.pending_work_ids(), 11);
     // A replay of the same inputs from the start reaches the same state as well.
     let mut r = Mkt::new(two_firms(|c| c.mass_cancel_chunk = 2));
     for i in 0..5 {
@@ -401,4 +403,114 @@ fn several_pending_mass_cancels_are_served_oldest_first_and_a_restore_continues_
     );
     // The hash without pending work differs from the one with.
     assert_ne!(m.x.state_hash(), hash);
+}
+
+/// The ids of `n` new GTC buys, one after the other, of originator `originator`.
+fn buys(m: &mut Mkt, originator: u16, prefix: &str, n: usize) -> Vec<OrderId> {
+    (0..n)
+        .map(|i| {
+            let cl = format!("{prefix}{i}");
+            assert!(accepted(&m.buy(
+                originator,
+                None,
+                &cl,
+                100 - i64::from(originator),
+                TimeInForce::Gtc
+            )));
+            m.x.order_of(originator, cl.as_bytes()).expect("accepted")
+        })
+        .collect()
+}
+
+#[test]
+fn a_step_looks_at_a_bounded_number_of_ids_from_the_firms_first_live_order() {
+    let mut m = Mkt::new(two_firms(|c| c.mass_cancel_scan = 4));
+    // Firm 1 first (ids 1 to 6), then both firms alternately: firm 0 has 7, 9, ..., 17.
+    buys(&mut m, 1, "early", 6);
+    let mut mine = Vec::new();
+    for i in 0..6 {
+        mine.extend(buys(&mut m, 0, &format!("a{i}-"), 1));
+        buys(&mut m, 1, &format!("b{i}-"), 1);
+    }
+    assert_eq!(mine, [7, 9, 11, 13, 15, 17]);
+    // The request starts at firm 0's first live order (7, not 1) and looks at 4 ids.
+    assert_eq!(mass_seen(&m.mass(0, "m")), (vec![7, 9], None));
+    assert_eq!(m.x.pending_work_ids(), 19 - 11);
+    // Entered after the request (id 19): out of its range.
+    let late = buys(&mut m, 0, "late", 1);
+    assert_eq!(late, [19]);
+    assert_eq!(mass_seen(&m.cont()), (vec![11, 13], None));
+    assert_eq!(mass_seen(&m.cont()), (vec![15, 17], Some(6)));
+    assert!(!m.x.has_pending_work());
+    assert_eq!(m.x.open_orders_of_firm(0), 1, "the late order stays");
+    assert_eq!(m.x.open_orders_of_firm(1), 12);
+    // Firm 0's first live order is now 19: a new request looks at 19 and 20 only.
+    buys(&mut m, 1, "c", 1);
+    assert_eq!(mass_seen(&m.mass(0, "m2")), (vec![19], Some(1)));
+    // A firm with no live order looks at nothing and ends at once.
+    assert_eq!(mass_seen(&m.mass(0, "m3")), (vec![], Some(0)));
+}
+
+#[test]
+fn a_cancel_on_disconnect_goes_in_steps_and_a_restore_continues_alike() {
+    let mut m = Mkt::new(two_firms(|c| {
+        c.mass_cancel_chunk = 2;
+        c.cancel_on_disconnect = vec![true, false, true];
+    }));
+    // Originators 0 and 2 both trade for firm 0; only 0's orders go when it disconnects.
+    let mut gone = buys(&mut m, 0, "a", 3);
+    let stay = buys(&mut m, 2, "b", 2);
+    gone.extend(buys(&mut m, 0, "c", 2));
+    assert_eq!((gone.clone(), stay), (vec![1, 2, 3, 6, 7], vec![4, 5]));
+    let first = m.apply(&Input::Disconnected { who: who(0) });
+    let reason = ReportKind::Canceled(CancelReason::Disconnect);
+    assert_eq!(canceled(&first), [(1, reason), (2, reason)]);
+    assert!(m.x.has_pending_work());
+    let mut bytes = Vec::new();
+    let hash = m.x.snapshot_and_hash(&mut bytes);
+    let (y, _) =
+        Exchange::restore(m.x.config().clone(), &bytes, Backing::Resident).expect("restores");
+    assert_eq!(y.state_hash(), hash);
+    let mut n = Mkt::new(y);
+    let mut steps = Vec::new();
+    while m.x.has_pending_work() {
+        let a = m.cont();
+        assert_eq!(n.cont(), a);
+        assert_eq!(n.x.state_hash(), m.x.state_hash());
+        assert!(
+            !a.iter().any(|s| matches!(s, Seen::MassCanceled { .. })),
+            "no report at the end: {a:?}"
+        );
+        steps.push(canceled(&a));
+    }
+    assert_eq!(steps, [vec![(3, reason), (6, reason)], vec![(7, reason)]]);
+    assert_eq!(m.x.live_orders(), 2, "originator 2's orders stay");
+    assert_eq!(m.x.open_orders_of_firm(0), 2);
+}
+
+#[test]
+fn a_snapshot_with_a_bad_pending_range_is_refused() {
+    let mut m = Mkt::new(two_firms(|c| c.mass_cancel_chunk = 1));
+    buys(&mut m, 0, "a", 3);
+    m.mass(0, "m");
+    let mut bytes = Vec::new();
+    m.x.snapshot_and_hash(&mut bytes);
+    let cfg = m.x.config().clone();
+    assert!(Exchange::restore(cfg.clone(), &bytes, Backing::Resident).is_ok());
+    // The exchange part ends with the pending mass cancel (`next`, then the ids left: 2)
+    // after the hints (account 1: 1; account 2 and 3: 0). Patch them in place.
+    let own_len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
+    let end = 16 + own_len;
+    assert_eq!(&bytes[end - 2..end], [2, 2], "next id 2, 2 ids left");
+    let mut wide = bytes.clone();
+    wide[end - 1] = 9;
+    assert_eq!(
+        Exchange::restore(cfg.clone(), &wide, Backing::Resident).err(),
+        Some("snapshot: pending mass cancel past the next order id".to_string())
+    );
+    let mut empty = bytes.clone();
+    empty[end - 1] = 0;
+    assert!(Exchange::restore(cfg, &empty, Backing::Resident)
+        .err()
+        .is_some_and(|e| e.contains("range")));
 }
