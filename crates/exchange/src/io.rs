@@ -90,8 +90,9 @@ pub enum Input<'a> {
         replace: &'a Replace,
     },
     /// Cancel every live order of the firm's accounts, optionally only on one symbol and/or
-    /// side: the orders live when it is applied, in order id order, at most
-    /// `Config::mass_cancel_chunk` of them per input (the rest by `Continue`s).
+    /// side: the orders entered before it, in order id order, in steps of at most
+    /// `Config::mass_cancel_scan` order ids looked at and `Config::mass_cancel_chunk`
+    /// canceled (this input's, then `Continue`s').
     MassCancel {
         who: Principal,
         /// The request's own id (the edge's: a FIX ClOrdID), given back in `MassCanceled`.
@@ -105,14 +106,14 @@ pub enum Input<'a> {
         cl_ord_id: &'a ClOrdId,
     },
     /// The originator's session ended (logout, connection lost): its orders are canceled if
-    /// it asked for that (`Config::cancel_on_disconnect`).
+    /// it asked for that (`Config::cancel_on_disconnect`), in a mass cancel's steps.
     Disconnected {
         who: Principal,
     },
     /// Time passes (the input's timestamp): the trading day may end.
     Tick,
-    /// Advance each pending mass cancel by one chunk, in the order they were requested
-    /// (nothing if none is pending: `Exchange::has_pending_work`).
+    /// Advance each pending mass cancel (or cancel on disconnect) by one step, in the order
+    /// they were requested (nothing if none is pending: `Exchange::has_pending_work`).
     Continue,
     Checkpoint(&'a Checkpoint),
 }

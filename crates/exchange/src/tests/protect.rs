@@ -1,5 +1,5 @@
 //! Protection: open-order limits per firm and account, a firm's share of the capacity, and
-//! mass cancels applied in chunks.
+//! mass cancels and cancels on disconnect applied in bounded steps.
 
 use super::*;
 
