@@ -6,8 +6,9 @@
 //! a [`Reject`] reason, book changes for market data. It keeps client order id uniqueness per
 //! originator (`ClIndex`), the order records reports are made of (`Orders`), the open orders
 //! of each firm and account against their limits (`limits`), the pending mass cancels (and
-//! cancels on disconnect) it applies a bounded step at a time (`mass`), and the matching engine; it snapshots, restores and
-//! hashes all of it, and takes a full replay's ClOrdID lookups answered ahead (`resolve`).
+//! cancels on disconnect) it applies a bounded step at a time (`mass`), and the matching
+//! engine; it snapshots, restores and hashes all of it, and takes a full replay's ClOrdID
+//! lookups answered ahead (`resolve`).
 //!
 //! Never: bytes of any protocol, a clock (time is the input's timestamp), a socket or a file;
 //! iterates a hash table where the order could reach the output or a snapshot; allocates per
@@ -579,9 +580,9 @@ impl Exchange {
     }
 
     /// The originator's session ended: if it asked for it, each of its live orders is
-    /// canceled, in order id order (the reports wait in its session for a resend).
-    /// A cancel on disconnect (if the session asked for one): the session's orders, in
-    /// steps as a mass cancel's (`mass`), with no report at the end.
+    /// canceled, in order id order (the reports wait in its session for a resend), in steps
+    /// as a mass cancel's (`mass`; its range starts at the firm's accounts' first live order:
+    /// an originator's orders are on its firm's accounts), with no report at the end.
     fn on_disconnected<O: Outputs>(&mut self, seq: u64, who: Principal, out: &mut O) {
         let ix = who.originator;
         if !self
