@@ -318,11 +318,19 @@ impl crate::Reject {
             R::ReplaceMarketOrder => (13, 0),
             R::ExchangeBusy => (14, 0),
             R::MarketClosed { .. } => (15, 0),
+            R::FirmOpenOrderLimit { .. } => (16, 0),
+            R::AccountOpenOrderLimit { .. } => (17, 0),
         };
         e.u8(code);
         e.u8(field);
-        if let R::MarketClosed { opens_at_s } = self {
-            e.u32(opens_at_s);
+        match self {
+            R::MarketClosed { opens_at_s } => e.u32(opens_at_s),
+            R::FirmOpenOrderLimit { limit } => e.u64(limit),
+            R::AccountOpenOrderLimit { account, limit } => {
+                e.u32(account);
+                e.u64(limit);
+            }
+            _ => {}
         }
     }
 
@@ -356,6 +364,11 @@ impl crate::Reject {
                     s if s < 86_400 => s,
                     _ => return Err(DecodeError("bad market opening time")),
                 },
+            },
+            16 => R::FirmOpenOrderLimit { limit: d.u64()? },
+            17 => R::AccountOpenOrderLimit {
+                account: d.u32()?,
+                limit: d.u64()?,
             },
             _ => return Err(DecodeError("bad reject reason")),
         })
@@ -611,6 +624,20 @@ mod tests {
             e.u32(86_400);
         });
         assert!(Reject::decode(&mut Dec(&late)).is_err());
+        // The open-order limits carry the limit (and the account) after the two bytes.
+        for r in [
+            Reject::FirmOpenOrderLimit { limit: 10_000 },
+            Reject::AccountOpenOrderLimit {
+                account: 7,
+                limit: u64::MAX,
+            },
+        ] {
+            let b = encoded(|e| r.encode(e));
+            let mut d = Dec(&b);
+            assert_eq!(Reject::decode(&mut d), Ok(r));
+            assert_eq!(d.end(), Ok(()));
+            assert!(Reject::decode(&mut Dec(&b[..b.len() - 1])).is_err());
+        }
         for r in all {
             let b = encoded(|e| r.encode(e));
             assert_eq!(b.len(), 2);
@@ -622,7 +649,7 @@ mod tests {
         }
         let decode = |b: [u8; 2]| Reject::decode(&mut Dec(&b));
         assert_eq!(decode([0, 0]), Err(DecodeError("bad reject reason")));
-        assert_eq!(decode([16, 0]), Err(DecodeError("bad reject reason")));
+        assert_eq!(decode([18, 0]), Err(DecodeError("bad reject reason")));
         assert_eq!(decode([255, 0]), Err(DecodeError("bad reject reason")));
         assert_eq!(decode([3, 1]), Err(DecodeError("bad reject field")));
         assert_eq!(

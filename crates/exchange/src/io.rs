@@ -90,9 +90,13 @@ pub enum Input<'a> {
         replace: &'a Replace,
     },
     /// Cancel every live order of the firm's accounts, optionally only on one symbol and/or
-    /// side.
+    /// side: the orders entered before it, in order id order, in steps of at most
+    /// `Config::mass_cancel_scan` order ids looked at and `Config::mass_cancel_chunk`
+    /// canceled (this input's, then `Continue`s').
     MassCancel {
         who: Principal,
+        /// The request's own id (the edge's: a FIX ClOrdID), given back in `MassCanceled`.
+        cl_ord_id: &'a ClOrdId,
         symbol: Option<SymbolId>,
         side: Option<Side>,
     },
@@ -102,12 +106,15 @@ pub enum Input<'a> {
         cl_ord_id: &'a ClOrdId,
     },
     /// The originator's session ended (logout, connection lost): its orders are canceled if
-    /// it asked for that (`Config::cancel_on_disconnect`).
+    /// it asked for that (`Config::cancel_on_disconnect`), in a mass cancel's steps.
     Disconnected {
         who: Principal,
     },
     /// Time passes (the input's timestamp): the trading day may end.
     Tick,
+    /// Advance each pending mass cancel (or cancel on disconnect) by one step, in the order
+    /// they were requested (nothing if none is pending: `Exchange::has_pending_work`).
+    Continue,
     Checkpoint(&'a Checkpoint),
 }
 
@@ -134,6 +141,16 @@ pub enum Reject {
     PostOnlyWouldCross,
     /// A preallocated limit (orders, price levels) is full.
     CapacityExceeded,
+    /// The firm has `limit` open orders: its own limit or its share of the capacity
+    /// (`Config::firm_limits`, `Config::firm_capacity_percent`).
+    FirmOpenOrderLimit {
+        limit: u64,
+    },
+    /// The account has `limit` open orders (`FirmLimits::max_open_orders_per_account`).
+    AccountOpenOrderLimit {
+        account: AccountId,
+        limit: u64,
+    },
     /// A replace names another symbol than the order's.
     ReplaceSymbolDiffers,
     /// A replace's total quantity is at or below what has filled.
@@ -178,6 +195,8 @@ impl Reject {
             Reject::DuplicateOrderId => "duplicate order id",
             Reject::PostOnlyWouldCross => "post-only order would cross",
             Reject::CapacityExceeded => "exchange capacity exceeded",
+            Reject::FirmOpenOrderLimit { .. } => "firm at its open-order limit",
+            Reject::AccountOpenOrderLimit { .. } => "account at its open-order limit",
             Reject::ReplaceSymbolDiffers => "symbol differs from the order's",
             Reject::ReplaceQtyAtOrBelowFilled => "OrderQty at or below the filled quantity",
             Reject::ReplaceMarketOrder => "market orders cannot be replaced",
@@ -186,31 +205,70 @@ impl Reject {
         }
     }
 
-    /// The reason with its detail (`text()` plus, for `MarketClosed`, "until HH:MM:SS UTC"),
-    /// written into `buf` (no allocation).
-    pub fn describe(self, buf: &mut [u8; 48]) -> &str {
+    /// The reason with its detail (`text()` plus, for `MarketClosed`, "until HH:MM:SS UTC";
+    /// for an open-order limit, the count), written into `buf` (no allocation).
+    pub fn describe(self, buf: &mut [u8; DESCRIBE_MAX]) -> &str {
+        let mut w = Bytes { buf, at: 0 };
         match self {
             Reject::MarketClosed { opens_at_s } => {
                 let s = opens_at_s % 86_400;
                 let (h, m, sec) = (s / 3600, s / 60 % 60, s % 60);
-                let head = b"market closed until ";
-                buf[..head.len()].copy_from_slice(head);
-                let mut at = head.len();
+                w.put(b"market closed until ");
                 for (i, v) in [h, m, sec].into_iter().enumerate() {
                     if i > 0 {
-                        buf[at] = b':';
-                        at += 1;
+                        w.put(b":");
                     }
-                    buf[at] = b'0' + (v / 10) as u8;
-                    buf[at + 1] = b'0' + (v % 10) as u8;
-                    at += 2;
+                    w.put(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
                 }
-                buf[at..at + 4].copy_from_slice(b" UTC");
-                at += 4;
-                std::str::from_utf8(&buf[..at]).expect("ASCII")
+                w.put(b" UTC");
             }
-            r => r.text(),
+            Reject::FirmOpenOrderLimit { limit } => {
+                w.put(b"firm has ");
+                w.num(limit);
+                w.put(b" open orders, its limit");
+            }
+            Reject::AccountOpenOrderLimit { account, limit } => {
+                w.put(b"account ");
+                w.num(account as u64);
+                w.put(b" has ");
+                w.num(limit);
+                w.put(b" open orders, its limit");
+            }
+            r => return r.text(),
         }
+        let at = w.at;
+        std::str::from_utf8(&buf[..at]).expect("ASCII")
+    }
+}
+
+/// The size of `Reject::describe`'s buffer: its longest text fits.
+pub const DESCRIBE_MAX: usize = 80;
+
+/// ASCII written into a fixed buffer (`Reject::describe`: every text fits).
+struct Bytes<'a> {
+    buf: &'a mut [u8; DESCRIBE_MAX],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn put(&mut self, b: &[u8]) {
+        self.buf[self.at..self.at + b.len()].copy_from_slice(b);
+        self.at += b.len();
+    }
+
+    fn num(&mut self, v: u64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut v = v;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.put(&digits[i..]);
     }
 }
 
@@ -278,9 +336,17 @@ pub enum Output<'a> {
         reason: Reject,
         order: Option<(OrderId, OrderStatus)>,
     },
-    /// A mass cancel finished, after one `Canceled` report per order it canceled.
+    /// A mass cancel finished, after one `Canceled` report per order it canceled (in the
+    /// input of its last chunk: its request's or a `Continue`'s).
     MassCanceled {
         to: u16,
+        /// The request's id (`Input::MassCancel::cl_ord_id`).
+        cl_ord_id: &'a ClOrdId,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+        /// The sequence number of the request's input.
+        request_seq: u64,
+        /// Orders it canceled.
         count: u64,
     },
     /// A status request named no order the requester has. `n` numbers the answer as a

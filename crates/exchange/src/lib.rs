@@ -4,7 +4,9 @@
 //! or a checkpoint), with its sequence number and timestamp, update the exchange's state and
 //! say what happened as typed [`Output`]s: reports about orders to their owners, refusals with
 //! a [`Reject`] reason, book changes for market data. It keeps client order id uniqueness per
-//! originator (`ClIndex`), the order records reports are made of (`Orders`), and the matching
+//! originator (`ClIndex`), the order records reports are made of (`Orders`), the open orders
+//! of each firm and account against their limits (`limits`), the pending mass cancels (and
+//! cancels on disconnect) it applies a bounded step at a time (`mass`), and the matching
 //! engine; it snapshots, restores and hashes all of it, and takes a full replay's ClOrdID
 //! lookups answered ahead (`resolve`).
 //!
@@ -15,14 +17,19 @@
 //! Invariants: an order can be canceled or replaced only by the originator that entered it
 //! (others get `UnknownOrder` and nothing changes); a client order id is used at most once per
 //! originator among live orders and the last `CL_ORD_IDS_MAX`; engine order ids are assigned
-//! in input order from 1, so an edge cannot create a duplicate id; the same inputs give the
-//! same outputs and the same state hash.
+//! in input order from 1, so an edge cannot create a duplicate id; no firm or account rests
+//! more orders than its limits; one input of a mass cancel looks at most
+//! `Config::mass_cancel_scan` order ids and cancels at most `Config::mass_cancel_chunk`
+//! orders, and only orders entered before it was requested; the same
+//! inputs give the same outputs and the same state hash.
 #![forbid(unsafe_code)]
 
 mod clordid;
 pub mod codec;
 mod index;
 mod io;
+mod limits;
+mod mass;
 mod orders;
 mod resolve;
 pub mod snap;
@@ -32,14 +39,18 @@ pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
 pub use io::{
     Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, Principal, Reject, Replace, Report,
-    ReportKind, TradingStatus,
+    ReportKind, TradingStatus, DESCRIBE_MAX,
 };
+pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
 pub use resolve::{ClHint, ClResolver, Resolvable};
 
 use engine::{Engine, EngineConfig};
 use index::{ClIndex, CL_ORD_IDS_MAX, ROTATIONS_MAX};
+use limits::OpenOrders;
+use mass::PendingMass;
 use orders::Orders;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use types::{
     AccountId, CancelReason, Command, Event, EventSink, Instrument, Matcher, OrdType, Side, StpMode,
@@ -67,11 +78,33 @@ pub struct Config {
     /// `Reject::MarketClosed`). `None`: the next day starts as the last one ends. Only with
     /// `trading_day_end_ns`.
     pub trading_day_start_ns: Option<u64>,
+    /// By firm (as `firms`): its open-order limits; a firm past the end has none of its own.
+    pub firm_limits: Vec<FirmLimits>,
+    /// The most of `orders_max` one firm's open orders may take, in percent (1..=100; 100:
+    /// no share, a firm is bounded by `orders_max` and its own limits only).
+    pub firm_capacity_percent: u32,
+    /// Orders one input of a mass cancel (or cancel on disconnect) cancels at most (its
+    /// request, then each `Continue`); at least 1. With `mass_cancel_scan`, bounds the work,
+    /// so the latency of everyone else, of one input.
+    pub mass_cancel_chunk: usize,
+    /// Order ids one input of a mass cancel (or cancel on disconnect) looks at most, live or
+    /// not; at least 1.
+    pub mass_cancel_scan: usize,
 }
 
+/// Default of `Config::mass_cancel_chunk`: a chunk of cancels takes well under a millisecond
+/// to apply, and its ExecutionReports (about 250 bytes each) well under a socket buffer.
+pub const MASS_CANCEL_CHUNK_DEFAULT: usize = 1_000;
+
+/// Default of `Config::mass_cancel_scan`: looking at an order id is a lookup in the live
+/// order table (prefetched ahead), so a step of this many takes about a millisecond even when
+/// none of them is to be canceled.
+pub const MASS_CANCEL_SCAN_DEFAULT: usize = 1 << 16;
+
 impl Config {
-    /// A configuration with these instruments, firms and capacity, no cancel on disconnect
-    /// and no end of the trading day.
+    /// A configuration with these instruments, firms and capacity, no cancel on disconnect,
+    /// no end of the trading day, no open-order limit but the capacity, and mass cancels in
+    /// steps of `MASS_CANCEL_CHUNK_DEFAULT` cancels and `MASS_CANCEL_SCAN_DEFAULT` ids.
     pub fn new(
         instruments: Vec<Instrument>,
         firms: Vec<Vec<AccountId>>,
@@ -84,6 +117,10 @@ impl Config {
             cancel_on_disconnect: Vec::new(),
             trading_day_end_ns: None,
             trading_day_start_ns: None,
+            firm_limits: Vec::new(),
+            firm_capacity_percent: 100,
+            mass_cancel_chunk: MASS_CANCEL_CHUNK_DEFAULT,
+            mass_cancel_scan: MASS_CANCEL_SCAN_DEFAULT,
         }
     }
 }
@@ -193,6 +230,11 @@ pub struct Exchange {
     divergence: Option<String>,
     /// `CL_ORD_IDS_MAX` (smaller in tests).
     cl_max: usize,
+    /// Open orders per firm and account, against their limits.
+    open: OpenOrders,
+    /// Mass cancels (and cancels on disconnect) with order ids left, oldest request first
+    /// (`Input::Continue`).
+    pending: VecDeque<PendingMass>,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -215,7 +257,10 @@ impl Exchange {
         let mut populate = engine::hint::Populate::default();
         let cl = ClIndex::new(backing, &mut populate);
         let orders = Orders::new(backing, &mut populate);
+        let open = OpenOrders::new(&cfg);
         Exchange {
+            open,
+            pending: VecDeque::new(),
             cfg,
             engine,
             orders,
@@ -304,6 +349,33 @@ impl Exchange {
     /// Number of live orders.
     pub fn live_orders(&self) -> usize {
         self.orders.live_records().filter(|o| o.is_live()).count()
+    }
+
+    /// Open (live) orders of firm `firm`.
+    pub fn open_orders_of_firm(&self, firm: u16) -> u64 {
+        self.open.firm(firm)
+    }
+
+    /// Open (live) orders of `account`.
+    pub fn open_orders_of_account(&self, account: AccountId) -> u64 {
+        self.open.account(account)
+    }
+
+    /// Whether a mass cancel has orders left: a server applies `Input::Continue` until it
+    /// has none.
+    pub fn has_pending_work(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The originator of the oldest pending mass cancel (whose reports the next `Continue`
+    /// makes first): a server may pace continuations on its unsent output.
+    pub fn pending_work_originator(&self) -> Option<u16> {
+        self.pending.front().map(|p| p.who.originator)
+    }
+
+    /// Order ids the pending mass cancels have still to look at (live or not).
+    pub fn pending_work_ids(&self) -> u64 {
+        self.pending.iter().map(|p| p.end - p.next).sum()
     }
 
     /// The record of order `id`, if remembered (live, or among the last finished).
@@ -440,11 +512,17 @@ impl Exchange {
                 Some(replace),
                 out,
             ),
-            Input::MassCancel { who, symbol, side } => self.on_mass_cancel(who, symbol, side, out),
+            Input::MassCancel {
+                who,
+                cl_ord_id,
+                symbol,
+                side,
+            } => self.on_mass_cancel(seq, who, cl_ord_id, symbol, side, out),
             Input::Status { who, cl_ord_id } => self.on_status(who, cl_ord_id, out),
-            Input::Disconnected { who } => self.on_disconnected(who, out),
+            Input::Disconnected { who } => self.on_disconnected(seq, who, out),
             // Time passing: the end of the trading day, checked above.
             Input::Tick => {}
+            Input::Continue => self.on_continue(out),
             Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
         }
     }
@@ -502,8 +580,10 @@ impl Exchange {
     }
 
     /// The originator's session ended: if it asked for it, each of its live orders is
-    /// canceled, in order id order (the reports wait in its session for a resend).
-    fn on_disconnected<O: Outputs>(&mut self, who: Principal, out: &mut O) {
+    /// canceled, in order id order (the reports wait in its session for a resend), in steps
+    /// as a mass cancel's (`mass`; its range starts at the firm's accounts' first live order:
+    /// an originator's orders are on its firm's accounts), with no report at the end.
+    fn on_disconnected<O: Outputs>(&mut self, seq: u64, who: Principal, out: &mut O) {
         let ix = who.originator;
         if !self
             .cfg
@@ -514,36 +594,18 @@ impl Exchange {
         {
             return;
         }
-        let mut ids: Vec<(OrderId, AccountId, u32)> = self
-            .orders
-            .live
-            .iter()
-            .map(|(id, slot)| (id, &self.orders.slab[slot as usize]))
-            .filter(|(_, o)| o.owner == ix && o.is_live())
-            .map(|(id, o)| (id, o.account, o.symbol))
-            .collect();
-        ids.sort_unstable();
-        let mut ctx = Ctx {
+        let p = PendingMass {
             who,
-            exec_n: self.exec_n,
-            cl_ord_id: &ClOrdId::EMPTY,
-            orig_cl_ord_id: &ClOrdId::EMPTY,
-            kind: CtxKind::Disconnect,
-            order: None,
-            mass_count: 0,
+            disconnect: true,
+            cl_ord_id: ClOrdId::EMPTY,
+            symbol: None,
+            side: None,
+            request_seq: seq,
+            next: 0,
+            end: 0,
+            count: 0,
         };
-        for (id, account, symbol) in ids {
-            self.run(
-                &Command::Cancel {
-                    id,
-                    account,
-                    symbol,
-                },
-                &mut ctx,
-                out,
-            );
-        }
-        self.exec_n = ctx.exec_n;
+        self.start_mass(p, out);
     }
 
     /// `apply` with the input's ClOrdID hashes computed ahead: each of `hashes` must be that
@@ -695,6 +757,15 @@ impl Exchange {
         let Some(account) = self.firm_account(who, n.account) else {
             return reject(self, Reject::UnknownAccount, out);
         };
+        // Only an order that may rest counts against the open-order limits (IOC, FOK and
+        // market orders never rest).
+        let may_rest = n.ord_type == OrdType::Limit
+            && matches!(n.tif, types::TimeInForce::Day | types::TimeInForce::Gtc);
+        if may_rest {
+            if let Some(limit) = self.open.check(account) {
+                return reject(self, limit, out);
+            }
+        }
         let id = self.next_order_id;
         self.next_order_id += 1;
         let cl = &n.cl_ord_id;
@@ -732,6 +803,7 @@ impl Exchange {
             o.notional = 0;
             o.state = OrderState::Live;
         });
+        self.open.add(account, id);
         let mut ctx = Ctx {
             who,
             exec_n: self.exec_n,
@@ -831,39 +903,134 @@ impl Exchange {
         self.exec_n = ctx.exec_n;
     }
 
+    /// A mass cancel: records what it covers (`mass` module), takes its first step and
+    /// leaves the rest pending (or ends at once if it fits in a step).
     fn on_mass_cancel<O: Outputs>(
         &mut self,
+        seq: u64,
         who: Principal,
+        cl_ord_id: &ClOrdId,
         symbol: Option<u32>,
         side: Option<Side>,
         out: &mut O,
     ) {
-        let mut ctx = Ctx {
+        let p = PendingMass {
             who,
+            disconnect: false,
+            cl_ord_id: *cl_ord_id,
+            symbol,
+            side,
+            request_seq: seq,
+            next: 0,
+            end: 0,
+            count: 0,
+        };
+        self.start_mass(p, out);
+    }
+
+    /// Sets `p`'s range (from the lowest id a live order of its firm's accounts may have to
+    /// the next order id), takes its first step and keeps it pending if it did not end.
+    fn start_mass<O: Outputs>(&mut self, mut p: PendingMass, out: &mut O) {
+        p.end = self.next_order_id;
+        p.next = self
+            .cfg
+            .firms
+            .get(p.who.firm as usize)
+            .and_then(|accounts| self.open.first_live_of(accounts))
+            .map_or(p.end, |first| first.min(p.end));
+        if !self.mass_step(&mut p, out) {
+            self.pending.push_back(p);
+        }
+    }
+
+    /// One step of every pending mass cancel, oldest request first.
+    fn on_continue<O: Outputs>(&mut self, out: &mut O) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.retain_mut(|p| !self.mass_step(p, out));
+        self.pending = pending;
+    }
+
+    /// Looks at the next `mass_cancel_scan` order ids of `p`, in order, and cancels the live
+    /// orders among them that it covers, stopping before the one past `mass_cancel_chunk`;
+    /// at the end of its range says the mass cancel finished. True if it did.
+    fn mass_step<O: Outputs>(&mut self, p: &mut PendingMass, out: &mut O) -> bool {
+        /// How many ids ahead the live table's buckets are prefetched (a lookup of an id
+        /// that is not live would otherwise wait for memory every time).
+        const AHEAD: u64 = 16;
+        let chunk = self.cfg.mass_cancel_chunk.max(1) as u64;
+        let scan_end = p
+            .next
+            .saturating_add(self.cfg.mass_cancel_scan.max(1) as u64)
+            .min(p.end);
+        // The config is shared: a reference count, not a copy of the account list.
+        let cfg = self.cfg.clone();
+        let accounts: &[AccountId] = cfg.firms.get(p.who.firm as usize).map_or(&[], |a| a);
+        let mut ctx = Ctx {
+            who: p.who,
             exec_n: self.exec_n,
             cl_ord_id: &ClOrdId::EMPTY,
             orig_cl_ord_id: &ClOrdId::EMPTY,
-            kind: CtxKind::Mass,
+            kind: if p.disconnect {
+                CtxKind::Disconnect
+            } else {
+                CtxKind::Mass
+            },
             order: None,
             mass_count: 0,
         };
-        // The config is shared: a reference count, not a copy of the account list.
-        let cfg = self.cfg.clone();
-        if let Some(accounts) = cfg.firms.get(who.firm as usize) {
-            for &account in accounts {
-                let cmd = Command::MassCancel {
-                    account,
-                    symbol,
-                    side,
-                };
-                self.run(&cmd, &mut ctx, out);
+        let mut id = p.next;
+        for ahead in id..(id + AHEAD).min(scan_end) {
+            self.orders.live.prefetch(ahead);
+        }
+        while id < scan_end {
+            if id + AHEAD < scan_end {
+                self.orders.live.prefetch(id + AHEAD);
             }
+            if let Some(slot) = self.orders.live.get(id) {
+                let o = &self.orders.slab[slot as usize];
+                let covered = o.is_live()
+                    && if p.disconnect {
+                        o.owner == p.who.originator
+                    } else {
+                        p.symbol.is_none_or(|s| s == o.symbol)
+                            && p.side.is_none_or(|s| s == o.side)
+                            && accounts.contains(&o.account)
+                    };
+                if covered {
+                    if ctx.mass_count == chunk {
+                        break;
+                    }
+                    let cmd = Command::Cancel {
+                        id,
+                        account: o.account,
+                        symbol: o.symbol,
+                    };
+                    self.run(&cmd, &mut ctx, out);
+                }
+            }
+            id += 1;
         }
         self.exec_n = ctx.exec_n;
-        out.output(&Output::MassCanceled {
-            to: who.originator,
-            count: ctx.mass_count,
-        });
+        p.next = id;
+        p.count += ctx.mass_count;
+        if p.next < p.end {
+            return false;
+        }
+        if !p.disconnect && p.symbol.is_none() && p.side.is_none() {
+            // All its accounts' orders before `end` are gone: later requests start there.
+            self.open.raise_first_live(accounts, p.end);
+        }
+        if !p.disconnect {
+            out.output(&Output::MassCanceled {
+                to: p.who.originator,
+                cl_ord_id: &p.cl_ord_id,
+                symbol: p.symbol,
+                side: p.side,
+                request_seq: p.request_seq,
+                count: p.count,
+            });
+        }
+        true
     }
 
     fn on_status<O: Outputs>(&mut self, who: Principal, cl_ord_id: &ClOrdId, out: &mut O) {
@@ -920,7 +1087,9 @@ impl Exchange {
                 let reason = Reject::from_engine(reason);
                 match ctx.kind {
                     CtxKind::New => {
-                        self.orders.remove_live(&id);
+                        if let Some(o) = self.orders.remove_live(&id) {
+                            self.open.remove(o.account);
+                        }
                         if let Some(order) = ctx.order {
                             let n = ctx.exec_n;
                             ctx.exec_n += 1;
@@ -971,6 +1140,8 @@ impl Exchange {
                     o.notional += price as i128 * qty as i128;
                     if leaves == 0 {
                         o.state = OrderState::Filled;
+                        let account = o.account;
+                        self.open.remove(account);
                     }
                     self.report_at(ctx, id, slot, ReportKind::Fill { price, qty }, out);
                     if leaves == 0 {
@@ -979,7 +1150,7 @@ impl Exchange {
                 }
             }
             Event::Canceled { id, reason, .. } => {
-                if ctx.kind == CtxKind::Mass {
+                if matches!(ctx.kind, CtxKind::Mass | CtxKind::Disconnect) {
                     ctx.mass_count += 1;
                 }
                 let Some(slot) = self.orders.slot(id) else {
@@ -988,6 +1159,8 @@ impl Exchange {
                 let o = &mut self.orders.slab[slot as usize];
                 o.leaves_qty = 0;
                 o.state = OrderState::Canceled;
+                let account = o.account;
+                self.open.remove(account);
                 let reason = match ctx.kind {
                     CtxKind::Disconnect => CancelReason::Disconnect,
                     _ => reason,
@@ -1144,6 +1317,9 @@ impl Exchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Open-order limits and chunked mass cancels.
+    mod protect;
     use index::CL_ORD_IDS_MAX;
     use orders::{DONE_INDEX_LAG, DONE_ORDERS_MAX};
     use types::{Symbol, TimeInForce};
@@ -1578,7 +1754,7 @@ mod tests {
                     self.0.push(format!("expired {}", r.id))
                 }
                 Output::NewRejected { reason, .. } | Output::CancelRejected { reason, .. } => {
-                    let mut buf = [0u8; 48];
+                    let mut buf = [0u8; DESCRIBE_MAX];
                     self.0.push(reason.describe(&mut buf).to_string())
                 }
                 _ => {}

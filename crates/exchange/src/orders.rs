@@ -177,6 +177,12 @@ impl SlotTable {
         }
     }
 
+    /// Starts loading `id`'s home bucket (a hint only).
+    #[inline(always)]
+    pub fn prefetch(&self, id: OrderId) {
+        engine::hint::prefetch(&self.buckets[self.home(id)]);
+    }
+
     #[inline(always)]
     pub fn get(&self, id: OrderId) -> Option<u32> {
         self.find(id).map(|b| self.buckets[b].1)

@@ -1,5 +1,6 @@
 //! The exchange's state as bytes: its snapshot (the ClOrdIDs in order, every remembered order
-//! record, the engine's own snapshot), its restore, and the state hash replay checks.
+//! record, the open-order counts, the pending mass cancels, the engine's own snapshot), its
+//! restore, and the state hash replay checks.
 
 use crate::clordid::ClOrdId;
 use crate::orders::{OrderRecord, OrderState, DONE_ORDERS_MAX};
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
 /// Magic of the exchange's part of a snapshot.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOX3";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOX4";
 
 impl Exchange {
     /// Engine hash and the exchange's own, combined: equal exactly when the engine state and
@@ -83,6 +84,19 @@ impl Exchange {
         e.u64(self.orders.done.len() as u64);
         for (id, _) in &self.orders.done {
             e.u64(*id);
+        }
+        // Derived from the live orders, but kept: a restore checks it recomputes the same.
+        e.u64(self.open.len() as u64);
+        for n in self.open.counts() {
+            e.u64(n);
+        }
+        // Not derived: where mass cancels start looking.
+        for f in self.open.first_live_hints() {
+            e.u64(f);
+        }
+        e.u64(self.pending.len() as u64);
+        for p in &self.pending {
+            p.snapshot(&mut e);
         }
     }
 
@@ -201,6 +215,40 @@ impl Exchange {
                     "snapshot: finished order {id} is not among the orders"
                 ));
             }
+        }
+        let live: Vec<_> = self
+            .orders
+            .live
+            .iter()
+            .map(|(id, slot)| (id, &self.orders.slab[slot as usize]))
+            .filter(|(_, o)| o.is_live())
+            .map(|(id, o)| (id, o.account))
+            .collect();
+        let mut lowest = vec![u64::MAX; self.open.accounts_len()];
+        for (id, a) in live {
+            self.open.add(a, id);
+            if let Some(ix) = self.open.account_ix(a) {
+                lowest[ix] = lowest[ix].min(id);
+            }
+        }
+        if r.count()? != self.open.len() as u64 {
+            return Err("snapshot: open-order counts of another set of firms".into());
+        }
+        for want in self.open.counts().collect::<Vec<_>>() {
+            if r.u64()? != want {
+                return Err("snapshot: open-order counts disagree with the live orders".into());
+            }
+        }
+        let hints = (0..lowest.len())
+            .map(|_| r.u64())
+            .collect::<Result<Vec<_>, _>>()?;
+        self.open.restore_first_live(&hints, &lowest)?;
+        for _ in 0..r.count()? {
+            let p = crate::mass::PendingMass::restore(&mut r)?;
+            if p.end > self.next_order_id {
+                return Err("snapshot: pending mass cancel past the next order id".into());
+            }
+            self.pending.push_back(p);
         }
         if !r.0.is_empty() {
             return Err("snapshot: trailing bytes in the exchange state".into());

@@ -135,7 +135,15 @@ struct Node {
 
 impl Node {
     fn new(sessions: &[(&str, FixVersion)]) -> Node {
+        Node::with(sessions, |_| {})
+    }
+
+    /// A node whose exchange configuration `f` changes first.
+    fn with(sessions: &[(&str, FixVersion)], f: impl FnOnce(&mut exchange::Config)) -> Node {
         let (xcfg, fcfg) = configs(sessions);
+        let mut x = (*xcfg).clone();
+        f(&mut x);
+        let xcfg = Arc::new(x);
         Node {
             x: Exchange::with_backing(xcfg.clone(), Backing::Lazy),
             edge: FixEdge::new(fcfg.clone()),
@@ -152,6 +160,15 @@ impl Node {
         let x = ToExchange::new(&mut self.x, ClHashes::default(), None);
         self.edge
             .on_fix::<false>(self.seq, T0 + self.seq, fi, x, &mut out);
+        sent(&out)
+    }
+
+    /// Applies a `Continue` record (the next chunk of each pending mass cancel).
+    fn cont(&mut self) -> Vec<Sent> {
+        self.seq += 1;
+        let mut out = Outbox::default();
+        self.edge
+            .on_continue::<false>(self.seq, T0 + self.seq, &mut self.x, &mut out);
         sent(&out)
     }
 
@@ -683,4 +700,77 @@ fn malformed_fields_are_rejected_and_the_session_goes_on() {
     let bye = node.apply(&gone);
     assert_eq!(bye[0].msg_type(), "5", "{bye:?}");
     assert!(bye[0].get(58).is_some_and(|t| t.contains("MsgSeqNum")));
+}
+
+/// A new order over its firm's open-order limit is refused with OrdRejReason 3 (order
+/// exceeds limit) in every version, and a Text that gives the limit.
+#[test]
+fn an_order_over_the_firms_limit_is_refused_as_exceeding_the_limit() {
+    let sessions = [
+        ("CLIENT1", FixVersion::Fix44),
+        ("CLIENT2", FixVersion::Fix42),
+    ];
+    let mut n = Node::with(&sessions, |x| {
+        x.firm_limits = vec![
+            exchange::FirmLimits {
+                max_open_orders: Some(1),
+                max_open_orders_per_account: None,
+            };
+            2
+        ];
+    });
+    for (k, (sender, version)) in sessions.iter().enumerate() {
+        let c = k as u64 + 1;
+        n.apply(&logon(c, sender, *version));
+        let ok = apps(n.apply(&app(c, 2, limit("a", Side::Buy, 100, 5))));
+        assert_eq!(ok[0].get(150), Some("0"), "{ok:?}");
+        let no = apps(n.apply(&app(c, 3, limit("b", Side::Buy, 100, 5))));
+        assert_eq!(no.len(), 1, "{no:?}");
+        assert_eq!(no[0].get(39), Some("8"), "{sender}");
+        assert_eq!(no[0].get(103), Some("3"), "{sender}");
+        assert_eq!(
+            no[0].get(58),
+            Some("firm has 1 open orders, its limit"),
+            "{sender}"
+        );
+    }
+}
+
+/// A mass cancel larger than a chunk: each record cancels one chunk, and the
+/// OrderMassCancelReport (OrderID: the request's record) follows the last, with the total.
+#[test]
+fn a_chunked_mass_cancel_reports_once_after_its_last_chunk() {
+    let mut n = Node::with(&[("CLIENT1", FixVersion::Fix44)], |x| {
+        x.mass_cancel_chunk = 2
+    });
+    let c = 1;
+    n.apply(&logon(c, "CLIENT1", FixVersion::Fix44));
+    for i in 0..5 {
+        n.apply(&app(c, 2 + i, limit(&format!("o{i}"), Side::Buy, 100, 5)));
+    }
+    let mass = AppMsg::MassCancel {
+        cl_ord_id: cl("m"),
+        request_type: 7,
+        symbol: None,
+        side: None,
+    };
+    let first = apps(n.apply(&app(c, 7, mass)));
+    let request_seq = n.seq.to_string();
+    let types = |v: &[Sent]| {
+        v.iter()
+            .map(|m| m.get(150).unwrap_or("r").to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&first), ["4", "4"]);
+    assert_eq!(types(&apps(n.cont())), ["4", "4"]);
+    let last = apps(n.cont());
+    assert_eq!(types(&last), ["4", "r"]);
+    let report = &last[1];
+    assert_eq!(report.msg_type(), "r");
+    assert_eq!(report.get(11), Some("m"));
+    assert_eq!(report.get(37), Some(request_seq.as_str()));
+    assert_eq!(report.get(530), Some("7"));
+    assert_eq!(report.get(531), Some("7"));
+    assert_eq!(report.get(533), Some("5"));
+    assert!(apps(n.cont()).is_empty(), "nothing left");
 }

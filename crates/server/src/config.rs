@@ -98,6 +98,13 @@ pub struct FirmConfig {
     pub name: String,
     /// Accounts of the firm; the first is the default for orders without tag 1 (Account).
     pub accounts: Vec<AccountId>,
+    /// Most open (resting) orders of all its accounts together (default: only its share of
+    /// the capacity, `firm_capacity_percent`, which bounds this too).
+    #[serde(default)]
+    pub max_open_orders: Option<u64>,
+    /// Most open orders of each of its accounts (default: no limit of its own).
+    #[serde(default)]
+    pub max_open_orders_per_account: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -288,6 +295,8 @@ pub struct FileConfig {
     pub checkpoint_every_records: Option<u64>,
     pub resend_store_max: Option<usize>,
     pub orders_max: Option<usize>,
+    pub firm_capacity_percent: Option<u32>,
+    pub mass_cancel_chunk: Option<usize>,
     pub journal_segment_bytes: Option<u64>,
     pub batch_budget: Option<usize>,
     pub idle: Option<Idle>,
@@ -323,6 +332,8 @@ pub struct InstrumentDef {
 pub struct FirmDef {
     pub name: String,
     pub accounts: Vec<AccountId>,
+    /// Its own open-order limits (`FirmConfig`).
+    pub limits: exchange::FirmLimits,
 }
 
 #[derive(Clone, Debug)]
@@ -362,6 +373,13 @@ pub struct Config {
     pub resend_store_max: usize,
     /// Most resting orders across all books (the engine preallocates them).
     pub orders_max: usize,
+    /// The most of `orders_max` one firm's open orders may take, in percent (1 to 100).
+    /// Default [`FIRM_CAPACITY_PERCENT_DEFAULT`].
+    pub firm_capacity_percent: u32,
+    /// Orders one journal record of a mass cancel cancels at most; the rest follow in
+    /// `Record::Continue`s, one per event-loop iteration, between other sessions' messages.
+    /// Default `exchange::MASS_CANCEL_CHUNK_DEFAULT` (1,000).
+    pub mass_cancel_chunk: usize,
     /// Size journal segments are preallocated to (default 64 MiB).
     pub journal_segment_bytes: u64,
     /// Most messages from connections one iteration of the event loop applies, shared
@@ -464,6 +482,13 @@ pub fn parse_tick(s: &str) -> Result<(i64, u32), ConfigError> {
     Ok((units, frac.len() as u32))
 }
 
+/// Default of [`Config::firm_capacity_percent`]: one firm may rest at most a quarter of
+/// `orders_max` (262,144 orders of the default 1,048,576: far more than one participant rests
+/// in normal trading), so a runaway firm leaves three quarters of the book to the others, and
+/// filling it takes four firms at their caps at once. A firm's own `max_open_orders` may only
+/// lower it; a venue with few firms that need more raises the percentage.
+pub const FIRM_CAPACITY_PERCENT_DEFAULT: u32 = 25;
+
 /// The default end of the trading day: 21:00:00 UTC, in ns after midnight.
 pub const TRADING_DAY_END_DEFAULT: u64 = 21 * 3600 * 1_000_000_000;
 
@@ -560,9 +585,19 @@ impl Config {
                     return err(format!("account {a} belongs to two firms"));
                 }
             }
+            if f.max_open_orders == Some(0) || f.max_open_orders_per_account == Some(0) {
+                return err(format!(
+                    "firm {}: max_open_orders and max_open_orders_per_account must be >= 1",
+                    f.name
+                ));
+            }
             firms.push(FirmDef {
                 name: f.name.clone(),
                 accounts: f.accounts.clone(),
+                limits: exchange::FirmLimits {
+                    max_open_orders: f.max_open_orders,
+                    max_open_orders_per_account: f.max_open_orders_per_account,
+                },
             });
         }
         let throttle = Throttle::DEFAULT.with(&file.throttle.unwrap_or_default());
@@ -649,6 +684,18 @@ impl Config {
         if !(16..=(1 << 24)).contains(&orders_max) {
             return err("orders_max must be in 16..=16777216");
         }
+        let firm_capacity_percent = file
+            .firm_capacity_percent
+            .unwrap_or(FIRM_CAPACITY_PERCENT_DEFAULT);
+        if !(1..=100).contains(&firm_capacity_percent) {
+            return err("firm_capacity_percent must be in 1..=100");
+        }
+        let mass_cancel_chunk = file
+            .mass_cancel_chunk
+            .unwrap_or(exchange::MASS_CANCEL_CHUNK_DEFAULT);
+        if mass_cancel_chunk == 0 {
+            return err("mass_cancel_chunk must be >= 1");
+        }
         let batch_budget = match file.batch_budget {
             Some(0) => return err("batch_budget must be >= 1"),
             Some(b) => b,
@@ -733,6 +780,8 @@ impl Config {
             checkpoint_every_records: file.checkpoint_every_records.unwrap_or(1 << 16),
             resend_store_max: file.resend_store_max.unwrap_or(5_000).max(1),
             orders_max,
+            firm_capacity_percent,
+            mass_cancel_chunk,
             journal_segment_bytes: file.journal_segment_bytes.unwrap_or(64 << 20).max(1 << 20),
             batch_budget,
             idle: file.idle.unwrap_or_default(),
@@ -816,6 +865,10 @@ impl Config {
                 .collect(),
             trading_day_end_ns: self.trading_day_end_ns,
             trading_day_start_ns: self.trading_day_start_ns,
+            firm_limits: self.firms.iter().map(|f| f.limits).collect(),
+            firm_capacity_percent: self.firm_capacity_percent,
+            mass_cancel_chunk: self.mass_cancel_chunk,
+            mass_cancel_scan: exchange::MASS_CANCEL_SCAN_DEFAULT,
         }
     }
 
@@ -871,6 +924,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
         firms.push(FirmConfig {
             name: name.clone(),
             accounts: vec![account],
+            max_open_orders: None,
+            max_open_orders_per_account: None,
         });
         sessions.push(SessionConfig {
             sender_comp_id: name.clone(),
@@ -900,6 +955,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
     firms.push(FirmConfig {
         name: "VIEWERS".into(),
         accounts: vec![900],
+        max_open_orders: None,
+        max_open_orders_per_account: None,
     });
     for i in 1..=64u32 {
         sessions.push(SessionConfig {
@@ -1065,6 +1122,41 @@ mod tests {
         assert!(crate::auth::verify(h, b"change-me"));
         assert_eq!(c.sessions[0].username.as_deref(), Some("alpha-trader"));
         assert_eq!(c.sessions[1].target_comp_id, "RIALTO");
+        assert_eq!(c.firms[0].limits.max_open_orders, Some(100_000));
+        assert_eq!(c.firms[0].limits.max_open_orders_per_account, Some(60_000));
+        assert_eq!(c.firms[1].limits, exchange::FirmLimits::default());
+        assert_eq!((c.firm_capacity_percent, c.mass_cancel_chunk), (25, 1000));
+    }
+
+    /// By default one firm takes at most a quarter of the capacity and mass cancels go in
+    /// chunks of 1,000; the limits reach the exchange; out-of-range values are refused.
+    #[test]
+    fn open_order_limits_and_mass_cancel_chunks() {
+        let d = Config::defaults();
+        assert_eq!(d.firm_capacity_percent, FIRM_CAPACITY_PERCENT_DEFAULT);
+        assert_eq!(d.mass_cancel_chunk, exchange::MASS_CANCEL_CHUNK_DEFAULT);
+        let x = d.exchange_config();
+        assert_eq!(x.firm_capacity_percent, 25);
+        assert_eq!(x.firm_limits.len(), x.firms.len());
+        let base = "[[firms]]\nname = \"F\"\naccounts = [1]\nmax_open_orders = 7\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\n";
+        let c = Config::from_toml(&format!(
+            "firm_capacity_percent = 100\nmass_cancel_chunk = 5\n{base}"
+        ))
+        .unwrap();
+        let x = c.exchange_config();
+        assert_eq!(x.firm_limits[0].max_open_orders, Some(7));
+        assert_eq!((x.firm_capacity_percent, x.mass_cancel_chunk), (100, 5));
+        for (bad, why) in [
+            ("firm_capacity_percent = 0\n", "firm_capacity_percent"),
+            ("firm_capacity_percent = 101\n", "firm_capacity_percent"),
+            ("mass_cancel_chunk = 0\n", "mass_cancel_chunk"),
+        ] {
+            let e = Config::from_toml(&format!("{bad}{base}")).unwrap_err();
+            assert!(e.to_string().contains(why), "{e}");
+        }
+        let zero = base.replace("max_open_orders = 7", "max_open_orders_per_account = 0");
+        let e = Config::from_toml(&zero).unwrap_err();
+        assert!(e.to_string().contains("must be >= 1"), "{e}");
     }
 
     /// A password in plain text is refused, naming `rialto passwd`; a hash that is not an

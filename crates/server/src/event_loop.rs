@@ -75,6 +75,8 @@ use std::time::{Duration, Instant};
 const EVICT_GRACE: Duration = Duration::from_secs(2);
 /// A resend's next piece is written once its connection has less than this unsent.
 const RESEND_LOW: usize = 256 << 10;
+/// A mass cancel's next chunk is applied once its requester has less than this unsent.
+const CONTINUE_LOW: usize = 1 << 20;
 /// Most sequence numbers of one resend piece.
 const RESEND_PIECE: usize = 512;
 /// A write buffer (or a queue) this large is given back once it is empty.
@@ -380,6 +382,8 @@ impl<L: Log> EventLoop<L> {
                 || !self.rr.is_empty()
                 || self.resend_ready()
                 || self.conns.values().any(|c| c.more && !c.closing)
+                // Protection hook (issue 30): pending mass-cancel chunks, see below.
+                || self.continue_ready()
             {
                 Duration::ZERO
             } else {
@@ -457,6 +461,15 @@ impl<L: Log> EventLoop<L> {
                 self.fill();
             }
             self.serve_resends();
+            // A mass cancel with chunks left: one `Record::Continue` an iteration, after what
+            // it read, so other sessions' messages interleave with the chunks; paced on the
+            // requester's unsent output, so that it gets every report.
+            if !shutdown_sent
+                && self.continue_ready()
+                && !self.batch.iter().any(|r| matches!(r, Record::Continue))
+            {
+                self.batch.push(Record::Continue);
+            }
             if self.batch.is_empty() {
                 if self.idle == Idle::Spin {
                     self.watch.prev_end = Some(Instant::now());
@@ -733,6 +746,17 @@ impl<L: Log> EventLoop<L> {
         if self.piece.buf.capacity() > KEEP_BUF {
             self.piece = Outbox::default();
         }
+    }
+
+    /// A mass cancel has chunks left and its requester has taken its last reports (or is
+    /// gone).
+    fn continue_ready(&self) -> bool {
+        self.node.has_pending_work()
+            && self
+                .node
+                .pending_work_conn()
+                .and_then(|id| self.conns.get(&id))
+                .is_none_or(|c| c.wbuf.len() < CONTINUE_LOW)
     }
 
     /// A resend waits for the connection to take its next piece.
@@ -1364,6 +1388,7 @@ fn kind(r: &Record) -> &'static str {
         Record::Tick => "tick",
         Record::Shutdown => "shutdown",
         Record::Checkpoint(_) => "checkpoint",
+        Record::Continue => "continue",
         Record::Disconnected { .. } => "disconnect",
         Record::Evict { .. } => "evict",
         Record::Fix(f) => match &f.msg {

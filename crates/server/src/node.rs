@@ -25,7 +25,7 @@ use fix_gateway::{AppMsg, FixConfig, FixEdge, Outbox, ToExchange};
 use std::sync::Arc;
 
 /// Magic of a snapshot of this version.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTON2";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTON3";
 
 pub struct Node {
     pub exchange: Exchange,
@@ -144,7 +144,26 @@ impl Node {
                     .apply(seq, ts, &Input::Checkpoint(&cp.exchange), &mut NoOutputs);
                 self.fix.on_checkpoint(seq, &cp.fix);
             }
+            Record::Continue => self.fix.on_continue::<MD>(seq, ts, &mut self.exchange, out),
         }
+    }
+
+    /// Whether the exchange has work left that `Record::Continue`s carry on (a mass cancel
+    /// applied in chunks): the event loop journals one per iteration until this is false.
+    pub fn has_pending_work(&self) -> bool {
+        self.exchange.has_pending_work()
+    }
+
+    /// The FIX session whose pending work the next `Record::Continue` serves first (the
+    /// requester of the oldest pending mass cancel), if any.
+    pub fn pending_work_session(&self) -> Option<u16> {
+        self.exchange.pending_work_originator()
+    }
+
+    /// The connection of `pending_work_session`, if it is connected: the event loop may hold
+    /// back the next `Record::Continue` while that connection has much unsent output.
+    pub fn pending_work_conn(&self) -> Option<fix_gateway::ConnId> {
+        self.fix.conn_of_session(self.pending_work_session()?)
     }
 
     /// The hasher whose hashes `apply_prehashed` takes.

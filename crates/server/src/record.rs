@@ -46,6 +46,10 @@ pub enum Record {
     /// one of the last segment to skip storing messages the resend stores will have forgotten
     /// by the end (`FixEdge::bound_stores`).
     Checkpoint(Checkpoint),
+    /// The exchange's pending work goes on: one chunk of each pending mass cancel
+    /// (`exchange::Input::Continue`). The event loop journals one per iteration while
+    /// `Node::has_pending_work`; with nothing pending it changes nothing.
+    Continue,
 }
 
 /// Why a session is logged out by the server ([`Record::Evict`]).
@@ -128,6 +132,7 @@ impl Record {
                     e.u64(m.oldest_stored);
                 }
             }
+            Record::Continue => e.u8(7),
         }
     }
 
@@ -188,6 +193,7 @@ impl Record {
                     },
                 });
             }
+            7 => *self = Record::Continue,
             _ => return Err(DecodeError("unknown record tag")),
         }
         d.end()

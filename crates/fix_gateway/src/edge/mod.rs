@@ -25,7 +25,7 @@ use crate::config::FixConfig;
 use crate::record::{AppMsg, ConnId, FixInput, InvalidKind};
 use crate::store::{CancelRejectRecipe, Store};
 use exchange::{ClHashes, ClHint, Exchange, Input, Outputs, Principal, Reject, SlotTable};
-use fix::app::{AppMessage, OrderMassCancelReport, TradSesStatus, TradingSessionStatus};
+use fix::app::{AppMessage, TradSesStatus, TradingSessionStatus};
 use fix::{
     Credentials, DisconnectReason, Encoder, Inbound, Session, SessionConfig, SessionEvent,
     SessionHandler, Text,
@@ -437,7 +437,6 @@ impl FixEdge {
             muted: self.replaying,
             stats: &mut self.stats,
             echo: &[],
-            mass_count: None,
             trading_subs: &self.trading_subs,
             body: &mut self.enc,
         }
@@ -613,6 +612,26 @@ impl FixEdge {
             self.after(ix, d, out);
         }
         self.end_sessions::<MD>(seq, ts, x, out);
+    }
+
+    /// The exchange's pending work goes on (`exchange::Input::Continue`: the next chunk of
+    /// each pending mass cancel); the reports go to the orders' owners as any others.
+    pub fn on_continue<const MD: bool>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        x: &mut Exchange,
+        out: &mut Outbox,
+    ) {
+        self.enter(seq);
+        let mut e = self.edge_out::<MD>(seq, ts, out);
+        x.apply(seq, ts, &Input::Continue, &mut e);
+    }
+
+    /// The connection session `ix` is bound to, if any.
+    #[inline]
+    pub fn conn_of_session(&self, ix: u16) -> Option<ConnId> {
+        self.conn_of.get(ix as usize).copied().flatten()
     }
 
     /// Clean stop: Logout to every session that is logged on.
@@ -859,30 +878,29 @@ impl FixEdge {
                     1 => Some("MassCancelRequestType 1 needs Symbol(55)"),
                     _ => Some("unsupported MassCancelRequestType (use 1 or 7)"),
                 };
-                let mut count = 0;
-                if rejected.is_none() {
-                    let symbol = if *request_type == 7 { None } else { *symbol };
-                    let input = Input::MassCancel {
-                        who,
-                        symbol,
-                        side: *side,
-                    };
-                    x.apply(seq, ts, &input, own, &mut e);
-                    count = e.mass_count.unwrap_or(0);
+                match rejected {
+                    // The report follows the last chunk of cancels (`Output::MassCanceled`):
+                    // in this record, or in a later `on_continue`.
+                    None => {
+                        let input = Input::MassCancel {
+                            who,
+                            cl_ord_id,
+                            symbol: if *request_type == 7 { None } else { *symbol },
+                            side: *side,
+                        };
+                        x.apply(seq, ts, &input, own, &mut e);
+                    }
+                    Some(text) => e.mass_cancel_report(
+                        ix as u16,
+                        cl_ord_id,
+                        seq,
+                        *request_type,
+                        Some(text),
+                        0,
+                        *symbol,
+                        *side,
+                    ),
                 }
-                // A journaled symbol index beyond the instruments (a journal of another
-                // configuration) is named by none.
-                let sym = symbol.and_then(|s| e.cfg.instruments.get(s as usize).map(|i| i.symbol));
-                let report = OrderMassCancelReport {
-                    cl_ord_id: cl_ord_id.as_bytes(),
-                    report_id: seq,
-                    request_type: *request_type,
-                    rejected: rejected.map(str::as_bytes),
-                    total_affected_orders: count,
-                    symbol: sym.as_ref().map(|s| s.as_str().as_bytes()),
-                    side: *side,
-                };
-                e.send_body(ix as u16, b'r', |v, enc| report.encode_body(v, enc));
             }
             AppMsg::Invalid(inv) => match inv.kind {
                 InvalidKind::Business { unsupported } => e.business_reject(

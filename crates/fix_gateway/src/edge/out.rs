@@ -36,7 +36,6 @@ pub(super) struct EdgeOut<'a, const MD: bool = false> {
     pub(super) stats: &'a mut EdgeStats,
     /// A status request's echoed fields.
     pub(super) echo: &'a [u8],
-    pub(super) mass_count: Option<u64>,
     /// By session: its trading-status subscription's TradSesReqID.
     pub(super) trading_subs: &'a [Option<Text>],
     /// The body of a message `send_body` writes (reused: no allocation per message).
@@ -78,7 +77,7 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                 n,
             } => {
                 let echo = crate::adapter::echo_of(self.cfg, order);
-                let mut buf = [0u8; 48];
+                let mut buf = [0u8; exchange::DESCRIBE_MAX];
                 self.order_reject(
                     to,
                     &order.cl_ord_id,
@@ -97,7 +96,7 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                 reason: reason @ Reject::MarketClosed { .. },
                 ..
             } => {
-                let mut buf = [0u8; 48];
+                let mut buf = [0u8; exchange::DESCRIBE_MAX];
                 self.cancel_reject_text(
                     to,
                     cl_ord_id,
@@ -125,7 +124,27 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                     text: reason.text(),
                 },
             ),
-            Output::MassCanceled { count, .. } => self.mass_count = Some(count),
+            Output::MassCanceled {
+                to,
+                cl_ord_id,
+                symbol,
+                side,
+                request_seq,
+                count,
+            } => {
+                // The exchange's request is the FIX one: all orders (7) or one symbol's (1).
+                let request_type = if symbol.is_some() { 1 } else { 7 };
+                self.mass_cancel_report(
+                    to,
+                    cl_ord_id,
+                    request_seq,
+                    request_type,
+                    None,
+                    count,
+                    symbol,
+                    side,
+                );
+            }
             Output::StatusUnknown { to, cl_ord_id, n } => {
                 let echo = self.echo;
                 let seq = self.seq;
@@ -284,6 +303,35 @@ impl<const MD: bool> EdgeOut<'_, MD> {
         }
     }
 
+    /// OrderMassCancelReport of the mass cancel session `to` requested in record
+    /// `request_seq`: carried out (`rejected` none, with the orders it canceled) or refused.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mass_cancel_report(
+        &mut self,
+        to: u16,
+        cl_ord_id: &ClOrdId,
+        request_seq: u64,
+        request_type: u8,
+        rejected: Option<&str>,
+        count: u64,
+        symbol: Option<types::SymbolId>,
+        side: Option<types::Side>,
+    ) {
+        // A journaled symbol index beyond the instruments (a journal of another
+        // configuration) is named by none.
+        let sym = symbol.and_then(|s| self.cfg.instruments.get(s as usize).map(|i| i.symbol));
+        let report = app::OrderMassCancelReport {
+            cl_ord_id: cl_ord_id.as_bytes(),
+            report_id: request_seq,
+            request_type,
+            rejected: rejected.map(str::as_bytes),
+            total_affected_orders: count,
+            symbol: sym.as_ref().map(|s| s.as_str().as_bytes()),
+            side,
+        };
+        self.send_body(to, b'r', |v, enc| report.encode_body(v, enc));
+    }
+
     /// ExecutionReport ExecType=8 for a NewOrderSingle refused.
     pub(super) fn order_reject(
         &mut self,
@@ -416,6 +464,10 @@ pub fn ord_rej_reason(r: Reject, version: FixVersion) -> u32 {
     match r {
         Reject::UnknownSymbol => c::UNKNOWN_SYMBOL,
         Reject::DuplicateClOrdId | Reject::DuplicateOrderId => c::DUPLICATE_ORDER,
+        // "Order exceeds limit", in every version.
+        Reject::FirmOpenOrderLimit { .. } | Reject::AccountOpenOrderLimit { .. } => {
+            c::ORDER_EXCEEDS_LIMIT
+        }
         _ if version == FixVersion::Fix42 => c::BROKER_OPTION,
         _ => c::OTHER,
     }
