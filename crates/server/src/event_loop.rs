@@ -47,13 +47,14 @@ use crate::error::ServerError;
 use crate::node::{record_hashes, Node};
 use crate::record::{Record, KIND_RECORD};
 use crate::snapshots::SnapshotJob;
+use crate::transport::Transport;
 use crate::watch::{steal_note, IterTimes, LoopWatch};
 use crossbeam_channel::Sender;
 use exchange::ClHashes;
 use fix::{frame, resync, Decoder, Inbound, Limits};
 use fix_gateway::{AppMsg, ConnId, ConnIds, FixAdapter, Outbox};
 use journal::Log;
-use mio::net::{TcpListener, TcpStream};
+use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -74,7 +75,8 @@ const TICK: Duration = Duration::from_secs(1);
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 pub(crate) struct Conn {
-    pub(crate) stream: TcpStream,
+    /// Plain TCP, or TLS with `[tls]` (`transport`): the same calls as a `TcpStream`.
+    pub(crate) stream: Transport,
     /// Unparsed input (a partial message); empty in the common case, where a read ends on a
     /// message boundary and the messages are parsed straight from the loop's scratch buffer.
     pub(crate) rbuf: Vec<u8>,
@@ -140,6 +142,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) idle: Idle,
     pub(crate) poll: Poll,
     pub(crate) listener: TcpListener,
+    /// `[tls]`: every accepted connection speaks TLS.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// Keyed by ids the loop hands out itself (foldhash: no SipHash per socket event).
     pub(crate) conns: HashMap<ConnId, Conn, foldhash::fast::RandomState>,
     pub(crate) next_conn: ConnId,
@@ -539,10 +543,13 @@ impl<L: Log> EventLoop<L> {
     fn accept(&mut self) {
         loop {
             match self.listener.accept() {
-                Ok((mut stream, _)) => {
+                Ok((stream, _)) => {
                     let id = self.next_conn;
                     self.next_conn += 1;
                     let _ = stream.set_nodelay(true);
+                    let Ok(mut stream) = Transport::new(stream, self.tls.as_ref()) else {
+                        continue;
+                    };
                     if self
                         .poll
                         .registry()
@@ -677,6 +684,19 @@ impl<L: Log> EventLoop<L> {
                 let input = self
                     .adapter
                     .to_input(id, &mut c.ids, &mut self.decoder, msg);
+                if let (true, Some(ids)) = (first, &c.ids) {
+                    // A Logon: with client certificates, its SenderCompID must be one the
+                    // connection's certificate names; if not, it is not journaled and the
+                    // connection closes without a Logout, as for a failed authentication.
+                    if let Err(why) =
+                        c.stream
+                            .authorize(&self.cfg, ids.sender.as_bytes(), ids.target.as_bytes())
+                    {
+                        tracing::warn!(conn = id, reason = %why, "TLS: Logon refused, connection closed");
+                        closed = true;
+                        break;
+                    }
+                }
                 if let Some(log) = self.msglog.as_mut() {
                     if first {
                         if let Some(ids) = &c.ids {
@@ -762,6 +782,12 @@ impl<L: Log> EventLoop<L> {
                 }
             }
         }
+        // TLS: ciphertext of earlier writes (or the handshake) the socket did not take.
+        if !failed {
+            if let Err(e) = c.stream.flush() {
+                failed = e.kind() != io::ErrorKind::WouldBlock;
+            }
+        }
         if written == c.wbuf.len() {
             c.wbuf.clear();
         } else {
@@ -778,7 +804,7 @@ impl<L: Log> EventLoop<L> {
             self.drop_conn(id, true);
             return;
         }
-        if c.closing && c.wbuf.is_empty() {
+        if c.closing && c.wbuf.is_empty() && !c.stream.wants_write() {
             // The edge already unbound it: no Disconnected record.
             self.drop_conn(id, false);
             return;
@@ -820,7 +846,12 @@ impl<L: Log> EventLoop<L> {
     fn close_all(&mut self) {
         let deadline = Instant::now() + SHUTDOWN_FLUSH;
         let mut events = Events::with_capacity(256);
-        while self.conns.values().any(|c| !c.wbuf.is_empty()) && Instant::now() < deadline {
+        while self
+            .conns
+            .values()
+            .any(|c| !c.wbuf.is_empty() || c.stream.wants_write())
+            && Instant::now() < deadline
+        {
             let _ = self.poll.poll(&mut events, Some(Duration::from_millis(10)));
             let ids: Vec<ConnId> = self.conns.keys().copied().collect();
             for id in ids {

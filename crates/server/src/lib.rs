@@ -34,8 +34,8 @@
 //! consumer), `orders_max` resting orders in the engine.
 //!
 //! Module dependencies run one way: `server` (start, stop) -> `event_loop`, `snapshots`,
-//! `market_data`, `recovery`, `tools` -> `follower`, `watch` -> `node`, `record` -> `config`,
-//! `counters`, `error`.
+//! `market_data`, `recovery`, `tools` -> `follower`, `watch`, `transport` -> `node`, `record`
+//! -> `config`, `counters`, `error`.
 #![forbid(unsafe_code)]
 
 pub mod config;
@@ -53,9 +53,10 @@ pub mod resolve_check;
 mod server;
 mod snapshots;
 pub mod tools;
+mod transport;
 mod watch;
 
-pub use config::{Config, Durability, Idle};
+pub use config::{Config, Durability, Idle, TlsConfig};
 pub use counters::{Counters, Logger};
 pub use error::ServerError;
 pub use node::Node;
