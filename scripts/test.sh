@@ -286,7 +286,7 @@ interop() {
     "${tls[@]}" -Dfix.tls.protocols=TLSv1.2 "${over_tls[@]}"
     stop_server
     for v in TLSv1_3 TLSv1_2; do
-        grep -q "TLS: connection up.*version=$v" "$log_dir/interop-serve-tls.log" ||
+        grep -q "TLS: connection up.*version=\"\?$v" "$log_dir/interop-serve-tls.log" ||
             { echo "no QuickFIX/J connection over $v in interop-serve-tls.log" >&2; exit 1; }
     done
     rm -rf "$root"
