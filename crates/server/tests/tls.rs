@@ -2,7 +2,9 @@
 //! client certificates (rcgen), starts a server with `[tls]` and client certificates required,
 //! and talks to it with a rustls client in TLS 1.2 and in TLS 1.3: Logon, an order, its
 //! ExecutionReport, Logout. A certificate that does not name the Logon's SenderCompID, no
-//! certificate at all, and a plain-TCP client are refused, and the server goes on serving.
+//! certificate at all, and a plain-TCP client are refused, and the server goes on serving; a
+//! client's close_notify ends its connection. The journal shows that refused Logons are never
+//! recorded and that each connection that ends without Logout yields one Disconnected record.
 
 mod common;
 
@@ -301,7 +303,34 @@ fn fix_over_tls_12_and_13_with_client_certificates_bound_to_sender_comp_ids() {
     // After all the refusals the server still serves.
     let mut c = Client::connect(addr, &pki, Some(&client1), tls13, "CLIENT1");
     trade(&mut c, "o-after");
+
+    // A client's close_notify (TCP still open) ends its connection: the server closes too.
+    let client4 = pki.client("CLIENT4", &[]);
+    let mut c = Client::connect(addr, &pki, Some(&client4), tls12, "CLIENT4");
+    c.logon().unwrap();
+    c.expect("A");
+    c.s.conn.send_close_notify();
+    c.s.flush().unwrap();
+    assert_eq!(c.recv().unwrap(), None);
     server.shutdown().unwrap();
+
+    // The journal: only the accepted Logons (two CLIENT1, CLIENT3, CLIENT1 again, CLIENT4),
+    // none of the refused ones; one Disconnected record for each connection that ended
+    // without a Logout exchange (the plain client, the 2 x 3 refused certificates, CLIENT3's
+    // wrong one, CLIENT4's close_notify), and never two for one connection.
+    let mut text = Vec::new();
+    server::tools::dump(&dir.path().join("data"), Config::defaults(), 1, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let logons = text.lines().filter(|l| l.contains("msg: Logon(")).count();
+    assert_eq!(logons, 5, "{text}");
+    let mut closed: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split("Disconnected { conn: ").nth(1))
+        .collect();
+    assert_eq!(closed.len(), 9, "{text}");
+    closed.sort_unstable();
+    closed.dedup();
+    assert_eq!(closed.len(), 9, "{text}");
 }
 
 /// Many messages in both directions, larger than a TLS record and than the loop's read
