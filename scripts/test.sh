@@ -50,9 +50,9 @@ check_tools() {
     fi
     if [ "$INTEROP" != 0 ] && [[ " ${STEPS[*]} " == *" interop "* ]]; then
         local t
-        for t in java mvn; do
+        for t in java mvn openssl keytool; do
             if ! command -v "$t" >/dev/null 2>&1; then
-                echo "$t is missing: install Java 17 and Maven (or INTEROP=0)" >&2
+                echo "$t is missing: install Java 17, Maven and openssl (or INTEROP=0)" >&2
                 exit 1
             fi
         done
@@ -210,7 +210,7 @@ interop() {
         step "interop: skipped (INTEROP=0)"
         return
     fi
-    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario and market-data check, a tiny bench codec beside QuickFIX/J, restart, both again; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way)"
+    step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario and market-data check, a tiny bench codec beside QuickFIX/J, restart, both again; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way; then the scenario over TLS 1.3 and 1.2 with client certificates)"
     # Same profile as the tests; only the crates whose features differ without the dev
     # dependencies are compiled again (seconds), the rest is reused.
     cargo build --profile ci -p rialto
@@ -272,6 +272,23 @@ interop() {
     "${versions[@]}" --host "$host" --port "$port"
     "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.2,5.0sp2
     stop_server
+    # TLS (docs/fix-clients.md, "TLS"): certificates made now (one client certificate naming
+    # CLIENT1..3), a server with [tls] and client certificates required, its own data dir; the
+    # scenario over TLS 1.3 (the JDK's choice), then again over TLS 1.2, resuming the sequence
+    # numbers. The server's log must show both versions.
+    scripts/tls-test-certs.sh "$root/tls"
+    start_server "$bin" "$root/data-tls" 127.0.0.1:0 "$log_dir/interop-serve-tls.log" \
+        --config "$root/tls/rialto.toml"
+    host=${server_addr%:*} port=${server_addr##*:}
+    local tls=(java -Dfix.tls.truststore="$root/tls/trust.p12" -Dfix.tls.keystore="$root/tls/client.p12")
+    local over_tls=(-jar java/interop/target/interop.jar --host "$host" --port "$port" --store-dir "$root/fix-store-tls" --timeout-ms "$wait_ms")
+    "${tls[@]}" "${over_tls[@]}"
+    "${tls[@]}" -Dfix.tls.protocols=TLSv1.2 "${over_tls[@]}"
+    stop_server
+    for v in TLSv1_3 TLSv1_2; do
+        grep -q "TLS: connection up.*version=\"\?$v" "$log_dir/interop-serve-tls.log" ||
+            { echo "no QuickFIX/J connection over $v in interop-serve-tls.log" >&2; exit 1; }
+    done
     rm -rf "$root"
     trap - EXIT
 }

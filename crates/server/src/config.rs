@@ -160,6 +160,11 @@ pub struct SessionConfig {
     /// Its own message rate limits (keys of `[throttle]`), over the global ones.
     #[serde(default)]
     pub throttle: Option<ThrottleFile>,
+    /// With client certificates (`[tls] client_ca_file`): the name its certificate must carry
+    /// (subject CommonName, or a DNS name of its SubjectAltName) for a Logon as this session.
+    /// Default: the SenderCompID.
+    #[serde(default)]
+    pub client_cert_name: Option<String>,
 }
 
 fn yes() -> bool {
@@ -251,6 +256,23 @@ pub struct MarketDataFile {
     pub conflate_records: Option<u64>,
 }
 
+/// `[tls]` of `rialto.toml`: the FIX order-entry listener speaks TLS (1.2 and 1.3) only.
+/// Paths are as given (relative ones from the working directory); the files are read, and
+/// checked, when the server starts.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// The server's certificate chain, PEM (leaf first).
+    pub cert_file: PathBuf,
+    /// Its private key, PEM (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: PathBuf,
+    /// CA certificates, PEM: when set, every client must present a certificate issued by one
+    /// of them, and a Logon must name a SenderCompID its certificate carries
+    /// (`SessionConfig::client_cert_name`).
+    #[serde(default)]
+    pub client_ca_file: Option<PathBuf>,
+}
+
 /// The market-data publisher: where it listens and the bounds of each subscriber.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MarketDataConfig {
@@ -318,6 +340,7 @@ pub struct FileConfig {
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
     pub market_data: Option<MarketDataFile>,
+    pub tls: Option<TlsConfig>,
 }
 
 /// A validated instrument: its engine definition plus the decimal scale of its prices.
@@ -353,6 +376,7 @@ pub struct SessionDef {
     pub message_log: bool,
     pub drop_copy: bool,
     pub throttle: Throttle,
+    pub client_cert_name: Option<String>,
 }
 
 /// The validated configuration.
@@ -442,6 +466,8 @@ pub struct Config {
     pub sessions: Vec<SessionDef>,
     /// `None`: no market data (`[market_data] enabled = false`).
     pub market_data: Option<MarketDataConfig>,
+    /// `Some`: the order-entry listener is TLS only (`[tls]`).
+    pub tls: Option<TlsConfig>,
 }
 
 #[derive(Debug)]
@@ -669,6 +695,7 @@ impl Config {
                 message_log: s.message_log,
                 drop_copy: s.drop_copy,
                 throttle: throttle.with(&s.throttle.unwrap_or_default()),
+                client_cert_name: s.client_cert_name.clone(),
             });
         }
         if firms.len() > u16::MAX as usize {
@@ -770,7 +797,16 @@ impl Config {
                     }
                 }
             };
+        if file.tls.as_ref().is_none_or(|t| t.client_ca_file.is_none()) {
+            if let Some(s) = sessions.iter().find(|s| s.client_cert_name.is_some()) {
+                return err(format!(
+                    "session {}: client_cert_name needs client certificates ([tls] client_ca_file)",
+                    s.sender_comp_id
+                ));
+            }
+        }
         Ok(Config {
+            tls: file.tls,
             market_data,
             listen,
             data_dir: file.data_dir.unwrap_or_else(|| PathBuf::from("./data")),
@@ -943,6 +979,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             message_log: false,
             drop_copy: false,
             throttle: bot.then_some(BOT_THROTTLE),
+            client_cert_name: None,
         });
     };
     for i in 1..=9u32 {
@@ -975,6 +1012,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             message_log: false,
             drop_copy: false,
             throttle: None,
+            client_cert_name: None,
         });
     }
     // Drop copy of each CLIENT firm, and a second, FIX 4.2 session of CLIENT1's firm (`rialto
@@ -996,6 +1034,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             message_log: false,
             drop_copy: true,
             throttle: None,
+            client_cert_name: None,
         });
     }
     sessions.push(SessionConfig {
@@ -1014,6 +1053,7 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
         message_log: false,
         drop_copy: false,
         throttle: None,
+        client_cert_name: None,
     });
     (firms, sessions)
 }
@@ -1089,6 +1129,50 @@ mod tests {
             "[[firms]]\nname = \"F\"\naccounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\nmarket_data = \"maybe\"\n"
         )
         .is_err());
+    }
+
+    #[test]
+    fn tls_section_and_client_cert_names() {
+        let c = Config::from_toml(
+            "[tls]\ncert_file = \"s.pem\"\nkey_file = \"k.pem\"\nclient_ca_file = \"ca.pem\"\n\
+             [[firms]]\nname = \"F\"\naccounts = [1]\n\
+             [[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\nclient_cert_name = \"a.example\"\n\
+             [[sessions]]\nsender_comp_id = \"B\"\nfirm = \"F\"\n",
+        )
+        .unwrap();
+        let tls = c.tls.as_ref().unwrap();
+        assert_eq!(
+            (tls.cert_file.to_str(), tls.key_file.to_str()),
+            (Some("s.pem"), Some("k.pem"))
+        );
+        assert_eq!(
+            tls.client_ca_file.as_deref(),
+            Some(std::path::Path::new("ca.pem"))
+        );
+        assert_eq!(
+            (
+                c.sessions[0].client_cert_name.as_deref(),
+                c.sessions[1].client_cert_name.as_deref()
+            ),
+            (Some("a.example"), None)
+        );
+        assert!(Config::defaults().tls.is_none());
+        // A certificate name without client certificates could never be checked.
+        let e = Config::from_toml(
+            "[tls]\ncert_file = \"s.pem\"\nkey_file = \"k.pem\"\n[[firms]]\nname = \"F\"\n\
+             accounts = [1]\n[[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\n\
+             client_cert_name = \"a\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("session A") && e.0.contains("client_ca_file"),
+            "{e}"
+        );
+        let e = Config::from_toml("[tls]\ncert_file = \"s.pem\"\n").unwrap_err();
+        assert!(e.0.contains("key_file"), "{e}");
+        let e = Config::from_toml("[tls]\ncert_file = \"s\"\nkey_file = \"k\"\nca = \"x\"\n")
+            .unwrap_err();
+        assert!(e.0.contains("unknown field"), "{e}");
     }
 
     #[test]

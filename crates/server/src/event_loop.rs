@@ -56,13 +56,14 @@ use crate::node::{record_hashes, Node};
 use crate::record::{Evict, Record, KIND_RECORD};
 use crate::snapshots::SnapshotJob;
 use crate::throttle::{Class, Guard, Verdict};
+use crate::transport::Transport;
 use crate::watch::{steal_note, IterTimes, LoopWatch};
 use crossbeam_channel::Sender;
 use exchange::ClHashes;
 use fix::{frame, resync, Decoder, Inbound, Limits};
 use fix_gateway::{AppMsg, BusyWhy, ConnId, ConnIds, FixAdapter, Outbox};
 use journal::Log;
-use mio::net::{TcpListener, TcpStream};
+use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -92,7 +93,8 @@ const TICK: Duration = Duration::from_secs(1);
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 pub(crate) struct Conn {
-    pub(crate) stream: TcpStream,
+    /// Plain TCP, or TLS with `[tls]` (`transport`): the same calls as a `TcpStream`.
+    pub(crate) stream: Transport,
     /// Unparsed input (a partial message); empty in the common case, where a read ends on a
     /// message boundary and the messages are parsed straight from the loop's scratch buffer.
     pub(crate) rbuf: Vec<u8>,
@@ -218,6 +220,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) idle: Idle,
     pub(crate) poll: Poll,
     pub(crate) listener: TcpListener,
+    /// `[tls]`: every accepted connection speaks TLS.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// Keyed by ids the loop hands out itself (foldhash: no SipHash per socket event).
     pub(crate) conns: HashMap<ConnId, Conn, foldhash::fast::RandomState>,
     pub(crate) next_conn: ConnId,
@@ -771,7 +775,7 @@ impl<L: Log> EventLoop<L> {
     fn accept(&mut self) {
         loop {
             match self.listener.accept() {
-                Ok((mut stream, peer)) => {
+                Ok((stream, peer)) => {
                     if let Some(why) = self.refusal() {
                         // Closed at once: the client sees the connection end, not a hang.
                         let _ = stream.shutdown(std::net::Shutdown::Both);
@@ -788,6 +792,9 @@ impl<L: Log> EventLoop<L> {
                     let id = self.next_conn;
                     self.next_conn += 1;
                     let _ = stream.set_nodelay(true);
+                    let Ok(mut stream) = Transport::new(stream, self.tls.as_ref()) else {
+                        continue;
+                    };
                     if self
                         .poll
                         .registry()
@@ -1045,6 +1052,18 @@ impl<L: Log> EventLoop<L> {
             let input = self
                 .adapter
                 .to_input(id, &mut c.ids, &mut self.decoder, msg);
+            if let (true, Some(ids)) = (first, &c.ids) {
+                // A Logon: with client certificates, its SenderCompID must be one the
+                // connection's certificate names; if not, it is not journaled and the
+                // connection closes without a Logout, as for a failed authentication.
+                if let Err(why) =
+                    c.stream
+                        .authorize(&self.cfg, ids.sender.as_bytes(), ids.target.as_bytes())
+                {
+                    tracing::warn!(conn = id, reason = %why, "TLS: Logon refused, connection closed");
+                    return true;
+                }
+            }
             if first {
                 if let Some(ids) = &c.ids {
                     let ix = self
@@ -1176,6 +1195,12 @@ impl<L: Log> EventLoop<L> {
                 }
             }
         }
+        // TLS: ciphertext of earlier writes (or the handshake) the socket did not take.
+        if !failed {
+            if let Err(e) = c.stream.flush() {
+                failed = e.kind() != io::ErrorKind::WouldBlock;
+            }
+        }
         if written == c.wbuf.len() {
             c.wbuf.clear();
             if c.wbuf.capacity() > KEEP_BUF {
@@ -1205,7 +1230,7 @@ impl<L: Log> EventLoop<L> {
             self.drop_conn(id, true);
             return;
         }
-        if c.closing && c.wbuf.is_empty() {
+        if c.closing && c.wbuf.is_empty() && !c.stream.wants_write() {
             // The edge already unbound it: no Disconnected record.
             self.drop_conn(id, false);
             return;
@@ -1301,7 +1326,12 @@ impl<L: Log> EventLoop<L> {
     fn close_all(&mut self) {
         let deadline = Instant::now() + SHUTDOWN_FLUSH;
         let mut events = Events::with_capacity(256);
-        while self.conns.values().any(|c| !c.wbuf.is_empty()) && Instant::now() < deadline {
+        while self
+            .conns
+            .values()
+            .any(|c| !c.wbuf.is_empty() || c.stream.wants_write())
+            && Instant::now() < deadline
+        {
             let _ = self.poll.poll(&mut events, Some(Duration::from_millis(10)));
             let ids: Vec<ConnId> = self.conns.keys().copied().collect();
             for id in ids {

@@ -37,8 +37,8 @@
 //! consumer), `orders_max` resting orders in the engine.
 //!
 //! Module dependencies run one way: `server` (start, stop) -> `event_loop`, `snapshots`,
-//! `market_data`, `recovery`, `tools` -> `auth`, `follower`, `watch` -> `node`, `record` ->
-//! `config`, `counters`, `error`.
+//! `market_data`, `recovery`, `tools` -> `auth`, `follower`, `watch`, `transport` -> `node`,
+//! `record` -> `config`, `counters`, `error`.
 #![forbid(unsafe_code)]
 
 pub mod auth;
@@ -58,9 +58,10 @@ mod server;
 mod snapshots;
 mod throttle;
 pub mod tools;
+mod transport;
 mod watch;
 
-pub use config::{Config, Durability, Idle};
+pub use config::{Config, Durability, Idle, TlsConfig};
 pub use counters::{Counters, Logger};
 pub use error::ServerError;
 pub use node::Node;

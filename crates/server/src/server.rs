@@ -52,6 +52,12 @@ impl Server {
     /// Recovers the state in `cfg.data_dir`, binds `cfg.listen` and starts the threads.
     pub fn start(cfg: Config, log: Logger) -> Result<Server, ServerError> {
         let cfg = Arc::new(cfg);
+        // `[tls]` files first: a bad certificate or key stops the start before anything else.
+        let tls = cfg
+            .tls
+            .as_ref()
+            .map(crate::transport::server_config)
+            .transpose()?;
         // CPU placement: the threads started below (journal sync, snapshot, snapshot-idle)
         // inherit this thread's mask, so it moves off the loop's CPU until `start` returns; the
         // loop pins itself.
@@ -212,6 +218,7 @@ impl Server {
             cfg,
             poll,
             listener,
+            tls,
             conns: HashMap::default(),
             // Tokens 0 and 1 are the listener and the waker.
             next_conn: 2,
@@ -469,8 +476,13 @@ pub fn describe(cfg: &Config) -> String {
         .iter()
         .map(|i| i.instrument.symbol.as_str())
         .collect();
+    let tls = match &cfg.tls {
+        None => "",
+        Some(t) if t.client_ca_file.is_some() => "; TLS only, client certificates required",
+        Some(_) => "; TLS only",
+    };
     format!(
-        "TargetCompID {}; SenderCompIDs {shown}; instruments {}",
+        "TargetCompID {}; SenderCompIDs {shown}; instruments {}{tls}",
         targets.into_iter().collect::<Vec<_>>().join(","),
         symbols.join(" ")
     )

@@ -283,6 +283,7 @@ public final class FixClients implements AutoCloseable {
         s.setString("ResetOnLogon", config.reset() ? "Y" : "N");
         s.setString("ResetOnLogout", "N");
         s.setString("ResetOnDisconnect", "N");
+        tls(s);
         for (String sender : senderCompIds) {
             SessionID sid = new SessionID(config.version().beginString, sender, "RIALTO");
             config.version().configure(s, sid);
@@ -306,6 +307,36 @@ public final class FixClients implements AutoCloseable {
         }
         MessageStoreFactory store = config.storeDir() != null ? new FileStoreFactory(s) : new MemoryStoreFactory();
         initiator = new SocketInitiator(new App(), store, s, log, new DefaultMessageFactory());
+    }
+
+    /**
+     * TLS, when the system property fix.tls.truststore names a PKCS12 trust store (the CA of
+     * the server's certificate): SocketUseSSL=Y for every session (Rialto's market-data port is
+     * plain TCP: not for the market-data check). fix.tls.keystore: a PKCS12 key store with the
+     * client certificate (a server with client_ca_file requires one naming each SenderCompID);
+     * fix.tls.password: both stores' password (default changeit); fix.tls.protocols: e.g.
+     * TLSv1.2 (default: the JDK's, TLS 1.3 and 1.2).
+     */
+    private static void tls(SessionSettings s) {
+        String trust = System.getProperty("fix.tls.truststore");
+        if (trust == null) {
+            return;
+        }
+        String password = System.getProperty("fix.tls.password", "changeit");
+        s.setString("SocketUseSSL", "Y");
+        s.setString("SocketTrustStore", trust);
+        s.setString("SocketTrustStorePassword", password);
+        s.setString("TrustStoreType", "PKCS12");
+        String key = System.getProperty("fix.tls.keystore");
+        if (key != null) {
+            s.setString("SocketKeyStore", key);
+            s.setString("SocketKeyStorePassword", password);
+            s.setString("KeyStoreType", "PKCS12");
+        }
+        String protocols = System.getProperty("fix.tls.protocols");
+        if (protocols != null) {
+            s.setString("EnabledProtocols", protocols);
+        }
     }
 
     public Client client(String sender) {

@@ -24,6 +24,8 @@ import java.util.Set;
  *     at the order-entry port P, checks every W and X; exit 0 if every step passes
  * </pre>
  *
+ * Over TLS with system properties fix.tls.truststore (PKCS12, the server's CA), fix.tls.keystore
+ * (PKCS12, the client certificate), fix.tls.password and fix.tls.protocols (FixClients#tls).
  * Defaults come from system properties fix.host (127.0.0.1) and fix.port (9878). Exit codes:
  * 0 pass, 1 a check failed, 2 bad arguments.
  */
@@ -52,6 +54,8 @@ public final class Main {
                            as the server keeps its data
               --reset      send ResetSeqNumFlag(141)=Y on Logon (both sides restart at 1)
               --keep-going after a failed step, mass-cancel and run the remaining steps (default: stop)
+            TLS (order entry): java -Dfix.tls.truststore=trust.p12 [-Dfix.tls.keystore=client.p12]
+                           [-Dfix.tls.password=changeit] [-Dfix.tls.protocols=TLSv1.2] -jar interop.jar ...
             """;
 
     /** Parsed options (package-private for tests). */
