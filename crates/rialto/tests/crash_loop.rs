@@ -386,13 +386,17 @@ fn run_trader(mut t: Trader, stop_load: Arc<AtomicBool>, sent: Arc<AtomicU64>) -
         .filter(|(_, o)| o.acked)
         .map(|(k, _)| k.clone())
         .collect();
-    for cl in &acked {
-        let side = if t.orders[cl].buy { "1" } else { "2" };
-        t.send("H", &[(11, cl), (55, "ACME"), (54, side)]);
-    }
+    // At most 256 outstanding, as a client within its session's throttle and waiting bound.
+    let mut asked = 0;
     let mut seen = 0;
     let deadline = Instant::now() + Duration::from_secs(30);
     while seen < acked.len() {
+        while asked < acked.len() && asked - seen < 256 {
+            let cl = &acked[asked];
+            let side = if t.orders[cl].buy { "1" } else { "2" };
+            t.send("H", &[(11, cl), (55, "ACME"), (54, side)]);
+            asked += 1;
+        }
         assert!(
             Instant::now() < deadline,
             "{}: status replies missing",

@@ -28,6 +28,7 @@ fn check_limit(got: &[fix::client::Msg], prefix: &str, from: u64, ok: usize, tex
 fn a_firm_at_its_share_of_the_capacity_is_refused_and_another_firm_is_not() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
+    unthrottled(&mut cfg);
     cfg.orders_max = 4096;
     // The default share: a quarter of the capacity, 1024 orders a firm.
     assert_eq!(cfg.firm_capacity_percent, 25);
@@ -60,6 +61,7 @@ fn a_firm_at_its_share_of_the_capacity_is_refused_and_another_firm_is_not() {
 fn a_firms_own_limit_below_its_share_applies() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
+    unthrottled(&mut cfg);
     cfg.orders_max = 1 << 16;
     let firm = cfg
         .sessions

@@ -20,6 +20,7 @@ const CHUNK: usize = 250;
 fn a_mass_cancel_of_100k_orders_goes_in_chunks_between_other_sessions_messages() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
+    unthrottled(&mut cfg);
     cfg.orders_max = 1 << 18;
     cfg.firm_capacity_percent = 50;
     cfg.mass_cancel_chunk = CHUNK;

@@ -22,6 +22,20 @@ pub fn config(dir: &Path) -> Config {
     c
 }
 
+/// No session throttles (for a test about something else that sends in bursts).
+pub fn unthrottled(cfg: &mut Config) {
+    for s in &mut cfg.sessions {
+        s.throttle = server::config::Throttle {
+            orders_per_sec: 0,
+            cancels_per_sec: 0,
+            messages_per_sec: 0,
+            logout_messages_per_sec: 0,
+        };
+    }
+    cfg.session_queue_max = 1 << 16;
+    cfg.firm_queue_max = 1 << 16;
+}
+
 pub fn start(cfg: Config) -> Server {
     Server::start(cfg, Arc::new(|_: &str| {})).expect("server starts")
 }
