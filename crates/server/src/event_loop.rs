@@ -680,7 +680,11 @@ impl<L: Log> EventLoop<L> {
     }
 
     /// A ResendRequest to serve in pieces (`serve_resends`): a newer one of the same
-    /// connection replaces the one in progress.
+    /// connection replaces the one in progress, with a range that also covers what that one
+    /// had left. The output held behind the old one was numbered before the new request:
+    /// the messages the new range covers leave `held` (sent after the resend they would
+    /// arrive below the sequence number the client then expects) and are resent with it, the
+    /// range starting no later than the first of them, so no number is skipped.
     fn start_resend(
         conns: &mut HashMap<ConnId, Conn, foldhash::fast::RandomState>,
         resending: &mut Vec<ConnId>,
@@ -690,10 +694,18 @@ impl<L: Log> EventLoop<L> {
             if c.closing {
                 return;
             }
-            if c.resend.is_none() {
-                resending.push(r.conn);
+            let (mut begin, mut end) = (r.begin, r.end);
+            match c.resend {
+                None => resending.push(r.conn),
+                Some((from, old_end)) => {
+                    begin = begin.min(from);
+                    end = end.max(old_end);
+                    if let Some(first) = drop_held_through(&mut c.held, end) {
+                        begin = begin.min(first);
+                    }
+                }
             }
-            c.resend = Some((r.begin, r.end));
+            c.resend = Some((begin, end));
         }
     }
 
@@ -1439,5 +1451,80 @@ fn kind(r: &Record) -> &'static str {
             Inbound::App(AppMsg::Busy(_)) => "busy",
             Inbound::App(AppMsg::Invalid(_)) => "invalid",
         },
+    }
+}
+
+/// Takes the messages numbered up to `end` off the front of `held` (whole FIX messages in
+/// sequence order); returns the MsgSeqNum of the first one taken, if any. Stops at anything
+/// it cannot read, keeping it.
+fn drop_held_through(held: &mut Vec<u8>, end: u64) -> Option<u64> {
+    let mut at = 0;
+    let mut first = None;
+    while let Ok(Some(len)) = frame(&held[at..], usize::MAX) {
+        match msg_seq_num(&held[at..at + len]) {
+            Some(seq) if seq <= end => {
+                first.get_or_insert(seq);
+                at += len;
+            }
+            _ => break,
+        }
+    }
+    held.drain(..at);
+    first
+}
+
+/// MsgSeqNum (34) of one framed FIX message.
+fn msg_seq_num(msg: &[u8]) -> Option<u64> {
+    const KEY: &[u8] = b"\x0134=";
+    let at = msg.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let digits = &msg[at..];
+    let len = digits.iter().position(|&b| b == 1)?;
+    if len == 0 || len > 19 || !digits[..len].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        digits[..len]
+            .iter()
+            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn heartbeat(seq: u64) -> Vec<u8> {
+        let mut enc = fix::Encoder::default();
+        enc.begin(b"0");
+        enc.header(&fix::Header {
+            sender_comp_id: b"RIALTO",
+            target_comp_id: b"CLIENT1",
+            msg_seq_num: seq,
+            sending_time_ns: 0,
+            poss_dup: false,
+            orig_sending_time: None,
+            time_precision: fix::TimePrecision::Millis,
+        });
+        enc.finish(fix::FixVersion::Fix44).to_vec()
+    }
+
+    #[test]
+    fn held_messages_a_newer_resend_covers_are_taken_out() {
+        let held_of =
+            |seqs: &[u64]| -> Vec<u8> { seqs.iter().flat_map(|&s| heartbeat(s)).collect() };
+        let mut held = held_of(&[7, 8, 9]);
+        assert_eq!(msg_seq_num(&heartbeat(42)), Some(42));
+        assert_eq!(drop_held_through(&mut held, 6), None);
+        assert_eq!(held, held_of(&[7, 8, 9]));
+        assert_eq!(drop_held_through(&mut held, 8), Some(7));
+        assert_eq!(held, held_of(&[9]));
+        assert_eq!(drop_held_through(&mut held, 100), Some(9));
+        assert!(held.is_empty());
+        assert_eq!(drop_held_through(&mut held, 100), None);
+        // Anything unreadable stays, with what follows it.
+        let mut odd = b"garbage".to_vec();
+        odd.extend(heartbeat(3));
+        assert_eq!(drop_held_through(&mut odd, 100), None);
+        assert_eq!(odd.len(), 7 + heartbeat(3).len());
     }
 }
