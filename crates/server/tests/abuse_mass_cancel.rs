@@ -24,19 +24,6 @@ fn a_mass_cancel_of_100k_orders_goes_in_chunks_between_other_sessions_messages()
     cfg.orders_max = 1 << 18;
     cfg.firm_capacity_percent = 50;
     cfg.mass_cancel_chunk = CHUNK;
-    // The requester enters its orders as fast as the server takes them: no session limit
-    // (CLIENT1's default, 5,000 new orders a second, would refuse most of them).
-    let ix = cfg
-        .sessions
-        .iter()
-        .position(|s| s.sender_comp_id == "CLIENT1")
-        .unwrap();
-    cfg.sessions[ix].throttle = server::config::Throttle {
-        orders_per_sec: 0,
-        cancels_per_sec: 0,
-        messages_per_sec: 0,
-        logout_messages_per_sec: 0,
-    };
     let server = start(cfg.clone());
     let mut a = logon(&server, "CLIENT1");
     let mut b = logon(&server, "CLIENT2");
