@@ -565,7 +565,7 @@ impl FixEdge {
         self.end_sessions::<MD>(seq, ts, x, out);
     }
 
-    /// The server ends session conduct on `conn` for its conduct (over its logout throttle,
+    /// The server logs out the session on `conn` for its conduct (over its logout throttle,
     /// or a reader too slow): Logout with `text`, and the connection closes after it. Nothing
     /// happens if no session is bound to `conn` any more.
     pub fn on_evict<const MD: bool>(
