@@ -952,6 +952,29 @@ impl Config {
     }
 }
 
+/// A default-contract session: FIX 4.4, no password, orders and market data, the defaults of
+/// every other key.
+fn default_session(sender_comp_id: String, firm: String) -> SessionConfig {
+    SessionConfig {
+        sender_comp_id,
+        target_comp_id: None,
+        fix_version: fix44(),
+        password_hash: None,
+        username: None,
+        password: None,
+        firm,
+        cancel_on_disconnect: false,
+        market_data: MarketDataAccess::On,
+        market_data_extensions: false,
+        allow_reset_seq_num: true,
+        validate: true,
+        message_log: false,
+        drop_copy: false,
+        throttle: None,
+        client_cert_name: None,
+    }
+}
+
 fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
     let mut firms = Vec::new();
     let mut sessions = Vec::new();
@@ -964,22 +987,8 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
             max_open_orders_per_account: None,
         });
         sessions.push(SessionConfig {
-            sender_comp_id: name.clone(),
-            target_comp_id: None,
-            fix_version: fix44(),
-            password_hash: None,
-            username: None,
-            password: None,
-            firm: name,
-            cancel_on_disconnect: false,
-            market_data: MarketDataAccess::On,
-            market_data_extensions: false,
-            allow_reset_seq_num: true,
-            validate: true,
-            message_log: false,
-            drop_copy: false,
             throttle: bot.then_some(BOT_THROTTLE),
-            client_cert_name: None,
+            ..default_session(name.clone(), name)
         });
     };
     for i in 1..=9u32 {
@@ -997,63 +1006,23 @@ fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfig>) {
     });
     for i in 1..=64u32 {
         sessions.push(SessionConfig {
-            sender_comp_id: format!("MD{i}"),
-            target_comp_id: None,
-            fix_version: fix44(),
-            password_hash: None,
-            username: None,
-            password: None,
-            firm: "VIEWERS".into(),
-            cancel_on_disconnect: false,
             market_data: MarketDataAccess::Only,
             market_data_extensions: true,
-            allow_reset_seq_num: true,
-            validate: true,
-            message_log: false,
-            drop_copy: false,
-            throttle: None,
-            client_cert_name: None,
+            ..default_session(format!("MD{i}"), "VIEWERS".into())
         });
     }
     // Drop copy of each CLIENT firm, and a second, FIX 4.2 session of CLIENT1's firm (`rialto
     // bench echo --scenario convert`: FIX 4.2 orders in, their FIX 4.4 copies out).
     for i in 1..=9u32 {
         sessions.push(SessionConfig {
-            sender_comp_id: format!("DROPCOPY{i}"),
-            target_comp_id: None,
-            fix_version: fix44(),
-            password_hash: None,
-            username: None,
-            password: None,
-            firm: format!("CLIENT{i}"),
-            cancel_on_disconnect: false,
             market_data: MarketDataAccess::Off,
-            market_data_extensions: false,
-            allow_reset_seq_num: true,
-            validate: true,
-            message_log: false,
             drop_copy: true,
-            throttle: None,
-            client_cert_name: None,
+            ..default_session(format!("DROPCOPY{i}"), format!("CLIENT{i}"))
         });
     }
     sessions.push(SessionConfig {
-        sender_comp_id: "CLIENT1_42".into(),
-        target_comp_id: None,
         fix_version: "FIX.4.2".into(),
-        password_hash: None,
-        username: None,
-        password: None,
-        firm: "CLIENT1".into(),
-        cancel_on_disconnect: false,
-        market_data: MarketDataAccess::On,
-        market_data_extensions: false,
-        allow_reset_seq_num: true,
-        validate: true,
-        message_log: false,
-        drop_copy: false,
-        throttle: None,
-        client_cert_name: None,
+        ..default_session("CLIENT1_42".into(), "CLIENT1".into())
     });
     (firms, sessions)
 }

@@ -1134,14 +1134,13 @@ impl<L: Log> EventLoop<L> {
                     }
                 } else if input.is_application() {
                     // Per-session and per-firm waiting bounds: beyond them, shed.
-                    let waiting = self.inq.get(&id).map_or(0, |q| q.apps);
-                    if waiting >= self.cfg.session_queue_max
+                    let q = self.inq.entry(id).or_default();
+                    if q.apps >= self.cfg.session_queue_max
                         || self.firm_waiting[firm as usize] >= self.cfg.firm_queue_max
                     {
                         input = self.adapter.shed(input);
                         self.shed_unlogged += 1;
                     } else {
-                        let q = self.inq.entry(id).or_default();
                         q.apps += 1;
                         q.firm = Some(firm);
                         self.firm_waiting[firm as usize] += 1;
@@ -1461,7 +1460,7 @@ fn drop_held_through(held: &mut Vec<u8>, end: u64) -> Option<u64> {
     let mut at = 0;
     let mut first = None;
     while let Ok(Some(len)) = frame(&held[at..], usize::MAX) {
-        match msg_seq_num(&held[at..at + len]) {
+        match fix::scan_msg_seq_num(&held[at..at + len]) {
             Some(seq) if seq <= end => {
                 first.get_or_insert(seq);
                 at += len;
@@ -1471,22 +1470,6 @@ fn drop_held_through(held: &mut Vec<u8>, end: u64) -> Option<u64> {
     }
     held.drain(..at);
     first
-}
-
-/// MsgSeqNum (34) of one framed FIX message.
-fn msg_seq_num(msg: &[u8]) -> Option<u64> {
-    const KEY: &[u8] = b"\x0134=";
-    let at = msg.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
-    let digits = &msg[at..];
-    let len = digits.iter().position(|&b| b == 1)?;
-    if len == 0 || len > 19 || !digits[..len].iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(
-        digits[..len]
-            .iter()
-            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')),
-    )
 }
 
 #[cfg(test)]
@@ -1513,7 +1496,6 @@ mod tests {
         let held_of =
             |seqs: &[u64]| -> Vec<u8> { seqs.iter().flat_map(|&s| heartbeat(s)).collect() };
         let mut held = held_of(&[7, 8, 9]);
-        assert_eq!(msg_seq_num(&heartbeat(42)), Some(42));
         assert_eq!(drop_held_through(&mut held, 6), None);
         assert_eq!(held, held_of(&[7, 8, 9]));
         assert_eq!(drop_held_through(&mut held, 8), Some(7));
