@@ -1237,7 +1237,10 @@ impl<L: Log> EventLoop<L> {
                 },
             );
         }
-        if failed || c.wbuf.len() > 2 * limit {
+        // An evicted connection gets no output once its Evict is applied (the session is
+        // unbound), and what comes before is bounded by its queue: it keeps its buffer until
+        // it reads its Logout or `EVICT_GRACE` ends.
+        if failed {
             self.drop_conn(id, true);
             return;
         }

@@ -180,3 +180,89 @@ fn a_logon_with_its_fin_in_one_segment_frees_the_session_at_once() {
     }
     server.shutdown().unwrap();
 }
+
+/// Reads messages until the connection ends; returns them (the server closed it if this
+/// returns at all before `T`).
+fn read_to_end(c: &mut FixClient) -> Vec<fix::client::Msg> {
+    let mut all = Vec::new();
+    let deadline = Instant::now() + T;
+    while Instant::now() < deadline {
+        match c.recv(Duration::from_secs(5)) {
+            Ok(Some(m)) => all.push(m),
+            Ok(None) => {}
+            Err(_) => return all,
+        }
+    }
+    panic!("the connection was not closed");
+}
+
+#[test]
+fn a_reader_too_slow_is_logged_out_with_the_reason() {
+    const ORDERS: u64 = 50_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    abuse_common::unthrottled(&mut cfg);
+    cfg.outbound_queue_bytes = 64 << 10;
+    let server = start(cfg);
+    let mut c = logon(&server, "CLIENT5");
+    for from in (0..ORDERS).step_by(1000) {
+        abuse_common::send_orders(&mut c, "s", "ACME", from, from + 1000);
+        abuse_common::reports(&mut c, 1000);
+    }
+    // A mass cancel of them all, its reports left unread: far more than the kernel's buffers
+    // and `outbound_queue_bytes` hold.
+    c.send(
+        "q",
+        &[(11, "all"), (530, "7"), (60, "20260101-00:00:00.000")],
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let got = read_to_end(&mut c);
+    let logout = got.iter().position(|m| m.msg_type() == "5");
+    let logout = logout.unwrap_or_else(|| panic!("no Logout in {} messages", got.len()));
+    let text = got[logout].get(58).unwrap_or_default();
+    assert!(text.starts_with("slow consumer: "), "{text}");
+    assert_eq!(logout + 1, got.len(), "nothing follows the Logout");
+    let cancels = got.iter().filter(|m| m.get(150) == Some("4")).count();
+    assert!(
+        cancels < ORDERS as usize,
+        "logged out before its reports were all sent"
+    );
+    println!("abuse: slow reader logged out after {cancels} unread cancel reports: {text}");
+    // The session is free again, and its orders are canceled.
+    let mut again = FixClient::connect(server.addr, "CLIENT5", "RIALTO", 1).unwrap();
+    again.logon(30, true).unwrap();
+    again.expect("A", T).unwrap();
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn over_the_logout_throttle_the_session_is_logged_out_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let ix = cfg
+        .sessions
+        .iter()
+        .position(|s| s.sender_comp_id == "CLIENT6")
+        .unwrap();
+    cfg.sessions[ix].throttle.logout_messages_per_sec = 100;
+    let server = start(cfg);
+    let mut c = logon(&server, "CLIENT6");
+    // A second's worth passes; the next message is over the limit.
+    for _ in 0..300 {
+        if c.send("0", &[]).is_err() {
+            break;
+        }
+    }
+    let got = read_to_end(&mut c);
+    let last = got.last().expect("a Logout");
+    assert_eq!(last.msg_type(), "5", "{}", last.text());
+    assert_eq!(
+        last.get(58),
+        Some("throttled: over 100 messages a second (logout limit)")
+    );
+    // Another session was never affected.
+    let mut other = logon(&server, "CLIENT7");
+    order(&mut other, "unaffected");
+    server.shutdown().unwrap();
+}
