@@ -125,7 +125,16 @@ impl SessionHandler for Sink {
 }
 
 /// What the exchange keeps of an order it was sent (its quantity, here).
-type Bench = Session<MemoryStore, u64>;
+#[derive(Clone, Copy)]
+struct Qty(u64);
+
+impl fix::InboundApp for Qty {
+    fn msg_type(&self) -> &[u8] {
+        b"D"
+    }
+}
+
+type Bench = Session<MemoryStore, Qty>;
 
 /// One inbound frame through a session as the exchange drives it; each order delivered is
 /// answered with a fill.
@@ -134,14 +143,16 @@ fn feed(s: &mut Bench, dec: &mut Decoder, frame: &[u8], i: u64, sink: &mut Sink)
     let (header, msg) = {
         let m = dec.decode(frame).expect("a valid frame");
         read_inbound(&m, expect, |m| {
-            Ok(NewOrderSingle::read(m, &Table).map_or(0, |o| o.order_qty))
+            Ok(Qty(
+                NewOrderSingle::read(m, &Table).map_or(0, |o| o.order_qty)
+            ))
         })
     };
-    if let Some(&qty) = s.on_message(&header, &msg, T0, sink) {
+    if let Some(&Qty(qty)) = s.on_message(&header, &msg, T0, sink) {
         sink.orders += qty;
         s.send_app(&fill(b"ORD-0000001", i), T0, sink);
     }
-    while let Some((_, qty)) = s.next_queued(T0, sink) {
+    while let Some((_, Qty(qty))) = s.next_queued(T0, sink) {
         sink.orders += qty;
         s.send_app(&fill(b"ORD-0000001", i), T0, sink);
     }

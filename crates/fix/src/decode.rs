@@ -51,6 +51,8 @@ pub enum FrameError {
     BadCheckSum { declared: u8, computed: u8 },
     /// The declared size exceeds `Limits::msg_len_max`.
     TooLong { len: usize, max: usize },
+    /// MsgType (35) is not the third field (found by the decoder, past `frame`).
+    MsgTypeNotThird,
 }
 
 impl FrameError {
@@ -61,6 +63,7 @@ impl FrameError {
             FrameError::BodyLengthMismatch => "garbled: BodyLength(9) does not match the trailer",
             FrameError::BadCheckSum { .. } => "garbled: wrong CheckSum(10)",
             FrameError::TooLong { .. } => "garbled: message longer than the limit",
+            FrameError::MsgTypeNotThird => "garbled: MsgType(35) is not the third field",
         }
     }
 }
@@ -203,8 +206,6 @@ pub enum DecodeError {
     InvalidTag { offset: usize },
     /// `tag=` with nothing before the SOH.
     EmptyValue { tag: u32 },
-    /// BeginString, BodyLength or MsgType is not where it must be (first three fields).
-    HeaderOrder { tag: u32 },
 }
 
 /// What is wrong with the tag of a field that does not decode.
@@ -220,15 +221,20 @@ pub enum TagProblem {
     TooLong,
     /// The tag is zero (`0=`, `00=`).
     Zero,
+    /// A minus sign and digits (`-1=`): `tag` is their number.
+    Negative { tag: u32 },
     /// Digits with a leading zero (`055=`): `tag` is their number.
     LeadingZero { tag: u32 },
 }
 
 impl TagProblem {
-    /// The tag number to name in RefTagID (371), when the field has one.
-    pub fn ref_tag(self) -> Option<u32> {
+    /// The tag number to name in RefTagID (371), when the field has one: what the client
+    /// wrote, read as a number (0, a negative number, digits with a leading zero).
+    pub fn ref_tag(self) -> Option<i64> {
         match self {
-            TagProblem::LeadingZero { tag } => Some(tag),
+            TagProblem::LeadingZero { tag } => Some(tag as i64),
+            TagProblem::Zero => Some(0),
+            TagProblem::Negative { tag } => Some(-(tag as i64)),
             _ => None,
         }
     }
@@ -241,6 +247,7 @@ impl TagProblem {
             TagProblem::NotNumeric => "has a tag that is not a number",
             TagProblem::TooLong => "has a tag of more than 9 digits",
             TagProblem::Zero => "has tag 0",
+            TagProblem::Negative { .. } => "has a negative tag",
             TagProblem::LeadingZero { .. } => "has a tag with a leading zero",
         }
     }
@@ -257,6 +264,13 @@ impl TagProblem {
         let digits = &field[..eq];
         if digits.is_empty() {
             return TagProblem::Empty;
+        }
+        if let [b'-', rest @ ..] = digits {
+            if !rest.is_empty() && rest.len() <= 9 && rest.iter().all(u8::is_ascii_digit) {
+                if let Some(tag) = parse_u64(rest).filter(|&t| t > 0) {
+                    return TagProblem::Negative { tag: tag as u32 };
+                }
+            }
         }
         if !digits.iter().all(u8::is_ascii_digit) {
             return TagProblem::NotNumeric;
@@ -448,11 +462,7 @@ impl Decoder {
                 if b.tag == tags::BEGIN_STRING
                     && l.tag == tags::BODY_LENGTH
                     && t.tag == tags::MSG_TYPE => {}
-            _ => {
-                return Err(DecodeError::HeaderOrder {
-                    tag: tags::MSG_TYPE,
-                })
-            }
+            _ => return Err(DecodeError::Frame(FrameError::MsgTypeNotThird)),
         }
         Ok(Message {
             buf,

@@ -32,9 +32,10 @@
 //!
 //! `check_repeats` is the repeat check alone (13), for a session that does not validate.
 //!
-//! Reason 4 (tag without a value) and the place of BeginString, BodyLength, MsgType and
-//! CheckSum are the decoder's: `DecodeError::EmptyValue` and `HeaderOrder`, which
-//! `session::malformed_reason` maps to 4 and 14; such a message never reaches `validate`.
+//! Reason 4 (tag without a value) is the decoder's (`DecodeError::EmptyValue`, which
+//! `session::malformed_reason` maps to 4), and so is the place of BeginString, BodyLength,
+//! MsgType and CheckSum (a message with one out of place is garbled: ignored, no MsgSeqNum
+//! taken); such a message never reaches `validate`.
 //!
 //! Never: allocates, hashes, or panics while validating (the seen-sets are bitsets on the
 //! stack, lookups are a dense array by tag and binary searches over sorted static tables);

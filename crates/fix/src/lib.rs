@@ -79,7 +79,7 @@ pub use decode::{
 pub use encode::{write_u64, Encoder, Header};
 pub use session::{
     identify, malformed_input, malformed_reason, read_header, read_inbound, refusal, Credentials,
-    DisconnectReason, HeaderProblem, InHeader, Inbound, Logon, Malformed, MemoryStore,
+    DisconnectReason, HeaderProblem, InHeader, Inbound, InboundApp, Logon, Malformed, MemoryStore,
     MessageStore, Queued, RejectOf, Session, SessionConfig, SessionEvent, SessionHandler,
     SessionState, SessionVars, Stored, Text, LOGON_REFUSED,
 };
@@ -135,9 +135,51 @@ pub enum SessionRejectReason {
 }
 
 impl SessionRejectReason {
+    /// Every reason (tests drive each one through every version).
+    pub const ALL: [SessionRejectReason; 15] = {
+        use SessionRejectReason as R;
+        [
+            R::InvalidTagNumber,
+            R::RequiredTagMissing,
+            R::TagNotDefinedForMessageType,
+            R::UndefinedTag,
+            R::TagSpecifiedWithoutValue,
+            R::ValueIncorrect,
+            R::IncorrectDataFormat,
+            R::CompIdProblem,
+            R::SendingTimeAccuracyProblem,
+            R::InvalidMsgType,
+            R::TagAppearsMoreThanOnce,
+            R::TagSpecifiedOutOfRequiredOrder,
+            R::RepeatingGroupFieldsOutOfOrder,
+            R::IncorrectNumInGroupCount,
+            R::Other,
+        ]
+    };
+
+    /// The reason's number (the journal's code, and 373's value where a version defines it).
     pub fn code(self) -> u64 {
         self as u64
     }
+
+    /// The SessionRejectReason (373) to send in `version`: the code where the version's
+    /// dictionary defines it, else none (FIX 4.2 defines only 0 to 11: a repeated tag, a field
+    /// out of order, a group's count or order and "other" go without 373, and the Reject's Text
+    /// says what is wrong).
+    pub fn code_in(self, version: FixVersion) -> Option<u64> {
+        defines(version, tags::SESSION_REJECT_REASON, self.code()).then_some(self.code())
+    }
+}
+
+/// Whether `version`'s dictionary allows the number `value` in the enumerated field `tag`
+/// (any value of a field that is not enumerated; none of a field it lacks). For the codes of
+/// answers that some versions lack (a cold path: a lookup and a formatted number).
+pub fn defines(version: FixVersion, tag: u32, value: u64) -> bool {
+    let mut buf = Vec::with_capacity(20);
+    write_u64(&mut buf, value);
+    dict::dictionary(version)
+        .field(tag)
+        .is_some_and(|f| f.allows(&buf))
 }
 
 /// BusinessRejectReason (380) values, as sent in a BusinessMessageReject (35=j).

@@ -240,7 +240,7 @@ fn field_level_errors_after_a_valid_frame() {
     // The bad field starts after "8=FIX.4.4|9=NN|35=D|34=2|" (25 bytes: every body here
     // is 10 to 99 bytes long).
     let invalid = |problem| (DecodeError::InvalidTag { offset: 25 }, Some(problem));
-    let cases: [(&str, (DecodeError, Option<P>)); 11] = [
+    let cases: [(&str, (DecodeError, Option<P>)); 13] = [
         ("35=D|34=2|abc=1|", invalid(P::NotNumeric)),
         ("35=D|34=2|x1=5|", invalid(P::NotNumeric)),
         ("35=D|34=2|55|", invalid(P::NoEquals)),
@@ -250,11 +250,16 @@ fn field_level_errors_after_a_valid_frame() {
         ("35=D|34=2|0=X|", invalid(P::Zero)),
         ("35=D|34=2|00=X|", invalid(P::Zero)),
         ("35=D|34=2|1234567890=X|", invalid(P::TooLong)),
+        ("35=D|34=2|-1=X|", invalid(P::Negative { tag: 1 })),
+        ("35=D|34=2|-0=X|", invalid(P::NotNumeric)),
         (
             "35=D|34=2|55=|",
             (DecodeError::EmptyValue { tag: 55 }, None),
         ),
-        ("34=2|35=D|", (DecodeError::HeaderOrder { tag: 35 }, None)),
+        (
+            "34=2|35=D|",
+            (DecodeError::Frame(FrameError::MsgTypeNotThird), None),
+        ),
     ];
     for (body, (want, problem)) in cases {
         let m = framed(body);
@@ -267,6 +272,8 @@ fn field_level_errors_after_a_valid_frame() {
         assert_eq!(scan_msg_seq_num(&m), Some(2), "{body}");
     }
     assert_eq!(P::LeadingZero { tag: 55 }.ref_tag(), Some(55));
+    assert_eq!(P::Zero.ref_tag(), Some(0));
+    assert_eq!(P::Negative { tag: 1 }.ref_tag(), Some(-1));
     assert_eq!(P::NotNumeric.ref_tag(), None);
 }
 

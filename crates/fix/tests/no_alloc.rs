@@ -114,6 +114,16 @@ struct Order {
     price: i64,
 }
 
+/// What the session holds of an application message: the order, if it read.
+#[derive(Clone, Copy, Debug)]
+struct Held(Option<Order>);
+
+impl fix::InboundApp for Held {
+    fn msg_type(&self) -> &[u8] {
+        b"D"
+    }
+}
+
 fn order(m: &fix::Message<'_>) -> Option<Order> {
     let o = NewOrderSingle::read(m, &Table).ok()?;
     let mut cl_ord_id = [0u8; 16];
@@ -169,7 +179,7 @@ fn codec_allocates_nothing() {
 fn typed_session_allocates_nothing() {
     let mut cfg = SessionConfig::new(FixVersion::Fix44, "RIALTO", "CLIENT1");
     cfg.time_precision = TimePrecision::Micros;
-    let mut s: Session<MemoryStore, Option<Order>> = Session::new(cfg, MemoryStore::new(64));
+    let mut s: Session<MemoryStore, Held> = Session::new(cfg, MemoryStore::new(64));
     let mut h = Counter::default();
     let mut enc = Encoder::default();
     let mut dec = Decoder::new(Limits::default());
@@ -184,7 +194,7 @@ fn typed_session_allocates_nothing() {
     .collect();
     let expect = Some((&b"FIX.4.4"[..], &b"CLIENT1"[..], &b"RIALTO"[..]));
     let mut orders = 0u64;
-    type S = Session<MemoryStore, Option<Order>>;
+    type S = Session<MemoryStore, Held>;
     // The exchange's part: take the order, answer it.
     fn handle(s: &mut S, o: Option<Order>, h: &mut Counter) -> u64 {
         let o = o.expect("a valid order");
@@ -195,12 +205,12 @@ fn typed_session_allocates_nothing() {
     let mut step = |s: &mut S, frame: &[u8], h: &mut Counter| {
         let (header, msg) = {
             let m = dec.decode(frame).unwrap();
-            read_inbound(&m, expect, |m| Ok(order(m)))
+            read_inbound(&m, expect, |m| Ok(Held(order(m))))
         };
-        if let Some(&o) = s.on_message(&header, &msg, T0, h) {
+        if let Some(&Held(o)) = s.on_message(&header, &msg, T0, h) {
             orders += handle(s, o, h);
         }
-        while let Some((_, o)) = s.next_queued(T0, h) {
+        while let Some((_, Held(o))) = s.next_queued(T0, h) {
             orders += handle(s, o, h);
         }
         s.on_tick(T0, h);

@@ -10,6 +10,16 @@ use fix::{
     SessionRejectReason, SessionState, SessionVars, Stored, Text, TimePrecision,
 };
 
+/// The application message a typed session holds here: a NewOrderSingle, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Order(&'static str);
+
+impl fix::InboundApp for Order {
+    fn msg_type(&self) -> &[u8] {
+        b"D"
+    }
+}
+
 const T0: u64 = 1_700_000_000_000_000_000;
 const SEC: u64 = 1_000_000_000;
 
@@ -226,8 +236,7 @@ fn logon_credentials_checked() {
         (Credentials::Refused, false),
         (Credentials::Unchecked, false),
     ] {
-        let mut s: Session<MemoryStore, &'static str> =
-            Session::new(c.clone(), MemoryStore::new(10));
+        let mut s: Session<MemoryStore, Order> = Session::new(c.clone(), MemoryStore::new(10));
         let mut h = Rec::default();
         s.on_connected(T0);
         let l = Logon {
@@ -876,7 +885,7 @@ fn gateway_rejects_an_app_message_through_the_session() {
         &fix::session::RejectOf {
             ref_seq_num: 2,
             ref_msg_type: Some(m.msg_type()),
-            ref_tag: Some(e.tag),
+            ref_tag: Some(e.tag as i64),
             reason: SessionRejectReason::ValueIncorrect,
             text: e.text.as_bytes(),
         },
@@ -1415,7 +1424,7 @@ fn logon_fields() -> Logon {
     }
 }
 
-fn typed_logon() -> Inbound<&'static str> {
+fn typed_logon() -> Inbound<Order> {
     Inbound::Logon(Box::new(logon_fields()))
 }
 
@@ -1425,21 +1434,21 @@ fn typed_logon() -> Inbound<&'static str> {
 /// the way.
 #[test]
 fn next_queued_delivers_messages_kept_behind_a_gap_in_order_after_a_gap_fill() {
-    let mut s: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Session<MemoryStore, Order> = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     assert_eq!(s.on_message(&hdr(1), &typed_logon(), T0, &mut h), None);
     assert_eq!(s.next_queued(T0, &mut h), None);
     assert_eq!(
-        s.on_message(&hdr(2), &Inbound::App("order 2"), T0, &mut h),
-        Some(&"order 2")
+        s.on_message(&hdr(2), &Inbound::App(Order("order 2")), T0, &mut h),
+        Some(&Order("order 2"))
     );
     assert_eq!(s.next_queued(T0, &mut h), None);
     h.take();
     // 3 and 4 are lost; 7, 5 and 6 (a TestRequest) arrive out of order.
     for (seq, m) in [
-        (7, Inbound::App("order 7")),
-        (5, Inbound::App("order 5")),
+        (7, Inbound::App(Order("order 7"))),
+        (5, Inbound::App(Order("order 5"))),
         (
             6,
             Inbound::TestRequest {
@@ -1462,9 +1471,9 @@ fn next_queued_delivers_messages_kept_behind_a_gap_in_order_after_a_gap_fill() {
     };
     assert_eq!(s.on_message(&dup_hdr(3), &fill, T0, &mut h), None);
     assert_eq!(s.next_in(), 5);
-    assert_eq!(s.next_queued(T0, &mut h), Some((5, "order 5")));
+    assert_eq!(s.next_queued(T0, &mut h), Some((5, Order("order 5"))));
     assert!(h.out.is_empty(), "6 is not processed before 5 is handled");
-    assert_eq!(s.next_queued(T0, &mut h), Some((7, "order 7")));
+    assert_eq!(s.next_queued(T0, &mut h), Some((7, Order("order 7"))));
     let out = h.take();
     assert_eq!(
         out.len(),
@@ -1480,7 +1489,7 @@ fn next_queued_delivers_messages_kept_behind_a_gap_in_order_after_a_gap_fill() {
     assert_eq!(s.queued().count(), 0);
     // The next gap asks again: the first ResendRequest is no longer outstanding.
     assert_eq!(
-        s.on_message(&hdr(9), &Inbound::App("order 9"), T0, &mut h),
+        s.on_message(&hdr(9), &Inbound::App(Order("order 9")), T0, &mut h),
         None
     );
     let out = h.take();
@@ -1491,13 +1500,13 @@ fn next_queued_delivers_messages_kept_behind_a_gap_in_order_after_a_gap_fill() {
 /// admin messages. A queued duplicate is kept once.
 #[test]
 fn gap_fill_past_queued_messages_drops_them() {
-    let mut s: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Session<MemoryStore, Order> = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     s.on_message(&hdr(1), &typed_logon(), T0, &mut h);
     for seq in [4, 3, 4] {
         assert_eq!(
-            s.on_message(&hdr(seq), &Inbound::App("x"), T0, &mut h),
+            s.on_message(&hdr(seq), &Inbound::App(Order("x")), T0, &mut h),
             None
         );
     }
@@ -1507,7 +1516,7 @@ fn gap_fill_past_queued_messages_drops_them() {
         gap_fill: true,
     };
     s.on_message(&dup_hdr(2), &fill, T0, &mut h);
-    assert_eq!(s.next_queued(T0, &mut h), Some((4, "x")));
+    assert_eq!(s.next_queued(T0, &mut h), Some((4, Order("x"))));
     assert_eq!(s.next_queued(T0, &mut h), None);
     assert_eq!((s.next_in(), s.queued().count()), (5, 0));
 }
@@ -1516,12 +1525,12 @@ fn gap_fill_past_queued_messages_drops_them() {
 /// behaves exactly as the original from then on.
 #[test]
 fn vars_and_restore_round_trip() {
-    let mut a: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut a: Session<MemoryStore, Order> = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     a.on_connected(T0);
     a.on_message(&hdr(1), &typed_logon(), T0, &mut h);
     // A gap outstanding (resend trigger 4, 4 queued) and a TestRequest outstanding.
-    a.on_message(&hdr(4), &Inbound::App("order 4"), T0, &mut h);
+    a.on_message(&hdr(4), &Inbound::App(Order("order 4")), T0, &mut h);
     a.on_tick(T0 + 36 * SEC, &mut h);
     h.take();
     h.events.clear();
@@ -1543,7 +1552,7 @@ fn vars_and_restore_round_trip() {
         }
     );
     let queue: Vec<_> = a.queued().cloned().collect();
-    let mut b: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut b: Session<MemoryStore, Order> = Session::new(cfg(), MemoryStore::new(10));
     b.restore(&vars, queue.clone()).unwrap();
     assert_eq!(b.vars(), vars);
     assert_eq!(b.queued().cloned().collect::<Vec<_>>(), queue);
@@ -1556,7 +1565,7 @@ fn vars_and_restore_round_trip() {
     };
     for (s, h) in [(&mut a, &mut h), (&mut b, &mut hb)] {
         assert_eq!(s.on_message(&dup_hdr(2), &fill, T0 + 40 * SEC, h), None);
-        assert_eq!(s.next_queued(T0 + 40 * SEC, h), Some((4, "order 4")));
+        assert_eq!(s.next_queued(T0 + 40 * SEC, h), Some((4, Order("order 4"))));
         assert_eq!(s.next_queued(T0 + 40 * SEC, h), None);
         s.on_tick(T0 + 70 * SEC, h);
         s.on_tick(T0 + 80 * SEC, h);
@@ -1602,7 +1611,7 @@ fn sending_time_required_unless_configured_otherwise() {
 fn logon_refusal_changes_nothing() {
     let mut c = cfg();
     c.authenticate = true;
-    let mut s: Session<MemoryStore, &'static str> = Session::new(c, MemoryStore::new(10));
+    let mut s: Session<MemoryStore, Order> = Session::new(c, MemoryStore::new(10));
     let mut h = Rec::default();
     let right = Logon {
         credentials: Credentials::Accepted,
@@ -1625,14 +1634,14 @@ fn logon_refusal_changes_nothing() {
     };
     // Refused credentials: the generic text, whatever else is wrong (no sequence numbers).
     assert_eq!(
-        s.logon_refusal(&hdr(1), &wrong),
+        s.logon_refusal(&hdr(1), &wrong, T0),
         Some((
             "logon refused".to_string(),
             DisconnectReason::BadCredentials
         ))
     );
     assert_eq!(
-        s.logon_refusal(&hdr(1), &right),
+        s.logon_refusal(&hdr(1), &right, T0),
         Some((
             "MsgSeqNum too low, expecting 2 but received 1".to_string(),
             DisconnectReason::SeqTooLow {
@@ -1646,11 +1655,11 @@ fn logon_refusal_changes_nothing() {
         ..right.clone()
     };
     assert_eq!(
-        s.logon_refusal(&hdr(2), &reset_late).map(|r| r.1),
+        s.logon_refusal(&hdr(2), &reset_late, T0).map(|r| r.1),
         Some(DisconnectReason::BadLogon)
     );
-    assert_eq!(s.logon_refusal(&hdr(2), &right), None);
-    assert_eq!(s.logon_refusal(&hdr(1), &reset_late).map(|r| r.1), None);
+    assert_eq!(s.logon_refusal(&hdr(2), &right, T0), None);
+    assert_eq!(s.logon_refusal(&hdr(1), &reset_late, T0).map(|r| r.1), None);
     assert_eq!(s.vars(), before);
     assert!(h.out.is_empty() && h.events.is_empty());
 }
@@ -1678,7 +1687,7 @@ fn refusal_of_a_logon_without_comp_ids_leaves_them_out() {
     );
     Decoder::new(Limits::default()).decode(&h.out[0]).unwrap();
     // Typed, with neither CompID.
-    let mut s: Session<MemoryStore, &'static str> = Session::new(cfg(), MemoryStore::new(10));
+    let mut s: Session<MemoryStore, Order> = Session::new(cfg(), MemoryStore::new(10));
     let mut h = Rec::default();
     s.on_connected(T0);
     let bare = Logon {
@@ -1692,4 +1701,247 @@ fn refusal_of_a_logon_without_comp_ids_leaves_them_out() {
         "8=FIX.4.4|9=52|35=5|34=1|52=20231114-22:13:20.000|\
 58=logon refused|10=068|"
     );
+}
+
+/// A Logon whose SendingTime is outside the accepted window is refused like any later message
+/// would be: an unnumbered Logout naming SendingTime, and nothing of the session changes.
+#[test]
+fn logon_with_sending_time_far_off_is_refused() {
+    let mut s: Sess = Session::new(cfg(), MemoryStore::new(10));
+    let mut h = Rec::default();
+    s.on_connected(T0);
+    let mut m = In::new("A", 1, "98=0|108=30|");
+    m.sending_time_ns = T0 - 121 * SEC;
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "5");
+    assert_eq!(f(&out[0], 34).as_deref(), Some("1"));
+    assert_eq!(
+        f(&out[0], 58).as_deref(),
+        Some("Invalid Logon message: SendingTime accuracy problem, field=52")
+    );
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::SendingTimeAccuracy)
+    );
+    assert_eq!((s.next_in(), s.next_out()), (1, 1));
+}
+
+/// A possible duplicate below the expected MsgSeqNum is checked before it is dropped: without
+/// OrigSendingTime it gets Reject 373=1 naming 122 (its number not consumed); with an
+/// OrigSendingTime after its SendingTime, Reject 373=10 naming 122, then Logout.
+#[test]
+fn poss_dup_below_expected_checks_orig_sending_time_first() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("D", 2, &nos("A2")), T0, &mut h);
+    feed(&mut s, In::new("D", 3, &nos("A3")), T0, &mut h);
+    let a2 = nos("A2");
+    let mut m = In::new("D", 2, &a2).dup();
+    m.orig_sending_time = None;
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 45).as_deref(), Some("2"));
+    assert_eq!(f(&out[0], 373).as_deref(), Some("1"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("122"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
+    assert_eq!(s.next_in(), 4, "nothing consumed");
+    assert_eq!(h.app.len(), 2);
+    // A well-formed duplicate is dropped silently.
+    feed(&mut s, In::new("D", 2, &nos("A2")).dup(), T0, &mut h);
+    assert!(h.take().is_empty());
+    let mut m = In::new("D", 2, &a2).dup();
+    m.orig_sending_time = Some("20231114-22:13:30.000"); // ten seconds after SendingTime
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("10"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("122"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
+    assert_eq!(mt(&out[1]), "5");
+    assert_eq!(
+        f(&out[1], 58).as_deref(),
+        Some("SendingTime accuracy problem, field=122")
+    );
+    assert_eq!(
+        h.disconnected(),
+        Some(DisconnectReason::SendingTimeAccuracy)
+    );
+    assert_eq!(h.app.len(), 2);
+}
+
+/// At the expected MsgSeqNum, an OrigSendingTime after SendingTime is named as 122 with the
+/// message's MsgType.
+#[test]
+fn orig_sending_time_problem_names_122_and_the_msg_type() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body).dup();
+    m.orig_sending_time = Some("20231114-22:13:21.000");
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(f(&out[0], 371).as_deref(), Some("122"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
+}
+
+/// A Logon with ResetSeqNumFlag=Y and MsgSeqNum 1 on a logged-on session resets both sides:
+/// answered with our Logon (141=Y, MsgSeqNum 1); the next message expected is 2, ours is 2.
+#[test]
+fn reset_logon_in_a_live_session_resets_both_sides() {
+    let (mut s, mut h) = logged_on();
+    for seq in 2..10 {
+        feed(&mut s, In::new("0", seq, ""), T0, &mut h);
+    }
+    s.send_app(&exec_report(b"C"), T0, &mut h);
+    h.take();
+    feed(&mut s, In::new("A", 1, "98=0|108=30|141=Y|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "A");
+    assert_eq!(f(&out[0], 34).as_deref(), Some("1"));
+    assert_eq!(f(&out[0], 141).as_deref(), Some("Y"));
+    assert!(h.events.contains(&SessionEvent::LoggedOn { reset: true }));
+    assert_eq!((s.next_in(), s.next_out()), (2, 2));
+    assert!(s.store().is_empty());
+    feed(&mut s, In::new("1", 2, "112=t|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "0");
+    assert_eq!(f(&out[0], 34).as_deref(), Some("2"));
+    // Without the flag, a second Logon still ends the session.
+    feed(&mut s, In::new("A", 3, "98=0|108=30|"), T0, &mut h);
+    assert_eq!(s.state(), SessionState::Disconnected);
+}
+
+/// SequenceReset-Reset ignores its MsgSeqNum, even 0: NewSeqNo above the expected number moves
+/// it; below, Reject 373=5 naming NewSeqNo (RefSeqNum 0) and nothing moves; the session goes on.
+#[test]
+fn sequence_reset_reset_with_msg_seq_num_zero() {
+    let (mut s, mut h) = logged_on();
+    feed(&mut s, In::new("4", 0, "36=25|"), T0, &mut h);
+    assert!(h.take().is_empty());
+    assert_eq!(s.next_in(), 25);
+    feed(&mut s, In::new("4", 0, "36=5|123=N|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 45).as_deref(), Some("0"));
+    assert_eq!(f(&out[0], 373).as_deref(), Some("5"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("36"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("4"));
+    assert_eq!(s.next_in(), 25);
+    assert_eq!(s.state(), SessionState::Active);
+}
+
+/// A message without TargetCompID (or SenderCompID) after Logon lacks a required header field:
+/// Reject 373=1 naming it, its MsgSeqNum consumed, the session goes on.
+#[test]
+fn missing_comp_id_is_a_missing_required_field() {
+    let (mut s, mut h) = logged_on();
+    for (seq, drop, tag) in [(2, "56=RIALTO\x01", "56"), (3, "49=CLIENT1\x01", "49")] {
+        let good = String::from_utf8(In::new("0", seq, "").bytes()).unwrap();
+        feed_bytes(&mut s, &reframe(&good.replace(drop, "")), T0, &mut h);
+        let out = h.take();
+        assert_eq!(out.len(), 1);
+        assert_eq!(mt(&out[0]), "3");
+        assert_eq!(f(&out[0], 373).as_deref(), Some("1"));
+        assert_eq!(f(&out[0], 371).as_deref(), Some(tag));
+        assert_eq!(f(&out[0], 372).as_deref(), Some("0"));
+        assert_eq!(s.next_in(), seq + 1);
+        assert_eq!(s.state(), SessionState::Active);
+    }
+}
+
+/// A field whose tag is 0 or negative is named in RefTagID as written.
+#[test]
+fn reject_of_tag_zero_or_negative_names_it() {
+    let (mut s, mut h) = logged_on();
+    for (seq, field, tag) in [(2, "0=HI", "0"), (3, "-1=HI", "-1")] {
+        let good = String::from_utf8(In::new("0", seq, "").bytes()).unwrap();
+        let bad = reframe(&good.replace("10=", &format!("{field}\x0110=")));
+        feed_bytes(&mut s, &bad, T0, &mut h);
+        let out = h.take();
+        assert_eq!(mt(&out[0]), "3", "{field}");
+        assert_eq!(f(&out[0], 373).as_deref(), Some("0"), "{field}");
+        assert_eq!(f(&out[0], 371).as_deref(), Some(tag), "{field}");
+        assert_eq!(f(&out[0], 372).as_deref(), Some("0"), "{field}");
+    }
+}
+
+/// MsgType out of its place (not the third field) makes the message garbled: ignored, no
+/// Reject, its MsgSeqNum not consumed.
+#[test]
+fn msg_type_not_third_is_garbled() {
+    let (mut s, mut h) = logged_on();
+    let mut bad = Vec::new();
+    fix::wrap_body(
+        FixVersion::Fix44,
+        b"34=2\x0135=0\x0149=CLIENT1\x0156=RIALTO\x0152=20231114-22:13:20.000\x01",
+        &mut bad,
+    );
+    feed_bytes(&mut s, &bad, T0, &mut h);
+    assert!(h.take().is_empty());
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, SessionEvent::Garbled(fix::FrameError::MsgTypeNotThird))));
+    assert_eq!(s.next_in(), 2);
+    feed(&mut s, In::new("1", 2, "112=t|"), T0, &mut h);
+    assert_eq!(mt(&h.take()[0]), "0");
+}
+
+/// A CompID problem's Reject names the message's MsgType, an application message's too.
+#[test]
+fn comp_id_reject_names_the_msg_type() {
+    let (mut s, mut h) = logged_on();
+    let body = nos("A2");
+    let mut m = In::new("D", 2, &body);
+    m.sender = "OTHER";
+    feed(&mut s, m, T0, &mut h);
+    let out = h.take();
+    assert_eq!(f(&out[0], 373).as_deref(), Some("9"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
+}
+
+/// Every Reject carries a SessionRejectReason its session's version defines: FIX 4.2 defines
+/// 0 to 11, so a repeated tag, a field out of order, a group's problems and "other" go without
+/// 373 (the Text says what is wrong); FIX 4.4 and 5.0SP2 send each code.
+#[test]
+fn reject_reasons_are_those_the_version_defines() {
+    for v in [FixVersion::Fix42, FixVersion::Fix44, FixVersion::Fix50Sp2] {
+        let mut s: Sess = Session::new(
+            SessionConfig::new(v, "RIALTO", "CLIENT1"),
+            MemoryStore::new(10),
+        );
+        let mut h = Rec::default();
+        s.on_connected(T0);
+        let body = if v == FixVersion::Fix50Sp2 {
+            "98=0|108=30|1137=9|"
+        } else {
+            "98=0|108=30|"
+        };
+        let mut logon = In::new("A", 1, body);
+        logon.version = v;
+        feed(&mut s, logon, T0, &mut h);
+        h.take();
+        for r in SessionRejectReason::ALL {
+            let text = format!("{r:?}");
+            s.send_reject(
+                &fix::session::RejectOf {
+                    ref_seq_num: 2,
+                    ref_msg_type: Some(b"D"),
+                    ref_tag: Some(55),
+                    reason: r,
+                    text: text.as_bytes(),
+                },
+                T0,
+                &mut h,
+            );
+            let out = h.take();
+            let sent = f(&out[0], 373);
+            let defined = v != FixVersion::Fix42 || r.code() <= 11;
+            assert_eq!(sent, defined.then(|| r.code().to_string()), "{v:?} {r:?}");
+            assert_eq!(f(&out[0], 58), Some(text), "{v:?} {r:?}");
+        }
+    }
 }

@@ -214,7 +214,10 @@ impl FixAdapter {
                 Err(r) => refused(r, InvalidKind::Business { unsupported: false })?,
             },
             b"g" => trading_status_request(m),
-            _ => unsupported(m),
+            _ => match undefined_msg_type(m) {
+                Some(invalid) => return Err(invalid),
+                None => unsupported(m),
+            },
         })
     }
 
@@ -326,7 +329,7 @@ fn validate(v: FixVersion, m: &Message<'_>) -> Option<Box<Malformed>> {
     let e = d.validate(m).err()?;
     Some(Box::new(Malformed {
         reason: e.reason,
-        ref_tag: e.ref_tag,
+        ref_tag: e.ref_tag.map(i64::from),
         msg_type: Text::new(m.msg_type()),
         text: Text::new(e.text(m).as_bytes()),
     }))
@@ -338,7 +341,7 @@ fn repeated(v: FixVersion, m: &Message<'_>) -> Option<Box<Malformed>> {
     let e = fix::dict::dictionary(v).check_repeats(m).err()?;
     Some(Box::new(Malformed {
         reason: e.reason,
-        ref_tag: e.ref_tag,
+        ref_tag: e.ref_tag.map(i64::from),
         msg_type: Text::new(m.msg_type()),
         text: Text::new(e.text(m).as_bytes()),
     }))
@@ -362,6 +365,27 @@ fn truncate(s: &str) -> String {
         end -= 1;
     }
     s[..end].to_string()
+}
+
+/// A MsgType its version does not define at all (`35=*`; neither one of MsgType's values nor
+/// a user-defined `U...`): a session Reject 373=11 naming MsgType, where a defined MsgType
+/// Rialto does not serve gets a BusinessMessageReject.
+fn undefined_msg_type(m: &Message<'_>) -> Option<Box<Malformed>> {
+    let v = FixVersion::from_begin_string(m.begin_string())?;
+    let t = m.msg_type();
+    let defined = fix::dict::dictionary(v)
+        .field(tags::MSG_TYPE)
+        .is_some_and(|f| f.allows(t));
+    if defined || t.starts_with(b"U") {
+        return None;
+    }
+    let reason = SessionRejectReason::InvalidMsgType;
+    Some(Box::new(Malformed {
+        reason,
+        ref_tag: Some(tags::MSG_TYPE as i64),
+        msg_type: Text::new(m.msg_type()),
+        text: Text::new(fix::session::reason_text(reason)),
+    }))
 }
 
 fn unsupported(m: &Message<'_>) -> AppMsg {
@@ -398,7 +422,7 @@ fn refusal(m: &Message<'_>, r: Refusal, kind: InvalidKind) -> Result<AppMsg, Box
         };
         return Err(Box::new(Malformed {
             reason,
-            ref_tag: Some(r.tag),
+            ref_tag: Some(r.tag as i64),
             msg_type: Text::new(m.msg_type()),
             text: Text::new(r.text.as_bytes()),
         }));

@@ -373,7 +373,7 @@ impl MdEdge {
             return refuse(self, "no market data for this session", out);
         };
         if s.conn.is_some() {
-            let text = match s.fix.logon_refusal(&header, &l) {
+            let text = match s.fix.logon_refusal(&header, &l, now_ns) {
                 Some((text, _)) => text,
                 None => "session already logged on".to_string(),
             };
@@ -773,7 +773,7 @@ impl MdEdge {
                 &RejectOf {
                     ref_seq_num: msg_seq,
                     ref_msg_type: Some(msg_type),
-                    ref_tag: Some(tag),
+                    ref_tag: Some(tag as i64),
                     reason,
                     text: text.as_bytes(),
                 },

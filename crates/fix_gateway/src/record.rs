@@ -136,6 +136,21 @@ impl BusyWhy {
     }
 }
 
+impl fix::InboundApp for AppMsg {
+    fn msg_type(&self) -> &[u8] {
+        match self {
+            AppMsg::New(_) => b"D",
+            AppMsg::Cancel { .. } => b"F",
+            AppMsg::Replace(_) => b"G",
+            AppMsg::MassCancel { .. } => b"q",
+            AppMsg::Status { .. } => b"H",
+            AppMsg::TradingStatus { .. } => b"g",
+            AppMsg::Invalid(i) => i.msg_type.as_bytes(),
+            AppMsg::Busy(b) => std::slice::from_ref(&b.msg_type),
+        }
+    }
+}
+
 impl AppMsg {
     /// The ClOrdID and (for a cancel or replace) the OrigClOrdID of a NewOrderSingle,
     /// OrderCancelRequest or OrderCancelReplaceRequest: the messages whose ClOrdID may be
@@ -212,6 +227,10 @@ impl FixInput {
                 e.u8(3);
                 e.u32(tag);
             }
+            HeaderProblem::Missing { tag } => {
+                e.u8(4);
+                e.u32(tag);
+            }
         }
         encode_msg(e, &self.msg);
     }
@@ -233,6 +252,7 @@ impl FixInput {
             1 => HeaderProblem::BeginString,
             2 => HeaderProblem::CompId { tag: d.u32()? },
             3 => HeaderProblem::BadTime { tag: d.u32()? },
+            4 => HeaderProblem::Missing { tag: d.u32()? },
             _ => return Err(DecodeError("bad header problem")),
         };
         decode_msg_into(d, &mut self.msg)
@@ -386,7 +406,9 @@ fn encode_msg(e: &mut Enc<'_>, m: &Inbound<AppMsg>) {
         Inbound::Malformed(m) => {
             e.u8(15);
             e.u8(m.reason.code() as u8);
-            e.opt_u32(m.ref_tag);
+            // RefTagID as the 32 bits of an i32 (a tag has at most 9 digits, a sign included),
+            // so records of non-negative tags read the same as before negative ones existed.
+            e.opt_u32(m.ref_tag.map(|t| t as i32 as u32));
             text(e, &m.msg_type);
             text(e, &m.text);
         }
@@ -590,7 +612,7 @@ fn decode_other(tag: u8, d: &mut Dec<'_>) -> Result<Inbound<AppMsg>, DecodeError
         }
         15 => Inbound::Malformed(Box::new(Malformed {
             reason: session_reject_reason(d.u8()?)?,
-            ref_tag: d.opt_u32()?,
+            ref_tag: d.opt_u32()?.map(|t| t as i32 as i64),
             msg_type: read_text(d)?,
             text: read_text(d)?,
         })),
@@ -751,7 +773,11 @@ mod tests {
         for (k, reason) in REASONS.into_iter().enumerate() {
             msgs.push(Inbound::Malformed(Box::new(Malformed {
                 reason,
-                ref_tag: k.is_multiple_of(2).then_some(k as u32 + 30),
+                ref_tag: match k % 3 {
+                    0 => Some(k as i64 + 30),
+                    1 => Some(-1),
+                    _ => None,
+                },
                 msg_type: Text::from("D"),
                 text: Text::from("value is incorrect"),
             })));
@@ -817,6 +843,7 @@ mod tests {
                 HeaderProblem::BeginString,
                 HeaderProblem::CompId { tag: 56 },
                 HeaderProblem::BadTime { tag: 122 },
+                HeaderProblem::Missing { tag: 56 },
             ][k % 4],
         };
         let mut inputs: Vec<FixInput> = messages()
@@ -902,7 +929,7 @@ mod tests {
         );
         assert_eq!(with(99, &[]), Err(DecodeError("unknown message tag")));
         let mut b = good.clone();
-        b[33] = 4;
+        b[33] = 5;
         assert_eq!(decode(&b), Err(DecodeError("bad header problem")));
         let mut b = good.clone();
         b[16] = 2;

@@ -295,7 +295,7 @@ impl Store {
                     cum_qty: r.cum_qty,
                     notional: r.notional,
                     price_decimals: inst.price_decimals,
-                    text: r.text.map(|t| t.as_str().as_bytes()),
+                    text: r.text.map(|t| t.text().as_bytes()),
                     transact_time_ns: m.sending_ts,
                 };
                 match r.copy_of {

@@ -318,7 +318,8 @@ fn malformed_fields_are_rejected_under_their_msg_seq_num() {
         ("abc", None, "field 'abc' has no '='"),
         ("=5", None, "field '=5' has an empty tag"),
         ("x1=5", None, "field 'x1=5' has a tag that is not a number"),
-        ("0=5", None, "field '0=5' has tag 0"),
+        ("0=5", Some(0), "field '0=5' has tag 0"),
+        ("-1=5", Some(-1), "field '-1=5' has a negative tag"),
         (
             "055=ACME",
             Some(55),

@@ -298,6 +298,19 @@ impl CancelReason {
             CancelReason::Disconnect => "cancel_on_disconnect",
         }
     }
+
+    /// The reason in words a trader reads (a report's Text), where `as_str` is an identifier.
+    pub fn text(self) -> &'static str {
+        match self {
+            CancelReason::User => "canceled on request",
+            CancelReason::Ioc => "immediate or cancel: remainder canceled",
+            CancelReason::Fok => "fill or kill: could not fill in full",
+            CancelReason::Stp => "self-trade prevention",
+            CancelReason::NoLiquidity => "no liquidity",
+            CancelReason::Expired => "expired at the end of the trading day",
+            CancelReason::Disconnect => "canceled on disconnect",
+        }
+    }
 }
 
 /// What the engine did. Events of one command are emitted in the order they happen:

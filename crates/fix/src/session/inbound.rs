@@ -109,6 +109,9 @@ pub enum HeaderProblem {
     CompId { tag: u32 },
     /// SendingTime (52) or OrigSendingTime (122) present but not a UTCTimestamp: Reject 373=6.
     BadTime { tag: u32 },
+    /// SenderCompID (49) or TargetCompID (56) missing: Reject 373=1 with this RefTagID (the
+    /// session goes on).
+    Missing { tag: u32 },
 }
 
 /// A Logon's fields.
@@ -177,7 +180,8 @@ impl Logon {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Malformed {
     pub reason: SessionRejectReason,
-    pub ref_tag: Option<u32>,
+    /// RefTagID (371): a tag, or what the client wrote for one (0, -1).
+    pub ref_tag: Option<i64>,
     pub msg_type: Text,
     pub text: Text,
 }
@@ -301,7 +305,7 @@ fn admin_format(msg: &Message<'_>) -> Option<Box<Malformed>> {
     let v = quote(msg.get(tag).unwrap_or(b""));
     Some(Box::new(Malformed {
         reason: SessionRejectReason::IncorrectDataFormat,
-        ref_tag: Some(tag),
+        ref_tag: Some(tag as i64),
         msg_type: Text::new(msg.msg_type()),
         text: Text::new(format!("tag {tag} '{v}' {what}").as_bytes()),
     }))
@@ -332,14 +336,18 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
     if let Some((begin_string, sender, target)) = expect {
         if msg.begin_string() != begin_string {
             problem = HeaderProblem::BeginString;
-        } else if msg.get(tags::SENDER_COMP_ID) != Some(sender) {
-            problem = HeaderProblem::CompId {
-                tag: tags::SENDER_COMP_ID,
-            };
-        } else if msg.get(tags::TARGET_COMP_ID) != Some(target) {
-            problem = HeaderProblem::CompId {
-                tag: tags::TARGET_COMP_ID,
-            };
+        } else {
+            for (tag, want) in [
+                (tags::SENDER_COMP_ID, sender),
+                (tags::TARGET_COMP_ID, target),
+            ] {
+                match msg.get(tag) {
+                    Some(v) if v == want => continue,
+                    Some(_) => problem = HeaderProblem::CompId { tag },
+                    None => problem = HeaderProblem::Missing { tag },
+                }
+                break;
+            }
         }
     }
     let mut time = |tag| match msg.get_timestamp(tag) {
@@ -365,18 +373,15 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
 /// What to answer a message whose fields do not decode (`DecodeError` past framing): the
 /// Reject reason and RefTagID, or `None` for a garbled frame (ignored). An invalid tag has
 /// no RefTagID here; [`malformed_input`], which sees the bytes, names one with a number.
-pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<u32>)> {
+pub fn malformed_reason(e: DecodeError) -> Option<(SessionRejectReason, Option<i64>)> {
     Some(match e {
         DecodeError::Incomplete | DecodeError::Frame(_) => return None,
         DecodeError::InvalidTag { .. } => (SessionRejectReason::InvalidTagNumber, None),
-        DecodeError::EmptyValue { tag } => {
-            (SessionRejectReason::TagSpecifiedWithoutValue, Some(tag))
-        }
-        DecodeError::TooManyFields { .. } => (SessionRejectReason::Other, None),
-        DecodeError::HeaderOrder { tag } => (
-            SessionRejectReason::TagSpecifiedOutOfRequiredOrder,
-            Some(tag),
+        DecodeError::EmptyValue { tag } => (
+            SessionRejectReason::TagSpecifiedWithoutValue,
+            Some(tag as i64),
         ),
+        DecodeError::TooManyFields { .. } => (SessionRejectReason::Other, None),
     })
 }
 
@@ -397,17 +402,13 @@ pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Ma
         }
         DecodeError::EmptyValue { tag } => format!("tag {tag} has an empty value"),
         DecodeError::TooManyFields { max } => format!("more than {max} fields"),
-        DecodeError::HeaderOrder { .. } => "MsgType(35) is not the third field".to_string(),
         DecodeError::Incomplete | DecodeError::Frame(_) => return None,
     };
     let header = InHeader {
         msg_seq_num: scan_msg_seq_num(frame).unwrap_or(0),
         ..InHeader::default()
     };
-    let msg_type = match e {
-        DecodeError::HeaderOrder { .. } => Text::EMPTY,
-        _ => scan_msg_type(frame).map_or(Text::EMPTY, Text::new),
-    };
+    let msg_type = scan_msg_type(frame).map_or(Text::EMPTY, Text::new);
     Some((
         header,
         Box::new(Malformed {
@@ -444,8 +445,11 @@ pub fn refusal(enc: &mut Encoder, logon: &Logon, now_ns: u64, text: &[u8]) -> Ve
         .to_vec()
 }
 
-/// MsgType of an inbound message for a Reject's RefMsgType (372).
-pub(super) fn msg_type_of<A>(msg: &Inbound<A>) -> Option<&'static [u8]> {
+/// MsgType of an inbound message for a Reject's RefMsgType (372), when it was read.
+pub(super) fn msg_type_of<A: super::InboundApp>(msg: &Inbound<A>) -> Option<&[u8]> {
+    fn read(t: &[u8]) -> Option<&[u8]> {
+        (!t.is_empty()).then_some(t)
+    }
     Some(match msg {
         Inbound::Logon(_) => msg_type::LOGON,
         Inbound::Heartbeat { .. } => msg_type::HEARTBEAT,
@@ -454,7 +458,8 @@ pub(super) fn msg_type_of<A>(msg: &Inbound<A>) -> Option<&'static [u8]> {
         Inbound::SequenceReset { .. } => msg_type::SEQUENCE_RESET,
         Inbound::Logout { .. } => msg_type::LOGOUT,
         Inbound::Reject { .. } => msg_type::REJECT,
-        Inbound::Malformed(_) | Inbound::App(_) => return None,
+        Inbound::Malformed(m) => return read(m.msg_type.as_bytes()),
+        Inbound::App(a) => return read(a.msg_type()),
     })
 }
 

@@ -191,7 +191,8 @@ pub enum SessionEvent {
     Rejected {
         ref_seq_num: u64,
         reason: SessionRejectReason,
-        ref_tag: Option<u32>,
+        /// RefTagID (371) as sent: a tag, or what the client wrote for one (0, -1).
+        ref_tag: Option<i64>,
     },
     /// Inbound MsgSeqNum higher than expected: a ResendRequest was sent (or is outstanding).
     GapDetected { expected: u64, received: u64 },
@@ -223,6 +224,20 @@ pub trait SessionHandler {
     }
 }
 
+/// An application message as a session holds it (the owner's type `A` of [`Inbound::App`]):
+/// the session names its MsgType in a Reject's RefMsgType (372).
+pub trait InboundApp: Clone {
+    /// Its MsgType (35); empty if unknown.
+    fn msg_type(&self) -> &[u8];
+}
+
+/// A message's bytes (clients and tests: `Session::on_bytes`).
+impl InboundApp for Vec<u8> {
+    fn msg_type(&self) -> &[u8] {
+        crate::decode::scan_msg_type(self).unwrap_or(b"")
+    }
+}
+
 /// What a session-level Reject (35=3) says of the inbound message it refuses.
 #[derive(Clone, Copy, Debug)]
 pub struct RejectOf<'a> {
@@ -230,8 +245,8 @@ pub struct RejectOf<'a> {
     pub ref_seq_num: u64,
     /// RefMsgType (372).
     pub ref_msg_type: Option<&'a [u8]>,
-    /// RefTagID (371).
-    pub ref_tag: Option<u32>,
+    /// RefTagID (371): a tag, or what the client wrote for one (0, -1).
+    pub ref_tag: Option<i64>,
     /// SessionRejectReason (373).
     pub reason: SessionRejectReason,
     /// Text (58); empty: none.
@@ -289,7 +304,7 @@ pub struct Session<S: MessageStore, A> {
     body_enc: Encoder,
 }
 
-impl<S: MessageStore, A: Clone> Session<S, A> {
+impl<S: MessageStore, A: InboundApp> Session<S, A> {
     pub fn new(cfg: SessionConfig, store: S) -> Session<S, A> {
         Session {
             store,

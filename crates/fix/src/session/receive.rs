@@ -5,8 +5,8 @@ use super::{
     inbound::malformed_input, inbound::msg_type_of, inbound::read_inbound, inbound::reason_text,
     inbound::refusal, inbound::seq_too_low_text, inbound::Credentials, inbound::HeaderProblem,
     inbound::InHeader, inbound::Inbound, inbound::Logon, inbound::LOGON_REFUSED,
-    store::MessageStore, DisconnectReason, Queued, RejectOf, Session, SessionEvent, SessionHandler,
-    SessionState,
+    store::MessageStore, DisconnectReason, InboundApp, Queued, RejectOf, Session, SessionEvent,
+    SessionHandler, SessionState,
 };
 use crate::decode::frame;
 use crate::decode::resync;
@@ -18,7 +18,7 @@ use crate::tags::msg_type;
 use crate::FixVersion;
 use crate::SessionRejectReason;
 
-impl<S: MessageStore, A: Clone> Session<S, A> {
+impl<S: MessageStore, A: InboundApp> Session<S, A> {
     /// One inbound message. Returns the application message to deliver now, if the message
     /// is one in sequence; the caller handles it, then calls [`Session::next_queued`] until
     /// it returns `None` (messages that waited behind a gap the message filled).
@@ -217,6 +217,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         &self,
         header: &InHeader,
         l: &Logon,
+        now_ns: u64,
     ) -> Option<(String, DisconnectReason)> {
         let no = |text: &str, reason| Some((text.to_string(), reason));
         if l.sender_comp_id.as_bytes() != self.cfg.target_comp_id.as_bytes()
@@ -233,6 +234,14 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         let seq = header.msg_seq_num;
         if seq == 0 {
             return no("MsgSeqNum(34) missing", DisconnectReason::MissingMsgSeqNum);
+        }
+        if let Some(tol) = self.cfg.sending_time_tolerance_ns {
+            if header.sending_time_ns != 0 && header.sending_time_ns.abs_diff(now_ns) > tol {
+                return no(
+                    "Invalid Logon message: SendingTime accuracy problem, field=52",
+                    DisconnectReason::SendingTimeAccuracy,
+                );
+            }
         }
         let (lo, hi) = (self.cfg.heartbeat_min_s, self.cfg.heartbeat_max_s);
         if !l.heart_bt_int.is_some_and(|hb| (lo..=hi).contains(&hb)) {
@@ -284,7 +293,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         now_ns: u64,
         h: &mut H,
     ) {
-        if let Some((text, reason)) = self.logon_refusal(header, l) {
+        if let Some((text, reason)) = self.logon_refusal(header, l, now_ns) {
             if !h.muted() {
                 let bytes = refusal(&mut self.enc, l, now_ns, text.as_bytes());
                 h.send(&bytes);
@@ -303,6 +312,17 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         self.state = SessionState::Active;
         self.test_request_sent_ns = None;
         let reset = l.reset;
+        self.send_logon(hb, reset, now_ns, h);
+        h.on_event(SessionEvent::LoggedOn { reset });
+        if seq == self.next_in {
+            self.next_in += 1;
+        } else {
+            self.request_resend(seq, now_ns, h);
+        }
+    }
+
+    /// Our Logon: the answer to the counterparty's.
+    fn send_logon<H: SessionHandler>(&mut self, hb: u64, reset: bool, now_ns: u64, h: &mut H) {
         let fixt = self.cfg.version == FixVersion::Fix50Sp2;
         let mut appl_ver = [0u8; 8];
         let av = self.cfg.default_appl_ver_id.as_bytes();
@@ -318,12 +338,6 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
                 e.field(tags::DEFAULT_APPL_VER_ID, &appl_ver[..av_len]);
             }
         });
-        h.on_event(SessionEvent::LoggedOn { reset });
-        if seq == self.next_in {
-            self.next_in += 1;
-        } else {
-            self.request_resend(seq, now_ns, h);
-        }
     }
 
     /// The header checks of every message after Logon. Returns its MsgSeqNum if it goes on.
@@ -335,7 +349,8 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         h: &mut H,
     ) -> Option<u64> {
         match header.problem {
-            HeaderProblem::None | HeaderProblem::BadTime { .. } => {}
+            HeaderProblem::None | HeaderProblem::BadTime { .. } | HeaderProblem::Missing { .. } => {
+            }
             HeaderProblem::BeginString => {
                 self.logout_and_disconnect(
                     b"Incorrect BeginString",
@@ -352,7 +367,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
                     &RejectOf {
                         ref_seq_num: header.msg_seq_num,
                         ref_msg_type: mt,
-                        ref_tag: Some(tag),
+                        ref_tag: Some(tag as i64),
                         reason: r,
                         text: reason_text(r),
                     },
@@ -368,7 +383,15 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
                 return None;
             }
         }
-        if header.msg_seq_num == 0 {
+        // A SequenceReset-Reset's MsgSeqNum is ignored (it may be 0 or absent).
+        let reset = matches!(
+            msg,
+            Inbound::SequenceReset {
+                gap_fill: false,
+                ..
+            }
+        );
+        if header.msg_seq_num == 0 && !reset {
             self.logout_and_disconnect(
                 b"MsgSeqNum(34) missing or not a number",
                 DisconnectReason::MissingMsgSeqNum,
@@ -397,6 +420,12 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             self.sequence_reset_reset(*new_seq, seq, now_ns, h);
             return None;
         }
+        if let Inbound::Logon(l) = msg {
+            if l.reset && seq == 1 {
+                self.reset_logon(l, now_ns, h);
+                return None;
+            }
+        }
         if seq > self.next_in {
             match msg {
                 Inbound::Logout { .. } => {
@@ -414,14 +443,67 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             return None;
         }
         if seq < self.next_in {
-            if header.poss_dup {
-                h.on_event(SessionEvent::DuplicateIgnored { seq });
-            } else {
+            if !header.poss_dup {
                 self.too_low(seq, now_ns, h);
+            } else if self.orig_sending_time_ok(header, msg, seq, now_ns, h) {
+                h.on_event(SessionEvent::DuplicateIgnored { seq });
             }
             return None;
         }
         self.process(header, msg, seq, now_ns, h)
+    }
+
+    /// A possible duplicate (PossDupFlag=Y, not a SequenceReset) must carry OrigSendingTime
+    /// (122), no later than its SendingTime: else Reject 373=1 (missing) or 373=10 and Logout
+    /// (later), both naming 122. The caller decides whether the MsgSeqNum is consumed.
+    fn orig_sending_time_ok<H: SessionHandler>(
+        &mut self,
+        header: &InHeader,
+        msg: &Inbound<A>,
+        seq: u64,
+        now_ns: u64,
+        h: &mut H,
+    ) -> bool {
+        let is_reset = matches!(msg, Inbound::SequenceReset { .. });
+        if !header.poss_dup || is_reset || !self.cfg.require_sending_time {
+            return true;
+        }
+        if header.orig_sending_time_ns == 0 {
+            self.reject_missing(msg, seq, tags::ORIG_SENDING_TIME, now_ns, h);
+            return false;
+        }
+        if header.orig_sending_time_ns > header.sending_time_ns {
+            self.sending_time_problem(msg, seq, tags::ORIG_SENDING_TIME, now_ns, h);
+            return false;
+        }
+        true
+    }
+
+    /// A Logon with ResetSeqNumFlag=Y and MsgSeqNum 1 on a logged-on session: both sides start
+    /// again (our next message is 1, theirs 2), the store is emptied, and the Logon is answered
+    /// with ResetSeqNumFlag=Y. A session that does not allow resets logs out instead.
+    fn reset_logon<H: SessionHandler>(&mut self, l: &Logon, now_ns: u64, h: &mut H) {
+        if !self.cfg.allow_reset {
+            self.logout_and_disconnect(
+                b"ResetSeqNumFlag(141)=Y is not accepted on this session",
+                DisconnectReason::BadLogon,
+                now_ns,
+                h,
+            );
+            return;
+        }
+        let hb = match l.heart_bt_int {
+            Some(hb) if (self.cfg.heartbeat_min_s..=self.cfg.heartbeat_max_s).contains(&hb) => hb,
+            _ => self.heart_bt_int_s,
+        };
+        self.next_in = 2;
+        self.next_out = 1;
+        self.store.reset();
+        self.queue.clear();
+        self.resend_trigger = None;
+        self.heart_bt_int_s = hb;
+        self.send_logon(hb, true, now_ns, h);
+        h.on_event(SessionEvent::LoggedOn { reset: true });
     }
 
     /// A message whose MsgSeqNum is the expected one: consumes it (every path below takes
@@ -434,7 +516,6 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         now_ns: u64,
         h: &mut H,
     ) -> Option<&'m A> {
-        let is_reset = matches!(msg, Inbound::SequenceReset { .. });
         if let HeaderProblem::BadTime { tag } = header.problem {
             self.next_in += 1;
             self.reject_field(msg, seq, FieldError::bad_format(tag), now_ns, h);
@@ -450,21 +531,18 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         if let Some(tol) = self.cfg.sending_time_tolerance_ns {
             if header.sending_time_ns != 0 && header.sending_time_ns.abs_diff(now_ns) > tol {
                 self.next_in += 1;
-                self.sending_time_problem(msg, seq, now_ns, h);
+                self.sending_time_problem(msg, seq, tags::SENDING_TIME, now_ns, h);
                 return None;
             }
         }
-        if header.poss_dup && !is_reset && self.cfg.require_sending_time {
-            if header.orig_sending_time_ns == 0 {
-                self.next_in += 1;
-                self.reject_missing(msg, seq, tags::ORIG_SENDING_TIME, now_ns, h);
-                return None;
-            }
-            if header.orig_sending_time_ns > header.sending_time_ns {
-                self.next_in += 1;
-                self.sending_time_problem(msg, seq, now_ns, h);
-                return None;
-            }
+        if let HeaderProblem::Missing { tag } = header.problem {
+            self.next_in += 1;
+            self.reject_missing(msg, seq, tag, now_ns, h);
+            return None;
+        }
+        if !self.orig_sending_time_ok(header, msg, seq, now_ns, h) {
+            self.next_in += 1;
+            return None;
         }
         match msg {
             Inbound::Heartbeat { .. } => self.next_in += 1,
@@ -526,10 +604,13 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
         None
     }
 
+    /// Reject 373=10 naming `tag` (SendingTime too far from now, or OrigSendingTime after
+    /// SendingTime), then Logout.
     fn sending_time_problem<H: SessionHandler>(
         &mut self,
         msg: &Inbound<A>,
         seq: u64,
+        tag: u32,
         now_ns: u64,
         h: &mut H,
     ) {
@@ -538,19 +619,19 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             &RejectOf {
                 ref_seq_num: seq,
                 ref_msg_type: msg_type_of(msg),
-                ref_tag: Some(tags::SENDING_TIME),
+                ref_tag: Some(tag as i64),
                 reason: r,
                 text: reason_text(r),
             },
             now_ns,
             h,
         );
-        self.logout_and_disconnect(
-            b"SendingTime accuracy problem",
-            DisconnectReason::SendingTimeAccuracy,
-            now_ns,
-            h,
-        );
+        let text = if tag == tags::ORIG_SENDING_TIME {
+            &b"SendingTime accuracy problem, field=122"[..]
+        } else {
+            &b"SendingTime accuracy problem, field=52"[..]
+        };
+        self.logout_and_disconnect(text, DisconnectReason::SendingTimeAccuracy, now_ns, h);
     }
 
     /// SequenceReset with GapFillFlag=Y and the expected MsgSeqNum.

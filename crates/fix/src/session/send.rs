@@ -3,7 +3,7 @@
 
 use super::{
     inbound::msg_type_of, inbound::reason_text, inbound::Inbound, store::MessageStore,
-    store::Stored, DisconnectReason, RejectOf, Session, SessionConfig, SessionEvent,
+    store::Stored, DisconnectReason, InboundApp, RejectOf, Session, SessionConfig, SessionEvent,
     SessionHandler, SessionState, NS_PER_SEC,
 };
 use crate::decode::FieldError;
@@ -14,7 +14,7 @@ use crate::tags::msg_type;
 use crate::time::format_utc_timestamp;
 use crate::time::UTC_TIMESTAMP_LEN_MAX;
 
-impl<S: MessageStore, A: Clone> Session<S, A> {
+impl<S: MessageStore, A: InboundApp> Session<S, A> {
     /// Serves the counterparty's ResendRequest: application messages again with PossDupFlag=Y
     /// and OrigSendingTime, admin messages (and anything not stored) as SequenceReset-GapFill.
     pub(super) fn serve_resend<H: SessionHandler>(
@@ -255,15 +255,18 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             reason,
             text,
         } = *r;
+        let code = reason.code_in(self.cfg.version);
         self.send_admin(msg_type::REJECT, now_ns, h, |e| {
             e.field_u64(tags::REF_SEQ_NUM, ref_seq_num);
             if let Some(tag) = ref_tag {
-                e.field_u64(tags::REF_TAG_ID, tag as u64);
+                e.field_i64(tags::REF_TAG_ID, tag);
             }
             if let Some(t) = ref_msg_type {
                 e.field(tags::REF_MSG_TYPE, t);
             }
-            e.field_u64(tags::SESSION_REJECT_REASON, reason.code());
+            if let Some(code) = code {
+                e.field_u64(tags::SESSION_REJECT_REASON, code);
+            }
             if !text.is_empty() {
                 e.field(tags::TEXT, text);
             }
@@ -288,7 +291,7 @@ impl<S: MessageStore, A: Clone> Session<S, A> {
             &RejectOf {
                 ref_seq_num: seq,
                 ref_msg_type: msg_type_of(msg),
-                ref_tag: Some(e.tag),
+                ref_tag: Some(e.tag as i64),
                 reason: r,
                 text: reason_text(r),
             },

@@ -100,7 +100,7 @@ impl MessageStore for MemoryStore {
     }
 }
 
-impl<A: Clone> Session<MemoryStore, A> {
+impl<A: super::InboundApp> Session<MemoryStore, A> {
     /// Numbers, stores and (when logged on) sends an application message: `next_app`,
     /// `MemoryStore::put` and `write_app` in one. Returns its MsgSeqNum.
     pub fn send_app<M: crate::app::AppMessage, H: SessionHandler>(

@@ -754,7 +754,7 @@ impl FixEdge {
         // Before anything that depends on the session: a Logon that is not authenticated
         // learns nothing of it.
         if let Some((text, DisconnectReason::BadCredentials)) =
-            self.sessions[ix].logon_refusal(&fi.header, l)
+            self.sessions[ix].logon_refusal(&fi.header, l, ts)
         {
             return refuse(self, &text, "credentials not accepted", out);
         }
@@ -765,13 +765,13 @@ impl FixEdge {
         if self.conn_of[ix].is_some() {
             // Bound to another connection: that one is not disturbed, and the answer says no
             // more than the session's own checks would.
-            let text = match self.sessions[ix].logon_refusal(&fi.header, l) {
+            let text = match self.sessions[ix].logon_refusal(&fi.header, l, ts) {
                 Some((text, _)) => text,
                 None => "session already logged on".to_string(),
             };
             return refuse(self, &text, &text, out);
         }
-        if self.sessions[ix].logon_refusal(&fi.header, l).is_none() && l.reset {
+        if self.sessions[ix].logon_refusal(&fi.header, l, ts).is_none() && l.reset {
             // Numbers start again after a bounding checkpoint: store them all.
             if self.last_seq > self.bound_seq {
                 self.sessions[ix].store_mut().skip_below = 0;
