@@ -515,7 +515,14 @@ impl Run<'_> {
                 let rest = b.split_once('\x01').map_or("", |(_, r)| r);
                 format!("8={begin}\x0135={msg_type}\x019={len}\x01{rest}")
             }
-            Some(x) => return Err(format!("!swap={x}: use 9 or 35")),
+            // MsgType after MsgSeqNum (its fourth field): well framed, but garbled.
+            Some("34") => {
+                let rest = b.split_once('\x01').map_or("", |(_, r)| r);
+                let seq_field = format!("34={}\x01", seq.unwrap_or(0));
+                let rest = rest.replacen(&seq_field, &format!("{seq_field}35={msg_type}\x01"), 1);
+                format!("8={begin}\x019={len}\x01{rest}")
+            }
+            Some(x) => return Err(format!("!swap={x}: use 9, 35 or 34")),
             None => format!("8={begin}\x019={len}\x01{b}"),
         };
         let sum =
