@@ -432,6 +432,9 @@ pub enum TradSesStatus {
 }
 
 impl TradSesStatus {
+    /// Every status Rialto sends.
+    pub const ALL: [TradSesStatus; 2] = [TradSesStatus::Open, TradSesStatus::Closed];
+
     pub fn code(self) -> u8 {
         match self {
             TradSesStatus::Open => b'2',
@@ -623,6 +626,16 @@ pub enum OrdStatus {
 }
 
 impl OrdStatus {
+    /// Every status.
+    pub const ALL: [OrdStatus; 6] = [
+        OrdStatus::New,
+        OrdStatus::PartiallyFilled,
+        OrdStatus::Filled,
+        OrdStatus::Canceled,
+        OrdStatus::Rejected,
+        OrdStatus::Expired,
+    ];
+
     pub fn code(self) -> u8 {
         match self {
             OrdStatus::New => b'0',
@@ -636,6 +649,17 @@ impl OrdStatus {
 }
 
 impl ExecType {
+    /// Every type.
+    pub const ALL: [ExecType; 7] = [
+        ExecType::New,
+        ExecType::Trade,
+        ExecType::Canceled,
+        ExecType::Replaced,
+        ExecType::Rejected,
+        ExecType::Expired,
+        ExecType::OrderStatus,
+    ];
+
     /// The ExecType (150) character for `version`, given the order's status.
     pub fn code(self, version: FixVersion, status: OrdStatus) -> u8 {
         match self {
@@ -657,7 +681,8 @@ impl ExecType {
     }
 }
 
-/// OrdRejReason (103) values.
+/// OrdRejReason (103) values. A version that lacks one gets Other (99) or, in FIX 4.2,
+/// Broker option (0) instead ([`OrderlessReport`]).
 pub mod ord_rej_reason {
     pub const BROKER_OPTION: u32 = 0;
     pub const UNKNOWN_SYMBOL: u32 = 1;
@@ -669,9 +694,23 @@ pub mod ord_rej_reason {
     pub const INCORRECT_QUANTITY: u32 = 13;
     pub const INVALID_PRICE_INCREMENT: u32 = 18;
     pub const OTHER: u32 = 99;
+    /// Every value above (tests drive each one through every version).
+    pub const ALL: [u32; 10] = [
+        BROKER_OPTION,
+        UNKNOWN_SYMBOL,
+        EXCHANGE_CLOSED,
+        ORDER_EXCEEDS_LIMIT,
+        UNKNOWN_ORDER,
+        DUPLICATE_ORDER,
+        UNSUPPORTED_ORDER_CHARACTERISTIC,
+        INCORRECT_QUANTITY,
+        INVALID_PRICE_INCREMENT,
+        OTHER,
+    ];
 }
 
-/// CxlRejReason (102) values.
+/// CxlRejReason (102) values. A version that lacks one gets Other (99) or, in FIX 4.2,
+/// Broker option (2) instead ([`OrderCancelReject`]).
 pub mod cxl_rej_reason {
     pub const TOO_LATE_TO_CANCEL: u32 = 0;
     pub const UNKNOWN_ORDER: u32 = 1;
@@ -679,6 +718,15 @@ pub mod cxl_rej_reason {
     pub const ALREADY_PENDING: u32 = 3;
     pub const DUPLICATE_CL_ORD_ID: u32 = 6;
     pub const OTHER: u32 = 99;
+    /// Every value above (tests drive each one through every version).
+    pub const ALL: [u32; 6] = [
+        TOO_LATE_TO_CANCEL,
+        UNKNOWN_ORDER,
+        BROKER_OPTION,
+        ALREADY_PENDING,
+        DUPLICATE_CL_ORD_ID,
+        OTHER,
+    ];
 }
 
 pub fn side_code(side: Side) -> u8 {
@@ -869,7 +917,8 @@ impl AppMessage for OrderlessReport<'_> {
         enc.field(tags::CUM_QTY, b"0");
         enc.field(tags::AVG_PX, b"0");
         if let Some(r) = self.ord_rej_reason {
-            enc.field_u64(tags::ORD_REJ_REASON, r as u64);
+            let r = crate::defined_or(version, tags::ORD_REJ_REASON, r as u64, &[99, 0]);
+            enc.field_u64(tags::ORD_REJ_REASON, r);
         }
         enc.field(tags::TEXT, self.text);
         if let Some(ts) = self.transact_time_ns {
@@ -903,7 +952,7 @@ impl AppMessage for OrderCancelReject<'_> {
     fn msg_type(&self) -> &[u8] {
         msg_type::ORDER_CANCEL_REJECT
     }
-    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+    fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
         match self.order_id {
             Some(id) => enc.field_u64(tags::ORDER_ID, id),
             None => enc.field(tags::ORDER_ID, b"NONE"),
@@ -917,7 +966,8 @@ impl AppMessage for OrderCancelReject<'_> {
             CxlRejResponseTo::CancelReplaceRequest => b'2',
         };
         enc.field_char(tags::CXL_REJ_RESPONSE_TO, to);
-        enc.field_u64(tags::CXL_REJ_REASON, self.reason as u64);
+        let reason = crate::defined_or(version, tags::CXL_REJ_REASON, self.reason as u64, &[99, 2]);
+        enc.field_u64(tags::CXL_REJ_REASON, reason);
         enc.field(tags::TEXT, self.text);
     }
 }
@@ -982,13 +1032,13 @@ impl AppMessage for BusinessMessageReject<'_> {
     fn msg_type(&self) -> &[u8] {
         msg_type::BUSINESS_MESSAGE_REJECT
     }
-    fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+    fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
         enc.field_u64(tags::REF_SEQ_NUM, self.ref_seq_num);
         enc.field(tags::REF_MSG_TYPE, self.ref_msg_type);
         if let Some(id) = self.business_reject_ref_id {
             enc.field(tags::BUSINESS_REJECT_REF_ID, id);
         }
-        enc.field_u64(tags::BUSINESS_REJECT_REASON, self.reason.code());
+        enc.field_u64(tags::BUSINESS_REJECT_REASON, self.reason.code_in(version));
         enc.field(tags::TEXT, self.text);
     }
 }

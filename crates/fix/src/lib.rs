@@ -175,11 +175,30 @@ impl SessionRejectReason {
 /// (any value of a field that is not enumerated; none of a field it lacks). For the codes of
 /// answers that some versions lack (a cold path: a lookup and a formatted number).
 pub fn defines(version: FixVersion, tag: u32, value: u64) -> bool {
-    let mut buf = Vec::with_capacity(20);
-    write_u64(&mut buf, value);
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = value;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
     dict::dictionary(version)
         .field(tag)
-        .is_some_and(|f| f.allows(&buf))
+        .is_some_and(|f| f.allows(&buf[i..]))
+}
+
+/// The value of the enumerated reason field `tag` to send in `version`: `code` where the
+/// version defines it, else the first of `fallbacks` it defines (the catch-all reasons, e.g.
+/// Other 99 where the version has it, else its "broker option"), else `code`.
+pub fn defined_or(version: FixVersion, tag: u32, code: u64, fallbacks: &[u64]) -> u64 {
+    std::iter::once(code)
+        .chain(fallbacks.iter().copied())
+        .find(|&c| defines(version, tag, c))
+        .unwrap_or(code)
 }
 
 /// BusinessRejectReason (380) values, as sent in a BusinessMessageReject (35=j).
@@ -197,8 +216,30 @@ pub enum BusinessRejectReason {
 }
 
 impl BusinessRejectReason {
+    /// Every reason (tests drive each one through every version).
+    pub const ALL: [BusinessRejectReason; 9] = {
+        use BusinessRejectReason as R;
+        [
+            R::Other,
+            R::UnknownId,
+            R::UnknownSecurity,
+            R::UnsupportedMessageType,
+            R::ApplicationNotAvailable,
+            R::ConditionallyRequiredFieldMissing,
+            R::NotAuthorized,
+            R::DeliverToFirmNotAvailable,
+            R::InvalidPriceIncrement,
+        ]
+    };
+
     pub fn code(self) -> u64 {
         self as u64
+    }
+
+    /// The BusinessRejectReason (380) to send in `version`: the code where the version defines
+    /// it, else Other (0): FIX 4.2 defines 0 to 5, FIX 4.4 0 to 7, 5.0SP2 adds 18.
+    pub fn code_in(self, version: FixVersion) -> u64 {
+        defined_or(version, tags::BUSINESS_REJECT_REASON, self.code(), &[0])
     }
 }
 

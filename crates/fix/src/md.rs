@@ -75,6 +75,19 @@ pub enum MdRejectReason {
 }
 
 impl MdRejectReason {
+    /// Every reason (tests drive each one through every version).
+    pub const ALL: [MdRejectReason; 9] = [
+        MdRejectReason::UnknownSymbol,
+        MdRejectReason::DuplicateMdReqId,
+        MdRejectReason::InsufficientBandwidth,
+        MdRejectReason::InsufficientPermissions,
+        MdRejectReason::UnsupportedSubscriptionRequestType,
+        MdRejectReason::UnsupportedMarketDepth,
+        MdRejectReason::UnsupportedMdUpdateType,
+        MdRejectReason::UnsupportedAggregatedBook,
+        MdRejectReason::UnsupportedMdEntryType,
+    ];
+
     pub fn code(self) -> u8 {
         match self {
             MdRejectReason::UnknownSymbol => b'0',
@@ -371,6 +384,9 @@ pub enum MdEntryType {
 }
 
 impl MdEntryType {
+    /// Every entry type.
+    pub const ALL: [MdEntryType; 3] = [MdEntryType::Bid, MdEntryType::Offer, MdEntryType::Trade];
+
     pub fn code(self) -> u8 {
         match self {
             MdEntryType::Bid => b'0',

@@ -690,19 +690,21 @@ fn orderless(status: bool) -> OrderlessReport<'static> {
     }
 }
 
+/// OrdRejReason 18 (invalid price increment) exists in FIX 5.0SP2 only: FIX 4.4 says Other
+/// (99), FIX 4.2 (which has no 99) Broker option (0), and the Text says why.
 #[test]
 fn orderless_reject_bytes() {
     assert_eq!(
         encode(&orderless(false), FixVersion::Fix44),
         "8=FIX.4.4|9=198|35=8|34=9|49=RIALTO|56=CLIENT1|52=20231114-22:13:20.000|37=NONE|\
-11=ORD9|17=77.0|150=8|39=8|55=ACME|54=1|38=100|40=2|44=10.005|151=0|14=0|6=0|103=18|\
-58=price is off the tick|60=20231114-22:13:20.000|10=216|"
+11=ORD9|17=77.0|150=8|39=8|55=ACME|54=1|38=100|40=2|44=10.005|151=0|14=0|6=0|103=99|\
+58=price is off the tick|60=20231114-22:13:20.000|10=225|"
     );
     assert_eq!(
         encode(&orderless(false), FixVersion::Fix42),
-        "8=FIX.4.2|9=203|35=8|34=9|49=RIALTO|56=CLIENT1|52=20231114-22:13:20.000|37=NONE|\
-11=ORD9|17=77.0|20=0|150=8|39=8|55=ACME|54=1|38=100|40=2|44=10.005|151=0|14=0|6=0|103=18|\
-58=price is off the tick|60=20231114-22:13:20.000|10=153|"
+        "8=FIX.4.2|9=202|35=8|34=9|49=RIALTO|56=CLIENT1|52=20231114-22:13:20.000|37=NONE|\
+11=ORD9|17=77.0|20=0|150=8|39=8|55=ACME|54=1|38=100|40=2|44=10.005|151=0|14=0|6=0|103=0|\
+58=price is off the tick|60=20231114-22:13:20.000|10=095|"
     );
 }
 

@@ -3,7 +3,9 @@
 //! extensions) answers a Logon, a TestRequest, malformed messages (Reject), a gap
 //! (ResendRequest), a ResendRequest (PossDup resends and SequenceReset gap fills), idleness
 //! (Heartbeat, TestRequest), a Logout and a refused Logon, and sends every builder of
-//! `fix::app` and `fix::md` in each of its variants. The client-side `fix::app::NewOrder`
+//! `fix::app` and `fix::md` in each of its variants, with every value of every reason and
+//! state they carry (each reject reason, each ExecType with each OrdStatus, each market-data
+//! value). The client-side `fix::app::NewOrder`
 //! (load generator, tests) is checked on its own: it lacks two required fields.
 
 use fix::app::{
@@ -17,8 +19,8 @@ use fix::md::{
     MdEntryType, MdRejectReason, SecurityList, SecurityStatus,
 };
 use fix::{
-    BusinessRejectReason, Decimal, Decoder, Encoder, FixVersion, Header, MemoryStore, Session,
-    SessionConfig, SessionEvent, SessionHandler, TimePrecision,
+    BusinessRejectReason, Decimal, Decoder, Encoder, FixVersion, Header, MemoryStore, RejectOf,
+    Session, SessionConfig, SessionEvent, SessionHandler, SessionRejectReason, TimePrecision,
 };
 use types::{OrdType, Side, TimeInForce};
 
@@ -245,17 +247,19 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
         h,
     );
     // Market data.
-    let level = |entry_type, price, size| MdEntry {
-        symbol: b"ACME",
-        price_decimals: 2,
-        action: b'0',
-        entry_type,
-        price,
-        size,
-        orders: Some(2),
-        trade_id: None,
-        aggressor: None,
-        rpt_seq: 5,
+    let level = |entry_type, price, size| -> MdEntry<'static> {
+        MdEntry {
+            symbol: b"ACME",
+            price_decimals: 2,
+            action: b'0',
+            entry_type,
+            price,
+            size,
+            orders: Some(2),
+            trade_id: None,
+            aggressor: None,
+            rpt_seq: 5,
+        }
     };
     let trade = MdEntry {
         orders: None,
@@ -346,6 +350,143 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
         now,
         h,
     );
+    send_every_value(s, h, now, &level);
+}
+
+/// Every value of every enumerated field Rialto fills from a reason or state: each
+/// SessionRejectReason, BusinessRejectReason, OrdRejReason and CxlRejReason, each ExecType
+/// with each OrdStatus, each market-data entry type, update action and request-reject reason,
+/// each trading-session status: whatever the version lacks must be mapped to one it has.
+fn send_every_value(
+    s: &mut Sess,
+    h: &mut Rec,
+    now: u64,
+    level: &dyn Fn(MdEntryType, i64, u64) -> MdEntry<'static>,
+) {
+    for reason in SessionRejectReason::ALL {
+        s.send_reject(
+            &RejectOf {
+                ref_seq_num: 3,
+                ref_msg_type: Some(b"D"),
+                ref_tag: Some(55),
+                reason,
+                text: b"refused",
+            },
+            now,
+            h,
+        );
+    }
+    for reason in BusinessRejectReason::ALL {
+        s.send_app(
+            &BusinessMessageReject {
+                ref_seq_num: 4,
+                ref_msg_type: b"D",
+                business_reject_ref_id: None,
+                reason,
+                text: b"refused",
+            },
+            now,
+            h,
+        );
+    }
+    let echo = Echo::of_order(b"ACME", Side::Buy, 100, OrdType::Limit, 1025, 2);
+    for reason in fix::app::ord_rej_reason::ALL {
+        s.send_app(
+            &OrderlessReport {
+                cl_ord_id: b"C8",
+                exec_id: (10, 0),
+                status: false,
+                echo: echo.as_bytes(),
+                ord_rej_reason: Some(reason),
+                text: b"refused",
+                transact_time_ns: Some(now),
+            },
+            now,
+            h,
+        );
+    }
+    for reason in fix::app::cxl_rej_reason::ALL {
+        s.send_app(
+            &OrderCancelReject {
+                order_id: Some(7),
+                cl_ord_id: b"C9",
+                orig_cl_ord_id: b"C1",
+                ord_status: Some(OrdStatus::New),
+                response_to: CxlRejResponseTo::CancelRequest,
+                reason,
+                text: b"refused",
+            },
+            now,
+            h,
+        );
+    }
+    for exec_type in ExecType::ALL {
+        for ord_status in OrdStatus::ALL {
+            let r = er(b"C1", exec_type, ord_status);
+            s.send_app(&r, now, h);
+            s.send_app(
+                &DropCopy {
+                    deliver_to_comp_id: b"CLIENT1",
+                    report: &r,
+                },
+                now,
+                h,
+            );
+        }
+    }
+    for status in TradSesStatus::ALL {
+        for unsolicited in [false, true] {
+            s.send_app(
+                &TradingSessionStatus {
+                    req_id: Some(b"T1"),
+                    status,
+                    unsolicited,
+                },
+                now,
+                h,
+            );
+        }
+    }
+    let mut entries = Vec::new();
+    for entry_type in MdEntryType::ALL {
+        for action in [b'0', b'1', b'2'] {
+            entries.push(MdEntry {
+                action,
+                ..level(entry_type, 1020, 300)
+            });
+        }
+    }
+    s.send_app(
+        &MarketDataSnapshot {
+            md_req_id: b"r1",
+            symbol: b"ACME",
+            extensions: false,
+            entries: &entries,
+            rpt_seq: 5,
+        },
+        now,
+        h,
+    );
+    s.send_app(
+        &MarketDataIncremental {
+            md_req_id: b"r1",
+            extensions: false,
+            entries: &entries,
+        },
+        now,
+        h,
+    );
+    for reason in MdRejectReason::ALL {
+        s.send_app(
+            &MarketDataRequestReject {
+                md_req_id: b"r2",
+                reason,
+                text: b"refused",
+            },
+            now,
+            h,
+        );
+    }
 }
 
 #[test]

@@ -344,16 +344,16 @@ impl<const MD: bool> EdgeOut<'_, MD> {
     ) {
         let seq = self.seq;
         let ts = self.ts;
-        let report = |v| OrderlessReport {
+        let report = OrderlessReport {
             cl_ord_id: cl_ord_id.as_bytes(),
             exec_id: (seq, n),
             status: false,
             echo,
-            ord_rej_reason: Some(ord_rej_reason(reason, v)),
+            ord_rej_reason: Some(ord_rej_reason(reason)),
             text: text.as_bytes(),
             transact_time_ns: Some(ts),
         };
-        self.send_body(to, b'8', |v, enc| report(v).encode_body(v, enc));
+        self.send_body(to, b'8', |v, enc| report.encode_body(v, enc));
         let copies = self.copies;
         if copies[to as usize].is_empty() {
             return;
@@ -364,7 +364,7 @@ impl<const MD: bool> EdgeOut<'_, MD> {
             self.send_body(c, b'8', |v, enc| {
                 DropCopy {
                     deliver_to_comp_id: deliver_to,
-                    report: &report(v),
+                    report: &report,
                 }
                 .encode_body(v, enc)
             });
@@ -458,8 +458,9 @@ pub fn ord_status(s: OrderStatus) -> OrdStatus {
     }
 }
 
-/// OrdRejReason (103) of a refused new order, in `version`'s codes.
-pub fn ord_rej_reason(r: Reject, version: FixVersion) -> u32 {
+/// OrdRejReason (103) of a refused new order (the builder sends a version's nearest code
+/// where it lacks one: `fix::app::OrderlessReport`).
+pub fn ord_rej_reason(r: Reject) -> u32 {
     use app::ord_rej_reason as c;
     match r {
         Reject::UnknownSymbol => c::UNKNOWN_SYMBOL,
@@ -468,7 +469,6 @@ pub fn ord_rej_reason(r: Reject, version: FixVersion) -> u32 {
         Reject::FirmOpenOrderLimit { .. } | Reject::AccountOpenOrderLimit { .. } => {
             c::ORDER_EXCEEDS_LIMIT
         }
-        _ if version == FixVersion::Fix42 => c::BROKER_OPTION,
         _ => c::OTHER,
     }
 }
