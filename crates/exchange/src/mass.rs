@@ -1,5 +1,5 @@
-//! Mass cancels (and cancels on disconnect) applied in steps: what is left of each one still
-//! pending.
+//! Mass cancels (and cancels on disconnect) applied in steps: the exchange's steps, and what is
+//! left of each one still pending.
 //!
 //! Role: a mass cancel of any size costs each input a bounded amount of work. Applying
 //! `Input::MassCancel` (or an `Input::Disconnected` of a session that cancels on disconnect)
@@ -22,9 +22,10 @@
 //! pending list is part of the snapshot and the state hash, so a replay or a restore
 //! continues exactly where the live run was.
 
+use crate::events::{Ctx, CtxKind};
 use crate::snap::{SnapReader, SnapWriter};
-use crate::{ClOrdId, OrderId, Principal};
-use types::{Side, SymbolId};
+use crate::{ClOrdId, Exchange, OrderId, Output, Outputs, Principal};
+use types::{AccountId, Command, Side, SymbolId};
 
 /// One mass cancel with order ids left to look at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,5 +107,166 @@ impl PendingMass {
             end,
             count,
         })
+    }
+}
+
+impl Exchange {
+    /// The originator's session ended: if it asked for it, each of its live orders is
+    /// canceled, in order id order (the reports wait in its session for a resend), in steps
+    /// as a mass cancel's (`mass`; its range starts at the firm's accounts' first live order:
+    /// an originator's orders are on its firm's accounts), with no report at the end.
+    pub(crate) fn on_disconnected<O: Outputs>(&mut self, seq: u64, who: Principal, out: &mut O) {
+        let ix = who.originator;
+        if !self
+            .cfg
+            .cancel_on_disconnect
+            .get(ix as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            return;
+        }
+        let p = PendingMass {
+            who,
+            disconnect: true,
+            cl_ord_id: ClOrdId::EMPTY,
+            symbol: None,
+            side: None,
+            request_seq: seq,
+            next: 0,
+            end: 0,
+            count: 0,
+        };
+        self.start_mass(p, out);
+    }
+
+    /// A mass cancel: records what it covers (`mass` module), takes its first step and
+    /// leaves the rest pending (or ends at once if it fits in a step).
+    pub(crate) fn on_mass_cancel<O: Outputs>(
+        &mut self,
+        seq: u64,
+        who: Principal,
+        cl_ord_id: &ClOrdId,
+        symbol: Option<u32>,
+        side: Option<Side>,
+        out: &mut O,
+    ) {
+        let p = PendingMass {
+            who,
+            disconnect: false,
+            cl_ord_id: *cl_ord_id,
+            symbol,
+            side,
+            request_seq: seq,
+            next: 0,
+            end: 0,
+            count: 0,
+        };
+        self.start_mass(p, out);
+    }
+
+    /// Sets `p`'s range (from the lowest id a live order of its firm's accounts may have to
+    /// the next order id), takes its first step and keeps it pending if it did not end.
+    fn start_mass<O: Outputs>(&mut self, mut p: PendingMass, out: &mut O) {
+        p.end = self.next_order_id;
+        p.next = self
+            .cfg
+            .firms
+            .get(p.who.firm as usize)
+            .and_then(|accounts| self.open.first_live_of(accounts))
+            .map_or(p.end, |first| first.min(p.end));
+        if !self.mass_step(&mut p, out) {
+            self.pending.push_back(p);
+        }
+    }
+
+    /// One step of every pending mass cancel, oldest request first.
+    pub(crate) fn on_continue<O: Outputs>(&mut self, out: &mut O) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.retain_mut(|p| !self.mass_step(p, out));
+        self.pending = pending;
+    }
+
+    /// Looks at the next `mass_cancel_scan` order ids of `p`, in order, and cancels the live
+    /// orders among them that it covers, stopping before the one past `mass_cancel_chunk`;
+    /// at the end of its range says the mass cancel finished. True if it did.
+    fn mass_step<O: Outputs>(&mut self, p: &mut PendingMass, out: &mut O) -> bool {
+        /// How many ids ahead the live table's buckets are prefetched (a lookup of an id
+        /// that is not live would otherwise wait for memory every time).
+        const AHEAD: u64 = 16;
+        let chunk = self.cfg.mass_cancel_chunk.max(1) as u64;
+        let scan_end = p
+            .next
+            .saturating_add(self.cfg.mass_cancel_scan.max(1) as u64)
+            .min(p.end);
+        // The config is shared: a reference count, not a copy of the account list.
+        let cfg = self.cfg.clone();
+        let accounts: &[AccountId] = cfg.firms.get(p.who.firm as usize).map_or(&[], |a| a);
+        let mut ctx = Ctx {
+            who: p.who,
+            exec_n: self.exec_n,
+            cl_ord_id: &ClOrdId::EMPTY,
+            orig_cl_ord_id: &ClOrdId::EMPTY,
+            kind: if p.disconnect {
+                CtxKind::Disconnect
+            } else {
+                CtxKind::Mass
+            },
+            order: None,
+            mass_count: 0,
+        };
+        let mut id = p.next;
+        for ahead in id..(id + AHEAD).min(scan_end) {
+            self.orders.live.prefetch(ahead);
+        }
+        while id < scan_end {
+            if id + AHEAD < scan_end {
+                self.orders.live.prefetch(id + AHEAD);
+            }
+            if let Some(slot) = self.orders.live.get(id) {
+                let o = &self.orders.slab[slot as usize];
+                let covered = o.is_live()
+                    && if p.disconnect {
+                        o.owner == p.who.originator
+                    } else {
+                        p.symbol.is_none_or(|s| s == o.symbol)
+                            && p.side.is_none_or(|s| s == o.side)
+                            && accounts.contains(&o.account)
+                    };
+                if covered {
+                    if ctx.mass_count == chunk {
+                        break;
+                    }
+                    let cmd = Command::Cancel {
+                        id,
+                        account: o.account,
+                        symbol: o.symbol,
+                    };
+                    self.run(&cmd, &mut ctx, out);
+                }
+            }
+            id += 1;
+        }
+        self.exec_n = ctx.exec_n;
+        p.next = id;
+        p.count += ctx.mass_count;
+        if p.next < p.end {
+            return false;
+        }
+        if !p.disconnect && p.symbol.is_none() && p.side.is_none() {
+            // All its accounts' orders before `end` are gone: later requests start there.
+            self.open.raise_first_live(accounts, p.end);
+        }
+        if !p.disconnect {
+            out.output(&Output::MassCanceled {
+                to: p.who.originator,
+                cl_ord_id: &p.cl_ord_id,
+                symbol: p.symbol,
+                side: p.side,
+                request_seq: p.request_seq,
+                count: p.count,
+            });
+        }
+        true
     }
 }
