@@ -168,7 +168,11 @@ impl Exchange {
                 };
                 let o = &mut self.orders.slab[slot as usize];
                 o.leaves_qty = 0;
-                o.state = OrderState::Canceled;
+                o.state = if reason == CancelReason::Expired {
+                    OrderState::Expired
+                } else {
+                    OrderState::Canceled
+                };
                 let account = o.account;
                 self.open.remove(account);
                 let reason = match ctx.kind {

@@ -16,6 +16,8 @@ pub enum OrderState {
     Live = 0,
     Filled = 1,
     Canceled = 2,
+    /// A DAY order at the end of the trading day.
+    Expired = 3,
 }
 
 /// An order's status as reports give it.
@@ -25,6 +27,7 @@ pub enum OrderStatus {
     PartiallyFilled,
     Filled,
     Canceled,
+    Expired,
 }
 
 /// What the exchange remembers of an order (the engine knows only ids and ticks), as reports
@@ -63,6 +66,7 @@ impl OrderRecord {
         match self.state {
             OrderState::Filled => OrderStatus::Filled,
             OrderState::Canceled => OrderStatus::Canceled,
+            OrderState::Expired => OrderStatus::Expired,
             OrderState::Live if self.cum_qty > 0 => OrderStatus::PartiallyFilled,
             OrderState::Live => OrderStatus::New,
         }

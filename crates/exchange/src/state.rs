@@ -184,6 +184,7 @@ impl Exchange {
                 0 => OrderState::Live,
                 1 => OrderState::Filled,
                 2 => OrderState::Canceled,
+                3 => OrderState::Expired,
                 _ => return Err("snapshot: bad order state".into()),
             };
             self.orders.insert_live(

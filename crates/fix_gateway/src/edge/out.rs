@@ -455,6 +455,7 @@ pub fn ord_status(s: OrderStatus) -> OrdStatus {
         OrderStatus::PartiallyFilled => OrdStatus::PartiallyFilled,
         OrderStatus::Filled => OrdStatus::Filled,
         OrderStatus::Canceled => OrdStatus::Canceled,
+        OrderStatus::Expired => OrdStatus::Expired,
     }
 }
 
