@@ -213,7 +213,9 @@ impl FixInput {
         e.u64(self.conn);
         let h = &self.header;
         e.u64(h.msg_seq_num);
-        e.bool(h.poss_dup);
+        // PossDupFlag in bit 0, PossResend in bit 1 (records written before PossResend was
+        // kept read as 0 or 1).
+        e.u8(h.poss_dup as u8 | (h.poss_resend as u8) << 1);
         e.u64(h.sending_time_ns);
         e.u64(h.orig_sending_time_ns);
         match h.problem {
@@ -240,11 +242,15 @@ impl FixInput {
     /// (no construction and move of a 200-byte value). The result equals a fresh decode. On
     /// error `self` holds some valid but unspecified input.
     pub fn decode_into(&mut self, d: &mut Dec<'_>) -> Result<(), DecodeError> {
-        // conn u64 | seq u64 | poss_dup u8 | sending u64 | orig u64 | problem u8
+        // conn u64 | seq u64 | poss_dup + poss_resend u8 | sending u64 | orig u64 | problem u8
         let f = d.array::<34>()?;
         self.conn = exchange::codec::u64_at(f, 0);
         self.header.msg_seq_num = exchange::codec::u64_at(f, 8);
-        self.header.poss_dup = exchange::codec::bool_from(f[16])?;
+        if f[16] > 3 {
+            return Err(DecodeError("bad PossDupFlag/PossResend"));
+        }
+        self.header.poss_dup = f[16] & 1 != 0;
+        self.header.poss_resend = f[16] & 2 != 0;
         self.header.sending_time_ns = exchange::codec::u64_at(f, 17);
         self.header.orig_sending_time_ns = exchange::codec::u64_at(f, 25);
         self.header.problem = match f[33] {
@@ -832,6 +838,7 @@ mod tests {
         let header = |k: usize| InHeader {
             msg_seq_num: k as u64 + 1,
             poss_dup: k.is_multiple_of(2),
+            poss_resend: k % 4 == 1,
             sending_time_ns: 1_800_000_000_000_000_000 + k as u64,
             orig_sending_time_ns: if k.is_multiple_of(3) {
                 0
@@ -932,8 +939,12 @@ mod tests {
         b[33] = 5;
         assert_eq!(decode(&b), Err(DecodeError("bad header problem")));
         let mut b = good.clone();
-        b[16] = 2;
-        assert_eq!(decode(&b), Err(DecodeError("bad bool")), "PossDupFlag");
+        b[16] = 4;
+        assert_eq!(
+            decode(&b),
+            Err(DecodeError("bad PossDupFlag/PossResend")),
+            "PossDupFlag"
+        );
         // A Heartbeat's TestReqID longer than a `Text`.
         let mut t = 65u16.to_le_bytes().to_vec();
         t.extend_from_slice(&[b't'; 65]);

@@ -89,6 +89,9 @@ pub struct InHeader {
     pub msg_seq_num: u64,
     /// PossDupFlag (43) = Y.
     pub poss_dup: bool,
+    /// PossResend (97) = Y: the application message may have been sent before under another
+    /// MsgSeqNum; its owner ignores it if it has it already (the session does not look).
+    pub poss_resend: bool,
     /// SendingTime (52) in ns since the epoch; 0 if missing.
     pub sending_time_ns: u64,
     /// OrigSendingTime (122); 0 if missing.
@@ -364,6 +367,7 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
     InHeader {
         msg_seq_num: msg.get_u64(tags::MSG_SEQ_NUM).ok().flatten().unwrap_or(0),
         poss_dup: msg.get(tags::POSS_DUP_FLAG) == Some(b"Y"),
+        poss_resend: msg.get(tags::POSS_RESEND) == Some(b"Y"),
         sending_time_ns,
         orig_sending_time_ns,
         problem,

@@ -77,10 +77,15 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
     }
 
     /// The next queued message whose turn has come, processed: an application message is
-    /// returned (with its MsgSeqNum) for the caller to handle (call again afterwards); admin
-    /// messages are handled here. `None` when the next expected one is not queued.
+    /// returned (with its header: its MsgSeqNum, PossResend...) for the caller to handle (call
+    /// again afterwards); admin messages are handled here. `None` when the next expected one is
+    /// not queued.
     #[inline]
-    pub fn next_queued<H: SessionHandler>(&mut self, now_ns: u64, h: &mut H) -> Option<(u64, A)> {
+    pub fn next_queued<H: SessionHandler>(
+        &mut self,
+        now_ns: u64,
+        h: &mut H,
+    ) -> Option<(InHeader, A)> {
         if self.queue.is_empty() {
             return None;
         }
@@ -91,7 +96,7 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
         &mut self,
         now_ns: u64,
         h: &mut H,
-    ) -> Option<(u64, A)> {
+    ) -> Option<(InHeader, A)> {
         loop {
             if !matches!(self.state, SessionState::Active | SessionState::LogoutSent) {
                 return None;
@@ -115,7 +120,7 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
             // It passed the header checks when it arrived.
             let seq = q.header.msg_seq_num;
             if let Some(a) = self.process(&q.header, &q.msg, seq, now_ns, h) {
-                return Some((seq, a.clone()));
+                return Some((q.header, a.clone()));
             }
         }
     }

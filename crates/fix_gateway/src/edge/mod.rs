@@ -117,6 +117,8 @@ pub struct EdgeStats {
     pub busy_rejects: u64,
     /// Application messages answered "throttled" (over their session's limit).
     pub throttled: u64,
+    /// PossResend (97=Y) requests ignored: the exchange had their ClOrdID already.
+    pub resends_ignored: u64,
 }
 
 /// One session in a checkpoint.
@@ -150,6 +152,8 @@ struct Delivery {
     seq: u64,
     ts: u64,
     msg_seq: u64,
+    /// PossResend (97=Y): a request the exchange reports as a duplicate is ignored.
+    poss_resend: bool,
     own: bool,
 }
 
@@ -437,6 +441,7 @@ impl FixEdge {
             muted: self.replaying,
             stats: &mut self.stats,
             echo: &[],
+            ignore_duplicate: false,
             trading_subs: &self.trading_subs,
             body: &mut self.enc,
         }
@@ -686,15 +691,16 @@ impl FixEdge {
             let noted = w.noted;
             self.log.events(&self.cfg, ix, ts, noted, self.replaying);
         }
-        let d = |msg_seq, own| Delivery {
+        let d = |h: &fix::InHeader, own| Delivery {
             ix,
             seq,
             ts,
-            msg_seq,
+            msg_seq: h.msg_seq_num,
+            poss_resend: h.poss_resend,
             own,
         };
         if let Some(app) = own {
-            self.on_app::<MD>(d(fi.header.msg_seq_num, true), app, &mut x, out);
+            self.on_app::<MD>(d(&fi.header, true), app, &mut x, out);
         }
         loop {
             let mut w = self.wire(ix, out);
@@ -704,10 +710,10 @@ impl FixEdge {
                 let noted = w.noted;
                 self.log.events(&self.cfg, ix, ts, noted, self.replaying);
             }
-            let Some((msg_seq, app)) = next else {
+            let Some((header, app)) = next else {
                 break;
             };
-            self.on_app::<MD>(d(msg_seq, false), &app, &mut x, out);
+            self.on_app::<MD>(d(&header, false), &app, &mut x, out);
         }
         self.after(ix, disconnected, out);
         self.end_sessions::<MD>(seq, ts, &mut *x.x, out);
@@ -829,6 +835,7 @@ impl FixEdge {
             seq,
             ts,
             msg_seq,
+            poss_resend,
             own,
         } = d;
         if let AppMsg::TradingStatus {
@@ -843,6 +850,7 @@ impl FixEdge {
             return self.refuse_drop_copy::<MD>(d, app, out);
         }
         let mut e = self.edge_out::<MD>(seq, ts, out);
+        e.ignore_duplicate = poss_resend;
         match app {
             AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),
             AppMsg::Cancel {

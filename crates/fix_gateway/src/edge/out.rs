@@ -36,6 +36,9 @@ pub(super) struct EdgeOut<'a, const MD: bool = false> {
     pub(super) stats: &'a mut EdgeStats,
     /// A status request's echoed fields.
     pub(super) echo: &'a [u8],
+    /// The request is a PossResend (97=Y): if the exchange refuses it as a duplicate ClOrdID,
+    /// it was processed before and is ignored (no answer), as the FIX session layer asks.
+    pub(super) ignore_duplicate: bool,
     /// By session: its trading-status subscription's TradSesReqID.
     pub(super) trading_subs: &'a [Option<Text>],
     /// The body of a message `send_body` writes (reused: no allocation per message).
@@ -68,6 +71,20 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
 
     #[inline]
     fn output(&mut self, o: &Output<'_>) {
+        if self.ignore_duplicate {
+            if let Output::NewRejected {
+                reason: Reject::DuplicateClOrdId,
+                ..
+            }
+            | Output::CancelRejected {
+                reason: Reject::DuplicateClOrdId,
+                ..
+            } = o
+            {
+                self.stats.resends_ignored += 1;
+                return;
+            }
+        }
         match *o {
             Output::Report(r) => self.execution_report(r),
             Output::NewRejected {
