@@ -80,7 +80,9 @@ Failures that need their test server are listed apart from Rialto's own:
 - echo: the first difference is an application message where the line expects an
   administrative one, right after an order whose echo the definition expected and got
   answered: Rialto answered it with more messages than their one echo (an ExecutionReport New,
-  then Canceled for a market order that found no liquidity).
+  then Canceled for a market order that found no liquidity); or right after a PossResend
+  (97=Y) repeat of an order Rialto refused (an order without OrderQty, which their echo takes):
+  a refused order was never entered, so its repeat is not one Rialto already has.
 - their decoder: the first difference comes after the definition sent a message whose
   BodyLength runs into the next message. Their decoder then resumes after the expected end of
   the bad message and so loses the next one too (its source says it "drops messages
@@ -484,6 +486,8 @@ class Play:
         self.echoes = []  # MsgTypes of the application messages that stood for their echo
         self.allowances = []  # (line, what differed) of the steps that passed by an allowance
         self.last_order_echoed = {}  # client -> whether its latest application message was echoed
+        self.refused_orders = set()  # (client, ClOrdID) of orders Rialto refused (150=8)
+        self.resent_refused = {}  # client -> whether its latest message is a PossResend of one
         self.long_body_length_sent = {}  # client -> whether it sent a BodyLength past its body
         os.makedirs(directory, exist_ok=True)
         self.transcript_file = open(os.path.join(directory, "transcript.txt"), "w",
@@ -542,8 +546,11 @@ class Play:
             self.conn(step, client).send(message)
             if long_body_length:
                 self.long_body_length_sent[client] = True
-            if parse_fields(message).get("35") not in ADMIN_TYPES:
+            fields = parse_fields(message)
+            if fields.get("35") not in ADMIN_TYPES:
                 self.last_order_echoed[client] = False
+                self.resent_refused[client] = (fields.get("97") == "Y"
+                                               and (client, fields.get("11")) in self.refused_orders)
         elif step.kind == "expect":
             self.expect(step)
         elif step.kind == "disconnect":
@@ -574,6 +581,8 @@ class Play:
             if not diffs:
                 self.echoes.append(actual.get("35"))
                 self.last_order_echoed[step.client] = True
+                if actual.get("150") == "8":
+                    self.refused_orders.add((step.client, actual.get("11")))
         else:
             diffs, allowed = compare(expected, actual, self.args.strict)
         if diffs:
@@ -591,7 +600,8 @@ class Play:
         if step.kind == "expect" and failure.received is not None:
             got = parse_fields(failure.received).get("35")
             if (step.fields.get("35") in ADMIN_TYPES and got not in ADMIN_TYPES
-                    and self.last_order_echoed.get(step.client)):
+                    and (self.last_order_echoed.get(step.client)
+                         or self.resent_refused.get(step.client))):
                 return "echo"
         return "rialto"
 

@@ -1903,7 +1903,8 @@ fn msg_type_not_third_is_garbled() {
     assert_eq!(mt(&h.take()[0]), "0");
 }
 
-/// A CompID problem's Reject names the message's MsgType, an application message's too.
+/// A CompID problem's Reject names the message's MsgType, an application message's too, and
+/// no RefTagID (its Text says which CompID).
 #[test]
 fn comp_id_reject_names_the_msg_type() {
     let (mut s, mut h) = logged_on();
@@ -1914,6 +1915,11 @@ fn comp_id_reject_names_the_msg_type() {
     let out = h.take();
     assert_eq!(f(&out[0], 373).as_deref(), Some("9"));
     assert_eq!(f(&out[0], 372).as_deref(), Some("D"));
+    assert_eq!(f(&out[0], 371), None);
+    assert_eq!(
+        f(&out[0], 58).as_deref(),
+        Some("CompID problem: SenderCompID(49) is not this session's")
+    );
 }
 
 /// Every Reject carries a SessionRejectReason its session's version defines: FIX 4.2 defines

@@ -365,16 +365,23 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
                 );
                 return None;
             }
+            // The Reject names no RefTagID (as FIX's session test 2k and QuickFIX/J's acceptance
+            // suite expect); its Text says which CompID.
             HeaderProblem::CompId { tag } => {
                 let r = SessionRejectReason::CompIdProblem;
                 let mt = msg_type_of(msg);
+                let text: &[u8] = if tag == tags::SENDER_COMP_ID {
+                    b"CompID problem: SenderCompID(49) is not this session's"
+                } else {
+                    b"CompID problem: TargetCompID(56) is not this session's"
+                };
                 self.send_reject(
                     &RejectOf {
                         ref_seq_num: header.msg_seq_num,
                         ref_msg_type: mt,
-                        ref_tag: Some(tag as i64),
+                        ref_tag: None,
                         reason: r,
-                        text: reason_text(r),
+                        text,
                     },
                     now_ns,
                     h,
