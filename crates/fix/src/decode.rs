@@ -516,6 +516,11 @@ impl<'a> Message<'a> {
             fields: self.fields,
         }
     }
+    /// The tags of every field, in order.
+    #[inline]
+    pub fn tags(&self) -> impl Iterator<Item = u32> + 'a {
+        self.fields.iter().map(|f| f.tag)
+    }
     /// Fields after the standard header up to (not including) the CheckSum, i.e. the ones an
     /// application reads. The header is everything up to the last of the header tags that
     /// follow MsgType.

@@ -80,7 +80,7 @@ pub use encode::{write_u64, Encoder, Header};
 pub use session::{
     identify, malformed_input, malformed_reason, read_header, read_inbound, refusal, Credentials,
     DisconnectReason, HeaderProblem, InHeader, Inbound, InboundApp, Logon, Malformed, MemoryStore,
-    MessageStore, Queued, RejectOf, Session, SessionConfig, SessionEvent, SessionHandler,
+    MessageStore, Queued, RejectOf, Route, Session, SessionConfig, SessionEvent, SessionHandler,
     SessionState, SessionVars, Stored, Text, LOGON_REFUSED,
 };
 pub use time::{parse_utc_timestamp, write_utc_timestamp, TimePrecision};

@@ -45,6 +45,11 @@ pub const TEST_REQ_ID: u32 = 112;
 pub const ORIG_SENDING_TIME: u32 = 122;
 /// DeliverToCompID: a standard-header field (every version).
 pub const DELIVER_TO_COMP_ID: u32 = 128;
+pub const DELIVER_TO_SUB_ID: u32 = 129;
+pub const DELIVER_TO_LOCATION_ID: u32 = 145;
+pub const ON_BEHALF_OF_COMP_ID: u32 = 115;
+pub const ON_BEHALF_OF_SUB_ID: u32 = 116;
+pub const ON_BEHALF_OF_LOCATION_ID: u32 = 144;
 /// CopyMsgIndicator: FIX 4.4 and later.
 pub const COPY_MSG_INDICATOR: u32 = 797;
 pub const GAP_FILL_FLAG: u32 = 123;

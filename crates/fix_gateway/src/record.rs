@@ -22,7 +22,8 @@ use exchange::codec::{opt_side_code, opt_side_from, Dec, DecodeError, Enc};
 use exchange::{ClOrdId, NewOrder, Reject, Replace};
 use fix::app::Echo;
 use fix::{
-    Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, SessionRejectReason, Text,
+    Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, Route, SessionRejectReason,
+    Text,
 };
 use types::Side;
 
@@ -213,9 +214,9 @@ impl FixInput {
         e.u64(self.conn);
         let h = &self.header;
         e.u64(h.msg_seq_num);
-        // PossDupFlag in bit 0, PossResend in bit 1 (records written before PossResend was
-        // kept read as 0 or 1).
-        e.u8(h.poss_dup as u8 | (h.poss_resend as u8) << 1);
+        // PossDupFlag in bit 0, PossResend in bit 1, routing fields after the header problem in
+        // bit 2 (records written before the last two were kept read as 0 or 1).
+        e.u8(h.poss_dup as u8 | (h.poss_resend as u8) << 1 | (h.route.is_some() as u8) << 2);
         e.u64(h.sending_time_ns);
         e.u64(h.orig_sending_time_ns);
         match h.problem {
@@ -234,6 +235,11 @@ impl FixInput {
                 e.u32(tag);
             }
         }
+        if let Some(r) = &h.route {
+            for t in r.on_behalf_of.iter().chain(&r.deliver_to) {
+                text(e, t);
+            }
+        }
         encode_msg(e, &self.msg);
     }
 
@@ -246,11 +252,12 @@ impl FixInput {
         let f = d.array::<34>()?;
         self.conn = exchange::codec::u64_at(f, 0);
         self.header.msg_seq_num = exchange::codec::u64_at(f, 8);
-        if f[16] > 3 {
-            return Err(DecodeError("bad PossDupFlag/PossResend"));
+        if f[16] > 7 {
+            return Err(DecodeError("bad header flags"));
         }
         self.header.poss_dup = f[16] & 1 != 0;
         self.header.poss_resend = f[16] & 2 != 0;
+        let routed = f[16] & 4 != 0;
         self.header.sending_time_ns = exchange::codec::u64_at(f, 17);
         self.header.orig_sending_time_ns = exchange::codec::u64_at(f, 25);
         self.header.problem = match f[33] {
@@ -260,6 +267,15 @@ impl FixInput {
             3 => HeaderProblem::BadTime { tag: d.u32()? },
             4 => HeaderProblem::Missing { tag: d.u32()? },
             _ => return Err(DecodeError("bad header problem")),
+        };
+        self.header.route = if routed {
+            let mut r = Box::<Route>::default();
+            for t in r.on_behalf_of.iter_mut().chain(&mut r.deliver_to) {
+                *t = read_text(d)?;
+            }
+            Some(r)
+        } else {
+            None
         };
         decode_msg_into(d, &mut self.msg)
     }
@@ -839,6 +855,12 @@ mod tests {
             msg_seq_num: k as u64 + 1,
             poss_dup: k.is_multiple_of(2),
             poss_resend: k % 4 == 1,
+            route: (k % 5 == 2).then(|| {
+                Box::new(Route {
+                    on_behalf_of: [Text::from("JCD"), Text::EMPTY, Text::from("CHI")],
+                    deliver_to: [Text::EMPTY, Text::from("CS"), Text::EMPTY],
+                })
+            }),
             sending_time_ns: 1_800_000_000_000_000_000 + k as u64,
             orig_sending_time_ns: if k.is_multiple_of(3) {
                 0
@@ -939,10 +961,10 @@ mod tests {
         b[33] = 5;
         assert_eq!(decode(&b), Err(DecodeError("bad header problem")));
         let mut b = good.clone();
-        b[16] = 4;
+        b[16] = 8;
         assert_eq!(
             decode(&b),
-            Err(DecodeError("bad PossDupFlag/PossResend")),
+            Err(DecodeError("bad header flags")),
             "PossDupFlag"
         );
         // A Heartbeat's TestReqID longer than a `Text`.

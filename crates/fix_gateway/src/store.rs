@@ -273,8 +273,26 @@ impl Store {
     pub(crate) fn body_into(&self, m: &StoredMeta, version: FixVersion, enc: &mut Encoder) {
         match &m.body {
             Body::Bytes => enc.raw(self.bytes_of(m)),
-            Body::Exec(r) => {
+            recipe => {
                 let (cl, orig) = self.ids(m);
+                self.recipe_into(recipe, (cl, orig), m.sending_ts, version, enc);
+            }
+        }
+    }
+
+    /// Writes the body a recipe stands for (`Body::Bytes` writes nothing: its bytes are the
+    /// entry's), with its ClOrdID and OrigClOrdID `ids`, sent at `sending_ts`.
+    pub(crate) fn recipe_into(
+        &self,
+        recipe: &Body,
+        (cl, orig): (&[u8], Option<&[u8]>),
+        sending_ts: u64,
+        version: FixVersion,
+        enc: &mut Encoder,
+    ) {
+        match recipe {
+            Body::Bytes => {}
+            Body::Exec(r) => {
                 let inst = &self.cfg.instruments[r.symbol as usize];
                 let report = ExecutionReport {
                     order_id: r.order_id,
@@ -296,7 +314,7 @@ impl Store {
                     notional: r.notional,
                     price_decimals: inst.price_decimals,
                     text: r.text.map(|t| t.text().as_bytes()),
-                    transact_time_ns: m.sending_ts,
+                    transact_time_ns: sending_ts,
                 };
                 match r.copy_of {
                     None => report.encode_body(version, enc),
@@ -310,7 +328,6 @@ impl Store {
                 }
             }
             Body::CancelReject(r) => {
-                let (cl, orig) = self.ids(m);
                 OrderCancelReject {
                     order_id: r.order.map(|o| o.0),
                     cl_ord_id: cl,

@@ -82,8 +82,88 @@ impl fmt::Debug for Text {
     }
 }
 
+/// The routing fields of a message's header: OnBehalfOfCompID (115), OnBehalfOfSubID (116),
+/// OnBehalfOfLocationID (144) and DeliverToCompID (128), DeliverToSubID (129),
+/// DeliverToLocationID (145). An answer to the message carries them reversed (115 as 128,
+/// 128 as 115, and so on), so that a hub in between routes it back. Rare: a message without
+/// them carries none (no allocation).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Route {
+    /// 115, 116, 144 as sent (empty: absent).
+    pub on_behalf_of: [Text; 3],
+    /// 128, 129, 145 as sent (empty: absent).
+    pub deliver_to: [Text; 3],
+}
+
+/// OnBehalfOf* and DeliverTo* tags, in the order of `Route`'s arrays.
+const ON_BEHALF_OF: [u32; 3] = [
+    tags::ON_BEHALF_OF_COMP_ID,
+    tags::ON_BEHALF_OF_SUB_ID,
+    tags::ON_BEHALF_OF_LOCATION_ID,
+];
+const DELIVER_TO: [u32; 3] = [
+    tags::DELIVER_TO_COMP_ID,
+    tags::DELIVER_TO_SUB_ID,
+    tags::DELIVER_TO_LOCATION_ID,
+];
+
+impl Route {
+    /// The routing fields of `fields` (tag, value), if any has a value.
+    pub fn read<'v>(fields: impl Iterator<Item = (u32, &'v [u8])>) -> Option<Box<Route>> {
+        let mut route: Option<Box<Route>> = None;
+        for (tag, v) in fields {
+            let slot = match tag {
+                tags::ON_BEHALF_OF_COMP_ID
+                | tags::ON_BEHALF_OF_SUB_ID
+                | tags::ON_BEHALF_OF_LOCATION_ID
+                | tags::DELIVER_TO_COMP_ID
+                | tags::DELIVER_TO_SUB_ID
+                | tags::DELIVER_TO_LOCATION_ID => tag,
+                _ => continue,
+            };
+            if v.is_empty() {
+                continue;
+            }
+            let r = route.get_or_insert_with(Box::default);
+            for (i, (&b, &d)) in ON_BEHALF_OF.iter().zip(&DELIVER_TO).enumerate() {
+                if slot == b && r.on_behalf_of[i].is_empty() {
+                    r.on_behalf_of[i] = Text::new(v);
+                } else if slot == d && r.deliver_to[i].is_empty() {
+                    r.deliver_to[i] = Text::new(v);
+                }
+            }
+        }
+        route
+    }
+
+    /// The routing fields of a framed message's raw bytes (one whose fields did not decode):
+    /// each `tag=value` between SOHs that splits.
+    pub fn scan(frame: &[u8]) -> Option<Box<Route>> {
+        Route::read(frame.split(|&c| c == SOH).filter_map(|f| {
+            let eq = f.iter().position(|&c| c == b'=')?;
+            let tag = crate::decode::parse_u64(&f[..eq])?;
+            Some((u32::try_from(tag).ok()?, &f[eq + 1..]))
+        }))
+    }
+
+    /// Writes the fields an answer carries: each OnBehalfOf* as its DeliverTo* and each
+    /// DeliverTo* as its OnBehalfOf*, in header order.
+    pub fn write_reversed(&self, enc: &mut Encoder) {
+        for (i, &tag) in DELIVER_TO.iter().enumerate() {
+            if !self.on_behalf_of[i].is_empty() {
+                enc.field(tag, self.on_behalf_of[i].as_bytes());
+            }
+        }
+        for (i, &tag) in ON_BEHALF_OF.iter().enumerate() {
+            if !self.deliver_to[i].is_empty() {
+                enc.field(tag, self.deliver_to[i].as_bytes());
+            }
+        }
+    }
+}
+
 /// What the header of an inbound message said, as the session needs it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InHeader {
     /// MsgSeqNum (34); 0 if missing or not a number.
     pub msg_seq_num: u64,
@@ -97,6 +177,8 @@ pub struct InHeader {
     /// OrigSendingTime (122); 0 if missing.
     pub orig_sending_time_ns: u64,
     pub problem: HeaderProblem,
+    /// The routing fields, if any: answers to the message carry them reversed.
+    pub route: Option<Box<Route>>,
 }
 
 /// A header the session must refuse (checked by whoever read it, against the session's
@@ -371,7 +453,27 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
         sending_time_ns,
         orig_sending_time_ns,
         problem,
+        // One pass over the tags; the fields are read only if there is one.
+        route: if msg.tags().any(is_route_tag) {
+            Route::read(msg.fields())
+        } else {
+            None
+        },
     }
+}
+
+/// OnBehalfOf* or DeliverTo*.
+#[inline(always)]
+fn is_route_tag(tag: u32) -> bool {
+    matches!(
+        tag,
+        tags::ON_BEHALF_OF_COMP_ID
+            | tags::ON_BEHALF_OF_SUB_ID
+            | tags::ON_BEHALF_OF_LOCATION_ID
+            | tags::DELIVER_TO_COMP_ID
+            | tags::DELIVER_TO_SUB_ID
+            | tags::DELIVER_TO_LOCATION_ID
+    )
 }
 
 /// What to answer a message whose fields do not decode (`DecodeError` past framing): the
@@ -410,6 +512,7 @@ pub fn malformed_input(e: DecodeError, frame: &[u8]) -> Option<(InHeader, Box<Ma
     };
     let header = InHeader {
         msg_seq_num: scan_msg_seq_num(frame).unwrap_or(0),
+        route: Route::scan(frame),
         ..InHeader::default()
     };
     let msg_type = scan_msg_type(frame).map_or(Text::EMPTY, Text::new);

@@ -38,7 +38,7 @@ mod store;
 
 pub use inbound::{
     identify, malformed_input, malformed_reason, read_header, read_inbound, reason_text, refusal,
-    seq_too_low_text, Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, Text,
+    seq_too_low_text, Credentials, HeaderProblem, InHeader, Inbound, Logon, Malformed, Route, Text,
     LOGON_REFUSED, TEXT_LEN_MAX,
 };
 pub use script::fuzz_session_script;
@@ -302,6 +302,8 @@ pub struct Session<S: MessageStore, A> {
     decoder: Decoder,
     /// `send_app`'s body.
     body_enc: Encoder,
+    /// The routing fields of the message being processed: its Rejects carry them reversed.
+    reply_route: Option<Box<Route>>,
 }
 
 impl<S: MessageStore, A: InboundApp> Session<S, A> {
@@ -323,6 +325,7 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
             queue: VecDeque::new(),
             decoder: Decoder::default(),
             body_enc: Encoder::default(),
+            reply_route: None,
             cfg,
         }
     }

@@ -57,6 +57,22 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
         now_ns: u64,
         h: &mut H,
     ) -> Option<&'m A> {
+        if header.route.is_none() {
+            return self.on_message_checked(header, msg, now_ns, h);
+        }
+        self.reply_route = header.route.clone();
+        let delivered = self.on_message_checked(header, msg, now_ns, h);
+        self.reply_route = None;
+        delivered
+    }
+
+    fn on_message_checked<'m, H: SessionHandler>(
+        &mut self,
+        header: &InHeader,
+        msg: &'m Inbound<A>,
+        now_ns: u64,
+        h: &mut H,
+    ) -> Option<&'m A> {
         match self.state {
             SessionState::Disconnected => None,
             SessionState::AwaitingLogon => {
@@ -119,8 +135,11 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
             }
             // It passed the header checks when it arrived.
             let seq = q.header.msg_seq_num;
-            if let Some(a) = self.process(&q.header, &q.msg, seq, now_ns, h) {
-                return Some((q.header, a.clone()));
+            self.reply_route = q.header.route.clone();
+            let delivered = self.process(&q.header, &q.msg, seq, now_ns, h).cloned();
+            self.reply_route = None;
+            if let Some(a) = delivered {
+                return Some((q.header, a));
             }
         }
     }
@@ -741,7 +760,7 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
         self.queue.insert(
             i,
             Queued {
-                header: *header,
+                header: header.clone(),
                 msg: msg.clone(),
             },
         );

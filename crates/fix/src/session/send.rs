@@ -256,7 +256,11 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
             text,
         } = *r;
         let code = reason.code_in(self.cfg.version);
+        let route = self.reply_route.take();
         self.send_admin(msg_type::REJECT, now_ns, h, |e| {
+            if let Some(r) = &route {
+                r.write_reversed(e);
+            }
             e.field_u64(tags::REF_SEQ_NUM, ref_seq_num);
             if let Some(tag) = ref_tag {
                 e.field_i64(tags::REF_TAG_ID, tag);
@@ -271,6 +275,7 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
                 e.field(tags::TEXT, text);
             }
         });
+        self.reply_route = route;
         h.on_event(SessionEvent::Rejected {
             ref_seq_num,
             reason,

@@ -442,6 +442,7 @@ impl FixEdge {
             stats: &mut self.stats,
             echo: &[],
             ignore_duplicate: false,
+            route: None,
             trading_subs: &self.trading_subs,
             body: &mut self.enc,
         }
@@ -461,6 +462,7 @@ impl FixEdge {
     fn on_trading_status_request<const MD: bool>(
         &mut self,
         d: Delivery,
+        route: Option<&fix::Route>,
         req_id: &Text,
         subscription: u8,
         x: &mut ToExchange<'_>,
@@ -478,6 +480,7 @@ impl FixEdge {
             let text = format!("no trading-status subscription with TradSesReqID(335) {req_id}");
             let id = exchange::ClOrdId::truncated(&req_id);
             let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+            e.route = route.map(|r| (r, ix as u16));
             e.business_reject(ix as u16, d.msg_seq, b"g", &id, false, &text);
             return;
         }
@@ -486,6 +489,7 @@ impl FixEdge {
         }
         let status = trad_ses_status(x.x.trading_status());
         let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+        e.route = route.map(|r| (r, ix as u16));
         e.send_body(ix as u16, b'h', |v, enc| {
             TradingSessionStatus {
                 req_id: Some(req_id.as_bytes()),
@@ -700,7 +704,13 @@ impl FixEdge {
             own,
         };
         if let Some(app) = own {
-            self.on_app::<MD>(d(&fi.header, true), app, &mut x, out);
+            self.on_app::<MD>(
+                d(&fi.header, true),
+                fi.header.route.as_deref(),
+                app,
+                &mut x,
+                out,
+            );
         }
         loop {
             let mut w = self.wire(ix, out);
@@ -713,7 +723,13 @@ impl FixEdge {
             let Some((header, app)) = next else {
                 break;
             };
-            self.on_app::<MD>(d(&header, false), &app, &mut x, out);
+            self.on_app::<MD>(
+                d(&header, false),
+                header.route.as_deref(),
+                &app,
+                &mut x,
+                out,
+            );
         }
         self.after(ix, disconnected, out);
         self.end_sessions::<MD>(seq, ts, &mut *x.x, out);
@@ -799,7 +815,13 @@ impl FixEdge {
     /// Any application message of a drop-copy session: it may not enter orders (nor ask for
     /// their status), so nothing reaches the exchange and it gets a BusinessMessageReject.
     #[cold]
-    fn refuse_drop_copy<const MD: bool>(&mut self, d: Delivery, app: &AppMsg, out: &mut Outbox) {
+    fn refuse_drop_copy<const MD: bool>(
+        &mut self,
+        d: Delivery,
+        route: Option<&fix::Route>,
+        app: &AppMsg,
+        out: &mut Outbox,
+    ) {
         let (msg_type, cl_ord_id) = match app {
             AppMsg::New(n) => (&b"D"[..], &n.cl_ord_id),
             AppMsg::Cancel { cl_ord_id, .. } => (&b"F"[..], cl_ord_id),
@@ -812,6 +834,7 @@ impl FixEdge {
             AppMsg::TradingStatus { .. } => (&b"g"[..], &exchange::ClOrdId::EMPTY),
         };
         let mut e = self.edge_out::<MD>(d.seq, d.ts, out);
+        e.route = route.map(|r| (r, d.ix as u16));
         e.business_reject(
             d.ix as u16,
             d.msg_seq,
@@ -823,9 +846,11 @@ impl FixEdge {
     }
 
     /// An application message a session delivered (`d`).
+    /// `route`: the message's routing fields, which every answer to it carries reversed.
     fn on_app<const MD: bool>(
         &mut self,
         d: Delivery,
+        route: Option<&fix::Route>,
         app: &AppMsg,
         x: &mut ToExchange<'_>,
         out: &mut Outbox,
@@ -843,14 +868,15 @@ impl FixEdge {
             subscription,
         } = app
         {
-            return self.on_trading_status_request::<MD>(d, req_id, *subscription, x, out);
+            return self.on_trading_status_request::<MD>(d, route, req_id, *subscription, x, out);
         }
         let who = self.principal(ix as u16);
         if self.cfg.sessions[ix].drop_copy && !is_unsupported(app) {
-            return self.refuse_drop_copy::<MD>(d, app, out);
+            return self.refuse_drop_copy::<MD>(d, route, app, out);
         }
         let mut e = self.edge_out::<MD>(seq, ts, out);
         e.ignore_duplicate = poss_resend;
+        e.route = route.map(|r| (r, ix as u16));
         match app {
             AppMsg::New(n) => x.apply(seq, ts, &Input::New { who, order: n }, own, &mut e),
             AppMsg::Cancel {

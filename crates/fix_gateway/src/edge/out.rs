@@ -39,6 +39,9 @@ pub(super) struct EdgeOut<'a, const MD: bool = false> {
     /// The request is a PossResend (97=Y): if the exchange refuses it as a duplicate ClOrdID,
     /// it was processed before and is ignored (no answer), as the FIX session layer asks.
     pub(super) ignore_duplicate: bool,
+    /// The routing fields of the request being answered and the session that sent it: every
+    /// answer to that session carries them reversed (and is stored as bytes, for resends).
+    pub(super) route: Option<(&'a fix::Route, u16)>,
     /// By session: its trading-status subscription's TradSesReqID.
     pub(super) trading_subs: &'a [Option<Text>],
     /// The body of a message `send_body` writes (reused: no allocation per message).
@@ -216,6 +219,9 @@ impl<const MD: bool> EdgeOut<'_, MD> {
         let seq = s.next_app(ts);
         let enc = &mut *self.body;
         enc.begin_body();
+        if let Some((route, _)) = self.route.filter(|&(_, requester)| requester == to) {
+            route.write_reversed(enc);
+        }
         body(version, enc);
         s.store_mut().push_body(seq, msg_type, ts, enc.body());
         if msg_type == b'8' {
@@ -247,50 +253,18 @@ impl<const MD: bool> EdgeOut<'_, MD> {
 
     #[inline(never)]
     fn execution_report(&mut self, r: &Report<'_>) {
-        let o = r.order;
-        let to = o.owner;
+        let to = r.order.owner;
         let ts = self.ts;
         let s = &mut self.sessions[to as usize];
         let seq = s.next_app(ts);
-        let (exec_type, last, text) = match r.kind {
-            ReportKind::New => (ExecType::New, None, None),
-            ReportKind::Fill { price, qty } => (ExecType::Trade, Some((price, qty)), None),
-            ReportKind::Canceled(CancelReason::Expired) => (ExecType::Expired, None, None),
-            ReportKind::Canceled(reason) => (
-                ExecType::Canceled,
-                None,
-                (reason != CancelReason::User).then_some(reason),
-            ),
-            ReportKind::Replaced => (ExecType::Replaced, None, None),
-            ReportKind::Status => (ExecType::OrderStatus, None, None),
-        };
+        if self.route.is_some_and(|(_, requester)| requester == to) {
+            return self.routed_report(r, seq);
+        }
         let m = s
             .store_mut()
             .slot(seq, b'8', ts, r.cl_ord_id, r.orig_cl_ord_id);
         let recipe = &mut m.body;
-        *recipe = Body::Exec(ExecRecipe {
-            order_id: r.id,
-            exec_seq: self.seq,
-            exec_n: r.n,
-            exec_type,
-            ord_status: match exec_type {
-                ExecType::Expired => OrdStatus::Expired,
-                _ => ord_status(o.status()),
-            },
-            side: o.side,
-            ord_type: o.ord_type,
-            tif: o.tif,
-            account: o.account,
-            symbol: o.symbol,
-            price: o.price,
-            order_qty: o.order_qty,
-            last,
-            leaves_qty: o.leaves_qty,
-            cum_qty: o.cum_qty,
-            notional: o.notional,
-            text,
-            copy_of: None,
-        });
+        *recipe = Body::Exec(exec_recipe(self.seq, r));
         let copied = (!self.copies[to as usize].is_empty() && r.kind != ReportKind::Status)
             .then_some(*recipe);
         self.stats.execution_reports += 1;
@@ -300,6 +274,86 @@ impl<const MD: bool> EdgeOut<'_, MD> {
         }
     }
 
+    /// `execution_report` of a report answering a request with routing fields: stored as
+    /// bytes with the fields reversed (so a resend carries them too); its drop copies as usual.
+    #[cold]
+    fn routed_report(&mut self, r: &Report<'_>, seq: u64) {
+        let to = r.order.owner;
+        let recipe = Body::Exec(exec_recipe(self.seq, r));
+        self.store_routed(to, seq, b'8', &recipe, (r.cl_ord_id, r.orig_cl_ord_id));
+        self.stats.execution_reports += 1;
+        if !self.copies[to as usize].is_empty() && r.kind != ReportKind::Status {
+            self.copy_report(to, recipe, r);
+        }
+    }
+
+    /// Stores message `seq` of session `to` as the body `recipe` stands for, after the
+    /// reversed routing fields of the request it answers, and writes it.
+    #[cold]
+    fn store_routed(
+        &mut self,
+        to: u16,
+        seq: u64,
+        msg_type: u8,
+        recipe: &Body,
+        ids: (&[u8], Option<&[u8]>),
+    ) {
+        let ts = self.ts;
+        let s = &mut self.sessions[to as usize];
+        let version = s.config().version;
+        let enc = &mut *self.body;
+        enc.begin_body();
+        if let Some((route, _)) = self.route {
+            route.write_reversed(enc);
+        }
+        s.store().recipe_into(recipe, ids, ts, version, enc);
+        s.store_mut().push_body(seq, msg_type, ts, enc.body());
+        self.write_last(to, seq, msg_type);
+    }
+}
+
+/// What an ExecutionReport about report `r` (of journal record `record_seq`) says.
+#[inline(always)]
+fn exec_recipe(record_seq: u64, r: &Report<'_>) -> ExecRecipe {
+    let o = r.order;
+    let (exec_type, last, text) = match r.kind {
+        ReportKind::New => (ExecType::New, None, None),
+        ReportKind::Fill { price, qty } => (ExecType::Trade, Some((price, qty)), None),
+        ReportKind::Canceled(CancelReason::Expired) => (ExecType::Expired, None, None),
+        ReportKind::Canceled(reason) => (
+            ExecType::Canceled,
+            None,
+            (reason != CancelReason::User).then_some(reason),
+        ),
+        ReportKind::Replaced => (ExecType::Replaced, None, None),
+        ReportKind::Status => (ExecType::OrderStatus, None, None),
+    };
+    ExecRecipe {
+        order_id: r.id,
+        exec_seq: record_seq,
+        exec_n: r.n,
+        exec_type,
+        ord_status: match exec_type {
+            ExecType::Expired => OrdStatus::Expired,
+            _ => ord_status(o.status()),
+        },
+        side: o.side,
+        ord_type: o.ord_type,
+        tif: o.tif,
+        account: o.account,
+        symbol: o.symbol,
+        price: o.price,
+        order_qty: o.order_qty,
+        last,
+        leaves_qty: o.leaves_qty,
+        cum_qty: o.cum_qty,
+        notional: o.notional,
+        text,
+        copy_of: None,
+    }
+}
+
+impl<const MD: bool> EdgeOut<'_, MD> {
     /// Copies of the report `r` to `owner` (its `recipe`) for the drop-copy sessions.
     #[cold]
     fn copy_report(&mut self, owner: u16, recipe: Body, r: &Report<'_>) {
@@ -400,13 +454,11 @@ impl<const MD: bool> EdgeOut<'_, MD> {
         let ts = self.ts;
         let s = &mut self.sessions[to as usize];
         let seq = s.next_app(ts);
-        let m = s.store_mut().slot(
-            seq,
-            b'9',
-            ts,
-            cl_ord_id.as_bytes(),
-            Some(orig_cl_ord_id.as_bytes()),
-        );
+        let ids = (cl_ord_id.as_bytes(), Some(orig_cl_ord_id.as_bytes()));
+        if self.route.is_some_and(|(_, requester)| requester == to) {
+            return self.store_routed(to, seq, b'9', &Body::CancelReject(r), ids);
+        }
+        let m = s.store_mut().slot(seq, b'9', ts, ids.0, ids.1);
         m.body = Body::CancelReject(r);
         self.write_last(to, seq, b'9');
     }

@@ -159,7 +159,7 @@ impl FixEdge {
                 rec.clear();
                 FixInput {
                     conn: 0,
-                    header: q.header,
+                    header: q.header.clone(),
                     msg: q.msg.clone(),
                 }
                 .encode(&mut exchange::codec::Enc(&mut rec));
