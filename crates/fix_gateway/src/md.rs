@@ -215,6 +215,14 @@ fn version_of(cfg: &FixConfig, ix: usize) -> FixVersion {
     cfg.sessions[ix].version
 }
 
+/// The inbound message a refusal answers (its RefSeqNum and RefMsgType), of session `ix`.
+#[derive(Clone, Copy)]
+struct Refused<'a> {
+    ix: usize,
+    msg_seq: u64,
+    msg_type: &'a [u8],
+}
+
 impl MdEdge {
     pub fn new(cfg: Arc<FixConfig>, limits: MdLimits) -> MdEdge {
         let sessions = cfg
@@ -713,20 +721,25 @@ impl MdEdge {
                 .get(fix::tags::MSG_SEQ_NUM)
                 .and_then(fix::decode::parse_u64)
                 .unwrap_or(0);
+            let refused = Refused {
+                ix,
+                msg_seq,
+                msg_type: msg.msg_type(),
+            };
             match msg.msg_type() {
                 b"V" => match MarketDataRequest::read(&msg) {
                     Ok(r) => self.on_request(ix, msg_seq, &r, now_ns, feed, out),
-                    Err(e) => self.refuse(ix, msg_seq, b"V", &msg, e, now_ns, out),
+                    Err(e) => self.refuse(refused, &msg, e, now_ns, out),
                 },
                 b"x" if version_of(&self.cfg, ix) != FixVersion::Fix42 => {
                     match SecurityListRequest::read(&msg) {
                         Ok(r) => self.security_list(ix, &r, now_ns, out),
-                        Err(e) => self.refuse(ix, msg_seq, b"x", &msg, e, now_ns, out),
+                        Err(e) => self.refuse(refused, &msg, e, now_ns, out),
                     }
                 }
                 b"e" => match SecurityStatusRequest::read(&msg) {
                     Ok(r) => self.security_status(ix, msg_seq, &r, now_ns, out),
-                    Err(e) => self.refuse(ix, msg_seq, b"e", &msg, e, now_ns, out),
+                    Err(e) => self.refuse(refused, &msg, e, now_ns, out),
                 },
                 t => {
                     let text: &[u8] = match t {
@@ -737,9 +750,11 @@ impl MdEdge {
                     };
                     let t = t.to_vec();
                     self.business_reject(
-                        ix,
-                        msg_seq,
-                        &t,
+                        Refused {
+                            ix,
+                            msg_seq,
+                            msg_type: &t,
+                        },
                         BusinessRejectReason::UnsupportedMessageType,
                         text,
                         now_ns,
@@ -751,17 +766,20 @@ impl MdEdge {
         self.decoder = decoder;
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Answers message `to`, refused: a session Reject or a MarketDataRequestReject.
     fn refuse(
         &mut self,
-        ix: usize,
-        msg_seq: u64,
-        msg_type: &[u8],
+        to: Refused<'_>,
         msg: &fix::Message<'_>,
         e: MdRefusal,
         now_ns: u64,
         out: &mut Outbox,
     ) {
+        let Refused {
+            ix,
+            msg_seq,
+            msg_type,
+        } = to;
         self.stats.rejects += 1;
         let s = self.sessions[ix].as_mut().expect("bound");
         let Some(conn) = s.conn else {
@@ -795,17 +813,20 @@ impl MdEdge {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A BusinessMessageReject of message `to`.
     fn business_reject(
         &mut self,
-        ix: usize,
-        msg_seq: u64,
-        msg_type: &[u8],
+        to: Refused<'_>,
         reason: BusinessRejectReason,
         text: &[u8],
         now_ns: u64,
         out: &mut Outbox,
     ) {
+        let Refused {
+            ix,
+            msg_seq,
+            msg_type,
+        } = to;
         self.stats.rejects += 1;
         let s = self.sessions[ix].as_mut().expect("bound");
         s.send(
@@ -865,9 +886,11 @@ impl MdEdge {
                         String::from_utf8_lossy(r.md_req_id)
                     );
                     self.business_reject(
-                        ix,
-                        msg_seq,
-                        b"V",
+                        Refused {
+                            ix,
+                            msg_seq,
+                            msg_type: b"V",
+                        },
                         BusinessRejectReason::UnknownId,
                         text.as_bytes(),
                         now_ns,
@@ -1016,9 +1039,11 @@ impl MdEdge {
         {
             let text = format!("unknown symbol {}", String::from_utf8_lossy(r.symbol));
             return self.business_reject(
-                ix,
-                msg_seq,
-                b"e",
+                Refused {
+                    ix,
+                    msg_seq,
+                    msg_type: b"e",
+                },
                 BusinessRejectReason::UnknownSecurity,
                 text.as_bytes(),
                 now_ns,

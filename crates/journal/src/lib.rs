@@ -34,8 +34,8 @@
 //! writer writes only to segments of the current format ([`format::FORMAT_VERSION`]).
 //!
 //! Unsafe: denied everywhere but two calls: in `crc` (the record checksum's SSE4.2 path, made
-//! only after run-time detection of the instruction) and `sync_file_range` in `writer` (the
-//! background write-back, which neither std nor rustix wraps).
+//! only after run-time detection of the instruction) and `sync_file_range` in
+//! `writer::background` (the background write-back, which neither std nor rustix wraps).
 #![deny(unsafe_code)]
 
 mod crc;

@@ -147,16 +147,17 @@ fn run_one(
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
     let subs = {
         let stop = stop_subs.clone();
-        let (addr, prefix, target) = (
-            b.md_addr,
-            b.sender_prefix.clone(),
-            b.fix.target_comp_id.clone(),
-        );
+        let set = Subscribers {
+            addr: b.md_addr,
+            prefix: b.sender_prefix.clone(),
+            target: b.fix.target_comp_id.clone(),
+            n,
+            symbols,
+            base,
+        };
         std::thread::Builder::new()
             .name("md-subscribers".into())
-            .spawn(move || {
-                subscribe_and_read(addr, &prefix, &target, n, &symbols, base, stop, ready_tx)
-            })
+            .spawn(move || subscribe_and_read(&set, stop, ready_tx))
             .map_err(|e| format!("cannot start the subscribers' thread: {e}"))?
     };
     match ready_rx.recv() {
@@ -249,19 +250,36 @@ fn run_bots(
     Ok(result)
 }
 
-/// The subscribers' thread: connects `n` clients, subscribes each to every symbol, says
-/// when all have their snapshots, then reads until `stop`.
-#[allow(clippy::too_many_arguments)]
-fn subscribe_and_read(
+/// The market-data subscribers of one run: who they are and what they subscribe to.
+struct Subscribers {
+    /// The market-data address they connect to.
     addr: SocketAddr,
-    prefix: &str,
-    target: &str,
+    /// Their SenderCompIDs are this prefix and 1 to `n`.
+    prefix: String,
+    /// The server's CompID.
+    target: String,
     n: usize,
-    symbols: &[String],
+    /// Each subscribes to every one of these symbols.
+    symbols: Vec<String>,
+    /// The time their trade entries' read times count from.
     base: Instant,
+}
+
+/// The subscribers' thread: connects the `n` clients of `set`, subscribes each to every
+/// symbol, says when all have their snapshots, then reads until `stop`.
+fn subscribe_and_read(
+    set: &Subscribers,
     stop: Arc<AtomicBool>,
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) -> Result<Vec<MdClient>, String> {
+    let &Subscribers {
+        addr,
+        ref prefix,
+        ref target,
+        n,
+        ref symbols,
+        base,
+    } = set;
     let fail = |e: String| {
         let _ = ready.send(Err(e.clone()));
         e

@@ -38,8 +38,8 @@ mod snapshot;
 
 use log::{EdgeLog, Noted};
 
-use out::EdgeOut;
 pub use out::{cxl_rej_reason, ord_rej_reason, ord_status};
+use out::{EdgeOut, MassCancelOutcome};
 
 type FixSession = Session<Store, AppMsg>;
 
@@ -926,13 +926,15 @@ impl FixEdge {
                     }
                     Some(text) => e.mass_cancel_report(
                         ix as u16,
-                        cl_ord_id,
-                        seq,
-                        *request_type,
-                        Some(text),
-                        0,
-                        *symbol,
-                        *side,
+                        MassCancelOutcome {
+                            cl_ord_id,
+                            request_seq: seq,
+                            request_type: *request_type,
+                            rejected: Some(text),
+                            count: 0,
+                            symbol: *symbol,
+                            side: *side,
+                        },
                     ),
                 }
             }

@@ -156,13 +156,15 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                 let request_type = if symbol.is_some() { 1 } else { 7 };
                 self.mass_cancel_report(
                     to,
-                    cl_ord_id,
-                    request_seq,
-                    request_type,
-                    None,
-                    count,
-                    symbol,
-                    side,
+                    MassCancelOutcome {
+                        cl_ord_id,
+                        request_seq,
+                        request_type,
+                        rejected: None,
+                        count,
+                        symbol,
+                        side,
+                    },
                 );
             }
             Output::StatusUnknown { to, cl_ord_id, n } => {
@@ -185,6 +187,22 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
             Output::TradingStatus(s) => self.trading_status(s),
         }
     }
+}
+
+/// What an OrderMassCancelReport says (`EdgeOut::mass_cancel_report`): the request it
+/// answers and its outcome.
+pub(super) struct MassCancelOutcome<'a> {
+    pub(super) cl_ord_id: &'a ClOrdId,
+    /// The record that journaled the request (the report's MassActionReportID).
+    pub(super) request_seq: u64,
+    /// MassCancelRequestType (530) of the request.
+    pub(super) request_type: u8,
+    /// Refused, with this text; `None`: carried out.
+    pub(super) rejected: Option<&'a str>,
+    /// Orders it canceled.
+    pub(super) count: u64,
+    pub(super) symbol: Option<types::SymbolId>,
+    pub(super) side: Option<types::Side>,
 }
 
 impl<const MD: bool> EdgeOut<'_, MD> {
@@ -375,19 +393,17 @@ impl<const MD: bool> EdgeOut<'_, MD> {
     }
 
     /// OrderMassCancelReport of the mass cancel session `to` requested in record
-    /// `request_seq`: carried out (`rejected` none, with the orders it canceled) or refused.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn mass_cancel_report(
-        &mut self,
-        to: u16,
-        cl_ord_id: &ClOrdId,
-        request_seq: u64,
-        request_type: u8,
-        rejected: Option<&str>,
-        count: u64,
-        symbol: Option<types::SymbolId>,
-        side: Option<types::Side>,
-    ) {
+    /// `m.request_seq`: carried out (`rejected` none, with the orders it canceled) or refused.
+    pub(super) fn mass_cancel_report(&mut self, to: u16, m: MassCancelOutcome<'_>) {
+        let MassCancelOutcome {
+            cl_ord_id,
+            request_seq,
+            request_type,
+            rejected,
+            count,
+            symbol,
+            side,
+        } = m;
         // A journaled symbol index beyond the instruments (a journal of another
         // configuration) is named by none.
         let sym = symbol.and_then(|s| self.cfg.instruments.get(s as usize).map(|i| i.symbol));
