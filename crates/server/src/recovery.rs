@@ -1103,7 +1103,15 @@ mod tests {
                 }
                 got
             });
-            std::thread::sleep(Duration::from_millis(10));
+            // Once the applier waits for a batch: the end must wake it.
+            let t = std::time::Instant::now();
+            while !tx.handoff.lock().applier_waits {
+                assert!(
+                    t.elapsed() < Duration::from_secs(30),
+                    "the applier never waited"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
             for seq in 1..=BATCH_RECORDS as u64 + 5 {
                 assert!(tx.push(&record(seq, &tick)).unwrap());
             }
