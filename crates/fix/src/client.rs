@@ -8,8 +8,14 @@
 //! FIX engine adds: TransactTime on D, F, G and q, and HandlInst on FIX 4.2 D and G, when the
 //! caller gave none.
 //!
+//! What it cannot read (a garbled frame, skipped up to the next `8=`, or a framed message
+//! that does not decode) is counted ([`FixClient::garbled`]), and dropping a client that
+//! counted any panics (unless its thread is already panicking): every test built on it fails
+//! on a garbled answer without asking.
+//!
 //! Never: used by the server; sleeps as synchronisation (every wait is a socket read with a
-//! deadline). The one part of this crate with a socket: the rest is sans-I/O.
+//! deadline); skips input silently. The one part of this crate with a socket: the rest is
+//! sans-I/O.
 
 use crate::{frame, resync, Decoder, Encoder, FixVersion, Header, Limits, TimePrecision};
 use std::io::{self, Read, Write};
@@ -61,6 +67,10 @@ pub struct FixClient {
     /// The dialect of what it sends (BeginString; FIXT.1.1 Logons carry DefaultApplVerID).
     version: FixVersion,
     decoder: Decoder,
+    /// Garbled frames and undecodable messages skipped so far.
+    garbled: u64,
+    /// The first of them (up to 200 bytes), for the panic's message.
+    first_garbled: Vec<u8>,
 }
 
 fn now_ns() -> u64 {
@@ -90,6 +100,8 @@ impl FixClient {
             enc: Encoder::default(),
             decoder: Decoder::default(),
             version: FixVersion::Fix44,
+            garbled: 0,
+            first_garbled: Vec::new(),
         })
     }
 
@@ -213,16 +225,35 @@ impl FixClient {
         }
     }
 
+    /// Garbled frames and undecodable messages skipped so far (each garbled stretch up to the
+    /// next `8=` counts once). A client dropped with any panics.
+    pub fn garbled(&self) -> u64 {
+        self.garbled
+    }
+
+    fn count_garbled(&mut self, bytes: &[u8]) {
+        if self.garbled == 0 {
+            self.first_garbled = bytes[..bytes.len().min(200)].to_vec();
+        }
+        self.garbled += 1;
+    }
+
     fn parse_one(&mut self) -> Option<Msg> {
         loop {
             let rest = &self.rbuf[self.rpos..];
             match frame(rest, Limits::default().msg_len_max) {
                 Ok(None) => return None,
-                Err(_) => self.rpos += resync(rest).max(1),
+                Err(_) => {
+                    let skip = resync(rest).max(1);
+                    let skipped = rest[..skip].to_vec();
+                    self.count_garbled(&skipped);
+                    self.rpos += skip;
+                }
                 Ok(Some(len)) => {
                     let raw: Vec<u8> = rest[..len].to_vec();
                     self.rpos += len;
                     let Ok(m) = self.decoder.decode_framed(&raw) else {
+                        self.count_garbled(&raw);
                         continue;
                     };
                     let fields = m
@@ -286,5 +317,19 @@ impl FixClient {
 
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Drop for FixClient {
+    fn drop(&mut self) {
+        if self.garbled > 0 && !std::thread::panicking() {
+            panic!(
+                "{} -> {}: {} garbled frame(s) or undecodable message(s) skipped; the first: {}",
+                self.sender,
+                self.target,
+                self.garbled,
+                String::from_utf8_lossy(&self.first_garbled).replace('\x01', "|")
+            );
+        }
     }
 }

@@ -6,6 +6,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use common::*;
 use journal::format::{
@@ -125,11 +127,20 @@ fn verify_next_to_a_writer_rolling_through_spares_never_reports_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let (mut w, _) = reopen(dir.path()).unwrap();
     let path = dir.path().to_path_buf();
-    let writer = std::thread::spawn(move || {
-        for round in 0..300u64 {
-            append_in_mode(&mut w, 4, Durability::Process, round % 2 == 0);
+    // The writer goes on (past its 300 rounds) until verify, beside it, has seen records this
+    // many times.
+    const VERIFIES: u64 = 5;
+    let verifies = Arc::new(AtomicU64::new(0));
+    let writer = std::thread::spawn({
+        let verifies = verifies.clone();
+        move || {
+            let mut round = 0u64;
+            while round < 300 || verifies.load(Ordering::SeqCst) < VERIFIES {
+                append_in_mode(&mut w, 4, Durability::Process, round.is_multiple_of(2));
+                round += 1;
+            }
+            (w.next_seq() - 1, w.roll_stats())
         }
-        (w.next_seq() - 1, w.roll_stats())
     });
     let mut last = 0;
     while !writer.is_finished() {
@@ -139,8 +150,16 @@ fn verify_next_to_a_writer_rolling_through_spares_never_reports_corruption() {
         assert!(seen >= last, "verify went backwards: {seen} < {last}");
         assert!(report.segments.iter().all(|s| !s.header_unwritten));
         last = seen;
+        if seen > 0 {
+            verifies.fetch_add(1, Ordering::SeqCst);
+        }
     }
     let (total, stats) = writer.join().unwrap();
+    let ran = verifies.load(Ordering::SeqCst);
+    assert!(
+        ran >= VERIFIES,
+        "verify saw records {ran} times beside the writer"
+    );
     assert!(stats.prepared > 10, "{stats:?}");
     check_all(&path, total);
 }

@@ -10,7 +10,9 @@
 //! order with gaps filled by ResendRequest); no ClOrdID is acknowledged or executed twice (every
 //! ExecID is seen once); no fill is lost (bought quantity == sold quantity across the clients,
 //! and equals the server's CumQty); sessions resume with no manual reset (no Logon ever carries
-//! ResetSeqNumFlag after the first).
+//! ResetSeqNumFlag after the first); no MsgSeqNum is used twice (nothing below the expected
+//! number arrives without PossDupFlag, as it would from a server restarted with its outbound
+//! numbers rewound).
 
 use fix::client::{FixClient, Msg};
 use std::collections::{HashMap, HashSet};
@@ -180,6 +182,18 @@ impl Trader {
     fn on_msg(&mut self, m: Msg) {
         let seq = m.seq();
         let t = m.msg_type().to_string();
+        // Below the expected number only a PossDup repeat may come (a SequenceReset-Reset's
+        // number is ignored): anything else means the server reused numbers, e.g. restarted
+        // with its outbound sequence rewound, and what it sent under them would go unseen.
+        let reset = t == "4" && m.get(123) != Some("Y");
+        if seq < self.in_seq && !m.poss_dup() && !reset {
+            self.errors.push(format!(
+                "{}: MsgSeqNum {seq} without PossDupFlag, {} expected: {}",
+                self.name,
+                self.in_seq,
+                m.text()
+            ));
+        }
         if t == "4" {
             // SequenceReset (gap fill): applies at its own number.
             if seq <= self.in_seq || m.poss_dup() {
@@ -199,7 +213,7 @@ impl Trader {
             }
         }
         if seq < self.in_seq {
-            return; // a PossDup repeat of something already processed
+            return; // a PossDup repeat of something already processed (or an error, above)
         }
         if seq > self.in_seq {
             if self.resend_target == 0 {

@@ -1,6 +1,7 @@
-//! Runs the fuzz targets' bodies (`rialto::fuzzing`) on every saved input under
-//! `tests/fuzz_regressions/<target>/` (crashes found by `cargo fuzz` are copied there) and on a
-//! few thousand seeded pseudo-random inputs, so `cargo test` covers them without a fuzzer.
+//! Runs the fuzz targets' bodies (`rialto::fuzzing`, and `fix::session::fuzz_session_script`)
+//! on every saved input under `tests/fuzz_regressions/<target>/` (crashes found by `cargo fuzz`
+//! are copied there) and on seeds or a few thousand seeded pseudo-random inputs, so
+//! `cargo test` covers them without a fuzzer.
 
 use rialto::fuzzing::{check_csv, check_engine};
 use std::path::Path;
@@ -73,6 +74,32 @@ fn engine_random_inputs() {
     for _ in 0..1500 {
         let data = random_bytes(&mut rng, 8 * 120, &[]);
         check_engine(&data).unwrap_or_else(|e| panic!("input {data:?}: {e}"));
+    }
+}
+
+/// The FIX session script body (`fix::session::fuzz_session_script`) on its saved inputs and
+/// its seeds (scripts of Logons, orders, gaps, resends and resets), each whole and cut short.
+#[test]
+fn fix_session_script_saved_inputs_and_seeds() {
+    let mut inputs = saved_inputs("fix_session_script");
+    assert!(!inputs.is_empty(), "the saved inputs are missing");
+    let seeds_dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/fix_session_script");
+    let seeds: Vec<(String, Vec<u8>)> = std::fs::read_dir(&seeds_dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", seeds_dir.display()))
+        .map(|e| {
+            let path = e.unwrap().path();
+            (path.display().to_string(), std::fs::read(&path).unwrap())
+        })
+        .collect();
+    assert!(seeds.len() >= 5, "{}: too few seeds", seeds_dir.display());
+    inputs.extend(seeds);
+    for (name, data) in inputs {
+        for len in 0..=data.len() {
+            let script = &data[..len];
+            std::panic::catch_unwind(|| fix::session::fuzz_session_script(script))
+                .unwrap_or_else(|_| panic!("{name}, its first {len} bytes"));
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Passwords end to end with the real binary: `rialto passwd` makes the hash, `rialto serve`
 //! warns of the sessions without one and checks Logons against it, and `rialto journal dump`
-//! of the journal shows neither the right password nor a wrong guess, only the verdicts.
+//! of the journal shows neither the right password nor a wrong guess, only the verdicts; no
+//! file of the data directory after a clean stop (journal, snapshot) holds either.
 
 use fix::client::{FixClient, Msg};
 use std::ffi::OsStr;
@@ -96,7 +97,7 @@ firm = "F"
         "--data-dir".as_ref(),
         data.as_os_str(),
     ];
-    let served = serve(
+    let mut served = serve(
         &args,
         Stdio::from(std::fs::File::create(&stderr_path).unwrap()),
         false,
@@ -106,6 +107,8 @@ firm = "F"
     assert_eq!(wrong.get(58), Some("logon refused"));
     let right = logon(served.addr, "LOCKED", PASSWORD);
     assert_eq!(right.msg_type(), "A", "{}", right.text());
+    // A clean stop: its final snapshot is among the files searched below.
+    served.stop();
     drop(served);
 
     let log = std::fs::read_to_string(&stderr_path).unwrap();
@@ -136,8 +139,17 @@ firm = "F"
     // Both Logons are there, each with its verdict.
     assert!(dump.contains("credentials: Refused"), "{dump}");
     assert!(dump.contains("credentials: Accepted"), "{dump}");
-    // Nothing the data directory holds has either (the config copy has the hash only).
-    for entry in walk(&data) {
+    // Nothing the data directory holds has either (the config copy has the hash only): the
+    // journal, the snapshot and every other file.
+    let files = walk(&data);
+    assert!(
+        files
+            .iter()
+            .any(|p| p.parent().is_some_and(|d| d.ends_with("snapshots"))
+                && p.extension().is_some_and(|e| e == "snap")),
+        "no snapshot to search: {files:?}"
+    );
+    for entry in files {
         let bytes = std::fs::read(&entry).unwrap();
         for secret in [PASSWORD, GUESS] {
             assert!(

@@ -171,7 +171,13 @@ fn flood_answer(who: &str, m: &fix::client::Msg, n: &mut FloodCounts) {
     }
 }
 
-fn flooder(server_addr: std::net::SocketAddr, who: String, stop: Arc<AtomicBool>) -> FloodCounts {
+/// Floods as `who` until `stop`; counts itself in `flooding` at its first "throttled".
+fn flooder(
+    server_addr: std::net::SocketAddr,
+    who: String,
+    stop: Arc<AtomicBool>,
+    flooding: Arc<AtomicU64>,
+) -> FloodCounts {
     let mut c = FixClient::connect(server_addr, &who, "RIALTO", 1).unwrap();
     c.logon(30, true).unwrap();
     c.expect("A", T).unwrap();
@@ -189,7 +195,13 @@ fn flooder(server_addr: std::net::SocketAddr, who: String, stop: Arc<AtomicBool>
             }
             match c.recv(left).unwrap() {
                 Some(m) if m.msg_type() == "0" => {}
-                Some(m) => flood_answer(&who, &m, &mut n),
+                Some(m) => {
+                    let was = n.throttled;
+                    flood_answer(&who, &m, &mut n);
+                    if was == 0 && n.throttled == 1 {
+                        flooding.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
                 None => break,
             }
         }
@@ -277,14 +289,21 @@ fn five_flooders_at_10x_their_limits_never_shed_a_quiet_session() {
 
     // Five flooders, then a quiet session that connects last.
     let stop = Arc::new(AtomicBool::new(false));
+    let flooding = Arc::new(AtomicU64::new(0));
     let threads: Vec<_> = flooders
         .iter()
         .map(|who| {
             let (addr, who, stop) = (server.addr, who.clone(), stop.clone());
-            thread::spawn(move || flooder(addr, who, stop))
+            let flooding = flooding.clone();
+            thread::spawn(move || flooder(addr, who, stop, flooding))
         })
         .collect();
-    thread::sleep(Duration::from_secs(1));
+    // Until every flooder is over its limit.
+    let deadline = Instant::now() + T;
+    while flooding.load(Ordering::SeqCst) < FLOODERS as u64 {
+        assert!(Instant::now() < deadline, "the flooders are not throttled");
+        thread::park_timeout(Duration::from_millis(10));
+    }
     let throttled_before = counters.throttled.load(Ordering::Relaxed);
     let busy_before = counters.busy_rejects.load(Ordering::Relaxed);
     let mut q2 = logon(&server, "CLIENT2");

@@ -662,13 +662,25 @@ impl Run<'_> {
                 Ok(())
             }
             Op::Disconnect { conn } => {
-                if let Some((c, _)) = self.conns.remove(conn) {
-                    let _ = c.stream.shutdown(std::net::Shutdown::Both);
+                let (mut c, _) = self.conns.remove(conn).ok_or("no such connection")?;
+                // The client's FIN; then whatever is in flight is read until the server closes
+                // too. It closes once it has read the end, after the record that unbinds the
+                // session is queued: a Logon on a new connection comes after it.
+                let _ = c.stream.shutdown(std::net::Shutdown::Write);
+                let end = Instant::now() + WAIT;
+                loop {
+                    match c.next(end.saturating_duration_since(Instant::now())) {
+                        Err(e) if e == "closed" => return Ok(()),
+                        Err(e) => return Err(e),
+                        Ok(None) => {
+                            return Err(format!("the server did not close within {WAIT:?}"))
+                        }
+                        Ok(Some(m)) => {
+                            writeln!(self.log, "  {conn} < {} (after disconnect)", show(&m))
+                                .unwrap()
+                        }
+                    }
                 }
-                // The server learns of the close on its next read: a Logon sent at once on a
-                // new connection could find the session still bound.
-                std::thread::sleep(Duration::from_millis(500));
-                Ok(())
             }
         }
     }

@@ -21,6 +21,31 @@ pub struct Served {
     pub md: Option<SocketAddr>,
 }
 
+impl Served {
+    /// Stops the server cleanly (SIGTERM: Logout to every session, drain, final snapshot) and
+    /// waits up to 30 s for it to exit; panics unless it exits with success.
+    pub fn stop(&mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for rialto serve") {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "rialto serve did not stop within 30 s of SIGTERM"
+            );
+            std::thread::park_timeout(Duration::from_millis(10));
+        };
+        assert!(status.success(), "rialto serve stopped with {status}");
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -161,7 +161,15 @@ fn a_gone_applier_stops_a_waiting_decoder_and_a_gone_decoder_ends_the_applier() 
             }
             got
         });
-        std::thread::sleep(Duration::from_millis(10));
+        // Once the applier waits for a batch: the end must wake it.
+        let t = std::time::Instant::now();
+        while !tx.handoff.lock().applier_waits {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the applier never waited"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         for seq in 1..=BATCH_RECORDS as u64 + 5 {
             assert!(tx.push(&record(seq, &tick)).unwrap());
         }
