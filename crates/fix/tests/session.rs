@@ -1964,3 +1964,21 @@ fn reject_reasons_are_those_the_version_defines() {
         }
     }
 }
+
+/// A ResendRequest whose EndSeqNo is below its BeginSeqNo (and not 0, "infinity") is refused:
+/// Reject 373=5 naming EndSeqNo; nothing is resent and the session goes on.
+#[test]
+fn resend_request_ending_before_it_begins_is_rejected() {
+    let (mut s, mut h) = logged_on();
+    s.send_app(&exec_report(b"C2"), T0, &mut h);
+    h.take();
+    feed(&mut s, In::new("2", 2, "7=2|16=1|"), T0, &mut h);
+    let out = h.take();
+    assert_eq!(out.len(), 1);
+    assert_eq!(mt(&out[0]), "3");
+    assert_eq!(f(&out[0], 373).as_deref(), Some("5"));
+    assert_eq!(f(&out[0], 371).as_deref(), Some("16"));
+    assert_eq!(f(&out[0], 372).as_deref(), Some("2"));
+    assert_eq!(s.next_in(), 3);
+    assert_eq!(s.state(), SessionState::Active);
+}

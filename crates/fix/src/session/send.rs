@@ -37,6 +37,10 @@ impl<S: MessageStore, A: InboundApp> Session<S, A> {
         let Some(end) = end else {
             return self.reject_missing(msg, seq, tags::END_SEQ_NO, now_ns, h);
         };
+        if end != 0 && end < begin {
+            let e = FieldError::bad_value(tags::END_SEQ_NO);
+            return self.reject_field(msg, seq, e, now_ns, h);
+        }
         let last = self.next_out - 1;
         let end = if end == 0 || end > last { last } else { end };
         if begin > end || h.muted() {
