@@ -397,7 +397,8 @@ fn damaged_messages_get_the_answer_they_deserve() {
     );
     assert_eq!(c.feed(&m), 1);
     let sent = c.sent();
-    assert_fields(&sent, &["35=3", "45=7", "371=49", "373=9"], "CompID");
+    assert_fields(&sent, &["35=3", "45=7", "372=D", "373=9"], "CompID");
+    assert!(!sent.contains("|371="), "CompID: no RefTagID in {sent}");
     let (reject, logout) = (sent.find("|35=3|"), sent.find("|35=5|"));
     assert!(
         reject.is_some() && logout.is_some() && reject < logout,

@@ -691,6 +691,11 @@ impl FixEdge {
         let mut w = self.wire(ix, out);
         let own = self.sessions[ix].on_message(&fi.header, &fi.msg, ts, &mut w);
         let mut disconnected = w.disconnected;
+        // A Logon with ResetSeqNumFlag=Y inside the session: as at a Logon on a connection,
+        // numbers start again, and after a bounding checkpoint every one is stored.
+        if w.logged_on && self.last_seq > self.bound_seq {
+            self.sessions[ix].store_mut().skip_below = 0;
+        }
         if !w.noted.is_empty() {
             let noted = w.noted;
             self.log.events(&self.cfg, ix, ts, noted, self.replaying);
