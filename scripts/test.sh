@@ -1,57 +1,96 @@
 #!/usr/bin/env bash
-# Runs every test of the repository: formatting, lints, the workspace's tests, and a short run
-# of each fuzz target. This is the README's test command; .ci/run calls it on a fresh machine.
+# Runs every test of the repository: formatting, lints, the workspace's tests, the QuickFIX/J
+# interop run and the fuzz targets. This is the README's test command; .ci/run calls it on a
+# fresh machine. It needs nothing done first: user-level tools it lacks (cargo-nextest,
+# cargo-fuzz) it installs with `cargo install --locked`, saying so.
 #
 # Environment:
-#   FUZZ_SECONDS   seconds per fuzz target (default 20; 0 skips fuzzing)
-#   INTEROP        0 skips the QuickFIX/J interop step (default 1; needs java 17 and mvn)
+#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 30; 0
+#                          skips fuzzing)
+#   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 5: its seeds, saved inputs and
+#                          a short run)
+#   FUZZ_SINCE             what "lately" means: commits after this date (`git log --since`
+#                          syntax; default: 24 hours before HEAD's commit), and uncommitted work
+#   INTEROP                0 skips the QuickFIX/J interop step (default 1; needs java 17 and mvn)
 #
-# Usage: scripts/test.sh            every step
-#        scripts/test.sh fuzz clippy only the named steps (names as in STEPS below)
+# Usage: scripts/test.sh            every step, independent ones side by side (below)
+#        scripts/test.sh fuzz clippy only the named steps, one after the other
 #
-# Output: one line per step with its result and time, and one per fuzz target with its
-# executions, executions per second and crashes. Each step's full output goes to
+# The plan (PLAN below): fmt; then the builds side by side (the workspace's tests and binaries,
+# clippy in a target dir of its own, the fuzz targets, the Java programs); then the tests
+# followed by the interop run, beside the fuzz runs (at a lower priority). The machine has 2
+# cores: the builds dominate, and running them together fills the cores each one leaves idle.
+#
+# Output: one line per step with its result and time, one per fuzz target (executions,
+# executions per second, crashes), and the slowest tests. Each step's full output goes to
 # target/test-logs/<step>.log (each fuzz target's to fuzz-<target>.log, the interop servers' to
 # interop-serve-*.log); a failing step prints the last 60 lines of its log and the log's path,
-# and the script exits with that step's status.
+# and the script exits with that step's status once the steps beside it are done.
 #
-# Steps are plain functions run in order; to add one, write a function and append it to STEPS.
-# Each runs in a subshell with `set -euo pipefail`, its stdout and stderr in its log; fd 3 is
-# the terminal (for the fuzz targets' lines), fd 4 the script's stderr.
+# Steps are plain functions; to add one, write a function and put it in PLAN. Each runs in a
+# subshell with `set -euo pipefail`, its stdout and stderr in its log; fd 3 is the terminal
+# (for the fuzz targets' lines), fd 4 the script's stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log_dir=target/test-logs
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge fix_dict)
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-5}
+FUZZ_SINCE=${FUZZ_SINCE:-}
 INTEROP=${INTEROP:-1}
 
-# Tests build with the `ci` profile: optimized like release (property tests and benchmark smoke
-# runs stay fast) but without fat LTO (quick to link on 2 cores), and with debug assertions and
-# overflow checks on. Its artifacts live in target/ci, apart from real release builds.
-export CARGO_PROFILE_CI_INHERITS=release
-export CARGO_PROFILE_CI_LTO=false
-export CARGO_PROFILE_CI_CODEGEN_UNITS=16
-export CARGO_PROFILE_CI_DEBUG=0
-export CARGO_PROFILE_CI_DEBUG_ASSERTIONS=true
-export CARGO_PROFILE_CI_OVERFLOW_CHECKS=true
-export CARGO_PROFILE_CI_INCREMENTAL=false
+# Each fuzz target and the paths whose change makes it "changed" (besides its own source and
+# saved inputs): what it parses or replays.
+declare -A FUZZ_PATHS=(
+    [csv_reader]="crates/rialto/src/orders_csv.rs crates/rialto/src/fuzzing.rs"
+    [engine]="crates/engine crates/types crates/rialto/src/fuzzing.rs"
+    [exchange_resolve]="crates/exchange crates/server/src/resolve_check.rs"
+    [fix_adapt]="crates/fix crates/fix_gateway/src/adapter.rs"
+    [fix_decode]="crates/fix/src/decode.rs crates/fix/src/app.rs crates/fix/src/decimal.rs crates/fix/src/time.rs"
+    [fix_dict]="crates/fix/src/dict.rs crates/fix/src/dict crates/fix/dictionary crates/fix/build.rs"
+    [fix_md]="crates/fix/src/md.rs crates/fix/src/md"
+    [fix_scan]="crates/fix/src/scan.rs"
+    [fix_session]="crates/fix/src/session crates/fix/src/decode.rs"
+    [fix_session_script]="crates/fix/src/session"
+    [journal_input]="crates/fix_gateway/src/record.rs crates/fix_gateway/src/record crates/server/src/record.rs crates/exchange/src/codec.rs"
+    [journal_recover]="crates/journal"
+    [md_edge]="crates/fix_gateway/src/md.rs crates/fix_gateway/src/md crates/server/src/market_data.rs crates/server/src/market_data"
+)
+FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge fix_dict)
+
+# Tests build with the `ci` profile (Cargo.toml: quick to build, debug assertions on); its
+# artifacts live in target/ci, apart from real release builds.
 
 step() {
     echo
     echo "==> $*"
 }
 
-check_tools() {
-    if [ "$FUZZ_SECONDS" != 0 ] && ! cargo fuzz --version >/dev/null 2>&1; then
-        echo "cargo-fuzz is missing: cargo install --locked cargo-fuzz (or FUZZ_SECONDS=0)" >&2
-        exit 1
+# have TOOL: the command exists.
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# cargo_tool SUBCOMMAND CRATE: `cargo SUBCOMMAND` works, or CRATE is installed (said on the
+# terminal: a first run on a fresh machine spends a few minutes on it).
+cargo_tool() {
+    local sub=$1 crate=$2
+    if ! cargo "$sub" --version >/dev/null 2>&1; then
+        report "  installing $crate (cargo install --locked $crate): needed once, a few minutes"
+        cargo install --locked "$crate"
     fi
-    if [ "$INTEROP" != 0 ] && [[ " ${STEPS[*]} " == *" interop "* ]]; then
+}
+
+check_tools() {
+    step "tools"
+    cargo_tool nextest cargo-nextest
+    if [ "$FUZZ_SECONDS" != 0 ] && planned fuzz_build fuzz; then
+        cargo_tool fuzz cargo-fuzz
+        have c++ || { echo "a C++ compiler (libFuzzer) is missing: install g++ (or FUZZ_SECONDS=0)" >&2; exit 1; }
+    fi
+    if [ "$INTEROP" != 0 ] && planned java_build interop; then
         local t
         for t in java mvn openssl keytool; do
-            if ! command -v "$t" >/dev/null 2>&1; then
+            if ! have "$t"; then
                 echo "$t is missing: install Java 17, Maven and openssl (or INTEROP=0)" >&2
                 exit 1
             fi
@@ -62,30 +101,85 @@ check_tools() {
 fmt() {
     step "cargo fmt --all --check"
     cargo fmt --all --check
+    (cd fuzz && cargo fmt --check)
 }
 
+# The workspace's tests, examples and binaries (the interop step's `rialto` among them).
+build() {
+    step "cargo build --workspace --all-targets --profile ci"
+    cargo build --workspace --all-targets --profile ci
+}
+
+# Clippy checks without generating code; in a target dir of its own so that it runs beside
+# `build` instead of waiting for its lock.
 clippy() {
     step "cargo clippy --workspace --all-targets -- -D warnings"
-    cargo clippy --workspace --all-targets --profile ci -- -D warnings
+    CARGO_TARGET_DIR=target/clippy cargo clippy --workspace --all-targets --profile ci -- -D warnings
 }
 
-unit_and_integration_tests() {
-    step "cargo test --workspace"
-    cargo test --workspace --profile ci
+# The tests, on what `build` built, two at a time (cargo-nextest: each test in a process of its
+# own), then the slowest of them.
+tests() {
+    step "cargo nextest run --workspace"
+    local status=0
+    cargo nextest run --workspace --cargo-profile ci --no-fail-fast --final-status-level slow \
+        --status-level pass 2>&1 | tee "$log_dir/tests-nextest.out" || status=$?
+    # Each test's line: "        PASS [   1.234s] crate::binary name" (FAIL, SLOW... alike).
+    report "  slowest tests:"
+    sed -n 's/^ *\(PASS\|FAIL\|SIGSEGV\|TIMEOUT\|SIGABRT\|SIGKILL\) \[ *\([0-9.]*\)s\] *\(.*\)$/\2 \1 \3/p' \
+        "$log_dir/tests-nextest.out" | sort -rn | head -n 10 |
+        while read -r secs result name; do
+            report "$(printf '    %8.2fs %-5s %s' "$secs" "$result" "$name")"
+        done
+    return "$status"
+}
+
+# The Java programs (QuickFIX/J from Maven Central): the interop step's jars.
+java_build() {
+    if [ "$INTEROP" = 0 ]; then
+        step "java_build: skipped (INTEROP=0)"
+        return
+    fi
+    step "mvn package (java/)"
+    (cd java && mvn -q -B -Dstyle.color=never package -DskipTests)
+}
+
+# cargo-fuzz's flags need nightly, or stable with RUSTC_BOOTSTRAP=1.
+fuzz_cargo() {
+    if cargo +nightly --version >/dev/null 2>&1; then
+        cargo +nightly "$@"
+    else
+        RUSTC_BOOTSTRAP=1 cargo "$@"
+    fi
+}
+
+# Every fuzz target, built once (fuzz/target) for `fuzz`. No sanitizer: the code is safe Rust,
+# and the targets assert their own properties.
+fuzz_build() {
+    if [ "$FUZZ_SECONDS" = 0 ]; then
+        step "fuzz_build: skipped (FUZZ_SECONDS=0)"
+        return
+    fi
+    step "cargo fuzz build"
+    (cd fuzz && fuzz_cargo fuzz build --sanitizer none)
+}
+
+# fuzz_changed TARGET: its code changed lately (FUZZ_SINCE), or is changed in the work tree.
+fuzz_changed() {
+    local target=$1 since=$FUZZ_SINCE
+    # shellcheck disable=SC2206 # the paths are words
+    local paths=(fuzz/fuzz_targets/"$target".rs "crates/rialto/tests/fuzz_regressions/$target" ${FUZZ_PATHS[$target]})
+    if [ -z "$since" ]; then
+        since="@$(( $(git log -1 --format=%ct HEAD 2>/dev/null || date +%s) - 86400 ))"
+    fi
+    [ -n "$(git log --since="$since" --format=%h -- "${paths[@]}" 2>/dev/null | head -n 1)" ] ||
+        [ -n "$(git status --porcelain -- "${paths[@]}" 2>/dev/null | head -n 1)" ]
 }
 
 fuzz() {
     if [ "$FUZZ_SECONDS" = 0 ]; then
         step "fuzz: skipped (FUZZ_SECONDS=0)"
         return
-    fi
-    # Nightly if installed; otherwise stable with RUSTC_BOOTSTRAP=1, which cargo-fuzz's flags
-    # need. No sanitizer: the code is safe Rust, and the targets assert their own properties.
-    local cargo=(cargo)
-    if cargo +nightly --version >/dev/null 2>&1; then
-        cargo=(cargo +nightly)
-    else
-        export RUSTC_BOOTSTRAP=1
     fi
     (
         cd fuzz
@@ -94,12 +188,12 @@ fuzz() {
         if [ -d /dev/shm ] && [ -w /dev/shm ]; then
             export TMPDIR=/dev/shm
         fi
-        fmt_check=(cargo fmt --check)
-        step "fuzz: ${fmt_check[*]}"
-        "${fmt_check[@]}"
         for target in "${FUZZ_TARGETS[@]}"; do
-            local flog="../$log_dir/fuzz-$target.log"
-            step "fuzz: $target for ${FUZZ_SECONDS}s (output: ${flog#../})"
+            local flog="../$log_dir/fuzz-$target.log" secs=$FUZZ_SECONDS_UNCHANGED
+            if (cd .. && fuzz_changed "$target"); then
+                secs=$FUZZ_SECONDS
+            fi
+            step "fuzz: $target for ${secs}s (output: ${flog#../})"
             progress "fuzz $target"
             mkdir -p "corpus/$target"
             # Seed corpora: saved regressions (crates/rialto/tests/fuzz_regressions/<target>/)
@@ -111,8 +205,8 @@ fuzz() {
                 fi
             done
             local t0=$SECONDS status=0
-            "${cargo[@]}" fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" \
-                -- -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 \
+            fuzz_cargo fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" \
+                -- -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \
                 >"$flog" 2>&1 || status=$?
             fuzz_line "$target" "$status" $((SECONDS - t0)) "$flog"
             if [ "$status" != 0 ]; then
@@ -293,40 +387,56 @@ interop() {
     trap - EXIT
 }
 
-STEPS=(check_tools fmt clippy unit_and_integration_tests interop fuzz)
+# The plan: stages one after the other; in a stage, branches side by side (` | `), each a list
+# of steps one after the other (`+`). A step named in NICE runs at that lower priority.
+PLAN=(
+    "check_tools"
+    "fmt"
+    "build | clippy | fuzz_build | java_build"
+    "tests+interop | fuzz"
+)
+declare -A NICE=([fuzz]=10)
 if [ $# -gt 0 ]; then
-    STEPS=("$@")
+    PLAN=("$@")
 fi
+
+# planned STEP...: one of the steps is in the plan.
+planned() {
+    local words=" ${PLAN[*]//[|+]/ } " s
+    for s in "$@"; do
+        [[ $words == *" $s "* ]] && return 0
+    done
+    return 1
+}
 
 # report LINE: a line on the terminal (over the progress line, if any).
 report() {
-    if [ -t 3 ]; then
+    if [ -t 3 ] && [ -z "${side_by_side:-}" ]; then
         printf '\r\033[K' >&3
     fi
     printf '%s\n' "$1" >&3
 }
 
-# progress NAME: on a terminal, what is running now (the next report overwrites it).
+# progress NAME: on a terminal, what is running now (the next report overwrites it); not while
+# steps run side by side.
 progress() {
-    if [ -t 3 ]; then
+    if [ -t 3 ] && [ -z "${side_by_side:-}" ]; then
         printf '  %-30s ...\r' "$1" >&3
     fi
 }
 
-exec 3>&1 4>&2
-rm -rf "$log_dir"
-mkdir -p "$log_dir"
-echo "scripts/test.sh: ${STEPS[*]}"
-echo "each step's full output: $log_dir/<step>.log (fuzz targets: $log_dir/fuzz-<target>.log)"
-start=$SECONDS
-for s in "${STEPS[@]}"; do
-    log="$log_dir/$s.log"
+# run_step STEP: runs it with its output in its log and reports its line; returns its status
+# (after printing the end of its log if it failed).
+run_step() {
+    local s=$1 log="$log_dir/$1.log" t0=$SECONDS status result skipped
     progress "$s"
-    t0=$SECONDS
     # Not `if "$s"` or `"$s" || ...`: bash ignores set -e inside a function called there.
     set +e
     (
         set -e
+        if [ -n "${NICE[$s]:-}" ]; then
+            renice -n "${NICE[$s]}" -p "$BASHPID" >/dev/null
+        fi
         "$s"
     ) >"$log" 2>&1
     status=$?
@@ -346,7 +456,41 @@ for s in "${STEPS[@]}"; do
             tail -n 60 "$log"
             echo "--- step $s failed (exit status $status); its full output: $log"
         } >&2
-        exit "$status"
     fi
+    return "$status"
+}
+
+# run_branch "STEP+STEP...": the steps one after the other, up to the first that fails.
+run_branch() {
+    local s
+    for s in ${1//+/ }; do
+        run_step "$s" || return
+    done
+}
+
+exec 3>&1 4>&2
+rm -rf "$log_dir"
+mkdir -p "$log_dir"
+echo "scripts/test.sh: ${PLAN[*]}"
+echo "each step's full output: $log_dir/<step>.log (fuzz targets: $log_dir/fuzz-<target>.log)"
+start=$SECONDS
+for stage in "${PLAN[@]}"; do
+    IFS='|' read -r -a branches <<<"$stage"
+    if [ ${#branches[@]} = 1 ]; then
+        run_branch "${branches[0]// /}" || exit
+        continue
+    fi
+    side_by_side=1
+    pids=()
+    for b in "${branches[@]}"; do
+        run_branch "${b// /}" &
+        pids+=($!)
+    done
+    failed=0
+    for pid in "${pids[@]}"; do
+        wait "$pid" || failed=$?
+    done
+    side_by_side=
+    [ "$failed" = 0 ] || exit "$failed"
 done
 echo "all steps passed in $((SECONDS - start))s; logs in $log_dir/"
