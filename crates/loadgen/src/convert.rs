@@ -214,21 +214,38 @@ fn run_here(b: &ConvertBench, progress: &mut dyn Write) -> Result<RunResult, Str
     let interval_ns = 1_000_000_000 / b.rate;
 
     let (copies, order_counts, send_result) = std::thread::scope(|s| {
-        // The order session's own reports: acknowledgements, IOC cancels, refusals.
+        // The order session's own reports: acknowledgements, IOC cancels, refusals. It reads
+        // on after the copies are all in until each order's first answer is (they come on
+        // another connection, in no set order against the copies), or the drain time ends.
         let order_reader = s.spawn(|| {
             let mut c = Counters::default();
             let mut notes = Vec::new();
+            let answered = std::cell::Cell::new(0u64);
+            let mut deadline: Option<Instant> = None;
             let r = read_session(
                 order_r,
-                || done.load(Ordering::Acquire),
+                || {
+                    if !done.load(Ordering::Acquire) {
+                        return false;
+                    }
+                    if answered.get() >= sent.load(Ordering::Relaxed) {
+                        return true;
+                    }
+                    let d = *deadline.get_or_insert_with(|| Instant::now() + b.drain_timeout);
+                    Instant::now() >= d
+                },
                 |frame, _| match fix::scan::scan(frame) {
                     Ok(m) => match m.report.msg_type {
-                        b'8' => match m.report.exec_type {
-                            b'0' => c.acks += 1,
-                            b'4' => c.exchange_cancels += 1,
-                            _ if m.report.is_busy() => c.shed += 1,
-                            _ => c.rejects += 1,
-                        },
+                        b'8' => {
+                            match m.report.exec_type {
+                                b'0' => c.acks += 1,
+                                b'4' => c.exchange_cancels += 1,
+                                _ if m.report.is_busy() => c.shed += 1,
+                                _ => c.rejects += 1,
+                            }
+                            // Each order's first answer: acknowledged, shed or refused.
+                            answered.set(c.acks + c.shed + c.rejects);
+                        }
                         b'0' | b'1' => {}
                         t => {
                             c.errors += 1;
