@@ -493,8 +493,8 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
         let segment = ["Body", "Header", "Trailer"][*seg as usize];
         writeln!(
             out,
-            "    FieldDef {{ tag: {tag}, name: {name:?}, ty: FieldType::{}, segment: Segment::{segment}, \
-             chars: [{:#x}, {:#x}], keys: &{keys:?}, values: &[{}] }},",
+            "    FieldDef::new({tag}, {name:?}, FieldType::{}, Segment::{segment}, \
+             [{:#x}, {:#x}], &{keys:?}, &[{}]),",
             field_type(ty),
             chars[0],
             chars[1],

@@ -164,7 +164,7 @@ impl FieldType {
         }
     }
 
-    /// Free text: `accepts` takes every non-empty value (the fast path's `Check::Any`).
+    /// Free text: `accepts` takes every non-empty value (`Check::Any`).
     const fn accepts_any(self) -> bool {
         use FieldType as T;
         matches!(
@@ -182,7 +182,7 @@ impl FieldType {
         )
     }
 
-    /// A decimal type: `accepts` is `is_decimal` (the fast path's `Check::Decimal`).
+    /// A decimal type: `accepts` is `is_decimal` (`Check::Decimal`).
     const fn is_decimal(self) -> bool {
         use FieldType as T;
         matches!(
@@ -220,6 +220,68 @@ pub struct FieldDef {
     keys: &'static [u64],
     /// The allowed values otherwise, sorted (all three empty: any value).
     values: &'static [&'static [u8]],
+    /// How a good value is recognised (derived from the above by `new`).
+    check: Check,
+}
+
+/// How `check_value` recognises a good value of a field, derived from the field's definition
+/// when the tables are built: the common kinds without the general dispatch. The rule is the
+/// general one (`value_violation`): an enumerated field takes its values only (each part of a
+/// MULTIPLE* value), another field what its type accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Check {
+    /// Any value: a free-text type without an enumeration.
+    Any,
+    /// One ASCII byte of `chars` (a single-valued field enumerating only such bytes).
+    Char,
+    /// A decimal type without an enumeration.
+    Decimal,
+    /// UTCTIMESTAMP without an enumeration.
+    Timestamp,
+    /// The field's enumeration, or else its type (`value_violation`'s own test).
+    Field,
+}
+
+impl Check {
+    const fn of(ty: FieldType, chars: [u64; 2], enumerated: bool) -> Check {
+        if enumerated {
+            if chars[0] | chars[1] != 0 && !ty.is_multiple() {
+                Check::Char
+            } else {
+                Check::Field
+            }
+        } else if ty.accepts_any() {
+            Check::Any
+        } else if ty.is_decimal() {
+            Check::Decimal
+        } else if matches!(ty, FieldType::UtcTimestamp) {
+            Check::Timestamp
+        } else {
+            Check::Field
+        }
+    }
+
+    /// Whether `v` is a good value of `f` (whose check this is): `value_violation` finds
+    /// nothing wrong with it.
+    #[inline(always)]
+    fn passes(self, f: &FieldDef, v: &[u8]) -> bool {
+        match self {
+            Check::Any => true,
+            Check::Char => match v {
+                [c] if *c < 128 => f.chars[(*c / 64) as usize] >> (*c % 64) & 1 == 1,
+                _ => false,
+            },
+            Check::Decimal => is_decimal(v),
+            Check::Timestamp => is_utc_timestamp(v),
+            Check::Field => {
+                if f.is_enumerated() {
+                    f.first_disallowed(v).is_none()
+                } else {
+                    f.ty.accepts(v)
+                }
+            }
+        }
+    }
 }
 
 /// Up to 8 bytes (no NUL) as a big-endian u64, left-aligned: one integer comparison per
@@ -235,6 +297,29 @@ fn key64(v: &[u8]) -> Option<u64> {
 }
 
 impl FieldDef {
+    /// A field as `build.rs` writes it: `chars`, `keys` and `values` hold its enumeration.
+    const fn new(
+        tag: u32,
+        name: &'static str,
+        ty: FieldType,
+        segment: Segment,
+        chars: [u64; 2],
+        keys: &'static [u64],
+        values: &'static [&'static [u8]],
+    ) -> FieldDef {
+        let enumerated = chars[0] | chars[1] != 0 || !keys.is_empty() || !values.is_empty();
+        FieldDef {
+            tag,
+            name,
+            ty,
+            segment,
+            chars,
+            keys,
+            values,
+            check: Check::of(ty, chars, enumerated),
+        }
+    }
+
     /// Whether the field's values are enumerated.
     pub const fn is_enumerated(&self) -> bool {
         self.chars[0] | self.chars[1] != 0 || !self.keys.is_empty() || !self.values.is_empty()
@@ -537,10 +622,22 @@ impl Dictionary {
         })
     }
 
-    /// A value the field enumerates is well formed even where the standard's own type says
-    /// otherwise (FIX 4.4 MassCancelRejectReason 532 is a CHAR whose "Other" is 99).
+    /// Field `f`'s value `v` (field `i` of the message): its `Check` first, then, for a value
+    /// it does not pass, `value_violation` says what is wrong.
     #[inline]
     fn check_value(&self, f: &FieldDef, v: &[u8], i: usize) -> Result<(), Violation> {
+        if f.check.passes(f, v) {
+            return Ok(());
+        }
+        self.value_violation(f, v, i)
+    }
+
+    /// The value rule: an enumerated field takes its values only (each part of a MULTIPLE*
+    /// value), another what its type accepts; a value the field enumerates is well formed even
+    /// where the standard's own type says otherwise (FIX 4.4 MassCancelRejectReason 532 is a
+    /// CHAR whose "Other" is 99). Otherwise `IncorrectDataFormat` if the type does not accept
+    /// it, else `ValueIncorrect`.
+    fn value_violation(&self, f: &FieldDef, v: &[u8], i: usize) -> Result<(), Violation> {
         let enumerated = f.is_enumerated();
         if enumerated && f.first_disallowed(v).is_none() {
             return Ok(());

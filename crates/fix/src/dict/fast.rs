@@ -14,10 +14,9 @@
 //! where the general loop finds it at the top level (header, body or trailer, by the field's
 //! segment; never a group's count, nor BeginString, BodyLength, MsgType or CheckSum) with its
 //! bit in a 64-bit seen-set (at most 51 such tags in any of these messages; the build stops
-//! past 64), and the required tags of the three layouts as bits. The value check (`Check`) is derived
-//! from the field's definition at compile time (`FastSlot::of`), with the same rule as the
-//! general loop's `check_value`: an enumerated field is checked against its values only,
-//! another against its type.
+//! past 64), and the required tags of the three layouts as bits. The value check is the
+//! field's own `Check` (derived from its definition at compile time), the one the general
+//! loop's `check_value` tries first.
 //!
 //! Why it agrees with the general loop when it accepts (the differential test in
 //! `dict/tests.rs` and the `fix_dict` fuzz target check it on generated, mutated and random
@@ -25,32 +24,17 @@
 //! allowed where it is; the slot's phase (header 1, body 2, trailer 3) never decreases, so no
 //! header tag follows a body tag and no header or body tag follows a trailer tag; each tag is
 //! seen once (a tag has one segment and its own bit, so one bit per tag is the general loop's
-//! per-layout seen-sets); each value passes its field's check; no repeating group is present (a count
-//! tag has no slot), so there is nothing of groups to check; every required tag was seen.
+//! per-layout seen-sets); each value passes its field's check; no repeating group is present
+//! (a count tag has no slot), so there is nothing of groups to check; every required tag was
+//! seen.
 //!
 //! Never: allocates, panics, or rejects.
 
-use super::{is_decimal, is_utc_timestamp, Dictionary, FieldDef, FieldType, Segment};
+use super::{Check, Dictionary, FieldDef, Segment};
 use crate::decode::Message;
 
 /// Tags below this have a slot (the order path's and the header's usual tags).
 pub(super) const FAST_TAGS: usize = 128;
-
-/// How a value is checked, derived from its field's definition (`FastSlot::of`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Check {
-    /// Any value: a free-text type without an enumeration.
-    Any,
-    /// One ASCII byte of the field's enumeration (a single-valued field whose values are all
-    /// one ASCII byte).
-    Char,
-    /// A decimal type without an enumeration.
-    Decimal,
-    /// UTCTIMESTAMP without an enumeration.
-    Timestamp,
-    /// The field's enumeration (each part of a MULTIPLE* value), or else its type.
-    Field,
-}
 
 /// What the fast path knows of one tag in one message.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +43,7 @@ pub(super) struct FastSlot {
     field: u16,
     /// 1 header, 2 body, 3 trailer; 0: not decided here (the message goes the general way).
     phase: u8,
+    /// The field's value check.
     check: Check,
     /// The tag's bit in the message's seen-set (its rank among the message's slots).
     bit: u8,
@@ -82,52 +67,23 @@ impl FastSlot {
             Segment::Body => 2,
             Segment::Trailer => 3,
         };
-        let check = if f.is_enumerated() {
-            if f.chars[0] | f.chars[1] != 0 && !f.ty.is_multiple() {
-                Check::Char
-            } else {
-                Check::Field
-            }
-        } else if f.ty.accepts_any() {
-            Check::Any
-        } else if f.ty.is_decimal() {
-            Check::Decimal
-        } else if matches!(f.ty, FieldType::UtcTimestamp) {
-            Check::Timestamp
-        } else {
-            Check::Field
-        };
         FastSlot {
             field,
             phase,
-            check,
+            check: f.check,
             bit,
         }
     }
 }
 
 impl FastSlot {
-    /// Whether the general loop's `check_value` passes `v` (of this slot's field in `d`).
+    /// Whether the general loop's `check_value` passes `v` (of this slot's field in `d`): the
+    /// field's `Check`, copied here so that free text costs no load of the field.
     #[inline(always)]
     pub(super) fn value_ok(&self, d: &Dictionary, v: &[u8]) -> bool {
         match self.check {
             Check::Any => true,
-            Check::Char => match v {
-                [c] if *c < 128 => {
-                    d.fields[self.field as usize].chars[(*c / 64) as usize] >> (*c % 64) & 1 == 1
-                }
-                _ => false,
-            },
-            Check::Decimal => is_decimal(v),
-            Check::Timestamp => is_utc_timestamp(v),
-            Check::Field => {
-                let f = &d.fields[self.field as usize];
-                if f.is_enumerated() {
-                    f.first_disallowed(v).is_none()
-                } else {
-                    f.ty.accepts(v)
-                }
-            }
+            check => check.passes(&d.fields[self.field as usize], v),
         }
     }
 }
