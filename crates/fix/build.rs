@@ -7,8 +7,9 @@
 //! tag -> field index array, one layout per message, header, trailer and repeating group
 //! (its members sorted by tag, each with its definition order, required flag and group), and
 //! the messages sorted by MsgType. Components are expanded here. For the order-entry messages
-//! (`FAST_MSG_TYPES`), the fast path's table: per tag below `FAST_TAGS`, where the general
-//! validator would find it, and the required tags (see `fast_table`).
+//! and the ExecutionReport (`FAST_MSG_TYPES`), the fast path's table: per tag below
+//! `FAST_TAGS`, where the general validator would find it, and the required tags (see
+//! `fast_table`).
 //!
 //! Never: silently accepts a malformed source. Any inconsistency (unknown field, type or
 //! component, a member name that differs from the field's, an unterminated block) stops the
@@ -20,12 +21,17 @@ use std::path::Path;
 
 const SOURCE: &str = "dictionary/fix.dict";
 
-/// The order-entry messages that get a fast-path table (`fix::dict::fast`): NewOrderSingle,
-/// OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest.
-const FAST_MSG_TYPES: [u8; 4] = *b"DFGH";
+/// The messages that get a fast-path table (`fix::dict::fast`): the order entry an exchange
+/// receives (NewOrderSingle, OrderCancelRequest, OrderCancelReplaceRequest,
+/// OrderStatusRequest) and the ExecutionReport a client receives.
+const FAST_MSG_TYPES: [u8; 5] = *b"DFGH8";
 
-/// Tags below this are the fast path's (`fix::dict::fast::FAST_TAGS` must agree).
-const FAST_TAGS: u32 = 128;
+/// Tags below this have a slot in a fast-path table (ExecType 150 and LeavesQty 151 are an
+/// ExecutionReport's).
+const FAST_TAGS: u32 = 256;
+
+/// The most slots one fast-path table may have: its seen-set is two u64s.
+const FAST_SLOTS_MAX: usize = 128;
 
 fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");
@@ -63,7 +69,9 @@ fn main() {
     writeln!(
         out,
         "/// The MsgTypes with a fast path (`Dictionary::fast`, in this order).\n\
-         const FAST_MSG_TYPES: [u8; {}] = *b{:?};",
+         const FAST_MSG_TYPES: [u8; {}] = *b{:?};\n\
+         /// Tags below this have a slot in a fast-path table.\n\
+         const FAST_TAGS: usize = {FAST_TAGS};",
         FAST_MSG_TYPES.len(),
         std::str::from_utf8(&FAST_MSG_TYPES).unwrap()
     )
@@ -650,12 +658,12 @@ fn fast_table(
     }
     reached.sort();
     assert!(
-        reached.len() <= 64,
-        "fast path: {} tags below {FAST_TAGS} in one message; its seen-set is a u64",
+        reached.len() <= FAST_SLOTS_MAX,
+        "fast path: {} tags below {FAST_TAGS} in one message, over {FAST_SLOTS_MAX}",
         reached.len()
     );
     let mut slots = vec!["FastSlot::NONE".to_string(); FAST_TAGS as usize];
-    let mut required = 0u64;
+    let mut required = 0u128;
     for (bit, &(tag, i, name, req)) in reached.iter().enumerate() {
         slots[tag as usize] =
             format!("FastSlot::of(&{ident}_FIELDS[{i}], {i}, Segment::{name}, {bit})");
@@ -664,7 +672,9 @@ fn fast_table(
         }
     }
     Some(format!(
-        "FastMessage {{ slots: [{}], required: {required:#x} }}",
-        slots.join(", ")
+        "FastMessage {{ slots: [{}], required: [{:#x}, {:#x}] }}",
+        slots.join(", "),
+        required as u64,
+        (required >> 64) as u64
     ))
 }

@@ -1,9 +1,10 @@
-//! The fast path of `Dictionary::validate` for the order-entry messages (NewOrderSingle,
-//! OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest: `FAST_MSG_TYPES`).
+//! The fast path of `Dictionary::validate` for the order-entry messages an exchange receives
+//! (NewOrderSingle, OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest) and
+//! the ExecutionReport a client receives: `FAST_MSG_TYPES`.
 //!
 //! Role: accepts, in one tight pass, a message that the general per-field loop would accept,
-//! so that the common order pays one table load per field instead of the field, segment and
-//! layout lookups, the per-layout seen-sets and the required lists. It never rejects: on
+//! so that the common order or report pays one table load per field instead of the field,
+//! segment and layout lookups, the per-layout seen-sets and the required lists. It never rejects: on
 //! anything it does not decide (a tag from `FAST_TAGS` on, a repeating group, a problem of any
 //! kind) it answers `false` and the general loop gives the verdict, its SessionRejectReason,
 //! RefTagID and text. So `validate`'s verdicts are the general loop's by construction, and
@@ -13,8 +14,8 @@
 //! (one per version and MsgType): for each tag below `FAST_TAGS`, the field and the segment
 //! where the general loop finds it at the top level (header, body or trailer, by the field's
 //! segment; never a group's count, nor BeginString, BodyLength, MsgType or CheckSum) with its
-//! bit in a 64-bit seen-set (at most 51 such tags in any of these messages; the build stops
-//! past 64), and the required tags of the three layouts as bits. The value check is the
+//! bit in a seen-set of two 64-bit words (at most 111 such tags in any of these messages; the
+//! build stops past 128), and the required tags of the three layouts as bits. The value check is the
 //! field's own `Check` (derived from its definition at compile time), the one the general
 //! loop's `check_value` tries first.
 //!
@@ -30,11 +31,8 @@
 //!
 //! Never: allocates, panics, or rejects.
 
-use super::{Check, Dictionary, FieldDef, Segment};
+use super::{Check, Dictionary, FieldDef, Segment, FAST_TAGS};
 use crate::decode::Message;
-
-/// Tags below this have a slot (the order path's and the header's usual tags).
-pub(super) const FAST_TAGS: usize = 128;
 
 /// What the fast path knows of one tag in one message.
 #[derive(Clone, Copy, Debug)]
@@ -59,9 +57,9 @@ impl FastSlot {
     };
 
     /// The slot of field `f` (index `field` in its dictionary) found in `segment`, seen as
-    /// `bit` (below 64).
+    /// `bit` (below 128).
     pub(super) const fn of(f: &FieldDef, field: u16, segment: Segment, bit: u8) -> FastSlot {
-        assert!(bit < 64);
+        assert!(bit < 128);
         let phase = match segment {
             Segment::Header => 1,
             Segment::Body => 2,
@@ -92,8 +90,8 @@ impl FastSlot {
 #[derive(Debug)]
 pub(super) struct FastMessage {
     pub(super) slots: [FastSlot; FAST_TAGS],
-    /// The bits of the required tags (header, body and trailer).
-    pub(super) required: u64,
+    /// The bits of the required tags (header, body and trailer), bit b in word b / 64.
+    pub(super) required: [u64; 2],
 }
 
 impl FastMessage {
@@ -104,22 +102,25 @@ impl FastMessage {
         // The decoder guarantees 8, 9, 35 first and CheckSum last.
         let n = msg.field_count() - 1;
         let mut phase = 1;
-        let mut seen = 0u64;
+        // Two words, not a u128: a 64-bit shift is one instruction. Bits go by tag, so an
+        // order's usual tags (below 128) are all in the first word.
+        let mut seen = [0u64; 2];
         for i in 3..n {
             let (tag, v) = msg.field(i);
             let Some(s) = self.slots.get(tag as usize) else {
                 return false;
             };
-            let bit = 1u64 << s.bit;
-            if s.phase < phase || seen & bit != 0 {
+            let (w, bit) = ((s.bit >> 6 & 1) as usize, 1u64 << (s.bit & 63));
+            if s.phase < phase || seen[w] & bit != 0 {
                 return false;
             }
             phase = s.phase;
-            seen |= bit;
+            seen[w] |= bit;
             if !s.value_ok(d, v) {
                 return false;
             }
         }
-        seen & self.required == self.required
+        let [r0, r1] = self.required;
+        seen[0] & r0 == r0 && seen[1] & r1 == r1
     }
 }

@@ -1,17 +1,18 @@
-//! The order-entry fast path against the general per-field loop (differential): NewOrderSingle,
-//! OrderCancelRequest, OrderCancelReplaceRequest and OrderStatusRequest generated from each
-//! version's own tables (required fields, a random share of the optional ones, repeating
-//! groups with nested entries, data fields with their lengths), then mutated (fields removed,
-//! repeated, swapped, moved; undefined tags, tags of other messages, group members outside
-//! their group, header and trailer tags in the wrong place; bad enumerated values, bad
-//! formats, empty values, wrong group counts). Every message that decodes gets the same
-//! verdict from `validate` as from `validate_general` (the same Violation: reason, RefTagID,
-//! text); the fast path accepts only what the general loop accepts; and it does accept every
-//! unmutated message within its reach, so the comparison is not vacuous.
+//! The fast path against the general per-field loop (differential): NewOrderSingle,
+//! OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and ExecutionReport
+//! (`FAST_MSG_TYPES`) generated from each version's own tables (required fields, a random
+//! share of the optional ones, repeating groups with nested entries, data fields with their
+//! lengths), then mutated (fields removed, repeated, swapped, moved; undefined tags, tags of
+//! other messages, group members outside their group, header and trailer tags in the wrong
+//! place; bad enumerated values, bad formats, empty values, wrong group counts). Every message
+//! that decodes gets the same verdict from `validate` as from `validate_general` (the same
+//! Violation: reason, RefTagID, text); the fast path accepts only what the general loop
+//! accepts; and it does accept every unmutated message within its reach, so the comparison
+//! is not vacuous.
 
 use std::collections::BTreeMap;
 
-use super::fast::{FastSlot, FAST_TAGS};
+use super::fast::FastSlot;
 use super::*;
 use crate::{tags, wrap_body, Decoder, FixVersion};
 use types::XorShift64;
@@ -305,13 +306,13 @@ fn is_count(d: &Dictionary, tag: u32) -> bool {
 }
 
 #[test]
-fn fast_path_and_general_loop_agree_on_generated_and_mutated_order_entry_messages() {
+fn fast_path_and_general_loop_agree_on_generated_and_mutated_messages() {
     let mut decoder = Decoder::default();
     for v in VERSIONS {
         let d = dictionary(v);
         let mut kinds: BTreeMap<String, u32> = BTreeMap::new();
         for &t in &FAST_MSG_TYPES {
-            let def = d.message(&[t]).expect("an order-entry message is defined");
+            let def = d.message(&[t]).expect("a fast-path message is defined");
             let mut g = Gen {
                 d,
                 rng: XorShift64::new(0xD1C7_0000 + u64::from(t) * 7 + v as u64),
@@ -359,9 +360,9 @@ fn fast_path_and_general_loop_agree_on_generated_and_mutated_order_entry_message
                 "{v:?} {t}: {undecodable} undecodable"
             );
         }
-        // Every verdict the general loop can give a well-framed order-entry message of this
-        // version was compared (FIX 4.2's groups in them have no required member but the
-        // delimiter, so no MissingInGroup there).
+        // Every verdict the general loop can give a well-framed message of these types in this
+        // version was compared (MissingInGroup only where one of their groups has a required
+        // member besides its delimiter).
         let required_in_groups = FAST_MSG_TYPES.iter().any(|&t| {
             let def = d.message(&[t]).expect("defined");
             requires_in_group(d, &def.layout, false)
