@@ -6,7 +6,10 @@
 //! messages + FIX 5.0SP2 application messages): the fields sorted by tag with a dense
 //! tag -> field index array, one layout per message, header, trailer and repeating group
 //! (its members sorted by tag, each with its definition order, required flag and group), and
-//! the messages sorted by MsgType. Components are expanded here.
+//! the messages sorted by MsgType. Components are expanded here. For the order-entry messages
+//! and the ExecutionReport (`FAST_MSG_TYPES`), the fast path's table: per tag below
+//! `FAST_TAGS`, where the general validator would find it, and the required tags (see
+//! `fast_table`).
 //!
 //! Never: silently accepts a malformed source. Any inconsistency (unknown field, type or
 //! component, a member name that differs from the field's, an unterminated block) stops the
@@ -17,6 +20,18 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 const SOURCE: &str = "dictionary/fix.dict";
+
+/// The messages that get a fast-path table (`fix::dict::fast`): the order entry an exchange
+/// receives (NewOrderSingle, OrderCancelRequest, OrderCancelReplaceRequest,
+/// OrderStatusRequest) and the ExecutionReport a client receives.
+const FAST_MSG_TYPES: [u8; 5] = *b"DFGH8";
+
+/// Tags below this have a slot in a fast-path table (ExecType 150 and LeavesQty 151 are an
+/// ExecutionReport's).
+const FAST_TAGS: u32 = 256;
+
+/// The most slots one fast-path table may have: its seen-set is two u64s.
+const FAST_SLOTS_MAX: usize = 128;
 
 fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");
@@ -49,6 +64,16 @@ fn main() {
         out,
         "/// Most members in one message body's layout: sizes the validator's seen-set.\n\
          const TOP_ENTRIES_MAX: usize = {max_seen};"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "/// The MsgTypes with a fast path (`Dictionary::fast`, in this order).\n\
+         const FAST_MSG_TYPES: [u8; {}] = *b{:?};\n\
+         /// Tags below this have a slot in a fast-path table.\n\
+         const FAST_TAGS: usize = {FAST_TAGS};",
+        FAST_MSG_TYPES.len(),
+        std::str::from_utf8(&FAST_MSG_TYPES).unwrap()
     )
     .unwrap();
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("dict_tables.rs");
@@ -476,8 +501,8 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
         let segment = ["Body", "Header", "Trailer"][*seg as usize];
         writeln!(
             out,
-            "    FieldDef {{ tag: {tag}, name: {name:?}, ty: FieldType::{}, segment: Segment::{segment}, \
-             chars: [{:#x}, {:#x}], keys: &{keys:?}, values: &[{}] }},",
+            "    FieldDef::new({tag}, {name:?}, FieldType::{}, Segment::{segment}, \
+             [{:#x}, {:#x}], &{keys:?}, &[{}]),",
             field_type(ty),
             chars[0],
             chars[1],
@@ -571,13 +596,85 @@ fn emit(out: &mut String, ident: &str, version: &str, d: &Dict) {
         .unwrap();
     }
     writeln!(out, "];").unwrap();
+    let mut fast = Vec::new();
+    for c in FAST_MSG_TYPES {
+        let t = char::from(c);
+        let table = d
+            .messages
+            .iter()
+            .find(|m| m.0 == t.to_string())
+            .and_then(|m| fast_table(ident, d, &m.3, &index_of));
+        match table {
+            Some(table) => {
+                writeln!(out, "static {ident}_FAST_{t}: FastMessage = {table};").unwrap();
+                fast.push(format!("Some(&{ident}_FAST_{t})"));
+            }
+            None => fast.push("None".to_string()),
+        }
+    }
     writeln!(
         out,
         "static {ident}: Dictionary = Dictionary {{ version: FixVersion::{version}, \
          fields: &{ident}_FIELDS, index: &{ident}_INDEX, header: {}, trailer: {}, \
-         messages: &{ident}_MESSAGES, groups: &{ident}_GROUPS }};",
+         messages: &{ident}_MESSAGES, groups: &{ident}_GROUPS, fast: [{}] }};",
         layout(&d.header, true),
-        layout(&d.trailer, true)
+        layout(&d.trailer, true),
+        fast.join(", ")
     )
     .unwrap();
+}
+
+/// The fast-path table (`fix::dict::fast::FastMessage`) of a message whose body is `body`:
+/// for each tag below `FAST_TAGS`, its field, its segment where the general validator finds it
+/// at the top level of the header, the body or the trailer (by the field's segment, as the
+/// validator looks it up; never a group's count, nor BeginString, BodyLength, MsgType or
+/// CheckSum) and its bit in the seen-set, else `FastSlot::NONE`; and the required tags' bits.
+/// `None` when a required member is out of the fast path's reach (a tag from `FAST_TAGS` on,
+/// a group's count, or a member of a layout other than its field's segment): every such
+/// message goes the general way.
+fn fast_table(
+    ident: &str,
+    d: &Dict,
+    body: &Flat,
+    index_of: &HashMap<u32, usize>,
+) -> Option<String> {
+    // (tag, field index, segment name, required), by tag.
+    let mut reached = Vec::new();
+    for (flat, seg, name) in [
+        (&d.header, 1u8, "Header"),
+        (body, 0, "Body"),
+        (&d.trailer, 2, "Trailer"),
+    ] {
+        for &(tag, req, group) in flat {
+            let i = index_of[&tag];
+            let reachable = tag < FAST_TAGS && group.is_none() && d.fields[i].4 == seg;
+            if req && !reachable {
+                return None;
+            }
+            if reachable && !matches!(tag, 8 | 9 | 35 | 10) {
+                reached.push((tag, i, name, req));
+            }
+        }
+    }
+    reached.sort();
+    assert!(
+        reached.len() <= FAST_SLOTS_MAX,
+        "fast path: {} tags below {FAST_TAGS} in one message, over {FAST_SLOTS_MAX}",
+        reached.len()
+    );
+    let mut slots = vec!["FastSlot::NONE".to_string(); FAST_TAGS as usize];
+    let mut required = 0u128;
+    for (bit, &(tag, i, name, req)) in reached.iter().enumerate() {
+        slots[tag as usize] =
+            format!("FastSlot::of(&{ident}_FIELDS[{i}], {i}, Segment::{name}, {bit})");
+        if req {
+            required |= 1 << bit;
+        }
+    }
+    Some(format!(
+        "FastMessage {{ slots: [{}], required: [{:#x}, {:#x}] }}",
+        slots.join(", "),
+        required as u64,
+        (required >> 64) as u64
+    ))
 }

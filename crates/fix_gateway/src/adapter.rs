@@ -321,12 +321,14 @@ fn trading_status_request(m: &Message<'_>) -> AppMsg {
     }))
 }
 
-/// `m` checked against version `v`'s dictionary: the Reject it deserves, if any.
+/// `m` checked against version `v`'s dictionary: the Reject it deserves, if any (none for a
+/// MsgType the dictionary lacks: that is answered BusinessMessageReject). A conforming order
+/// takes the validator's fast path and no MsgType lookup.
 #[inline]
 fn validate(v: FixVersion, m: &Message<'_>) -> Option<Box<Malformed>> {
     let d = fix::dict::dictionary(v);
-    d.message(m.msg_type())?;
     let e = d.validate(m).err()?;
+    d.message(m.msg_type())?;
     Some(Box::new(Malformed {
         reason: e.reason,
         ref_tag: e.ref_tag.map(i64::from),
