@@ -5,8 +5,9 @@
 # cargo-fuzz) it installs with `cargo install --locked`, saying so.
 #
 # Environment:
-#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 30; 0
+#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 20; 0
 #                          skips fuzzing)
+#   FUZZ_JOBS              fuzz targets run at once (default 2; each is one thread)
 #   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 5: its seeds, saved inputs and
 #                          a short run)
 #   FUZZ_SINCE             what "lately" means: commits after this date (`git log --since`
@@ -17,12 +18,13 @@
 #        scripts/test.sh fuzz clippy only the named steps, one after the other
 #
 # The plan (PLAN below): fmt; then the builds side by side (the workspace's tests and binaries,
-# clippy in a target dir of its own, the fuzz targets, the Java programs); then the tests
-# followed by the interop run, beside the fuzz runs (at a lower priority). The machine has 2
-# cores: the builds dominate, and running them together fills the cores each one leaves idle.
+# clippy in a target dir of its own, the Java programs), then the tests beside the interop run;
+# beside all that, the fuzz targets' build, then their runs at a lower priority. The machine has
+# 2 cores: the builds dominate, and running them together fills the cores each leaves idle; the
+# tests and the interop run mostly wait, and the fuzz runs take what they leave.
 #
-# Output: one line per step with its result and time, one per fuzz target (executions,
-# executions per second, crashes), and the slowest tests. Each step's full output goes to
+# Output: one line per step with its result, time and CPU time (user + system), one per fuzz
+# target (executions, executions per second, crashes), and the slowest tests. Each step's full output goes to
 # target/test-logs/<step>.log (each fuzz target's to fuzz-<target>.log, the interop servers' to
 # interop-serve-*.log); a failing step prints the last 60 lines of its log and the log's path,
 # and the script exits with that step's status once the steps beside it are done.
@@ -35,7 +37,7 @@ cd "$(dirname "$0")/.."
 
 log_dir=target/test-logs
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-5}
 FUZZ_SINCE=${FUZZ_SINCE:-}
 INTEROP=${INTEROP:-1}
@@ -176,46 +178,59 @@ fuzz_changed() {
         [ -n "$(git status --porcelain -- "${paths[@]}" 2>/dev/null | head -n 1)" ]
 }
 
+# fuzz_target TARGET: one fuzz target's run (FUZZ_SECONDS if its code changed lately, else
+# FUZZ_SECONDS_UNCHANGED), its line on the terminal; in fuzz/.
+fuzz_target() {
+    local target=$1 flog="../$log_dir/fuzz-$1.log" secs=$FUZZ_SECONDS_UNCHANGED d
+    if (cd .. && fuzz_changed "$target"); then
+        secs=$FUZZ_SECONDS
+    fi
+    step "fuzz: $target for ${secs}s (output: ${flog#../})"
+    mkdir -p "corpus/$target"
+    # Seed corpora: saved regressions (crates/rialto/tests/fuzz_regressions/<target>/) and
+    # hand-made real messages (fuzz/seeds/<target>/), whichever exist.
+    local seeds=()
+    for d in "../crates/rialto/tests/fuzz_regressions/$target" "seeds/$target"; do
+        if [ -d "$d" ]; then
+            seeds+=("$d")
+        fi
+    done
+    local t0=$SECONDS status=0
+    fuzz_cargo fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" \
+        -- -max_total_time="$secs" -max_len=4096 -print_final_stats=1 >"$flog" 2>&1 || status=$?
+    fuzz_line "$target" "$status" $((SECONDS - t0)) "$flog"
+    if [ "$status" != 0 ]; then
+        echo "fuzz target $target failed (exit status $status); the last 60 lines of ${flog#../}:"
+        tail -n 60 "$flog"
+    fi
+    return "$status"
+}
+
+# Every fuzz target, FUZZ_JOBS (2) at a time: each is one thread.
 fuzz() {
     if [ "$FUZZ_SECONDS" = 0 ]; then
         step "fuzz: skipped (FUZZ_SECONDS=0)"
         return
     fi
-    (
-        cd fuzz
-        # journal_recover writes a journal per input under the temporary directory; on tmpfs
-        # it runs about twice as many inputs per second as on a disk.
-        if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-            export TMPDIR=/dev/shm
+    cd fuzz
+    # journal_recover writes a journal per input under the temporary directory; on tmpfs it
+    # runs about twice as many inputs per second as on a disk.
+    if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+        export TMPDIR=/dev/shm
+    fi
+    local jobs=${FUZZ_JOBS:-2} running=() failed=0 target
+    for target in "${FUZZ_TARGETS[@]}"; do
+        if [ ${#running[@]} -ge "$jobs" ]; then
+            wait "${running[0]}" || failed=$?
+            running=("${running[@]:1}")
         fi
-        for target in "${FUZZ_TARGETS[@]}"; do
-            local flog="../$log_dir/fuzz-$target.log" secs=$FUZZ_SECONDS_UNCHANGED
-            if (cd .. && fuzz_changed "$target"); then
-                secs=$FUZZ_SECONDS
-            fi
-            step "fuzz: $target for ${secs}s (output: ${flog#../})"
-            progress "fuzz $target"
-            mkdir -p "corpus/$target"
-            # Seed corpora: saved regressions (crates/rialto/tests/fuzz_regressions/<target>/)
-            # and hand-made real messages (fuzz/seeds/<target>/), whichever exist.
-            local seeds=()
-            for d in "../crates/rialto/tests/fuzz_regressions/$target" "seeds/$target"; do
-                if [ -d "$d" ]; then
-                    seeds+=("$d")
-                fi
-            done
-            local t0=$SECONDS status=0
-            fuzz_cargo fuzz run --sanitizer none "$target" "corpus/$target" "${seeds[@]}" \
-                -- -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \
-                >"$flog" 2>&1 || status=$?
-            fuzz_line "$target" "$status" $((SECONDS - t0)) "$flog"
-            if [ "$status" != 0 ]; then
-                echo "fuzz target $target failed (exit status $status); the last 60 lines of ${flog#../}:"
-                tail -n 60 "$flog"
-                exit "$status"
-            fi
-        done
-    )
+        fuzz_target "$target" &
+        running+=($!)
+    done
+    for p in "${running[@]}"; do
+        wait "$p" || failed=$?
+    done
+    return "$failed"
 }
 
 # fuzz_line TARGET STATUS SECONDS LOG: the target's line on the terminal and in the step's log,
@@ -387,13 +402,14 @@ interop() {
     trap - EXIT
 }
 
-# The plan: stages one after the other; in a stage, branches side by side (` | `), each a list
-# of steps one after the other (`+`). A step named in NICE runs at that lower priority.
+# The plan: stages one after the other. A stage is branches side by side (` | `); a branch is
+# groups one after the other (`+`); a group is steps side by side (`,`). A step named in NICE
+# runs at that lower priority. The fuzz targets build beside the rest; the tests, the interop
+# run and the fuzz runs (at a lower priority) then share what CPU is left.
 PLAN=(
     "check_tools"
     "fmt"
-    "build | clippy | fuzz_build | java_build"
-    "tests+interop | fuzz"
+    "build,clippy,java_build+tests,interop | fuzz_build+fuzz"
 )
 declare -A NICE=([fuzz]=10)
 if [ $# -gt 0 ]; then
@@ -402,7 +418,7 @@ fi
 
 # planned STEP...: one of the steps is in the plan.
 planned() {
-    local words=" ${PLAN[*]//[|+]/ } " s
+    local words=" ${PLAN[*]//[|+,]/ } " s
     for s in "$@"; do
         [[ $words == *" $s "* ]] && return 0
     done
@@ -411,7 +427,7 @@ planned() {
 
 # report LINE: a line on the terminal (over the progress line, if any).
 report() {
-    if [ -t 3 ] && [ -z "${side_by_side:-}" ]; then
+    if [ -t 3 ] && [ -z "${parallel:-}" ]; then
         printf '\r\033[K' >&3
     fi
     printf '%s\n' "$1" >&3
@@ -420,7 +436,7 @@ report() {
 # progress NAME: on a terminal, what is running now (the next report overwrites it); not while
 # steps run side by side.
 progress() {
-    if [ -t 3 ] && [ -z "${side_by_side:-}" ]; then
+    if [ -t 3 ] && [ -z "${parallel:-}" ]; then
         printf '  %-30s ...\r' "$1" >&3
     fi
 }
@@ -428,19 +444,23 @@ progress() {
 # run_step STEP: runs it with its output in its log and reports its line; returns its status
 # (after printing the end of its log if it failed).
 run_step() {
-    local s=$1 log="$log_dir/$1.log" t0=$SECONDS status result skipped
+    local s=$1 log="$log_dir/$1.log" t0=$SECONDS status result skipped cpu TIMEFORMAT='%U %S'
     progress "$s"
-    # Not `if "$s"` or `"$s" || ...`: bash ignores set -e inside a function called there.
+    # Not `if "$s"` or `"$s" || ...`: bash ignores set -e inside a function called there. The
+    # step's CPU time (user + system, its processes included) goes to $log_dir/STEP.cpu.
     set +e
-    (
-        set -e
-        if [ -n "${NICE[$s]:-}" ]; then
-            renice -n "${NICE[$s]}" -p "$BASHPID" >/dev/null
-        fi
-        "$s"
-    ) >"$log" 2>&1
+    {
+        time (
+            set -e
+            if [ -n "${NICE[$s]:-}" ]; then
+                renice -n "${NICE[$s]}" -p "$BASHPID" >/dev/null
+            fi
+            "$s"
+        ) >"$log" 2>&1
+    } 2>"$log_dir/$s.cpu"
     status=$?
     set -e
+    cpu=$(awk '{ printf "%.0f", $1 + $2 }' "$log_dir/$s.cpu" 2>/dev/null || echo '?')
     result=ok
     if [ "$status" != 0 ]; then
         result=FAILED
@@ -449,7 +469,7 @@ run_step() {
         skipped=$(sed -n 's/^==> [a-z_]*: \(skipped (.*)\)$/\1/p' "$log" | head -n 1)
         result=${skipped:-ok}
     fi
-    report "$(printf '  %-30s %5ss  %s' "$s" $((SECONDS - t0)) "$result")"
+    report "$(printf '  %-30s %5ss  %-6s cpu %ss' "$s" $((SECONDS - t0)) "$result" "$cpu")"
     if [ "$status" != 0 ]; then
         {
             echo "--- the last 60 lines of $log:"
@@ -460,12 +480,49 @@ run_step() {
     return "$status"
 }
 
-# run_branch "STEP+STEP...": the steps one after the other, up to the first that fails.
-run_branch() {
-    local s
-    for s in ${1//+/ }; do
-        run_step "$s" || return
+# side_by_side FUNCTION ARG...: FUNCTION ARG for every ARG at once (at once in this shell if
+# there is one); returns the status of a failed one, if any.
+side_by_side() {
+    local f=$1 pids=() failed=0 a p
+    shift
+    if [ $# = 1 ]; then
+        "$f" "$1"
+        return
+    fi
+    local was=${parallel:-}
+    parallel=1
+    for a in "$@"; do
+        "$f" "$a" &
+        pids+=($!)
     done
+    for p in "${pids[@]}"; do
+        wait "$p" || failed=$?
+    done
+    parallel=$was
+    return "$failed"
+}
+
+# run_group "STEP,STEP...": the steps side by side.
+run_group() {
+    local steps
+    IFS=, read -r -a steps <<<"${1// /}"
+    side_by_side run_step "${steps[@]}"
+}
+
+# run_branch "GROUP+GROUP...": the groups one after the other, up to the first that fails.
+run_branch() {
+    local groups g
+    IFS=+ read -r -a groups <<<"${1// /}"
+    for g in "${groups[@]}"; do
+        run_group "$g" || return
+    done
+}
+
+# run_stage "BRANCH | BRANCH...": the branches side by side.
+run_stage() {
+    local branches
+    IFS='|' read -r -a branches <<<"$1"
+    side_by_side run_branch "${branches[@]}"
 }
 
 exec 3>&1 4>&2
@@ -475,22 +532,6 @@ echo "scripts/test.sh: ${PLAN[*]}"
 echo "each step's full output: $log_dir/<step>.log (fuzz targets: $log_dir/fuzz-<target>.log)"
 start=$SECONDS
 for stage in "${PLAN[@]}"; do
-    IFS='|' read -r -a branches <<<"$stage"
-    if [ ${#branches[@]} = 1 ]; then
-        run_branch "${branches[0]// /}" || exit
-        continue
-    fi
-    side_by_side=1
-    pids=()
-    for b in "${branches[@]}"; do
-        run_branch "${b// /}" &
-        pids+=($!)
-    done
-    failed=0
-    for pid in "${pids[@]}"; do
-        wait "$pid" || failed=$?
-    done
-    side_by_side=
-    [ "$failed" = 0 ] || exit "$failed"
+    run_stage "$stage" || exit
 done
 echo "all steps passed in $((SECONDS - start))s; logs in $log_dir/"
