@@ -451,12 +451,13 @@ run_step() {
     set +e
     {
         time (
+            exec >"$log" 2>&1
             set -e
             if [ -n "${NICE[$s]:-}" ]; then
                 renice -n "${NICE[$s]}" -p "$BASHPID" >/dev/null
             fi
             "$s"
-        ) >"$log" 2>&1
+        )
     } 2>"$log_dir/$s.cpu"
     status=$?
     set -e
