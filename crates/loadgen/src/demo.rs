@@ -4,10 +4,16 @@
 //! Role: what a newcomer sees first (the `rialto` binary starts the exchange in its process and
 //! hands its address here). Three market makers quote two levels on both sides of
 //! every instrument around a mid that drifts (a random walk, moved once a second), refreshing
-//! quotes with cancel/replace; three takers send market and IOC orders that cross the spread
+//! quotes with replaces (a quote filled 10,000 in all is canceled and sent afresh); three takers send market and IOC orders that cross the spread
 //! (like the ZeroMQ exchange example's gateway generating random orders at a given rate). The
 //! traders are `driver` bots (BOT1..BOT6), so they are real FIX sessions through the real
 //! exchange: its sequencer, journal and engine.
+//!
+//! The traders send only requests the exchange accepts: they share a `Floor` (on the
+//! driver's one thread) through which makers never cross one another and modify a quote only
+//! when every fill of its instrument has reached them, so a replace asks for more than is
+//! filled and a cancel names a live order. A demo without outside parties shows no reject;
+//! one that it did show would be a bug of the traders or of the exchange.
 //!
 //! What the screen shows: orders in (requests/s sent by the traders), reports out (FIX
 //! application messages/s received), trades/s (fills / 2: every trade has a demo trader on
@@ -30,8 +36,11 @@ use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};
 use fix::scan::Report;
+pub use floor::Floor;
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,28 +55,52 @@ const HALF_SPREAD_TICKS: i64 = 3;
 /// Distance between a maker's quote levels, in ticks.
 const LEVEL_STEP_TICKS: i64 = 2;
 
-/// A simulated trader of the demo.
+/// A maker's quote that has filled this much in all is canceled rather than replaced again
+/// (the next turn at its position sends a fresh order).
+const REQUOTE_FILLED: u64 = 10_000;
+
+/// The traders' shared [`Floor`]: they all run on the driver's one thread.
+pub type SharedFloor = Rc<RefCell<Floor>>;
+
+/// A simulated trader of the demo. `index` counts makers and takers separately, from 0.
 #[derive(Clone, Debug)]
 pub enum Trader {
-    Maker { rng: SplitMix64, cursor: u32 },
-    Taker { rng: SplitMix64 },
+    Maker {
+        rng: SplitMix64,
+        cursor: u32,
+        index: usize,
+        floor: SharedFloor,
+    },
+    Taker {
+        rng: SplitMix64,
+        index: usize,
+        floor: SharedFloor,
+    },
 }
 
 impl Trader {
-    pub fn maker(seed: u64) -> Trader {
+    pub fn maker(seed: u64, index: usize, floor: SharedFloor) -> Trader {
         Trader::Maker {
             rng: SplitMix64::new(seed),
             cursor: 0,
+            index,
+            floor,
         }
     }
-    pub fn taker(seed: u64) -> Trader {
+    pub fn taker(seed: u64, index: usize, floor: SharedFloor) -> Trader {
         Trader::Taker {
             rng: SplitMix64::new(seed),
+            index,
+            floor,
         }
     }
     /// Slots a maker needs: two sides, `LEVELS` each, per instrument.
     pub fn maker_window(symbols: usize) -> usize {
         symbols * 2 * LEVELS as usize
+    }
+    /// The floor the demo's `MAKERS` makers and `TAKERS` takers share.
+    pub fn floor(symbols: usize) -> SharedFloor {
+        Rc::new(RefCell::new(Floor::new(symbols, MAKERS, TAKERS)))
     }
 }
 
@@ -94,42 +127,65 @@ impl Strategy for Trader {
     fn next(&mut self, orders: &mut BotOrders, market: &Market) -> Action {
         let nsym = market.symbols.len().max(1);
         match self {
-            Trader::Maker { rng, cursor } => {
+            Trader::Maker {
+                rng,
+                cursor,
+                index,
+                floor,
+            } => {
+                let mut floor = floor.borrow_mut();
+                floor.maker_quotes(*index, orders);
                 let positions = (nsym * 2 * LEVELS as usize) as u32;
-                // Refresh the next quote position that has no request in flight.
+                // Refresh the next quote position that has no request in flight, without
+                // crossing any maker's quote, and modify a live quote only where the floor is
+                // settled (its fills are all known, so the request reaches the order as it is).
                 for _ in 0..positions {
                     let p = *cursor % positions;
                     *cursor = cursor.wrapping_add(1);
                     let (symbol, side, level) = quote_position(p);
                     let slot = p + 1;
                     let mid = market.symbols[symbol as usize % nsym].mid_ticks;
-                    let price = quote_price(mid, side, level, rng.below(2) as i64);
-                    let qty = 50 + rng.below(451);
-                    match orders.slot(slot).map(|s| s.state) {
-                        Some(SlotState::Free) if orders.alloc_at(slot) => {
-                            return Action::New {
-                                symbol,
-                                side,
-                                ord_type: OrdType::Limit,
-                                tif: TimeInForce::Day,
-                                price_ticks: price,
-                                qty,
-                                slot,
-                            };
-                        }
-                        Some(SlotState::Live) => {
-                            return Action::Replace {
-                                slot,
-                                price_ticks: price,
-                                qty,
-                            }
-                        }
-                        _ => {}
+                    let want = quote_price(mid, side, level, rng.below(2) as i64);
+                    let leaves = 50 + rng.below(451);
+                    let Some(s) = orders.slot(slot).copied() else {
+                        continue;
+                    };
+                    let live = match s.state {
+                        SlotState::Free => false,
+                        SlotState::Live if floor.settled(symbol) => true,
+                        _ => continue,
+                    };
+                    if live && s.filled_qty() >= REQUOTE_FILLED {
+                        return Action::Cancel { slot };
                     }
+                    let Some(price) = floor.uncrossed(symbol, side, want) else {
+                        continue;
+                    };
+                    if !live && !orders.alloc_at(slot) {
+                        continue;
+                    }
+                    floor.add_quote(*index, symbol, side, price);
+                    if live {
+                        // OrderQty is the new total: what is filled plus the new remainder.
+                        return Action::Replace {
+                            slot,
+                            price_ticks: price,
+                            qty: s.filled_qty() + leaves,
+                        };
+                    }
+                    return Action::New {
+                        symbol,
+                        side,
+                        ord_type: OrdType::Limit,
+                        tif: TimeInForce::Day,
+                        price_ticks: price,
+                        qty: leaves,
+                        slot,
+                    };
                 }
                 Action::Idle
             }
-            Trader::Taker { rng } => {
+            Trader::Taker { rng, index, floor } => {
                 let symbol = rng.below(nsym as u64) as u16;
                 let mid = market.symbols[symbol as usize].mid_ticks;
                 let side = if rng.below(2) == 0 {
@@ -138,6 +194,7 @@ impl Strategy for Trader {
                     Side::Sell
                 };
                 let qty = 1 + rng.below(40);
+                floor.borrow_mut().taker_sent(*index, symbol);
                 if rng.below(2) == 0 {
                     Action::New {
                         symbol,
@@ -550,18 +607,19 @@ struct DemoObserver<'w> {
     names: Vec<Vec<u8>>,
     decimals: Vec<u8>,
     rejects: RejectReasons,
+    floor: SharedFloor,
 }
 
 impl Observer for DemoObserver<'_> {
     fn on_report(&mut self, bot: usize, r: &Report<'_>) {
         self.display.on_report(bot, r);
         self.rejects.on_report(r);
+        let symbol = self.names.iter().position(|n| n.as_slice() == r.symbol);
+        self.floor
+            .borrow_mut()
+            .on_report(bot, symbol.map(|i| i as u16), r);
         if r.is_fill() {
-            if let (Some(i), Some(px), Some(qty)) = (
-                self.names.iter().position(|n| n.as_slice() == r.symbol),
-                r.last_px,
-                r.last_qty,
-            ) {
+            if let (Some(i), Some(px), Some(qty)) = (symbol, r.last_px, r.last_qty) {
                 if let Ok(ticks) = px.to_ticks(fix::Decimal::new(1, self.decimals[i])) {
                     self.display.last[i] = Some((ticks, qty));
                 }
@@ -569,6 +627,7 @@ impl Observer for DemoObserver<'_> {
         }
     }
     fn on_second(&mut self, view: &View<'_>, market: &mut Market) {
+        self.floor.borrow_mut().once_a_second();
         self.display.on_second(view, market);
     }
 }
@@ -630,13 +689,14 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     dcfg.run_seed = wall_ns() / 1_000_000;
     let started = Instant::now();
     let mut driver = Driver::connect(dcfg)?;
+    let floor = Trader::floor(market0.symbols.len());
     let mut traders: Vec<Trader> = (0..nbots)
         .map(|i| {
             let seed = cfg.seed.wrapping_mul(1000).wrapping_add(i as u64);
             if i < MAKERS {
-                Trader::maker(seed)
+                Trader::maker(seed, i, floor.clone())
             } else {
-                Trader::taker(seed)
+                Trader::taker(seed, i - MAKERS, floor.clone())
             }
         })
         .collect();
@@ -670,11 +730,19 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             .collect(),
         decimals: market.symbols.iter().map(|s| s.price_decimals).collect(),
         rejects: RejectReasons::default(),
+        floor: floor.clone(),
     };
     let result = driver.run(&mut traders, &mut market, &mut obs)?;
     let reports = obs.display.reports_total;
     let rejects = obs.rejects;
-    let notes = driver.finish();
+    let mut notes = driver.finish();
+    let outside = floor.borrow().outside_trades;
+    if outside > 0 {
+        notes.push(format!(
+            "{outside} times the traders' fills were unbalanced by trades with a party outside \
+             the demo (your own FIX client?): a replace or cancel could be rejected there"
+        ));
+    }
     let elapsed = started.elapsed();
     let c = &result.counters;
     let mut s = String::new();
@@ -716,5 +784,6 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     })
 }
 
+mod floor;
 #[cfg(test)]
 mod tests;
