@@ -20,8 +20,10 @@
 //! both sides), ack latency P50/P99 of the last second (request -> first execution report),
 //! the exchange's market-data subscribers and messages/s, and per instrument the top of book
 //! (bid size @ price | ask price @ size) and the last trade, as the exchange's market-data
-//! feed shows them to the demo's own subscriber (without market data: aggregated from the
-//! traders' own resting orders as reported to them).
+//! feed shows them to the demo's own subscriber, which reads it on a thread of its own at
+//! `SCHED_IDLE` (`feed`: the traders' thread only sends and reads orders, as a client's
+//! would); without market data: aggregated from the traders' own resting orders as reported
+//! to them.
 //!
 //! At the end: orders by kind, reports, trades, the latency table, and the rejects counted by
 //! what they were (new order, cancel, replace) and the exchange's reason (Text, tag 58).
@@ -35,6 +37,7 @@ use crate::md::MdClient;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};
+use feed::{FeedRows, FeedWatch};
 use fix::scan::Report;
 pub use floor::Floor;
 use std::cell::RefCell;
@@ -326,7 +329,7 @@ struct Display<'w> {
     /// Why the demo's subscriber stopped, if it did.
     md_error: Option<String>,
     /// The demo's own subscriber, when the exchange has market data.
-    md: Option<MdClient>,
+    feed: Option<FeedWatch>,
     md_figures: Option<MdFiguresFn>,
     /// `md_figures().messages` a second ago.
     md_messages: u64,
@@ -335,50 +338,16 @@ struct Display<'w> {
 impl Display<'_> {
     /// Top of book and last trade per instrument as the feed shows them (the demo's own
     /// subscriber), or `None` before its snapshots.
-    fn top_of_book_from_feed(&mut self, market: &Market) -> Option<Vec<String>> {
-        let c = self.md.as_mut()?;
-        if let Err(e) = c.pump() {
-            self.md = None;
-            self.md_error = Some(e.to_string());
-            return None;
+    fn top_of_book_from_feed(&mut self) -> Option<Vec<String>> {
+        match self.feed.as_ref()?.rows() {
+            FeedRows::Waiting => None,
+            FeedRows::Rows(rows) => Some(rows),
+            FeedRows::Lost(e) => {
+                self.feed = None;
+                self.md_error = Some(e);
+                None
+            }
         }
-        if !c.synced() {
-            return None;
-        }
-        Some(
-            market
-                .symbols
-                .iter()
-                .map(|s| {
-                    let v = c.view.symbols.get(s.name.as_bytes());
-                    let best = |bid: bool| {
-                        let l = v.and_then(|v| {
-                            if bid {
-                                v.bids.iter().next_back()
-                            } else {
-                                v.asks.iter().next()
-                            }
-                        });
-                        match (l, bid) {
-                            (None, _) => "-".to_string(),
-                            (Some((p, l)), true) => format!("{} @ {}", l.size, crate::md::px(*p)),
-                            (Some((p, l)), false) => format!("{} @ {}", crate::md::px(*p), l.size),
-                        }
-                    };
-                    let last = v
-                        .and_then(|v| v.trades.back())
-                        .map_or("-".to_string(), |t| {
-                            format!("{} x {}", crate::md::px(t.price), t.size)
-                        });
-                    format!(
-                        "{:<6} {:>16} | {:<16} {last}",
-                        s.name,
-                        best(true),
-                        best(false)
-                    )
-                })
-                .collect(),
-        )
     }
 
     fn top_of_book(view: &View<'_>, market: &Market) -> Vec<String> {
@@ -464,7 +433,7 @@ impl Observer for Display<'_> {
             ));
             self.md_messages = f.messages;
         }
-        let feed = self.top_of_book_from_feed(market);
+        let feed = self.top_of_book_from_feed();
         lines.push(format!(
             "{:<6} {:>16} | {:<16} {}   ({})",
             "SYMBOL",
@@ -716,8 +685,11 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             rng: SplitMix64::new(cfg.seed ^ 0x5eed),
             failed: None,
             md_error: None,
-            md: match cfg.market_data {
-                Some(a) => Some(subscribe_demo_feed(a, &market0)?),
+            feed: match cfg.market_data {
+                Some(a) => Some(FeedWatch::start(
+                    subscribe_demo_feed(a, &market0)?,
+                    market0.symbols.iter().map(|s| s.name.clone()).collect(),
+                )?),
                 None => None,
             },
             md_figures: cfg.md_figures.clone(),
@@ -784,6 +756,7 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     })
 }
 
+mod feed;
 mod floor;
 #[cfg(test)]
 mod tests;
