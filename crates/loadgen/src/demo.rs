@@ -4,18 +4,26 @@
 //! Role: what a newcomer sees first (the `rialto` binary starts the exchange in its process and
 //! hands its address here). Three market makers quote two levels on both sides of
 //! every instrument around a mid that drifts (a random walk, moved once a second), refreshing
-//! quotes with cancel/replace; three takers send market and IOC orders that cross the spread
+//! quotes with replaces (a quote filled 10,000 in all is canceled and sent afresh); three takers send market and IOC orders that cross the spread
 //! (like the ZeroMQ exchange example's gateway generating random orders at a given rate). The
 //! traders are `driver` bots (BOT1..BOT6), so they are real FIX sessions through the real
 //! exchange: its sequencer, journal and engine.
+//!
+//! The traders send only requests the exchange accepts: they share a `Floor` (on the
+//! driver's one thread) through which makers never cross one another and modify a quote only
+//! when every fill of its instrument has reached them, so a replace asks for more than is
+//! filled and a cancel names a live order. A demo without outside parties shows no reject;
+//! one that it did show would be a bug of the traders or of the exchange.
 //!
 //! What the screen shows: orders in (requests/s sent by the traders), reports out (FIX
 //! application messages/s received), trades/s (fills / 2: every trade has a demo trader on
 //! both sides), ack latency P50/P99 of the last second (request -> first execution report),
 //! the exchange's market-data subscribers and messages/s, and per instrument the top of book
 //! (bid size @ price | ask price @ size) and the last trade, as the exchange's market-data
-//! feed shows them to the demo's own subscriber (without market data: aggregated from the
-//! traders' own resting orders as reported to them).
+//! feed shows them to the demo's own subscriber, which reads it on a thread of its own at
+//! `SCHED_IDLE` (`feed`: the traders' thread only sends and reads orders, as a client's
+//! would); without market data: aggregated from the traders' own resting orders as reported
+//! to them.
 //!
 //! At the end: orders by kind, reports, trades, the latency table, and the rejects counted by
 //! what they were (new order, cancel, replace) and the exchange's reason (Text, tag 58).
@@ -29,9 +37,13 @@ use crate::md::MdClient;
 use crate::mix::{Action, Market, Strategy};
 use crate::orders::{BotOrders, SlotState};
 use crate::stats::{at, percentile_table, us, RunResult};
+use feed::{FeedRows, FeedWatch};
 use fix::scan::Report;
+pub use floor::Floor;
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,28 +58,52 @@ const HALF_SPREAD_TICKS: i64 = 3;
 /// Distance between a maker's quote levels, in ticks.
 const LEVEL_STEP_TICKS: i64 = 2;
 
-/// A simulated trader of the demo.
+/// A maker's quote that has filled this much in all is canceled rather than replaced again
+/// (the next turn at its position sends a fresh order).
+const REQUOTE_FILLED: u64 = 10_000;
+
+/// The traders' shared [`Floor`]: they all run on the driver's one thread.
+pub type SharedFloor = Rc<RefCell<Floor>>;
+
+/// A simulated trader of the demo. `index` counts makers and takers separately, from 0.
 #[derive(Clone, Debug)]
 pub enum Trader {
-    Maker { rng: SplitMix64, cursor: u32 },
-    Taker { rng: SplitMix64 },
+    Maker {
+        rng: SplitMix64,
+        cursor: u32,
+        index: usize,
+        floor: SharedFloor,
+    },
+    Taker {
+        rng: SplitMix64,
+        index: usize,
+        floor: SharedFloor,
+    },
 }
 
 impl Trader {
-    pub fn maker(seed: u64) -> Trader {
+    pub fn maker(seed: u64, index: usize, floor: SharedFloor) -> Trader {
         Trader::Maker {
             rng: SplitMix64::new(seed),
             cursor: 0,
+            index,
+            floor,
         }
     }
-    pub fn taker(seed: u64) -> Trader {
+    pub fn taker(seed: u64, index: usize, floor: SharedFloor) -> Trader {
         Trader::Taker {
             rng: SplitMix64::new(seed),
+            index,
+            floor,
         }
     }
     /// Slots a maker needs: two sides, `LEVELS` each, per instrument.
     pub fn maker_window(symbols: usize) -> usize {
         symbols * 2 * LEVELS as usize
+    }
+    /// The floor the demo's `MAKERS` makers and `TAKERS` takers share.
+    pub fn floor(symbols: usize) -> SharedFloor {
+        Rc::new(RefCell::new(Floor::new(symbols, MAKERS, TAKERS)))
     }
 }
 
@@ -94,42 +130,65 @@ impl Strategy for Trader {
     fn next(&mut self, orders: &mut BotOrders, market: &Market) -> Action {
         let nsym = market.symbols.len().max(1);
         match self {
-            Trader::Maker { rng, cursor } => {
+            Trader::Maker {
+                rng,
+                cursor,
+                index,
+                floor,
+            } => {
+                let mut floor = floor.borrow_mut();
+                floor.maker_quotes(*index, orders);
                 let positions = (nsym * 2 * LEVELS as usize) as u32;
-                // Refresh the next quote position that has no request in flight.
+                // Refresh the next quote position that has no request in flight, without
+                // crossing any maker's quote, and modify a live quote only where the floor is
+                // settled (its fills are all known, so the request reaches the order as it is).
                 for _ in 0..positions {
                     let p = *cursor % positions;
                     *cursor = cursor.wrapping_add(1);
                     let (symbol, side, level) = quote_position(p);
                     let slot = p + 1;
                     let mid = market.symbols[symbol as usize % nsym].mid_ticks;
-                    let price = quote_price(mid, side, level, rng.below(2) as i64);
-                    let qty = 50 + rng.below(451);
-                    match orders.slot(slot).map(|s| s.state) {
-                        Some(SlotState::Free) if orders.alloc_at(slot) => {
-                            return Action::New {
-                                symbol,
-                                side,
-                                ord_type: OrdType::Limit,
-                                tif: TimeInForce::Day,
-                                price_ticks: price,
-                                qty,
-                                slot,
-                            };
-                        }
-                        Some(SlotState::Live) => {
-                            return Action::Replace {
-                                slot,
-                                price_ticks: price,
-                                qty,
-                            }
-                        }
-                        _ => {}
+                    let want = quote_price(mid, side, level, rng.below(2) as i64);
+                    let leaves = 50 + rng.below(451);
+                    let Some(s) = orders.slot(slot).copied() else {
+                        continue;
+                    };
+                    let live = match s.state {
+                        SlotState::Free => false,
+                        SlotState::Live if floor.settled(symbol) => true,
+                        _ => continue,
+                    };
+                    if live && s.filled_qty() >= REQUOTE_FILLED {
+                        return Action::Cancel { slot };
                     }
+                    let Some(price) = floor.uncrossed(symbol, side, want) else {
+                        continue;
+                    };
+                    if !live && !orders.alloc_at(slot) {
+                        continue;
+                    }
+                    floor.add_quote(*index, symbol, side, price);
+                    if live {
+                        // OrderQty is the new total: what is filled plus the new remainder.
+                        return Action::Replace {
+                            slot,
+                            price_ticks: price,
+                            qty: s.filled_qty() + leaves,
+                        };
+                    }
+                    return Action::New {
+                        symbol,
+                        side,
+                        ord_type: OrdType::Limit,
+                        tif: TimeInForce::Day,
+                        price_ticks: price,
+                        qty: leaves,
+                        slot,
+                    };
                 }
                 Action::Idle
             }
-            Trader::Taker { rng } => {
+            Trader::Taker { rng, index, floor } => {
                 let symbol = rng.below(nsym as u64) as u16;
                 let mid = market.symbols[symbol as usize].mid_ticks;
                 let side = if rng.below(2) == 0 {
@@ -138,6 +197,7 @@ impl Strategy for Trader {
                     Side::Sell
                 };
                 let qty = 1 + rng.below(40);
+                floor.borrow_mut().taker_sent(*index, symbol);
                 if rng.below(2) == 0 {
                     Action::New {
                         symbol,
@@ -269,7 +329,7 @@ struct Display<'w> {
     /// Why the demo's subscriber stopped, if it did.
     md_error: Option<String>,
     /// The demo's own subscriber, when the exchange has market data.
-    md: Option<MdClient>,
+    feed: Option<FeedWatch>,
     md_figures: Option<MdFiguresFn>,
     /// `md_figures().messages` a second ago.
     md_messages: u64,
@@ -278,50 +338,16 @@ struct Display<'w> {
 impl Display<'_> {
     /// Top of book and last trade per instrument as the feed shows them (the demo's own
     /// subscriber), or `None` before its snapshots.
-    fn top_of_book_from_feed(&mut self, market: &Market) -> Option<Vec<String>> {
-        let c = self.md.as_mut()?;
-        if let Err(e) = c.pump() {
-            self.md = None;
-            self.md_error = Some(e.to_string());
-            return None;
+    fn top_of_book_from_feed(&mut self) -> Option<Vec<String>> {
+        match self.feed.as_ref()?.rows() {
+            FeedRows::Waiting => None,
+            FeedRows::Rows(rows) => Some(rows),
+            FeedRows::Lost(e) => {
+                self.feed = None;
+                self.md_error = Some(e);
+                None
+            }
         }
-        if !c.synced() {
-            return None;
-        }
-        Some(
-            market
-                .symbols
-                .iter()
-                .map(|s| {
-                    let v = c.view.symbols.get(s.name.as_bytes());
-                    let best = |bid: bool| {
-                        let l = v.and_then(|v| {
-                            if bid {
-                                v.bids.iter().next_back()
-                            } else {
-                                v.asks.iter().next()
-                            }
-                        });
-                        match (l, bid) {
-                            (None, _) => "-".to_string(),
-                            (Some((p, l)), true) => format!("{} @ {}", l.size, crate::md::px(*p)),
-                            (Some((p, l)), false) => format!("{} @ {}", crate::md::px(*p), l.size),
-                        }
-                    };
-                    let last = v
-                        .and_then(|v| v.trades.back())
-                        .map_or("-".to_string(), |t| {
-                            format!("{} x {}", crate::md::px(t.price), t.size)
-                        });
-                    format!(
-                        "{:<6} {:>16} | {:<16} {last}",
-                        s.name,
-                        best(true),
-                        best(false)
-                    )
-                })
-                .collect(),
-        )
     }
 
     fn top_of_book(view: &View<'_>, market: &Market) -> Vec<String> {
@@ -407,7 +433,7 @@ impl Observer for Display<'_> {
             ));
             self.md_messages = f.messages;
         }
-        let feed = self.top_of_book_from_feed(market);
+        let feed = self.top_of_book_from_feed();
         lines.push(format!(
             "{:<6} {:>16} | {:<16} {}   ({})",
             "SYMBOL",
@@ -550,18 +576,19 @@ struct DemoObserver<'w> {
     names: Vec<Vec<u8>>,
     decimals: Vec<u8>,
     rejects: RejectReasons,
+    floor: SharedFloor,
 }
 
 impl Observer for DemoObserver<'_> {
     fn on_report(&mut self, bot: usize, r: &Report<'_>) {
         self.display.on_report(bot, r);
         self.rejects.on_report(r);
+        let symbol = self.names.iter().position(|n| n.as_slice() == r.symbol);
+        self.floor
+            .borrow_mut()
+            .on_report(bot, symbol.map(|i| i as u16), r);
         if r.is_fill() {
-            if let (Some(i), Some(px), Some(qty)) = (
-                self.names.iter().position(|n| n.as_slice() == r.symbol),
-                r.last_px,
-                r.last_qty,
-            ) {
+            if let (Some(i), Some(px), Some(qty)) = (symbol, r.last_px, r.last_qty) {
                 if let Ok(ticks) = px.to_ticks(fix::Decimal::new(1, self.decimals[i])) {
                     self.display.last[i] = Some((ticks, qty));
                 }
@@ -569,6 +596,7 @@ impl Observer for DemoObserver<'_> {
         }
     }
     fn on_second(&mut self, view: &View<'_>, market: &mut Market) {
+        self.floor.borrow_mut().once_a_second();
         self.display.on_second(view, market);
     }
 }
@@ -630,13 +658,14 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     dcfg.run_seed = wall_ns() / 1_000_000;
     let started = Instant::now();
     let mut driver = Driver::connect(dcfg)?;
+    let floor = Trader::floor(market0.symbols.len());
     let mut traders: Vec<Trader> = (0..nbots)
         .map(|i| {
             let seed = cfg.seed.wrapping_mul(1000).wrapping_add(i as u64);
             if i < MAKERS {
-                Trader::maker(seed)
+                Trader::maker(seed, i, floor.clone())
             } else {
-                Trader::taker(seed)
+                Trader::taker(seed, i - MAKERS, floor.clone())
             }
         })
         .collect();
@@ -656,8 +685,11 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             rng: SplitMix64::new(cfg.seed ^ 0x5eed),
             failed: None,
             md_error: None,
-            md: match cfg.market_data {
-                Some(a) => Some(subscribe_demo_feed(a, &market0)?),
+            feed: match cfg.market_data {
+                Some(a) => Some(FeedWatch::start(
+                    subscribe_demo_feed(a, &market0)?,
+                    market0.symbols.iter().map(|s| s.name.clone()).collect(),
+                )?),
                 None => None,
             },
             md_figures: cfg.md_figures.clone(),
@@ -670,11 +702,19 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             .collect(),
         decimals: market.symbols.iter().map(|s| s.price_decimals).collect(),
         rejects: RejectReasons::default(),
+        floor: floor.clone(),
     };
     let result = driver.run(&mut traders, &mut market, &mut obs)?;
     let reports = obs.display.reports_total;
     let rejects = obs.rejects;
-    let notes = driver.finish();
+    let mut notes = driver.finish();
+    let outside = floor.borrow().outside_trades;
+    if outside > 0 {
+        notes.push(format!(
+            "{outside} times the traders' fills were unbalanced by trades with a party outside \
+             the demo (your own FIX client?): a replace or cancel could be rejected there"
+        ));
+    }
     let elapsed = started.elapsed();
     let c = &result.counters;
     let mut s = String::new();
@@ -716,5 +756,7 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     })
 }
 
+mod feed;
+mod floor;
 #[cfg(test)]
 mod tests;

@@ -227,6 +227,11 @@ impl View<'_> {
 pub trait Observer {
     /// Every application message a bot receives (after the driver has accounted for it).
     fn on_report(&mut self, _bot: usize, _report: &Report<'_>) {}
+    /// `on_report` with the kernel's receive time of the read that brought the message (ns
+    /// since the Unix epoch, `rx`; `None` without a stamp). The default calls `on_report`.
+    fn on_report_at(&mut self, bot: usize, report: &Report<'_>, _arrived_wall_ns: Option<u64>) {
+        self.on_report(bot, report);
+    }
     /// Once a second; may move the market (the demo's drifting mid).
     fn on_second(&mut self, _view: &View<'_>, _market: &mut Market) {}
 }
@@ -871,14 +876,22 @@ impl Driver {
                 });
             let recv = arrived.saturating_sub(t0);
             bot.rlen += got;
-            self.parse_bot(i, st, observer, recv);
+            self.parse_bot(i, st, observer, (recv, stamp));
             if got < want {
                 return;
             }
         }
     }
 
-    fn parse_bot<O: Observer>(&mut self, i: usize, st: &mut Tally, observer: &mut O, recv: u64) {
+    /// Handles the complete messages in bot `i`'s buffer, read at `recv` (ns after the run's
+    /// start) with the kernel's stamp `stamp` (wall ns).
+    fn parse_bot<O: Observer>(
+        &mut self,
+        i: usize,
+        st: &mut Tally,
+        observer: &mut O,
+        (recv, stamp): (u64, Option<u64>),
+    ) {
         let mut rbuf = std::mem::take(&mut self.bots[i].rbuf);
         let rlen = self.bots[i].rlen;
         let mut pos = 0;
@@ -891,7 +904,7 @@ impl Driver {
                     match fix::scan::scan(frame) {
                         Ok(msg) => {
                             if self.bots[i].on_message(&mut self.out, &msg, st, recv) {
-                                observer.on_report(i, &msg.report);
+                                observer.on_report_at(i, &msg.report, stamp);
                             }
                         }
                         Err(e) => {

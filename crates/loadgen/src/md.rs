@@ -16,6 +16,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// HeartBtInt the subscriber asks for, seconds.
@@ -34,6 +35,9 @@ pub struct TradeStamp {
     pub id: u64,
     /// When it was read, ns after the stamps' base.
     pub read_ns: u64,
+    /// When it reached the socket: the kernel's receive time (ns since the Unix epoch) of the
+    /// read that completed its message (`stamp_arrivals`; 0 without a stamp).
+    pub arrived_ns: u64,
     /// MDEntryPx in units of 10^-9, and MDEntrySize.
     pub price: i64,
     pub size: u64,
@@ -75,6 +79,8 @@ pub struct MdClient {
     pub keep_view: bool,
     /// `wait`'s own poll (made on its first call).
     own_poll: Option<(Poll, Events)>,
+    /// Reads carry the kernel's receive time (`stamp_arrivals`).
+    stamped: bool,
 }
 
 impl MdClient {
@@ -113,10 +119,19 @@ impl MdClient {
             trade_ids: None,
             keep_view: true,
             own_poll: None,
+            stamped: false,
         };
         let hb = HEARTBEAT_S.to_string();
         c.send("A", &[(98, "0"), (108, &hb), (141, "Y")])?;
         Ok(c)
+    }
+
+    /// Has the kernel stamp what arrives (`rx`), so trade entries carry their arrival time as
+    /// well as their read time: the first does not depend on how busy the reader is.
+    pub fn stamp_arrivals(&mut self) -> io::Result<()> {
+        crate::rx::enable(self.stream.as_raw_fd())?;
+        self.stamped = true;
+        Ok(())
     }
 
     /// The socket, to register with a `mio::Poll`.
@@ -196,22 +211,50 @@ impl MdClient {
     pub fn pump(&mut self) -> io::Result<usize> {
         let mut tmp = [0u8; 1 << 16];
         let mut closed = false;
+        let mut handled = 0;
+        // Each read's messages are handled before the next read, with its stamps.
         loop {
-            match self.stream.read(&mut tmp) {
-                Ok(0) => {
+            let got = if self.stamped {
+                crate::rx::recv(self.stream.as_raw_fd(), &mut tmp)
+            } else {
+                self.stream.read(&mut tmp).map(|n| (n, None))
+            };
+            match got {
+                Ok((0, _)) => {
                     closed = true;
                     break;
                 }
-                Ok(n) => self.rbuf.extend_from_slice(&tmp[..n]),
+                Ok((n, arrived)) => {
+                    self.rbuf.extend_from_slice(&tmp[..n]);
+                    handled += self.handle_buffered(arrived.unwrap_or(0))?;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
+        if self.last_sent.elapsed() >= Duration::from_secs(HEARTBEAT_S) {
+            self.send("0", &[])?;
+        }
+        if closed {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                match &self.ended {
+                    Some(t) => format!("the exchange ended the session: {t}"),
+                    None => "connection closed by the exchange".to_string(),
+                },
+            ));
+        }
+        Ok(handled)
+    }
+
+    /// Handles every complete message in the read buffer; `arrived_ns` is the kernel's stamp
+    /// of the read that brought the last bytes (0: none). Returns the messages handled.
+    fn handle_buffered(&mut self, arrived_ns: u64) -> io::Result<usize> {
         let read_ns = self
             .trade_stamps
             .as_ref()
-            .map(|(base, _)| base.elapsed().as_nanos() as u64);
+            .map(|(base, _)| (base.elapsed().as_nanos() as u64, arrived_ns));
         let mut handled = 0;
         let mut at = 0;
         // Messages are handled in place: the buffer is lent out meanwhile.
@@ -237,23 +280,12 @@ impl MdClient {
         }
         self.rbuf = rbuf;
         self.rbuf.drain(..at);
-        result?;
-        if self.last_sent.elapsed() >= Duration::from_secs(HEARTBEAT_S) {
-            self.send("0", &[])?;
-        }
-        if closed {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                match &self.ended {
-                    Some(t) => format!("the exchange ended the session: {t}"),
-                    None => "connection closed by the exchange".to_string(),
-                },
-            ));
-        }
-        Ok(handled)
+        result.map(|()| handled)
     }
 
-    fn on_message(&mut self, raw: &[u8], read_ns: Option<u64>) -> io::Result<()> {
+    /// `read`: when the message was read (ns after the stamps' base) and when it arrived
+    /// (kernel stamp, 0: none), if trades are stamped.
+    fn on_message(&mut self, raw: &[u8], read: Option<(u64, u64)>) -> io::Result<()> {
         let msg = match self.decoder.decode_framed(raw) {
             Ok(m) => m,
             Err(_) => {
@@ -283,7 +315,8 @@ impl MdClient {
                 }
             }
             b"X" => {
-                if let (Some(ns), Some((_, stamps))) = (read_ns, self.trade_stamps.as_mut()) {
+                if let (Some((ns, arrived)), Some((_, stamps))) = (read, self.trade_stamps.as_mut())
+                {
                     let ids = &mut self.trade_ids;
                     fix::md::read_entries(&msg, |_, e| {
                         if let (b'2', Some(id)) = (e.entry_type, e.id) {
@@ -292,6 +325,7 @@ impl MdClient {
                             stamps.push(TradeStamp {
                                 id,
                                 read_ns: ns,
+                                arrived_ns: arrived,
                                 price,
                                 size: e.size,
                             });

@@ -11,9 +11,13 @@
 //! and a trade's two fills (maker, then taker) are consecutive reports of its record, so the
 //! bots' fills sorted by ExecID pair up as the trades in the engine's order, whose trade ids
 //! are consecutive. The k-th pair is trade `first + k`, `first` the lowest trade id the
-//! subscribers read (they were subscribed, with their snapshots, before the bots started). The update latency of a trade at a subscriber is the time it
-//! read the trade's entry less the time the bots read the taker's fill (the later of the
-//! two): both are read in this process, on one clock.
+//! subscribers read (they were subscribed, with their snapshots, before the bots started).
+//! Two latencies per trade and subscriber: *update*, the time the subscriber read the trade's
+//! entry less the time the bots read the taker's fill (the later of the two; both read in this
+//! process, on one clock), what a reader on one thread sees; and *arrival*, the kernel's
+//! receive time of the entry at the subscriber's socket less that of the fill at the bot's
+//! (`rx`, one kernel clock), what the exchange takes whatever the readers' backlog (a read's
+//! stamp is its last segment's, so an entry read together with later ones is stamped late).
 //!
 //! Never: prints to stdout (results are returned); binds anything.
 
@@ -51,8 +55,13 @@ pub struct MdRun {
     pub subscribers: usize,
     pub round: usize,
     pub orders: RunResult,
-    /// ExecutionReport -> market-data entry (ns), every subscriber's every matched trade.
+    /// ExecutionReport -> market-data entry (ns), every subscriber's every matched trade:
+    /// from the bots reading the taker's fill to a subscriber reading the entry.
     pub update_latency: Histogram<u64>,
+    /// The same from arrival to arrival: the kernel's receive time of the fill at the bot's
+    /// socket to that of the entry at the subscriber's (what the exchange takes, whatever the
+    /// readers' backlog).
+    pub arrival_latency: Histogram<u64>,
     /// Trades the bots saw (fill pairs).
     pub trades: u64,
     /// Trade entries the subscribers read, all together.
@@ -71,15 +80,28 @@ pub struct MdRun {
     pub dropped: usize,
 }
 
-/// The bots' fills with the time they were read.
+/// The bots' fills with the time they were read and arrived.
 struct Fills {
     base: Instant,
-    /// (journal record, report n, read ns since `base`, LastPx in units of 10^-9, LastQty).
-    fills: Vec<(u64, u32, u64, i64, u64)>,
+    fills: Vec<Fill>,
+}
+
+/// One fill as the bots got it (sorted: by journal record, then report).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Fill {
+    /// The journal record and the report's number in it (its ExecID).
+    seq: u64,
+    n: u32,
+    /// Read, ns since `Fills::base`; arrived, the kernel's stamp (wall ns, 0: none).
+    read_ns: u64,
+    arrived_ns: u64,
+    /// LastPx in units of 10^-9, LastQty.
+    price: i64,
+    qty: u64,
 }
 
 impl Observer for Fills {
-    fn on_report(&mut self, _bot: usize, r: &Report<'_>) {
+    fn on_report_at(&mut self, _bot: usize, r: &Report<'_>, arrived: Option<u64>) {
         if !r.is_fill() {
             return;
         }
@@ -91,7 +113,14 @@ impl Observer for Fills {
             .unwrap_or(i64::MAX);
         if let Some((seq, n)) = id.split_once('.') {
             if let (Ok(seq), Ok(n)) = (seq.parse(), n.parse()) {
-                self.fills.push((seq, n, t, price, r.last_qty.unwrap_or(0)));
+                self.fills.push(Fill {
+                    seq,
+                    n,
+                    read_ns: t,
+                    arrived_ns: arrived.unwrap_or(0),
+                    price,
+                    qty: r.last_qty.unwrap_or(0),
+                });
             }
         }
     }
@@ -104,8 +133,8 @@ struct Both<'a, 'w> {
 }
 
 impl Observer for Both<'_, '_> {
-    fn on_report(&mut self, bot: usize, r: &Report<'_>) {
-        self.fills.on_report(bot, r);
+    fn on_report_at(&mut self, bot: usize, r: &Report<'_>, arrived: Option<u64>) {
+        self.fills.on_report_at(bot, r, arrived);
     }
     fn on_second(&mut self, v: &View<'_>, m: &mut Market) {
         self.progress.on_second(v, m);
@@ -181,11 +210,23 @@ fn run_one(
     let mut f = fills.fills;
     f.sort_unstable();
     let trades = f.len() as u64 / 2;
-    // Per trade in the engine's order: the later read time of its two fills (the taker's),
-    // and the price and quantity both fills say.
-    let pairs: Vec<(u64, i64, u64)> = f
+    // Per trade in the engine's order: the later read and arrival times of its two fills (the
+    // taker's), and the price and quantity both fills say.
+    let pairs: Vec<(u64, u64, i64, u64)> = f
         .chunks_exact(2)
-        .map(|p| (p[0].2.max(p[1].2), p[1].3, p[1].4))
+        .map(|p| {
+            let arrived = if p[0].arrived_ns == 0 || p[1].arrived_ns == 0 {
+                0
+            } else {
+                p[0].arrived_ns.max(p[1].arrived_ns)
+            };
+            (
+                p[0].read_ns.max(p[1].read_ns),
+                arrived,
+                p[1].price,
+                p[1].qty,
+            )
+        })
         .collect();
     // The subscribers had their snapshots before the bots started: the first trade entry any
     // of them read is the bots' first pair (checked: each match compares price and quantity).
@@ -194,8 +235,9 @@ fn run_one(
         .filter_map(|c| c.trade_ids)
         .map(|(lo, _)| lo)
         .min();
-    let mut update_latency =
-        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let hist = || Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let mut update_latency = hist();
+    let mut arrival_latency = hist();
     let (mut entries_read, mut matched, mut mismatched) = (0u64, 0u64, 0u64);
     for c in &clients {
         let Some((_, stamps)) = &c.trade_stamps else {
@@ -206,7 +248,7 @@ fn run_one(
             let Some(k) = first.and_then(|f| s.id.checked_sub(f)) else {
                 continue;
             };
-            let Some(&(er, price, qty)) = pairs.get(k as usize) else {
+            let Some(&(er, er_arrived, price, qty)) = pairs.get(k as usize) else {
                 continue;
             };
             // A pairing shifted by a lost fill says so here instead of timing the wrong trade.
@@ -216,6 +258,9 @@ fn run_one(
             }
             matched += 1;
             let _ = update_latency.record(s.read_ns.saturating_sub(er).max(1));
+            if er_arrived > 0 && s.arrived_ns > 0 {
+                let _ = arrival_latency.record(s.arrived_ns.saturating_sub(er_arrived).max(1));
+            }
         }
     }
     Ok(MdRun {
@@ -223,6 +268,7 @@ fn run_one(
         round,
         orders,
         update_latency,
+        arrival_latency,
         trades,
         entries_read,
         matched,
@@ -293,6 +339,8 @@ fn subscribe_and_read(
             .map_err(|e| fail(format!("market data at {addr} as {who}: {e}")))?;
         c.trade_stamps = Some((base, Vec::with_capacity(1 << 18)));
         c.keep_view = false;
+        c.stamp_arrivals()
+            .map_err(|e| fail(format!("{who}: receive timestamps (SO_TIMESTAMPNS): {e}")))?;
         c.subscribe("bench", &names, 0)
             .map_err(|e| fail(format!("{who}: subscribe: {e}")))?;
         poll.registry()
@@ -358,23 +406,24 @@ impl MdRun {
             Some(b) if b > 0 => format!("{:.2}", p50 as f64 / b as f64),
             _ => "-".into(),
         };
-        let (u50, u99) = if self.update_latency.is_empty() {
-            ("-".to_string(), "-".to_string())
-        } else {
-            (
-                us(at(&self.update_latency, 50.0)),
-                us(at(&self.update_latency, 99.0)),
-            )
+        let q = |h: &Histogram<u64>, p: f64| {
+            if h.is_empty() {
+                "-".to_string()
+            } else {
+                us(at(h, p))
+            }
         };
         format!(
-            "{:>5} {:>11} {:>9} {:>9} {:>6} {:>10} {:>10} {:>8} {:>9} {:>11} {:>7}",
+            "{:>5} {:>11} {:>9} {:>9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>11} {:>7}",
             self.round,
             self.subscribers,
             us(p50),
             us(at(&self.orders.latency, 99.0)),
             ratio,
-            u50,
-            u99,
+            q(&self.update_latency, 50.0),
+            q(&self.update_latency, 99.0),
+            q(&self.arrival_latency, 50.0),
+            q(&self.arrival_latency, 99.0),
             self.trades,
             self.matched,
             self.conflations,
@@ -382,5 +431,5 @@ impl MdRun {
         )
     }
 
-    pub const HEADER: &'static str = "round subscribers order_p50 order_p99  ratio update_p50 update_p99   trades   matched conflations dropped";
+    pub const HEADER: &'static str = "round subscribers order_p50 order_p99  ratio update_p50 update_p99 arrive_p50 arrive_p99   trades   matched conflations dropped";
 }

@@ -36,6 +36,9 @@ pub struct Slot {
     pub price_ticks: i64,
     /// Remaining quantity as last reported.
     pub leaves_qty: u64,
+    /// The order's total quantity (its NewOrderSingle's, or its last replace's): with
+    /// `leaves_qty`, what is filled (a replace must ask for more than that).
+    pub order_qty: u64,
     /// Request index of the order's current ClOrdID (its NewOrderSingle or last replace).
     pub cur_k: u64,
     /// Kind letter of the current ClOrdID (`N` or `R`).
@@ -47,12 +50,18 @@ pub struct Slot {
 }
 
 impl Slot {
+    /// What is filled of the order, as far as its reports have said.
+    pub fn filled_qty(&self) -> u64 {
+        self.order_qty.saturating_sub(self.leaves_qty)
+    }
+
     const FREE: Slot = Slot {
         state: SlotState::Free,
         symbol: 0,
         side: Side::Buy,
         price_ticks: 0,
         leaves_qty: 0,
+        order_qty: 0,
         cur_k: u64::MAX,
         cur_kind: 0,
         pending_k: u64::MAX,
@@ -133,6 +142,7 @@ impl BotOrders {
             side,
             price_ticks: price,
             leaves_qty: qty,
+            order_qty: qty,
             cur_k: k,
             cur_kind: crate::clordid::KIND_NEW,
             ..Slot::FREE
@@ -233,6 +243,7 @@ impl BotOrders {
         s.cur_kind = crate::clordid::KIND_REPLACE;
         s.price_ticks = s.pending_price_ticks;
         s.leaves_qty = leaves.unwrap_or(s.pending_qty);
+        s.order_qty = s.pending_qty;
         s.pending_k = u64::MAX;
         if s.leaves_qty == 0 {
             self.free_slot(n);

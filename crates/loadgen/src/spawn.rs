@@ -149,8 +149,12 @@ impl SpawnedServer {
             keep_log: spec.keep_log.clone(),
         };
         let deadline = Instant::now() + spec.ready_timeout;
+        // Ready when it accepts on its port and, if it serves market data, on that one too
+        // (the publisher binds after the order-entry listener).
+        let accepts =
+            |a: &SocketAddr| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_ok();
         loop {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            if accepts(&addr) && server.md_addr.as_ref().is_none_or(accepts) {
                 return Ok(server);
             }
             if let Some(c) = server.child.as_mut() {

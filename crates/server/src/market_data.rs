@@ -40,6 +40,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+mod stages;
+use stages::{BatchTimes, Stages};
+
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 /// Records applied between two looks at the sockets while catching up.
@@ -65,6 +68,9 @@ pub struct MdCounters {
     pub slow_logouts: AtomicU64,
     /// True while the thread waits in `epoll_wait` for a wake-up.
     pub parked: AtomicBool,
+    /// When the loop published its first batch since the publisher last looked (ns after
+    /// `MdWake::base`, plus one; 0: none since), for the publisher's own timing (`stages`).
+    pub published_ns: AtomicU64,
 }
 
 /// The event loop's side: publish the watermark, then wake the publisher if it sleeps.
@@ -72,6 +78,8 @@ pub struct MdCounters {
 pub struct MdWake {
     pub counters: Arc<MdCounters>,
     pub waker: Arc<Waker>,
+    /// The origin of `MdCounters::published_ns`.
+    pub base: Instant,
 }
 
 impl MdWake {
@@ -79,6 +87,11 @@ impl MdWake {
     /// (an eventfd write) when it is parked.
     #[inline]
     pub fn poke(&self) {
+        // A clock read only for the first batch the publisher has not looked at.
+        if self.counters.published_ns.load(Ordering::Relaxed) == 0 {
+            let t = self.base.elapsed().as_nanos() as u64 + 1;
+            self.counters.published_ns.store(t, Ordering::Relaxed);
+        }
         // Pairs with the publisher's fence between its `parked` store and its watermark load:
         // one of the two sees the other's store, so no batch is left asleep.
         std::sync::atomic::fence(Ordering::SeqCst);
@@ -148,6 +161,7 @@ impl MdPublisher {
         }));
         let mut node = Node::new(cfg, Backing::Lazy);
         node.set_replaying(true);
+        let base = Instant::now();
         let t = MdThread {
             md: *md,
             follower: Follower::new(node, source),
@@ -163,6 +177,9 @@ impl MdPublisher {
             stop,
             counters: counters.clone(),
             log,
+            base,
+            stages: Stages::new(),
+            batch: None,
         };
         let handle = std::thread::Builder::new()
             .name("market-data".into())
@@ -173,6 +190,7 @@ impl MdPublisher {
             wake: MdWake {
                 counters: counters.clone(),
                 waker: waker.clone(),
+                base,
             },
             counters,
             handle: Some(handle),
@@ -205,6 +223,11 @@ struct MdThread {
     stop: Arc<AtomicBool>,
     counters: Arc<MdCounters>,
     log: Logger,
+    /// The origin of `MdCounters::published_ns`.
+    base: Instant,
+    stages: Stages,
+    /// The batch `follow` applied, until `publish` has written it.
+    batch: Option<BatchTimes>,
 }
 
 impl MdThread {
@@ -229,6 +252,7 @@ impl MdThread {
             if self.stop.load(Ordering::Acquire) {
                 self.edge.on_shutdown(now_ns(), &mut self.out);
                 self.publish();
+                (self.log)(&self.stages.summary());
                 return Ok(());
             }
             let behind = match self.follow() {
@@ -248,7 +272,12 @@ impl MdThread {
                     started.elapsed().as_secs_f64()
                 ));
             }
+            let written = Instant::now();
             self.publish();
+            if let Some(mut b) = self.batch.take() {
+                b.write = written.elapsed().as_nanos() as u64;
+                self.stages.record(&b);
+            }
             self.police();
             let timeout = if behind || self.conns.values().any(|c| c.more) {
                 Some(Duration::ZERO)
@@ -304,6 +333,8 @@ impl MdThread {
     /// Applies what the loop has committed (a slice of it while far behind). True if more
     /// is waiting.
     fn follow(&mut self) -> Result<bool, ServerError> {
+        let looked = Instant::now();
+        let published = self.counters.published_ns.swap(0, Ordering::Relaxed);
         let upto = self.watermark.last_seq.load(Ordering::Acquire);
         let from = self.follower.last_seq();
         if upto <= from {
@@ -337,7 +368,20 @@ impl MdThread {
             self.edge
                 .set_feed_behind(false, now_ns(), &self.feed, &mut self.out);
         }
+        let applied = Instant::now();
         self.edge.flush(now_ns(), &self.feed, &mut self.out);
+        let since_base = looked.duration_since(self.base).as_nanos() as u64 + 1;
+        self.batch = Some(BatchTimes {
+            wait: if published == 0 {
+                0
+            } else {
+                since_base.saturating_sub(published)
+            },
+            apply: applied.duration_since(looked).as_nanos() as u64,
+            encode: applied.elapsed().as_nanos() as u64,
+            write: 0,
+            records: to - from,
+        });
         Ok(to < upto)
     }
 

@@ -56,7 +56,8 @@ fn rejects_are_counted_by_request_and_reason() {
 fn makers_quote_both_sides_and_takers_cross() {
     let market = Market::default_contract();
     let mut orders = BotOrders::new(Trader::maker_window(market.symbols.len()));
-    let mut m = Trader::maker(1);
+    let floor = Trader::floor(market.symbols.len());
+    let mut m = Trader::maker(1, 0, floor.clone());
     let mut sides = [0, 0];
     for k in 0..12 {
         match m.next(&mut orders, &market) {
@@ -81,12 +82,13 @@ fn makers_quote_both_sides_and_takers_cross() {
         }
     }
     assert_eq!(sides, [6, 6]);
-    // Once every position is quoted, the maker replaces.
+    // Once every position is quoted, the maker replaces (nothing is on its way: the floor is
+    // settled).
     assert!(matches!(
         m.next(&mut orders, &market),
         Action::Replace { .. }
     ));
-    let mut t = Trader::taker(2);
+    let mut t = Trader::taker(2, 0, floor.clone());
     for _ in 0..100 {
         match t.next(&mut orders, &market) {
             Action::New {
@@ -112,4 +114,71 @@ fn makers_quote_both_sides_and_takers_cross() {
             other => panic!("taker sent {other:?}"),
         }
     }
+}
+
+#[test]
+fn makers_replace_above_the_filled_quantity_and_only_where_settled() {
+    let market = Market::default_contract();
+    let floor = Trader::floor(market.symbols.len());
+    let mut orders = BotOrders::new(Trader::maker_window(market.symbols.len()));
+    let mut m = Trader::maker(1, 0, floor.clone());
+    let mut k = 0;
+    // Quote every position; each quote is filled but for one lot.
+    for _ in 0..12 {
+        let Action::New {
+            slot,
+            side,
+            symbol,
+            price_ticks,
+            qty,
+            ..
+        } = m.next(&mut orders, &market)
+        else {
+            panic!("expected a new quote");
+        };
+        orders.on_new_sent(slot, k, symbol, side, price_ticks, qty);
+        orders.on_new_ack(slot, k);
+        orders.on_leaves(slot, k, 1);
+        k += 1;
+    }
+    // A taker order on its way on BOLT: its quotes are left alone, the others replaced.
+    floor.borrow_mut().taker_sent(0, 1);
+    let mut replaced = 0;
+    loop {
+        match m.next(&mut orders, &market) {
+            Action::Replace {
+                slot,
+                price_ticks,
+                qty,
+            } => {
+                let s = *orders.slot(slot).unwrap();
+                assert_ne!(s.symbol, 1, "replaced a quote of an unsettled instrument");
+                assert!(qty > s.filled_qty(), "{qty} <= filled {}", s.filled_qty());
+                assert!(
+                    (50..=500).contains(&(qty - s.filled_qty())),
+                    "new remainder"
+                );
+                orders.on_request_sent(slot, k, Some((price_ticks, qty)));
+                k += 1;
+                replaced += 1;
+            }
+            Action::Idle => break,
+            other => panic!("maker sent {other:?}"),
+        }
+    }
+    assert_eq!(replaced, 8);
+}
+
+#[test]
+fn a_quote_filled_ten_thousand_is_canceled() {
+    let market = Market::default_contract();
+    let floor = Trader::floor(market.symbols.len());
+    let mut orders = BotOrders::new(Trader::maker_window(market.symbols.len()));
+    let mut m = Trader::maker(1, 0, floor);
+    // Position 0 is ACME's first bid level.
+    assert!(orders.alloc_at(1));
+    orders.on_new_sent(1, 0, 0, Side::Buy, 9_990, 20_000);
+    orders.on_new_ack(1, 0);
+    orders.on_leaves(1, 0, 20_000 - REQUOTE_FILLED);
+    assert_eq!(m.next(&mut orders, &market), Action::Cancel { slot: 1 });
 }

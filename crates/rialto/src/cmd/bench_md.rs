@@ -2,13 +2,16 @@
 //! in one run (the counts interleaved over `--rounds`): ExecutionReport -> market-data entry
 //! latency at the subscribers (P50, P99), and order-entry P50 with N subscribers over with 0.
 //! Prints one table row per run, then one parseable line per count (medians over rounds):
-//! `subscribers=.. order_p50_us=.. ratio=.. update_p50_us=.. update_p99_us=.. conflations=..`.
+//! `subscribers=.. order_p50_us=.. ratio=.. update_p50_us=.. update_p99_us=.. arrival_p50_us=..
+//! arrival_p99_us=.. conflations=..` (update: read to read; arrival: the kernel's receive
+//! times, whatever the readers' backlog).
 //!
 //! Glue only: the work is `loadgen::md_bench::run_md`. With `--spawn-server` the run gets its
 //! own `rialto serve` child (market data on a second free port).
 
 use super::bench_fix::BotArgs;
 use super::CmdResult;
+use hdrhistogram::Histogram;
 use loadgen::md_bench::{run_md, MdBench, MdRun};
 use loadgen::spawn::SpawnedServer;
 use loadgen::stats::at;
@@ -142,23 +145,15 @@ fn print_runs(runs: &[MdRun], counts: &[usize]) {
         } else {
             format!("{:.3}", median(ratios) as f64 / 1000.0)
         };
-        let upd = |q: f64| {
-            let v: Vec<u64> = of
-                .iter()
-                .filter(|r| !r.update_latency.is_empty())
-                .map(|r| at(&r.update_latency, q))
-                .collect();
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                format!("{:.1}", median(v) as f64 / 1000.0)
-            }
-        };
+        let upd = |q: f64| med(&of, q, |r| &r.update_latency);
+        let arr = |q: f64| med(&of, q, |r| &r.arrival_latency);
         println!(
-            "subscribers={n} order_p50_us={:.1} ratio={ratio} update_p50_us={} update_p99_us={} trades={} read={} matched={} mismatched={} undecodable={} conflations={} dropped={} zero_p50_us={:.1}",
+            "subscribers={n} order_p50_us={:.1} ratio={ratio} update_p50_us={} update_p99_us={} arrival_p50_us={} arrival_p99_us={} trades={} read={} matched={} mismatched={} undecodable={} conflations={} dropped={} zero_p50_us={:.1}",
             p50 as f64 / 1000.0,
             upd(50.0),
             upd(99.0),
+            arr(50.0),
+            arr(99.0),
             of.iter().map(|r| r.trades).sum::<u64>(),
             of.iter().map(|r| r.entries_read).sum::<u64>(),
             of.iter().map(|r| r.matched).sum::<u64>(),
@@ -168,5 +163,20 @@ fn print_runs(runs: &[MdRun], counts: &[usize]) {
             of.iter().map(|r| r.dropped).sum::<usize>(),
             zero as f64 / 1000.0
         );
+    }
+}
+
+/// The median over `runs` of quantile `q` of the histogram `h` picks (µs text; `-` if none).
+fn med(runs: &[&MdRun], q: f64, h: impl Fn(&MdRun) -> &Histogram<u64>) -> String {
+    let v: Vec<u64> = runs
+        .iter()
+        .map(|r| h(r))
+        .filter(|h| !h.is_empty())
+        .map(|h| at(h, q))
+        .collect();
+    if v.is_empty() {
+        "-".to_string()
+    } else {
+        format!("{:.1}", median(v) as f64 / 1000.0)
     }
 }
