@@ -453,8 +453,15 @@ pub fn read_header(msg: &Message<'_>, expect: Option<(&[u8], &[u8], &[u8])>) -> 
         sending_time_ns,
         orig_sending_time_ns,
         problem,
-        // One pass over the tags; the fields are read only if there is one.
-        route: if msg.tags().any(is_route_tag) {
+        // Routing fields belong to the header: only its tags are looked at (a few, where
+        // a pass over the whole message would cost as much as the rest of the header), and
+        // the fields are read only if there is one.
+        route: if msg
+            .tags()
+            .skip(3)
+            .take_while(|&t| crate::decode::is_header_tag(t))
+            .any(is_route_tag)
+        {
             Route::read(msg.fields())
         } else {
             None
