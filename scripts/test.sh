@@ -449,15 +449,18 @@ run_step() {
     # Not `if "$s"` or `"$s" || ...`: bash ignores set -e inside a function called there. The
     # step's CPU time (user + system, its processes included) goes to $log_dir/STEP.cpu.
     set +e
+    # `time` times the braces, whose stderr is the .cpu file; the step's own output is
+    # redirected inside them.
     {
-        time (
-            exec >"$log" 2>&1
-            set -e
-            if [ -n "${NICE[$s]:-}" ]; then
-                renice -n "${NICE[$s]}" -p "$BASHPID" >/dev/null
-            fi
-            "$s"
-        )
+        time {
+            (
+                set -e
+                if [ -n "${NICE[$s]:-}" ]; then
+                    renice -n "${NICE[$s]}" -p "$BASHPID" >/dev/null
+                fi
+                "$s"
+            ) >"$log" 2>&1
+        }
     } 2>"$log_dir/$s.cpu"
     status=$?
     set -e
