@@ -5,10 +5,10 @@
 # cargo-fuzz) it installs with `cargo install --locked`, saying so.
 #
 # Environment:
-#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 20; 0
+#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 12; 0
 #                          skips fuzzing)
 #   FUZZ_JOBS              fuzz targets run at once (default 2; each is one thread)
-#   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 5: its seeds, saved inputs and
+#   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 4: its seeds, saved inputs and
 #                          a short run)
 #   FUZZ_SINCE             what "lately" means: commits after this date (`git log --since`
 #                          syntax; default: 24 hours before HEAD's commit), and uncommitted work
@@ -37,8 +37,8 @@ cd "$(dirname "$0")/.."
 
 log_dir=target/test-logs
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-5}
+FUZZ_SECONDS=${FUZZ_SECONDS:-12}
+FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-4}
 FUZZ_SINCE=${FUZZ_SINCE:-}
 INTEROP=${INTEROP:-1}
 
