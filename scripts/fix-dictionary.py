@@ -8,12 +8,11 @@ The XML files are never checked in; fix.dict is, and crates/fix/build.rs turns i
 tables.
 
 What is kept, per version: every field (tag, name, type, enum values), the standard header and
-trailer, the messages Rialto receives or sends (MESSAGES below; a type the version does not
-define is skipped), and the components those messages use. FIX 5.0SP2 sessions run over
+trailer, every message and the components they use. FIX 5.0SP2 sessions run over
 FIXT.1.1: the FIXT.1.1 section holds the header, trailer and admin messages, the FIX.5.0SP2
 section the application messages.
 
-Rerun after changing MESSAGES or the QuickFIX/J version:
+Rerun after changing the QuickFIX/J version:
     python3 scripts/fix-dictionary.py            # writes crates/fix/dictionary/fix.dict
     python3 scripts/fix-dictionary.py --m2 DIR   # another Maven repository
 The output is deterministic (same jars, same file).
@@ -26,9 +25,11 @@ import sys
 import xml.etree.ElementTree as ET
 import zipfile
 
-# Admin messages, then the application messages Rialto reads or builds (crates/fix/src/tags.rs,
-# app.rs, md.rs) and their close relatives a client may send.
-MESSAGES = "0 1 2 3 4 5 A D F G H q r 8 9 j V W X Y x y e f g h AF".split()
+# The admin messages, which FIX 5.0SP2 takes from FIXT.1.1. Every message of each version is
+# written: a message Rialto does not serve is still checked against its definition (a
+# malformed one gets the session Reject its fault deserves, a well-formed one a
+# BusinessMessageReject "unsupported").
+ADMIN = ("0", "1", "2", "3", "4", "5", "A")
 
 # (section name, jar artifact, XML file inside it)
 SOURCES = [
@@ -163,12 +164,10 @@ def main():
         with zipfile.ZipFile(jar) as z:
             root = ET.fromstring(z.read(xml))
         v = Version(name, root)
-        if name == "FIXT.1.1":
-            wanted = [t for t in MESSAGES if t in v.messages]
-        elif name == "FIX.5.0SP2":
-            wanted = [t for t in MESSAGES if t not in ("0", "1", "2", "3", "4", "5", "A")]
+        if name == "FIX.5.0SP2":
+            wanted = [t for t in v.messages if t not in ADMIN]
         else:
-            wanted = MESSAGES
+            wanted = list(v.messages)
         lines += v.render(wanted)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
