@@ -271,13 +271,6 @@ impl Encoder {
     }
 }
 
-/// "00" to "99": two digits per division when formatting an integer.
-pub(crate) const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
 /// Formats `v` in decimal into the end of `buf`, returning the digits (BodyLength).
 #[inline]
 fn format_u64(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
@@ -293,69 +286,8 @@ fn format_u64(buf: &mut [u8; 20], mut v: u64) -> &[u8] {
     &buf[i..]
 }
 
-/// Appends `v` in decimal: the one integer formatter of outbound messages. Numbers below
-/// 10,000 (most of a message's: lengths, quantities, a session's first sequence numbers)
-/// take a short form of one to four bytes; below 10^8 (order ids, ExecIDs and sequence
-/// numbers of a busy day) a short form and four digits split by one division; longer ones
-/// two digits per division into an array appended whole and cut back. Of the ways measured
-/// with callgrind on the order path this took the fewest instructions.
-#[inline]
-pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    if v < 10 {
-        out.push(b'0' + v as u8);
-        return;
-    }
-    #[inline(always)]
-    fn pair(p: u64) -> [u8; 2] {
-        let d = p as usize * 2;
-        [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
-    }
-    #[inline(always)]
-    fn short(out: &mut Vec<u8>, v: u64) {
-        if v >= 1_000 {
-            let (hi, lo) = (pair(v / 100), pair(v % 100));
-            out.extend_from_slice(&[hi[0], hi[1], lo[0], lo[1]]);
-        } else if v >= 100 {
-            let lo = pair(v % 100);
-            out.extend_from_slice(&[b'0' + (v / 100) as u8, lo[0], lo[1]]);
-        } else if v >= 10 {
-            out.extend_from_slice(&pair(v));
-        } else {
-            out.push(b'0' + v as u8);
-        }
-    }
-    if v < 10_000 {
-        short(out, v);
-        return;
-    }
-    if v < 100_000_000 {
-        let (hi, lo) = (v / 10_000, v % 10_000);
-        short(out, hi);
-        let (a, b) = (pair(lo / 100), pair(lo % 100));
-        out.extend_from_slice(&[a[0], a[1], b[0], b[1]]);
-        return;
-    }
-    let n = v.ilog10() as usize + 1;
-    let mut tmp = [0u8; 20];
-    let mut i = n;
-    while v >= 100 {
-        let d = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        tmp[i] = DIGIT_PAIRS[d];
-        tmp[i + 1] = DIGIT_PAIRS[d + 1];
-    }
-    if v >= 10 {
-        let d = v as usize * 2;
-        tmp[0] = DIGIT_PAIRS[d];
-        tmp[1] = DIGIT_PAIRS[d + 1];
-    } else {
-        tmp[0] = b'0' + v as u8;
-    }
-    let len = out.len();
-    out.extend_from_slice(&tmp);
-    out.truncate(len + n);
-}
+pub use types::decimal::write_u64;
+use types::decimal::DIGIT_PAIRS;
 
 #[cfg(test)]
 mod tests;

@@ -59,7 +59,10 @@
 
 pub mod app;
 pub mod client;
-pub mod decimal;
+/// The exact decimals of prices and quantities (`types::decimal`: FIX and JSON share them).
+pub mod decimal {
+    pub use types::decimal::*;
+}
 pub mod decode;
 pub mod dict;
 pub mod encode;

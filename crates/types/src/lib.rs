@@ -3,9 +3,10 @@
 //!
 //! Role: the shared vocabulary of every other crate. Everything here is a plain `Copy` value.
 //! `rng` holds the workspace's seeded generators (tests, benchmarks, simulated traders; the
-//! engine never uses one).
+//! engine never uses one); `decimal` the exact decimal text of prices and quantities that every
+//! edge (FIX, JSON) parses and writes (its writers append to a caller's buffer).
 //!
-//! Never: I/O, clocks, allocation, floats. Prices are integer ticks (`i64`) and quantities
+//! Never: I/O, clocks, allocation (but `decimal`'s writers' buffers), floats. Prices are integer ticks (`i64`) and quantities
 //! integer lots (`u64`). Wire formats (FIX, CSV, JSON) live in adapters, not here.
 //!
 //! Invariants: a `Command` is self-contained (it carries everything the engine needs, so the
@@ -15,6 +16,7 @@
 
 pub mod rng;
 
+pub mod decimal;
 pub use rng::{SplitMix64, XorShift64, XorShift64Star};
 
 /// Price in the instrument's integer price unit. A valid limit price is positive and a multiple

@@ -1,6 +1,7 @@
-//! Exact decimals for FIX prices and quantities: a signed integer mantissa and a decimal scale.
+//! Exact decimals for prices and quantities: a signed integer mantissa and a decimal scale.
 //!
-//! Role: turn FIX `Price`/`Qty` text into integers (and back) without ever touching a float:
+//! Role: turn decimal text (FIX `Price`/`Qty`, JSON's decimal strings) into integers (and back)
+//! without ever touching a float:
 //! parse, convert to ticks of a given tick size (refusing values off the tick or with too many
 //! decimals), format ticks back to text, and format a ratio (AvgPx = notional / CumQty) with a
 //! fixed number of digits.
@@ -417,11 +418,11 @@ pub fn write_units(out: &mut Vec<u8>, units: i64, decimals: u32) {
     let units = units.unsigned_abs();
     if decimals == 2 {
         let (int, frac) = (units / 100, (units % 100) as usize);
-        crate::encode::write_u64(out, int);
+        write_u64(out, int);
         if frac != 0 {
             let (a, b) = (
-                crate::encode::DIGIT_PAIRS[frac * 2],
-                crate::encode::DIGIT_PAIRS[frac * 2 + 1],
+                DIGIT_PAIRS[frac * 2],
+                DIGIT_PAIRS[frac * 2 + 1],
             );
             if b == b'0' {
                 out.extend_from_slice(&[b'.', a]);
@@ -434,7 +435,7 @@ pub fn write_units(out: &mut Vec<u8>, units: i64, decimals: u32) {
     let decimals = decimals.min(19);
     let p = 10u64.pow(decimals);
     let (int, mut frac) = (units / p, units % p);
-    crate::encode::write_u64(out, int);
+    write_u64(out, int);
     if frac == 0 {
         return;
     }
@@ -484,7 +485,7 @@ pub fn write_ratio(out: &mut Vec<u8>, num: i128, den: u64, decimals: u32) {
     if neg {
         out.push(b'-');
     }
-    crate::encode::write_u64(out, int as u64);
+    write_u64(out, int as u64);
     if frac == 0 {
         return;
     }
@@ -531,6 +532,77 @@ pub fn avg_px(
         .ok_or(DecimalError::Overflow)?;
     let den = (cum_qty as i128) * POW10[tick.scale as usize];
     Decimal::from_ratio(num, den, digits)
+}
+
+/// "00" to "99": two digits per division when formatting an integer.
+pub const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `v` in decimal: the one integer formatter of outbound messages (FIX, JSON). Numbers below
+/// 10,000 (most of a message's: lengths, quantities, a session's first sequence numbers)
+/// take a short form of one to four bytes; below 10^8 (order ids, ExecIDs and sequence
+/// numbers of a busy day) a short form and four digits split by one division; longer ones
+/// two digits per division into an array appended whole and cut back. Of the ways measured
+/// with callgrind on the order path this took the fewest instructions.
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    if v < 10 {
+        out.push(b'0' + v as u8);
+        return;
+    }
+    #[inline(always)]
+    fn pair(p: u64) -> [u8; 2] {
+        let d = p as usize * 2;
+        [DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]
+    }
+    #[inline(always)]
+    fn short(out: &mut Vec<u8>, v: u64) {
+        if v >= 1_000 {
+            let (hi, lo) = (pair(v / 100), pair(v % 100));
+            out.extend_from_slice(&[hi[0], hi[1], lo[0], lo[1]]);
+        } else if v >= 100 {
+            let lo = pair(v % 100);
+            out.extend_from_slice(&[b'0' + (v / 100) as u8, lo[0], lo[1]]);
+        } else if v >= 10 {
+            out.extend_from_slice(&pair(v));
+        } else {
+            out.push(b'0' + v as u8);
+        }
+    }
+    if v < 10_000 {
+        short(out, v);
+        return;
+    }
+    if v < 100_000_000 {
+        let (hi, lo) = (v / 10_000, v % 10_000);
+        short(out, hi);
+        let (a, b) = (pair(lo / 100), pair(lo % 100));
+        out.extend_from_slice(&[a[0], a[1], b[0], b[1]]);
+        return;
+    }
+    let n = v.ilog10() as usize + 1;
+    let mut tmp = [0u8; 20];
+    let mut i = n;
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        tmp[i] = DIGIT_PAIRS[d];
+        tmp[i + 1] = DIGIT_PAIRS[d + 1];
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        tmp[0] = DIGIT_PAIRS[d];
+        tmp[1] = DIGIT_PAIRS[d + 1];
+    } else {
+        tmp[0] = b'0' + v as u8;
+    }
+    let len = out.len();
+    out.extend_from_slice(&tmp);
+    out.truncate(len + n);
 }
 
 #[cfg(test)]
