@@ -100,6 +100,16 @@ pub enum Input<'a> {
         symbol: Option<SymbolId>,
         side: Option<Side>,
     },
+    /// Cancel every live order the originator entered (of any of its firm's accounts),
+    /// optionally only on one symbol and/or side, in a mass cancel's steps; it ends with
+    /// `MassCanceled` as a mass cancel does.
+    CancelOwn {
+        who: Principal,
+        /// The request's own id, given back in `MassCanceled`.
+        cl_ord_id: &'a ClOrdId,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+    },
     /// Report the state of the order `cl_ord_id` names.
     Status {
         who: Principal,
@@ -363,6 +373,182 @@ pub enum Output<'a> {
     /// the trading day `Closed` follows the expiries; `Open` comes when the next day starts
     /// (at once, with no `trading_day_start_ns`).
     TradingStatus(TradingStatus),
+}
+
+/// An output kept past its input: an edge hands the outputs for originators it does not serve
+/// to the edge that does (`OwnedOutput::of`, then `with`). Market data and the trading status
+/// go to every edge as they are, so they have no owned form.
+#[derive(Clone, Debug)]
+pub enum OwnedOutput {
+    Report {
+        id: OrderId,
+        order: OrderRecord,
+        n: u32,
+        kind: ReportKind,
+        cl_ord_id: ClOrdId,
+        orig_cl_ord_id: Option<ClOrdId>,
+    },
+    NewRejected {
+        to: u16,
+        order: NewOrder,
+        reason: Reject,
+        n: u32,
+    },
+    CancelRejected {
+        to: u16,
+        cl_ord_id: ClOrdId,
+        orig_cl_ord_id: ClOrdId,
+        replace: bool,
+        reason: Reject,
+        order: Option<(OrderId, OrderStatus)>,
+    },
+    MassCanceled {
+        to: u16,
+        cl_ord_id: ClOrdId,
+        symbol: Option<SymbolId>,
+        side: Option<Side>,
+        request_seq: u64,
+        count: u64,
+    },
+    StatusUnknown {
+        to: u16,
+        cl_ord_id: ClOrdId,
+        n: u32,
+    },
+}
+
+impl OwnedOutput {
+    /// The owned copy of `o` (`None` for market data and the trading status).
+    pub fn of(o: &Output<'_>) -> Option<OwnedOutput> {
+        let cl = |b: &[u8]| ClOrdId::from_bytes(b).unwrap_or(ClOrdId::EMPTY);
+        Some(match *o {
+            Output::Report(r) => OwnedOutput::Report {
+                id: r.id,
+                order: r.order.clone(),
+                n: r.n,
+                kind: r.kind,
+                cl_ord_id: cl(r.cl_ord_id),
+                orig_cl_ord_id: r.orig_cl_ord_id.map(cl),
+            },
+            Output::NewRejected {
+                to,
+                order,
+                reason,
+                n,
+            } => OwnedOutput::NewRejected {
+                to,
+                order: *order,
+                reason,
+                n,
+            },
+            Output::CancelRejected {
+                to,
+                cl_ord_id,
+                orig_cl_ord_id,
+                replace,
+                reason,
+                order,
+            } => OwnedOutput::CancelRejected {
+                to,
+                cl_ord_id: *cl_ord_id,
+                orig_cl_ord_id: *orig_cl_ord_id,
+                replace,
+                reason,
+                order,
+            },
+            Output::MassCanceled {
+                to,
+                cl_ord_id,
+                symbol,
+                side,
+                request_seq,
+                count,
+            } => OwnedOutput::MassCanceled {
+                to,
+                cl_ord_id: *cl_ord_id,
+                symbol,
+                side,
+                request_seq,
+                count,
+            },
+            Output::StatusUnknown { to, cl_ord_id, n } => OwnedOutput::StatusUnknown {
+                to,
+                cl_ord_id: *cl_ord_id,
+                n,
+            },
+            Output::Market(_) | Output::TradingStatus(_) => return None,
+        })
+    }
+
+    /// Calls `f` with the output this is a copy of.
+    pub fn with<R>(&self, f: impl FnOnce(&Output<'_>) -> R) -> R {
+        match self {
+            OwnedOutput::Report {
+                id,
+                order,
+                n,
+                kind,
+                cl_ord_id,
+                orig_cl_ord_id,
+            } => {
+                let r = Report {
+                    id: *id,
+                    order,
+                    n: *n,
+                    kind: *kind,
+                    cl_ord_id: cl_ord_id.as_bytes(),
+                    orig_cl_ord_id: orig_cl_ord_id.as_ref().map(|c| c.as_bytes()),
+                };
+                f(&Output::Report(&r))
+            }
+            OwnedOutput::NewRejected {
+                to,
+                order,
+                reason,
+                n,
+            } => f(&Output::NewRejected {
+                to: *to,
+                order,
+                reason: *reason,
+                n: *n,
+            }),
+            OwnedOutput::CancelRejected {
+                to,
+                cl_ord_id,
+                orig_cl_ord_id,
+                replace,
+                reason,
+                order,
+            } => f(&Output::CancelRejected {
+                to: *to,
+                cl_ord_id,
+                orig_cl_ord_id,
+                replace: *replace,
+                reason: *reason,
+                order: *order,
+            }),
+            OwnedOutput::MassCanceled {
+                to,
+                cl_ord_id,
+                symbol,
+                side,
+                request_seq,
+                count,
+            } => f(&Output::MassCanceled {
+                to: *to,
+                cl_ord_id,
+                symbol: *symbol,
+                side: *side,
+                request_seq: *request_seq,
+                count: *count,
+            }),
+            OwnedOutput::StatusUnknown { to, cl_ord_id, n } => f(&Output::StatusUnknown {
+                to: *to,
+                cl_ord_id,
+                n: *n,
+            }),
+        }
+    }
 }
 
 /// Where the outputs of an input go: a FIX edge turns them into messages, a follower into

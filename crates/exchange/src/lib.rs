@@ -42,8 +42,8 @@ mod state;
 pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
 pub use io::{
-    Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, Principal, Reject, Replace, Report,
-    ReportKind, TradingStatus, DESCRIBE_MAX,
+    Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, OwnedOutput, Principal, Reject,
+    Replace, Report, ReportKind, TradingStatus, DESCRIBE_MAX,
 };
 pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
@@ -321,6 +321,20 @@ impl Exchange {
         self.orders.get(&id)
     }
 
+    /// The live orders `originator` entered, in order id order (a scan of the live orders:
+    /// for queries, never the order path).
+    pub fn live_orders_of(&self, originator: u16) -> Vec<(OrderId, &OrderRecord)> {
+        let mut v: Vec<(OrderId, &OrderRecord)> = self
+            .orders
+            .live
+            .iter()
+            .map(|(id, slot)| (id, &self.orders.slab[slot as usize]))
+            .filter(|(_, o)| o.owner == originator && o.is_live())
+            .collect();
+        v.sort_unstable_by_key(|&(id, _)| id);
+        v
+    }
+
     /// The order `originator` used client order id `cl` for, if remembered.
     pub fn order_of(&self, originator: u16, cl: &[u8]) -> Option<OrderId> {
         self.cl.get(originator, cl)
@@ -455,7 +469,13 @@ impl Exchange {
                 cl_ord_id,
                 symbol,
                 side,
-            } => self.on_mass_cancel(seq, who, cl_ord_id, symbol, side, out),
+            } => self.on_mass_cancel(seq, who, cl_ord_id, (symbol, side), false, out),
+            Input::CancelOwn {
+                who,
+                cl_ord_id,
+                symbol,
+                side,
+            } => self.on_mass_cancel(seq, who, cl_ord_id, (symbol, side), true, out),
             Input::Status { who, cl_ord_id } => self.on_status(who, cl_ord_id, out),
             Input::Disconnected { who } => self.on_disconnected(seq, who, out),
             // Time passing: the end of the trading day, checked above.

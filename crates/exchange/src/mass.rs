@@ -34,6 +34,9 @@ pub(crate) struct PendingMass {
     /// A cancel on disconnect of `who`'s session: its orders (any account, symbol, side),
     /// canceled with `CancelReason::Disconnect` and no `MassCanceled` at the end.
     pub(crate) disconnect: bool,
+    /// A cancel of `who`'s own orders (`Input::CancelOwn`): the originator's live orders on
+    /// its symbol and side, ending with `MassCanceled`, where a mass cancel covers its firm's.
+    pub(crate) own: bool,
     pub(crate) cl_ord_id: ClOrdId,
     pub(crate) symbol: Option<SymbolId>,
     pub(crate) side: Option<Side>,
@@ -52,7 +55,14 @@ impl PendingMass {
     pub(crate) fn snapshot(&self, e: &mut SnapWriter<'_>) {
         e.u64(u64::from(self.who.originator));
         e.u64(u64::from(self.who.firm));
-        e.u64(u64::from(self.disconnect));
+        // The kind: 0 a mass cancel, 1 a cancel on disconnect, 2 a cancel of one's own.
+        e.u64(if self.disconnect {
+            1
+        } else if self.own {
+            2
+        } else {
+            0
+        });
         e.bytes(self.cl_ord_id.as_bytes());
         e.u64(self.symbol.map_or(0, |s| u64::from(s) + 1));
         e.u64(match self.side {
@@ -70,9 +80,10 @@ impl PendingMass {
         let bad = |what: &str| format!("snapshot: pending mass cancel: bad {what}");
         let originator = u16::try_from(r.u64()?).map_err(|_| bad("originator"))?;
         let firm = u16::try_from(r.u64()?).map_err(|_| bad("firm"))?;
-        let disconnect = match r.u64()? {
-            0 => false,
-            1 => true,
+        let (disconnect, own) = match r.u64()? {
+            0 => (false, false),
+            1 => (true, false),
+            2 => (false, true),
             _ => return Err(bad("kind")),
         };
         let cl_ord_id = ClOrdId::from_bytes(r.bytes()?).ok_or_else(|| bad("ClOrdID"))?;
@@ -99,6 +110,7 @@ impl PendingMass {
         Ok(PendingMass {
             who: Principal { originator, firm },
             disconnect,
+            own,
             cl_ord_id,
             symbol,
             side,
@@ -129,6 +141,7 @@ impl Exchange {
         let p = PendingMass {
             who,
             disconnect: true,
+            own: false,
             cl_ord_id: ClOrdId::EMPTY,
             symbol: None,
             side: None,
@@ -147,13 +160,14 @@ impl Exchange {
         seq: u64,
         who: Principal,
         cl_ord_id: &ClOrdId,
-        symbol: Option<u32>,
-        side: Option<Side>,
+        (symbol, side): (Option<u32>, Option<Side>),
+        own: bool,
         out: &mut O,
     ) {
         let p = PendingMass {
             who,
             disconnect: false,
+            own,
             cl_ord_id: *cl_ord_id,
             symbol,
             side,
@@ -231,7 +245,11 @@ impl Exchange {
                     } else {
                         p.symbol.is_none_or(|s| s == o.symbol)
                             && p.side.is_none_or(|s| s == o.side)
-                            && accounts.contains(&o.account)
+                            && if p.own {
+                                o.owner == p.who.originator
+                            } else {
+                                accounts.contains(&o.account)
+                            }
                     };
                 if covered {
                     if ctx.mass_count == chunk {

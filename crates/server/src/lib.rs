@@ -47,6 +47,7 @@ mod counters;
 mod error;
 mod event_loop;
 pub mod follower;
+mod http;
 pub mod market_data;
 mod message_log;
 pub mod node;

@@ -130,12 +130,16 @@ impl MdPublisher {
     pub fn start(
         cfg: &Config,
         md: &MarketDataConfig,
-        auth: Arc<crate::auth::AuthCheck>,
-        source: JournalDir,
-        watermark: Arc<Counters>,
-        stop: Arc<AtomicBool>,
-        log: Logger,
+        links: MdLinks,
     ) -> Result<MdPublisher, ServerError> {
+        let MdLinks {
+            auth,
+            source,
+            watermark,
+            stop,
+            log,
+            market,
+        } = links;
         let at = cfg.market_data_listen().expect("market data is configured");
         let listener = TcpListener::bind(at)
             .map_err(|e| ServerError(format!("cannot listen for market data on {at}: {e}")))?;
@@ -180,6 +184,9 @@ impl MdPublisher {
             base,
             stages: Stages::new(),
             batch: None,
+            market,
+            touched: vec![false; cfg.instruments.len()],
+            last_trades: vec![None; cfg.instruments.len()],
         };
         let handle = std::thread::Builder::new()
             .name("market-data".into())
@@ -208,6 +215,19 @@ impl MdPublisher {
     }
 }
 
+/// What the publisher shares with the rest of the server.
+pub struct MdLinks {
+    /// Checks Logons (with the order-entry port's throttle).
+    pub auth: Arc<crate::auth::AuthCheck>,
+    pub source: JournalDir,
+    /// The loop's applied record: how far to follow.
+    pub watermark: Arc<Counters>,
+    pub stop: Arc<AtomicBool>,
+    pub log: Logger,
+    /// The REST API's public view of the books, written after each batch (`None`: no HTTP).
+    pub market: Option<Arc<http_gateway::market::MarketView>>,
+}
+
 struct MdThread {
     md: MarketDataConfig,
     follower: Follower<JournalDir>,
@@ -228,6 +248,11 @@ struct MdThread {
     stages: Stages,
     /// The batch `follow` applied, until `publish` has written it.
     batch: Option<BatchTimes>,
+    /// The REST API's view of the books (`MdLinks::market`).
+    market: Option<Arc<http_gateway::market::MarketView>>,
+    /// By instrument: changed in the batch being applied, and its last trade in it.
+    touched: Vec<bool>,
+    last_trades: Vec<Option<market_data::TradeEntry>>,
 }
 
 impl MdThread {
@@ -348,6 +373,7 @@ impl MdThread {
                 .set_feed_behind(true, now_ns(), &self.feed, &mut self.out);
         }
         let (feed, edge) = (&mut self.feed, &mut self.edge);
+        let (touched, last_trades) = (&mut self.touched, &mut self.last_trades);
         self.follower.follow_market_to(
             to,
             |_| true,
@@ -357,10 +383,17 @@ impl MdThread {
                     if let Some(&entry) = feed.entries().first() {
                         feed.clear_entries();
                         edge.on_entry(feed, &entry);
+                        if let Some(t) = touched.get_mut(entry.symbol as usize) {
+                            *t = true;
+                            if let market_data::EntryKind::Trade(tr) = entry.kind {
+                                last_trades[entry.symbol as usize] = Some(tr);
+                            }
+                        }
                     }
                 }
             },
         )?;
+        self.update_market_view();
         self.counters
             .applied_seq
             .store(self.follower.last_seq(), Ordering::Release);
@@ -383,6 +416,25 @@ impl MdThread {
             records: to - from,
         });
         Ok(to < upto)
+    }
+
+    /// Writes the instruments the batch changed into the REST API's view.
+    fn update_market_view(&mut self) {
+        let Some(view) = &self.market else {
+            return;
+        };
+        let now = now_ns();
+        for (sym, t) in self.touched.iter_mut().enumerate() {
+            if std::mem::take(t) {
+                view.update(
+                    sym as u32,
+                    self.feed.book(sym as u32),
+                    self.feed.rpt_seq(sym as u32),
+                    self.last_trades[sym].take(),
+                    now,
+                );
+            }
+        }
     }
 
     /// Moves the edge's output to the connections and writes it.

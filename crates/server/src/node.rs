@@ -1,5 +1,5 @@
-//! The server's deterministic state machine: the exchange and its FIX edge, driven by journal
-//! records.
+//! The server's deterministic state machine: the exchange, its FIX edge and its API edge,
+//! driven by journal records.
 //!
 //! Role: apply the next journal record (with its sequence number and timestamp) to the edge
 //! it belongs to, which hands the exchange the inputs the record makes and turns its outputs
@@ -22,14 +22,18 @@ use exchange::{
 };
 use fix::Inbound;
 use fix_gateway::{AppMsg, FixConfig, FixEdge, Outbox, ToExchange};
+use http_gateway::{ApiConfig, ApiEdge};
 use std::sync::Arc;
 
 /// Magic of a snapshot of this version.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTON3";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTON4";
 
 pub struct Node {
     pub exchange: Exchange,
     pub fix: FixEdge,
+    /// The API keys' edge; its answers and order events are in `api.out` (when turned on:
+    /// `ApiEdge::answers_on`, `events_on`).
+    pub api: ApiEdge,
     last_seq: u64,
 }
 
@@ -39,6 +43,7 @@ impl Node {
         Node::with_configs(
             Arc::new(cfg.exchange_config()),
             Arc::new(cfg.fix_config()),
+            Arc::new(cfg.api_config()),
             backing,
         )
     }
@@ -46,11 +51,13 @@ impl Node {
     pub fn with_configs(
         xcfg: Arc<exchange::Config>,
         fcfg: Arc<FixConfig>,
+        acfg: Arc<ApiConfig>,
         backing: Backing,
     ) -> Node {
         Node {
             exchange: Exchange::with_backing(xcfg, backing),
             fix: FixEdge::new(fcfg),
+            api: ApiEdge::new(acfg),
             last_seq: 0,
         }
     }
@@ -145,6 +152,18 @@ impl Node {
                 self.fix.on_checkpoint(seq, &cp.fix);
             }
             Record::Continue => self.fix.on_continue::<MD>(seq, ts, &mut self.exchange, out),
+            Record::Api(a) => {
+                // The resolver of a full replay numbers only the FIX edge's requests.
+                self.exchange.stop_resolving_here();
+                let mut fix = self.fix.outputs::<MD>(seq, ts, out);
+                self.api.on_api(seq, ts, a, &mut self.exchange, &mut fix);
+            }
+        }
+        // What the FIX edge's inputs (or the end of the day, or a mass cancel's next step)
+        // caused for API keys' orders.
+        if !out.others.is_empty() {
+            self.api.on_others(seq, ts, &out.others);
+            out.others.clear();
         }
     }
 
@@ -287,6 +306,7 @@ impl Node {
         let x = self.exchange.snapshot_and_hash(out);
         let at = out.len();
         self.fix.snapshot(out);
+        self.api.snapshot(out);
         let f = hash_bytes(&out[at..]);
         x ^ f.rotate_left(29).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
     }
@@ -305,12 +325,15 @@ impl Node {
         let (exchange, rest) = Exchange::restore(Arc::new(cfg.exchange_config()), rest, backing)?;
         let mut fix = FixEdge::new(Arc::new(cfg.fix_config()));
         let rest = fix.restore(rest)?;
+        let mut api = ApiEdge::new(Arc::new(cfg.api_config()));
+        let rest = api.restore(rest)?;
         if !rest.is_empty() {
             return Err("snapshot: trailing bytes".into());
         }
         Ok(Node {
             exchange,
             fix,
+            api,
             last_seq: u64::from_le_bytes(*seq),
         })
     }

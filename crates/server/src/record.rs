@@ -2,7 +2,8 @@
 //! binary encoding (the payload of one journal record).
 //!
 //! Role: the complete, self-contained input stream. A record is what an edge made of one
-//! inbound message (today: a FIX message, `fix_gateway::FixInput`), or one connection, timer
+//! inbound message (a FIX message, `fix_gateway::FixInput`; an API request,
+//! `http_gateway::ApiInput`), or one connection, timer
 //! or lifecycle event, or a checkpoint. Replaying the same records with the same timestamps
 //! rebuilds the exchange and every edge's state, byte for byte.
 //!
@@ -13,6 +14,7 @@
 
 use exchange::codec::{Dec, DecodeError, Enc};
 use fix_gateway::{ConnId, EdgeCheckpoint, FixInput, SessionMark};
+use http_gateway::ApiInput;
 
 /// Journal record kind of a [`Record`] in this version's encoding.
 pub const KIND_RECORD: u16 = 3;
@@ -40,6 +42,8 @@ pub enum Record {
     Evict { conn: ConnId, why: Evict },
     /// One FIX message from a connection.
     Fix(FixInput),
+    /// One request of an API key (REST).
+    Api(ApiInput),
     /// The state as it stood before this record, journaled by the event loop every
     /// `Config::checkpoint_every_records` records. Applying it changes nothing; a replay checks
     /// it (one that disagrees has diverged and stops with an error) and recovery uses the first
@@ -133,6 +137,10 @@ impl Record {
                 }
             }
             Record::Continue => e.u8(7),
+            Record::Api(a) => {
+                e.u8(10);
+                a.encode(&mut e);
+            }
         }
     }
 
@@ -194,6 +202,7 @@ impl Record {
                 });
             }
             7 => *self = Record::Continue,
+            10 => *self = Record::Api(ApiInput::decode(&mut d)?),
             _ => return Err(DecodeError("unknown record tag")),
         }
         d.end()

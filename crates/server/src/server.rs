@@ -46,6 +46,8 @@ pub struct Server {
     main: Option<JoinHandle<Result<u64, ServerError>>>,
     /// The market-data publisher (`None`: `[market_data] enabled = false`).
     md: Option<MdPublisher>,
+    /// The REST API (`None`: `http_listen = "off"`).
+    http: Option<crate::http::HttpServer>,
 }
 
 impl Server {
@@ -178,17 +180,35 @@ impl Server {
             },
         )?);
         let auth = crate::auth::Auth::start(auth_check.clone(), waker.clone())?;
+        // The public book and ticker of the REST API, as the market-data replica writes them.
+        let market = Arc::new(http_gateway::market::MarketView::new(cfg.instruments.len()));
         let md = match &cfg.market_data {
             Some(m) => Some(MdPublisher::start(
                 &cfg,
                 m,
-                auth_check,
-                journal.source(),
-                counters.clone(),
-                stop.clone(),
-                log.clone(),
+                crate::market_data::MdLinks {
+                    auth: auth_check,
+                    source: journal.source(),
+                    watermark: counters.clone(),
+                    stop: stop.clone(),
+                    log: log.clone(),
+                    market: cfg.http.is_some().then(|| market.clone()),
+                },
             )?),
             None => None,
+        };
+        let (http, api) = match crate::http::HttpServer::start(&cfg, market, waker.clone(), &log)? {
+            Some((h, queue)) => {
+                x.api.answers_on = true;
+                (
+                    Some(h),
+                    Some(crate::event_loop::ApiLink {
+                        queue,
+                        waiting: HashMap::new(),
+                    }),
+                )
+            }
+            None => (None, None),
         };
         let md_wake = md.as_ref().map(|m| m.wake.clone());
         let budget = cfg.batch_budget.max(1);
@@ -258,6 +278,7 @@ impl Server {
             watch: LoopWatch::default(),
             steal_cpu: placement.as_ref().map(|p| p.cpu),
             md_wake,
+            api,
             msglog,
             shed_unlogged: 0,
             throttled_unlogged: 0,
@@ -300,7 +321,13 @@ impl Server {
             waker,
             main: Some(main),
             md,
+            http,
         })
+    }
+
+    /// Where the REST API is served, if it is.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().map(|h| h.addr)
     }
 
     /// Where market data is served, if it is.
@@ -321,12 +348,18 @@ impl Server {
     /// Clean stop: a Shutdown record (Logout to every session), drain, final snapshot. Returns
     /// the final state hash.
     pub fn shutdown(mut self) -> Result<u64, ServerError> {
+        if let Some(h) = &self.http {
+            h.stopping();
+        }
         self.stop.store(true, Ordering::SeqCst);
         let _ = self.waker.wake();
         let r = match self.main.take().map(|h| h.join()) {
             Some(Ok(r)) => r,
             _ => Err(ServerError("event loop thread panicked".into())),
         };
+        if let Some(h) = self.http.take() {
+            h.join();
+        }
         let m = self.md.take().map_or(Ok(()), MdPublisher::join);
         let h = r?;
         m?;
@@ -418,6 +451,7 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
         let _ = out.flush();
     });
     let summary = describe(&cfg);
+    let keys = cfg.api_keys.len();
     let durability = cfg.durability;
     let data_dir = cfg.data_dir.clone();
     let loop_cpu = cfg.cpu;
@@ -436,6 +470,12 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
     ));
     if let Some(md) = server.market_data_addr() {
         log(&format!("listening for market data on {md} (FIX; the same sessions, a session of their own here)"));
+    }
+    if let Some(h) = server.http_addr() {
+        log(&format!(
+            "listening for HTTP on {h} (REST: http://{h}/api/v1/; {} API key(s))",
+            keys
+        ));
     }
     while !signalled.load(Ordering::SeqCst) && !server.stopping() {
         std::thread::park_timeout(Duration::from_millis(100));

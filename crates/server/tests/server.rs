@@ -284,10 +284,10 @@ fn bad_input_is_rejected_with_a_reason_and_the_session_lives_on() {
     check(&er(&mut a), &[(150, "0")]);
     new_order(&mut a, "r4", "ACME", "1", "1.00", "1");
     check(&er(&mut a), &[(150, "8"), (58, "duplicate ClOrdID")]);
-    // Unsupported message type: BusinessMessageReject.
-    a.send("AE", &[(571, "1")]).unwrap();
+    // A well-formed message of a type Rialto does not serve: BusinessMessageReject.
+    a.send("AF", &[(584, "m1"), (585, "7")]).unwrap();
     let (j, _) = a.expect("j", T).unwrap();
-    check(&j, &[(372, "AE"), (380, "3")]);
+    check(&j, &[(372, "AF"), (380, "3")]);
     // Garbage bytes and a message with a bad checksum are skipped.
     a.send_raw(b"this is not fix\x01").unwrap();
     a.send_raw(b"8=FIX.4.4\x019=5\x0135=0\x0110=000\x01")

@@ -420,10 +420,7 @@ pub fn write_units(out: &mut Vec<u8>, units: i64, decimals: u32) {
         let (int, frac) = (units / 100, (units % 100) as usize);
         write_u64(out, int);
         if frac != 0 {
-            let (a, b) = (
-                DIGIT_PAIRS[frac * 2],
-                DIGIT_PAIRS[frac * 2 + 1],
-            );
+            let (a, b) = (DIGIT_PAIRS[frac * 2], DIGIT_PAIRS[frac * 2 + 1]);
             if b == b'0' {
                 out.extend_from_slice(&[b'.', a]);
             } else {

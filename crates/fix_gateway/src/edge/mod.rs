@@ -57,6 +57,9 @@ pub struct Outbox {
     /// Set by a live server that serves ResendRequests in pieces; false (the default): they
     /// are written whole into `buf`.
     pub defer_resends: bool,
+    /// The outputs for originators that are not FIX sessions (API keys), in order, for the
+    /// edge that serves them.
+    pub others: Vec<exchange::OwnedOutput>,
 }
 
 /// A ResendRequest of the session on `conn` for `begin..=end`, to be served in pieces after
@@ -84,6 +87,7 @@ impl Outbox {
         self.items.clear();
         self.market.clear();
         self.resends.clear();
+        self.others.clear();
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
@@ -422,6 +426,18 @@ impl FixEdge {
             x.apply(seq, ts, &Input::Disconnected { who }, &mut e);
         }
         self.ended.clear();
+    }
+
+    /// The sink that turns outputs into FIX for the sessions they are for, when another edge
+    /// applies an input (an API request that fills a FIX session's order): outputs for other
+    /// originators go to `out.others`, market data to `out.market` (with `MD`).
+    pub fn outputs<'a, const MD: bool>(
+        &'a mut self,
+        seq: u64,
+        ts: u64,
+        out: &'a mut Outbox,
+    ) -> impl Outputs + 'a {
+        self.edge_out::<MD>(seq, ts, out)
     }
 
     fn edge_out<'a, const MD: bool>(

@@ -57,7 +57,9 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
     /// nothing of it.
     #[inline(always)]
     fn skip_report(&mut self, to: u16) -> bool {
-        let s = &mut self.sessions[to as usize];
+        let Some(s) = self.sessions.get_mut(to as usize) else {
+            return false;
+        };
         // A copied report is built: whether it is copied depends on its kind.
         if s.next_out() >= s.store().skip_below || !self.copies[to as usize].is_empty() {
             return false;
@@ -69,11 +71,19 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
 
     #[inline(always)]
     fn report(&mut self, r: &Report<'_>) {
+        if r.order.owner as usize >= self.sessions.len() {
+            return self.other(&Output::Report(r));
+        }
         self.execution_report(r);
     }
 
     #[inline]
     fn output(&mut self, o: &Output<'_>) {
+        if let Some(to) = recipient(o) {
+            if to as usize >= self.sessions.len() {
+                return self.other(o);
+            }
+        }
         if self.ignore_duplicate {
             if let Output::NewRejected {
                 reason: Reject::DuplicateClOrdId,
@@ -189,6 +199,18 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
     }
 }
 
+/// The originator an output is for (`None`: market data and the trading status, for all).
+fn recipient(o: &Output<'_>) -> Option<u16> {
+    match *o {
+        Output::Report(r) => Some(r.order.owner),
+        Output::NewRejected { to, .. }
+        | Output::CancelRejected { to, .. }
+        | Output::MassCanceled { to, .. }
+        | Output::StatusUnknown { to, .. } => Some(to),
+        Output::Market(_) | Output::TradingStatus(_) => None,
+    }
+}
+
 /// What an OrderMassCancelReport says (`EdgeOut::mass_cancel_report`): the request it
 /// answers and its outcome.
 pub(super) struct MassCancelOutcome<'a> {
@@ -206,6 +228,15 @@ pub(super) struct MassCancelOutcome<'a> {
 }
 
 impl<const MD: bool> EdgeOut<'_, MD> {
+    /// An output for an originator that is not a FIX session (an API key): kept in
+    /// `Outbox::others` for the edge that serves it.
+    #[cold]
+    fn other(&mut self, o: &Output<'_>) {
+        if let Some(owned) = exchange::OwnedOutput::of(o) {
+            self.out.others.push(owned);
+        }
+    }
+
     /// Writes session `to`'s newest stored message if it is logged on (and this is not a
     /// replay): recipes are formatted only here and on resend.
     #[inline(always)]

@@ -2,6 +2,7 @@
 //! `run(args) -> CmdResult`; adding one means a new module, a variant of `Command` and a line
 //! in `run`.
 
+mod apikey;
 mod bench;
 mod bench_chart;
 mod bench_codec;
@@ -50,6 +51,9 @@ enum Command {
     /// Read a password (stdin, or a prompt without echo) and print its salted hash for a
     /// session's `password_hash`.
     Passwd(passwd::Args),
+    /// Make API keys for the REST API.
+    #[command(subcommand)]
+    Apikey(apikey::ApikeyCommand),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
@@ -61,6 +65,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Demo(a) => demo::run(a),
         Command::Book(a) => book::run(a),
         Command::Passwd(a) => passwd::run(a),
+        Command::Apikey(a) => apikey::run(a),
     }
 }
 

@@ -1,5 +1,5 @@
 //! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR]
-//! [--market-data-listen ADDR|off] [--durability MODE]
+//! [--market-data-listen ADDR|off] [--http-listen ADDR|off] [--durability MODE]
 //! [--idle park|spin] [--cpu N] [--stall-log-us US] [--log-json]`:
 //! the exchange server (crate `server`). Glue only: read the config, apply the overrides,
 //! warn of the sessions without a password, run until SIGINT/SIGTERM.
@@ -26,6 +26,10 @@ pub struct Args {
     /// port + 1, or an ephemeral port when that one is), or `off`.
     #[arg(long)]
     market_data_listen: Option<String>,
+    /// REST API listen address (overrides `http_listen`; default 127.0.0.1:8080, or an
+    /// ephemeral port when the order-entry one is or 8080 is taken), or `off`.
+    #[arg(long)]
+    http_listen: Option<String>,
     /// `process` (release after write returned) or `fsync` (after fdatasync).
     #[arg(long)]
     durability: Option<String>,
@@ -96,6 +100,19 @@ pub fn run(args: Args) -> CmdResult {
                         "--market-data-listen: market data is disabled in the config".into(),
                     )
                 }
+            }
+        }
+    }
+    if let Some(h) = args.http_listen {
+        if h == "off" {
+            cfg.http = None;
+        } else {
+            let addr = h
+                .parse()
+                .map_err(|_| format!("--http-listen {h:?} is not an ip:port (or off)"))?;
+            match cfg.http.as_mut() {
+                Some(s) => s.listen = Some(addr),
+                None => return Err("--http-listen: http_listen is off in the config".into()),
             }
         }
     }

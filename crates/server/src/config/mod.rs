@@ -9,7 +9,8 @@
 //!
 //! Layout: one module per section of the file, each with its own types and checks:
 //! `instruments`, `sessions` (firms and sessions, and the default contract's), `limits`
-//! (throttles and the capacity defaults), `market_data`, `tls`, `trading_day`. This module
+//! (throttles and the capacity defaults), `market_data`, `http` (the REST API and its API
+//! keys), `tls`, `trading_day`. This module
 //! holds the file format (`FileConfig`), the validated `Config` and `Config::from_file`, which
 //! checks the sections in a fixed order (the first error is the one reported); a new section
 //! gets a module of its own and a line there.
@@ -21,9 +22,10 @@
 //! (with RptSeq and AggressorSide in FIX 4.4: `rialto book`, `rialto bench md`), drop-copy
 //! sessions `DROPCOPY1`..`DROPCOPY9` (FIX 4.4) of the firms of `CLIENT1`..`CLIENT9`, and
 //! `CLIENT1_42`, a FIX 4.2 order-entry session of `CLIENT1`'s firm; market data on the
-//! order-entry port + 1; the trading day ends at 21:00:00 UTC (DAY orders expire) and the
+//! order-entry port + 1, the REST API on port 8080 (no API keys); the trading day ends at 21:00:00 UTC (DAY orders expire) and the
 //! next one starts at once.
 
+mod http;
 mod instruments;
 mod limits;
 mod market_data;
@@ -31,6 +33,7 @@ mod sessions;
 mod tls;
 mod trading_day;
 
+pub use http::{ApiKeyConfig, ApiKeyDef, HttpFile, HttpSettings, HTTP_PORT_DEFAULT};
 pub use instruments::{parse_tick, InstrumentConfig, InstrumentDef};
 pub use limits::{Throttle, ThrottleFile, BATCH_BUDGET_DEFAULT, FIRM_CAPACITY_PERCENT_DEFAULT};
 pub use market_data::{MarketDataConfig, MarketDataFile};
@@ -38,6 +41,7 @@ pub use sessions::{FirmConfig, FirmDef, MarketDataAccess, SessionConfig, Session
 pub use tls::TlsConfig;
 pub use trading_day::TRADING_DAY_END_DEFAULT;
 
+use http::{api_key_defs, http_settings};
 use instruments::{default_instruments, instrument_defs};
 use market_data::market_data_config;
 use sessions::{default_firms_and_sessions, firm_defs, session_defs};
@@ -134,6 +138,10 @@ pub struct FileConfig {
     pub firms: Option<Vec<FirmConfig>>,
     pub sessions: Option<Vec<SessionConfig>>,
     pub market_data: Option<MarketDataFile>,
+    /// Where the REST API is served (`ip:port`, or `off`).
+    pub http_listen: Option<String>,
+    pub http: Option<HttpFile>,
+    pub api_keys: Option<Vec<ApiKeyConfig>>,
     pub tls: Option<TlsConfig>,
 }
 
@@ -224,6 +232,10 @@ pub struct Config {
     pub sessions: Vec<SessionDef>,
     /// `None`: no market data (`[market_data] enabled = false`).
     pub market_data: Option<MarketDataConfig>,
+    /// `None`: no REST API (`http_listen = "off"`).
+    pub http: Option<HttpSettings>,
+    /// The API keys, the exchange's originators after the sessions (`[[api_keys]]`).
+    pub api_keys: Vec<ApiKeyDef>,
     /// `Some`: the order-entry listener is TLS only (`[tls]`).
     pub tls: Option<TlsConfig>,
 }
@@ -278,9 +290,11 @@ impl Config {
         if firms.len() > u16::MAX as usize {
             return err("too many firms");
         }
-        if sessions.len() > u16::MAX as usize {
-            return err("too many sessions");
+        let api_keys = api_key_defs(&file.api_keys.unwrap_or_default(), &firms)?;
+        if sessions.len() + api_keys.len() > u16::MAX as usize {
+            return err("too many sessions and API keys");
         }
+        let http = http_settings(file.http_listen.as_deref(), file.http.unwrap_or_default())?;
         let orders_max = file.orders_max.unwrap_or(1 << 20);
         // At most 2^24 (16.7 M resting orders, 2 GiB of order records): the ClOrdID index
         // names ring positions in 25 bits, and its ring holds the window plus about 8/7 of
@@ -322,6 +336,8 @@ impl Config {
         )?;
         check_client_cert_names(file.tls.as_ref(), &sessions)?;
         Ok(Config {
+            http,
+            api_keys,
             tls: file.tls,
             market_data,
             listen,

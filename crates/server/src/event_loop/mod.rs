@@ -86,12 +86,14 @@ pub(crate) const LISTENER: Token = Token(0);
 pub(crate) const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
 
+mod api;
 mod connections;
 mod publish;
 mod queues;
 mod sequence;
 mod timers;
 
+pub(crate) use api::ApiLink;
 pub(crate) use connections::raise_fd_limit;
 use connections::Conn;
 pub(crate) use queues::guards_of;
@@ -181,6 +183,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) steal_mark: Option<(u64, Instant)>,
     /// Wakes the market-data publisher after a batch (`None`: no market data).
     pub(crate) md_wake: Option<crate::market_data::MdWake>,
+    /// The REST API's requests and the answers they wait for (`None`: no HTTP).
+    pub(crate) api: Option<ApiLink>,
     /// The per-session message log (`None`: no session has one).
     pub(crate) msglog: Option<crate::message_log::MessageLogSink>,
     /// Application messages shed since the last tick's log line.
@@ -205,6 +209,7 @@ impl<L: Log> EventLoop<L> {
                 || !self.rr.is_empty()
                 || self.resend_ready()
                 || self.conns.values().any(|c| c.more && !c.closing)
+                || self.api.as_ref().is_some_and(|a| !a.queue.is_empty())
                 // Protection hook (issue 30): pending mass-cancel chunks, see below.
                 || self.continue_ready()
             {
@@ -247,6 +252,7 @@ impl<L: Log> EventLoop<L> {
                     // Stop reading: what was read is applied, and the Shutdown input is the
                     // last one of this run.
                     self.drain_all();
+                    self.take_api(usize::MAX);
                     self.batch.push(Record::Shutdown);
                     shutdown_sent = true;
                 }
@@ -258,6 +264,7 @@ impl<L: Log> EventLoop<L> {
                     self.tick(t0)?;
                 }
                 self.fill();
+                self.take_api(self.budget);
             }
             self.serve_resends();
             // A mass cancel with chunks left: one `Record::Continue` an iteration, after what
@@ -348,6 +355,7 @@ impl<L: Log> EventLoop<L> {
             .throttled
             .store(self.node.fix.stats.throttled, Ordering::Relaxed);
         self.publish();
+        self.answer_api();
         // After this batch's output is written: the market-data publisher follows it.
         if let Some(w) = &self.md_wake {
             w.poke();
@@ -372,6 +380,13 @@ fn kind(r: &Record) -> &'static str {
         Record::Continue => "continue",
         Record::Disconnected { .. } => "disconnect",
         Record::Evict { .. } => "evict",
+        Record::Api(a) => match a.op {
+            http_gateway::ApiOp::New(_) => "api-new",
+            http_gateway::ApiOp::Cancel(_) => "api-cancel",
+            http_gateway::ApiOp::Replace { .. } => "api-replace",
+            http_gateway::ApiOp::CancelAll { .. } => "api-cancel-all",
+            http_gateway::ApiOp::Get(_) | http_gateway::ApiOp::ListOpen { .. } => "api-query",
+        },
         Record::Fix(f) => match &f.msg {
             Inbound::Logon(_) => "logon",
             Inbound::Heartbeat { .. } => "heartbeat",

@@ -1,0 +1,27 @@
+//! Rialto's HTTP edge: REST order entry and order queries for API keys, and public market
+//! data, in JSON; beside the FIX edge (`fix_gateway`), on the same sequencer, journal and
+//! exchange. No FIX here, and no exchange rule: the exchange decides, this edge translates.
+//!
+//! Two halves. The deterministic one runs in the event loop and in every replay: `record`
+//! (`ApiInput`, a journaled request, and its encoding) and `edge` (`ApiEdge`: a request into
+//! the exchange's inputs with the key's principal, the exchange's outputs into the JSON
+//! answer, the answers kept by Idempotency-Key, order events). The live one runs on its own
+//! thread: `http` (axum routes: authentication by API key, throttles, parsing with precise
+//! errors, the bounded queue to the loop and the wait for the answer) and `market` (the
+//! public book and ticker, as the market-data replica last wrote them). `keys` makes API keys.
+//!
+//! Never: a float (prices and quantities are decimal strings, exact to the instrument's
+//! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
+
+pub mod config;
+pub mod edge;
+pub mod http;
+pub mod json;
+pub mod keys;
+pub mod market;
+pub mod record;
+
+pub use config::{ApiConfig, InstrumentDef, KeyDef};
+pub use edge::{ApiEdge, ApiOutbox};
+pub use json::Answer;
+pub use record::{ApiInput, ApiOp, Idem, OrderRef, ReqId};

@@ -1,0 +1,84 @@
+//! The public market as the HTTP side serves it: each instrument's book by level, its RptSeq
+//! and last trade, written by the market-data replica after each batch it applies and read by
+//! the HTTP handlers (book, ticker). Never the event loop's state.
+
+use market_data::{Book, TradeEntry};
+use std::sync::Mutex;
+use types::Side;
+
+/// Levels kept per side (a request for more depth gets these).
+pub const DEPTH_MAX: usize = 1000;
+
+/// One price level: price units, total quantity, orders.
+pub type LevelView = (i64, u64, u32);
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BookView {
+    /// The instrument's feed sequence number of the last entry this view includes (the FIX
+    /// feed's RptSeq).
+    pub rpt_seq: u64,
+    /// Best first.
+    pub bids: Vec<LevelView>,
+    pub asks: Vec<LevelView>,
+    pub last_trade: Option<TradeEntry>,
+    /// Record time of the last change, ns.
+    pub updated_ns: u64,
+}
+
+/// Every instrument's view, each behind its own lock (held for a copy).
+pub struct MarketView {
+    books: Vec<Mutex<BookView>>,
+}
+
+impl MarketView {
+    pub fn new(instruments: usize) -> MarketView {
+        MarketView {
+            books: (0..instruments).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// Sets instrument `symbol`'s view from the replica's book.
+    pub fn update(
+        &self,
+        symbol: u32,
+        book: &Book,
+        rpt_seq: u64,
+        last_trade: Option<TradeEntry>,
+        ts: u64,
+    ) {
+        let Some(slot) = self.books.get(symbol as usize) else {
+            return;
+        };
+        let side = |s: Side| -> Vec<LevelView> {
+            book.levels(s)
+                .take(DEPTH_MAX)
+                .map(|(p, l)| (p, l.qty, l.orders))
+                .collect()
+        };
+        let (bids, asks) = (side(Side::Buy), side(Side::Sell));
+        let mut v = slot.lock().unwrap_or_else(|e| e.into_inner());
+        v.rpt_seq = rpt_seq;
+        v.bids = bids;
+        v.asks = asks;
+        if last_trade.is_some() {
+            v.last_trade = last_trade;
+        }
+        v.updated_ns = ts;
+    }
+
+    /// A copy of instrument `symbol`'s view, its sides cut to `depth` levels.
+    pub fn book(&self, symbol: u32, depth: usize) -> Option<BookView> {
+        let v = self
+            .books
+            .get(symbol as usize)?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        Some(BookView {
+            rpt_seq: v.rpt_seq,
+            bids: v.bids.iter().take(depth).copied().collect(),
+            asks: v.asks.iter().take(depth).copied().collect(),
+            last_trade: v.last_trade,
+            updated_ns: v.updated_ns,
+        })
+    }
+}

@@ -1,0 +1,209 @@
+//! `http_listen`, `[http]` and `[[api_keys]]`: where the REST API is served, its limits, and the
+//! API keys that may trade over it.
+//!
+//! Role: checks each key (a unique name, the SHA-256 of its token as 64 hex digits, an account
+//! that belongs to a firm) and the HTTP limits, and hands the API edge its configuration
+//! (`Config::api_config`): the keys are the exchange's originators after the FIX sessions.
+//!
+//! Never: accepts a token in plain text (only its SHA-256, made by `rialto apikey new`).
+
+use super::{err, Config, ConfigError};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+
+/// One `[[api_keys]]` entry.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKeyConfig {
+    pub name: String,
+    /// The SHA-256 of the token, 64 hex digits (`rialto apikey new` prints the entry).
+    pub sha256: String,
+    /// The account its orders go to; the key trades for that account's firm.
+    pub account: types::AccountId,
+    /// Requests a second over which it is answered 429 (default 1,000).
+    #[serde(default)]
+    pub requests_per_sec: Option<u32>,
+}
+
+/// `[http]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpFile {
+    /// Request bodies larger than this are refused with 413 (default 16 KiB).
+    pub body_max_bytes: Option<usize>,
+    /// Requests waiting for the event loop at most; beyond, 503 (default 4,096).
+    pub queue_max: Option<usize>,
+    /// Answers kept per API key for Idempotency-Key retries (default 10,000).
+    pub idempotency_keys_max: Option<usize>,
+    /// How long they are kept, seconds (default 86,400: a day).
+    pub idempotency_secs: Option<u64>,
+}
+
+/// Where and how the REST API is served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// `None`: the default, 8080 on the order-entry address (an ephemeral port when that
+    /// one is, or when 8080 is taken).
+    pub listen: Option<SocketAddr>,
+    pub body_max: usize,
+    pub queue_max: usize,
+    pub idempotency_max: usize,
+    pub idempotency_ttl_ns: u64,
+}
+
+/// The port of the default HTTP address.
+pub const HTTP_PORT_DEFAULT: u16 = 8080;
+
+/// A validated API key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiKeyDef {
+    pub name: String,
+    pub sha256: [u8; 32],
+    pub account: types::AccountId,
+    /// Index into `Config::firms`.
+    pub firm: u16,
+    pub requests_per_sec: u32,
+}
+
+pub(super) fn http_settings(
+    listen: Option<&str>,
+    file: HttpFile,
+) -> Result<Option<HttpSettings>, ConfigError> {
+    let listen = match listen {
+        Some("off") => return Ok(None),
+        Some(t) => Some(
+            t.parse::<SocketAddr>()
+                .map_err(|_| ConfigError(format!("http_listen {t:?} is not an ip:port or off")))?,
+        ),
+        None => None,
+    };
+    let body_max = file.body_max_bytes.unwrap_or(16 << 10);
+    if !(256..=(16 << 20)).contains(&body_max) {
+        return err("http.body_max_bytes must be 256 to 16777216");
+    }
+    let queue_max = file.queue_max.unwrap_or(4096);
+    if queue_max == 0 {
+        return err("http.queue_max must be >= 1");
+    }
+    let idempotency_max = file
+        .idempotency_keys_max
+        .unwrap_or(http_gateway::config::IDEMPOTENCY_MAX_DEFAULT);
+    if idempotency_max == 0 {
+        return err("http.idempotency_keys_max must be >= 1");
+    }
+    let secs = file.idempotency_secs.unwrap_or(86_400);
+    if secs == 0 || secs > 30 * 86_400 {
+        return err("http.idempotency_secs must be 1 to 2592000 (30 days)");
+    }
+    Ok(Some(HttpSettings {
+        listen,
+        body_max,
+        queue_max,
+        idempotency_max,
+        idempotency_ttl_ns: secs * 1_000_000_000,
+    }))
+}
+
+pub(super) fn api_key_defs(
+    keys: &[ApiKeyConfig],
+    firms: &[super::FirmDef],
+) -> Result<Vec<ApiKeyDef>, ConfigError> {
+    let mut names = HashSet::new();
+    let mut hashes = HashSet::new();
+    keys.iter()
+        .map(|k| {
+            if k.name.is_empty() || !names.insert(k.name.as_str()) {
+                return err(format!("api key {:?}: a unique, non-empty name", k.name));
+            }
+            let sha256 = http_gateway::keys::parse_sha256(&k.sha256).ok_or_else(|| {
+                ConfigError(format!(
+                    "api key {:?}: sha256 must be 64 hex digits (rialto apikey new prints it)",
+                    k.name
+                ))
+            })?;
+            if !hashes.insert(sha256) {
+                return err(format!(
+                    "api key {:?}: the same token as another key",
+                    k.name
+                ));
+            }
+            let firm = firms
+                .iter()
+                .position(|f| f.accounts.contains(&k.account))
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "api key {:?}: account {} belongs to no firm",
+                        k.name, k.account
+                    ))
+                })?;
+            let requests_per_sec = k.requests_per_sec.unwrap_or(1000);
+            if requests_per_sec == 0 {
+                return err(format!(
+                    "api key {:?}: requests_per_sec must be >= 1",
+                    k.name
+                ));
+            }
+            Ok(ApiKeyDef {
+                name: k.name.clone(),
+                sha256,
+                account: k.account,
+                firm: firm as u16,
+                requests_per_sec,
+            })
+        })
+        .collect()
+}
+
+impl Config {
+    /// What the API edge is configured with: the keys are the originators after the FIX
+    /// sessions.
+    pub fn api_config(&self) -> http_gateway::ApiConfig {
+        let (max, ttl) = self.http.as_ref().map_or(
+            (
+                http_gateway::config::IDEMPOTENCY_MAX_DEFAULT,
+                http_gateway::config::IDEMPOTENCY_TTL_DEFAULT_NS,
+            ),
+            |h| (h.idempotency_max, h.idempotency_ttl_ns),
+        );
+        http_gateway::ApiConfig {
+            keys: self
+                .api_keys
+                .iter()
+                .map(|k| http_gateway::KeyDef {
+                    name: k.name.clone(),
+                    sha256: k.sha256,
+                    account: k.account,
+                    firm: k.firm,
+                    requests_per_sec: k.requests_per_sec,
+                })
+                .collect(),
+            instruments: self
+                .instruments
+                .iter()
+                .map(|i| http_gateway::InstrumentDef {
+                    symbol: i.instrument.symbol,
+                    tick: i.instrument.tick,
+                    lot: i.instrument.lot,
+                    price_decimals: i.price_decimals,
+                })
+                .collect(),
+            originator_base: self.sessions.len() as u16,
+            idempotency_max: max,
+            idempotency_ttl_ns: ttl,
+        }
+    }
+
+    /// Where the REST API is served: `http_listen`, or port 8080 on the order-entry address
+    /// (an ephemeral port when the order-entry one is). `None`: off.
+    pub fn http_listen(&self) -> Option<SocketAddr> {
+        let h = self.http.as_ref()?;
+        Some(h.listen.unwrap_or_else(|| {
+            let mut a = self.listen;
+            if a.port() != 0 {
+                a.set_port(HTTP_PORT_DEFAULT);
+            }
+            a
+        }))
+    }
+}
