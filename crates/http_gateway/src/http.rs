@@ -29,7 +29,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -137,20 +136,6 @@ pub fn router(shared: Arc<Shared>, http: &HttpConfig) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(http.body_max))
         .with_state(shared)
-}
-
-/// Serves `router` on `listener` until `stop` resolves.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    stop: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stop)
-    .await
 }
 
 fn answer(a: Answer) -> Response {

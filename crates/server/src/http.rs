@@ -16,6 +16,8 @@ use std::thread::JoinHandle;
 /// The running HTTP side.
 pub(crate) struct HttpServer {
     pub(crate) addr: SocketAddr,
+    /// The accept loop's counts (open, accepted, refused connections).
+    pub(crate) conns: Arc<http_gateway::serve::ConnCounters>,
     shared: Arc<Shared>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -67,6 +69,9 @@ impl HttpServer {
         let (shared, queue) = Shared::new(Arc::new(cfg.api_config()), &http, market, wake);
         let router = http_gateway::http::router(shared.clone(), &http);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let limits = settings.limits;
+        let conns = Arc::new(http_gateway::serve::ConnCounters::default());
+        let counters = conns.clone();
         let log = log.clone();
         let thread = std::thread::Builder::new()
             .name("http".into())
@@ -78,12 +83,13 @@ impl HttpServer {
                     Ok(rt) => rt,
                     Err(e) => return log(&format!("HTTP stops: no runtime: {e}")),
                 };
-                let r = rt.block_on(async move {
+                let r: std::io::Result<()> = rt.block_on(async move {
                     let listener = tokio::net::TcpListener::from_std(listener)?;
-                    http_gateway::http::serve(listener, router, async move {
+                    let stop = async move {
                         let _ = stop_rx.await;
-                    })
-                    .await
+                    };
+                    http_gateway::serve::serve(listener, router, limits, counters, stop).await;
+                    Ok(())
                 });
                 if let Err(e) = r {
                     log(&format!("HTTP stops: {e}"));
@@ -93,6 +99,7 @@ impl HttpServer {
         Ok(Some((
             HttpServer {
                 addr,
+                conns,
                 shared,
                 stop: Some(stop_tx),
                 thread: Some(thread),

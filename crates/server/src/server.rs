@@ -330,6 +330,11 @@ impl Server {
         self.http.as_ref().map(|h| h.addr)
     }
 
+    /// The REST API's connection counts (open, accepted, refused), if it is served.
+    pub fn http_connections(&self) -> Option<Arc<http_gateway::serve::ConnCounters>> {
+        self.http.as_ref().map(|h| h.conns.clone())
+    }
+
     /// Where market data is served, if it is.
     pub fn market_data_addr(&self) -> Option<SocketAddr> {
         self.md.as_ref().map(|m| m.addr)

@@ -38,6 +38,12 @@ pub struct HttpFile {
     pub idempotency_keys_max: Option<usize>,
     /// How long they are kept, seconds (default 86,400: a day).
     pub idempotency_secs: Option<u64>,
+    /// Connections open at once at most (default 1,024), and from one address (default 256).
+    pub connections_max: Option<usize>,
+    pub connections_per_address_max: Option<usize>,
+    /// Longest wait for a request's head, and for the next request on an idle connection,
+    /// seconds (default 10).
+    pub header_timeout_secs: Option<u64>,
 }
 
 /// Where and how the REST API is served.
@@ -50,6 +56,7 @@ pub struct HttpSettings {
     pub queue_max: usize,
     pub idempotency_max: usize,
     pub idempotency_ttl_ns: u64,
+    pub limits: http_gateway::serve::Limits,
 }
 
 /// The port of the default HTTP address.
@@ -96,12 +103,26 @@ pub(super) fn http_settings(
     if secs == 0 || secs > 30 * 86_400 {
         return err("http.idempotency_secs must be 1 to 2592000 (30 days)");
     }
+    let connections_max = file.connections_max.unwrap_or(1024);
+    let per_address_max = file.connections_per_address_max.unwrap_or(256);
+    if connections_max == 0 || per_address_max == 0 {
+        return err("http.connections_max and http.connections_per_address_max must be >= 1");
+    }
+    let header_timeout_secs = file.header_timeout_secs.unwrap_or(10);
+    if !(1..=600).contains(&header_timeout_secs) {
+        return err("http.header_timeout_secs must be 1 to 600");
+    }
     Ok(Some(HttpSettings {
         listen,
         body_max,
         queue_max,
         idempotency_max,
         idempotency_ttl_ns: secs * 1_000_000_000,
+        limits: http_gateway::serve::Limits {
+            connections_max,
+            per_address_max,
+            header_timeout: std::time::Duration::from_secs(header_timeout_secs),
+        },
     }))
 }
 
