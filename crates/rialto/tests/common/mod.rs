@@ -19,6 +19,8 @@ pub struct Served {
     pub addr: SocketAddr,
     /// The market-data address, when asked for.
     pub md: Option<SocketAddr>,
+    /// The REST API's address, when asked for (`serve_http`).
+    pub http: Option<SocketAddr>,
 }
 
 impl Served {
@@ -67,6 +69,20 @@ fn after(line: &str, what: &str) -> Option<SocketAddr> {
 /// it listens for FIX, and for market data too with `want_md`. Its stdout is drained for as
 /// long as it runs, so it never blocks on a full pipe.
 pub fn serve(args: &[&std::ffi::OsStr], stderr: Stdio, want_md: bool) -> Served {
+    serve_until(args, stderr, want_md, false)
+}
+
+/// `serve`, waiting for the REST API's address too.
+pub fn serve_http(args: &[&std::ffi::OsStr], stderr: Stdio) -> Served {
+    serve_until(args, stderr, false, true)
+}
+
+fn serve_until(
+    args: &[&std::ffi::OsStr],
+    stderr: Stdio,
+    want_md: bool,
+    want_http: bool,
+) -> Served {
     let mut child = Command::new(BIN)
         .arg("serve")
         .args(args)
@@ -85,8 +101,8 @@ pub fn serve(args: &[&std::ffi::OsStr], stderr: Stdio, want_md: bool) -> Served 
         }
     });
     let deadline = Instant::now() + Duration::from_secs(30);
-    let (mut lines, mut addr, mut md) = (Vec::new(), None, None);
-    while addr.is_none() || (want_md && md.is_none()) {
+    let (mut lines, mut addr, mut md, mut http) = (Vec::new(), None, None, None);
+    while addr.is_none() || (want_md && md.is_none()) || (want_http && http.is_none()) {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok(line) = rx.recv_timeout(left) else {
             let _ = child.kill();
@@ -95,6 +111,7 @@ pub fn serve(args: &[&std::ffi::OsStr], stderr: Stdio, want_md: bool) -> Served 
         };
         addr = addr.or(after(&line, "listening for FIX on "));
         md = md.or(after(&line, "listening for market data on "));
+        http = http.or(after(&line, "listening for HTTP on "));
         lines.push(line);
     }
     Served {
@@ -102,5 +119,6 @@ pub fn serve(args: &[&std::ffi::OsStr], stderr: Stdio, want_md: bool) -> Served 
         lines,
         addr: addr.unwrap(),
         md,
+        http,
     }
 }
