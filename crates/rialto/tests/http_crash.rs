@@ -41,7 +41,14 @@ fn start(dir: &Path, config: &Path) -> common::Served {
 }
 
 /// `method path` with the key and `idem`: (status, body).
-fn call(a: &ureq::Agent, http: SocketAddr, method: &str, path: &str, idem: Option<&str>, body: &str) -> Option<(u16, String)> {
+fn call(
+    a: &ureq::Agent,
+    http: SocketAddr,
+    method: &str,
+    path: &str,
+    idem: Option<&str>,
+    body: &str,
+) -> Option<(u16, String)> {
     let mut req = ureq::http::Request::builder()
         .method(method)
         .uri(format!("http://{http}{path}"))
@@ -73,7 +80,15 @@ fn kill_9_under_rest_load_loses_no_answered_order() {
     let http = s.http.unwrap();
     // One idempotent order answered before the crash.
     let first_body = r#"{"symbol":"BOLT","side":"buy","price":"1.00","quantity":"7"}"#;
-    let first = call(&agent(), http, "POST", "/api/v1/orders", Some("before-crash"), first_body).unwrap();
+    let first = call(
+        &agent(),
+        http,
+        "POST",
+        "/api/v1/orders",
+        Some("before-crash"),
+        first_body,
+    )
+    .unwrap();
     assert_eq!(first.0, 201, "{}", first.1);
     // Clients post non-crossing GTC orders until the kill; each keeps the ids answered 201.
     let acked = Arc::new(Mutex::new(HashSet::<String>::new()));
@@ -106,7 +121,10 @@ fn kill_9_under_rest_load_loses_no_answered_order() {
     // Let them trade, then kill -9 mid-flight.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while acked.lock().unwrap().len() < 1000 {
-        assert!(std::time::Instant::now() < deadline, "too few orders answered");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "too few orders answered"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     s.child.kill().unwrap();
@@ -130,9 +148,22 @@ fn kill_9_under_rest_load_loses_no_answered_order() {
         .filter_map(|o| o["client_order_id"].as_str().map(str::to_owned))
         .collect();
     let lost: Vec<&String> = acked.iter().filter(|c| !ids.contains(*c)).collect();
-    assert!(lost.is_empty(), "{} answered orders lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]);
+    assert!(
+        lost.is_empty(),
+        "{} answered orders lost, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
     // The retry of the first request: the same answer, byte for byte, and still one order.
-    let again = call(&a, http, "POST", "/api/v1/orders", Some("before-crash"), first_body).unwrap();
+    let again = call(
+        &a,
+        http,
+        "POST",
+        "/api/v1/orders",
+        Some("before-crash"),
+        first_body,
+    )
+    .unwrap();
     assert_eq!(again, first);
     let bolt = open["orders"]
         .as_array()

@@ -77,12 +77,7 @@ pub fn serve_http(args: &[&std::ffi::OsStr], stderr: Stdio) -> Served {
     serve_until(args, stderr, false, true)
 }
 
-fn serve_until(
-    args: &[&std::ffi::OsStr],
-    stderr: Stdio,
-    want_md: bool,
-    want_http: bool,
-) -> Served {
+fn serve_until(args: &[&std::ffi::OsStr], stderr: Stdio, want_md: bool, want_http: bool) -> Served {
     let mut child = Command::new(BIN)
         .arg("serve")
         .args(args)

@@ -1,0 +1,269 @@
+//! A seeded random order stream split between two REST API keys and a FIX session, through the
+//! one sequencer, against the naive reference model (`model::Reference`) fed the same commands
+//! in the same order: the final book (as the REST API serves it, from the market-data replica)
+//! equals the model's, level by level, and every REST order's filled quantity equals the
+//! model's ledger.
+
+use fix::client::FixClient;
+use model::Reference;
+use server::{Config, Server};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use types::{Command, Matcher, NewOrder, OrdType, Side, StpMode, TimeInForce, XorShift64};
+
+const T: Duration = Duration::from_secs(10);
+const KEYS: [&str; 2] = ["rk_model_a", "rk_model_b"];
+/// Accounts of the two keys and of the FIX session CLIENT3 (default contract: account 3).
+const ACCOUNTS: [u32; 3] = [1, 2, 3];
+
+fn config(dir: &std::path::Path) -> Config {
+    let hex = |t: &str| http_gateway::keys::hex(&http_gateway::keys::sha256(t));
+    let text = format!(
+        "listen = \"127.0.0.1:0\"\norders_max = 65536\njournal_segment_bytes = 1048576\n\
+         trading_day_end = \"off\"\n\
+         [[api_keys]]\nname = \"a\"\naccount = 1\nsha256 = \"{}\"\nrequests_per_sec = 1000000\n\
+         [[api_keys]]\nname = \"b\"\naccount = 2\nsha256 = \"{}\"\nrequests_per_sec = 1000000\n",
+        hex(KEYS[0]),
+        hex(KEYS[1])
+    );
+    let mut c = Config::from_toml(&text).expect("config");
+    c.data_dir = dir.to_path_buf();
+    c
+}
+
+fn now_fix() -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut v = Vec::new();
+    fix::write_utc_timestamp(&mut v, ns, fix::TimePrecision::Millis);
+    String::from_utf8(v).unwrap()
+}
+
+struct Rest {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl Rest {
+    fn call(&self, key: usize, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+        let req = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header("Authorization", format!("Bearer {}", KEYS[key]))
+            .header("Content-Type", "application/json")
+            .body(body.to_owned())
+            .unwrap();
+        let mut r = self.agent.run(req).expect("an answer");
+        let st = r.status().as_u16();
+        let text = r.body_mut().read_to_string().unwrap();
+        (st, serde_json::from_str(&text).unwrap())
+    }
+}
+
+/// The model's view of one live order: who entered it, where, and its ClOrdID (FIX).
+struct Live {
+    who: usize,
+    id: u64,
+    symbol: u32,
+    cl: String,
+}
+
+#[test]
+fn rest_and_fix_orders_match_the_reference_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let instruments: Vec<types::Instrument> =
+        cfg.instruments.iter().map(|i| i.instrument).collect();
+    let s = Server::start(cfg, Arc::new(|_: &str| {})).unwrap();
+    let http: SocketAddr = s.http_addr().unwrap();
+    let rest = Rest {
+        agent: ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(T))
+            .build()
+            .into(),
+        base: format!("http://{http}"),
+    };
+    let mut fix = FixClient::connect(s.addr, "CLIENT3", "RIALTO", 1).unwrap();
+    fix.logon(30, true).unwrap();
+    fix.expect("A", T).unwrap();
+
+    let mut model = Reference::new(&instruments);
+    let mut sink = Vec::new();
+    let mut rng = XorShift64::new(0xC0FFEE);
+    let mut live: Vec<Live> = Vec::new();
+    let mut rest_orders: Vec<(usize, u64)> = Vec::new();
+    for n in 0..600u64 {
+        let who = rng.below(3) as usize;
+        if rng.below(4) == 0 && !live.is_empty() {
+            // Cancel one of `who`'s live orders, if it has one.
+            let Some(ix) = live.iter().position(|l| l.who == who) else {
+                continue;
+            };
+            let l = live.swap_remove(ix);
+            let accepted = if who < 2 {
+                let (st, v) = rest.call(who, "DELETE", &format!("/api/v1/orders/{}", l.id), "");
+                match st {
+                    200 => true,
+                    409 => false, // filled meanwhile
+                    _ => panic!("{st} {v}"),
+                }
+            } else {
+                let cl = format!("x{n}");
+                fix.send(
+                    "F",
+                    &[
+                        (11, cl.as_str()),
+                        (37, l.id.to_string().as_str()),
+                        (41, l.cl.as_str()),
+                        (55, instruments[l.symbol as usize].symbol.as_str()),
+                        (54, "1"),
+                        (60, now_fix().as_str()),
+                    ],
+                )
+                .unwrap();
+                let m = loop {
+                    let m = fix.next_app(T).unwrap();
+                    if m.get(11) == Some(cl.as_str()) && ["8", "9"].contains(&m.msg_type()) {
+                        break m;
+                    }
+                };
+                m.msg_type() == "8"
+            };
+            if accepted {
+                model.apply(
+                    &Command::Cancel {
+                        id: l.id,
+                        account: ACCOUNTS[who],
+                        symbol: l.symbol,
+                    },
+                    &mut sink,
+                );
+            }
+            continue;
+        }
+        let symbol = rng.below(2) as u32;
+        let side = if rng.below(2) == 0 {
+            Side::Buy
+        } else {
+            Side::Sell
+        };
+        let price = 1000 + rng.below(9) as i64 - 4;
+        let qty = 1 + rng.below(5);
+        let ioc = rng.below(5) == 0;
+        let sym = instruments[symbol as usize].symbol.as_str();
+        let cl = format!("f{n}");
+        let id = if who < 2 {
+            let body = format!(
+                r#"{{"symbol":"{sym}","side":"{}","price":"{}.{:02}","quantity":"{qty}","time_in_force":"{}"}}"#,
+                if side == Side::Buy { "buy" } else { "sell" },
+                price / 100,
+                price % 100,
+                if ioc { "ioc" } else { "gtc" }
+            );
+            let (st, v) = rest.call(who, "POST", "/api/v1/orders", &body);
+            assert_eq!(st, 201, "{v}");
+            let id = v["order_id"].as_u64().unwrap();
+            rest_orders.push((who, id));
+            id
+        } else {
+            fix.send(
+                "D",
+                &[
+                    (11, cl.as_str()),
+                    (55, sym),
+                    (54, if side == Side::Buy { "1" } else { "2" }),
+                    (38, qty.to_string().as_str()),
+                    (40, "2"),
+                    (44, format!("{}.{:02}", price / 100, price % 100).as_str()),
+                    (59, if ioc { "3" } else { "1" }),
+                    (60, now_fix().as_str()),
+                ],
+            )
+            .unwrap();
+            let m = loop {
+                let m = fix.expect("8", T).unwrap().0;
+                if m.get(11) == Some(cl.as_str()) && m.get(150) == Some("0") {
+                    break m;
+                }
+            };
+            m.get(37).unwrap().parse().unwrap()
+        };
+        model.apply(
+            &Command::New(NewOrder {
+                id,
+                account: ACCOUNTS[who],
+                symbol,
+                side,
+                ord_type: OrdType::Limit,
+                tif: if ioc {
+                    TimeInForce::Ioc
+                } else {
+                    TimeInForce::Gtc
+                },
+                price,
+                qty,
+                post_only: false,
+                stp: StpMode::CancelNewest,
+            }),
+            &mut sink,
+        );
+        if !ioc {
+            live.push(Live {
+                who,
+                id,
+                symbol,
+                cl,
+            });
+        }
+    }
+    model.check_invariants().unwrap();
+    // Every REST order's fills, as the API answers them, are the model's.
+    for (who, id) in &rest_orders {
+        let (st, v) = rest.call(*who, "GET", &format!("/api/v1/orders/{id}"), "");
+        assert_eq!(st, 200, "{v}");
+        let filled: u128 = v["filled_quantity"].as_str().unwrap().parse().unwrap();
+        assert_eq!(filled, model.ledger(*id).unwrap().filled, "order {id}: {v}");
+    }
+    // The book the REST API serves (the market-data replica's) is the model's.
+    for (symbol, inst) in instruments.iter().enumerate().take(2) {
+        let def = http_gateway::InstrumentDef {
+            symbol: inst.symbol,
+            tick: inst.tick,
+            lot: inst.lot,
+            price_decimals: 2,
+        };
+        let want = |side| -> Vec<serde_json::Value> {
+            model
+                .levels(symbol as u32, side)
+                .iter()
+                .map(|&(p, q, n)| {
+                    serde_json::json!([http_gateway::json::price(p, &def), q.to_string(), n])
+                })
+                .collect()
+        };
+        let deadline = Instant::now() + T;
+        loop {
+            let (_, v) = rest.call(
+                0,
+                "GET",
+                &format!("/api/v1/book/{}?depth=1000", inst.symbol.as_str()),
+                "",
+            );
+            let (bids, asks) = (want(Side::Buy), want(Side::Sell));
+            if v["bids"].as_array().unwrap() == &bids && v["asks"].as_array().unwrap() == &asks {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: served {v}, the model's bids {bids:?} asks {asks:?}",
+                inst.symbol.as_str()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    s.shutdown().unwrap();
+}
