@@ -5,7 +5,9 @@
 //! `Limits::per_address_max` from one address (beyond either, the connection is closed at
 //! once, counted); serve each with hyper's HTTP/1.1 (upgrades allowed, for WebSocket), whose
 //! header read timeout closes a client that sends its request head too slowly (a slowloris)
-//! or stays idle between requests longer than `Limits::header_timeout`.
+//! or stays idle between requests longer than `Limits::header_timeout`. With a TLS
+//! configuration every connection speaks TLS (rustls, through tokio-rustls), its handshake
+//! bounded by the same timeout.
 //!
 //! Never: lets one address take every connection; keeps a connection that sends nothing.
 
@@ -69,15 +71,17 @@ impl Drop for Slot {
     }
 }
 
-/// Serves `router` on `listener` until `stop` resolves (then stops accepting; connections
-/// in flight end on their own).
+/// Serves `router` on `listener` (over TLS with `tls`) until `stop` resolves (then stops
+/// accepting; connections in flight end on their own).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
     counters: Arc<ConnCounters>,
+    tls: Option<Arc<rustls::ServerConfig>>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let per: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::default();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -125,11 +129,26 @@ pub async fn serve(
         };
         let service = TowerToHyperService::new(router.clone());
         let builder = builder.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            let _ = builder
-                .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                .await;
+            match acceptor {
+                None => {
+                    let _ = builder
+                        .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                        .await;
+                }
+                Some(a) => {
+                    let Ok(Ok(tls)) =
+                        tokio::time::timeout(limits.header_timeout, a.accept(stream)).await
+                    else {
+                        return;
+                    };
+                    let _ = builder
+                        .serve_connection_with_upgrades(TokioIo::new(tls), service)
+                        .await;
+                }
+            }
         });
     }
 }

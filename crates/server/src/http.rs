@@ -59,6 +59,15 @@ impl HttpServer {
         let addr = listener
             .local_addr()
             .map_err(|e| ServerError(e.to_string()))?;
+        // `[tls]`: the REST API speaks TLS too, with the same certificate (and client CA).
+        let tls = match &cfg.tls {
+            Some(t) => {
+                let mut c = (*crate::transport::server_config(t)?).clone();
+                c.alpn_protocols = vec![b"http/1.1".to_vec()];
+                Some(Arc::new(c))
+            }
+            None => None,
+        };
         let http = HttpConfig {
             body_max: settings.body_max,
             queue_max: settings.queue_max,
@@ -88,7 +97,7 @@ impl HttpServer {
                     let stop = async move {
                         let _ = stop_rx.await;
                     };
-                    http_gateway::serve::serve(listener, router, limits, counters, stop).await;
+                    http_gateway::serve::serve(listener, router, limits, counters, tls, stop).await;
                     Ok(())
                 });
                 if let Err(e) = r {

@@ -406,3 +406,53 @@ fn a_burst_over_tls_arrives_whole_and_in_order() {
     }
     server.shutdown().unwrap();
 }
+
+#[test]
+fn the_rest_api_speaks_tls_with_the_same_certificate_and_client_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new();
+    let server = start(dir.path(), &pki);
+    let http = server.http_addr().expect("HTTP is on");
+    let id = pki.client("someone", &[]);
+    let mut roots = RootCertStore::empty();
+    roots.add(pki.ca.der().clone()).unwrap();
+    let mut cfg =
+        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(id.chain.clone(), PrivateKeyDer::Pkcs8(id.key.clone_key()))
+            .unwrap();
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let conn =
+        ClientConnection::new(Arc::new(cfg), ServerName::try_from("localhost").unwrap()).unwrap();
+    let sock = TcpStream::connect(http).unwrap();
+    sock.set_read_timeout(Some(T)).unwrap();
+    let mut s = StreamOwned::new(conn, sock);
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = Vec::new();
+    match s.read_to_end(&mut answer) {
+        Ok(_) => {}
+        // A peer that closes without close_notify after its answer: what was read counts.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
+        Err(e) => panic!("reading the HTTPS answer: {e}"),
+    }
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.contains("\"status\":\"ok\""), "{text}");
+    // Plain HTTP on the TLS port gets no HTTP answer.
+    let mut plain = TcpStream::connect(http).unwrap();
+    plain.set_read_timeout(Some(T)).unwrap();
+    plain
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = plain.read_to_end(&mut got);
+    assert!(
+        !got.starts_with(b"HTTP/"),
+        "{:?}",
+        String::from_utf8_lossy(&got)
+    );
+    server.shutdown().unwrap();
+}
