@@ -226,3 +226,169 @@ fn one_address_cannot_hold_more_than_its_share_of_connections() {
     assert_eq!(order(&agent(), addr, 1), 201);
     s.shutdown().unwrap();
 }
+
+/// The `p`th percentile (0..=100) of `v` (sorted here), in µs.
+fn pct_us(v: &mut [Duration], p: usize) -> f64 {
+    v.sort_unstable();
+    v[((v.len() - 1) * p) / 100].as_nanos() as f64 / 1000.0
+}
+
+/// `ORDERS` orders of a REST trader and a FIX trader at 100 a second each, each waited for:
+/// their round trips.
+const ORDERS: usize = 200;
+
+fn paced(mut one: impl FnMut(usize)) -> Vec<Duration> {
+    let mut lat = Vec::with_capacity(ORDERS);
+    let t0 = Instant::now();
+    for i in 0..ORDERS {
+        let due = t0 + Duration::from_millis(10) * i as u32;
+        if let Some(d) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+        let sent = Instant::now();
+        one(i);
+        lat.push(sent.elapsed());
+    }
+    lat
+}
+
+/// Both traders' round trips, side by side: (REST, FIX).
+fn traders(
+    http: SocketAddr,
+    fix: &mut fix::client::FixClient,
+    run: &str,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let a = agent();
+    std::thread::scope(|s| {
+        let rest = s.spawn(|| {
+            paced(|i| assert_eq!(order(&a, http, i as u64), 201, "{run}: REST order {i}"))
+        });
+        let fixed = paced(|i| {
+            let cl = format!("{run}-{i}");
+            fix.send(
+                "D",
+                &[
+                    (11, cl.as_str()),
+                    (55, "BOLT"),
+                    (54, "1"),
+                    (38, "1"),
+                    (40, "2"),
+                    (44, "1.00"),
+                    (59, "3"),
+                ],
+            )
+            .unwrap();
+            loop {
+                let (m, _) = fix.expect("8", Duration::from_secs(10)).unwrap();
+                if m.get(11) == Some(cl.as_str()) {
+                    break;
+                }
+            }
+        });
+        (rest.join().unwrap(), fixed)
+    })
+}
+
+/// A REST trader and a FIX trader at 100 orders a second each, alone and then under each
+/// attack: every order answered; their P50 and P99 printed (`--nocapture`), for BENCHMARKS.md
+/// (timings belong there, not in assertions).
+#[test]
+fn traders_are_served_under_each_attack() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(
+        config(
+            dir.path(),
+            "header_timeout_secs = 5\nconnections_per_address_max = 2000\nconnections_max = 2000",
+        ),
+        Arc::new(|_: &str| {}),
+    )
+    .unwrap();
+    let http = s.http_addr().unwrap();
+    let mut fix = fix::client::FixClient::connect(s.addr, "CLIENT2", "RIALTO", 1).unwrap();
+    fix.logon(30, true).unwrap();
+    fix.expect("A", Duration::from_secs(10)).unwrap();
+    let report = |what: &str,
+                  (mut r, mut f): (Vec<Duration>, Vec<Duration>),
+                  base: Option<(f64, f64)>| {
+        let (r50, f50) = (pct_us(&mut r, 50), pct_us(&mut f, 50));
+        let ratio = base.map_or(String::new(), |(b_r, b_f)| {
+            format!("; P50 ratio REST {:.2}x, FIX {:.2}x", r50 / b_r, f50 / b_f)
+        });
+        println!(
+            "http abuse: {what}: REST P50 {r50:.0} us P99 {:.0} us; FIX P50 {f50:.0} us P99 {:.0} us{ratio}",
+            pct_us(&mut r, 99),
+            pct_us(&mut f, 99)
+        );
+        (r50, f50)
+    };
+    let base = report("alone", traders(http, &mut fix, "alone"), None);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+
+    // 1,000 slowloris connections, a byte a second each.
+    let slow: Vec<TcpStream> = (0..1000)
+        .map(|_| {
+            let mut c = TcpStream::connect(http).unwrap();
+            c.write_all(b"POST /api/v1/orders HTTP/1.1\r\n").unwrap();
+            c
+        })
+        .collect();
+    let trickle = {
+        let (stop, mut slow) = (stop.clone(), slow);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for c in &mut slow {
+                    let _ = c.write_all(b"X");
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    report(
+        "1,000 slowloris connections",
+        traders(http, &mut fix, "slow"),
+        Some(base),
+    );
+    stop.store(true, Ordering::Relaxed);
+    trickle.join().unwrap();
+
+    // 100 MB bodies, one after another, and random bodies, from a thread each.
+    for (what, huge) in [("100 MB bodies", true), ("random bodies", false)] {
+        stop.store(false, Ordering::Relaxed);
+        let attacker = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let a = agent();
+                let mut rng = types::XorShift64::new(7);
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if huge {
+                        let mut c = TcpStream::connect(http).unwrap();
+                        let _ = write!(
+                            c,
+                            "POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\
+                             Content-Length: 100000000\r\n\r\n"
+                        );
+                        let _ = c.write_all(&[b'x'; 1 << 16]);
+                    } else {
+                        let body: Vec<u8> =
+                            (0..rng.below(128)).map(|_| rng.below(256) as u8).collect();
+                        let st = a
+                            .post(format!("http://{http}/api/v1/orders"))
+                            .header("Authorization", format!("Bearer {TOKEN}"))
+                            .send(&body[..])
+                            .map(|r| r.status().as_u16())
+                            .unwrap();
+                        assert!((400..500).contains(&st), "{st}");
+                    }
+                    n += 1;
+                }
+                n
+            })
+        };
+        report(what, traders(http, &mut fix, what), Some(base));
+        stop.store(true, Ordering::Relaxed);
+        let n = attacker.join().unwrap();
+        println!("http abuse: {what}: {n} sent meanwhile");
+    }
+    s.shutdown().unwrap();
+}
