@@ -45,8 +45,8 @@ INTEROP=${INTEROP:-1}
 # Each fuzz target and the paths whose change makes it "changed" (besides its own source and
 # saved inputs): what it parses or replays.
 declare -A FUZZ_PATHS=(
-    [csv_reader]="crates/rialto/src/orders_csv.rs crates/rialto/src/fuzzing.rs"
-    [engine]="crates/engine crates/types crates/rialto/src/fuzzing.rs"
+    [csv_reader]="crates/offline/src/orders_csv.rs crates/offline/src/fuzzing.rs"
+    [engine]="crates/engine crates/types crates/offline/src/fuzzing.rs"
     [exchange_resolve]="crates/exchange crates/server/src/resolve_check.rs"
     [fix_adapt]="crates/fix crates/fix_gateway/src/adapter.rs"
     [fix_decode]="crates/fix/src/decode.rs crates/fix/src/app.rs crates/fix/src/decimal.rs crates/fix/src/time.rs"

@@ -1,6 +1,7 @@
 //! What the API edge knows of the venue: its API keys (each an originator of the exchange,
 //! trading for its account's firm) and its instruments (to read and write decimal prices).
 
+use std::time::Duration;
 use types::Symbol;
 
 /// One API key: the SHA-256 of its token (the token itself is never stored), the account it
@@ -66,5 +67,25 @@ impl ApiConfig {
             .iter()
             .position(|i| i.symbol.as_str() == symbol)
             .map(|i| i as u32)
+    }
+}
+
+/// The bounds of the accept loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub connections_max: usize,
+    pub per_address_max: usize,
+    /// Longest wait for a whole request head, and for the next request on an idle
+    /// keep-alive connection.
+    pub header_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            connections_max: 1024,
+            per_address_max: 256,
+            header_timeout: Duration::from_secs(10),
+        }
     }
 }

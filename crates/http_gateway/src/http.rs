@@ -15,6 +15,7 @@
 
 use crate::config::{ApiConfig, InstrumentDef};
 use crate::json::{self, Answer};
+use crate::link::{ApiQueue, ApiRequest};
 use crate::market::MarketView;
 use crate::record::{ApiInput, ApiOp, Idem, OrderRef, ReqId};
 use axum::body::Bytes;
@@ -23,7 +24,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Sender, TrySendError};
 use exchange::{ClOrdId, NewOrder};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -33,15 +34,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use types::{OrdType, Side, TimeInForce};
-
-/// One request for the event loop, with the channel its answer goes back on.
-pub struct ApiRequest {
-    pub input: ApiInput,
-    pub reply: tokio::sync::oneshot::Sender<Answer>,
-}
-
-/// The loop's end of the queue.
-pub type ApiQueue = Receiver<ApiRequest>;
 
 /// How the HTTP side is set up.
 #[derive(Clone, Debug)]

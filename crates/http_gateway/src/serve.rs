@@ -22,25 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-/// The bounds of the accept loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    pub connections_max: usize,
-    pub per_address_max: usize,
-    /// Longest wait for a whole request head, and for the next request on an idle
-    /// keep-alive connection.
-    pub header_timeout: Duration,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            connections_max: 1024,
-            per_address_max: 256,
-            header_timeout: Duration::from_secs(10),
-        }
-    }
-}
+pub use crate::config::Limits;
 
 /// What the accept loop counts (read by `/metrics` and the tests).
 #[derive(Debug, Default)]

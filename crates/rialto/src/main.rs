@@ -1,5 +1,5 @@
 //! `rialto`: the one binary. Only glue: parses the command line (clap) and hands each
-//! subcommand to its module under `cmd/`, which uses the library pieces in `rialto::*`.
+//! subcommand to its module under `cmd/`, which uses the file adapters of the `offline` crate.
 //!
 //! Never: business logic here. Exit codes: 0 success, 1 a run failed (the error is printed to
 //! stderr as `rialto: <error>`), 2 bad command-line usage (clap).

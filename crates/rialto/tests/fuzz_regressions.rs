@@ -1,9 +1,9 @@
-//! Runs the fuzz targets' bodies (`rialto::fuzzing`, and `fix::session::fuzz_session_script`)
+//! Runs the fuzz targets' bodies (`offline::fuzzing`, and `fix::session::fuzz_session_script`)
 //! on every saved input under `tests/fuzz_regressions/<target>/` (crashes found by `cargo fuzz`
 //! are copied there) and on seeds or a few thousand seeded pseudo-random inputs, so
 //! `cargo test` covers them without a fuzzer.
 
-use rialto::fuzzing::{check_csv, check_engine};
+use offline::fuzzing::{check_csv, check_engine};
 use std::path::Path;
 use types::SplitMix64;
 

@@ -5,7 +5,8 @@
 use crate::config::{Config, HTTP_PORT_DEFAULT};
 use crate::counters::Logger;
 use crate::error::ServerError;
-use http_gateway::http::{ApiQueue, HttpConfig, Shared};
+use http_gateway::http::{HttpConfig, Shared};
+use http_gateway::link::ApiQueue;
 use http_gateway::market::MarketView;
 use mio::Waker;
 use std::net::SocketAddr;

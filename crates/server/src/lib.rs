@@ -47,6 +47,7 @@ mod counters;
 mod error;
 mod event_loop;
 pub mod follower;
+#[cfg(feature = "http")]
 mod http;
 pub mod market_data;
 mod message_log;

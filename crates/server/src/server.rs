@@ -47,6 +47,7 @@ pub struct Server {
     /// The market-data publisher (`None`: `[market_data] enabled = false`).
     md: Option<MdPublisher>,
     /// The REST API (`None`: `http_listen = "off"`).
+    #[cfg(feature = "http")]
     http: Option<crate::http::HttpServer>,
 }
 
@@ -197,6 +198,9 @@ impl Server {
             )?),
             None => None,
         };
+        #[cfg(not(feature = "http"))]
+        let api = None;
+        #[cfg(feature = "http")]
         let (http, api) = match crate::http::HttpServer::start(&cfg, market, waker.clone(), &log)? {
             Some((h, queue)) => {
                 x.api.answers_on = true;
@@ -321,16 +325,19 @@ impl Server {
             waker,
             main: Some(main),
             md,
+            #[cfg(feature = "http")]
             http,
         })
     }
 
     /// Where the REST API is served, if it is.
+    #[cfg(feature = "http")]
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http.as_ref().map(|h| h.addr)
     }
 
     /// The REST API's connection counts (open, accepted, refused), if it is served.
+    #[cfg(feature = "http")]
     pub fn http_connections(&self) -> Option<Arc<http_gateway::serve::ConnCounters>> {
         self.http.as_ref().map(|h| h.conns.clone())
     }
@@ -353,6 +360,7 @@ impl Server {
     /// Clean stop: a Shutdown record (Logout to every session), drain, final snapshot. Returns
     /// the final state hash.
     pub fn shutdown(mut self) -> Result<u64, ServerError> {
+        #[cfg(feature = "http")]
         if let Some(h) = &self.http {
             h.stopping();
         }
@@ -362,6 +370,7 @@ impl Server {
             Some(Ok(r)) => r,
             _ => Err(ServerError("event loop thread panicked".into())),
         };
+        #[cfg(feature = "http")]
         if let Some(h) = self.http.take() {
             h.join();
         }
@@ -456,6 +465,7 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
         let _ = out.flush();
     });
     let summary = describe(&cfg);
+    #[cfg(feature = "http")]
     let keys = cfg.api_keys.len();
     let durability = cfg.durability;
     let data_dir = cfg.data_dir.clone();
@@ -476,6 +486,7 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
     if let Some(md) = server.market_data_addr() {
         log(&format!("listening for market data on {md} (FIX; the same sessions, a session of their own here)"));
     }
+    #[cfg(feature = "http")]
     if let Some(h) = server.http_addr() {
         log(&format!(
             "listening for HTTP on {h} (REST: http://{h}/api/v1/; {} API key(s))",

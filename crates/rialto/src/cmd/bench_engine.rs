@@ -2,11 +2,11 @@
 //! per-command latency.
 //!
 //! Method (also printed by every run):
-//! 1. Build the stream before any timing: generate it (seeded, see `rialto::stream_gen`) or
+//! 1. Build the stream before any timing: generate it (seeded, see `offline::stream_gen`) or
 //!    preload `--orders FILE`.
 //! 2. Warm-up: run the whole stream through a fresh engine, untimed.
 //! 3. Throughput pass: a fresh engine runs the whole stream between two clock reads; the sink
-//!    hashes every event (`rialto::event_hash`), so the work cannot be skipped.
+//!    hashes every event (`offline::event_hash`), so the work cannot be skipped.
 //! 4. Latency pass: a fresh engine runs the stream again, each command between two
 //!    `std::time::Instant` reads recorded into an HdrHistogram (3 significant digits). Each
 //!    sample includes the cost of one clock read (printed as `clock overhead`). Its event hash
@@ -20,9 +20,9 @@
 use super::{open, read_instruments, CmdResult};
 use engine::{Engine, EngineConfig};
 use hdrhistogram::Histogram;
-use rialto::event_hash::EventHasher;
-use rialto::stream_gen::{self, GenConfig};
-use rialto::symbols::SymbolTable;
+use offline::event_hash::EventHasher;
+use offline::stream_gen::{self, GenConfig};
+use offline::symbols::SymbolTable;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use types::{Command, Matcher};
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> CmdResult {
     let (symbols, commands, source) = match &args.orders {
         Some(path) => {
             let mut symbols = read_instruments(args.instruments.as_deref())?;
-            let commands = rialto::orders_csv::read_all(open(path)?, &mut symbols)
+            let commands = offline::orders_csv::read_all(open(path)?, &mut symbols)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             (symbols, commands, format!("preloaded {}", path.display()))
         }
@@ -243,11 +243,11 @@ fn save_orders(
 ) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(out, "{}", rialto::orders_csv::HEADER_WITH_STP)?;
+    writeln!(out, "{}", offline::orders_csv::HEADER_WITH_STP)?;
     let mut line = Vec::with_capacity(128);
     for cmd in commands {
         line.clear();
-        rialto::orders_csv::push_command(&mut line, cmd, symbols);
+        offline::orders_csv::push_command(&mut line, cmd, symbols);
         out.write_all(&line)?;
     }
     out.flush()

@@ -9,9 +9,9 @@
 //! Never: holds the whole file, or prints anything after a malformed line.
 
 use super::{open, read_instruments, CmdResult};
-use rialto::json;
-use rialto::orders_csv::{CsvError, OrderReader};
-use rialto::symbols::SymbolTable;
+use offline::json;
+use offline::orders_csv::{CsvError, OrderReader};
+use offline::symbols::SymbolTable;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use types::{Event, EventSink, Matcher, Side};

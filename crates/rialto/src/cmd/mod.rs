@@ -94,10 +94,10 @@ pub fn open(path: &std::path::Path) -> Result<std::io::BufReader<std::fs::File>,
 /// Reads `--instruments FILE` (if given) into a fresh symbol table.
 pub fn read_instruments(
     path: Option<&std::path::Path>,
-) -> Result<rialto::symbols::SymbolTable, String> {
-    let mut symbols = rialto::symbols::SymbolTable::new();
+) -> Result<offline::symbols::SymbolTable, String> {
+    let mut symbols = offline::symbols::SymbolTable::new();
     if let Some(path) = path {
-        rialto::instruments_csv::read_instruments(open(path)?, &mut symbols)
+        offline::instruments_csv::read_instruments(open(path)?, &mut symbols)
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(symbols)

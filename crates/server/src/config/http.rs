@@ -56,7 +56,7 @@ pub struct HttpSettings {
     pub queue_max: usize,
     pub idempotency_max: usize,
     pub idempotency_ttl_ns: u64,
-    pub limits: http_gateway::serve::Limits,
+    pub limits: http_gateway::config::Limits,
 }
 
 /// The port of the default HTTP address.
@@ -118,7 +118,7 @@ pub(super) fn http_settings(
         queue_max,
         idempotency_max,
         idempotency_ttl_ns: secs * 1_000_000_000,
-        limits: http_gateway::serve::Limits {
+        limits: http_gateway::config::Limits {
             connections_max,
             per_address_max,
             header_timeout: std::time::Duration::from_secs(header_timeout_secs),

@@ -8,8 +8,8 @@
 
 use super::EventLoop;
 use crate::record::Record;
-use http_gateway::http::ApiQueue;
-use http_gateway::{Answer, ReqId};
+use http_gateway::link::{ApiQueue, Reply};
+use http_gateway::ReqId;
 use journal::Log;
 use std::collections::HashMap;
 
@@ -17,7 +17,7 @@ use std::collections::HashMap;
 pub(crate) struct ApiLink {
     pub(crate) queue: ApiQueue,
     /// Requests sequenced and not yet answered, by request id.
-    pub(crate) waiting: HashMap<ReqId, tokio::sync::oneshot::Sender<Answer>>,
+    pub(crate) waiting: HashMap<ReqId, Reply>,
 }
 
 /// Requests an iteration takes at least, however many the connections took (so that FIX
