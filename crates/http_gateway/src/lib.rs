@@ -8,7 +8,8 @@
 //! answer, the answers kept by Idempotency-Key, order events). The live one runs on its own
 //! thread: `http` (axum routes: authentication by API key, throttles, parsing with precise
 //! errors, the bounded queue to the loop and the wait for the answer) and `market` (the
-//! public book and ticker, as the market-data replica last wrote them). `keys` makes API keys.
+//! public book and ticker, as the market-data replica last wrote them). `keys` makes API keys;
+//! `openapi` generates the OpenAPI document of the routes, `metrics` writes `/metrics`.
 //!
 //! Never: a float (prices and quantities are decimal strings, exact to the instrument's
 //! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
@@ -19,6 +20,8 @@ pub mod http;
 pub mod json;
 pub mod keys;
 pub mod market;
+pub mod metrics;
+pub mod openapi;
 pub mod record;
 
 pub use config::{ApiConfig, InstrumentDef, KeyDef};
