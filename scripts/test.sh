@@ -13,12 +13,16 @@
 #   FUZZ_SINCE             what "lately" means: commits after this date (`git log --since`
 #                          syntax; default: 24 hours before HEAD's commit), and uncommitted work
 #   INTEROP                0 skips the QuickFIX/J interop step (default 1; needs java 17 and mvn)
+#   VENV                   the Python venv with schemathesis (default target/venv, which .ci/run
+#                          makes); without it the schemathesis step skips itself, except in CI
+#   SCHEMATHESIS_SEED      the schemathesis step's seed (default 1: the same cases each run)
 #
 # Usage: scripts/test.sh            every step, independent ones side by side (below)
 #        scripts/test.sh fuzz clippy only the named steps, one after the other
 #
 # The plan (PLAN below): fmt; then the builds side by side (the workspace's tests and binaries,
-# clippy in a target dir of its own, the Java programs), then the tests beside the interop run;
+# clippy in a target dir of its own, the Java programs), then the tests beside the interop run
+# and schemathesis;
 # beside all that, the fuzz targets' build, then their runs at a lower priority. The machine has
 # 2 cores: the builds dominate, and running them together fills the cores each leaves idle; the
 # tests and the interop run mostly wait, and the fuzz runs take what they leave.
@@ -41,6 +45,8 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-12}
 FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-4}
 FUZZ_SINCE=${FUZZ_SINCE:-}
 INTEROP=${INTEROP:-1}
+VENV=${VENV:-target/venv}
+SCHEMATHESIS_SEED=${SCHEMATHESIS_SEED:-1}
 
 # Each fuzz target and the paths whose change makes it "changed" (besides its own source and
 # saved inputs): what it parses or replays.
@@ -402,6 +408,50 @@ interop() {
     trap - EXIT
 }
 
+# schemathesis (from PyPI, in $VENV) against `rialto serve`'s REST API with an API key: it
+# reads the served OpenAPI document and sends generated requests, valid and not, to every
+# operation; every answer must be no 5xx and conform to the document (status, content type,
+# headers, body schema). Bounded: 20 cases an operation, about 20 s.
+schemathesis() {
+    local st="$VENV/bin/schemathesis"
+    if [ ! -x "$st" ]; then
+        if [ "${CI:-}" = true ]; then
+            echo "no $st: .ci/run makes the venv (python3 -m venv; pip install schemathesis)" >&2
+            exit 1
+        fi
+        step "schemathesis: skipped (no $st: run .ci/run, or make the venv and pip install schemathesis there)"
+        return
+    fi
+    step "schemathesis: the REST API against its OpenAPI document"
+    cargo build --profile ci -p rialto
+    local bin="${CARGO_TARGET_DIR:-target}/ci/rialto" root token http_addr=
+    root=$(mktemp -d)
+    # shellcheck disable=SC2064 # expand root now
+    trap "stop_server || true; rm -rf '$root'" EXIT
+    "$bin" apikey new --account 1 --name schemathesis >"$root/key"
+    token=$(head -n 1 "$root/key")
+    { sed -n '/^\[\[api_keys\]\]/,$p' "$root/key"; echo "requests_per_sec = 1000000"; } >"$root/rialto.toml"
+    start_server "$bin" "$root/data" 127.0.0.1:0 "$log_dir/schemathesis-serve.log" \
+        --config "$root/rialto.toml" --http-listen 127.0.0.1:0
+    local deadline=$((SECONDS + 30))
+    while [ -z "$http_addr" ]; do
+        http_addr=$(grep -m1 -o 'listening for HTTP on [0-9.]*:[0-9]*' "$server_log" | sed 's/.* //' || true)
+        [ $SECONDS -lt $deadline ] || { echo "rialto serve did not serve HTTP within 30s" >&2; exit 1; }
+        [ -n "$http_addr" ] || sleep 0.1
+    done
+    # In $root: schemathesis leaves its state (.schemathesis/) in the current directory.
+    local abs_st=$st
+    [[ $st == /* ]] || abs_st="$PWD/$st"
+    (cd "$root" && timeout 300 "$abs_st" run "http://$http_addr/api/v1/openapi.json" \
+        -H "Authorization: Bearer $token" \
+        --checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance,response_headers_conformance \
+        --max-examples 20 --seed "$SCHEMATHESIS_SEED" --request-timeout 10 \
+        --generation-database none --no-color)
+    stop_server
+    rm -rf "$root"
+    trap - EXIT
+}
+
 # The plan: stages one after the other. A stage is branches side by side (` | `); a branch is
 # groups one after the other (`+`); a group is steps side by side (`,`). A step named in NICE
 # runs at that lower priority. The fuzz targets build beside the rest; the tests, the interop
@@ -409,7 +459,7 @@ interop() {
 PLAN=(
     "check_tools"
     "fmt"
-    "build,clippy,java_build+tests,interop | fuzz_build+fuzz"
+    "build,clippy,java_build+tests,interop,schemathesis | fuzz_build+fuzz"
 )
 declare -A NICE=([fuzz]=10)
 if [ $# -gt 0 ]; then

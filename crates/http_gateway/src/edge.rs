@@ -17,7 +17,7 @@
 //! first request got.
 
 use crate::config::{ApiConfig, InstrumentDef};
-use crate::json::{self, Answer, FillJson, OrderJson};
+use crate::json::{self, Answer, Canceled, FillJson, OrderJson, OrderList};
 use crate::record::{ApiInput, ApiOp, Idem, OrderRef, ReqId};
 use exchange::codec::{Dec, DecodeError, Enc};
 use exchange::{
@@ -82,12 +82,9 @@ pub struct ApiEdge {
     /// Order events are written (the market-data replica, which serves the private streams).
     pub events_on: bool,
     pub out: ApiOutbox,
-}
-
-/// The answer to a cancel of all open orders.
-#[derive(Serialize)]
-struct Canceled {
-    canceled: u64,
+    /// New orders handed to the exchange (not part of the replicated state: the server
+    /// reports it, `/metrics`).
+    pub orders: u64,
 }
 
 /// An order event of a key's private stream.
@@ -96,12 +93,6 @@ struct Event<'a> {
     channel: &'static str,
     event: &'static str,
     order: &'a OrderJson,
-}
-
-/// The answer to a list of open orders.
-#[derive(Serialize)]
-struct OrderList {
-    orders: Vec<OrderJson>,
 }
 
 impl ApiEdge {
@@ -114,6 +105,7 @@ impl ApiEdge {
             answers_on: false,
             events_on: false,
             out: ApiOutbox::default(),
+            orders: 0,
         }
     }
 
@@ -359,6 +351,7 @@ impl ApiEdge {
                     account: Some(self.cfg.keys[key as usize].account),
                     ..*o
                 };
+                self.orders += 1;
                 x.apply(seq, ts, &Input::New { who, order: &order }, &mut sink);
                 let mine = std::mem::take(&mut sink.mine);
                 self.answer_of(seq, ts, &mine, 201)

@@ -12,15 +12,23 @@
 //!
 //! Limits: bodies over `HttpConfig::body_max` are refused (413), JSON nesting is bounded by
 //! serde_json's recursion limit, numbers must be decimal strings (no exponent, NaN or float).
+//!
+//! Also served: `/api/v1/openapi.json` (`openapi`: generated from the `#[utoipa::path]`
+//! annotations here, which list every status a route answers) and `/metrics` (`metrics`: the
+//! requests counted here by route and status, and the server's counters).
 
 use crate::config::{ApiConfig, InstrumentDef};
 use crate::json::{self, Answer};
 use crate::link::{ApiQueue, ApiRequest};
 use crate::market::MarketView;
+use crate::metrics::{HttpMetrics, RequestLabels, Source};
+use crate::openapi::{NotReady, PublicErrors, ReadErrors, WriteErrors};
 use crate::record::{ApiInput, ApiOp, Idem, OrderRef, ReqId};
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -70,6 +78,8 @@ pub struct Shared {
     buckets: Mutex<Vec<Bucket>>,
     /// Recovered and taking requests (false while stopping).
     pub ready: AtomicBool,
+    /// The HTTP side's counters (`/metrics`).
+    pub metrics: HttpMetrics,
 }
 
 impl Shared {
@@ -105,14 +115,39 @@ impl Shared {
             market,
             buckets: Mutex::new(buckets),
             ready: AtomicBool::new(true),
+            metrics: HttpMetrics::default(),
         });
         (shared, rx)
     }
 }
 
-/// The router of every route.
-pub fn router(shared: Arc<Shared>, http: &HttpConfig) -> Router {
+/// The router of every route; `/metrics` shows the HTTP side's counters and `source`'s.
+pub fn router(shared: Arc<Shared>, http: &HttpConfig, source: Option<Box<dyn Source>>) -> Router {
+    let registry = Arc::new(crate::metrics::registry(&shared.metrics, source));
+    let document = Bytes::from(crate::openapi::document());
     Router::new()
+        .route(
+            "/metrics",
+            get(move || async move {
+                let mut r = crate::metrics::render(&registry).into_response();
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+                );
+                r
+            }),
+        )
+        .route(
+            "/api/v1/openapi.json",
+            get(move || async move {
+                let mut r = document.into_response();
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                r
+            }),
+        )
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/api/v1/instruments", get(instruments))
@@ -127,7 +162,28 @@ pub fn router(shared: Arc<Shared>, http: &HttpConfig) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(http.body_max))
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), count))
         .with_state(shared)
+}
+
+/// Counts each request by route, method and status (`/metrics`).
+async fn count(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_owned();
+    let method = req.method().as_str().to_owned();
+    let r = next.run(req).await;
+    s.metrics
+        .requests
+        .get_or_create(&RequestLabels {
+            route,
+            method,
+            status: r.status().as_u16(),
+        })
+        .inc();
+    r
 }
 
 fn answer(a: Answer) -> Response {
@@ -156,13 +212,48 @@ fn ok_json(v: &impl Serialize) -> Response {
     answer(Answer::json(200, v))
 }
 
-async fn health() -> Response {
-    ok_json(&serde_json::json!({ "status": "ok" }))
+/// The JSON error of a request axum could not take apart (a path segment or query string
+/// that is not valid UTF-8 or percent-encoding, a body it could not read or too large).
+fn rejected(status: StatusCode, code: &'static str, why: String) -> Answer {
+    error(status.as_u16(), code, why)
 }
 
-async fn ready(State(s): State<Arc<Shared>>) -> Response {
+fn path_of(p: Result<Path<String>, PathRejection>) -> Result<String, Answer> {
+    p.map(|Path(v)| v)
+        .map_err(|e| rejected(StatusCode::BAD_REQUEST, "invalid_path", e.body_text()))
+}
+
+type Params = HashMap<String, String>;
+
+fn query_of(q: Result<Query<Params>, QueryRejection>) -> Result<Params, Answer> {
+    q.map(|Query(v)| v)
+        .map_err(|e| rejected(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))
+}
+
+fn body_of(b: Result<Bytes, BytesRejection>) -> Result<Bytes, Answer> {
+    b.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => rejected(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            e.body_text(),
+        ),
+        _ => rejected(StatusCode::BAD_REQUEST, "invalid_body", e.body_text()),
+    })
+}
+
+/// Alive.
+#[utoipa::path(get, path = "/health", tag = "service",
+    responses((status = 200, description = "The process serves requests", body = json::StatusJson)))]
+pub(crate) async fn health() -> Response {
+    ok_json(&json::StatusJson { status: "ok" })
+}
+
+/// Recovered and taking requests.
+#[utoipa::path(get, path = "/ready", tag = "service",
+    responses((status = 200, description = "Taking requests", body = json::StatusJson), NotReady))]
+pub(crate) async fn ready(State(s): State<Arc<Shared>>) -> Response {
     if s.ready.load(Ordering::Relaxed) {
-        ok_json(&serde_json::json!({ "status": "ready" }))
+        ok_json(&json::StatusJson { status: "ready" })
     } else {
         fail(503, "not_ready", "the exchange is stopping")
     }
@@ -180,27 +271,22 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     )
 }
 
-#[derive(Serialize)]
-struct InstrumentJson {
-    symbol: String,
-    tick_size: String,
-    lot_size: String,
-    price_decimals: u32,
-}
-
-async fn instruments(State(s): State<Arc<Shared>>) -> Response {
-    let list: Vec<InstrumentJson> = s
+/// The instruments traded, with their tick and lot.
+#[utoipa::path(get, path = "/api/v1/instruments", tag = "market",
+    responses((status = 200, description = "Every instrument", body = json::Instruments)))]
+pub(crate) async fn instruments(State(s): State<Arc<Shared>>) -> Response {
+    let instruments = s
         .cfg
         .instruments
         .iter()
-        .map(|i| InstrumentJson {
+        .map(|i| json::InstrumentJson {
             symbol: i.symbol.as_str().to_owned(),
             tick_size: json::price(i.tick, i),
             lot_size: i.lot.to_string(),
             price_decimals: i.price_decimals,
         })
         .collect();
-    ok_json(&serde_json::json!({ "instruments": list }))
+    ok_json(&json::Instruments { instruments })
 }
 
 fn instrument<'s>(s: &'s Shared, symbol: &str) -> Result<(u32, &'s InstrumentDef), Answer> {
@@ -210,15 +296,23 @@ fn instrument<'s>(s: &'s Shared, symbol: &str) -> Result<(u32, &'s InstrumentDef
         .ok_or_else(|| error(404, "unknown_symbol", format!("no instrument {symbol:?}")))
 }
 
-fn level_json(l: &crate::market::LevelView, def: &InstrumentDef) -> Value {
-    serde_json::json!([json::price(l.0, def), l.1.to_string(), l.2])
+fn level_json(l: &crate::market::LevelView, def: &InstrumentDef) -> json::Level {
+    json::Level(json::price(l.0, def), l.1.to_string(), l.2)
 }
 
-async fn book(
+/// An instrument's book by price level, best first, with the market-data feed's RptSeq.
+#[utoipa::path(get, path = "/api/v1/book/{symbol}", tag = "market",
+    params(("symbol" = String, Path, description = "The instrument", example = "ACME"), crate::openapi::BookQuery),
+    responses((status = 200, description = "The book", body = json::BookJson), PublicErrors))]
+pub(crate) async fn book(
     State(s): State<Arc<Shared>>,
-    Path(symbol): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    symbol: Result<Path<String>, PathRejection>,
+    q: Result<Query<Params>, QueryRejection>,
 ) -> Response {
+    let (symbol, q) = match (path_of(symbol), query_of(q)) {
+        (Ok(s), Ok(q)) => (s, q),
+        (Err(a), _) | (_, Err(a)) => return answer(a),
+    };
     let (id, def) = match instrument(&s, &symbol) {
         Ok(i) => i,
         Err(a) => return answer(a),
@@ -238,39 +332,51 @@ async fn book(
         return fail(400, "unknown_parameter", format!("unknown parameter {k:?}"));
     }
     let v = s.market.book(id, depth).unwrap_or_default();
-    ok_json(&serde_json::json!({
-        "symbol": def.symbol.as_str(),
-        "rpt_seq": v.rpt_seq,
-        "bids": v.bids.iter().map(|l| level_json(l, def)).collect::<Vec<_>>(),
-        "asks": v.asks.iter().map(|l| level_json(l, def)).collect::<Vec<_>>(),
-        "updated_ns": v.updated_ns,
-    }))
+    ok_json(&json::BookJson {
+        symbol: def.symbol.as_str().to_owned(),
+        rpt_seq: v.rpt_seq,
+        bids: v.bids.iter().map(|l| level_json(l, def)).collect(),
+        asks: v.asks.iter().map(|l| level_json(l, def)).collect(),
+        updated_ns: v.updated_ns,
+    })
 }
 
-async fn ticker(State(s): State<Arc<Shared>>, Path(symbol): Path<String>) -> Response {
+/// An instrument's best bid and ask and last trade.
+#[utoipa::path(get, path = "/api/v1/ticker/{symbol}", tag = "market",
+    params(("symbol" = String, Path, description = "The instrument", example = "ACME")),
+    responses((status = 200, description = "The ticker", body = json::TickerJson), PublicErrors))]
+pub(crate) async fn ticker(
+    State(s): State<Arc<Shared>>,
+    symbol: Result<Path<String>, PathRejection>,
+) -> Response {
+    let symbol = match path_of(symbol) {
+        Ok(s) => s,
+        Err(a) => return answer(a),
+    };
     let (id, def) = match instrument(&s, &symbol) {
         Ok(i) => i,
         Err(a) => return answer(a),
     };
     let v = s.market.book(id, 1).unwrap_or_default();
     let best = |l: Option<&crate::market::LevelView>| {
-        l.map(
-            |l| serde_json::json!({ "price": json::price(l.0, def), "quantity": l.1.to_string() }),
-        )
+        l.map(|l| json::BestJson {
+            price: json::price(l.0, def),
+            quantity: l.1.to_string(),
+        })
     };
-    ok_json(&serde_json::json!({
-        "symbol": def.symbol.as_str(),
-        "rpt_seq": v.rpt_seq,
-        "best_bid": best(v.bids.first()),
-        "best_ask": best(v.asks.first()),
-        "last_trade": v.last_trade.map(|t| serde_json::json!({
-            "price": json::price(t.price, def),
-            "quantity": t.qty.to_string(),
-            "aggressor_side": json::side(t.aggressor),
-            "trade_id": t.trade_id,
-        })),
-        "updated_ns": v.updated_ns,
-    }))
+    ok_json(&json::TickerJson {
+        symbol: def.symbol.as_str().to_owned(),
+        rpt_seq: v.rpt_seq,
+        best_bid: best(v.bids.first()),
+        best_ask: best(v.asks.first()),
+        last_trade: v.last_trade.map(|t| json::TradeJson {
+            price: json::price(t.price, def),
+            quantity: t.qty.to_string(),
+            aggressor_side: json::side(t.aggressor),
+            trade_id: t.trade_id,
+        }),
+        updated_ns: v.updated_ns,
+    })
 }
 
 /// The key a request authenticates as, after its throttle.
@@ -300,6 +406,7 @@ fn authenticate(s: &Shared, headers: &HeaderMap) -> Result<u16, Answer> {
     b.milli = (b.milli + refill).min(per_sec * 1000);
     b.at = now;
     if b.milli < 1000 {
+        s.metrics.throttled.inc();
         return Err(error(
             429,
             "throttled",
@@ -350,11 +457,12 @@ async fn submit(s: &Shared, key: u16, idem: Option<Idem>, op: ApiOp) -> Response
     match s.queue.try_send(ApiRequest { input, reply: tx }) {
         Ok(()) => {}
         Err(TrySendError::Full(_)) => {
+            s.metrics.shed.inc();
             return fail(
                 503,
                 "overloaded",
                 "the exchange's request queue is full; retry",
-            )
+            );
         }
         Err(TrySendError::Disconnected(_)) => {
             return fail(503, "stopping", "the exchange is stopping")
@@ -506,15 +614,26 @@ fn flag(m: &Map<String, Value>, name: &str) -> Result<bool, Answer> {
     }
 }
 
-async fn new_order(
+/// Enters an order; answers once it is journaled and applied, with its state and the fills
+/// it made at once.
+#[utoipa::path(post, path = "/api/v1/orders", tag = "orders", security(("bearer" = [])),
+    params(crate::openapi::IdempotencyKey),
+    request_body = crate::openapi::NewOrderRequest,
+    responses((status = 201, description = "The order after its arrival, with its immediate fills",
+        body = json::OrderJson), WriteErrors))]
+pub(crate) async fn new_order(
     State(s): State<Arc<Shared>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let key = match authenticate(&s, &headers) {
         Ok(k) => k,
+        Err(a) => return answer(a),
+    };
+    let body = match body_of(body) {
+        Ok(b) => b,
         Err(a) => return answer(a),
     };
     let parsed = (|| {
@@ -614,13 +733,21 @@ fn order_ref(id: &str) -> Result<OrderRef, Answer> {
     })
 }
 
-async fn get_order(
+/// One of the key's orders, by the exchange's id.
+#[utoipa::path(get, path = "/api/v1/orders/{id}", tag = "orders", security(("bearer" = [])),
+    params(("id" = u64, Path, description = "The exchange's order id", example = 1)),
+    responses((status = 200, description = "The order", body = json::OrderJson), ReadErrors))]
+pub(crate) async fn get_order(
     State(s): State<Arc<Shared>>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Response {
     let key = match authenticate(&s, &headers) {
         Ok(k) => k,
+        Err(a) => return answer(a),
+    };
+    let id = match path_of(id) {
+        Ok(id) => id,
         Err(a) => return answer(a),
     };
     match order_ref(&id) {
@@ -630,13 +757,22 @@ async fn get_order(
 }
 
 /// `GET /api/v1/orders?status=open[&symbol=S]` or `?client_order_id=X`.
-async fn list_or_find(
+#[utoipa::path(get, path = "/api/v1/orders", tag = "orders", security(("bearer" = [])),
+    params(crate::openapi::OrdersQuery),
+    responses((status = 200, description = "With `status=open`, the key's open orders \
+        (`OrderList`); with `client_order_id`, that order (`OrderJson`)",
+        body = crate::openapi::OrdersAnswer), ReadErrors))]
+pub(crate) async fn list_or_find(
     State(s): State<Arc<Shared>>,
     headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
+    q: Result<Query<Params>, QueryRejection>,
 ) -> Response {
     let key = match authenticate(&s, &headers) {
         Ok(k) => k,
+        Err(a) => return answer(a),
+    };
+    let q = match query_of(q) {
+        Ok(q) => q,
         Err(a) => return answer(a),
     };
     if let Some(k) = q
@@ -671,15 +807,23 @@ async fn list_or_find(
     submit(&s, key, None, ApiOp::ListOpen { symbol }).await
 }
 
-async fn cancel_order(
+/// Cancels one of the key's open orders.
+#[utoipa::path(delete, path = "/api/v1/orders/{id}", tag = "orders", security(("bearer" = [])),
+    params(("id" = u64, Path, description = "The exchange's order id", example = 1), crate::openapi::IdempotencyKey),
+    responses((status = 200, description = "The order, canceled", body = json::OrderJson), WriteErrors))]
+pub(crate) async fn cancel_order(
     State(s): State<Arc<Shared>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Response {
     let key = match authenticate(&s, &headers) {
         Ok(k) => k,
+        Err(a) => return answer(a),
+    };
+    let id = match path_of(id) {
+        Ok(id) => id,
         Err(a) => return answer(a),
     };
     let parsed = (|| Ok((idempotency(&headers, &method, &uri, &[])?, order_ref(&id)?)))();
@@ -689,17 +833,27 @@ async fn cancel_order(
     }
 }
 
-async fn replace_order(
+/// Replaces the price and/or quantity of one of the key's open orders.
+#[utoipa::path(patch, path = "/api/v1/orders/{id}", tag = "orders", security(("bearer" = [])),
+    params(("id" = u64, Path, description = "The exchange's order id", example = 1), crate::openapi::IdempotencyKey),
+    request_body = crate::openapi::ReplaceRequest,
+    responses((status = 200, description = "The order after the replace, with the fills it made at once",
+        body = json::OrderJson), WriteErrors))]
+pub(crate) async fn replace_order(
     State(s): State<Arc<Shared>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Bytes,
+    id: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let key = match authenticate(&s, &headers) {
         Ok(k) => k,
         Err(a) => return answer(a),
+    };
+    let (id, body) = match (path_of(id), body_of(body)) {
+        (Ok(id), Ok(b)) => (id, b),
+        (Err(a), _) | (_, Err(a)) => return answer(a),
     };
     let parsed = (|| {
         let idem = idempotency(&headers, &method, &uri, &body)?;
@@ -754,15 +908,25 @@ async fn replace_order(
     }
 }
 
-async fn cancel_all(
+/// Cancels the key's open orders (of one symbol or side if given).
+#[utoipa::path(post, path = "/api/v1/orders/cancel-all", tag = "orders", security(("bearer" = [])),
+    params(crate::openapi::IdempotencyKey),
+    request_body = crate::openapi::CancelAllRequest,
+    responses((status = 200, description = "How many orders it canceled", body = json::Canceled),
+        WriteErrors))]
+pub(crate) async fn cancel_all(
     State(s): State<Arc<Shared>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let key = match authenticate(&s, &headers) {
         Ok(k) => k,
+        Err(a) => return answer(a),
+    };
+    let body = match body_of(body) {
+        Ok(b) => b,
         Err(a) => return answer(a),
     };
     let parsed = (|| {

@@ -8,11 +8,16 @@ use crate::config::InstrumentDef;
 use exchange::{OrderRecord, OrderStatus, Reject};
 use serde::Serialize;
 use types::{CancelReason, OrdType, Side, TimeInForce};
+use utoipa::ToSchema;
 
 /// An error body: `{"code": "...", "message": "..."}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ErrorBody {
+    /// Stable, machine-readable: `invalid_price`, `unknown_order`, `throttled`... (docs/api.md).
+    #[schema(value_type = String, example = "invalid_price")]
     pub code: &'static str,
+    /// What is wrong, in words, with the values involved.
+    #[schema(example = "price 100.001 is not a multiple of ACME's tick 0.01")]
     pub message: String,
 }
 
@@ -126,40 +131,231 @@ pub fn client_order_id(cl: &str) -> Option<String> {
     (!base.is_empty()).then(|| base.to_owned())
 }
 
+/// The names the API uses for sides, order types, times in force, statuses and liquidity
+/// (for the OpenAPI document: the fields that hold them are `&'static str`).
+pub mod names {
+    use utoipa::ToSchema;
+
+    /// The side of an order.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum Side {
+        Buy,
+        Sell,
+    }
+
+    /// The type of an order: `limit` has a price, `market` none.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum OrderType {
+        Limit,
+        Market,
+    }
+
+    /// How long an order may rest: `gtc` until canceled, `day` until the trading day ends,
+    /// `ioc` trades what it can at once, `fok` all at once or nothing.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum TimeInForce {
+        Gtc,
+        Day,
+        Ioc,
+        Fok,
+    }
+
+    /// The state of an order.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum OrderStatus {
+        New,
+        PartiallyFilled,
+        Filled,
+        Canceled,
+        Expired,
+    }
+
+    /// Which orders `GET /api/v1/orders` lists.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum ListStatus {
+        Open,
+    }
+
+    /// `taker`: the order traded on arrival or replace; `maker`: it rested.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum Liquidity {
+        Taker,
+        Maker,
+    }
+}
+
 /// One fill of an order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct FillJson {
     /// The journal record and the report's number within it: unique.
+    #[schema(example = "42.0")]
     pub fill_id: String,
+    #[schema(example = "100.25")]
     pub price: String,
+    #[schema(example = "10")]
     pub quantity: String,
     /// `taker` (the order traded on arrival or replace) or `maker` (it rested).
+    #[schema(value_type = names::Liquidity)]
     pub liquidity: &'static str,
 }
 
 /// An order as the API shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct OrderJson {
+    /// The exchange's id of the order.
     pub order_id: u64,
+    /// The id the key gave the order, if it gave one.
     pub client_order_id: Option<String>,
+    #[schema(example = "ACME")]
     pub symbol: String,
+    #[schema(value_type = names::Side)]
     pub side: &'static str,
     #[serde(rename = "type")]
+    #[schema(value_type = names::OrderType)]
     pub ord_type: &'static str,
+    #[schema(value_type = names::TimeInForce)]
     pub time_in_force: &'static str,
+    /// The limit price (null for a market order).
+    #[schema(example = "100.25")]
     pub price: Option<String>,
+    #[schema(example = "10")]
     pub quantity: String,
     pub filled_quantity: String,
     pub remaining_quantity: String,
+    /// The average price of its fills (null before the first).
     pub average_price: Option<String>,
+    #[schema(value_type = names::OrderStatus)]
     pub status: &'static str,
     /// Why it left the book early (canceled or expired), in words.
+    #[schema(value_type = Option<String>)]
     pub cancel_reason: Option<&'static str>,
     /// The time of the record that last changed it (or that this answer is about), ns UTC.
     pub updated_ns: u64,
-    /// The fills this answer is about (a new order's immediate fills; an event's fill).
+    /// The fills this answer is about (a new order's immediate fills; an event's fill);
+    /// absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(required = false)]
     pub fills: Vec<FillJson>,
+}
+
+/// The answer to a list of open orders.
+#[derive(Serialize, ToSchema)]
+pub struct OrderList {
+    pub orders: Vec<OrderJson>,
+}
+
+/// The answer to a cancel of all open orders: how many it canceled.
+#[derive(Serialize, ToSchema)]
+pub struct Canceled {
+    pub canceled: u64,
+}
+
+/// An instrument as `GET /api/v1/instruments` lists it.
+#[derive(Serialize, ToSchema)]
+pub struct InstrumentJson {
+    #[schema(example = "ACME")]
+    pub symbol: String,
+    /// Prices are multiples of it.
+    #[schema(example = "0.01")]
+    pub tick_size: String,
+    /// Quantities are multiples of it.
+    #[schema(example = "1")]
+    pub lot_size: String,
+    /// Digits after the point in prices.
+    pub price_decimals: u32,
+}
+
+/// `GET /api/v1/instruments`.
+#[derive(Serialize, ToSchema)]
+pub struct Instruments {
+    pub instruments: Vec<InstrumentJson>,
+}
+
+/// A price level: `[price, quantity, orders]`.
+#[derive(Serialize)]
+pub struct Level(pub String, pub String, pub u32);
+
+impl utoipa::PartialSchema for Level {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ArrayBuilder, ArrayItems, ObjectBuilder, Type};
+        let string = |d: &str| {
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some(d))
+        };
+        ArrayBuilder::new()
+            .description(Some("[price, quantity, orders]"))
+            .prefix_items([
+                string("price").build(),
+                string("total quantity").build(),
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .description(Some("orders"))
+                    .build(),
+            ])
+            .items(ArrayItems::False)
+            .min_items(Some(3))
+            .max_items(Some(3))
+            .into()
+    }
+}
+
+impl ToSchema for Level {}
+
+/// `GET /api/v1/book/{symbol}`: the book by level, best first, as the market-data feed has
+/// it.
+#[derive(Serialize, ToSchema)]
+pub struct BookJson {
+    pub symbol: String,
+    /// The instrument's feed sequence number of the last change included (the FIX feed's
+    /// RptSeq).
+    pub rpt_seq: u64,
+    pub bids: Vec<Level>,
+    pub asks: Vec<Level>,
+    /// Record time of the last change, ns UTC (0: none yet).
+    pub updated_ns: u64,
+}
+
+/// The best price of one side.
+#[derive(Serialize, ToSchema)]
+pub struct BestJson {
+    pub price: String,
+    pub quantity: String,
+}
+
+/// The last trade of an instrument.
+#[derive(Serialize, ToSchema)]
+pub struct TradeJson {
+    pub price: String,
+    pub quantity: String,
+    #[schema(value_type = names::Side)]
+    pub aggressor_side: &'static str,
+    pub trade_id: u64,
+}
+
+/// `GET /api/v1/ticker/{symbol}`.
+#[derive(Serialize, ToSchema)]
+pub struct TickerJson {
+    pub symbol: String,
+    pub rpt_seq: u64,
+    pub best_bid: Option<BestJson>,
+    pub best_ask: Option<BestJson>,
+    pub last_trade: Option<TradeJson>,
+    pub updated_ns: u64,
+}
+
+/// `/health` and `/ready`.
+#[derive(Serialize, ToSchema)]
+pub struct StatusJson {
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
 }
 
 impl OrderJson {

@@ -8,10 +8,11 @@
 //! answer, the answers kept by Idempotency-Key, order events). The live one runs on its own
 //! thread: `http` (axum routes: authentication by API key, throttles, parsing with precise
 //! errors, the bounded queue to the loop and the wait for the answer), `serve` (the accept
-//! loop: connection bounds in total and per address, the header and idle timeouts) and
-//! `market` (the public book and ticker, as the market-data replica last wrote them); `link`
-//! is the queue between them. The live half is the `server` feature (default): a replay
-//! without it (the fuzz targets) needs no HTTP stack. `keys` makes API keys.
+//! loop: connection bounds in total and per address, the header and idle timeouts),
+//! `openapi` (the OpenAPI document of the routes), `metrics` (`/metrics`) and `market` (the
+//! public book and ticker, as the market-data replica last wrote them); `link` is the queue
+//! between them. The live half is the `server` feature (default): a replay without it (the
+//! fuzz targets) needs no HTTP stack. `keys` makes API keys.
 //!
 //! Never: a float (prices and quantities are decimal strings, exact to the instrument's
 //! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
@@ -24,6 +25,10 @@ pub mod json;
 pub mod keys;
 pub mod link;
 pub mod market;
+#[cfg(feature = "server")]
+pub mod metrics;
+#[cfg(feature = "server")]
+pub mod openapi;
 pub mod record;
 #[cfg(feature = "server")]
 pub mod serve;

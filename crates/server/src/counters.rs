@@ -41,4 +41,11 @@ pub struct Counters {
     /// The last record the snapshot replica has applied since start (0: none). It follows
     /// the journal only when snapshots are periodic (`Config::periodic_snapshots`).
     pub replica_seq: AtomicU64,
+    /// New orders the exchange has taken in since start (recovery's replay included), from
+    /// every edge; `api_orders` of them from API keys. Copied after each batch.
+    pub orders: AtomicU64,
+    pub api_orders: AtomicU64,
+    /// Execution reports and trades the exchange has made since start (replay included).
+    pub reports: AtomicU64,
+    pub trades: AtomicU64,
 }

@@ -3,11 +3,13 @@
 //! other end of the request queue. The routes, parsing and answers are `http_gateway`'s.
 
 use crate::config::{Config, HTTP_PORT_DEFAULT};
-use crate::counters::Logger;
+use crate::counters::{Counters, Logger};
 use crate::error::ServerError;
+use crate::market_data::MdCounters;
 use http_gateway::http::{HttpConfig, Shared};
 use http_gateway::link::ApiQueue;
 use http_gateway::market::MarketView;
+use http_gateway::metrics::{Readings, Source};
 use mio::Waker;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -26,11 +28,13 @@ pub(crate) struct HttpServer {
 
 impl HttpServer {
     /// Binds the configured address (the default one falls back to an ephemeral port when
-    /// taken) and starts serving; `waker` wakes the event loop for each request.
+    /// taken) and starts serving; `waker` wakes the event loop for each request; `/metrics`
+    /// reads `metrics`.
     pub(crate) fn start(
         cfg: &Config,
         market: Arc<MarketView>,
         waker: Arc<Waker>,
+        metrics: ServerMetrics,
         log: &Logger,
     ) -> Result<Option<(HttpServer, ApiQueue)>, ServerError> {
         let (Some(settings), Some(addr)) = (cfg.http.as_ref(), cfg.http_listen()) else {
@@ -77,10 +81,14 @@ impl HttpServer {
             let _ = waker.wake();
         });
         let (shared, queue) = Shared::new(Arc::new(cfg.api_config()), &http, market, wake);
-        let router = http_gateway::http::router(shared.clone(), &http);
+        let conns = Arc::new(http_gateway::serve::ConnCounters::default());
+        let metrics = ServerMetrics {
+            http_conns: Some(conns.clone()),
+            ..metrics
+        };
+        let router = http_gateway::http::router(shared.clone(), &http, Some(Box::new(metrics)));
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let limits = settings.limits;
-        let conns = Arc::new(http_gateway::serve::ConnCounters::default());
         let counters = conns.clone();
         let log = log.clone();
         let thread = std::thread::Builder::new()
@@ -132,5 +140,139 @@ impl HttpServer {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// The server's counters that `/metrics` shows beside the HTTP side's: atomics the event loop
+/// and the market-data publisher already keep, read at each scrape.
+pub(crate) struct ServerMetrics {
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) md: Option<Arc<MdCounters>>,
+    /// The HTTP accept loop's counts (set by `HttpServer::start`).
+    pub(crate) http_conns: Option<Arc<http_gateway::serve::ConnCounters>>,
+}
+
+impl Source for ServerMetrics {
+    fn read(&self, r: &mut Readings<'_>) -> std::fmt::Result {
+        let c = &self.counters;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let (orders, api_orders) = (get(&c.orders), get(&c.api_orders));
+        r.counters(
+            "orders",
+            "New orders the exchange took in since start (recovery's replay included), by edge",
+            "edge",
+            &[
+                ("fix", orders.saturating_sub(api_orders)),
+                ("rest", api_orders),
+            ],
+        )?;
+        r.counter(
+            "execution_reports",
+            "Execution reports the exchange made since start (replay included)",
+            get(&c.reports),
+        )?;
+        r.counter(
+            "trades",
+            "Trades since start (replay included)",
+            get(&c.trades),
+        )?;
+        r.counter(
+            "loop_inputs",
+            "Records the event loop sequenced and journaled",
+            get(&c.inputs),
+        )?;
+        r.counter(
+            "loop_batches",
+            "Journal batches (group commits) of the event loop",
+            get(&c.batches),
+        )?;
+        r.counter(
+            "loop_slow_iterations",
+            "Event-loop iterations with work that took over 1 ms",
+            get(&c.slow_iterations),
+        )?;
+        r.gauge(
+            "loop_max_iteration_ns",
+            "The longest event-loop iteration with work, ns",
+            get(&c.max_iteration_ns),
+        )?;
+        let journaled = c.last_seq.load(Ordering::Acquire);
+        r.gauge(
+            "journal_last_seq",
+            "The sequence number of the last journaled and applied record",
+            journaled,
+        )?;
+        if let Some(h) = &self.http_conns {
+            r.counter(
+                "http_connections",
+                "HTTP connections accepted",
+                get(&h.accepted),
+            )?;
+            r.gauge(
+                "http_connections_open",
+                "HTTP connections open",
+                get(&h.open),
+            )?;
+            r.counter(
+                "http_refused_connections",
+                "HTTP connections closed at once (connections_max, or one address's share)",
+                get(&h.refused),
+            )?;
+        }
+        r.counter(
+            "fix_connections",
+            "FIX order-entry connections accepted",
+            get(&c.connections),
+        )?;
+        r.counter(
+            "fix_refused_connections",
+            "FIX connections closed at once (max_connections, too many not logged on)",
+            get(&c.refused_connections),
+        )?;
+        r.counter(
+            "fix_shed",
+            "FIX application messages answered \"exchange busy\" (too many waiting)",
+            get(&c.busy_rejects),
+        )?;
+        r.counter(
+            "fix_throttled",
+            "FIX application messages answered \"throttled\" (over their session's limits)",
+            get(&c.throttled),
+        )?;
+        r.counter("snapshots", "Snapshots written", get(&c.snapshots))?;
+        if let Some(md) = &self.md {
+            let applied = get(&md.applied_seq);
+            r.gauge(
+                "market_data_applied_seq",
+                "The last record the market-data follower applied",
+                applied,
+            )?;
+            r.gauge(
+                "market_data_lag_records",
+                "Records journaled that the market-data follower has not applied yet",
+                journaled.saturating_sub(applied),
+            )?;
+            r.gauge(
+                "market_data_sessions",
+                "FIX market-data sessions logged on",
+                get(&md.sessions),
+            )?;
+            r.gauge(
+                "market_data_subscriptions",
+                "Market-data subscriptions",
+                get(&md.subscriptions),
+            )?;
+            r.counter(
+                "market_data_messages",
+                "Market-data messages sent (snapshots and incrementals)",
+                get(&md.messages),
+            )?;
+            r.counter(
+                "market_data_conflations",
+                "Times a slow market-data subscriber was conflated",
+                get(&md.conflations),
+            )?;
+        }
+        Ok(())
     }
 }

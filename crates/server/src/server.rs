@@ -201,19 +201,26 @@ impl Server {
         #[cfg(not(feature = "http"))]
         let api = None;
         #[cfg(feature = "http")]
-        let (http, api) = match crate::http::HttpServer::start(&cfg, market, waker.clone(), &log)? {
-            Some((h, queue)) => {
-                x.api.answers_on = true;
-                (
-                    Some(h),
-                    Some(crate::event_loop::ApiLink {
-                        queue,
-                        waiting: HashMap::new(),
-                    }),
-                )
-            }
-            None => (None, None),
+        let metrics = crate::http::ServerMetrics {
+            counters: counters.clone(),
+            md: md.as_ref().map(|m| m.counters.clone()),
+            http_conns: None,
         };
+        #[cfg(feature = "http")]
+        let (http, api) =
+            match crate::http::HttpServer::start(&cfg, market, waker.clone(), metrics, &log)? {
+                Some((h, queue)) => {
+                    x.api.answers_on = true;
+                    (
+                        Some(h),
+                        Some(crate::event_loop::ApiLink {
+                            queue,
+                            waiting: HashMap::new(),
+                        }),
+                    )
+                }
+                None => (None, None),
+            };
         let md_wake = md.as_ref().map(|m| m.wake.clone());
         let budget = cfg.batch_budget.max(1);
         let cfg_firms = cfg.firms.len();

@@ -354,6 +354,15 @@ impl<L: Log> EventLoop<L> {
         self.counters
             .throttled
             .store(self.node.fix.stats.throttled, Ordering::Relaxed);
+        let stats = self.node.exchange.stats;
+        self.counters.orders.store(stats.orders, Ordering::Relaxed);
+        self.counters
+            .reports
+            .store(stats.reports, Ordering::Relaxed);
+        self.counters.trades.store(stats.trades, Ordering::Relaxed);
+        self.counters
+            .api_orders
+            .store(self.node.api.orders, Ordering::Relaxed);
         self.publish();
         self.answer_api();
         // After this batch's output is written: the market-data publisher follows it.
