@@ -7,8 +7,12 @@
 //! the exchange's inputs with the key's principal, the exchange's outputs into the JSON
 //! answer, the answers kept by Idempotency-Key, order events). The live one runs on its own
 //! thread: `http` (axum routes: authentication by API key, throttles, parsing with precise
-//! errors, the bounded queue to the loop and the wait for the answer) and `market` (the
-//! public book and ticker, as the market-data replica last wrote them). `keys` makes API keys.
+//! errors, the bounded queue to the loop and the wait for the answer), `market` (the
+//! public book and ticker, as the market-data replica last wrote them) and `ws` (the
+//! WebSocket endpoint `/ws`: public `book`, `trades` and `ticker` channels per symbol, and a
+//! key's private `orders` channel after `auth`; updates published by the market-data replica
+//! on bounded broadcast rings, book snapshots and deltas in the FIX feed's RptSeq space, slow
+//! readers conflated or closed with 1008). `keys` makes API keys.
 //!
 //! Never: a float (prices and quantities are decimal strings, exact to the instrument's
 //! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
@@ -20,6 +24,7 @@ pub mod json;
 pub mod keys;
 pub mod market;
 pub mod record;
+pub mod ws;
 
 pub use config::{ApiConfig, InstrumentDef, KeyDef};
 pub use edge::{ApiEdge, ApiOutbox};
