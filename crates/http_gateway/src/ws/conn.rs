@@ -9,7 +9,8 @@
 //! `book_snapshot`, to `ticker` with the current `ticker`.
 //!
 //! Never: more than one message of the client read at a time (4 KiB at most), nor a
-//! subscription beyond one per channel and instrument; an order event of another key.
+//! subscription beyond one per channel and instrument; an order event of another key; a
+//! connection kept once its client has taken nothing for `SEND_STALL_MAX` (30 s).
 
 use super::{snapshot_json, ticker_json, Channel, MarketMsg, OrderMsg};
 use crate::http::Shared;
@@ -34,6 +35,9 @@ const WRITE_BUFFER_MAX: usize = 1 << 20;
 const AUTH_FAILURES_MAX: u32 = 5;
 /// How long a closing connection waits for the client's close frame.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+/// A client that takes nothing of one message for this long is dropped (it has stopped
+/// reading; a close frame could not reach it).
+const SEND_STALL_MAX: Duration = Duration::from_secs(30);
 
 /// Policy violation: too slow, or too many failed authentications.
 const CLOSE_POLICY: u16 = 1008;
@@ -239,8 +243,14 @@ impl Conn {
                 Ev::Order(m) => self.on_order(m),
             };
             for m in self.out.drain(..) {
-                if socket.send(m).await.is_err() {
-                    return;
+                match tokio::time::timeout(SEND_STALL_MAX, socket.send(m)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return,
+                    Err(_) => {
+                        let stats = &self.s.market.ws().stats;
+                        stats.slow_closes.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
                 }
             }
             match step {
