@@ -90,6 +90,8 @@ pub struct ApiEdge {
 /// An order event of a key's private stream.
 #[derive(Serialize)]
 struct Event<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
     channel: &'static str,
     event: &'static str,
     order: &'a OrderJson,
@@ -523,6 +525,7 @@ impl ApiEdge {
             _ => return,
         };
         let body = serde_json::to_vec(&Event {
+            kind: "order",
             channel: "orders",
             event: what,
             order: &order,

@@ -5,7 +5,7 @@
 //! precise error for anything wrong, and hand it to the event loop through a bounded queue
 //! (then wake the loop); the loop sequences, journals and applies it and sends the answer back
 //! to the waiting request. Public requests (instruments, book, ticker) are answered from the
-//! market-data replica's view, never the loop.
+//! market-data replica's view, never the loop; so is the WebSocket endpoint `/ws` (`ws`).
 //!
 //! Never: blocks the event loop (a full queue is answered 503 with Retry-After; the loop only
 //! ever `try_send`s answers into one-shot channels); answers 500 to any input; keeps a token.
@@ -50,6 +50,8 @@ pub struct HttpConfig {
     pub body_max: usize,
     /// Requests waiting for the loop at most; beyond, 503.
     pub queue_max: usize,
+    /// Open WebSocket connections at most; beyond, an upgrade is answered 503.
+    pub ws_connections_max: usize,
 }
 
 impl Default for HttpConfig {
@@ -57,6 +59,7 @@ impl Default for HttpConfig {
         HttpConfig {
             body_max: 16 << 10,
             queue_max: 4096,
+            ws_connections_max: 1024,
         }
     }
 }
@@ -69,12 +72,14 @@ struct Bucket {
 
 /// What every handler shares.
 pub struct Shared {
-    cfg: Arc<ApiConfig>,
-    tokens: HashMap<[u8; 32], u16>,
+    pub(crate) cfg: Arc<ApiConfig>,
+    /// Key by the SHA-256 of its token.
+    pub(crate) tokens: HashMap<[u8; 32], u16>,
     queue: Sender<ApiRequest>,
     wake: Box<dyn Fn() + Send + Sync>,
     next_req: AtomicU64,
-    market: Arc<MarketView>,
+    pub(crate) market: Arc<MarketView>,
+    pub(crate) ws_connections_max: usize,
     buckets: Mutex<Vec<Bucket>>,
     /// Recovered and taking requests (false while stopping).
     pub ready: AtomicBool,
@@ -113,6 +118,7 @@ impl Shared {
             wake,
             next_req: AtomicU64::new(1),
             market,
+            ws_connections_max: http.ws_connections_max,
             buckets: Mutex::new(buckets),
             ready: AtomicBool::new(true),
             metrics: HttpMetrics::default(),
@@ -150,6 +156,7 @@ pub fn router(shared: Arc<Shared>, http: &HttpConfig, source: Option<Box<dyn Sou
         )
         .route("/health", get(health))
         .route("/ready", get(ready))
+        .route("/ws", get(crate::ws::conn::upgrade))
         .route("/api/v1/instruments", get(instruments))
         .route("/api/v1/book/{symbol}", get(book))
         .route("/api/v1/ticker/{symbol}", get(ticker))

@@ -9,10 +9,14 @@
 //! thread: `http` (axum routes: authentication by API key, throttles, parsing with precise
 //! errors, the bounded queue to the loop and the wait for the answer), `serve` (the accept
 //! loop: connection bounds in total and per address, the header and idle timeouts),
-//! `openapi` (the OpenAPI document of the routes), `metrics` (`/metrics`) and `market` (the
-//! public book and ticker, as the market-data replica last wrote them); `link` is the queue
-//! between them. The live half is the `server` feature (default): a replay without it (the
-//! fuzz targets) needs no HTTP stack. `keys` makes API keys.
+//! `openapi` (the OpenAPI document of the routes), `metrics` (`/metrics`), `market` (the
+//! public book and ticker, as the market-data replica last wrote them) and `ws` (the
+//! WebSocket endpoint `/ws`: public `book`, `trades` and `ticker` channels per symbol, and a
+//! key's private `orders` channel after `auth`; updates published by the market-data replica
+//! on bounded broadcast rings, book snapshots and deltas in the FIX feed's RptSeq space, slow
+//! readers conflated or closed with 1008); `link` is the queue between the halves. The live
+//! half is the `server` feature (default): a replay without it (the fuzz targets) needs no
+//! HTTP stack. `keys` makes API keys.
 //!
 //! Never: a float (prices and quantities are decimal strings, exact to the instrument's
 //! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
@@ -32,6 +36,7 @@ pub mod openapi;
 pub mod record;
 #[cfg(feature = "server")]
 pub mod serve;
+pub mod ws;
 
 pub use config::{ApiConfig, InstrumentDef, KeyDef};
 pub use edge::{ApiEdge, ApiOutbox};

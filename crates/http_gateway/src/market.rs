@@ -1,7 +1,9 @@
 //! The public market as the HTTP side serves it: each instrument's book by level, its RptSeq
 //! and last trade, written by the market-data replica after each batch it applies and read by
-//! the HTTP handlers (book, ticker). Never the event loop's state.
+//! the HTTP handlers (book, ticker) and the WebSocket connections (snapshots), with the
+//! broadcast rings of its changes (`WsHub`). Never the event loop's state.
 
+use crate::ws::WsHub;
 use market_data::{Book, TradeEntry};
 use std::sync::Mutex;
 use types::Side;
@@ -25,16 +27,29 @@ pub struct BookView {
     pub updated_ns: u64,
 }
 
-/// Every instrument's view, each behind its own lock (held for a copy).
+/// Every instrument's view, each behind its own lock (held for a copy), and the WebSocket
+/// rings its writer publishes the changes on.
 pub struct MarketView {
     books: Vec<Mutex<BookView>>,
+    ws: WsHub,
 }
 
 impl MarketView {
     pub fn new(instruments: usize) -> MarketView {
+        MarketView::with_ws_buffer(instruments, crate::ws::WS_BUFFER_DEFAULT)
+    }
+
+    /// A view whose WebSocket rings keep `ws_buffer` messages each.
+    pub fn with_ws_buffer(instruments: usize, ws_buffer: usize) -> MarketView {
         MarketView {
             books: (0..instruments).map(|_| Mutex::default()).collect(),
+            ws: WsHub::new(ws_buffer),
         }
+    }
+
+    /// The WebSocket rings.
+    pub fn ws(&self) -> &WsHub {
+        &self.ws
     }
 
     /// Sets instrument `symbol`'s view from the replica's book.

@@ -61,6 +61,18 @@ impl<S: LogSource> Follower<S> {
         &self.node
     }
 
+    /// Turns the replica's API order events on or off (`ApiEdge::events_on`: output only,
+    /// never state).
+    pub fn set_api_events(&mut self, on: bool) {
+        self.node.api.events_on = on;
+    }
+
+    /// The replica's API order events of the records applied since they were last taken
+    /// (the caller empties it).
+    pub fn api_events(&mut self) -> &mut Vec<(u16, Vec<u8>)> {
+        &mut self.node.api.out.events
+    }
+
     /// The last record the replica has applied.
     pub fn last_seq(&self) -> u64 {
         self.node.last_seq()

@@ -1,6 +1,7 @@
 //! Starts and stops the REST API (`http_gateway`) for `Server`: binds its address, runs its
 //! routes on a tokio runtime on a thread of its own (`http`), and hands the event loop the
-//! other end of the request queue. The routes, parsing and answers are `http_gateway`'s.
+//! other end of the request queue. The routes, parsing and answers are `http_gateway`'s; the
+//! WebSocket endpoint's updates come from the market-data thread (`market_data`).
 
 use crate::config::{Config, HTTP_PORT_DEFAULT};
 use crate::counters::{Counters, Logger};
@@ -76,6 +77,7 @@ impl HttpServer {
         let http = HttpConfig {
             body_max: settings.body_max,
             queue_max: settings.queue_max,
+            ..HttpConfig::default()
         };
         let wake: Box<dyn Fn() + Send + Sync> = Box::new(move || {
             let _ = waker.wake();

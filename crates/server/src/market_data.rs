@@ -4,6 +4,9 @@
 //! builds level events (`Follower::follow_market_to`), turns each record's trades and level
 //! changes into feed entries (`market_data::Feed`: the book by level and RptSeq per
 //! instrument), and serves them over FIX on its own port through `fix_gateway::md::MdEdge`.
+//! With the REST API on, after each batch it writes the public view of the touched books
+//! (`http_gateway::market::MarketView`), then publishes the batch's WebSocket updates and the
+//! API keys' order events (`http_gateway::ws::WsPublisher`).
 //! The event loop only publishes its watermark (`Counters::last_seq`) and, if this thread is
 //! parked, wakes it after it has written its own output.
 //!
@@ -28,6 +31,7 @@ use crate::node::Node;
 use exchange::Backing;
 use fix_gateway::md::{MdEdge, MdLimits};
 use fix_gateway::{ConnId, Outbox};
+use http_gateway::ws::WsPublisher;
 use journal::JournalDir;
 use market_data::Feed;
 use mio::net::{TcpListener, TcpStream};
@@ -165,6 +169,9 @@ impl MdPublisher {
         }));
         let mut node = Node::new(cfg, Backing::Lazy);
         node.set_replaying(true);
+        let ws = market
+            .as_ref()
+            .map(|m| WsPublisher::new(Arc::new(cfg.api_config()), m.clone()));
         let base = Instant::now();
         let t = MdThread {
             md: *md,
@@ -185,6 +192,7 @@ impl MdPublisher {
             stages: Stages::new(),
             batch: None,
             market,
+            ws,
             touched: vec![false; cfg.instruments.len()],
             last_trades: vec![None; cfg.instruments.len()],
         };
@@ -250,6 +258,8 @@ struct MdThread {
     batch: Option<BatchTimes>,
     /// The REST API's view of the books (`MdLinks::market`).
     market: Option<Arc<http_gateway::market::MarketView>>,
+    /// The WebSocket updates and order events, published after the view is written.
+    ws: Option<WsPublisher>,
     /// By instrument: changed in the batch being applied, and its last trade in it.
     touched: Vec<bool>,
     last_trades: Vec<Option<market_data::TradeEntry>>,
@@ -372,8 +382,12 @@ impl MdThread {
             self.edge
                 .set_feed_behind(true, now_ns(), &self.feed, &mut self.out);
         }
+        // Order events are made only while a WebSocket connection listens for them.
+        let orders = self.ws.as_ref().is_some_and(WsPublisher::orders_wanted);
+        self.follower.set_api_events(orders);
         let (feed, edge) = (&mut self.feed, &mut self.edge);
         let (touched, last_trades) = (&mut self.touched, &mut self.last_trades);
+        let ws = &mut self.ws;
         self.follower.follow_market_to(
             to,
             |_| true,
@@ -383,6 +397,9 @@ impl MdThread {
                     if let Some(&entry) = feed.entries().first() {
                         feed.clear_entries();
                         edge.on_entry(feed, &entry);
+                        if let Some(ws) = ws.as_mut() {
+                            ws.on_entry(&entry);
+                        }
                         if let Some(t) = touched.get_mut(entry.symbol as usize) {
                             *t = true;
                             if let market_data::EntryKind::Trade(tr) = entry.kind {
@@ -393,7 +410,13 @@ impl MdThread {
                 }
             },
         )?;
+        // The view first: a WebSocket subscriber reads its snapshot there after it has
+        // subscribed to the updates, so it misses none.
         self.update_market_view();
+        if let Some(ws) = self.ws.as_mut() {
+            ws.publish(&self.feed);
+            ws.publish_orders(self.follower.api_events());
+        }
         self.counters
             .applied_seq
             .store(self.follower.last_seq(), Ordering::Release);
