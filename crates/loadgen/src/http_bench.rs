@@ -15,7 +15,8 @@
 //! How answers count: 2xx is `ok` (201 for a new order), 429 and 503 are `shed` (throttled,
 //! queue full: timed apart), other 4xx are `rejects` (by code in the report: e.g. a cancel of
 //! an order that filled meanwhile, 409), anything else (another 5xx, a lost connection, no
-//! answer before the end of the drain) is an `error`.
+//! answer before the end of the drain) is an `error`. A connection still behind half-way
+//! through the drain stops sending: what it had left is counted `unsent`.
 //!
 //! Never: counts a request outside the measured period; times a shed answer with the accepted
 //! ones; leaves the connections' orders in the book (each cancels all its orders at the end,
@@ -107,6 +108,9 @@ pub struct HttpCounters {
     pub shed: u64,
     /// Other answers, lost connections, requests unanswered at the end.
     pub errors: u64,
+    /// Requests due in the measured period that were never sent: their connection was still
+    /// waiting for earlier answers half-way through the drain (the server fell behind).
+    pub unsent: u64,
 }
 
 /// The result of one run.
@@ -149,6 +153,13 @@ impl HttpResult {
             c.sent, c.sent_new, c.sent_cancel, c.sent_replace, c.ok, c.created, c.fills,
             c.exchange_cancels, c.rejects, c.shed, c.errors
         );
+        if c.unsent > 0 {
+            let _ = writeln!(
+                s,
+                "unsent {}: due in the measured period, not sent by half-way through the drain (the connections were behind)",
+                c.unsent
+            );
+        }
         if !self.reject_codes.is_empty() {
             let codes: Vec<String> = self
                 .reject_codes
@@ -208,7 +219,7 @@ impl HttpResult {
         let h = &self.latency;
         let c = &self.counters;
         format!(
-            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} ok={} created={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} connections={}",
+            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} ok={} created={} fills={} rejects={} shed={} errors={} unsent={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} connections={}",
             self.rate_offered,
             self.rate_achieved,
             us(at(h, 50.0)),
@@ -223,6 +234,7 @@ impl HttpResult {
             c.rejects,
             c.shed,
             c.errors,
+            c.unsent,
             us(at(&self.send_lag, 99.0)),
             us(at(&self.after_send, 50.0)),
             us(at(&self.after_send, 99.0)),
@@ -499,6 +511,8 @@ struct Span {
     start: u64,
     measure_from: u64,
     end: u64,
+    /// No request is sent from here on; answers are waited for until `drain_until`.
+    send_until: u64,
     drain_until: u64,
     rate: u64,
     connections: u64,
@@ -509,6 +523,13 @@ impl Span {
     fn intended(&self, c: u64, k: u64) -> u64 {
         let j = u128::from(k) * u128::from(self.connections) + u128::from(c);
         self.start + (j * 1_000_000_000 / u128::from(self.rate.max(1))) as u64
+    }
+
+    /// Requests of connection `c` due before the end.
+    fn due(&self, c: u64) -> u64 {
+        let j_end = (u128::from(self.end - self.start) * u128::from(self.rate))
+            .div_ceil(1_000_000_000) as u64;
+        j_end.saturating_sub(c).div_ceil(self.connections.max(1))
     }
 }
 
@@ -540,6 +561,11 @@ async fn connection(
         }
         if let Err(e) = timer.sleep_until(intended).await {
             tally.borrow_mut().note(e);
+            break;
+        }
+        if mono_ns() >= span.send_until {
+            let unsent = span.due(c as u64).saturating_sub(k);
+            tally.borrow_mut().totals.unsent += unsent;
             break;
         }
         let action = gen.next(&mut orders, &market);
@@ -676,6 +702,7 @@ fn run_here(b: &HttpBench, progress: &mut dyn Write) -> Result<HttpResult, Strin
             start,
             measure_from,
             end,
+            send_until: end + b.drain.as_nanos() as u64 / 2,
             drain_until: end + b.drain.as_nanos() as u64,
             rate: b.rate,
             connections: b.connections as u64,

@@ -18,7 +18,8 @@ fn request_j_is_due_at_j_over_the_rate_on_connection_j_mod_n() {
     let s = Span {
         start: 1_000,
         measure_from: 0,
-        end: 0,
+        end: 1_000 + 1_000_000_000,
+        send_until: 0,
         drain_until: 0,
         rate: 4_000,
         connections: 4,
@@ -29,6 +30,8 @@ fn request_j_is_due_at_j_over_the_rate_on_connection_j_mod_n() {
     assert_eq!(s.intended(3, 0), 1_000 + 750_000);
     assert_eq!(s.intended(0, 1), 1_000 + 1_000_000);
     assert_eq!(s.intended(2, 10), 1_000 + 42 * 250_000);
+    // A second: 4,000 requests, 1,000 on each connection.
+    assert_eq!((0..4).map(|c| s.due(c)).collect::<Vec<_>>(), [1_000; 4]);
 }
 
 fn answer(status: u16, body: &str) -> Result<Answer, String> {
