@@ -100,6 +100,10 @@ pub fn run(args: Args) -> CmdResult {
     // API keys made for this run: the REST traders' (accounts 8 and 9) and the user's
     // (account 1, CLIENT1's firm).
     let mut tokens = Vec::new();
+    // The same keys as a config file next to the journal (hashes only), for `rialto journal
+    // verify` and `dump`, whose replay needs the API keys the journal was written with.
+    let mut copy =
+        String::from("# Written by `rialto demo`: its API keys (the tokens were shown once).\n");
     for (name, account) in [("rest-trader-1", 8), ("rest-trader-2", 9), ("you", 1)] {
         let (token, sha256) = http_gateway::keys::new_token()?;
         let firm = cfg
@@ -114,8 +118,15 @@ pub fn run(args: Args) -> CmdResult {
             firm: firm as u16,
             requests_per_sec: 10_000,
         });
+        copy.push_str(&format!(
+            "[[api_keys]]\nname = \"{name}\"\naccount = {account}\nsha256 = \"{}\"\nrequests_per_sec = 10000\n",
+            http_gateway::keys::hex(&sha256)
+        ));
         tokens.push(token);
     }
+    std::fs::create_dir_all(&data_dir)
+        .and_then(|_| std::fs::write(server::config_copy_path(&data_dir), copy))
+        .map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let user_token = tokens.pop().expect("three keys made");
     // The exchange's log lines would break the live display.
     let server = server::Server::start(cfg, Arc::new(|_m: &str| {}))
