@@ -28,6 +28,11 @@
 //! At the end: orders by kind, reports, trades, the latency table, and the rejects counted by
 //! what they were (new order, cancel, replace) and the exchange's reason (Text, tag 58).
 //!
+//! Given the exchange's REST address and API tokens, two traders also quote over the REST API
+//! (`rest`: passive GTC orders away from the touch, moved and canceled, on a thread of their
+//! own) at a small share of the rate (`REST_SHARE`); a line of the display and one of the
+//! summary count their orders and rejects.
+//!
 //! Never: starts, stops or configures an exchange (it is only a FIX client of `addr`); binds
 //! anything.
 
@@ -53,6 +58,9 @@ use types::{OrdType, Side, SplitMix64, TimeInForce};
 const LEVELS: u32 = 2;
 const MAKERS: usize = 3;
 const TAKERS: usize = 3;
+/// The REST traders' share of the demo's rate: 1 in this many orders (at least 2/s, at most
+/// 500/s).
+const REST_SHARE: u64 = 20;
 /// Half the quoted spread, in ticks.
 const HALF_SPREAD_TICKS: i64 = 3;
 /// Distance between a maker's quote levels, in ticks.
@@ -254,6 +262,9 @@ pub struct DemoConfig {
     pub market_data: Option<SocketAddr>,
     /// The exchange's market-data figures, when it runs in this process.
     pub md_figures: Option<MdFiguresFn>,
+    /// The exchange's REST API and the REST traders' API tokens (one each): `None`, no REST
+    /// traders.
+    pub rest: Option<(SocketAddr, Vec<String>)>,
 }
 
 /// What the exchange's market-data publisher says of itself.
@@ -291,6 +302,7 @@ impl DemoConfig {
             redraw: None,
             market_data: None,
             md_figures: None,
+            rest: None,
         }
     }
 }
@@ -333,6 +345,9 @@ struct Display<'w> {
     md_figures: Option<MdFiguresFn>,
     /// `md_figures().messages` a second ago.
     md_messages: u64,
+    /// The REST traders' counts, and their order requests a second ago.
+    rest: Option<Arc<rest::RestCounts>>,
+    rest_orders: u64,
 }
 
 impl Display<'_> {
@@ -432,6 +447,18 @@ impl Observer for Display<'_> {
                 f.conflations
             ));
             self.md_messages = f.messages;
+        }
+        if let Some(r) = &self.rest {
+            let orders = r.orders();
+            lines.push(format!(
+                "REST traders: orders {:>6}/s   totals: orders {}, rejects {}, shed {}, errors {}",
+                thousands(orders.saturating_sub(self.rest_orders)),
+                thousands(orders),
+                thousands(r.rejects.load(std::sync::atomic::Ordering::Relaxed)),
+                thousands(r.shed.load(std::sync::atomic::Ordering::Relaxed)),
+                r.errors.load(std::sync::atomic::Ordering::Relaxed)
+            ));
+            self.rest_orders = orders;
         }
         let feed = self.top_of_book_from_feed();
         lines.push(format!(
@@ -630,6 +657,8 @@ pub struct DemoSummary {
     pub rejects: RejectReasons,
     /// From the end of the run (mass cancel, logout).
     pub notes: Vec<String>,
+    /// What the REST traders did, if there were any.
+    pub rest: Option<Arc<rest::RestCounts>>,
 }
 
 /// Runs the traders against `cfg.addr`, writing the live display and the summary to `out`.
@@ -639,17 +668,29 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         return Err("--rate must be at least 1 order/s".into());
     }
     let w = |out: &mut dyn Write, s: String| out.write_all(s.as_bytes()).map_err(|e| e.to_string());
+    let rest_rate = match &cfg.rest {
+        Some(_) => (cfg.rate / REST_SHARE).clamp(2, 500),
+        None => 0,
+    };
+    let fix_rate = cfg.rate.saturating_sub(rest_rate).max(1);
+    let rest_text = match &cfg.rest {
+        Some((_, tokens)) => format!(
+            ";\n{} REST traders quote far from the touch over the REST API ({rest_rate} orders/s)",
+            tokens.len()
+        ),
+        None => String::new(),
+    };
     w(
         out,
         format!(
             "{MAKERS} market makers quote ACME BOLT CRNK around a drifting mid, {TAKERS} takers send\n\
-             market and IOC orders: {} orders/s in all. Ctrl-C to stop.\n\n",
+             market and IOC orders{rest_text}: {} orders/s in all. Ctrl-C to stop.\n\n",
             cfg.rate
         ),
     )?;
     let market0 = crate::mix::Market::default_contract();
     let nbots = MAKERS + TAKERS;
-    let mut dcfg = DriverConfig::new(cfg.addr, nbots, cfg.rate.div_ceil(nbots as u64).max(1));
+    let mut dcfg = DriverConfig::new(cfg.addr, nbots, fix_rate.div_ceil(nbots as u64).max(1));
     dcfg.warmup = Duration::ZERO;
     dcfg.duration = cfg.duration;
     dcfg.window = Trader::maker_window(market0.symbols.len());
@@ -658,6 +699,18 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
     dcfg.run_seed = wall_ns() / 1_000_000;
     let started = Instant::now();
     let mut driver = Driver::connect(dcfg)?;
+    let rest = match &cfg.rest {
+        Some((addr, tokens)) => Some(rest::RestTraders::start(
+            rest::RestConfig {
+                addr: *addr,
+                tokens: tokens.clone(),
+                rate: rest_rate,
+                seed: cfg.seed,
+            },
+            market0.clone(),
+        )?),
+        None => None,
+    };
     let floor = Trader::floor(market0.symbols.len());
     let mut traders: Vec<Trader> = (0..nbots)
         .map(|i| {
@@ -694,6 +747,8 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             },
             md_figures: cfg.md_figures.clone(),
             md_messages: 0,
+            rest: rest.as_ref().map(|r| r.counts.clone()),
+            rest_orders: 0,
         },
         names: market
             .symbols
@@ -704,7 +759,10 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         rejects: RejectReasons::default(),
         floor: floor.clone(),
     };
-    let result = driver.run(&mut traders, &mut market, &mut obs)?;
+    let result = driver.run(&mut traders, &mut market, &mut obs);
+    let rest_keys = rest.as_ref().map_or(0, |r| r.keys);
+    let rest = rest.map(rest::RestTraders::stop);
+    let result = result?;
     let reports = obs.display.reports_total;
     let rejects = obs.rejects;
     let mut notes = driver.finish();
@@ -738,6 +796,13 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
             s.push_str(&format!("  {line}\n"));
         }
     }
+    if let Some(r) = &rest {
+        s.push_str(&r.summary(rest_keys));
+        s.push('\n');
+        for p in r.problems() {
+            s.push_str(&format!("  REST: {p}\n"));
+        }
+    }
     s.push_str(&format!(
         "ack latency, order request -> first execution report, whole run:\n{}",
         percentile_table(&result.latency)
@@ -753,10 +818,12 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         reports,
         rejects,
         notes,
+        rest,
     })
 }
 
 mod feed;
 mod floor;
+pub mod rest;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! Rialto's load generator: the programs behind `rialto bench fix`, `bench echo`,
-//! `bench sweep` and `rialto demo`.
+//! `bench sweep`, `bench http` and `rialto demo`.
 //!
 //! Role: drive an exchange over FIX exactly as clients would (real TCP sessions, one per bot),
 //! open loop at fixed offered rates, and report request -> first answer latency as the seeds do
@@ -19,8 +19,11 @@
 //! `sweep` (runs per rate and bots count, repetitions, knee detection, CSV), `svg` (the
 //! latency-vs-load chart), `spawn` (a `rialto serve` child for one run), `noise` (the machine's
 //! scheduling gaps: the floor under every latency figure), `demo` (the in-process exchange with
-//! simulated traders). `examples/ack_exchange.rs` is a stand-in exchange that only acknowledges, to
-//! measure the generator's own ceiling.
+//! simulated traders, and `demo::rest`: its traders on the REST API), `http` (an HTTP/1.1
+//! client on hyper: keep-alive connections with an API key, a precise timer), `http_bench`
+//! (`bench http`: the order mix over REST, open loop over N connections).
+//! `examples/ack_exchange.rs` is a stand-in exchange that only acknowledges, to measure the
+//! generator's own ceiling.
 //!
 //! Never: measures from the actual send time (always from the intended one: no coordinated
 //! omission); hides load shedding (exchange-busy rejects are counted apart from business
@@ -35,6 +38,8 @@ pub mod codec;
 pub mod convert;
 pub mod demo;
 pub mod driver;
+pub mod http;
+pub mod http_bench;
 pub mod md;
 pub mod md_bench;
 pub mod mix;

@@ -13,8 +13,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// What to start. `{port}`, `{md_port}` and `{dir}` in `args` are replaced by the chosen
-/// port, a second free port (market data) and the temporary data directory.
+/// What to start. `{port}`, `{md_port}`, `{http_port}`, `{dir}` and `{config}` in `args` are
+/// replaced by the chosen port, a second and a third free port (market data, the REST API),
+/// the temporary data directory and the path of `config` written into the temporary
+/// directory.
 #[derive(Clone, Debug)]
 pub struct SpawnSpec {
     pub program: PathBuf,
@@ -24,6 +26,9 @@ pub struct SpawnSpec {
     /// temporary directory otherwise): the server's own account of the run, e.g. its event
     /// loop summary.
     pub keep_log: Option<PathBuf>,
+    /// A configuration file's text (e.g. `rialto.toml` with API keys), written to
+    /// `<temporary dir>/rialto.toml`, whose path replaces `{config}`.
+    pub config: Option<String>,
 }
 
 impl SpawnSpec {
@@ -56,7 +61,21 @@ impl SpawnSpec {
             ],
             ready_timeout: Duration::from_secs(20),
             keep_log: None,
+            config: None,
         }
+    }
+
+    /// This spec with the REST API served on `{http_port}` and `config` (API keys) given to
+    /// `rialto serve --config`.
+    pub fn with_http(mut self, config: String) -> SpawnSpec {
+        self.args.extend([
+            "--config".into(),
+            "{config}".into(),
+            "--http-listen".into(),
+            "127.0.0.1:{http_port}".into(),
+        ]);
+        self.config = Some(config);
+        self
     }
 
     /// A command line split on whitespace (`java -jar x.jar --port {port}`).
@@ -71,6 +90,7 @@ impl SpawnSpec {
             args: parts.map(str::to_string).collect(),
             ready_timeout: Duration::from_secs(60),
             keep_log: None,
+            config: None,
         })
     }
 }
@@ -81,6 +101,8 @@ pub struct SpawnedServer {
     pub addr: SocketAddr,
     /// Where it serves market data, if its arguments named `{md_port}`.
     pub md_addr: Option<SocketAddr>,
+    /// Where it serves the REST API, if its arguments named `{http_port}`.
+    pub http_addr: Option<SocketAddr>,
     pub data_dir: tempfile::TempDir,
     log_path: PathBuf,
     keep_log: Option<PathBuf>,
@@ -102,16 +124,26 @@ impl SpawnedServer {
             .map_err(|e| format!("cannot create a temporary data dir: {e}"))?;
         let port = free_port()?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let md_port = if spec.args.iter().any(|a| a.contains("{md_port}")) {
+        let mut taken = vec![port];
+        let mut another = |placeholder: &str| -> Result<Option<u16>, String> {
+            if !spec.args.iter().any(|a| a.contains(placeholder)) {
+                return Ok(None);
+            }
             let mut p = free_port()?;
-            while p == port {
+            while taken.contains(&p) {
                 p = free_port()?;
             }
-            Some(p)
-        } else {
-            None
+            taken.push(p);
+            Ok(Some(p))
         };
+        let md_port = another("{md_port}")?;
+        let http_port = another("{http_port}")?;
         let dir = data_dir.path().join("data");
+        let config_path = data_dir.path().join("rialto.toml");
+        if let Some(text) = &spec.config {
+            std::fs::write(&config_path, text)
+                .map_err(|e| format!("{}: {e}", config_path.display()))?;
+        }
         let args: Vec<String> = spec
             .args
             .iter()
@@ -122,7 +154,10 @@ impl SpawnedServer {
                 if let Some(p) = md_port {
                     a = a.replace("{md_port}", &p.to_string());
                 }
-                a
+                if let Some(p) = http_port {
+                    a = a.replace("{http_port}", &p.to_string());
+                }
+                a.replace("{config}", &config_path.display().to_string())
             })
             .collect();
         let log_path = data_dir.path().join("server.log");
@@ -144,17 +179,21 @@ impl SpawnedServer {
             child: Some(child),
             addr,
             md_addr: md_port.map(|p| ([127, 0, 0, 1], p).into()),
+            http_addr: http_port.map(|p| ([127, 0, 0, 1], p).into()),
             data_dir,
             log_path,
             keep_log: spec.keep_log.clone(),
         };
         let deadline = Instant::now() + spec.ready_timeout;
-        // Ready when it accepts on its port and, if it serves market data, on that one too
-        // (the publisher binds after the order-entry listener).
+        // Ready when it accepts on its port and, if it serves market data or the REST API, on
+        // those too (they bind after the order-entry listener).
         let accepts =
             |a: &SocketAddr| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_ok();
         loop {
-            if accepts(&addr) && server.md_addr.as_ref().is_none_or(accepts) {
+            if accepts(&addr)
+                && server.md_addr.as_ref().is_none_or(accepts)
+                && server.http_addr.as_ref().is_none_or(accepts)
+            {
                 return Ok(server);
             }
             if let Some(c) = server.child.as_mut() {

@@ -1,6 +1,7 @@
 //! `rialto demo` shows no reject (it stages none): its simulated traders track their fills and
 //! their orders' states and send only requests the exchange accepts, at the demo's default
-//! rate and in two seeds. Each run is bounded: the demo stops itself after 2 s, and a run that
+//! rate and in two seeds; so do its REST traders, which place, move and cancel orders over the
+//! REST API (whose address the demo prints first). Each run is bounded: the demo stops itself after 2 s, and a run that
 //! has not printed its summary within 90 s is killed and fails.
 
 use std::io::Read;
@@ -75,5 +76,27 @@ fn the_demo_shows_no_unstaged_reject() {
             "seed {seed}: rejects the demo did not stage:\n{out}"
         );
         assert_eq!(count(summary, "errors"), 0, "{out}");
+        // The REST API comes first, with a key for the user.
+        let first = out.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("REST API on http://127.0.0.1:")
+                && first.contains("/api/v1 (API key for you: rk_"),
+            "{out}"
+        );
+        let rest = out
+            .lines()
+            .find(|l| l.starts_with("REST traders ("))
+            .unwrap_or_else(|| panic!("no REST traders' line:\n{out}"));
+        // They placed, moved and canceled orders, none refused.
+        assert!(count(rest, "new") > 0, "{rest}");
+        assert!(count(rest, "replace") > 0, "{rest}");
+        assert!(count(rest, "cancel") > 0, "{rest}");
+        assert_eq!(
+            count(rest, "rejects"),
+            0,
+            "seed {seed}: REST rejects:\n{out}"
+        );
+        assert_eq!(count(rest, "shed"), 0, "{out}");
+        assert_eq!(count(rest, "errors"), 0, "{out}");
     }
 }

@@ -2,8 +2,8 @@
 //! `rialto serve` on an ephemeral loopback port with a temporary data dir, `bench fix` against
 //! it (summary line parsed), `bench echo` (single session and FIX 4.2 -> 4.4 drop copy), a tiny
 //! `bench sweep` and a bots x rate grid with repetitions, all with `--spawn-server`, short
-//! `rialto demo` runs (with a data dir, and with a temporary one it must remove), and `bench
-//! codec` (no sockets). Timing figures are never asserted; counts, formats and the order of
+//! `rialto demo` runs (with a data dir, and with a temporary one it must remove), `bench http`
+//! with its own server (alone, and beside `bench fix`), and `bench codec` (no sockets). Timing figures are never asserted; counts, formats and the order of
 //! percentiles are.
 
 use std::io::{BufRead, BufReader};
@@ -327,6 +327,89 @@ fn bench_echo_and_sweep_spawn_their_server() {
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("takes one count"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn bench_http_spawns_its_server_and_its_orders_are_answered() {
+    let out = rialto(&[
+        "bench",
+        "http",
+        "--spawn-server",
+        "--connections",
+        "3",
+        "--rate",
+        "300",
+        "--duration",
+        "1.5",
+        "--warmup",
+        "0.3",
+        "--window",
+        "10",
+    ]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "stderr:\n{stderr}");
+    assert!(
+        stdout.starts_with("Percentile : Microseconds : Event count\nMIN : "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\n99.999999% : "), "{stdout}");
+    assert!(stderr.contains("measuring"), "{stderr}");
+    let kv = summary(&out);
+    assert_eq!(get(&kv, "rate_offered"), 300.0);
+    assert_eq!(get(&kv, "connections"), 3.0);
+    // New orders answered 201, and nothing answered 5xx or lost.
+    assert!(get(&kv, "created") > 0.0, "{stdout}");
+    assert!(get(&kv, "ok") >= get(&kv, "created"), "{stdout}");
+    assert_eq!(get(&kv, "errors"), 0.0, "{stdout}");
+    assert_eq!(get(&kv, "shed"), 0.0, "{stdout}");
+    assert!(get(&kv, "p50_us") > 0.0 && get(&kv, "p99_us") >= get(&kv, "p50_us"));
+    let achieved = get(&kv, "rate_achieved");
+    assert!(achieved > 0.0 && achieved <= 315.0, "{kv:?}");
+
+    // Beside bench fix at the same rate: both tables, then one line with both.
+    let out = rialto(&[
+        "bench",
+        "http",
+        "--spawn-server",
+        "--with-fix",
+        "--connections",
+        "2",
+        "--rate",
+        "200",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.2",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("## round 1: REST\n") && stdout.contains("## round 1: FIX\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n| REST | ") && stdout.contains("\n| FIX | "),
+        "{stdout}"
+    );
+    let kv = summary(&out);
+    assert_eq!(get(&kv, "rate_offered"), 200.0);
+    assert_eq!(get(&kv, "rest_errors"), 0.0, "{stdout}");
+    assert_eq!(get(&kv, "fix_errors"), 0.0, "{stdout}");
+    assert!(
+        get(&kv, "rest_ok") > 0.0 && get(&kv, "fix_ok") > 0.0,
+        "{stdout}"
+    );
+    assert!(get(&kv, "rest_p50_us") > 0.0 && get(&kv, "fix_p50_us") > 0.0);
+
+    // Against a server of one's own it needs the keys.
+    let out = rialto(&["bench", "http", "--port", "1"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--token-file"),
         "{}",
         text(&out.stderr)
     );

@@ -37,3 +37,18 @@ fn cpu_time_moves_with_work() {
     std::hint::black_box(x);
     assert!(process_cpu_ns() > c0);
 }
+
+#[test]
+fn the_timer_wakes_at_its_time_not_before() {
+    let rt = crate::http::runtime().unwrap();
+    rt.block_on(async {
+        let mut t = Timer::new().unwrap();
+        for ms in [1u64, 3] {
+            let due = mono_ns() + ms * 1_000_000;
+            t.sleep_until(due).await.unwrap();
+            assert!(mono_ns() >= due);
+        }
+        // A time that has passed returns at once.
+        t.sleep_until(1).await.unwrap();
+    });
+}

@@ -21,12 +21,24 @@ fn command_lines_split_and_substitute() {
 }
 
 #[test]
+fn with_http_serves_the_rest_api_on_a_port_of_its_own_with_the_config_given() {
+    let s = SpawnSpec::rialto(PathBuf::from("/x/rialto"), "process", "park", None)
+        .with_http("[[api_keys]]\n".into());
+    let i = s.args.iter().position(|a| a == "--config").unwrap();
+    assert_eq!(s.args[i + 1], "{config}");
+    let i = s.args.iter().position(|a| a == "--http-listen").unwrap();
+    assert_eq!(s.args[i + 1], "127.0.0.1:{http_port}");
+    assert_eq!(s.config.as_deref(), Some("[[api_keys]]\n"));
+}
+
+#[test]
 fn a_missing_program_is_a_clear_error() {
     let spec = SpawnSpec {
         program: PathBuf::from("/nonexistent/rialto-nope"),
         args: vec![],
         ready_timeout: Duration::from_secs(1),
         keep_log: None,
+        config: None,
     };
     let e = SpawnedServer::start(&spec).err().unwrap();
     assert!(e.contains("cannot start /nonexistent/rialto-nope"), "{e}");

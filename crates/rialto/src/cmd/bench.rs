@@ -11,6 +11,10 @@ pub enum BenchCommand {
     /// N FIX bot sessions against an exchange, open loop with a realistic order mix; latency
     /// from intended send time to first ExecutionReport, the seeds' percentile table.
     Fix(super::bench_fix::Args),
+    /// The same order mix over the REST API: open loop over N keep-alive connections (an API
+    /// key each), latency from intended send time to the answer; `--with-fix` runs `bench fix`
+    /// at the same rate beside it.
+    Http(super::bench_http::Args),
     /// One `bench fix` run per offered rate (and bots count, `--bots 1,10,50`; `--repeat N`
     /// for medians): latency-vs-load table with the knee, CSV and SVG.
     Sweep(super::bench_sweep::Args),
@@ -34,6 +38,7 @@ pub fn run(cmd: BenchCommand) -> CmdResult {
     match cmd {
         BenchCommand::Engine(args) => super::bench_engine::run(args),
         BenchCommand::Fix(args) => super::bench_fix::run(args),
+        BenchCommand::Http(args) => super::bench_http::run(args),
         BenchCommand::Sweep(args) => super::bench_sweep::run(args),
         BenchCommand::Echo(args) => super::bench_echo::run(args),
         BenchCommand::Md(args) => super::bench_md::run(args),

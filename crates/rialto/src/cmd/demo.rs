@@ -1,6 +1,9 @@
 //! `rialto demo`: the exchange with embedded defaults in this process plus simulated market
-//! makers and takers over loopback FIX, with live statistics once a second (orders in, reports
-//! out, trades, messages/s, ack latency P50/P99, top of book and last trade per instrument).
+//! makers and takers over loopback FIX and two traders over the REST API, with live statistics
+//! once a second (orders in, reports out, trades, messages/s, ack latency P50/P99, top of book
+//! and last trade per instrument). It prints the REST API's address first, with an API key
+//! made for this run (as are the REST traders' keys, on accounts 8 and 9: the demo's FIX
+//! traders use neither CLIENT8 nor CLIENT9).
 //! Runs until Ctrl-C, then prints a summary (rejects by reason included) and the journal's
 //! state hash.
 //!
@@ -94,17 +97,52 @@ pub fn run(args: Args) -> CmdResult {
         md.listen = Some(next);
     }
     cfg.durability = durability;
+    // API keys made for this run: the REST traders' (accounts 8 and 9) and the user's
+    // (account 1, CLIENT1's firm).
+    let mut tokens = Vec::new();
+    // The same keys as a config file next to the journal (hashes only), for `rialto journal
+    // verify` and `dump`, whose replay needs the API keys the journal was written with.
+    let mut copy =
+        String::from("# Written by `rialto demo`: its API keys (the tokens were shown once).\n");
+    for (name, account) in [("rest-trader-1", 8), ("rest-trader-2", 9), ("you", 1)] {
+        let (token, sha256) = http_gateway::keys::new_token()?;
+        let firm = cfg
+            .firms
+            .iter()
+            .position(|f| f.accounts.contains(&account))
+            .ok_or_else(|| format!("the demo's contract has no account {account}"))?;
+        cfg.api_keys.push(server::config::ApiKeyDef {
+            name: name.into(),
+            sha256,
+            account,
+            firm: firm as u16,
+            requests_per_sec: 10_000,
+        });
+        copy.push_str(&format!(
+            "[[api_keys]]\nname = \"{name}\"\naccount = {account}\nsha256 = \"{}\"\nrequests_per_sec = 10000\n",
+            http_gateway::keys::hex(&sha256)
+        ));
+        tokens.push(token);
+    }
+    std::fs::create_dir_all(&data_dir)
+        .and_then(|_| std::fs::write(server::config_copy_path(&data_dir), copy))
+        .map_err(|e| format!("{}: {e}", data_dir.display()))?;
+    let user_token = tokens.pop().expect("three keys made");
     // The exchange's log lines would break the live display.
     let server = server::Server::start(cfg, Arc::new(|_m: &str| {}))
         .map_err(|e| format!("exchange: {e}"))?;
     let addr = server.addr;
+    let http = server.http_addr();
+    if let Some(h) = http {
+        println!("REST API on http://{h}/api/v1 (API key for you: {user_token})");
+    }
     let journal_note = if temp.is_some() {
         ", a temporary directory removed at exit (--data-dir DIR keeps it)"
     } else {
         ""
     };
     println!(
-        "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..9 are free for\n\
+        "Rialto demo: exchange on {addr} (FIX 4.4, TargetCompID RIALTO; CLIENT1..7 are free for\n\
          your own FIX client), durability {}, journal in {}{journal_note}",
         durability.as_str(),
         data_dir.display(),
@@ -121,6 +159,7 @@ pub fn run(args: Args) -> CmdResult {
     demo.seed = args.seed;
     demo.label = format!("{addr} · {}", durability.as_str());
     demo.market_data = server.market_data_addr();
+    demo.rest = http.map(|h| (h, tokens));
     if let Some(c) = server.market_data_counters() {
         demo.md_figures = Some(loadgen::demo::MdFiguresFn(Arc::new(move || {
             use std::sync::atomic::Ordering::Relaxed;

@@ -9,6 +9,7 @@ mod bench_codec;
 mod bench_echo;
 mod bench_engine;
 mod bench_fix;
+mod bench_http;
 mod bench_md;
 mod bench_noise;
 mod bench_sweep;
