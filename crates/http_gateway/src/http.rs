@@ -635,19 +635,9 @@ pub(crate) async fn new_order(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let key = match authenticate(&s, &headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let body = match body_of(body) {
-        Ok(b) => b,
-        Err(a) => return answer(a),
-    };
-    let parsed = (|| {
-        let idem = idempotency(&headers, &method, &uri, &body)?;
-        let m = object(&body)?;
+    write(&s, &method, &uri, &headers, body, |m| {
         only(
-            &m,
+            m,
             &[
                 "symbol",
                 "side",
@@ -659,9 +649,9 @@ pub(crate) async fn new_order(
                 "client_order_id",
             ],
         )?;
-        let (symbol, def) = symbol_of(&s, required(&m, "symbol")?)?;
-        let side = side_of(required(&m, "side")?)?;
-        let ord_type = match string(&m, "type")?.unwrap_or("limit") {
+        let (symbol, def) = symbol_of(&s, required(m, "symbol")?)?;
+        let side = side_of(required(m, "side")?)?;
+        let ord_type = match string(m, "type")?.unwrap_or("limit") {
             "limit" => OrdType::Limit,
             "market" => OrdType::Market,
             t => {
@@ -672,7 +662,7 @@ pub(crate) async fn new_order(
                 ))
             }
         };
-        let tif = match string(&m, "time_in_force")?.unwrap_or(match ord_type {
+        let tif = match string(m, "time_in_force")?.unwrap_or(match ord_type {
             OrdType::Limit => "gtc",
             OrdType::Market => "ioc",
         }) {
@@ -688,7 +678,7 @@ pub(crate) async fn new_order(
                 ))
             }
         };
-        let price = match (ord_type, string(&m, "price")?) {
+        let price = match (ord_type, string(m, "price")?) {
             (OrdType::Limit, Some(p)) => price_of(p, def)?,
             (OrdType::Limit, None) => {
                 return Err(error(
@@ -702,31 +692,25 @@ pub(crate) async fn new_order(
             }
             (OrdType::Market, None) => 0,
         };
-        let qty = qty_of(required(&m, "quantity")?, def)?;
-        let post_only = flag(&m, "post_only")?;
-        let cl_ord_id = match string(&m, "client_order_id")? {
+        let qty = qty_of(required(m, "quantity")?, def)?;
+        let post_only = flag(m, "post_only")?;
+        let cl_ord_id = match string(m, "client_order_id")? {
             Some(c) => client_id(c)?,
             None => ClOrdId::EMPTY,
         };
-        Ok((
-            idem,
-            ApiOp::New(NewOrder {
-                cl_ord_id,
-                symbol,
-                side,
-                ord_type,
-                tif,
-                price,
-                qty,
-                account: None,
-                post_only,
-            }),
-        ))
-    })();
-    match parsed {
-        Ok((idem, op)) => submit(&s, key, idem, op).await,
-        Err(a) => answer(a),
-    }
+        Ok(ApiOp::New(NewOrder {
+            cl_ord_id,
+            symbol,
+            side,
+            ord_type,
+            tif,
+            price,
+            qty,
+            account: None,
+            post_only,
+        }))
+    })
+    .await
 }
 
 /// An order named in a path: its exchange id (a number).
@@ -854,20 +838,10 @@ pub(crate) async fn replace_order(
     id: Result<Path<String>, PathRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let key = match authenticate(&s, &headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let (id, body) = match (path_of(id), body_of(body)) {
-        (Ok(id), Ok(b)) => (id, b),
-        (Err(a), _) | (_, Err(a)) => return answer(a),
-    };
-    let parsed = (|| {
-        let idem = idempotency(&headers, &method, &uri, &body)?;
-        let order = order_ref(&id)?;
-        let m = object(&body)?;
-        only(&m, &["symbol", "price", "quantity", "client_order_id"])?;
-        let (price, qty) = (string(&m, "price")?, string(&m, "quantity")?);
+    write(&s, &method, &uri, &headers, body, |m| {
+        let order = order_ref(&path_of(id)?)?;
+        only(m, &["symbol", "price", "quantity", "client_order_id"])?;
+        let (price, qty) = (string(m, "price")?, string(m, "quantity")?);
         if price.is_none() && qty.is_none() {
             return Err(error(
                 400,
@@ -877,7 +851,7 @@ pub(crate) async fn replace_order(
         }
         // A price is read in the order's instrument: the symbol says which (the exchange
         // refuses one that is not the order's).
-        let def = match string(&m, "symbol")? {
+        let def = match string(m, "symbol")? {
             Some(sym) => Some(symbol_of(&s, sym)?.1),
             None => None,
         };
@@ -898,21 +872,15 @@ pub(crate) async fn replace_order(
             (Some(q), None) => Some(whole(q)?),
             (None, _) => None,
         };
-        let cl_ord_id = string(&m, "client_order_id")?.map(client_id).transpose()?;
-        Ok((
-            idem,
-            ApiOp::Replace {
-                order,
-                price,
-                qty,
-                cl_ord_id,
-            },
-        ))
-    })();
-    match parsed {
-        Ok((idem, op)) => submit(&s, key, idem, op).await,
-        Err(a) => answer(a),
-    }
+        let cl_ord_id = string(m, "client_order_id")?.map(client_id).transpose()?;
+        Ok(ApiOp::Replace {
+            order,
+            price,
+            qty,
+            cl_ord_id,
+        })
+    })
+    .await
 }
 
 /// Cancels the key's open orders (of one symbol or side if given).
@@ -928,27 +896,40 @@ pub(crate) async fn cancel_all(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let key = match authenticate(&s, &headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let body = match body_of(body) {
-        Ok(b) => b,
-        Err(a) => return answer(a),
-    };
-    let parsed = (|| {
-        let idem = idempotency(&headers, &method, &uri, &body)?;
-        let m = object(&body)?;
-        only(&m, &["symbol", "side"])?;
-        let symbol = match string(&m, "symbol")? {
+    write(&s, &method, &uri, &headers, body, |m| {
+        only(m, &["symbol", "side"])?;
+        let symbol = match string(m, "symbol")? {
             Some(sym) => Some(symbol_of(&s, sym)?.0),
             None => None,
         };
-        let side = string(&m, "side")?.map(side_of).transpose()?;
-        Ok((idem, ApiOp::CancelAll { symbol, side }))
+        let side = string(m, "side")?.map(side_of).transpose()?;
+        Ok(ApiOp::CancelAll { symbol, side })
+    })
+    .await
+}
+
+/// A request that changes something: authenticated, its body read as a JSON object and its
+/// Idempotency-Key taken, `parse` making the request of the object; then handed to the loop.
+async fn write(
+    s: &Shared,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    parse: impl FnOnce(&Map<String, Value>) -> Result<ApiOp, Answer>,
+) -> Response {
+    let key = match authenticate(s, headers) {
+        Ok(k) => k,
+        Err(a) => return answer(a),
+    };
+    let parsed = (|| {
+        let body = body_of(body)?;
+        let idem = idempotency(headers, method, uri, &body)?;
+        let m = object(&body)?;
+        Ok::<_, Answer>((idem, parse(&m)?))
     })();
     match parsed {
-        Ok((idem, op)) => submit(&s, key, idem, op).await,
+        Ok((idem, op)) => submit(s, key, idem, op).await,
         Err(a) => answer(a),
     }
 }
