@@ -21,7 +21,7 @@ use crate::config::{ApiConfig, InstrumentDef};
 use crate::json::{self, Answer};
 use crate::link::{ApiQueue, ApiRequest};
 use crate::market::MarketView;
-use crate::metrics::{HttpMetrics, RequestLabels, Source};
+use crate::metrics::{HttpMetrics, RequestLabels, RouteLabels, Source};
 use crate::openapi::{NotReady, PublicErrors, ReadErrors, WriteErrors};
 use crate::record::{ApiInput, ApiOp, Idem, OrderRef, ReqId};
 use axum::body::Bytes;
@@ -129,7 +129,11 @@ impl Shared {
 
 /// The router of every route; `/metrics` shows the HTTP side's counters and `source`'s.
 pub fn router(shared: Arc<Shared>, http: &HttpConfig, source: Option<Box<dyn Source>>) -> Router {
-    let registry = Arc::new(crate::metrics::registry(&shared.metrics, source));
+    let registry = Arc::new(crate::metrics::registry(
+        &shared.metrics,
+        Some(shared.market.clone()),
+        source,
+    ));
     let document = Bytes::from(crate::openapi::document());
     Router::new()
         .route(
@@ -181,12 +185,18 @@ async fn count(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respon
         .map_or("unmatched", MatchedPath::as_str)
         .to_owned();
     let method = req.method().as_str().to_owned();
+    let t0 = Instant::now();
     let r = next.run(req).await;
+    let labels = RouteLabels { route, method };
+    s.metrics
+        .durations
+        .get_or_create(&labels)
+        .observe(t0.elapsed().as_secs_f64());
     s.metrics
         .requests
         .get_or_create(&RequestLabels {
-            route,
-            method,
+            route: labels.route,
+            method: labels.method,
             status: r.status().as_u16(),
         })
         .inc();

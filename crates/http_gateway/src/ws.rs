@@ -74,6 +74,9 @@ pub struct OrderMsg {
 pub struct WsStats {
     /// Open connections.
     pub connections: AtomicUsize,
+    /// Upgrades accepted, and refused (`ws_connections_max` open already).
+    pub accepted: AtomicU64,
+    pub refused: AtomicU64,
     /// Fresh snapshots sent to connections that fell behind (or missed an update).
     pub conflations: AtomicU64,
     /// Connections closed as too slow (code 1008).

@@ -1,6 +1,6 @@
 //! What the running server's threads share: its counters, its log, the sequencer's clock.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -48,4 +48,46 @@ pub struct Counters {
     /// Execution reports and trades the exchange has made since start (replay included).
     pub reports: AtomicU64,
     pub trades: AtomicU64,
+    /// Open FIX order-entry connections, and those of them logged on (updated each second).
+    pub fix_connections_open: AtomicU64,
+    pub fix_sessions_logged_on: AtomicU64,
+    /// Busy event-loop iterations (read, journal, apply, write: the exchange's part of an
+    /// order's round trip) and their journal steps (appends and commit), by duration.
+    pub iterations: Log2Histogram,
+    pub commits: Log2Histogram,
+}
+
+/// Durations counted by power of two of microseconds, written by one thread with relaxed
+/// atomics (no lock, no allocation) and read by any: bucket 0 holds those under 1 µs, bucket
+/// `i` those under `2^i` µs, the last one the rest.
+#[derive(Default)]
+pub struct Log2Histogram {
+    buckets: [AtomicU64; LOG2_BUCKETS],
+    sum_ns: AtomicU64,
+}
+
+/// Buckets of a [`Log2Histogram`]: the last counts from 2^14 µs (16 ms) up.
+pub const LOG2_BUCKETS: usize = 16;
+
+impl Log2Histogram {
+    pub fn record(&self, ns: u64) {
+        let us = ns / 1000;
+        let b = (64 - us.leading_zeros() as usize).min(LOG2_BUCKETS - 1);
+        self.buckets[b].fetch_add(1, Ordering::Relaxed);
+        self.sum_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// The count of each bucket.
+    pub fn counts(&self) -> [u64; LOG2_BUCKETS] {
+        std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed))
+    }
+
+    pub fn sum_ns(&self) -> u64 {
+        self.sum_ns.load(Ordering::Relaxed)
+    }
+
+    /// Bucket `i`'s upper bound in µs (`None`: the last, unbounded).
+    pub fn upper_us(i: usize) -> Option<u64> {
+        (i + 1 < LOG2_BUCKETS).then(|| 1u64 << i)
+    }
 }

@@ -4,7 +4,7 @@
 //! WebSocket endpoint's updates come from the market-data thread (`market_data`).
 
 use crate::config::{Config, HTTP_PORT_DEFAULT};
-use crate::counters::{Counters, Logger};
+use crate::counters::{Counters, Log2Histogram, Logger};
 use crate::error::ServerError;
 use crate::market_data::MdCounters;
 use http_gateway::http::{HttpConfig, Shared};
@@ -77,7 +77,7 @@ impl HttpServer {
         let http = HttpConfig {
             body_max: settings.body_max,
             queue_max: settings.queue_max,
-            ..HttpConfig::default()
+            ws_connections_max: settings.ws_connections_max,
         };
         let wake: Box<dyn Fn() + Send + Sync> = Box::new(move || {
             let _ = waker.wake();
@@ -143,6 +143,25 @@ impl HttpServer {
             let _ = t.join();
         }
     }
+}
+
+/// `h` as a Prometheus histogram in seconds.
+fn log2_histogram(
+    r: &mut Readings<'_>,
+    name: &str,
+    help: &str,
+    h: &Log2Histogram,
+) -> std::fmt::Result {
+    let buckets: Vec<(f64, u64)> = h
+        .counts()
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let le = Log2Histogram::upper_us(i).map_or(f64::INFINITY, |us| us as f64 / 1e6);
+            (le, n)
+        })
+        .collect();
+    r.histogram(name, help, h.sum_ns() as f64 / 1e9, &buckets)
 }
 
 /// The server's counters that `/metrics` shows beside the HTTP side's: atomics the event loop
@@ -240,6 +259,29 @@ impl Source for ServerMetrics {
             "fix_throttled",
             "FIX application messages answered \"throttled\" (over their session's limits)",
             get(&c.throttled),
+        )?;
+        r.gauge(
+            "fix_connections_open",
+            "FIX order-entry connections open (updated each second)",
+            get(&c.fix_connections_open),
+        )?;
+        r.gauge(
+            "fix_sessions_logged_on",
+            "FIX order-entry sessions logged on (updated each second)",
+            get(&c.fix_sessions_logged_on),
+        )?;
+        log2_histogram(
+            r,
+            "loop_iteration_seconds",
+            "Busy event-loop iterations by duration: read, journal, apply and write of a batch, \
+             the exchange's part of an order's round trip",
+            &c.iterations,
+        )?;
+        log2_histogram(
+            r,
+            "journal_commit_seconds",
+            "The event loop's journal steps (a batch's appends and commit) by duration",
+            &c.commits,
         )?;
         r.counter("snapshots", "Snapshots written", get(&c.snapshots))?;
         if let Some(md) = &self.md {

@@ -182,7 +182,14 @@ impl Server {
         )?);
         let auth = crate::auth::Auth::start(auth_check.clone(), waker.clone())?;
         // The public book and ticker of the REST API, as the market-data replica writes them.
-        let market = Arc::new(http_gateway::market::MarketView::new(cfg.instruments.len()));
+        let ws_buffer = cfg
+            .http
+            .as_ref()
+            .map_or(http_gateway::ws::WS_BUFFER_DEFAULT, |h| h.ws_buffer);
+        let market = Arc::new(http_gateway::market::MarketView::with_ws_buffer(
+            cfg.instruments.len(),
+            ws_buffer,
+        ));
         let md = match &cfg.market_data {
             Some(m) => Some(MdPublisher::start(
                 &cfg,
@@ -283,7 +290,6 @@ impl Server {
             snap_busy,
             replica_ok,
             log: log.clone(),
-            hist: [0; 16],
             commit_max_ns: 0,
             commits_slow: 0,
             watch: LoopWatch::default(),

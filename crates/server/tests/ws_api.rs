@@ -626,3 +626,83 @@ fn bad_messages_get_errors_and_the_connection_lives_on() {
     assert_eq!(close["code"], 1008, "{close}");
     s.shutdown().unwrap();
 }
+
+/// `[http] ws_connections_max`: an upgrade beyond it is answered 503 (the others live on), and
+/// `/metrics` counts it with the open connections; the event loop's latency histogram counts
+/// the batches that traded, the FIX gauges the session logged on.
+#[test]
+fn ws_connections_max_refuses_upgrades_beyond_it_and_metrics_count_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let text = "http_listen = \"127.0.0.1:0\"\n[http]\nws_connections_max = 2\nws_buffer = 64\n";
+    let http = Config::from_toml(text).expect("config").http;
+    assert_eq!(
+        http.as_ref().map(|h| (h.ws_connections_max, h.ws_buffer)),
+        Some((2, 64))
+    );
+    cfg.http = http;
+    let s = start(cfg);
+    let api = Api::of(&s);
+    let mut a = Ws::connect(&s);
+    let _b = Ws::connect(&s);
+    let addr = s.http_addr().unwrap();
+    let refused = tungstenite::client(format!("ws://{addr}/ws"), TcpStream::connect(addr).unwrap());
+    match refused {
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(r))) => {
+            assert_eq!(r.status().as_u16(), 503)
+        }
+        Err(e) => panic!("upgrade beyond ws_connections_max: {e}"),
+        Ok(_) => panic!("upgrade beyond ws_connections_max accepted"),
+    }
+    a.send(r#"{"op":"subscribe","channel":"ticker","symbol":"ACME"}"#);
+    assert_eq!(a.next()["type"], "subscribed");
+    api.order(
+        TOKEN_A,
+        json!({"symbol": "ACME", "side": "buy", "type": "limit", "price": "10.40", "quantity": "5"}),
+    );
+    let mut fix = FixClient::connect(s.addr, "CLIENT3", "RIALTO", 1).unwrap();
+    fix.logon(30, true).unwrap();
+    fix.expect("A", T).unwrap();
+    // The FIX gauges are updated each second.
+    let deadline = Instant::now() + T;
+    let metrics = loop {
+        let m = api
+            .agent
+            .get(format!("{}/metrics", api.base))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        if m.lines().any(|l| l == "rialto_fix_sessions_logged_on 1") {
+            break m;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no FIX session in /metrics:\n{m}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in /metrics:\n{metrics}"))
+    };
+    assert_eq!(value("rialto_fix_connections_open"), 1.0);
+    assert_eq!(value("rialto_ws_connections_open"), 2.0);
+    assert_eq!(value("rialto_ws_refused_connections_total"), 1.0);
+    assert_eq!(value("rialto_ws_connections_total"), 2.0);
+    assert!(value("rialto_loop_iteration_seconds_count") >= 1.0);
+    assert!(value("rialto_journal_commit_seconds_count") >= 1.0);
+    assert_eq!(
+        value("rialto_loop_iteration_seconds_bucket{le=\"+Inf\"}"),
+        value("rialto_loop_iteration_seconds_count")
+    );
+    assert_eq!(
+        value(
+            "rialto_http_request_duration_seconds_count{route=\"/api/v1/orders\",method=\"POST\"}"
+        ),
+        1.0
+    );
+}

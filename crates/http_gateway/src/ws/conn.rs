@@ -49,6 +49,7 @@ pub(crate) async fn upgrade(State(s): State<Arc<Shared>>, ws: WebSocketUpgrade) 
     let stats = &s.market.ws().stats;
     if stats.connections.fetch_add(1, Ordering::AcqRel) >= s.ws_connections_max {
         stats.connections.fetch_sub(1, Ordering::AcqRel);
+        stats.refused.fetch_add(1, Ordering::Relaxed);
         let body = crate::json::Answer::error(
             503,
             "too_many_connections",
@@ -63,6 +64,7 @@ pub(crate) async fn upgrade(State(s): State<Arc<Shared>>, ws: WebSocketUpgrade) 
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return r;
     }
+    stats.accepted.fetch_add(1, Ordering::Relaxed);
     // Counted until the connection ends (or the upgrade fails and the closure is dropped).
     let counted = Counted(s.clone());
     ws.max_message_size(MESSAGE_MAX)

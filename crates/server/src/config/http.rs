@@ -44,6 +44,13 @@ pub struct HttpFile {
     /// Longest wait for a request's head, and for the next request on an idle connection,
     /// seconds (default 10).
     pub header_timeout_secs: Option<u64>,
+    /// WebSocket connections open at once at most (default 1,024; each also counts as an
+    /// HTTP connection); beyond, the upgrade is answered 503.
+    pub ws_connections_max: Option<usize>,
+    /// Messages each WebSocket broadcast ring keeps (market updates; order events; default
+    /// 4,096): a connection further behind gets fresh book snapshots, or is closed (1008) if
+    /// it subscribed to trades or orders.
+    pub ws_buffer: Option<usize>,
 }
 
 /// Where and how the REST API is served.
@@ -57,6 +64,8 @@ pub struct HttpSettings {
     pub idempotency_max: usize,
     pub idempotency_ttl_ns: u64,
     pub limits: http_gateway::config::Limits,
+    pub ws_connections_max: usize,
+    pub ws_buffer: usize,
 }
 
 /// The port of the default HTTP address.
@@ -112,6 +121,16 @@ pub(super) fn http_settings(
     if !(1..=600).contains(&header_timeout_secs) {
         return err("http.header_timeout_secs must be 1 to 600");
     }
+    let ws_connections_max = file.ws_connections_max.unwrap_or(1024);
+    if ws_connections_max == 0 {
+        return err("http.ws_connections_max must be >= 1");
+    }
+    let ws_buffer = file
+        .ws_buffer
+        .unwrap_or(http_gateway::ws::WS_BUFFER_DEFAULT);
+    if !(16..=(1 << 20)).contains(&ws_buffer) {
+        return err("http.ws_buffer must be 16 to 1048576");
+    }
     Ok(Some(HttpSettings {
         listen,
         body_max,
@@ -123,6 +142,8 @@ pub(super) fn http_settings(
             per_address_max,
             header_timeout: std::time::Duration::from_secs(header_timeout_secs),
         },
+        ws_connections_max,
+        ws_buffer,
     }))
 }
 

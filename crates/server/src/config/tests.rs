@@ -399,3 +399,25 @@ fn trading_day_end_and_cancel_on_disconnect() {
     .unwrap();
     assert_eq!(c.exchange_config().cancel_on_disconnect, vec![false, true]);
 }
+
+/// `[http]`'s limits: each out of its range is refused naming it.
+#[test]
+fn http_limits_out_of_range_are_refused_by_name() {
+    for (bad, why) in [
+        ("body_max_bytes = 10", "http.body_max_bytes"),
+        ("queue_max = 0", "http.queue_max"),
+        ("idempotency_keys_max = 0", "http.idempotency_keys_max"),
+        ("idempotency_secs = 0", "http.idempotency_secs"),
+        ("connections_max = 0", "http.connections_max"),
+        ("header_timeout_secs = 0", "http.header_timeout_secs"),
+        ("ws_connections_max = 0", "http.ws_connections_max"),
+        ("ws_buffer = 8", "http.ws_buffer"),
+        ("ws_buffer = 2000000", "http.ws_buffer"),
+    ] {
+        let e = Config::from_toml(&format!("[http]\n{bad}\n")).unwrap_err();
+        assert!(e.to_string().contains(why), "{bad}: {e}");
+    }
+    let c = Config::from_toml("[http]\nws_buffer = 16\nws_connections_max = 1\n").unwrap();
+    let h = c.http.expect("HTTP on by default");
+    assert_eq!((h.ws_buffer, h.ws_connections_max), (16, 1));
+}

@@ -168,7 +168,6 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) log: Logger,
     /// Iterations with work by duration: bucket `i` counts those under `2^i` µs (the last
     /// bucket: everything longer). Logged at stop, to find stalls.
-    pub(crate) hist: [u64; 16],
     /// Longest journal time of a batch (appends + commit, ns) and batches over 1 ms, logged at
     /// stop.
     pub(crate) commit_max_ns: u64,
@@ -300,9 +299,7 @@ impl<L: Log> EventLoop<L> {
                     .slow_iterations
                     .fetch_add(1, Ordering::Relaxed);
             }
-            let us = took / 1000;
-            let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
-            self.hist[bucket] += 1;
+            self.counters.iterations.record(took);
             if shutdown {
                 (self.log)(&self.iteration_summary());
                 self.close_all();
@@ -331,6 +328,7 @@ impl<L: Log> EventLoop<L> {
         let commit_ns = e0.duration_since(c0).as_nanos() as u64;
         self.commit_max_ns = self.commit_max_ns.max(commit_ns);
         self.commits_slow += u64::from(commit_ns > 1_000_000);
+        self.counters.commits.record(commit_ns);
         let times = IterTimes {
             what,
             journal: commit_ns,

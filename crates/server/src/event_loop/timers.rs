@@ -12,7 +12,7 @@
 
 use super::EventLoop;
 use crate::config::Idle;
-use crate::counters::now_ns;
+use crate::counters::{now_ns, Log2Histogram};
 use crate::error::ServerError;
 use crate::record::Record;
 use crate::snapshots::SnapshotJob;
@@ -33,6 +33,13 @@ impl<L: Log> EventLoop<L> {
             self.batch.push(Record::Tick);
         }
         self.close_overdue(t0);
+        let open = self.conns.len();
+        let c = &self.counters;
+        c.fix_connections_open.store(open as u64, Ordering::Relaxed);
+        c.fix_sessions_logged_on.store(
+            open.saturating_sub(self.pending_logons) as u64,
+            Ordering::Relaxed,
+        );
         if self.throttled_unlogged > 0 {
             tracing::warn!(
                 throttled = std::mem::take(&mut self.throttled_unlogged),
@@ -73,14 +80,14 @@ impl<L: Log> EventLoop<L> {
 
     /// One line: how long the loop's busy iterations took.
     pub(super) fn iteration_summary(&self) -> String {
-        let total: u64 = self.hist.iter().sum();
+        let hist = self.counters.iterations.counts();
+        let total: u64 = hist.iter().sum();
         let mut s = format!("event loop: {total} busy iterations, by duration:");
-        for (i, n) in self.hist.iter().enumerate() {
+        for (i, n) in hist.iter().enumerate() {
             if *n > 0 {
-                if i + 1 == self.hist.len() {
-                    s.push_str(&format!(" >={}us:{n}", 1u64 << (i - 1)));
-                } else {
-                    s.push_str(&format!(" <{}us:{n}", 1u64 << i));
+                match Log2Histogram::upper_us(i) {
+                    Some(us) => s.push_str(&format!(" <{us}us:{n}")),
+                    None => s.push_str(&format!(" >={}us:{n}", 1u64 << (i - 1))),
                 }
             }
         }
