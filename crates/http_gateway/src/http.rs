@@ -743,18 +743,10 @@ pub(crate) async fn get_order(
     headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let key = match authenticate(&s, &headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let id = match path_of(id) {
-        Ok(id) => id,
-        Err(a) => return answer(a),
-    };
-    match order_ref(&id) {
-        Ok(r) => submit(&s, key, None, ApiOp::Get(r)).await,
-        Err(a) => answer(a),
-    }
+    keyed(&s, &headers, |_| {
+        Ok((None, ApiOp::Get(order_ref(&path_of(id)?)?)))
+    })
+    .await
 }
 
 /// `GET /api/v1/orders?status=open[&symbol=S]` or `?client_order_id=X`.
@@ -768,44 +760,38 @@ pub(crate) async fn list_or_find(
     headers: HeaderMap,
     q: Result<Query<Params>, QueryRejection>,
 ) -> Response {
-    let key = match authenticate(&s, &headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let q = match query_of(q) {
-        Ok(q) => q,
-        Err(a) => return answer(a),
-    };
-    if let Some(k) = q
-        .keys()
-        .find(|k| !["status", "symbol", "client_order_id"].contains(&k.as_str()))
-    {
-        return fail(400, "unknown_parameter", format!("unknown parameter {k:?}"));
-    }
-    if let Some(c) = q.get("client_order_id") {
-        return match client_id(c) {
-            Ok(c) => submit(&s, key, None, ApiOp::Get(OrderRef::Client(c))).await,
-            Err(a) => answer(a),
-        };
-    }
-    match q.get("status").map(String::as_str) {
-        Some("open") => {}
-        other => {
-            return fail(
+    keyed(&s, &headers, |s| {
+        let q = query_of(q)?;
+        if let Some(k) = q
+            .keys()
+            .find(|k| !["status", "symbol", "client_order_id"].contains(&k.as_str()))
+        {
+            return Err(error(
                 400,
-                "invalid_status",
-                format!("status must be open (or give client_order_id), got {other:?}"),
-            )
+                "unknown_parameter",
+                format!("unknown parameter {k:?}"),
+            ));
         }
-    }
-    let symbol = match q.get("symbol") {
-        None => None,
-        Some(sym) => match symbol_of(&s, sym) {
-            Ok((i, _)) => Some(i),
-            Err(a) => return answer(a),
-        },
-    };
-    submit(&s, key, None, ApiOp::ListOpen { symbol }).await
+        if let Some(c) = q.get("client_order_id") {
+            return Ok((None, ApiOp::Get(OrderRef::Client(client_id(c)?))));
+        }
+        match q.get("status").map(String::as_str) {
+            Some("open") => {}
+            other => {
+                return Err(error(
+                    400,
+                    "invalid_status",
+                    format!("status must be open (or give client_order_id), got {other:?}"),
+                ))
+            }
+        }
+        let symbol = match q.get("symbol") {
+            None => None,
+            Some(sym) => Some(symbol_of(s, sym)?.0),
+        };
+        Ok((None, ApiOp::ListOpen { symbol }))
+    })
+    .await
 }
 
 /// Cancels one of the key's open orders.
@@ -819,19 +805,11 @@ pub(crate) async fn cancel_order(
     headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let key = match authenticate(&s, &headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let id = match path_of(id) {
-        Ok(id) => id,
-        Err(a) => return answer(a),
-    };
-    let parsed = (|| Ok((idempotency(&headers, &method, &uri, &[])?, order_ref(&id)?)))();
-    match parsed {
-        Ok((idem, r)) => submit(&s, key, idem, ApiOp::Cancel(r)).await,
-        Err(a) => answer(a),
-    }
+    keyed(&s, &headers, |_| {
+        let r = order_ref(&path_of(id)?)?;
+        Ok((idempotency(&headers, &method, &uri, &[])?, ApiOp::Cancel(r)))
+    })
+    .await
 }
 
 /// Replaces the price and/or quantity of one of the key's open orders.
@@ -928,18 +906,26 @@ async fn write(
     body: Result<Bytes, BytesRejection>,
     parse: impl FnOnce(&Map<String, Value>) -> Result<ApiOp, Answer>,
 ) -> Response {
-    let key = match authenticate(s, headers) {
-        Ok(k) => k,
-        Err(a) => return answer(a),
-    };
-    let parsed = (|| {
+    keyed(s, headers, |_| {
         let body = body_of(body)?;
         let idem = idempotency(headers, method, uri, &body)?;
         let m = object(&body)?;
-        Ok::<_, Answer>((idem, parse(&m)?))
-    })();
+        Ok((idem, parse(&m)?))
+    })
+    .await
+}
+
+/// A private route: the key of the bearer token, then what `parse` makes of the request
+/// (its Idempotency-Key and operation), submitted to the event loop; the first refusal
+/// answers instead (an unknown key before anything about the request).
+async fn keyed(
+    s: &Shared,
+    headers: &HeaderMap,
+    parse: impl FnOnce(&Shared) -> Result<(Option<Idem>, ApiOp), Answer>,
+) -> Response {
+    let parsed = authenticate(s, headers).and_then(|key| Ok((key, parse(s)?)));
     match parsed {
-        Ok((idem, op)) => submit(s, key, idem, op).await,
+        Ok((key, (idem, op))) => submit(s, key, idem, op).await,
         Err(a) => answer(a),
     }
 }

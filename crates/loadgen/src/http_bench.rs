@@ -168,34 +168,16 @@ impl HttpResult {
                 .collect();
             let _ = writeln!(s, "rejects by code: {}", codes.join(", "));
         }
-        if c.shed > 0 {
-            let _ = writeln!(
-                s,
-                "shed latency: p50 {} us, p99 {} us",
-                us(at(&self.shed_latency, 50.0)),
-                us(at(&self.shed_latency, 99.0))
-            );
-        }
-        if !self.send_lag.is_empty() {
-            let _ = writeln!(
-                s,
-                "send lag behind schedule (a late answer on the connection, or the generator): p50 {} us, p99 {} us, max {} us",
-                us(at(&self.send_lag, 50.0)),
-                us(at(&self.send_lag, 99.0)),
-                us(self.send_lag.max())
-            );
-        }
-        if !self.after_send.is_empty() {
-            let a = &self.after_send;
-            let _ = writeln!(
-                s,
-                "latency from the actual send: p50 {} us, p90 {} us, p99 {} us, p99.9 {} us",
-                us(at(a, 50.0)),
-                us(at(a, 90.0)),
-                us(at(a, 99.0)),
-                us(at(a, 99.9))
-            );
-        }
+        crate::stats::send_lines(
+            &mut s,
+            c.shed,
+            &self.shed_latency,
+            (
+                &self.send_lag,
+                "a late answer on the connection, or the generator",
+            ),
+            &self.after_send,
+        );
         if self.wall_secs > 0.0 {
             let _ = writeln!(
                 s,
@@ -219,15 +201,10 @@ impl HttpResult {
         let h = &self.latency;
         let c = &self.counters;
         format!(
-            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} ok={} created={} fills={} rejects={} shed={} errors={} unsent={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} connections={}",
+            "rate_offered={} rate_achieved={:.0} {} ok={} created={} fills={} rejects={} shed={} errors={} unsent={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} connections={}",
             self.rate_offered,
             self.rate_achieved,
-            us(at(h, 50.0)),
-            us(at(h, 90.0)),
-            us(at(h, 99.0)),
-            us(at(h, 99.9)),
-            us(at(h, 99.99)),
-            us(if h.is_empty() { 0 } else { h.max() }),
+            crate::stats::latency_fields(h),
             c.ok,
             c.created,
             c.fills,

@@ -204,34 +204,13 @@ impl RunResult {
             "acks {}, fills {}, exchange cancels {}, rejects {}, shed {} (exchange busy), errors {}",
             c.acks, c.fills, c.exchange_cancels, c.rejects, c.shed, c.errors
         );
-        if c.shed > 0 {
-            let _ = writeln!(
-                s,
-                "shed latency: p50 {} us, p99 {} us",
-                us(at(&self.shed_latency, 50.0)),
-                us(at(&self.shed_latency, 99.0))
-            );
-        }
-        if !self.send_lag.is_empty() {
-            let _ = writeln!(
-                s,
-                "generator send lag behind schedule: p50 {} us, p99 {} us, max {} us",
-                us(at(&self.send_lag, 50.0)),
-                us(at(&self.send_lag, 99.0)),
-                us(self.send_lag.max())
-            );
-        }
-        if !self.after_send.is_empty() {
-            let a = &self.after_send;
-            let _ = writeln!(
-                s,
-                "latency from the actual send (without the send lag): p50 {} us, p90 {} us, p99 {} us, p99.9 {} us",
-                us(at(a, 50.0)),
-                us(at(a, 90.0)),
-                us(at(a, 99.0)),
-                us(at(a, 99.9))
-            );
-        }
+        send_lines(
+            &mut s,
+            c.shed,
+            &self.shed_latency,
+            (&self.send_lag, "the generator"),
+            &self.after_send,
+        );
         let t = &self.tail;
         if t.total() > 0 {
             let _ = writeln!(
@@ -287,15 +266,10 @@ impl RunResult {
             .map(|ms| format!(" host_steal_ms={ms}"))
             .unwrap_or_default();
         format!(
-            "rate_offered={} rate_achieved={:.0} p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} over200_late_send={} over200_late_answer={}{}",
+            "rate_offered={} rate_achieved={:.0} {} acks={} fills={} rejects={} shed={} errors={} send_lag_p99_us={} after_send_p50_us={} after_send_p99_us={} over200_late_send={} over200_late_answer={}{}",
             self.rate_offered,
             self.rate_achieved,
-            us(at(h, 50.0)),
-            us(at(h, 90.0)),
-            us(at(h, 99.0)),
-            us(at(h, 99.9)),
-            us(at(h, 99.99)),
-            us(if h.is_empty() { 0 } else { h.max() }),
+            latency_fields(h),
             c.acks,
             c.fills,
             c.rejects,
@@ -334,6 +308,61 @@ pub fn parse_summary_line(line: &str) -> Result<Vec<(String, f64)>, String> {
             Ok((k.to_string(), v))
         })
         .collect()
+}
+
+/// The latency fields of a summary line: `p50_us=.. p90_us=.. p99_us=.. p999_us=.. p9999_us=..
+/// max_us=..`.
+pub(crate) fn latency_fields(h: &Histogram<u64>) -> String {
+    format!(
+        "p50_us={} p90_us={} p99_us={} p999_us={} p9999_us={} max_us={}",
+        us(at(h, 50.0)),
+        us(at(h, 90.0)),
+        us(at(h, 99.0)),
+        us(at(h, 99.9)),
+        us(at(h, 99.99)),
+        us(if h.is_empty() { 0 } else { h.max() })
+    )
+}
+
+/// The lines a benchmark's report prints after its counts: the latency of shed answers (if
+/// any), how far sends lagged behind their schedule (`lag.1`: what makes them lag), and the
+/// latency from the actual send (without the lag).
+pub(crate) fn send_lines(
+    s: &mut String,
+    shed: u64,
+    shed_latency: &Histogram<u64>,
+    lag: (&Histogram<u64>, &str),
+    after_send: &Histogram<u64>,
+) {
+    if shed > 0 {
+        let _ = writeln!(
+            s,
+            "shed latency: p50 {} us, p99 {} us",
+            us(at(shed_latency, 50.0)),
+            us(at(shed_latency, 99.0))
+        );
+    }
+    let (send_lag, what) = lag;
+    if !send_lag.is_empty() {
+        let _ = writeln!(
+            s,
+            "send lag behind schedule ({what}): p50 {} us, p99 {} us, max {} us",
+            us(at(send_lag, 50.0)),
+            us(at(send_lag, 99.0)),
+            us(send_lag.max())
+        );
+    }
+    if !after_send.is_empty() {
+        let a = after_send;
+        let _ = writeln!(
+            s,
+            "latency from the actual send (without the send lag): p50 {} us, p90 {} us, p99 {} us, p99.9 {} us",
+            us(at(a, 50.0)),
+            us(at(a, 90.0)),
+            us(at(a, 99.0)),
+            us(at(a, 99.9))
+        );
+    }
 }
 
 #[cfg(test)]

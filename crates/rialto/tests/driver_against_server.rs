@@ -97,7 +97,7 @@ fn echo_answers_every_order() {
     assert_eq!(r.counters.exchange_cancels, 500, "IOC remainders");
     // Every measured request's send lag is recorded. How late the generator sends (its timer
     // waking it for each request) is a figure, not asserted: `rialto bench echo` prints it
-    // ("generator send lag behind schedule").
+    // ("send lag behind schedule (the generator)").
     assert_eq!(r.send_lag.len(), 500);
     paced(&r, 1_000.0, 0.5, tick_min);
     server.shutdown().unwrap();
