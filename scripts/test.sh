@@ -115,6 +115,14 @@ fmt() {
 # The workspace's tests, examples and binaries (the interop step's `rialto` among them).
 build() {
     step "cargo build --workspace --all-targets --profile ci"
+    ci_build
+}
+
+# The build every step uses: after `build`, only a check that all is fresh. The steps that run
+# the `rialto` binary build it this way too, not with `-p rialto`: that would build it with the
+# features of its own dependencies alone, without the tests' (dev-dependencies'), and so build
+# tokio, axum, server and more a second time (a minute of CPU).
+ci_build() {
     cargo build --workspace --all-targets --profile ci
 }
 
@@ -326,9 +334,7 @@ interop() {
         return
     fi
     step "interop: QuickFIX/J against rialto serve (build, java unit tests, scenario and market-data check, a tiny bench codec beside QuickFIX/J, restart, both again; then FIX 4.2 and FIXT.1.1/FIX 5.0SP2 the same way; then the scenario over TLS 1.3 and 1.2 with client certificates)"
-    # Same profile as the tests; only the crates whose features differ without the dev
-    # dependencies are compiled again (seconds), the rest is reused.
-    cargo build --profile ci -p rialto
+    ci_build
     local bin="${CARGO_TARGET_DIR:-target}/ci/rialto"
     local root
     root=$(mktemp -d)
@@ -423,7 +429,7 @@ schemathesis() {
         return
     fi
     step "schemathesis: the REST API against its OpenAPI document"
-    cargo build --profile ci -p rialto
+    ci_build
     local bin="${CARGO_TARGET_DIR:-target}/ci/rialto" root token http_addr=
     root=$(mktemp -d)
     # shellcheck disable=SC2064 # expand root now
