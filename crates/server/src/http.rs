@@ -171,6 +171,8 @@ pub(crate) struct ServerMetrics {
     pub(crate) md: Option<Arc<MdCounters>>,
     /// The HTTP accept loop's counts (set by `HttpServer::start`).
     pub(crate) http_conns: Option<Arc<http_gateway::serve::ConnCounters>>,
+    /// The snapshot replica follows the journal (periodic snapshots): its lag is shown.
+    pub(crate) snapshot_follows: bool,
 }
 
 impl Source for ServerMetrics {
@@ -284,6 +286,13 @@ impl Source for ServerMetrics {
             &c.commits,
         )?;
         r.counter("snapshots", "Snapshots written", get(&c.snapshots))?;
+        if self.snapshot_follows {
+            r.gauge(
+                "snapshot_replica_lag_records",
+                "Records journaled that the snapshot replica has not applied yet",
+                journaled.saturating_sub(get(&c.replica_seq)),
+            )?;
+        }
         if let Some(md) = &self.md {
             let applied = get(&md.applied_seq);
             r.gauge(

@@ -212,6 +212,7 @@ impl Server {
             counters: counters.clone(),
             md: md.as_ref().map(|m| m.counters.clone()),
             http_conns: None,
+            snapshot_follows: cfg.periodic_snapshots(),
         };
         #[cfg(feature = "http")]
         let (http, api) =

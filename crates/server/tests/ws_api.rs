@@ -690,6 +690,9 @@ fn ws_connections_max_refuses_upgrades_beyond_it_and_metrics_count_them() {
             .unwrap_or_else(|| panic!("no {name} in /metrics:\n{metrics}"))
     };
     assert_eq!(value("rialto_fix_connections_open"), 1.0);
+    // The snapshot replica follows the journal (periodic snapshots, the default): at most the
+    // records journaled behind.
+    assert!(value("rialto_snapshot_replica_lag_records") <= value("rialto_journal_last_seq"));
     assert_eq!(value("rialto_ws_connections_open"), 2.0);
     assert_eq!(value("rialto_ws_refused_connections_total"), 1.0);
     assert_eq!(value("rialto_ws_connections_total"), 2.0);
