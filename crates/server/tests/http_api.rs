@@ -2,79 +2,16 @@
 //! sequencer beside FIX, answers with their fills, another key's orders unknown, precise 4xx
 //! errors, Idempotency-Key retries (concurrent, and after a restart), the public book.
 
-use server::{Config, Server};
+mod api_common;
+
+use api_common::{start, Api, TOKEN_A, TOKEN_B};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const TOKEN_A: &str = "rk_test_alice";
-const TOKEN_B: &str = "rk_test_bob";
-
-fn config(dir: &Path) -> Config {
-    let hex = |t: &str| http_gateway::keys::hex(&http_gateway::keys::sha256(t));
-    let text = format!(
-        "listen = \"127.0.0.1:0\"\n\
-         orders_max = 65536\n\
-         journal_segment_bytes = 1048576\n\
-         [[api_keys]]\nname = \"alice\"\naccount = 1\nsha256 = \"{}\"\n\
-         [[api_keys]]\nname = \"bob\"\naccount = 2\nsha256 = \"{}\"\nrequests_per_sec = 100000\n",
-        hex(TOKEN_A),
-        hex(TOKEN_B)
-    );
-    let mut c = Config::from_toml(&text).expect("config");
-    c.data_dir = dir.to_path_buf();
-    c
-}
-
-fn start(cfg: Config) -> Server {
-    Server::start(cfg, Arc::new(|_: &str| {})).expect("server starts")
-}
-
-struct Api {
-    base: String,
-    agent: ureq::Agent,
-}
-
-impl Api {
-    fn of(s: &Server) -> Api {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(10)))
-            .build()
-            .into();
-        Api {
-            base: format!("http://{}", s.http_addr().expect("HTTP is on")),
-            agent,
-        }
-    }
-
-    /// `method path` with `token` (if any), Idempotency-Key `idem` (if any) and `body`.
-    fn call(
-        &self,
-        method: &str,
-        path: &str,
-        token: Option<&str>,
-        idem: Option<&str>,
-        body: &str,
-    ) -> (u16, serde_json::Value, String) {
-        let url = format!("{}{path}", self.base);
-        let mut req = ureq::http::Request::builder().method(method).uri(&url);
-        if let Some(t) = token {
-            req = req.header("Authorization", format!("Bearer {t}"));
-        }
-        if let Some(k) = idem {
-            req = req.header("Idempotency-Key", k);
-        }
-        let req = req
-            .header("Content-Type", "application/json")
-            .body(body.to_owned())
-            .unwrap();
-        let mut r = self.agent.run(req).expect("an answer");
-        let status = r.status().as_u16();
-        let text = r.body_mut().read_to_string().expect("a body");
-        let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
-        (status, v, text)
-    }
+/// alice at the default 1,000 requests a second.
+fn config(dir: &Path) -> server::Config {
+    api_common::config(dir, 1000)
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! book and the engine's while REST and FIX orders flow; a key's private order events, never
 //! another key's; bad messages answered with errors on a connection that lives on.
 
+mod api_common;
+
+use api_common::{start, Api, TOKEN_A, TOKEN_B};
 use fix::client::FixClient;
 use serde_json::{json, Value};
 use server::{Config, Server};
@@ -15,71 +18,23 @@ use std::time::{Duration, Instant};
 use tungstenite::Message;
 use types::Side;
 
-const TOKEN_A: &str = "rk_test_alice";
-const TOKEN_B: &str = "rk_test_bob";
 const T: Duration = Duration::from_secs(20);
 
 fn config(dir: &Path) -> Config {
-    let hex = |t: &str| http_gateway::keys::hex(&http_gateway::keys::sha256(t));
-    let text = format!(
-        "listen = \"127.0.0.1:0\"\n\
-         http_listen = \"127.0.0.1:0\"\n\
-         orders_max = 65536\n\
-         journal_segment_bytes = 1048576\n\
-         [[api_keys]]\nname = \"alice\"\naccount = 1\nsha256 = \"{}\"\nrequests_per_sec = 100000\n\
-         [[api_keys]]\nname = \"bob\"\naccount = 2\nsha256 = \"{}\"\nrequests_per_sec = 100000\n",
-        hex(TOKEN_A),
-        hex(TOKEN_B)
+    api_common::config(dir, 100_000)
+}
+
+/// A new order of `token`'s; it must be accepted.
+fn order(api: &Api, token: &str, body: Value) -> Value {
+    let (st, v, _) = api.call(
+        "POST",
+        "/api/v1/orders",
+        Some(token),
+        None,
+        &body.to_string(),
     );
-    let mut c = Config::from_toml(&text).expect("config");
-    c.data_dir = dir.to_path_buf();
-    c
-}
-
-fn start(cfg: Config) -> Server {
-    Server::start(cfg, Arc::new(|_: &str| {})).expect("server starts")
-}
-
-struct Api {
-    base: String,
-    agent: ureq::Agent,
-}
-
-impl Api {
-    fn of(s: &Server) -> Api {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(10)))
-            .build()
-            .into();
-        Api {
-            base: format!("http://{}", s.http_addr().expect("HTTP is on")),
-            agent,
-        }
-    }
-
-    fn call(&self, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, Value) {
-        let url = format!("{}{path}", self.base);
-        let mut req = ureq::http::Request::builder().method(method).uri(&url);
-        if let Some(t) = token {
-            req = req.header("Authorization", format!("Bearer {t}"));
-        }
-        let req = req
-            .header("Content-Type", "application/json")
-            .body(body.to_owned())
-            .unwrap();
-        let mut r = self.agent.run(req).expect("an answer");
-        let status = r.status().as_u16();
-        let text = r.body_mut().read_to_string().expect("a body");
-        let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
-        (status, v)
-    }
-
-    fn order(&self, token: &str, body: Value) -> Value {
-        let (st, v) = self.call("POST", "/api/v1/orders", Some(token), &body.to_string());
-        assert_eq!(st, 201, "{body}: {v}");
-        v
-    }
+    assert_eq!(st, 201, "{body}: {v}");
+    v
 }
 
 /// A WebSocket client.
@@ -279,14 +234,21 @@ fn rest_trader(api: &Api, token: &str, seed: u64, n: usize, p: &Progress) {
         p.at(i, n);
         if !open.is_empty() && rng.below(5) == 0 {
             let id = open.swap_remove(rng.below(open.len() as u64) as usize);
-            let (st, v) = api.call("DELETE", &format!("/api/v1/orders/{id}"), Some(token), "");
+            let (st, v, _) = api.call(
+                "DELETE",
+                &format!("/api/v1/orders/{id}"),
+                Some(token),
+                None,
+                "",
+            );
             // A cancel may meet its order filled meanwhile: a 4xx, never a 5xx.
             assert!(st == 200 || (400..500).contains(&st), "{v}");
         } else {
             let side = if rng.below(2) == 0 { "buy" } else { "sell" };
             let px = format!("10.{:02}", 40 + rng.below(20));
             let tif = if rng.below(6) == 0 { "ioc" } else { "gtc" };
-            let v = api.order(
+            let v = order(
+                api,
                 token,
                 json!({"symbol": "ACME", "side": side, "price": px,
                        "quantity": (1 + rng.below(9)).to_string(), "time_in_force": tif}),
@@ -329,7 +291,7 @@ fn fix_trader(s: &Server, seed: u64, n: usize, p: &Progress) {
 }
 
 fn rest_book(api: &Api) -> (u64, Side_, Side_) {
-    let (st, v) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, "");
+    let (st, v, _) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, None, "");
     assert_eq!(st, 200);
     (
         v["rpt_seq"].as_u64().unwrap(),
@@ -480,34 +442,43 @@ fn a_keys_orders_channel_shows_its_own_events_and_never_another_keys() {
             json!({"type": "subscribed", "channel": "orders"})
         );
     }
-    let a1 = api.order(
-        TOKEN_A,
+    let a1 = order(&api, TOKEN_A,
         json!({"symbol":"ACME","side":"sell","price":"10.25","quantity":"10","client_order_id":"a-1"}),
     )["order_id"]
         .as_u64()
         .unwrap();
-    let a2 = api.order(
+    let a2 = order(
+        &api,
         TOKEN_A,
         json!({"symbol":"ACME","side":"buy","price":"9","quantity":"1"}),
     )["order_id"]
         .as_u64()
         .unwrap();
-    let b1 = api.order(
+    let b1 = order(
+        &api,
         TOKEN_B,
         json!({"symbol":"ACME","side":"buy","price":"10.30","quantity":"4","time_in_force":"ioc"}),
     );
     assert_eq!(b1["status"], "filled", "{b1}");
     let b1 = b1["order_id"].as_u64().unwrap();
-    let (st, _) = api.call("DELETE", &format!("/api/v1/orders/{a2}"), Some(TOKEN_A), "");
+    let (st, _, _) = api.call(
+        "DELETE",
+        &format!("/api/v1/orders/{a2}"),
+        Some(TOKEN_A),
+        None,
+        "",
+    );
     assert_eq!(st, 200);
-    let b2 = api.order(
+    let b2 = order(
+        &api,
         TOKEN_B,
         json!({"symbol":"ACME","side":"buy","price":"9.5","quantity":"2"}),
     )["order_id"]
         .as_u64()
         .unwrap();
     // Alice's last order: every event before it has arrived once it has.
-    let a3 = api.order(
+    let a3 = order(
+        &api,
         TOKEN_A,
         json!({"symbol":"BOLT","side":"buy","price":"5","quantity":"3"}),
     )["order_id"]
@@ -656,7 +627,8 @@ fn ws_connections_max_refuses_upgrades_beyond_it_and_metrics_count_them() {
     }
     a.send(r#"{"op":"subscribe","channel":"ticker","symbol":"ACME"}"#);
     assert_eq!(a.next()["type"], "subscribed");
-    api.order(
+    order(
+        &api,
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "type": "limit", "price": "10.40", "quantity": "5"}),
     );
