@@ -166,8 +166,6 @@ pub(crate) struct EventLoop<L: Log> {
     /// The snapshot thread's replica works: periodic snapshots cost the loop nothing.
     pub(crate) replica_ok: Arc<AtomicBool>,
     pub(crate) log: Logger,
-    /// Iterations with work by duration: bucket `i` counts those under `2^i` µs (the last
-    /// bucket: everything longer). Logged at stop, to find stalls.
     /// Longest journal time of a batch (appends + commit, ns) and batches over 1 ms, logged at
     /// stop.
     pub(crate) commit_max_ns: u64,
