@@ -349,32 +349,12 @@ fn order_fields(o: &exchange::OrderRecord) -> OrderFields {
     }
 }
 
-/// Appends the rows of record `seq` (stamped `ts`): its reports (but answers to status
-/// requests, which change nothing) and its trades.
+/// Appends the rows of record `seq` (stamped `ts`): its trades and its reports (but answers
+/// to status requests, which change nothing). Each trade makes two fills, the maker's then the
+/// taker's, in the trades' order: the k-th trade's are the record's fills 2k and 2k + 1 (if
+/// the counts do not pair up so, the fills get no trade id).
 pub fn rows_of(seq: u64, ts: u64, reports: &[OwnedOutput], market: &[Event], batch: &mut Batch) {
-    for r in reports {
-        let OwnedOutput::Report {
-            id, order, n, kind, ..
-        } = r
-        else {
-            continue;
-        };
-        let kind = match *kind {
-            ReportKind::New => EventKind::New,
-            ReportKind::Fill { price, qty } => EventKind::Fill { price, qty },
-            ReportKind::Canceled(c) => EventKind::Canceled(cancel_reason(c)),
-            ReportKind::Replaced => EventKind::Replaced,
-            ReportKind::Status => continue,
-        };
-        batch.events.push(OrderEvent {
-            seq,
-            n: *n,
-            ts_ns: ts,
-            order_id: *id,
-            kind,
-            order: order_fields(order),
-        });
-    }
+    let trades_at = batch.trades.len();
     for e in market {
         if let Event::Trade {
             trade_id,
@@ -403,6 +383,60 @@ pub fn rows_of(seq: u64, ts: u64, reports: &[OwnedOutput], market: &[Event], bat
                 taker_side: side(taker_side),
             });
         }
+    }
+    let trades = &batch.trades[trades_at..];
+    let is_fill = |r: &&OwnedOutput| {
+        matches!(
+            r,
+            OwnedOutput::Report {
+                kind: ReportKind::Fill { .. },
+                ..
+            }
+        )
+    };
+    let paired = reports.iter().filter(is_fill).count() == 2 * trades.len();
+    let mut fills = 0usize;
+    for r in reports {
+        let OwnedOutput::Report {
+            id, order, n, kind, ..
+        } = r
+        else {
+            continue;
+        };
+        let kind = match *kind {
+            ReportKind::New => EventKind::New,
+            ReportKind::Fill { price, qty } => {
+                let k = fills;
+                fills += 1;
+                let t = trades.get(k / 2).filter(|t| {
+                    let maker = k.is_multiple_of(2);
+                    paired
+                        && *id
+                            == if maker {
+                                t.maker_order_id
+                            } else {
+                                t.taker_order_id
+                            }
+                });
+                EventKind::Fill {
+                    price,
+                    qty,
+                    trade_id: t.map(|t| t.trade_id),
+                    maker: t.map(|_| k.is_multiple_of(2)),
+                }
+            }
+            ReportKind::Canceled(c) => EventKind::Canceled(cancel_reason(c)),
+            ReportKind::Replaced => EventKind::Replaced,
+            ReportKind::Status => continue,
+        };
+        batch.events.push(OrderEvent {
+            seq,
+            n: *n,
+            ts_ns: ts,
+            order_id: *id,
+            kind,
+            order: order_fields(order),
+        });
     }
 }
 

@@ -287,6 +287,19 @@ fn rest_and_fix_orders_match_the_reference_model() {
     assert_eq!(stored.executions, 2 * trades);
     assert_eq!(stored.orders, all_orders.len() as u64);
     let db = store.connection();
+    // Every fill names its trade, which has one maker fill and one taker fill.
+    let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT count(*) FROM executions WHERE trade_id IS NULL OR liquidity IS NULL"),
+        0
+    );
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM (SELECT trade_id FROM executions GROUP BY trade_id \
+             HAVING count(*) != 2 OR sum(liquidity = 'maker') != 1)"
+        ),
+        0
+    );
     for id in &all_orders {
         let (cum, leaves): (i64, i64) = db
             .query_row(

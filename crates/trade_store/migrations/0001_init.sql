@@ -68,9 +68,12 @@ CREATE TABLE executions (
     qty            INTEGER NOT NULL,
     cum_qty        INTEGER NOT NULL,
     leaves_qty     INTEGER NOT NULL,
+    trade_id       INTEGER,
+    liquidity      TEXT,
     ts_ns          INTEGER NOT NULL,
     PRIMARY KEY (seq, n)
 ) WITHOUT ROWID;
+CREATE INDEX executions_by_trade ON executions (trade_id);
 CREATE INDEX executions_by_owner ON executions (owner, seq, n);
 CREATE INDEX executions_by_order ON executions (order_id);
 

@@ -65,10 +65,13 @@ pub struct InstrumentRow {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
     New,
-    /// `qty` traded at `price` (instrument units).
+    /// `qty` traded at `price` (instrument units), in trade `trade_id` as its maker or taker
+    /// (`None` where the record's fills and trades do not pair up one trade to two fills).
     Fill {
         price: i64,
         qty: u64,
+        trade_id: Option<u64>,
+        maker: Option<bool>,
     },
     /// The rest left the book; the reason (`user`, `ioc`, `fok`, `stp`, `no_liquidity`,
     /// `expired`, ...).

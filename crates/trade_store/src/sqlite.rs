@@ -238,8 +238,9 @@ impl Store for Sqlite {
             )?;
             let mut ex = tx.prepare_cached(
                 "INSERT OR IGNORE INTO executions (exec_id, seq, n, order_id, instrument_id, \
-                 owner, account, side, price, price_units, qty, cum_qty, leaves_qty, ts_ns) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                 owner, account, side, price, price_units, qty, cum_qty, leaves_qty, trade_id, \
+                 liquidity, ts_ns) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?;
             for e in &batch.events {
                 let o = &e.order;
@@ -262,7 +263,13 @@ impl Store for Sqlite {
                     o.leaves_qty as i64,
                     e.ts_ns as i64,
                 ])?;
-                if let EventKind::Fill { price, qty } = e.kind {
+                if let EventKind::Fill {
+                    price,
+                    qty,
+                    trade_id,
+                    maker,
+                } = e.kind
+                {
                     ex.execute(params![
                         e.exec_id(),
                         e.seq as i64,
@@ -277,6 +284,8 @@ impl Store for Sqlite {
                         qty as i64,
                         o.cum_qty as i64,
                         o.leaves_qty as i64,
+                        trade_id.map(|t| t as i64),
+                        maker.map(|m| if m { "maker" } else { "taker" }),
                         e.ts_ns as i64,
                     ])?;
                 }

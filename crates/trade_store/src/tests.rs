@@ -47,6 +47,8 @@ fn batch() -> Batch {
                 kind: EventKind::Fill {
                     price: 10_025,
                     qty: 4,
+                    trade_id: Some(1),
+                    maker: Some(true),
                 },
                 order: fields("partially_filled", 4, 6),
             },
@@ -113,11 +115,15 @@ fn a_batch_commits_its_rows_and_position_and_twice_changes_nothing() {
         (price.as_str(), status.as_str(), created, updated),
         ("100.25", "partially_filled", 5, 6)
     );
-    let exec: String = s
+    let exec: (String, i64, String) = s
         .connection()
-        .query_row("SELECT exec_id FROM executions", [], |r| r.get(0))
+        .query_row(
+            "SELECT exec_id, trade_id, liquidity FROM executions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .unwrap();
-    assert_eq!(exec, "6.1");
+    assert_eq!(exec, ("6.1".to_string(), 1, "maker".to_string()));
     // The summary a journal side folds from the same rows is the same.
     let mut j = Summary {
         position: 6,
