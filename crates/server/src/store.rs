@@ -17,7 +17,8 @@
 //! error is logged once per [`LOG_EVERY`], and `/metrics` shows the lag
 //! (`store_applied_seq`, `store_lag_records`, `store_lag_seconds`).
 //!
-//! Never: on the order path (its own thread, its own replica, the journal files only).
+//! Never: on the order path (its own thread at nice 10, its own replica, the journal files
+//! only).
 
 use crate::config::Config;
 use crate::counters::{now_ns, Counters, Logger};
@@ -39,6 +40,9 @@ use types::{CancelReason, Event, OrdType, Side, TimeInForce};
 
 /// Records a batch spans at most: one transaction each.
 pub const BATCH_RECORDS: u64 = 4096;
+/// The thread's nice value: on busy cores the order path and market data run first (the
+/// journal is the store's buffer).
+const NICE: i32 = 10;
 /// How often the follower looks for new records when it has caught up.
 const POLL: Duration = Duration::from_millis(20);
 /// A failing store's error is logged at most this often.
@@ -132,6 +136,11 @@ impl StoreFollower {
         let handle = std::thread::Builder::new()
             .name("trade-store".into())
             .spawn(move || {
+                if let Err(e) = sched_idle::set_nice(NICE) {
+                    (t.log)(&format!(
+                        "trade store: cannot set the thread's nice value: {e}"
+                    ));
+                }
                 if let Err(e) = t.run() {
                     (t.log)(&format!("trade store stops: {e}"));
                 }

@@ -84,6 +84,20 @@ fn wait(what: &str, mut f: impl FnMut() -> bool) {
 }
 
 #[test]
+fn a_store_of_a_newer_schema_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = trade_store::rusqlite::Connection::open(dir.path().join("rialto.db")).unwrap();
+        db.pragma_update(None, "user_version", trade_store::SCHEMA_VERSION + 1)
+            .unwrap();
+    }
+    let e = Server::start(config(dir.path()), Arc::new(|_: &str| {}))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("newer than this rialto's"), "{e}");
+}
+
+#[test]
 fn a_locked_database_delays_the_store_not_trading_and_it_catches_up() {
     let dir = tempfile::tempdir().unwrap();
     let lines = Arc::new(Mutex::new(Vec::<String>::new()));
