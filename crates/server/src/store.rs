@@ -47,6 +47,9 @@ const NICE: i32 = 10;
 const POLL: Duration = Duration::from_millis(20);
 /// A failing store's error is logged at most this often.
 pub const LOG_EVERY: Duration = Duration::from_secs(10);
+/// How long a stopping server waits for the store to write what it lacks (the rest is written
+/// at the next start).
+const STOP_GRACE: Duration = Duration::from_secs(5);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
@@ -153,8 +156,8 @@ impl StoreFollower {
         })
     }
 
-    /// After the event loop has stopped: the follower writes up to the last record (one
-    /// attempt if the database refuses) and ends.
+    /// After the event loop has stopped: the follower writes up to the last record (for at
+    /// most `STOP_GRACE`; one attempt if the database refuses) and ends.
     pub fn join(mut self) {
         self.stop.store(true, Ordering::Release);
         if let Some(h) = self.handle.take() {
@@ -266,11 +269,23 @@ impl StoreThread {
             .store(pos.ts_ns, Ordering::Release);
         self.follower.set_collect_reports(true);
         let mut batch = Batch::default();
+        let mut stopping_since: Option<Instant> = None;
         loop {
             // Read after the stop flag: once stopping, this is the loop's last record.
             let stopping = self.stopping();
             let upto = self.watermark.last_seq.load(Ordering::Acquire);
             let from = self.follower.last_seq();
+            if stopping {
+                let since = *stopping_since.get_or_insert_with(Instant::now);
+                if from < upto && since.elapsed() >= STOP_GRACE {
+                    (self.log)(&format!(
+                        "trade store: stopping at record {from}, {} behind; the next start \
+                         writes the rest",
+                        upto - from
+                    ));
+                    return Ok(());
+                }
+            }
             if from >= upto {
                 if stopping {
                     return Ok(());
