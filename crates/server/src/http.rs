@@ -174,6 +174,7 @@ pub(crate) struct ServerMetrics {
     /// The snapshot replica follows the journal (periodic snapshots): its lag is shown.
     pub(crate) snapshot_follows: bool,
     /// The trade store's follower, if it runs.
+    #[cfg(feature = "store")]
     pub(crate) store: Option<Arc<crate::store::StoreCounters>>,
 }
 
@@ -295,6 +296,7 @@ impl Source for ServerMetrics {
                 journaled.saturating_sub(get(&c.replica_seq)),
             )?;
         }
+        #[cfg(feature = "store")]
         if let Some(st) = &self.store {
             r.gauge(
                 "store_applied_seq",

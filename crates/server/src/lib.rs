@@ -58,6 +58,7 @@ pub mod recovery;
 pub mod resolve_check;
 mod server;
 mod snapshots;
+#[cfg(feature = "store")]
 pub mod store;
 mod throttle;
 pub mod tools;

@@ -50,6 +50,7 @@ pub struct Server {
     #[cfg(feature = "http")]
     http: Option<crate::http::HttpServer>,
     /// The trade store's follower (`None`: `store = "off"`).
+    #[cfg(feature = "store")]
     store: Option<crate::store::StoreFollower>,
 }
 
@@ -208,6 +209,7 @@ impl Server {
             None => None,
         };
         // The trade store follows the journal on its own thread (`store`).
+        #[cfg(feature = "store")]
         let store = match crate::store::store_path(&cfg) {
             Some(path) => Some(crate::store::StoreFollower::start(
                 &cfg,
@@ -226,6 +228,7 @@ impl Server {
             md: md.as_ref().map(|m| m.counters.clone()),
             http_conns: None,
             snapshot_follows: cfg.periodic_snapshots(),
+            #[cfg(feature = "store")]
             store: store.as_ref().map(|s| s.counters.clone()),
         };
         #[cfg(feature = "http")]
@@ -355,6 +358,7 @@ impl Server {
             md,
             #[cfg(feature = "http")]
             http,
+            #[cfg(feature = "store")]
             store,
         })
     }
@@ -382,6 +386,7 @@ impl Server {
     }
 
     /// The trade store's counters, if it runs.
+    #[cfg(feature = "store")]
     pub fn store_counters(&self) -> Option<Arc<crate::store::StoreCounters>> {
         self.store.as_ref().map(|s| s.counters.clone())
     }
@@ -410,6 +415,7 @@ impl Server {
         }
         let m = self.md.take().map_or(Ok(()), MdPublisher::join);
         // After the loop: the store writes up to its last record, then ends.
+        #[cfg(feature = "store")]
         if let Some(s) = self.store.take() {
             s.join();
         }

@@ -10,6 +10,9 @@ use super::{err, ConfigError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
+/// The default file name of the SQLite store in the data directory (`trade_store::SQLITE_FILE`).
+pub const SQLITE_FILE: &str = "rialto.db";
+
 /// The file's form: the string `"off"`, or a table.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
@@ -39,7 +42,7 @@ impl StoreConfig {
     pub fn path(&self, data_dir: &Path) -> PathBuf {
         self.path
             .clone()
-            .unwrap_or_else(|| data_dir.join(trade_store::SQLITE_FILE))
+            .unwrap_or_else(|| data_dir.join(SQLITE_FILE))
     }
 }
 
