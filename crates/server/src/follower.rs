@@ -2,11 +2,13 @@
 //! its own.
 //!
 //! Role: the one mechanism for everything that only needs to know what happened (the snapshot
-//! replica; market data, the trade store and standby replicas to come). A [`Follower`] holds a
+//! replica, market data, the trade store; standby replicas to come). A [`Follower`] holds a
 //! replica `Node` (restored from a snapshot, or empty) and a position in the journal; it applies
 //! the records the event loop has committed and applied, up to a watermark the loop publishes
 //! (`Counters::last_seq`), and lets its owner look at the replica after each stretch. Replicas
-//! format no messages (`Node::set_replaying`).
+//! format no messages (`Node::set_replaying`); what the exchange said is theirs to keep as typed
+//! outputs: market data's trades and level changes (`follow_market_to`), and the trade store's
+//! every report too (`set_collect_reports`, `follow_store_to`).
 //!
 //! Never: slows the order path (it reads the journal files, never the loop's memory, and only
 //! what the loop has committed; it owns its replica alone), reads past the watermark (a record
