@@ -570,6 +570,11 @@ pub trait Outputs {
     fn report(&mut self, r: &Report<'_>) {
         self.output(&Output::Report(r));
     }
+    /// A wrapping sink that keeps output `o` for itself (an API edge's own) tells the sink it
+    /// wraps, which may copy it (a trade-store replica collects every report); most sinks
+    /// ignore it.
+    #[inline(always)]
+    fn tee(&mut self, _o: &Output<'_>) {}
 }
 
 /// Outputs thrown away (benchmarks, replicas that only keep state).

@@ -688,6 +688,9 @@ struct ApiOut<'a, F: Outputs> {
 
 impl<F: Outputs> ApiOut<'_, F> {
     fn keep(&mut self, to: u16, o: &Output<'_>) -> bool {
+        if to == self.requester || self.cfg.key_of(to).is_some() {
+            self.fix.tee(o);
+        }
         if to == self.requester {
             self.mine.extend(OwnedOutput::of(o));
         } else if self.cfg.key_of(to).is_some() {

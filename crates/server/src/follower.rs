@@ -2,11 +2,13 @@
 //! its own.
 //!
 //! Role: the one mechanism for everything that only needs to know what happened (the snapshot
-//! replica; market data, the trade store and standby replicas to come). A [`Follower`] holds a
+//! replica, market data, the trade store; standby replicas to come). A [`Follower`] holds a
 //! replica `Node` (restored from a snapshot, or empty) and a position in the journal; it applies
 //! the records the event loop has committed and applied, up to a watermark the loop publishes
 //! (`Counters::last_seq`), and lets its owner look at the replica after each stretch. Replicas
-//! format no messages (`Node::set_replaying`).
+//! format no messages (`Node::set_replaying`); what the exchange said is theirs to keep as typed
+//! outputs: market data's trades and level changes (`follow_market_to`), and the trade store's
+//! every report too (`set_collect_reports`, `follow_store_to`).
 //!
 //! Never: slows the order path (it reads the journal files, never the loop's memory, and only
 //! what the loop has committed; it owns its replica alone), reads past the watermark (a record
@@ -24,6 +26,10 @@ use std::time::Duration;
 
 /// Records a follower applies between two calls of its slice hook (about 0.3 ms).
 pub const FOLLOW_SLICE: u64 = 256;
+
+/// A target that means "the journal's end, wherever it is": for tools reading a stopped
+/// server's journal (`rialto store verify`), where no watermark says where it ends.
+pub const TO_END: u64 = u64::MAX;
 
 /// How a stretch of following ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -86,7 +92,7 @@ impl<S: LogSource> Follower<S> {
         upto: u64,
         slice: impl FnMut(&Node) -> bool,
     ) -> Result<FollowEnd, ServerError> {
-        self.follow::<false>(upto, slice, |_, _| {})
+        self.follow::<false>(upto, slice, |_, _, _| {})
     }
 
     /// `follow_to` for a market-data replica: the engine builds its level events, and after
@@ -98,6 +104,25 @@ impl<S: LogSource> Follower<S> {
         slice: impl FnMut(&Node) -> bool,
         each: impl FnMut(&Node, &[types::Event]),
     ) -> Result<FollowEnd, ServerError> {
+        let mut each = each;
+        self.follow::<true>(upto, slice, |n, _, out| each(n, &out.market))
+    }
+
+    /// Turns the copying of every report on or off (`Outbox::collect_reports`: output only,
+    /// never state); they reach `follow_store_to`'s `each`.
+    pub fn set_collect_reports(&mut self, on: bool) {
+        self.out.collect_reports = on;
+    }
+
+    /// `follow_to` for the trade store: after each record `each` gets the replica, the
+    /// record's timestamp and its outputs: the trades and level changes in `market` and, with
+    /// `set_collect_reports`, every report in `reports`, in the exchange's order.
+    pub fn follow_store_to(
+        &mut self,
+        upto: u64,
+        slice: impl FnMut(&Node) -> bool,
+        each: impl FnMut(&Node, u64, &Outbox),
+    ) -> Result<FollowEnd, ServerError> {
         self.follow::<true>(upto, slice, each)
     }
 
@@ -105,7 +130,7 @@ impl<S: LogSource> Follower<S> {
         &mut self,
         upto: u64,
         mut slice: impl FnMut(&Node) -> bool,
-        mut each: impl FnMut(&Node, &[types::Event]),
+        mut each: impl FnMut(&Node, u64, &Outbox),
     ) -> Result<FollowEnd, ServerError> {
         let next = self.node.last_seq() + 1;
         if next > upto {
@@ -143,7 +168,7 @@ impl<S: LogSource> Follower<S> {
                     if MD {
                         self.node
                             .apply_market(rec.seq, rec.timestamp_ns, &r, &mut self.out);
-                        each(&self.node, &self.out.market);
+                        each(&self.node, rec.timestamp_ns, &self.out);
                     } else {
                         self.node
                             .apply(rec.seq, rec.timestamp_ns, &r, &mut self.out);
@@ -153,6 +178,9 @@ impl<S: LogSource> Follower<S> {
                 }
             };
             if !applied {
+                if reopened && upto == TO_END {
+                    break;
+                }
                 if reopened {
                     return Err(ServerError(format!(
                         "the journal ends before record {upto} (at {next})"

@@ -173,6 +173,9 @@ pub(crate) struct ServerMetrics {
     pub(crate) http_conns: Option<Arc<http_gateway::serve::ConnCounters>>,
     /// The snapshot replica follows the journal (periodic snapshots): its lag is shown.
     pub(crate) snapshot_follows: bool,
+    /// The trade store's follower, if it runs.
+    #[cfg(feature = "store")]
+    pub(crate) store: Option<Arc<crate::store::StoreCounters>>,
 }
 
 impl Source for ServerMetrics {
@@ -291,6 +294,30 @@ impl Source for ServerMetrics {
                 "snapshot_replica_lag_records",
                 "Records journaled that the snapshot replica has not applied yet",
                 journaled.saturating_sub(get(&c.replica_seq)),
+            )?;
+        }
+        #[cfg(feature = "store")]
+        if let Some(st) = &self.store {
+            r.gauge(
+                "store_applied_seq",
+                "The last journal record the trade store holds",
+                get(&st.applied_seq),
+            )?;
+            r.gauge(
+                "store_lag_records",
+                "Records journaled that the trade store does not hold yet",
+                st.lag_records(journaled),
+            )?;
+            r.gauge(
+                "store_lag_milliseconds",
+                "How long ago the oldest record the trade store lacks was journaled, at most \
+                 (0: caught up)",
+                (st.lag_seconds(journaled) * 1e3) as u64,
+            )?;
+            r.counter(
+                "store_write_failures",
+                "Writes the trade store's database refused (each retried)",
+                get(&st.failures),
             )?;
         }
         if let Some(md) = &self.md {

@@ -6,8 +6,10 @@
 //! one batch per iteration: socket bytes -> `fix::frame` -> `fix_gateway::FixAdapter` (a
 //! `Record`) -> sequence (seq + timestamp) -> `journal::Log` (group commit) -> `Node::apply`
 //! (the FIX edge's sessions, then `exchange::Exchange`) -> `Outbox` -> sockets. Journal
-//! followers (`follower`) tail the journal on threads of their own: the snapshot replica, and
-//! the market-data publisher (`market_data`), which serves the feed on a port of its own.
+//! followers (`follower`) tail the journal on threads of their own: the snapshot replica, the
+//! market-data publisher (`market_data`), which serves the feed on a port of its own, and the
+//! trade store (`store`, feature `store`), which writes every order, execution and trade to
+//! SQLite (`trade_store`).
 //!
 //! What the journal holds, and why that is enough: every input of the server's state machine
 //! (each FIX message as the adapter read it, connection closes, timer ticks, start and clean
@@ -37,8 +39,8 @@
 //! consumer), `orders_max` resting orders in the engine.
 //!
 //! Module dependencies run one way: `server` (start, stop) -> `event_loop`, `snapshots`,
-//! `market_data`, `recovery`, `tools` -> `auth`, `follower`, `watch`, `transport` -> `node`,
-//! `record` -> `config`, `counters`, `error`.
+//! `market_data`, `store`, `recovery`, `tools` -> `auth`, `follower`, `watch`, `transport` ->
+//! `node`, `record` -> `config`, `counters`, `error`.
 #![forbid(unsafe_code)]
 
 pub mod auth;
@@ -58,6 +60,8 @@ pub mod recovery;
 pub mod resolve_check;
 mod server;
 mod snapshots;
+#[cfg(feature = "store")]
+pub mod store;
 mod throttle;
 pub mod tools;
 mod transport;

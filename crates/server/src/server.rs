@@ -49,6 +49,9 @@ pub struct Server {
     /// The REST API (`None`: `http_listen = "off"`).
     #[cfg(feature = "http")]
     http: Option<crate::http::HttpServer>,
+    /// The trade store's follower (`None`: `store = "off"`).
+    #[cfg(feature = "store")]
+    store: Option<crate::store::StoreFollower>,
 }
 
 impl Server {
@@ -205,6 +208,18 @@ impl Server {
             )?),
             None => None,
         };
+        // The trade store follows the journal on its own thread (`store`).
+        #[cfg(feature = "store")]
+        let store = match crate::store::store_path(&cfg) {
+            Some(path) => Some(crate::store::StoreFollower::start(
+                &cfg,
+                &path,
+                journal.source(),
+                counters.clone(),
+                log.clone(),
+            )?),
+            None => None,
+        };
         #[cfg(not(feature = "http"))]
         let api = None;
         #[cfg(feature = "http")]
@@ -213,6 +228,8 @@ impl Server {
             md: md.as_ref().map(|m| m.counters.clone()),
             http_conns: None,
             snapshot_follows: cfg.periodic_snapshots(),
+            #[cfg(feature = "store")]
+            store: store.as_ref().map(|s| s.counters.clone()),
         };
         #[cfg(feature = "http")]
         let (http, api) =
@@ -341,6 +358,8 @@ impl Server {
             md,
             #[cfg(feature = "http")]
             http,
+            #[cfg(feature = "store")]
+            store,
         })
     }
 
@@ -366,6 +385,12 @@ impl Server {
         self.md.as_ref().map(|m| m.counters.clone())
     }
 
+    /// The trade store's counters, if it runs.
+    #[cfg(feature = "store")]
+    pub fn store_counters(&self) -> Option<Arc<crate::store::StoreCounters>> {
+        self.store.as_ref().map(|s| s.counters.clone())
+    }
+
     /// True once the server is stopping (a signal, `shutdown`, or a fatal journal error).
     pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
@@ -389,6 +414,11 @@ impl Server {
             h.join();
         }
         let m = self.md.take().map_or(Ok(()), MdPublisher::join);
+        // After the loop: the store writes up to its last record, then ends.
+        #[cfg(feature = "store")]
+        if let Some(s) = self.store.take() {
+            s.join();
+        }
         let h = r?;
         m?;
         Ok(h)

@@ -2,7 +2,8 @@
 //! one sequencer, against the naive reference model (`model::Reference`) fed the same commands
 //! in the same order: the final book (as the REST API serves it, from the market-data replica)
 //! equals the model's, level by level, and every REST order's filled quantity equals the
-//! model's ledger.
+//! model's ledger. The trade store (SQLite, on by default) then holds exactly what the journal
+//! says (`store verify`'s comparison) and the model's trades, fills and final order states.
 
 use fix::client::FixClient;
 use model::Reference;
@@ -96,6 +97,7 @@ fn rest_and_fix_orders_match_the_reference_model() {
     let mut rng = XorShift64::new(0xC0FFEE);
     let mut live: Vec<Live> = Vec::new();
     let mut rest_orders: Vec<(usize, u64)> = Vec::new();
+    let mut all_orders: Vec<u64> = Vec::new();
     for n in 0..600u64 {
         let who = rng.below(3) as usize;
         if rng.below(4) == 0 && !live.is_empty() {
@@ -192,6 +194,7 @@ fn rest_and_fix_orders_match_the_reference_model() {
             };
             m.get(37).unwrap().parse().unwrap()
         };
+        all_orders.push(id);
         model.apply(
             &Command::New(NewOrder {
                 id,
@@ -266,4 +269,50 @@ fn rest_and_fix_orders_match_the_reference_model() {
         }
     }
     s.shutdown().unwrap();
+
+    // The trade store, after the clean stop: everything the journal says, nothing more.
+    let cfg = config(dir.path());
+    let journal = server::store::journal_summary(&cfg, dir.path()).unwrap();
+    let mut store = trade_store::Sqlite::open_read_only(&dir.path().join("rialto.db")).unwrap();
+    let stored = trade_store::Store::summary(&mut store).unwrap();
+    assert_eq!(stored.compare(&journal), None, "{stored:?} {journal:?}");
+    // And the model's: its trades (count, volume), two fills each, every order's filled
+    // quantity and whether it is still live.
+    let (trades, volume) = sink.iter().fold((0u64, 0u128), |(n, v), e| match e {
+        types::Event::Trade { qty, .. } => (n + 1, v + *qty as u128),
+        _ => (n, v),
+    });
+    assert!(trades > 50, "the stream traded too little: {trades}");
+    assert_eq!((stored.trades, stored.volume), (trades, volume));
+    assert_eq!(stored.executions, 2 * trades);
+    assert_eq!(stored.orders, all_orders.len() as u64);
+    let db = store.connection();
+    // Every fill names its trade, which has one maker fill and one taker fill.
+    let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT count(*) FROM executions WHERE trade_id IS NULL OR liquidity IS NULL"),
+        0
+    );
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM (SELECT trade_id FROM executions GROUP BY trade_id \
+             HAVING count(*) != 2 OR sum(liquidity = 'maker') != 1)"
+        ),
+        0
+    );
+    for id in &all_orders {
+        let (cum, leaves): (i64, i64) = db
+            .query_row(
+                "SELECT cum_qty, leaves_qty FROM orders WHERE order_id = ?1",
+                [*id as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let l = model.ledger(*id).unwrap();
+        assert_eq!(
+            (cum as u128, leaves as u64),
+            (l.filled, l.remaining),
+            "order {id}"
+        );
+    }
 }

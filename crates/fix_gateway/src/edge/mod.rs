@@ -60,6 +60,11 @@ pub struct Outbox {
     /// The outputs for originators that are not FIX sessions (API keys), in order, for the
     /// edge that serves them.
     pub others: Vec<exchange::OwnedOutput>,
+    /// Set by a trade-store replica (whose edge functions are called with `MD = true`): every
+    /// report of the inputs applied, whoever it is for, is copied into `reports`, in order.
+    /// Off (the default) and in the event loop (`MD = false`) it costs nothing.
+    pub collect_reports: bool,
+    pub reports: Vec<exchange::OwnedOutput>,
 }
 
 /// A ResendRequest of the session on `conn` for `begin..=end`, to be served in pieces after
@@ -88,6 +93,7 @@ impl Outbox {
         self.market.clear();
         self.resends.clear();
         self.others.clear();
+        self.reports.clear();
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()

@@ -57,6 +57,9 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
     /// nothing of it.
     #[inline(always)]
     fn skip_report(&mut self, to: u16) -> bool {
+        if MD && self.out.collect_reports {
+            return false;
+        }
         let Some(s) = self.sessions.get_mut(to as usize) else {
             return false;
         };
@@ -71,6 +74,7 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
 
     #[inline(always)]
     fn report(&mut self, r: &Report<'_>) {
+        self.tee(&Output::Report(r));
         if r.order.owner as usize >= self.sessions.len() {
             return self.other(&Output::Report(r));
         }
@@ -79,6 +83,7 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
 
     #[inline]
     fn output(&mut self, o: &Output<'_>) {
+        self.tee(o);
         if let Some(to) = recipient(o) {
             if to as usize >= self.sessions.len() {
                 return self.other(o);
@@ -195,6 +200,18 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
             }
             Output::Market(e) => self.out.market.push(*e),
             Output::TradingStatus(s) => self.trading_status(s),
+        }
+    }
+
+    /// A trade-store replica's copy of every report (`Outbox::collect_reports`).
+    #[inline(always)]
+    fn tee(&mut self, o: &Output<'_>) {
+        if MD && self.out.collect_reports {
+            if let Output::Report(r) = o {
+                self.out
+                    .reports
+                    .extend(exchange::OwnedOutput::of(&Output::Report(r)));
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ mod journal;
 mod match_;
 mod passwd;
 mod serve;
+mod store;
 
 use clap::{Parser, Subcommand};
 
@@ -55,6 +56,9 @@ enum Command {
     /// Make API keys for the REST API.
     #[command(subcommand)]
     Apikey(apikey::ApikeyCommand),
+    /// Check the trade store (`rialto store verify`).
+    #[command(subcommand)]
+    Store(store::StoreCommand),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Book(a) => book::run(a),
         Command::Passwd(a) => passwd::run(a),
         Command::Apikey(a) => apikey::run(a),
+        Command::Store(s) => store::run(s),
     }
 }
 

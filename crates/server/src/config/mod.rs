@@ -10,7 +10,7 @@
 //! Layout: one module per section of the file, each with its own types and checks:
 //! `instruments`, `sessions` (firms and sessions, and the default contract's), `limits`
 //! (throttles and the capacity defaults), `market_data`, `http` (the REST API and its API
-//! keys), `tls`, `trading_day`. This module
+//! keys), `store` (the trade store), `tls`, `trading_day`. This module
 //! holds the file format (`FileConfig`), the validated `Config` and `Config::from_file`, which
 //! checks the sections in a fixed order (the first error is the one reported); a new section
 //! gets a module of its own and a line there.
@@ -30,6 +30,7 @@ mod instruments;
 mod limits;
 mod market_data;
 mod sessions;
+mod store;
 mod tls;
 mod trading_day;
 
@@ -38,6 +39,7 @@ pub use instruments::{parse_tick, InstrumentConfig, InstrumentDef};
 pub use limits::{Throttle, ThrottleFile, BATCH_BUDGET_DEFAULT, FIRM_CAPACITY_PERCENT_DEFAULT};
 pub use market_data::{MarketDataConfig, MarketDataFile};
 pub use sessions::{FirmConfig, FirmDef, MarketDataAccess, SessionConfig, SessionDef};
+pub use store::{StoreConfig, StoreFile, StoreTable};
 pub use tls::TlsConfig;
 pub use trading_day::TRADING_DAY_END_DEFAULT;
 
@@ -45,6 +47,7 @@ use http::{api_key_defs, http_settings};
 use instruments::{default_instruments, instrument_defs};
 use market_data::market_data_config;
 use sessions::{default_firms_and_sessions, firm_defs, session_defs};
+use store::store_config;
 use tls::check_client_cert_names;
 use trading_day::trading_day;
 
@@ -143,6 +146,8 @@ pub struct FileConfig {
     pub http: Option<HttpFile>,
     pub api_keys: Option<Vec<ApiKeyConfig>>,
     pub tls: Option<TlsConfig>,
+    /// The trade store: `"off"`, or `[store]` (SQLite at `data_dir/rialto.db` by default).
+    pub store: Option<StoreFile>,
 }
 
 /// The validated configuration.
@@ -238,6 +243,8 @@ pub struct Config {
     pub api_keys: Vec<ApiKeyDef>,
     /// `Some`: the order-entry listener is TLS only (`[tls]`).
     pub tls: Option<TlsConfig>,
+    /// `None`: no trade store (`store = "off"`).
+    pub store: Option<StoreConfig>,
 }
 
 #[derive(Debug)]
@@ -335,7 +342,9 @@ impl Config {
             file.trading_day_start.as_deref(),
         )?;
         check_client_cert_names(file.tls.as_ref(), &sessions)?;
+        let store = store_config(file.store)?;
         Ok(Config {
+            store,
             http,
             api_keys,
             tls: file.tls,

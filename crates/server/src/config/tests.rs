@@ -421,3 +421,23 @@ fn http_limits_out_of_range_are_refused_by_name() {
     let h = c.http.expect("HTTP on by default");
     assert_eq!((h.ws_buffer, h.ws_connections_max), (16, 1));
 }
+
+#[test]
+fn the_store_is_on_by_default_off_by_word_and_refuses_a_url() {
+    let dir = std::path::Path::new("/d");
+    let c = Config::defaults();
+    assert_eq!(c.store.as_ref().unwrap().path(dir), dir.join("rialto.db"));
+    assert!(Config::from_toml("store = \"off\"\n")
+        .unwrap()
+        .store
+        .is_none());
+    let c = Config::from_toml("[store]\npath = \"/x/y.db\"\n").unwrap();
+    assert_eq!(
+        c.store.unwrap().path(dir),
+        std::path::PathBuf::from("/x/y.db")
+    );
+    let e = Config::from_toml("[store]\nurl = \"postgres://u@h/db\"\n").unwrap_err();
+    assert!(e.to_string().contains("PostgreSQL is not built yet"), "{e}");
+    let e = Config::from_toml("store = \"on\"\n").unwrap_err();
+    assert!(e.to_string().contains("store = \"on\""), "{e}");
+}
