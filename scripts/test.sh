@@ -461,16 +461,13 @@ schemathesis() {
 # The plan: stages one after the other. A stage is branches side by side (` | `); a branch is
 # groups one after the other (`+`); a group is steps side by side (`,`). A step named in NICE
 # runs at that lower priority. The fuzz targets build beside the rest; the tests, the interop
-# run and the fuzz runs (at a lower priority) then share what CPU is left. Clippy and the fuzz
-# build run at a lower priority too: the workspace's build is the path to the tests, so it gets
-# the cores first and they take what it leaves (its crates wait on each other often), then
-# what the tests leave.
+# run and the fuzz runs (at a lower priority) then share what CPU is left.
 PLAN=(
     "check_tools"
     "fmt"
     "build,clippy,java_build+tests,interop,schemathesis | fuzz_build+fuzz"
 )
-declare -A NICE=([fuzz]=10 [clippy]=5 [fuzz_build]=5)
+declare -A NICE=([fuzz]=10)
 if [ $# -gt 0 ]; then
     PLAN=("$@")
 fi
