@@ -21,7 +21,9 @@
 //! scheduling gaps: the floor under every latency figure), `demo` (the in-process exchange with
 //! simulated traders, and `demo::rest`: its traders on the REST API), `http` (an HTTP/1.1
 //! client on hyper: keep-alive connections with an API key, a precise timer), `http_bench`
-//! (`bench http`: the order mix over REST, open loop over N connections).
+//! (`bench http`: the order mix over REST, open loop over N connections), `md` and `md_bench`
+//! (`bench md`: market-data subscribers over FIX, or over the REST API's WebSocket with
+//! `ws_md`, beside the bots).
 //! `examples/ack_exchange.rs` is a stand-in exchange that only acknowledges, to measure the
 //! generator's own ceiling.
 //!
@@ -53,6 +55,7 @@ pub mod stats;
 pub mod svg;
 pub mod sweep;
 mod tally;
+pub mod ws_md;
 
 pub use driver::{Driver, DriverConfig, Observer, Phase, Quiet, View};
 pub use fix::scan::Report;

@@ -3,33 +3,37 @@
 //! subscriber, and what the subscribers cost order entry.
 //!
 //! Role: the market-data benchmark as a library call (the binary is a thin wrapper; a test
-//! runs it with tiny parameters). The bots are `bench fix`'s; the subscribers are
-//! [`MdClient`]s on one thread of their own, all subscribed to every instrument (full depth,
-//! trades) before the bots start.
+//! runs it with tiny parameters). The bots are `bench fix`'s; the subscribers run on one thread
+//! of their own, all subscribed to every instrument before the bots start, over one of two
+//! [`Transport`]s: FIX market data ([`MdClient`]s: full depth, trades), or the REST API's
+//! WebSocket `/ws` ([`WsSubscriber`]s: `book` and `trades`). Both give one [`TradeStamp`] per
+//! trade and subscriber; the rounds, the matching and the tables are the same.
 //!
 //! How a trade is matched to its ExecutionReport: Rialto's ExecID is `<journal record>.<n>`
 //! and a trade's two fills (maker, then taker) are consecutive reports of its record, so the
 //! bots' fills sorted by ExecID pair up as the trades in the engine's order, whose trade ids
 //! are consecutive. The k-th pair is trade `first + k`, `first` the lowest trade id the
 //! subscribers read (they were subscribed, with their snapshots, before the bots started).
-//! Two latencies per trade and subscriber: *update*, the time the subscriber read the trade's
-//! entry less the time the bots read the taker's fill (the later of the two; both read in this
-//! process, on one clock), what a reader on one thread sees; and *arrival*, the kernel's
-//! receive time of the entry at the subscriber's socket less that of the fill at the bot's
-//! (`rx`, one kernel clock), what the exchange takes whatever the readers' backlog (a read's
-//! stamp is its last segment's, so an entry read together with later ones is stamped late).
+//! Two latencies per trade and subscriber: *update*, the time the subscriber read the first
+//! message that reflects the trade (FIX: the trade's entry; WebSocket: see `ws_md`) less the
+//! time the bots read the taker's fill (the later of the two; both read in this process, on
+//! one clock), what a reader on one thread sees; and *arrival*, the kernel's receive time of
+//! that message at the subscriber's socket less that of the fill at the bot's (`rx`, one
+//! kernel clock), what the exchange takes whatever the readers' backlog (a read's stamp is its
+//! last segment's, so a message read together with later ones is stamped late).
 //!
 //! Never: prints to stdout (results are returned); binds anything.
 
 use crate::bench::{on_placed_thread, run_fix_observed, FixBench, Progress};
 use crate::driver::{Observer, View};
-use crate::md::MdClient;
+use crate::md::{MdClient, TradeStamp};
 use crate::mix::Market;
 use crate::stats::{at, us, RunResult};
+use crate::ws_md::WsSubscriber;
 use fix::scan::Report;
 use hdrhistogram::Histogram;
-use mio::{Events, Interest, Poll, Token};
-use std::io::Write;
+use mio::{Events, Interest, Poll, Registry, Token};
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,14 +44,41 @@ use std::time::{Duration, Instant};
 pub struct MdBench {
     /// The bots (their count, rate, mix, duration, placement).
     pub fix: FixBench,
-    /// The exchange's market-data port.
-    pub md_addr: SocketAddr,
+    /// Where and how the subscribers read the market.
+    pub transport: Transport,
     /// Subscriber counts, each run once per round, in this order.
     pub subscribers: Vec<usize>,
     /// Rounds (the counts interleaved: 0, 10, 50, 0, 10, 50, ...).
     pub rounds: usize,
-    /// Subscribers log on as `<prefix>1..<prefix>N` (default `MD`).
-    pub sender_prefix: String,
+}
+
+/// How the subscribers read the market.
+#[derive(Clone, Debug)]
+pub enum Transport {
+    /// FIX market data at `addr` (the exchange's market-data port), logged on as
+    /// `<sender_prefix>1..<sender_prefix>N` (default `MD`).
+    Fix {
+        addr: SocketAddr,
+        sender_prefix: String,
+    },
+    /// The WebSocket `/ws` of the REST API at `addr`, channels `book` and `trades`.
+    Ws { addr: SocketAddr },
+}
+
+impl Transport {
+    /// `fix` or `ws`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Fix { .. } => "fix",
+            Transport::Ws { .. } => "ws",
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        match self {
+            Transport::Fix { addr, .. } | Transport::Ws { addr } => *addr,
+        }
+    }
 }
 
 /// One run: `subscribers` subscribers during one `bench fix` run.
@@ -78,6 +109,10 @@ pub struct MdRun {
     pub md_messages: u64,
     /// Subscribers the exchange logged out or disconnected.
     pub dropped: usize,
+    /// Why the first of them was dropped.
+    pub dropped_why: Option<String>,
+    /// Subscribers that got every instrument's first snapshot (all of them, or the run fails).
+    pub synced: usize,
 }
 
 /// The bots' fills with the time they were read and arrived.
@@ -177,8 +212,7 @@ fn run_one(
     let subs = {
         let stop = stop_subs.clone();
         let set = Subscribers {
-            addr: b.md_addr,
-            prefix: b.sender_prefix.clone(),
+            transport: b.transport.clone(),
             target: b.fix.target_comp_id.clone(),
             n,
             symbols,
@@ -186,7 +220,14 @@ fn run_one(
         };
         std::thread::Builder::new()
             .name("md-subscribers".into())
-            .spawn(move || subscribe_and_read(&set, stop, ready_tx))
+            .spawn(move || {
+                let r = subscribe_and_read(&set, &stop, &ready_tx);
+                if let Err(e) = &r {
+                    // Unread once the run has started (the bots' side listens only until then).
+                    let _ = ready_tx.send(Err(e.clone()));
+                }
+                r
+            })
             .map_err(|e| format!("cannot start the subscribers' thread: {e}"))?
     };
     match ready_rx.recv() {
@@ -201,9 +242,9 @@ fn run_one(
     let orders = on_placed_thread(b.fix.cpu, b.fix.nice, || {
         run_bots(&b.fix, &mut fills, &mut *progress)
     });
-    // The last trades' entries are on their way: the subscribers read until quiet.
+    // The last trades' messages are on their way: the subscribers read until quiet.
     stop_subs.store(true, Ordering::Release);
-    let clients = subs
+    let reads = subs
         .join()
         .map_err(|_| "the subscribers' thread panicked".to_string())??;
     let orders = orders?;
@@ -228,39 +269,30 @@ fn run_one(
             )
         })
         .collect();
-    // The subscribers had their snapshots before the bots started: the first trade entry any
-    // of them read is the bots' first pair (checked: each match compares price and quantity).
-    let first = clients
-        .iter()
-        .filter_map(|c| c.trade_ids)
-        .map(|(lo, _)| lo)
-        .min();
+    // The subscribers had their snapshots before the bots started: the first trade any of
+    // them read is the bots' first pair (checked: each match compares price and quantity).
+    let first = reads.iter().filter_map(|r| r.first_trade).min();
     let hist = || Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
     let mut update_latency = hist();
     let mut arrival_latency = hist();
     let (mut entries_read, mut matched, mut mismatched) = (0u64, 0u64, 0u64);
-    for c in &clients {
-        let Some((_, stamps)) = &c.trade_stamps else {
+    for s in reads.iter().flat_map(|r| &r.stamps) {
+        entries_read += 1;
+        let Some(k) = first.and_then(|f| s.id.checked_sub(f)) else {
             continue;
         };
-        for s in stamps {
-            entries_read += 1;
-            let Some(k) = first.and_then(|f| s.id.checked_sub(f)) else {
-                continue;
-            };
-            let Some(&(er, er_arrived, price, qty)) = pairs.get(k as usize) else {
-                continue;
-            };
-            // A pairing shifted by a lost fill says so here instead of timing the wrong trade.
-            if (price, qty) != (s.price, s.size) {
-                mismatched += 1;
-                continue;
-            }
-            matched += 1;
-            let _ = update_latency.record(s.read_ns.saturating_sub(er).max(1));
-            if er_arrived > 0 && s.arrived_ns > 0 {
-                let _ = arrival_latency.record(s.arrived_ns.saturating_sub(er_arrived).max(1));
-            }
+        let Some(&(er, er_arrived, price, qty)) = pairs.get(k as usize) else {
+            continue;
+        };
+        // A pairing shifted by a lost fill says so here instead of timing the wrong trade.
+        if (price, qty) != (s.price, s.size) {
+            mismatched += 1;
+            continue;
+        }
+        matched += 1;
+        let _ = update_latency.record(s.read_ns.saturating_sub(er).max(1));
+        if er_arrived > 0 && s.arrived_ns > 0 {
+            let _ = arrival_latency.record(s.arrived_ns.saturating_sub(er_arrived).max(1));
         }
     }
     Ok(MdRun {
@@ -273,10 +305,12 @@ fn run_one(
         entries_read,
         matched,
         mismatched,
-        undecodable: clients.iter().map(|c| c.undecodable).sum(),
-        conflations: clients.iter().map(|c| c.snapshots_after_first).sum(),
-        md_messages: clients.iter().map(|c| c.messages).sum(),
-        dropped: clients.iter().filter(|c| c.ended.is_some()).count(),
+        undecodable: reads.iter().map(|r| r.undecodable).sum(),
+        conflations: reads.iter().map(|r| r.conflations).sum(),
+        md_messages: reads.iter().map(|r| r.messages).sum(),
+        dropped: reads.iter().filter(|r| r.dropped.is_some()).count(),
+        dropped_why: reads.iter().find_map(|r| r.dropped.clone()),
+        synced: reads.iter().filter(|r| r.synced).count(),
     })
 }
 
@@ -296,80 +330,212 @@ fn run_bots(
     Ok(result)
 }
 
-/// The market-data subscribers of one run: who they are and what they subscribe to.
+/// The subscribers of one run: who they are and what they subscribe to.
 struct Subscribers {
-    /// The market-data address they connect to.
-    addr: SocketAddr,
-    /// Their SenderCompIDs are this prefix and 1 to `n`.
-    prefix: String,
-    /// The server's CompID.
+    transport: Transport,
+    /// The server's CompID (FIX market data).
     target: String,
     n: usize,
     /// Each subscribes to every one of these symbols.
     symbols: Vec<String>,
-    /// The time their trade entries' read times count from.
+    /// The time their stamps' read times count from.
     base: Instant,
 }
 
-/// The subscribers' thread: connects the `n` clients of `set`, subscribes each to every
-/// symbol, says when all have their snapshots, then reads until `stop`.
+/// What one subscriber read in a run, whatever its transport.
+pub(crate) struct SubscriberRead {
+    /// One stamp per trade read: the first message that reflects it.
+    pub stamps: Vec<TradeStamp>,
+    /// The lowest trade id read.
+    pub first_trade: Option<u64>,
+    /// Messages that did not decode.
+    pub undecodable: u64,
+    /// Fresh snapshots after the first of each instrument (it fell behind).
+    pub conflations: u64,
+    /// Messages read (any type).
+    pub messages: u64,
+    /// It had every instrument's first snapshot.
+    pub synced: bool,
+    /// Why the exchange ended it, if it did.
+    pub dropped: Option<String>,
+}
+
+/// One subscriber of a run on the subscribers' poll loop.
+pub(crate) trait Subscriber {
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()>;
+    fn deregister(&mut self, registry: &Registry);
+    /// Every instrument's first snapshot has arrived.
+    fn synced(&self) -> bool;
+    /// Trade stamps so far.
+    fn stamped(&self) -> usize;
+    /// Reads everything the socket has (it is edge-triggered); `Err`: the connection is gone,
+    /// and why.
+    fn pump(&mut self) -> Result<(), String>;
+    /// What it read; `dropped` is why its connection ended (if it did).
+    fn finish(self, dropped: Option<String>) -> SubscriberRead;
+}
+
+impl Subscriber for MdClient {
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        registry.register(self.stream_mut(), token, Interest::READABLE)
+    }
+
+    fn deregister(&mut self, registry: &Registry) {
+        let _ = registry.deregister(self.stream_mut());
+    }
+
+    fn synced(&self) -> bool {
+        MdClient::synced(self)
+    }
+
+    fn stamped(&self) -> usize {
+        self.trade_stamps.as_ref().map_or(0, |(_, s)| s.len())
+    }
+
+    fn pump(&mut self) -> Result<(), String> {
+        MdClient::pump(self).map(drop).map_err(|e| e.to_string())
+    }
+
+    fn finish(mut self, dropped: Option<String>) -> SubscriberRead {
+        SubscriberRead {
+            stamps: self.trade_stamps.take().map(|(_, s)| s).unwrap_or_default(),
+            first_trade: self.trade_ids.map(|(lo, _)| lo),
+            undecodable: self.undecodable,
+            conflations: self.snapshots_after_first,
+            messages: self.messages,
+            synced: MdClient::synced(&self),
+            dropped: self.ended.take().or(dropped),
+        }
+    }
+}
+
+impl Subscriber for WsSubscriber {
+    fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        WsSubscriber::register(self, registry, token)
+    }
+
+    fn deregister(&mut self, registry: &Registry) {
+        WsSubscriber::deregister(self, registry);
+    }
+
+    fn synced(&self) -> bool {
+        WsSubscriber::synced(self)
+    }
+
+    fn stamped(&self) -> usize {
+        self.stamps.len()
+    }
+
+    fn pump(&mut self) -> Result<(), String> {
+        WsSubscriber::pump(self)
+    }
+
+    fn finish(self, dropped: Option<String>) -> SubscriberRead {
+        SubscriberRead {
+            synced: WsSubscriber::synced(&self),
+            conflations: self.conflations(),
+            stamps: self.stamps,
+            first_trade: self.first_trade,
+            undecodable: self.undecodable,
+            messages: self.messages,
+            dropped: self.ended.or(dropped),
+        }
+    }
+}
+
+/// The subscribers' thread: connects the `n` subscribers of `set`, subscribes each to every
+/// symbol, says on `ready` when all have their snapshots, then reads until `stop`.
 fn subscribe_and_read(
     set: &Subscribers,
-    stop: Arc<AtomicBool>,
-    ready: std::sync::mpsc::Sender<Result<(), String>>,
-) -> Result<Vec<MdClient>, String> {
-    let &Subscribers {
-        addr,
-        ref prefix,
-        ref target,
-        n,
-        ref symbols,
-        base,
-    } = set;
-    let fail = |e: String| {
-        let _ = ready.send(Err(e.clone()));
-        e
-    };
-    let mut poll = Poll::new().map_err(|e| fail(e.to_string()))?;
-    let mut clients = Vec::with_capacity(n);
-    let names: Vec<&str> = symbols.iter().map(String::as_str).collect();
-    for i in 0..n {
-        let who = format!("{prefix}{}", i + 1);
-        let mut c = MdClient::connect(addr, &who, target, 16)
-            .map_err(|e| fail(format!("market data at {addr} as {who}: {e}")))?;
-        c.trade_stamps = Some((base, Vec::with_capacity(1 << 18)));
-        c.keep_view = false;
-        c.stamp_arrivals()
-            .map_err(|e| fail(format!("{who}: receive timestamps (SO_TIMESTAMPNS): {e}")))?;
-        c.subscribe("bench", &names, 0)
-            .map_err(|e| fail(format!("{who}: subscribe: {e}")))?;
-        poll.registry()
-            .register(c.stream_mut(), Token(i), Interest::READABLE)
-            .map_err(|e| fail(e.to_string()))?;
-        clients.push(c);
+    stop: &AtomicBool,
+    ready: &std::sync::mpsc::Sender<Result<(), String>>,
+) -> Result<Vec<SubscriberRead>, String> {
+    let names: Vec<&str> = set.symbols.iter().map(String::as_str).collect();
+    match &set.transport {
+        Transport::Fix {
+            addr,
+            sender_prefix,
+        } => {
+            let mut clients = Vec::with_capacity(set.n);
+            for i in 0..set.n {
+                let who = format!("{sender_prefix}{}", i + 1);
+                let mut c = MdClient::connect(*addr, &who, &set.target, 16)
+                    .map_err(|e| format!("market data at {addr} as {who}: {e}"))?;
+                c.trade_stamps = Some((set.base, Vec::with_capacity(1 << 18)));
+                c.keep_view = false;
+                c.stamp_arrivals()
+                    .map_err(|e| format!("{who}: receive timestamps (SO_TIMESTAMPNS): {e}"))?;
+                c.subscribe("bench", &names, 0)
+                    .map_err(|e| format!("{who}: subscribe: {e}"))?;
+                clients.push(c);
+            }
+            read_until_stopped(clients, stop, ready)
+        }
+        Transport::Ws { addr } => {
+            let mut clients = Vec::with_capacity(set.n);
+            for i in 0..set.n {
+                let c = WsSubscriber::connect(*addr, &names, set.base)
+                    .map_err(|e| format!("WebSocket subscriber {} at {addr}: {e}", i + 1))?;
+                clients.push(c);
+            }
+            read_until_stopped(clients, stop, ready)
+        }
+    }
+}
+
+/// Reads `clients` on one poll; says on `ready` when all are synced (within 20 s), then reads
+/// until `stop` and no trade came for a while.
+fn read_until_stopped<S: Subscriber>(
+    mut clients: Vec<S>,
+    stop: &AtomicBool,
+    ready: &std::sync::mpsc::Sender<Result<(), String>>,
+) -> Result<Vec<SubscriberRead>, String> {
+    let n = clients.len();
+    let mut poll = Poll::new().map_err(|e| e.to_string())?;
+    for (i, c) in clients.iter_mut().enumerate() {
+        c.register(poll.registry(), Token(i))
+            .map_err(|e| e.to_string())?;
     }
     let mut events = Events::with_capacity(256);
-    let mut alive = vec![true; n];
+    let mut dropped: Vec<Option<String>> = vec![None; n];
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut announced = false;
     // While draining: (no new stamp since, stamps then, give up at).
     let mut drain: Option<(Instant, usize, Instant)> = None;
+    // Whatever arrived before the first poll (edge-triggered: no event for it).
+    let mut pending: Vec<usize> = (0..n).collect();
     loop {
-        if !announced && clients.iter().all(MdClient::synced) {
-            announced = true;
-            let _ = ready.send(Ok(()));
+        for i in pending.drain(..) {
+            if dropped[i].is_some() {
+                continue;
+            }
+            if let Err(e) = clients[i].pump() {
+                clients[i].deregister(poll.registry());
+                dropped[i] = Some(e);
+            }
         }
-        if !announced && Instant::now() > deadline {
-            return Err(fail("subscribers got no snapshot within 20 s".into()));
+        if !announced {
+            if let Some((i, why)) = dropped
+                .iter()
+                .enumerate()
+                .find_map(|(i, d)| Some((i, d.as_ref()?)))
+            {
+                return Err(format!(
+                    "subscriber {} ended before its snapshots: {why}",
+                    i + 1
+                ));
+            }
+            if clients.iter().all(S::synced) {
+                announced = true;
+                let _ = ready.send(Ok(()));
+            } else if Instant::now() > deadline {
+                return Err("subscribers got no snapshot within 20 s".into());
+            }
         }
         if announced && stop.load(Ordering::Acquire) {
-            // The bots are done: read until no trade entry came for a while (bounded).
+            // The bots are done: read until no trade came for a while (bounded).
             let now = Instant::now();
-            let stamped: usize = clients
-                .iter()
-                .filter_map(|c| c.trade_stamps.as_ref())
-                .map(|(_, s)| s.len())
-                .sum();
+            let stamped: usize = clients.iter().map(S::stamped).sum();
             let (quiet_since, last_count, until) =
                 drain.get_or_insert((now, stamped, now + Duration::from_secs(3)));
             if stamped != *last_count {
@@ -377,25 +543,18 @@ fn subscribe_and_read(
                 *last_count = stamped;
             }
             if now.duration_since(*quiet_since) >= Duration::from_millis(300) || now > *until {
-                return Ok(clients);
+                break;
             }
         }
         poll.poll(&mut events, Some(Duration::from_millis(20)))
-            .map_err(|e| fail(e.to_string()))?;
-        for ev in events.iter() {
-            let i = ev.token().0;
-            if !alive[i] {
-                continue;
-            }
-            if let Err(e) = clients[i].pump() {
-                alive[i] = false;
-                let _ = poll.registry().deregister(clients[i].stream_mut());
-                if clients[i].ended.is_none() {
-                    clients[i].ended = Some(e.to_string());
-                }
-            }
-        }
+            .map_err(|e| e.to_string())?;
+        pending.extend(events.iter().map(|ev| ev.token().0));
     }
+    Ok(clients
+        .into_iter()
+        .zip(dropped)
+        .map(|(c, d)| c.finish(d))
+        .collect())
 }
 
 impl MdRun {

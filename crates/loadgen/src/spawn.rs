@@ -68,13 +68,15 @@ impl SpawnSpec {
     /// This spec with the REST API served on `{http_port}` and `config` (API keys) given to
     /// `rialto serve --config`.
     pub fn with_http(mut self, config: String) -> SpawnSpec {
-        self.args.extend([
-            "--config".into(),
-            "{config}".into(),
-            "--http-listen".into(),
-            "127.0.0.1:{http_port}".into(),
-        ]);
+        self.args.extend(["--config".into(), "{config}".into()]);
         self.config = Some(config);
+        self.with_http_listen()
+    }
+
+    /// This spec with the REST API (and its WebSocket) served on `{http_port}`.
+    pub fn with_http_listen(mut self) -> SpawnSpec {
+        self.args
+            .extend(["--http-listen".into(), "127.0.0.1:{http_port}".into()]);
         self
     }
 

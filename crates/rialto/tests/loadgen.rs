@@ -3,7 +3,8 @@
 //! it (summary line parsed), `bench echo` (single session and FIX 4.2 -> 4.4 drop copy), a tiny
 //! `bench sweep` and a bots x rate grid with repetitions, all with `--spawn-server`, short
 //! `rialto demo` runs (with a data dir, and with a temporary one it must remove), `bench http`
-//! with its own server (alone, and beside `bench fix`), and `bench codec` (no sockets). Timing figures are never asserted; counts, formats and the order of
+//! with its own server (alone, and beside `bench fix`), `bench md` over FIX market data and over
+//! the WebSocket, and `bench codec` (no sockets). Timing figures are never asserted; counts, formats and the order of
 //! percentiles are.
 
 use std::io::{BufRead, BufReader};
@@ -634,8 +635,66 @@ fn bench_md_runs_with_and_without_subscribers() {
     // Every trade reached both subscribers and was matched to its fills.
     assert_eq!(get(&two, "matched"), 2.0 * trades, "{stdout}");
     assert_eq!(get(&two, "dropped"), 0.0, "{stdout}");
+    assert_eq!(get(&two, "synced"), 2.0, "{stdout}");
     assert_eq!(get(&two, "mismatched"), 0.0, "{stdout}");
     assert_eq!(get(&two, "undecodable"), 0.0, "{stdout}");
+    assert!(line("0").contains("update_p50_us=-"), "{stdout}");
+}
+
+#[test]
+fn bench_md_over_websocket_matches_every_trade_to_an_update() {
+    let out = rialto(&[
+        "bench",
+        "md",
+        "--transport",
+        "ws",
+        "--spawn-server",
+        "--bots",
+        "2",
+        "--rate",
+        "300",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.2",
+        "--window",
+        "20",
+        "--subscribers",
+        "0,3",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr:\n{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("over ws at 127.0.0.1:"),
+        "{}",
+        text(&out.stderr)
+    );
+    let line = |n: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("subscribers={n} ")))
+            .unwrap_or_else(|| panic!("no summary for {n}:\n{stdout}"))
+            .to_string()
+    };
+    let three = loadgen::stats::parse_summary_line(&line("3")).unwrap();
+    let trades = get(&three, "trades");
+    assert!(trades > 0.0, "{stdout}");
+    // Every subscriber had every book's snapshot, and every trade reached each of them, matched
+    // to its fills and timed by a book message.
+    assert_eq!(get(&three, "synced"), 3.0, "{stdout}");
+    assert_eq!(get(&three, "matched"), 3.0 * trades, "{stdout}");
+    assert_eq!(get(&three, "dropped"), 0.0, "{stdout}");
+    assert_eq!(get(&three, "mismatched"), 0.0, "{stdout}");
+    assert_eq!(get(&three, "undecodable"), 0.0, "{stdout}");
+    // Timed both ways (read to read, and by the kernel's receive stamps).
+    assert!(
+        get(&three, "update_p50_us") <= get(&three, "update_p99_us"),
+        "{stdout}"
+    );
+    assert!(
+        get(&three, "arrival_p50_us") <= get(&three, "arrival_p99_us"),
+        "{stdout}"
+    );
     assert!(line("0").contains("update_p50_us=-"), "{stdout}");
 }
 
