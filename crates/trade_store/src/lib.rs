@@ -3,8 +3,7 @@
 //!
 //! Role: owns the schema (`migrations/`, applied at open: a database whose schema is newer than
 //! this binary's is refused), the rows a follower hands it ([`Batch`]: protocol-neutral, in the
-//! instrument's exact units) and the [`Store`] trait every backend implements (SQLite now,
-//! PostgreSQL later behind the same trait). The server's follower (`server::store`) turns the
+//! instrument's exact units) and the [`Store`] trait every backend implements (SQLite, PostgreSQL). The server's follower (`server::store`) turns the
 //! exchange's typed outputs into rows; `rialto store verify` compares a [`Summary`] of the
 //! store with one of the journal.
 //!
@@ -15,10 +14,14 @@
 //!
 //! Never: floating point for a price or quantity; a row without its journal sequence number.
 
+mod history;
 mod sqlite;
 
+pub use history::{
+    parse_exec_id, FillQuery, FillRow, History, OrderQuery, OrderRow, TradeQuery, PAGE_MAX,
+};
 pub use rusqlite;
-pub use sqlite::{check_version, Sqlite};
+pub use sqlite::{check_version, Sqlite, SqliteHistory};
 
 use std::fmt;
 
@@ -26,7 +29,10 @@ use std::fmt;
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// The migrations, in order: migration `i` takes a database from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_history_indexes.sql"),
+];
 
 /// The default file name of the SQLite store, in the server's data directory.
 pub const SQLITE_FILE: &str = "rialto.db";
@@ -190,7 +196,34 @@ pub trait Store: Send {
     fn write(&mut self, batch: &Batch) -> Result<(), StoreError>;
     /// What `rialto store verify` compares with the journal.
     fn summary(&mut self) -> Result<Summary, StoreError>;
+    /// Removes every order, execution and trade and sets the position to 0, in one transaction
+    /// (`rialto store rebuild`; the instruments stay).
+    fn reset(&mut self) -> Result<(), StoreError>;
 }
+
+/// The static name of a side read back (`""` for anything else).
+pub fn side_name(s: &str) -> &'static str {
+    match s {
+        "buy" => "buy",
+        "sell" => "sell",
+        _ => "",
+    }
+}
+
+/// The static name of a status read back (hashes compare the text).
+pub fn status_name(s: &str) -> &'static str {
+    match s {
+        "new" => "new",
+        "partially_filled" => "partially_filled",
+        "filled" => "filled",
+        "canceled" => "canceled",
+        "expired" => "expired",
+        _ => "unknown",
+    }
+}
+
+/// The statuses of a closed order (`orders?status=closed`).
+pub const CLOSED_STATUSES: [&str; 3] = ["filled", "canceled", "expired"];
 
 /// Counts, volumes and hashes of a store's contents (or of what the journal says it should
 /// hold: the same fold over the same rows in the same order gives the same summary).

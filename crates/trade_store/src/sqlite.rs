@@ -10,6 +10,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod history;
+pub use history::SqliteHistory;
+
 /// How long a write waits for another connection's lock before it fails (and the follower
 /// retries later).
 const BUSY_TIMEOUT: Duration = Duration::from_millis(500);
@@ -423,22 +426,22 @@ impl Store for Sqlite {
                         "orders.notional {notional_text:?} is not a decimal"
                     ))
                 })?,
-                status: status_name(&status),
+                status: crate::status_name(&status),
             };
             s.add_order(r.get::<_, i64>(0)? as u64, &fields);
         }
         Ok(s)
     }
-}
 
-/// The static name of a status read back (hashes compare the text).
-fn status_name(s: &str) -> &'static str {
-    match s {
-        "new" => "new",
-        "partially_filled" => "partially_filled",
-        "filled" => "filled",
-        "canceled" => "canceled",
-        "expired" => "expired",
-        _ => "unknown",
+    fn reset(&mut self) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute_batch(
+            "DELETE FROM order_events; DELETE FROM executions; DELETE FROM trades; \
+             DELETE FROM orders; UPDATE store_position SET seq = 0, ts_ns = 0 WHERE id = 1;",
+        )?;
+        tx.commit()?;
+        Ok(())
     }
 }

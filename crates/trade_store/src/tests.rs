@@ -177,9 +177,164 @@ fn a_store_of_the_first_schema_version_opens_under_the_current_one() {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(MIGRATIONS[0]).unwrap();
         c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute_batch(
+            "INSERT INTO instruments VALUES (0, 'ACME', '0.01', 2, 1); \
+             INSERT INTO trades VALUES (1, 6, 0, '100.25', 10025, 4, 1, 2, 7, 8, 'sell', 2000); \
+             UPDATE store_position SET seq = 6, ts_ns = 2000;",
+        )
+        .unwrap();
     }
     let mut s = Sqlite::open(&path).unwrap();
+    let version: u32 = s
+        .connection()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let index: i64 = s
+        .connection()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'orders_by_owner_id'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 1, "migration 2's index");
+    // The rows of version 1 are still there, and the store takes the next batch.
+    assert_eq!(s.position().unwrap().seq, 6);
     s.put_instruments(&instruments()).unwrap();
+    s.write(&batch()).unwrap();
+    let sum = s.summary().unwrap();
+    assert_eq!((sum.trades, sum.orders, sum.volume), (1, 1, 4));
+}
+
+/// Three trades of one order book and their fills, over two owners and two instruments.
+fn history_batch() -> Batch {
+    let mut b = batch();
+    let mut t = b.trades[0].clone();
+    for (id, inst) in [(2u64, 0u32), (3, 1)] {
+        t.trade_id = id;
+        t.seq = 6 + id;
+        t.instrument_id = inst;
+        b.trades.push(t.clone());
+    }
+    let mut closed = b.events[1].clone();
+    closed.seq = 9;
+    closed.n = 0;
+    closed.kind = EventKind::Canceled("user");
+    closed.order = fields("canceled", 4, 0);
+    b.events.push(closed);
+    let mut other = b.events[0].clone();
+    other.seq = 10;
+    other.order_id = 2;
+    other.order.owner = 2;
+    other.order.status = "filled";
+    b.events.push(other);
+    b.upto_seq = 10;
+    b
+}
+
+#[test]
+fn history_pages_by_keyset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(SQLITE_FILE);
+    let h = SqliteHistory::new(&path);
+    let e = h.position().err().expect("no store yet").to_string();
+    assert!(e.contains("not created yet"), "{e}");
+    let mut s = Sqlite::open(&path).unwrap();
+    let mut inst = instruments();
+    inst.push(InstrumentRow {
+        id: 1,
+        symbol: "BOLT".into(),
+        ..inst[0].clone()
+    });
+    s.put_instruments(&inst).unwrap();
+    s.write(&history_batch()).unwrap();
+    assert_eq!(h.position().unwrap().seq, 10);
+    let q = |since, limit| TradeQuery {
+        instrument_id: 0,
+        since,
+        limit,
+    };
+    let ids = |v: Vec<TradeRow>| v.iter().map(|t| t.trade_id).collect::<Vec<_>>();
+    assert_eq!(ids(h.trades(&q(0, 10)).unwrap()), [1, 2]);
+    assert_eq!(ids(h.trades(&q(0, 1)).unwrap()), [1]);
+    assert_eq!(ids(h.trades(&q(1, 10)).unwrap()), [2]);
+    assert_eq!(ids(h.trades(&q(2, 10)).unwrap()), Vec::<u64>::new());
+    let t = &h.trades(&q(0, 1)).unwrap()[0];
+    assert_eq!(t, &batch().trades[0]);
+    let fills = h
+        .fills(&FillQuery {
+            owner: 1,
+            instrument_id: None,
+            since: (0, 0),
+            limit: 10,
+        })
+        .unwrap();
+    assert_eq!(fills.len(), 1);
+    let f = &fills[0];
+    assert_eq!(
+        (f.exec_id(), f.cl_ord_id.as_str(), f.price, f.qty),
+        ("6.1".to_string(), "c1", 10_025, 4)
+    );
+    assert_eq!(
+        (f.trade_id, f.liquidity.as_deref(), f.side.as_str()),
+        (Some(1), Some("maker"), "buy")
+    );
+    let after = FillQuery {
+        owner: 1,
+        instrument_id: None,
+        since: (6, 1),
+        limit: 10,
+    };
+    assert!(h.fills(&after).unwrap().is_empty());
+    let other = FillQuery { owner: 2, ..after };
+    assert!(h
+        .fills(&FillQuery {
+            since: (0, 0),
+            ..other
+        })
+        .unwrap()
+        .is_empty());
+    let orders = |owner, from_ns, to_ns| {
+        h.closed_orders(&OrderQuery {
+            owner,
+            instrument_id: None,
+            since: 0,
+            from_ns,
+            to_ns,
+            limit: 10,
+        })
+        .unwrap()
+        .iter()
+        .map(|o| (o.order_id, o.status.clone(), o.notional))
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        orders(1, 0, u64::MAX),
+        [(1, "canceled".to_string(), 40_100)]
+    );
+    assert_eq!(orders(2, 0, u64::MAX), [(2, "filled".to_string(), 0)]);
+    // Created at 1,000 ns: in [1000, 1001), not in [1001, max).
+    assert_eq!(orders(1, 1_000, 1_001).len(), 1);
+    assert!(orders(1, 1_001, u64::MAX).is_empty());
+    assert_eq!(parse_exec_id("6.1"), Some((6, 1)));
+    for bad in ["6", "6.", ".1", "6.1.2", "-6.1", "a.1"] {
+        assert_eq!(parse_exec_id(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn reset_empties_the_store_and_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Sqlite::open(&dir.path().join(SQLITE_FILE)).unwrap();
+    s.put_instruments(&instruments()).unwrap();
+    s.write(&batch()).unwrap();
+    s.reset().unwrap();
+    let sum = s.summary().unwrap();
+    assert_eq!(
+        (sum.position, sum.orders, sum.order_events, sum.trades),
+        (0, 0, 0, 0)
+    );
     s.write(&batch()).unwrap();
     assert_eq!(s.summary().unwrap().trades, 1);
 }
