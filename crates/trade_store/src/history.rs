@@ -93,6 +93,9 @@ pub struct OrderRow {
     /// Sum of price * qty over its fills, in instrument units.
     pub notional: i128,
     pub status: String,
+    /// Why it left the book, for a canceled or expired order: the reason of its last
+    /// `canceled` event (`user`, `ioc`, `fok`, `stp`, `no_liquidity`, `expired`, `disconnect`).
+    pub cancel_reason: Option<String>,
     pub created_ts_ns: u64,
     pub updated_ts_ns: u64,
 }

@@ -306,14 +306,14 @@ fn history_pages_by_keyset() {
         })
         .unwrap()
         .iter()
-        .map(|o| (o.order_id, o.status.clone(), o.notional))
+        .map(|o| (o.order_id, o.status.clone(), o.notional, o.cancel_reason.clone()))
         .collect::<Vec<_>>()
     };
     assert_eq!(
         orders(1, 0, u64::MAX),
-        [(1, "canceled".to_string(), 40_100)]
+        [(1, "canceled".to_string(), 40_100, Some("user".to_string()))]
     );
-    assert_eq!(orders(2, 0, u64::MAX), [(2, "filled".to_string(), 0)]);
+    assert_eq!(orders(2, 0, u64::MAX), [(2, "filled".to_string(), 0, None)]);
     // Created at 1,000 ns: in [1000, 1001), not in [1001, max).
     assert_eq!(orders(1, 1_000, 1_001).len(), 1);
     assert!(orders(1, 1_001, u64::MAX).is_empty());

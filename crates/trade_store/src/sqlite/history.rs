@@ -152,7 +152,9 @@ impl History for SqliteHistory {
             let mut st = c.prepare_cached(
                 "SELECT o.order_id, o.instrument_id, o.account, o.side, o.ord_type, o.tif, \
                  o.price_units, o.cl_ord_id, o.order_qty, o.cum_qty, o.leaves_qty, o.notional, \
-                 o.status, o.created_ts_ns, o.updated_ts_ns, i.price_decimals \
+                 o.status, o.created_ts_ns, o.updated_ts_ns, i.price_decimals, \
+                 (SELECT e.reason FROM order_events e WHERE e.order_id = o.order_id \
+                  AND e.kind = 'canceled' ORDER BY e.seq DESC, e.n DESC LIMIT 1) \
                  FROM orders o INDEXED BY orders_by_owner_id \
                  JOIN instruments i ON i.instrument_id = o.instrument_id \
                  WHERE o.owner = ?1 AND o.order_id > ?2 AND o.status IN (?3, ?4, ?5) \
@@ -187,6 +189,7 @@ impl History for SqliteHistory {
                         leaves_qty: u(r.get(10)?),
                         notional: 0,
                         status: r.get(12)?,
+                        cancel_reason: r.get(16)?,
                         created_ts_ns: u(r.get(13)?),
                         updated_ts_ns: u(r.get(14)?),
                     };
