@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use types::{OrdType, Side, TimeInForce};
 
@@ -85,6 +85,8 @@ pub struct Shared {
     pub ready: AtomicBool,
     /// The HTTP side's counters (`/metrics`).
     pub metrics: HttpMetrics,
+    /// The trade store the history routes read (unset: `store = "off"`).
+    pub(crate) history: OnceLock<crate::history::HistorySource>,
 }
 
 impl Shared {
@@ -122,8 +124,14 @@ impl Shared {
             buckets: Mutex::new(buckets),
             ready: AtomicBool::new(true),
             metrics: HttpMetrics::default(),
+            history: OnceLock::new(),
         });
         (shared, rx)
+    }
+
+    /// Serves the history routes from `source` (once; later calls are ignored).
+    pub fn set_history(&self, source: crate::history::HistorySource) {
+        let _ = self.history.set(source);
     }
 }
 
@@ -164,6 +172,8 @@ pub fn router(shared: Arc<Shared>, http: &HttpConfig, source: Option<Box<dyn Sou
         .route("/api/v1/instruments", get(instruments))
         .route("/api/v1/book/{symbol}", get(book))
         .route("/api/v1/ticker/{symbol}", get(ticker))
+        .route("/api/v1/trades/{symbol}", get(crate::history::trades))
+        .route("/api/v1/fills", get(crate::history::fills))
         .route("/api/v1/orders", post(new_order).get(list_or_find))
         .route("/api/v1/orders/cancel-all", post(cancel_all))
         .route(
@@ -203,7 +213,7 @@ async fn count(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respon
     r
 }
 
-fn answer(a: Answer) -> Response {
+pub(crate) fn answer(a: Answer) -> Response {
     let status = StatusCode::from_u16(a.status).unwrap_or(StatusCode::BAD_REQUEST);
     let mut r = (status, a.body).into_response();
     r.headers_mut().insert(
@@ -225,7 +235,7 @@ fn fail(status: u16, code: &'static str, message: impl Into<String>) -> Response
     answer(Answer::error(status, code, message))
 }
 
-fn ok_json(v: &impl Serialize) -> Response {
+pub(crate) fn ok_json(v: &impl Serialize) -> Response {
     answer(Answer::json(200, v))
 }
 
@@ -235,14 +245,14 @@ fn rejected(status: StatusCode, code: &'static str, why: String) -> Answer {
     error(status.as_u16(), code, why)
 }
 
-fn path_of(p: Result<Path<String>, PathRejection>) -> Result<String, Answer> {
+pub(crate) fn path_of(p: Result<Path<String>, PathRejection>) -> Result<String, Answer> {
     p.map(|Path(v)| v)
         .map_err(|e| rejected(StatusCode::BAD_REQUEST, "invalid_path", e.body_text()))
 }
 
-type Params = HashMap<String, String>;
+pub(crate) type Params = HashMap<String, String>;
 
-fn query_of(q: Result<Query<Params>, QueryRejection>) -> Result<Params, Answer> {
+pub(crate) fn query_of(q: Result<Query<Params>, QueryRejection>) -> Result<Params, Answer> {
     q.map(|Query(v)| v)
         .map_err(|e| rejected(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))
 }
@@ -397,7 +407,7 @@ pub(crate) async fn ticker(
 }
 
 /// The key a request authenticates as, after its throttle.
-fn authenticate(s: &Shared, headers: &HeaderMap) -> Result<u16, Answer> {
+pub(crate) fn authenticate(s: &Shared, headers: &HeaderMap) -> Result<u16, Answer> {
     let Some(v) = headers.get(header::AUTHORIZATION) else {
         return Err(error(
             401,
@@ -749,17 +759,24 @@ pub(crate) async fn get_order(
     .await
 }
 
-/// `GET /api/v1/orders?status=open[&symbol=S]` or `?client_order_id=X`.
+/// `GET /api/v1/orders?status=open[&symbol=S]` (from the exchange), `?client_order_id=X`, or
+/// `?status=closed[&symbol=S][&start=T][&end=T][&since=ID][&limit=N]` (from the trade store).
 #[utoipa::path(get, path = "/api/v1/orders", tag = "orders", security(("bearer" = [])),
     params(crate::openapi::OrdersQuery),
     responses((status = 200, description = "With `status=open`, the key's open orders \
-        (`OrderList`); with `client_order_id`, that order (`OrderJson`)",
-        body = crate::openapi::OrdersAnswer), ReadErrors))]
+        (`OrderList`); with `client_order_id`, that order (`OrderJson`); with `status=closed`, \
+        a page of its closed orders from the trade store (`ClosedOrdersPage`)",
+        body = crate::openapi::OrdersAnswer), crate::openapi::HistoryPrivateErrors))]
 pub(crate) async fn list_or_find(
     State(s): State<Arc<Shared>>,
     headers: HeaderMap,
     q: Result<Query<Params>, QueryRejection>,
 ) -> Response {
+    if let Ok(Query(q)) = &q {
+        if q.get("status").map(String::as_str) == Some("closed") {
+            return crate::history::closed_orders(&s, &headers, q).await;
+        }
+    }
     keyed(&s, &headers, |s| {
         let q = query_of(q)?;
         if let Some(k) = q
@@ -769,7 +786,9 @@ pub(crate) async fn list_or_find(
             return Err(error(
                 400,
                 "unknown_parameter",
-                format!("unknown parameter {k:?}"),
+                format!(
+                    "unknown parameter {k:?} (since, limit, start and end go with status=closed)"
+                ),
             ));
         }
         if let Some(c) = q.get("client_order_id") {
@@ -781,7 +800,9 @@ pub(crate) async fn list_or_find(
                 return Err(error(
                     400,
                     "invalid_status",
-                    format!("status must be open (or give client_order_id), got {other:?}"),
+                    format!(
+                        "status must be open or closed (or give client_order_id), got {other:?}"
+                    ),
                 ))
             }
         }

@@ -179,6 +179,7 @@ pub mod names {
     #[schema(rename_all = "snake_case")]
     pub enum ListStatus {
         Open,
+        Closed,
     }
 
     /// `taker`: the order traded on arrival or replace; `maker`: it rested.

@@ -10,7 +10,8 @@
 //! errors, the bounded queue to the loop and the wait for the answer), `serve` (the accept
 //! loop: connection bounds in total and per address, the header and idle timeouts),
 //! `openapi` (the OpenAPI document of the routes), `metrics` (`/metrics`), `market` (the
-//! public book and ticker, as the market-data replica last wrote them) and `ws` (the
+//! public book and ticker, as the market-data replica last wrote them) and `history` (the
+//! trades, fills and closed orders of the trade store, paged by keyset) and `ws` (the
 //! WebSocket endpoint `/ws`: public `book`, `trades` and `ticker` channels per symbol, and a
 //! key's private `orders` channel after `auth`; updates published by the market-data replica
 //! on bounded broadcast rings, book snapshots and deltas in the FIX feed's RptSeq space, slow
@@ -23,6 +24,8 @@
 
 pub mod config;
 pub mod edge;
+#[cfg(feature = "server")]
+pub mod history;
 #[cfg(feature = "server")]
 pub mod http;
 pub mod json;

@@ -77,28 +77,71 @@ pub struct CancelAllRequest {
     pub side: Option<String>,
 }
 
-/// `GET /api/v1/orders`: `status=open` (optionally one `symbol`), or one `client_order_id`.
+/// `GET /api/v1/orders`: `status=open` (optionally one `symbol`), one `client_order_id`, or
+/// `status=closed` (a page from the trade store, optionally one `symbol` and a time range).
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct OrdersQuery {
-    /// `open`: the key's open orders.
+    /// `open`: the key's open orders, from the exchange; `closed`: its filled, canceled and
+    /// expired orders, from the trade store, in order id order.
     #[param(value_type = Option<names::ListStatus>, inline)]
     pub status: Option<String>,
-    /// With `status=open`: only this instrument's.
+    /// Only this instrument's.
     pub symbol: Option<String>,
     /// The order the key gave this id (instead of `status`).
     #[param(pattern = r"^[A-Za-z0-9_.:-]{1,36}$")]
     pub client_order_id: Option<String>,
+    /// With `status=closed`: orders with an id above this (the previous page's `next_since`).
+    #[param(minimum = 0)]
+    pub since: Option<u64>,
+    /// With `status=closed`: orders a page holds at most (default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+    /// With `status=closed`: created at or after this time (RFC 3339, or ns since 1970).
+    #[param(example = "2026-11-29T00:00:00Z")]
+    pub start: Option<String>,
+    /// With `status=closed`: created before this time (RFC 3339, or ns since 1970).
+    #[param(example = "2026-11-30T00:00:00Z")]
+    pub end: Option<String>,
 }
 
-/// The answer of `GET /api/v1/orders`: a list (`status=open`) or one order
-/// (`client_order_id`).
+/// The answer of `GET /api/v1/orders`: a list (`status=open`), one order
+/// (`client_order_id`) or a page of closed orders (`status=closed`).
 #[derive(serde::Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum OrdersAnswer {
     List(json::OrderList),
     One(Box<json::OrderJson>),
+    Closed(crate::history::ClosedOrdersPage),
+}
+
+/// `GET /api/v1/trades/{symbol}`.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct TradesQuery {
+    /// Trades with an id above this (the previous page's `next_since`; default 0, the first).
+    #[param(minimum = 0)]
+    pub since: Option<u64>,
+    /// Trades a page holds at most (default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}
+
+/// `GET /api/v1/fills`.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct FillsQuery {
+    /// Fills after this one (the previous page's `next_since`, a fill id `seq.n`).
+    #[param(pattern = r"^[0-9]+\.[0-9]+$", example = "42.1")]
+    pub since: Option<String>,
+    /// Fills a page holds at most (default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+    /// Only this instrument's.
+    pub symbol: Option<String>,
 }
 
 /// `GET /api/v1/book/{symbol}`.
@@ -229,6 +272,52 @@ impl IntoResponses for PublicErrors {
     }
 }
 
+const NO_STORE: (&str, &str, bool) = (
+    "404",
+    "No such instrument (`unknown_symbol`), or no trade store on this exchange (`store_off`)",
+    false,
+);
+const STORE_UNAVAILABLE: (&str, &str, bool) = (
+    "503",
+    "The trade store cannot be read now (`store_unavailable`): retry after Retry-After",
+    true,
+);
+
+/// The errors of a public history read.
+pub struct HistoryPublicErrors;
+
+impl IntoResponses for HistoryPublicErrors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        responses(&[BAD_REQUEST, NO_STORE, STORE_UNAVAILABLE])
+    }
+}
+
+/// The errors of a key's history read (and of `GET /api/v1/orders`, which reads the
+/// exchange or the store).
+pub struct HistoryPrivateErrors;
+
+impl IntoResponses for HistoryPrivateErrors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        responses(&[
+            BAD_REQUEST,
+            UNAUTHENTICATED,
+            (
+                "404",
+                "No such order of this key (`unknown_order`), or no trade store on this \
+                 exchange (`store_off`)",
+                false,
+            ),
+            THROTTLED,
+            (
+                "503",
+                "Overloaded or stopping (`overloaded`, `exchange_busy`, `stopping`), or the \
+                 trade store cannot be read now (`store_unavailable`): retry after Retry-After",
+                true,
+            ),
+        ])
+    }
+}
+
 /// The errors of `/ready`.
 pub struct NotReady;
 
@@ -276,12 +365,15 @@ impl Modify for Security {
         crate::http::get_order,
         crate::http::cancel_order,
         crate::http::replace_order,
+        crate::history::trades,
+        crate::history::fills,
     ),
     components(schemas(json::OrderJson, json::FillJson, ErrorBody)),
     modifiers(&Security),
     tags(
         (name = "market", description = "Public market data"),
         (name = "orders", description = "An API key's orders"),
+        (name = "history", description = "Trades and fills from the trade store"),
         (name = "service", description = "Liveness and readiness"),
     )
 )]

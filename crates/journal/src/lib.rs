@@ -55,5 +55,7 @@ pub use log::{JournalDir, Log, LogReader, LogSource};
 pub use reader::{
     list_segments, JournalReader, ReadPosition, Record, SegmentFile, SegmentSummary, TornTail,
 };
-pub use tools::{dump, truncate_after, verify, DumpSummary, TruncateReport, VerifyReport};
+pub use tools::{
+    dump, lock_offline, truncate_after, verify, DumpSummary, TruncateReport, VerifyReport,
+};
 pub use writer::{Durability, JournalConfig, JournalWriter, RecoveryReport, RollStats};

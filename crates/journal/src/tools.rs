@@ -157,6 +157,12 @@ pub struct TruncateReport {
     pub removed_segments: Vec<PathBuf>,
 }
 
+/// Takes the journal's writer lock for an offline tool (`rialto store rebuild`): fails while a
+/// server runs on `data_dir`. Held until the returned file is dropped.
+pub fn lock_offline(data_dir: &Path) -> Result<std::fs::File, JournalError> {
+    crate::writer::lock_journal(&data_dir.join(crate::format::JOURNAL_SUBDIR))
+}
+
 /// Operator repair: drops every record after `last_kept_seq`, whatever state it is in, so the
 /// journal ends at `last_kept_seq` and a writer continues at `last_kept_seq + 1`.
 ///

@@ -22,7 +22,7 @@ pub(crate) struct HttpServer {
     pub(crate) addr: SocketAddr,
     /// The accept loop's counts (open, accepted, refused connections).
     pub(crate) conns: Arc<http_gateway::serve::ConnCounters>,
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }

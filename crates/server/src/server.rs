@@ -210,10 +210,12 @@ impl Server {
         };
         // The trade store follows the journal on its own thread (`store`).
         #[cfg(feature = "store")]
-        let store = match crate::store::store_path(&cfg) {
-            Some(path) => Some(crate::store::StoreFollower::start(
+        let store_target = crate::store::store_target(&cfg);
+        #[cfg(feature = "store")]
+        let store = match &store_target {
+            Some(target) => Some(crate::store::StoreFollower::start(
                 &cfg,
-                &path,
+                target,
                 journal.source(),
                 counters.clone(),
                 log.clone(),
@@ -236,6 +238,15 @@ impl Server {
             match crate::http::HttpServer::start(&cfg, market, waker.clone(), metrics, &log)? {
                 Some((h, queue)) => {
                     x.api.answers_on = true;
+                    // The history routes read the store the follower writes.
+                    #[cfg(feature = "store")]
+                    if let Some(target) = &store_target {
+                        let journal = counters.clone();
+                        h.shared.set_history(http_gateway::history::HistorySource {
+                            reader: crate::store::history(target),
+                            journal_seq: Box::new(move || journal.last_seq.load(Ordering::Acquire)),
+                        });
+                    }
                     (
                         Some(h),
                         Some(crate::event_loop::ApiLink {

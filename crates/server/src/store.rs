@@ -21,20 +21,21 @@
 //! only).
 
 use crate::config::Config;
+pub use crate::config::StoreTarget;
 use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
 use crate::follower::Follower;
 use crate::node::Node;
 use exchange::{Backing, OwnedOutput, ReportKind};
 use journal::JournalDir;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use trade_store::{
-    Batch, EventKind, InstrumentRow, OrderEvent, OrderFields, Sqlite, Store, StoreError, Summary,
-    TradeRow,
+    Batch, EventKind, History, InstrumentRow, OrderEvent, OrderFields, Sqlite, Store, StoreError,
+    Summary, TradeRow,
 };
 use types::{CancelReason, Event, OrdType, Side, TimeInForce};
 
@@ -108,25 +109,51 @@ pub fn instrument_rows(cfg: &Config) -> Vec<InstrumentRow> {
 }
 
 /// Where the store of `cfg` is (`None`: `store = "off"`).
-pub fn store_path(cfg: &Config) -> Option<PathBuf> {
-    cfg.store.as_ref().map(|s| s.path(&cfg.data_dir))
+pub fn store_target(cfg: &Config) -> Option<StoreTarget> {
+    cfg.store.as_ref().map(|s| s.target(&cfg.data_dir))
+}
+
+/// Opens the store at `target` for writing (migrating its schema; a newer one is refused).
+pub fn open(target: &StoreTarget) -> Result<Box<dyn Store>, StoreError> {
+    match target {
+        StoreTarget::Sqlite(path) => Ok(Box::new(Sqlite::open(path)?)),
+        StoreTarget::Postgres(_) => Err(StoreError("PostgreSQL is not built yet".into())),
+    }
+}
+
+/// The read side of the store at `target`, for the history routes.
+pub fn history(target: &StoreTarget) -> Arc<dyn History> {
+    match target {
+        StoreTarget::Sqlite(path) => Arc::new(trade_store::SqliteHistory::new(path)),
+        StoreTarget::Postgres(_) => Arc::new(trade_store::SqliteHistory::new(Path::new(""))),
+    }
+}
+
+/// Refuses a store this binary cannot use before trading starts: a SQLite file of a newer
+/// schema.
+fn check(target: &StoreTarget) -> Result<(), StoreError> {
+    match target {
+        StoreTarget::Sqlite(path) => trade_store::check_version(path),
+        StoreTarget::Postgres(_) => Ok(()),
+    }
 }
 
 impl StoreFollower {
-    /// Checks the store at `path` can be used by this binary (a newer schema is refused here,
-    /// before trading starts) and starts the thread; it follows `source` up to `watermark`.
+    /// Checks the store at `target` can be used by this binary (a newer schema is refused
+    /// here, before trading starts) and starts the thread; it follows `source` up to
+    /// `watermark`.
     pub fn start(
         cfg: &Config,
-        path: &Path,
+        target: &StoreTarget,
         source: JournalDir,
         watermark: Arc<Counters>,
         log: Logger,
     ) -> Result<StoreFollower, ServerError> {
-        trade_store::check_version(path).map_err(|e| ServerError(e.to_string()))?;
+        check(target).map_err(|e| ServerError(e.to_string()))?;
         let counters = Arc::new(StoreCounters::default());
         let stop = Arc::new(AtomicBool::new(false));
         let mut t = StoreThread {
-            path: path.to_path_buf(),
+            target: target.clone(),
             instruments: instrument_rows(cfg),
             follower: Follower::new(Node::new(cfg, Backing::Lazy), source),
             watermark,
@@ -168,7 +195,7 @@ impl StoreFollower {
 }
 
 struct StoreThread {
-    path: PathBuf,
+    target: StoreTarget,
     instruments: Vec<InstrumentRow>,
     follower: Follower,
     watermark: Arc<Counters>,
@@ -235,10 +262,10 @@ impl StoreThread {
     }
 
     fn run(&mut self) -> Result<(), ServerError> {
-        let path = self.path.clone();
+        let target = self.target.clone();
         let instruments = std::mem::take(&mut self.instruments);
         let Some(mut store) = self.retry("opening the database", |_| {
-            let mut s = Sqlite::open(&path)?;
+            let mut s = open(&target)?;
             s.put_instruments(&instruments)?;
             Ok(s)
         }) else {
@@ -254,7 +281,7 @@ impl StoreThread {
                 "the store holds records up to {} but the journal ends at {journal_last}: it \
                  is another journal's store (move {} away to start a new one)",
                 pos.seq,
-                path.display()
+                target.describe()
             )));
         }
         let stop = self.stop.clone();
@@ -462,6 +489,65 @@ pub fn rows_of(seq: u64, ts: u64, reports: &[OwnedOutput], market: &[Event], bat
             order: order_fields(order),
         });
     }
+}
+
+/// What `rialto store rebuild` did.
+pub struct Rebuilt {
+    /// The journal records replayed.
+    pub records: u64,
+    /// The rows written.
+    pub rows: u64,
+    pub seconds: f64,
+}
+
+/// Empties the store at `target` and refills it from the journal in `data_dir` (a stopped
+/// server's: the journal's lock is held meanwhile), in batches of [`BATCH_RECORDS`] records,
+/// each one transaction with its position, as the follower writes them.
+pub fn rebuild(
+    cfg: &Config,
+    data_dir: &Path,
+    target: &StoreTarget,
+) -> Result<Rebuilt, ServerError> {
+    let _lock = journal::lock_offline(data_dir).map_err(|e| {
+        ServerError(format!(
+            "{e}: is a server running on {}? Stop it first",
+            data_dir.display()
+        ))
+    })?;
+    let err = |e: StoreError| ServerError(format!("{}: {}", target.describe(), e.0));
+    let t0 = Instant::now();
+    let mut store = open(target).map_err(err)?;
+    store.reset().map_err(err)?;
+    store.put_instruments(&instrument_rows(cfg)).map_err(err)?;
+    let mut follower = Follower::new(Node::new(cfg, Backing::Lazy), JournalDir::new(data_dir));
+    follower.set_collect_reports(true);
+    let mut batch = Batch::default();
+    let mut rows = 0u64;
+    loop {
+        let from = follower.last_seq();
+        batch.clear();
+        let mut last_ts = 0;
+        follower.follow_store_to(
+            from + BATCH_RECORDS,
+            |_| true,
+            |node, ts, out| {
+                last_ts = ts;
+                rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
+            },
+        )?;
+        if follower.last_seq() == from {
+            break;
+        }
+        batch.upto_seq = follower.last_seq();
+        batch.upto_ts_ns = last_ts;
+        store.write(&batch).map_err(err)?;
+        rows += batch.rows() as u64;
+    }
+    Ok(Rebuilt {
+        records: follower.last_seq(),
+        rows,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
 }
 
 /// What the store should hold after the journal in `data_dir` (read from record 1 with a

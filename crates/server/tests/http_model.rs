@@ -3,7 +3,8 @@
 //! in the same order: the final book (as the REST API serves it, from the market-data replica)
 //! equals the model's, level by level, and every REST order's filled quantity equals the
 //! model's ledger. The trade store (SQLite, on by default) then holds exactly what the journal
-//! says (`store verify`'s comparison) and the model's trades, fills and final order states.
+//! says (`store verify`'s comparison) and the model's trades, fills and final order states,
+//! and its history routes (trades, fills, closed orders, paged) serve the model's too.
 
 use fix::client::FixClient;
 use model::Reference;
@@ -268,6 +269,7 @@ fn rest_and_fix_orders_match_the_reference_model() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    check_history(&rest, &instruments, &model, &sink, &rest_orders);
     s.shutdown().unwrap();
 
     // The trade store, after the clean stop: everything the journal says, nothing more.
@@ -314,5 +316,134 @@ fn rest_and_fix_orders_match_the_reference_model() {
             (l.filled, l.remaining),
             "order {id}"
         );
+    }
+}
+
+/// Every page of a history route, `limit` rows at a time (following `next_since`), until the
+/// store has caught up with the journal: the rows of all pages.
+fn pages(rest: &Rest, key: usize, path: &str, rows: &str, limit: u32) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + T;
+    loop {
+        let mut all = Vec::new();
+        let mut since: Option<String> = None;
+        let mut behind = 0;
+        loop {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let mut url = format!("{path}{sep}limit={limit}");
+            if let Some(s) = &since {
+                url.push_str(&format!("&since={s}"));
+            }
+            let (st, v) = rest.call(key, "GET", &url, "");
+            assert_eq!(st, 200, "{url}: {v}");
+            let page = v[rows].as_array().unwrap();
+            assert!(page.len() <= limit as usize, "{url}: {v}");
+            all.extend(page.iter().cloned());
+            behind = behind.max(v["store"]["behind_records"].as_u64().unwrap());
+            match &v["next_since"] {
+                serde_json::Value::Null => break,
+                n => {
+                    assert_eq!(page.len(), limit as usize, "a short page with a next: {v}");
+                    since = Some(n.to_string().trim_matches('"').to_owned());
+                }
+            }
+        }
+        if behind == 0 {
+            return all;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the store is still {behind} records behind"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The history routes against the model: every trade of each symbol, in id order; each key's
+/// fills, whose quantities add up to its orders' filled quantities; each key's closed orders,
+/// which are its orders with nothing left.
+fn check_history(
+    rest: &Rest,
+    instruments: &[types::Instrument],
+    model: &Reference,
+    sink: &[types::Event],
+    rest_orders: &[(usize, u64)],
+) {
+    let mut served = 0;
+    for inst in instruments.iter().take(2) {
+        let sym = inst.symbol.as_str();
+        let trades = pages(rest, 0, &format!("/api/v1/trades/{sym}"), "trades", 7);
+        let want: Vec<(u64, u64)> = sink
+            .iter()
+            .filter_map(|e| match *e {
+                types::Event::Trade {
+                    trade_id,
+                    symbol,
+                    qty,
+                    ..
+                } if instruments[symbol as usize].symbol == inst.symbol => Some((trade_id, qty)),
+                _ => None,
+            })
+            .collect();
+        let got: Vec<(u64, u64)> = trades
+            .iter()
+            .map(|t| {
+                (
+                    t["trade_id"].as_u64().unwrap(),
+                    t["quantity"].as_str().unwrap().parse().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{sym}'s trades");
+        served += got.len();
+    }
+    assert!(served > 50, "too few trades to page: {served}");
+    for key in 0..2 {
+        let fills = pages(rest, key, "/api/v1/fills", "fills", 13);
+        let mut filled: std::collections::HashMap<u64, u128> = Default::default();
+        let mut last = (0u64, 0u32);
+        for f in &fills {
+            let id = trade_store::parse_exec_id(f["fill_id"].as_str().unwrap()).unwrap();
+            assert!(id > last, "fills out of order: {fills:?}");
+            last = id;
+            let q: u128 = f["quantity"].as_str().unwrap().parse().unwrap();
+            *filled.entry(f["order_id"].as_u64().unwrap()).or_default() += q;
+        }
+        let mine: Vec<u64> = rest_orders
+            .iter()
+            .filter(|(w, _)| *w == key)
+            .map(|(_, id)| *id)
+            .collect();
+        assert!(
+            filled.keys().all(|id| mine.contains(id)),
+            "another key's fill"
+        );
+        for id in &mine {
+            let l = model.ledger(*id).unwrap();
+            assert_eq!(
+                filled.get(id).copied().unwrap_or(0),
+                l.filled,
+                "order {id}'s fills"
+            );
+        }
+        let closed = pages(rest, key, "/api/v1/orders?status=closed", "orders", 11);
+        let got: Vec<u64> = closed
+            .iter()
+            .map(|o| o["order_id"].as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = mine
+            .iter()
+            .copied()
+            .filter(|id| model.ledger(*id).unwrap().remaining == 0)
+            .collect();
+        assert_eq!(got, want, "key {key}'s closed orders");
+        for o in &closed {
+            let id = o["order_id"].as_u64().unwrap();
+            let filled: u128 = o["filled_quantity"].as_str().unwrap().parse().unwrap();
+            assert_eq!(filled, model.ledger(id).unwrap().filled, "{o}");
+            assert!(
+                ["filled", "canceled"].contains(&o["status"].as_str().unwrap()),
+                "{o}"
+            );
+        }
     }
 }

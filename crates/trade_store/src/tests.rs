@@ -306,7 +306,14 @@ fn history_pages_by_keyset() {
         })
         .unwrap()
         .iter()
-        .map(|o| (o.order_id, o.status.clone(), o.notional, o.cancel_reason.clone()))
+        .map(|o| {
+            (
+                o.order_id,
+                o.status.clone(),
+                o.notional,
+                o.cancel_reason.clone(),
+            )
+        })
         .collect::<Vec<_>>()
     };
     assert_eq!(

@@ -30,6 +30,11 @@ pub struct Args {
     /// ephemeral port when the order-entry one is or 8080 is taken), or `off`.
     #[arg(long)]
     http_listen: Option<String>,
+    /// The trade store (overrides `[store]`): `off`, a SQLite file's path, or a PostgreSQL
+    /// URL (`postgres://user:password@host:port/database`). Default: SQLite at
+    /// data_dir/rialto.db.
+    #[arg(long)]
+    store: Option<String>,
     /// `process` (release after write returned) or `fsync` (after fdatasync).
     #[arg(long)]
     durability: Option<String>,
@@ -115,6 +120,23 @@ pub fn run(args: Args) -> CmdResult {
                 None => return Err("--http-listen: http_listen is off in the config".into()),
             }
         }
+    }
+    if let Some(st) = args.store {
+        cfg.store = if st == "off" {
+            None
+        } else if st.starts_with("postgres://") || st.starts_with("postgresql://") {
+            Some(server::config::StoreConfig::Postgres { url: st })
+        } else if st.contains("://") {
+            return Err(format!(
+                "--store {:?}: give off, a SQLite file's path or a postgres:// URL",
+                server::config::redact(&st)
+            )
+            .into());
+        } else {
+            Some(server::config::StoreConfig::Sqlite {
+                path: Some(PathBuf::from(st)),
+            })
+        };
     }
     if let Some(d) = args.durability {
         cfg.durability = match d.as_str() {

@@ -1,9 +1,21 @@
 //! `rialto store verify --data-dir D`: compares the trade store with the journal (crate
-//! `server::store`). Read-only; run it on a stopped server's data directory.
+//! `server::store`); read-only, on a stopped server's data directory. `rialto store rebuild
+//! --data-dir D`: empties the store and refills it from the journal.
 
 use super::CmdResult;
-use std::path::PathBuf;
+use server::store::StoreTarget;
+use std::path::{Path, PathBuf};
 use trade_store::{Sqlite, Store};
+
+/// The store a command works on: `--path` (a SQLite file), else the configured one (the data
+/// directory's rialto.toml), else data_dir/rialto.db.
+fn target(cfg: &server::config::Config, data_dir: &Path, path: Option<PathBuf>) -> StoreTarget {
+    match path {
+        Some(p) => StoreTarget::Sqlite(p),
+        None => server::store::store_target(cfg)
+            .unwrap_or_else(|| StoreTarget::Sqlite(data_dir.join(trade_store::SQLITE_FILE))),
+    }
+}
 
 #[derive(clap::Subcommand, Debug)]
 pub enum StoreCommand {
@@ -15,7 +27,18 @@ pub enum StoreCommand {
         /// The server's data directory (holds journal/ and rialto.toml).
         #[arg(long)]
         data_dir: PathBuf,
-        /// The store's file (default: the configured one, data_dir/rialto.db).
+        /// The store's file (default: the configured store, else data_dir/rialto.db).
+        #[arg(long)]
+        path: Option<PathBuf>,
+    },
+    /// Empty the store and refill it from the journal: every order, execution and trade,
+    /// in batches of 4,096 records. On a stopped server's data directory (it takes the
+    /// journal's lock).
+    Rebuild {
+        /// The server's data directory (holds journal/ and rialto.toml).
+        #[arg(long)]
+        data_dir: PathBuf,
+        /// The store's file (default: the configured store, else data_dir/rialto.db).
         #[arg(long)]
         path: Option<PathBuf>,
     },
@@ -25,12 +48,10 @@ pub fn run(cmd: StoreCommand) -> CmdResult {
     match cmd {
         StoreCommand::Verify { data_dir, path } => {
             let cfg = server::tools::config_for(&data_dir)?;
-            let path = match path.or_else(|| server::store::store_path(&cfg)) {
-                Some(p) => p,
-                None => data_dir.join(trade_store::SQLITE_FILE),
+            let stored = match target(&cfg, &data_dir, path) {
+                StoreTarget::Sqlite(path) => Sqlite::open_read_only(&path)?.summary()?,
+                t => server::store::open(&t)?.summary()?,
             };
-            let mut store = Sqlite::open_read_only(&path)?;
-            let stored = store.summary()?;
             let journal = server::store::journal_summary(&cfg, &data_dir)?;
             println!(
                 "journal: records up to {}, {} orders, {} order events, {} executions, {} \
@@ -58,6 +79,20 @@ pub fn run(cmd: StoreCommand) -> CmdResult {
                 return Err(format!("the store differs from the journal: {d}").into());
             }
             println!("ok");
+            Ok(())
+        }
+        StoreCommand::Rebuild { data_dir, path } => {
+            let cfg = server::tools::config_for(&data_dir)?;
+            let t = target(&cfg, &data_dir, path);
+            let r = server::store::rebuild(&cfg, &data_dir, &t)?;
+            println!(
+                "rebuilt {}: {} journal records, {} rows in {:.1} s ({:.0} rows/s)",
+                t.describe(),
+                r.records,
+                r.rows,
+                r.seconds,
+                r.rows as f64 / r.seconds.max(1e-9)
+            );
             Ok(())
         }
     }

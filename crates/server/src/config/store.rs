@@ -1,10 +1,8 @@
-//! `store`: the trade store (`store = "off"`, or `[store] path = "..."`).
+//! `store`: the trade store (`store = "off"`, or `[store] path = "..."` or `url = "..."`).
 //!
-//! Role: where the trade-store follower writes (`crate::store`): SQLite at
-//! `data_dir/rialto.db` unless a path is given; off with `store = "off"`.
-//!
-//! Never: accepts a PostgreSQL `url` (not built yet: refused with a clear error, rather than
-//! silently writing to SQLite).
+//! Role: where the trade-store follower writes and the history routes read (`crate::store`):
+//! SQLite at `data_dir/rialto.db` unless a path is given, PostgreSQL when a `url` is; off with
+//! `store = "off"`.
 
 use super::{err, ConfigError};
 use serde::Deserialize;
@@ -26,23 +24,60 @@ pub enum StoreFile {
 pub struct StoreTable {
     /// The SQLite file (default `data_dir/rialto.db`).
     pub path: Option<PathBuf>,
-    /// A PostgreSQL URL (refused: not built yet).
+    /// A PostgreSQL URL (`postgres://user:password@host:port/database`) instead of SQLite.
     pub url: Option<String>,
 }
 
 /// The validated store settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoreConfig {
+pub enum StoreConfig {
     /// The SQLite file (`None`: `rialto.db` in the data directory, wherever that is set).
-    pub path: Option<PathBuf>,
+    Sqlite { path: Option<PathBuf> },
+    /// A PostgreSQL database.
+    Postgres { url: String },
+}
+
+/// Where a server's store is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreTarget {
+    Sqlite(PathBuf),
+    Postgres(String),
 }
 
 impl StoreConfig {
-    /// The SQLite file of a server whose data directory is `data_dir`.
-    pub fn path(&self, data_dir: &Path) -> PathBuf {
-        self.path
-            .clone()
-            .unwrap_or_else(|| data_dir.join(SQLITE_FILE))
+    /// The store of a server whose data directory is `data_dir`.
+    pub fn target(&self, data_dir: &Path) -> StoreTarget {
+        match self {
+            StoreConfig::Sqlite { path } => {
+                StoreTarget::Sqlite(path.clone().unwrap_or_else(|| data_dir.join(SQLITE_FILE)))
+            }
+            StoreConfig::Postgres { url } => StoreTarget::Postgres(url.clone()),
+        }
+    }
+}
+
+impl StoreTarget {
+    /// Where it is, for messages: the file, or the URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            StoreTarget::Sqlite(p) => p.display().to_string(),
+            StoreTarget::Postgres(url) => redact(url),
+        }
+    }
+}
+
+/// A URL with its password (`user:password@`) replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some(x) => x,
+        None => return url.to_string(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
     }
 }
 
@@ -53,17 +88,26 @@ pub(super) fn store_config(file: Option<StoreFile>) -> Result<Option<StoreConfig
         Some(StoreFile::Word(w)) if w == "off" => return Ok(None),
         Some(StoreFile::Word(w)) => {
             return err(format!(
-                "store = {w:?}: give \"off\", or a [store] table (path = \"...\")"
+                "store = {w:?}: give \"off\", or a [store] table (path = \"...\" for SQLite, \
+                 url = \"postgres://...\" for PostgreSQL)"
             ))
         }
         Some(StoreFile::Table(t)) => t,
     };
-    if let Some(url) = table.url {
-        let scheme = url.split(':').next().unwrap_or("");
-        return err(format!(
-            "store.url ({scheme}:...): PostgreSQL is not built yet; leave url out to use SQLite \
-             (store.path, default data_dir/rialto.db)"
-        ));
+    match (table.path, table.url) {
+        (Some(_), Some(_)) => {
+            err("[store] has both path (SQLite) and url (PostgreSQL): give one".to_string())
+        }
+        (path, None) => Ok(Some(StoreConfig::Sqlite { path })),
+        (None, Some(url)) => {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                let scheme = url.split(':').next().unwrap_or("");
+                return err(format!(
+                    "store.url must be a PostgreSQL URL (postgres://user:password@host:port/database), \
+                     got a {scheme:?} URL"
+                ));
+            }
+            Ok(Some(StoreConfig::Postgres { url }))
+        }
     }
-    Ok(Some(StoreConfig { path: table.path }))
 }

@@ -423,21 +423,32 @@ fn http_limits_out_of_range_are_refused_by_name() {
 }
 
 #[test]
-fn the_store_is_on_by_default_off_by_word_and_refuses_a_url() {
+fn the_store_is_sqlite_by_default_off_by_word_postgres_by_url() {
     let dir = std::path::Path::new("/d");
     let c = Config::defaults();
-    assert_eq!(c.store.as_ref().unwrap().path(dir), dir.join("rialto.db"));
+    assert_eq!(
+        c.store.as_ref().unwrap().target(dir),
+        StoreTarget::Sqlite(dir.join("rialto.db"))
+    );
     assert!(Config::from_toml("store = \"off\"\n")
         .unwrap()
         .store
         .is_none());
     let c = Config::from_toml("[store]\npath = \"/x/y.db\"\n").unwrap();
     assert_eq!(
-        c.store.unwrap().path(dir),
-        std::path::PathBuf::from("/x/y.db")
+        c.store.unwrap().target(dir),
+        StoreTarget::Sqlite(std::path::PathBuf::from("/x/y.db"))
     );
-    let e = Config::from_toml("[store]\nurl = \"postgres://u@h/db\"\n").unwrap_err();
-    assert!(e.to_string().contains("PostgreSQL is not built yet"), "{e}");
+    let url = "postgres://rialto:secret@db:5432/rialto";
+    let c = Config::from_toml(&format!("[store]\nurl = \"{url}\"\n")).unwrap();
+    let t = c.store.unwrap().target(dir);
+    assert_eq!(t, StoreTarget::Postgres(url.into()));
+    assert_eq!(t.describe(), "postgres://rialto:***@db:5432/rialto");
+    let e = Config::from_toml("[store]\nurl = \"mysql://u@h/db\"\n").unwrap_err();
+    assert!(e.to_string().contains("must be a PostgreSQL URL"), "{e}");
+    let e =
+        Config::from_toml("[store]\nurl = \"postgres://h/db\"\npath = \"/x.db\"\n").unwrap_err();
+    assert!(e.to_string().contains("give one"), "{e}");
     let e = Config::from_toml("store = \"on\"\n").unwrap_err();
     assert!(e.to_string().contains("store = \"on\""), "{e}");
 }
