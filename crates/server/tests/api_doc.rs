@@ -174,11 +174,15 @@ fn check(ex: &Example, out: &str) -> Result<(), String> {
 /// ticker are its view).
 fn follower_caught_up(s: &Server) {
     let md = s.market_data_counters().expect("market data is on");
+    let store = s.store_counters().expect("the trade store is on");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while md.applied_seq.load(Ordering::Acquire) < s.counters.last_seq.load(Ordering::Acquire) {
+    let last = || s.counters.last_seq.load(Ordering::Acquire);
+    while md.applied_seq.load(Ordering::Acquire) < last()
+        || store.applied_seq.load(Ordering::Acquire) < last()
+    {
         assert!(
             Instant::now() < deadline,
-            "the market-data follower did not catch up in 20 s"
+            "the market-data follower or the trade store did not catch up in 20 s"
         );
         std::thread::sleep(Duration::from_millis(2));
     }
