@@ -21,7 +21,7 @@
 #        scripts/test.sh fuzz clippy only the named steps, one after the other
 #
 # The plan (PLAN below): fmt; then the builds side by side (the workspace's tests and binaries,
-# clippy in a target dir of its own, the Java programs), then the tests beside the interop run
+# linted by clippy as they compile; the Java programs), then the tests beside the interop run
 # and schemathesis;
 # beside all that, the fuzz targets' build, then their runs at a lower priority. The machine has
 # 2 cores: the builds dominate, and running them together fills the cores each leaves idle; the
@@ -112,25 +112,33 @@ fmt() {
     (cd fuzz && cargo fmt --check)
 }
 
-# The workspace's tests, examples and binaries (the interop step's `rialto` among them).
+# The workspace's tests, examples and binaries (the interop step's `rialto` among them), linted
+# as they compile: `cargo clippy --workspace --all-targets -- -D warnings`'s lints, run by
+# clippy-driver in place of rustc for the workspace's crates (RUSTC_WORKSPACE_WRAPPER, which is
+# how `cargo clippy` runs them; the dependencies build with rustc as always). One pass instead
+# of a build and a separate check: clippy's own pass re-checked every dependency, a third of
+# the test command's CPU on 2 cores.
 build() {
-    step "cargo build --workspace --all-targets --profile ci"
+    step "cargo build --workspace --all-targets --profile ci, with clippy's lints (-D warnings)"
     ci_build
 }
 
 # The build every step uses: after `build`, only a check that all is fresh. The steps that run
 # the `rialto` binary build it this way too, not with `-p rialto`: that would build it with the
 # features of its own dependencies alone, without the tests' (dev-dependencies'), and so build
-# tokio, axum, server and more a second time (a minute of CPU).
+# tokio, axum, server and more a second time (a minute of CPU). Every cargo command of the
+# workspace runs under the same RUSTC_WORKSPACE_WRAPPER (set below), or cargo would see the
+# crates as changed and build them again.
 ci_build() {
     cargo build --workspace --all-targets --profile ci
 }
 
-# Clippy checks without generating code; in a target dir of its own so that it runs beside
-# `build` instead of waiting for its lock.
+# `cargo clippy` itself (not in the plan: `build` runs its lints); `scripts/test.sh clippy`
+# runs it alone, in a target dir of its own.
 clippy() {
     step "cargo clippy --workspace --all-targets -- -D warnings"
-    CARGO_TARGET_DIR=target/clippy cargo clippy --workspace --all-targets --profile ci -- -D warnings
+    env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS CARGO_TARGET_DIR=target/clippy \
+        cargo clippy --workspace --all-targets --profile ci -- -D warnings
 }
 
 # The tests, on what `build` built, two at a time (cargo-nextest: each test in a process of its
@@ -160,12 +168,13 @@ java_build() {
     (cd java && mvn -q -B -Dstyle.color=never package -DskipTests)
 }
 
-# cargo-fuzz's flags need nightly, or stable with RUSTC_BOOTSTRAP=1.
+# cargo-fuzz's flags need nightly, or stable with RUSTC_BOOTSTRAP=1. The fuzz crate is
+# another workspace, built without clippy-driver.
 fuzz_cargo() {
     if cargo +nightly --version >/dev/null 2>&1; then
-        cargo +nightly "$@"
+        env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS cargo +nightly "$@"
     else
-        RUSTC_BOOTSTRAP=1 cargo "$@"
+        env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS RUSTC_BOOTSTRAP=1 cargo "$@"
     fi
 }
 
@@ -465,7 +474,7 @@ schemathesis() {
 PLAN=(
     "check_tools"
     "fmt"
-    "build,clippy,java_build+tests,interop,schemathesis | fuzz_build+fuzz"
+    "build,java_build+tests,interop,schemathesis | fuzz_build+fuzz"
 )
 declare -A NICE=([fuzz]=10)
 if [ $# -gt 0 ]; then
@@ -584,6 +593,17 @@ run_stage() {
     IFS='|' read -r -a branches <<<"$1"
     side_by_side run_branch "${branches[@]}"
 }
+
+# clippy's lints in every build of the workspace (`build`): clippy-driver as the workspace's
+# rustc wrapper, with `cargo clippy -- -D warnings`'s arguments.
+if planned build tests interop schemathesis; then
+    if ! clippy_driver=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver); then
+        echo "clippy-driver is missing: rustup component add clippy" >&2
+        exit 1
+    fi
+    export RUSTC_WORKSPACE_WRAPPER=$clippy_driver
+    export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+fi
 
 exec 3>&1 4>&2
 rm -rf "$log_dir"

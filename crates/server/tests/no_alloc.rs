@@ -11,6 +11,7 @@ use fix::{frame, Decoder, Limits};
 use fix_gateway::{ConnIds, FixAdapter, Outbox};
 use server::{Config, Node, Record};
 
+#[path = "it/common/mod.rs"]
 mod common;
 use common::message;
 use std::sync::Arc;

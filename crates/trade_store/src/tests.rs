@@ -238,7 +238,7 @@ fn history_pages_by_keyset() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(SQLITE_FILE);
     let h = SqliteHistory::new(&path);
-    let e = h.position().err().expect("no store yet").to_string();
+    let e = h.position().expect_err("no store yet").to_string();
     assert!(e.contains("not created yet"), "{e}");
     let mut s = Sqlite::open(&path).unwrap();
     let mut inst = instruments();

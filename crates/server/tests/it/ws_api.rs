@@ -3,7 +3,7 @@
 //! book and the engine's while REST and FIX orders flow; a key's private order events, never
 //! another key's; bad messages answered with errors on a connection that lives on.
 
-mod api_common;
+use crate::api_common;
 
 use api_common::{start, Api, TOKEN_A, TOKEN_B};
 use fix::client::FixClient;

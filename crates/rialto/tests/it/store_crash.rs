@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{serve, Served, BIN};
 
 const T: Duration = Duration::from_secs(20);

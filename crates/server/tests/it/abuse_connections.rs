@@ -2,7 +2,7 @@
 //! connections that never log on, past the connection limit, while a logged-on session trades;
 //! and a Logon whose FIN arrives in the same segment.
 
-mod abuse_common;
+use crate::abuse_common;
 
 use abuse_common::{config, logon, start, T};
 use fix::client::FixClient;

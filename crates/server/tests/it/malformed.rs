@@ -9,7 +9,7 @@ use fix::{frame, resync, Decoder, Limits};
 use fix_gateway::{ConnIds, FixAdapter, Outbox};
 use server::{Config, Node, Record};
 
-mod common;
+use crate::common;
 use common::message;
 use std::sync::Arc;
 

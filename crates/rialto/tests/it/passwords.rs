@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{serve, BIN};
 
 const T: Duration = Duration::from_secs(20);

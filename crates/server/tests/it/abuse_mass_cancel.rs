@@ -3,8 +3,7 @@
 //! OrderMassCancelReport with the total, another session's order placed meanwhile is
 //! acknowledged before the mass cancel ends, and a replay of the journal agrees.
 
-#[path = "abuse_common/mod.rs"]
-mod abuse_common;
+use crate::abuse_common;
 
 use abuse_common::*;
 use std::collections::BTreeSet;

@@ -3,7 +3,7 @@
 //! store's lag in each answer, precise 4xx errors for every bad parameter, and 404 `store_off`
 //! on a server without a store.
 
-mod api_common;
+use crate::api_common;
 
 use api_common::{start, Api, TOKEN_A, TOKEN_B};
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! Authentication over real sockets: Username and Password checked against salted hashes off
 //! the event loop, the one Logout text of every refused Logon, and the throttle of failed
-//! logons (its figures are printed: `cargo test -p server --test auth -- --nocapture`).
+//! logons (its figures are printed: `cargo test -p server --test it auth:: -- --nocapture`).
 
 use fix::client::{FixClient, Msg};
 use server::{Config, Server};

@@ -2,8 +2,7 @@
 //! limit) and is refused from then on, while another firm's orders are all accepted; over real
 //! sockets, against `rialto serve`'s server.
 
-#[path = "abuse_common/mod.rs"]
-mod abuse_common;
+use crate::abuse_common;
 
 use abuse_common::*;
 

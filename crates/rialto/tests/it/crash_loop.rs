@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use types::XorShift64;
 
-mod common;
+use crate::common;
 use common::{serve, Served, BIN};
 use std::ffi::OsStr;
 const KILLS: usize = 22;

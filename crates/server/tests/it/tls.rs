@@ -6,7 +6,7 @@
 //! client's close_notify ends its connection. The journal shows that refused Logons are never
 //! recorded and that each connection that ends without Logout yields one Disconnected record.
 
-mod common;
+use crate::common;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,

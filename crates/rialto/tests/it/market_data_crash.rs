@@ -12,7 +12,7 @@ use std::process::Stdio;
 use std::time::Duration;
 use types::XorShift64;
 
-mod common;
+use crate::common;
 use common::{serve, Served};
 
 const T: Duration = Duration::from_secs(15);

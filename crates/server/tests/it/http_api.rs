@@ -2,7 +2,7 @@
 //! sequencer beside FIX, answers with their fills, another key's orders unknown, precise 4xx
 //! errors, Idempotency-Key retries (concurrent, and after a restart), the public book.
 
-mod api_common;
+use crate::api_common;
 
 use api_common::{start, Api, TOKEN_A, TOKEN_B};
 use std::path::Path;

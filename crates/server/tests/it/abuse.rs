@@ -15,8 +15,7 @@
 //! `RIALTO_ABUSE_ORDERS` sets the number of orders the mass cancel cancels (default 200,000;
 //! the figure is 1,000,000).
 
-#[path = "abuse_common/mod.rs"]
-mod abuse_common;
+use crate::abuse_common;
 
 use abuse_common::*;
 use fix::client::FixClient;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{serve, Served};
 
 const T: Duration = Duration::from_secs(10);
