@@ -158,6 +158,12 @@ tests() {
     return "$status"
 }
 
+# The JVMs of the Java steps (Maven, the interop clients, the JUnit tests' fork) are short-lived
+# and many: the client compiler only (C1) and the serial collector take about a third less CPU
+# than the defaults' JIT and GC threads, on 2 cores shared with the builds.
+JVM_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+export MAVEN_OPTS="${MAVEN_OPTS:-$JVM_OPTS}"
+
 # The Java programs (QuickFIX/J from Maven Central): the interop step's jars.
 java_build() {
     if [ "$INTEROP" = 0 ]; then
@@ -358,18 +364,22 @@ interop() {
     # this VM's host has taken seconds of CPU away at a time (a 5 s wait once timed out in CI
     # and passed on a rerun); a timeout's message says how much the host stole meanwhile.
     local wait_ms=15000
+    # The scenario as java/run-interop.sh runs it (the jars are built: java_build).
+    # shellcheck disable=SC2206 # JVM_OPTS is words
+    local java=(java $JVM_OPTS)
+    local scenario=("${java[@]}" -jar java/interop/target/interop.jar --store-dir "$store" --timeout-ms "$wait_ms")
     start_server "$bin" "$root/data" 127.0.0.1:0 "$log_dir/interop-serve-1.log"
     local host=${server_addr%:*} port=${server_addr##*:}
     # The JUnit tests run against this server (-Dfix.port): the scenario twice and a short
     # latency run; the client's sequence numbers persist in $store, which every run shares.
-    (cd java && mvn -q -B -Dstyle.color=never test -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store" \
+    (cd java && mvn -q -B -Dstyle.color=never test -DargLine="$JVM_OPTS" -Dfix.host="$host" -Dfix.port="$port" -Dfix.store="$store" \
         -Dfix.timeout.ms="$wait_ms")
-    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
+    "${scenario[@]}" --host "$host" --port "$port"
     # The market-data check (java/README.md): CLIENT6 subscribes at the market-data port while
     # CLIENT5 and CLIENT7 trade CRNK at the order-entry port; sessions the runs above do not use,
     # with ResetSeqNumFlag=Y (the server keeps market-data sessions in memory only). It cleans up
-    # after itself, so it runs again after the restart. The jar was built by run-interop.sh.
-    local md_check=(java -jar java/interop/target/interop.jar --market-data --timeout-ms "$wait_ms")
+    # after itself, so it runs again after the restart.
+    local md_check=("${java[@]}" -jar java/interop/target/interop.jar --market-data --timeout-ms "$wait_ms")
     "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.4
     # The codec benchmark's two sides together, tiny (a few seconds): every figure both measured
     # must give a ratio line, with validation off and on (BENCHMARKS.md, "FIX codec").
@@ -380,17 +390,17 @@ interop() {
     stop_server
     # Same data dir and port: the sessions resume their sequence numbers without a reset.
     start_server "$bin" "$root/data" "$server_addr" "$log_dir/interop-serve-2.log" --market-data-listen 127.0.0.1:0
-    FIX_STORE_DIR="$store" java/run-interop.sh "$host" "$port" --timeout-ms "$wait_ms"
+    "${scenario[@]}" --host "$host" --port "$port"
     "${md_check[@]}" --host "$host" --port "$port" --md-port "${server_md_addr##*:}" --fix-version 4.4
     stop_server
     # FIX 4.2 and FIXT.1.1 (FIX 5.0SP2): a server with three sessions of each
     # (java/interop/rialto-versions.toml), its own data dir and port; the scenario in each
     # version, validated by QuickFIX/J against the standard dictionaries, then the market-data
     # check in both (FIX42C4..6, FIX50C4..6); a restart; again, resuming the sequence numbers.
-    # The jar was built by run-interop.sh above. --keep-going: a failed step does not hide the
+    # --keep-going: a failed step does not hide the
     # next ones (the exit status is still 1).
     # shellcheck disable=SC2054 # 4.2,5.0sp2 is one argument
-    local versions=(java -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store" --timeout-ms "$wait_ms")
+    local versions=("${java[@]}" -jar java/interop/target/interop.jar --fix-version 4.2,5.0sp2 --keep-going --store-dir "$store" --timeout-ms "$wait_ms")
     start_server "$bin" "$root/data-versions" 127.0.0.1:0 "$log_dir/interop-serve-versions-1.log" \
         --config java/interop/rialto-versions.toml
     host=${server_addr%:*} port=${server_addr##*:}
@@ -410,7 +420,7 @@ interop() {
     start_server "$bin" "$root/data-tls" 127.0.0.1:0 "$log_dir/interop-serve-tls.log" \
         --config "$root/tls/rialto.toml"
     host=${server_addr%:*} port=${server_addr##*:}
-    local tls=(java -Dfix.tls.truststore="$root/tls/trust.p12" -Dfix.tls.keystore="$root/tls/client.p12")
+    local tls=("${java[@]}" -Dfix.tls.truststore="$root/tls/trust.p12" -Dfix.tls.keystore="$root/tls/client.p12")
     local over_tls=(-jar java/interop/target/interop.jar --host "$host" --port "$port" --store-dir "$root/fix-store-tls" --timeout-ms "$wait_ms")
     "${tls[@]}" "${over_tls[@]}"
     "${tls[@]}" -Dfix.tls.protocols=TLSv1.2 "${over_tls[@]}"
