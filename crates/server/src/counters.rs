@@ -57,22 +57,32 @@ pub struct Counters {
     pub commits: Log2Histogram,
 }
 
-/// Durations counted by power of two of microseconds, written by one thread with relaxed
-/// atomics (no lock, no allocation) and read by any: bucket 0 holds those under 1 µs, bucket
-/// `i` those under `2^i` µs, the last one the rest.
+/// Durations counted by power of two of a unit (a microsecond by default), written by one
+/// thread with relaxed atomics (no lock, no allocation) and read by any: bucket 0 holds those
+/// under one unit, bucket `i` those under `2^i` units, the last one the rest.
 #[derive(Default)]
 pub struct Log2Histogram {
     buckets: [AtomicU64; LOG2_BUCKETS],
     sum_ns: AtomicU64,
+    /// The unit is `2^unit_shift` µs.
+    unit_shift: u32,
 }
 
-/// Buckets of a [`Log2Histogram`]: the last counts from 2^14 µs (16 ms) up.
+/// Buckets of a [`Log2Histogram`]: the last counts from 2^14 units (16 ms at 1 µs) up.
 pub const LOG2_BUCKETS: usize = 16;
 
 impl Log2Histogram {
+    /// Buckets of `2^i * 2^unit_shift` µs: a shift of 7 counts up to 2.1 s.
+    pub fn with_unit_shift(unit_shift: u32) -> Log2Histogram {
+        Log2Histogram {
+            unit_shift,
+            ..Log2Histogram::default()
+        }
+    }
+
     pub fn record(&self, ns: u64) {
-        let us = ns / 1000;
-        let b = (64 - us.leading_zeros() as usize).min(LOG2_BUCKETS - 1);
+        let units = (ns / 1000) >> self.unit_shift;
+        let b = (64 - units.leading_zeros() as usize).min(LOG2_BUCKETS - 1);
         self.buckets[b].fetch_add(1, Ordering::Relaxed);
         self.sum_ns.fetch_add(ns, Ordering::Relaxed);
     }
@@ -87,7 +97,7 @@ impl Log2Histogram {
     }
 
     /// Bucket `i`'s upper bound in µs (`None`: the last, unbounded).
-    pub fn upper_us(i: usize) -> Option<u64> {
-        (i + 1 < LOG2_BUCKETS).then(|| 1u64 << i)
+    pub fn upper_us(&self, i: usize) -> Option<u64> {
+        (i + 1 < LOG2_BUCKETS).then(|| 1u64 << (i as u32 + self.unit_shift))
     }
 }

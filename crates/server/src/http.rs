@@ -157,7 +157,7 @@ fn log2_histogram(
         .iter()
         .enumerate()
         .map(|(i, &n)| {
-            let le = Log2Histogram::upper_us(i).map_or(f64::INFINITY, |us| us as f64 / 1e6);
+            let le = h.upper_us(i).map_or(f64::INFINITY, |us| us as f64 / 1e6);
             (le, n)
         })
         .collect();
@@ -318,6 +318,13 @@ impl Source for ServerMetrics {
                 "store_write_failures",
                 "Writes the trade store's database refused (each retried)",
                 get(&st.failures),
+            )?;
+            log2_histogram(
+                r,
+                "store_commit_lag_seconds",
+                "Journal records by the time from their journaling to the trade store's commit \
+                 of their rows",
+                &st.commit_lag,
             )?;
         }
         if let Some(md) = &self.md {

@@ -243,7 +243,8 @@ impl Server {
                     if let Some(target) = &store_target {
                         let journal = counters.clone();
                         h.shared.set_history(http_gateway::history::HistorySource {
-                            reader: crate::store::history(target),
+                            reader: crate::store::history(target)
+                                .map_err(|e| ServerError(e.to_string()))?,
                             journal_seq: Box::new(move || journal.last_seq.load(Ordering::Acquire)),
                         });
                     }

@@ -22,7 +22,7 @@
 
 use crate::config::Config;
 pub use crate::config::StoreTarget;
-use crate::counters::{now_ns, Counters, Logger};
+use crate::counters::{now_ns, Counters, Log2Histogram, Logger};
 use crate::error::ServerError;
 use crate::follower::Follower;
 use crate::node::Node;
@@ -51,11 +51,12 @@ pub const LOG_EVERY: Duration = Duration::from_secs(10);
 /// How long a stopping server waits for the store to write what it lacks (the rest is written
 /// at the next start).
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long a start waits for a PostgreSQL store to answer its schema check.
+const START_CHECK: Duration = Duration::from_secs(2);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// What `/metrics` shows of the store.
-#[derive(Default)]
 pub struct StoreCounters {
     /// The last journal record the store holds.
     pub applied_seq: AtomicU64,
@@ -63,6 +64,20 @@ pub struct StoreCounters {
     pub applied_ts_ns: AtomicU64,
     /// Writes the database refused since start.
     pub failures: AtomicU64,
+    /// Each record written, by the time from its journaling (its timestamp) to the commit of
+    /// the batch that holds it: buckets of 128 µs doubling to 2.1 s.
+    pub commit_lag: Log2Histogram,
+}
+
+impl Default for StoreCounters {
+    fn default() -> StoreCounters {
+        StoreCounters {
+            applied_seq: AtomicU64::new(0),
+            applied_ts_ns: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            commit_lag: Log2Histogram::with_unit_shift(7),
+        }
+    }
 }
 
 impl StoreCounters {
@@ -117,24 +132,54 @@ pub fn store_target(cfg: &Config) -> Option<StoreTarget> {
 pub fn open(target: &StoreTarget) -> Result<Box<dyn Store>, StoreError> {
     match target {
         StoreTarget::Sqlite(path) => Ok(Box::new(Sqlite::open(path)?)),
-        StoreTarget::Postgres(_) => Err(StoreError("PostgreSQL is not built yet".into())),
+        StoreTarget::Postgres(url) => Ok(Box::new(trade_store::Postgres::connect(url)?)),
     }
 }
 
-/// The read side of the store at `target`, for the history routes.
-pub fn history(target: &StoreTarget) -> Arc<dyn History> {
-    match target {
+/// The read side of the store at `target`, for the history routes (a PostgreSQL URL that does
+/// not parse is refused).
+pub fn history(target: &StoreTarget) -> Result<Arc<dyn History>, StoreError> {
+    Ok(match target {
         StoreTarget::Sqlite(path) => Arc::new(trade_store::SqliteHistory::new(path)),
-        StoreTarget::Postgres(_) => Arc::new(trade_store::SqliteHistory::new(Path::new(""))),
-    }
+        StoreTarget::Postgres(url) => Arc::new(trade_store::PostgresHistory::new(url)?),
+    })
 }
 
-/// Refuses a store this binary cannot use before trading starts: a SQLite file of a newer
-/// schema.
-fn check(target: &StoreTarget) -> Result<(), StoreError> {
+/// Refuses a store this binary cannot use before trading starts: a database of a newer
+/// schema. A PostgreSQL that cannot be reached now is left to the follower, which retries
+/// (trading does not wait for it); one that answers is migrated here.
+fn check(target: &StoreTarget, log: &Logger) -> Result<(), StoreError> {
     match target {
         StoreTarget::Sqlite(path) => trade_store::check_version(path),
-        StoreTarget::Postgres(_) => Ok(()),
+        StoreTarget::Postgres(url) => {
+            // At most START_CHECK: a database that does not answer is the follower's to wait
+            // for, not the exchange's start.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(trade_store::Postgres::connect(&url).map(drop));
+            });
+            match rx.recv_timeout(START_CHECK) {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) if e.0.contains("newer than this rialto's") => Err(e),
+                Ok(Err(e)) => {
+                    log(&format!(
+                        "trade store: {e}; trading starts, the store follows once the \
+                         database answers"
+                    ));
+                    Ok(())
+                }
+                Err(_) => {
+                    log(&format!(
+                        "trade store: {} did not answer within {} s; trading starts, the store \
+                         follows once it answers",
+                        target.describe(),
+                        START_CHECK.as_secs()
+                    ));
+                    Ok(())
+                }
+            }
+        }
     }
 }
 
@@ -149,7 +194,7 @@ impl StoreFollower {
         watermark: Arc<Counters>,
         log: Logger,
     ) -> Result<StoreFollower, ServerError> {
-        check(target).map_err(|e| ServerError(e.to_string()))?;
+        check(target, &log).map_err(|e| ServerError(e.to_string()))?;
         let counters = Arc::new(StoreCounters::default());
         let stop = Arc::new(AtomicBool::new(false));
         let mut t = StoreThread {
@@ -162,6 +207,9 @@ impl StoreFollower {
             log,
             last_log: None,
             failures_unlogged: 0,
+            lag_us: hdrhistogram::Histogram::new_with_max(3_600_000_000, 3)
+                .map_err(|e| ServerError(e.to_string()))?,
+            rows: 0,
         };
         let handle = std::thread::Builder::new()
             .name("trade-store".into())
@@ -174,6 +222,7 @@ impl StoreFollower {
                 if let Err(e) = t.run() {
                     (t.log)(&format!("trade store stops: {e}"));
                 }
+                t.log_summary();
             })
             .map_err(|e| ServerError(e.to_string()))?;
         Ok(StoreFollower {
@@ -204,9 +253,31 @@ struct StoreThread {
     log: Logger,
     last_log: Option<Instant>,
     failures_unlogged: u64,
+    /// Each record written, µs from its journaling to its batch's commit (the stop's summary).
+    lag_us: hdrhistogram::Histogram<u64>,
+    rows: u64,
 }
 
 impl StoreThread {
+    /// At the end: what was written, and the journal-to-commit lag of its records.
+    fn log_summary(&self) {
+        let h = &self.lag_us;
+        if h.is_empty() {
+            return;
+        }
+        let ms = |q: f64| h.value_at_quantile(q) as f64 / 1e3;
+        (self.log)(&format!(
+            "trade store: wrote {} rows of {} journal records; journal-to-commit lag per record \
+             P50 {:.1} ms, P99 {:.1} ms, P99.9 {:.1} ms, max {:.1} ms",
+            self.rows,
+            h.len(),
+            ms(0.5),
+            ms(0.99),
+            ms(0.999),
+            h.max() as f64 / 1e3
+        ));
+    }
+
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
@@ -296,6 +367,8 @@ impl StoreThread {
             .store(pos.ts_ns, Ordering::Release);
         self.follower.set_collect_reports(true);
         let mut batch = Batch::default();
+        // The timestamps of the batch's records (their lag is counted at its commit).
+        let mut record_ts: Vec<u64> = Vec::with_capacity(BATCH_RECORDS as usize);
         let mut stopping_since: Option<Instant> = None;
         loop {
             // Read after the stop flag: once stopping, this is the loop's last record.
@@ -322,12 +395,14 @@ impl StoreThread {
             }
             let to = upto.min(from + BATCH_RECORDS);
             batch.clear();
+            record_ts.clear();
             let mut last_ts = 0;
             self.follower.follow_store_to(
                 to,
                 |_| true,
                 |node, ts, out| {
                     last_ts = ts;
+                    record_ts.push(ts);
                     rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
                 },
             )?;
@@ -339,6 +414,13 @@ impl StoreThread {
             {
                 return Ok(());
             }
+            let committed = now_ns();
+            for ts in &record_ts {
+                let lag = committed.saturating_sub(*ts);
+                self.counters.commit_lag.record(lag);
+                self.lag_us.saturating_record(lag / 1000);
+            }
+            self.rows += batch.rows() as u64;
             self.counters
                 .applied_ts_ns
                 .store(batch.upto_ts_ns, Ordering::Release);

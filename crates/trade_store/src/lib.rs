@@ -1,11 +1,12 @@
 //! The trade store: every order state change, execution and trade of the exchange in a
 //! database a user can query with SQL, written by a journal follower exactly once.
 //!
-//! Role: owns the schema (`migrations/`, applied at open: a database whose schema is newer than
-//! this binary's is refused), the rows a follower hands it ([`Batch`]: protocol-neutral, in the
-//! instrument's exact units) and the [`Store`] trait every backend implements (SQLite, PostgreSQL). The server's follower (`server::store`) turns the
-//! exchange's typed outputs into rows; `rialto store verify` compares a [`Summary`] of the
-//! store with one of the journal.
+//! Role: owns the schema (`migrations/`, SQLite's, and `migrations/postgres/`, the same tables
+//! in PostgreSQL's types; applied at open: a database whose schema is newer than this binary's
+//! is refused), the rows a follower hands it ([`Batch`]: protocol-neutral, in the instrument's
+//! exact units) and the [`Store`] trait every backend implements ([`Sqlite`], [`Postgres`]).
+//! The server's follower (`server::store`) turns the exchange's typed outputs into rows;
+//! `rialto store verify` compares a [`Summary`] of the store with one of the journal.
 //!
 //! Exactly once: a batch's rows and the journal position it reaches (`store_position`) commit
 //! in one transaction, and every row has a unique key derived from the journal (order id,
@@ -15,8 +16,10 @@
 //! Never: floating point for a price or quantity; a row without its journal sequence number.
 
 mod history;
+mod postgres;
 mod sqlite;
 
+pub use self::postgres::{redact_url, Postgres, PostgresHistory, PG_MIGRATIONS};
 pub use history::{
     parse_exec_id, FillQuery, FillRow, History, OrderQuery, OrderRow, TradeQuery, PAGE_MAX,
 };
@@ -28,7 +31,8 @@ use std::fmt;
 /// The schema version this binary writes (the number of the newest migration).
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-/// The migrations, in order: migration `i` takes a database from version `i` to `i + 1`.
+/// The migrations, in order: migration `i` takes a database from version `i` to `i + 1`
+/// (SQLite's; PostgreSQL's are [`PG_MIGRATIONS`], as many, of the same tables).
 pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_history_indexes.sql"),
@@ -39,6 +43,14 @@ pub const SQLITE_FILE: &str = "rialto.db";
 
 #[derive(Debug)]
 pub struct StoreError(pub String);
+
+/// Why a database of schema version `v` is refused, and `fresh`: where a new store would go.
+fn newer_message(v: u32, fresh: &str) -> String {
+    format!(
+        "the database has schema version {v}, newer than this rialto's ({SCHEMA_VERSION}): it \
+         was written by a newer rialto; run that one, or {fresh}"
+    )
+}
 
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -133,10 +133,7 @@ pub fn check_version(path: &Path) -> Result<(), StoreError> {
 }
 
 fn newer_message(v: u32) -> String {
-    format!(
-        "the database has schema version {v}, newer than this rialto's ({SCHEMA_VERSION}): it \
-         was written by a newer rialto; run that one, or move the file away to start a new store"
-    )
+    crate::newer_message(v, "move the file away to start a new store")
 }
 
 fn schema_version(conn: &Connection) -> rusqlite::Result<u32> {

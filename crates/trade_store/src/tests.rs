@@ -1,6 +1,6 @@
 use super::*;
 
-fn instruments() -> Vec<InstrumentRow> {
+pub(crate) fn instruments() -> Vec<InstrumentRow> {
     vec![InstrumentRow {
         id: 0,
         symbol: "ACME".into(),
@@ -10,7 +10,7 @@ fn instruments() -> Vec<InstrumentRow> {
     }]
 }
 
-fn fields(status: &'static str, cum: u64, leaves: u64) -> OrderFields {
+pub(crate) fn fields(status: &'static str, cum: u64, leaves: u64) -> OrderFields {
     OrderFields {
         instrument_id: 0,
         owner: 1,
@@ -28,7 +28,7 @@ fn fields(status: &'static str, cum: u64, leaves: u64) -> OrderFields {
     }
 }
 
-fn batch() -> Batch {
+pub(crate) fn batch() -> Batch {
     Batch {
         events: vec![
             OrderEvent {
@@ -208,7 +208,7 @@ fn a_store_of_the_first_schema_version_opens_under_the_current_one() {
 }
 
 /// Three trades of one order book and their fills, over two owners and two instruments.
-fn history_batch() -> Batch {
+pub(crate) fn history_batch() -> Batch {
     let mut b = batch();
     let mut t = b.trades[0].clone();
     for (id, inst) in [(2u64, 0u32), (3, 1)] {
@@ -233,22 +233,19 @@ fn history_batch() -> Batch {
     b
 }
 
-#[test]
-fn history_pages_by_keyset() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(SQLITE_FILE);
-    let h = SqliteHistory::new(&path);
-    let e = h.position().expect_err("no store yet").to_string();
-    assert!(e.contains("not created yet"), "{e}");
-    let mut s = Sqlite::open(&path).unwrap();
+/// The instruments of [`history_batch`]: ACME (0) and BOLT (1).
+pub(crate) fn history_instruments() -> Vec<InstrumentRow> {
     let mut inst = instruments();
     inst.push(InstrumentRow {
         id: 1,
         symbol: "BOLT".into(),
         ..inst[0].clone()
     });
-    s.put_instruments(&inst).unwrap();
-    s.write(&history_batch()).unwrap();
+    inst
+}
+
+/// What every backend's history answers once [`history_batch`] is written.
+pub(crate) fn assert_history_pages(h: &dyn History) {
     assert_eq!(h.position().unwrap().seq, 10);
     let q = |since, limit| TradeQuery {
         instrument_id: 0,
@@ -280,6 +277,14 @@ fn history_pages_by_keyset() {
         (f.trade_id, f.liquidity.as_deref(), f.side.as_str()),
         (Some(1), Some("maker"), "buy")
     );
+    let only = |instrument_id| FillQuery {
+        owner: 1,
+        instrument_id: Some(instrument_id),
+        since: (0, 0),
+        limit: 10,
+    };
+    assert_eq!(h.fills(&only(0)).unwrap().len(), 1);
+    assert!(h.fills(&only(1)).unwrap().is_empty());
     let after = FillQuery {
         owner: 1,
         instrument_id: None,
@@ -324,6 +329,44 @@ fn history_pages_by_keyset() {
     // Created at 1,000 ns: in [1000, 1001), not in [1001, max).
     assert_eq!(orders(1, 1_000, 1_001).len(), 1);
     assert!(orders(1, 1_001, u64::MAX).is_empty());
+    let closed = h
+        .closed_orders(&OrderQuery {
+            owner: 1,
+            instrument_id: Some(0),
+            since: 0,
+            from_ns: 0,
+            to_ns: u64::MAX,
+            limit: 10,
+        })
+        .unwrap();
+    assert_eq!(closed.len(), 1);
+    let o = &closed[0];
+    assert_eq!(
+        (o.price, o.cl_ord_id.as_str(), o.cum_qty, o.leaves_qty),
+        (Some(10_025), "c1", 4, 0)
+    );
+    assert_eq!(
+        (
+            o.created_ts_ns,
+            o.updated_ts_ns,
+            o.side.as_str(),
+            o.tif.as_str()
+        ),
+        (1_000, 2_000, "buy", "day")
+    );
+}
+
+#[test]
+fn history_pages_by_keyset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(SQLITE_FILE);
+    let h = SqliteHistory::new(&path);
+    let e = h.position().expect_err("no store yet").to_string();
+    assert!(e.contains("not created yet"), "{e}");
+    let mut s = Sqlite::open(&path).unwrap();
+    s.put_instruments(&history_instruments()).unwrap();
+    s.write(&history_batch()).unwrap();
+    assert_history_pages(&h);
     assert_eq!(parse_exec_id("6.1"), Some((6, 1)));
     for bad in ["6", "6.", ".1", "6.1.2", "-6.1", "a.1"] {
         assert_eq!(parse_exec_id(bad), None, "{bad}");

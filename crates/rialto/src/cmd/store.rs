@@ -50,7 +50,9 @@ pub fn run(cmd: StoreCommand) -> CmdResult {
             let cfg = server::tools::config_for(&data_dir)?;
             let stored = match target(&cfg, &data_dir, path) {
                 StoreTarget::Sqlite(path) => Sqlite::open_read_only(&path)?.summary()?,
-                t => server::store::open(&t)?.summary()?,
+                StoreTarget::Postgres(url) => {
+                    trade_store::Postgres::connect_read_only(&url)?.summary()?
+                }
             };
             let journal = server::store::journal_summary(&cfg, &data_dir)?;
             println!(

@@ -12,7 +12,7 @@
 
 use super::EventLoop;
 use crate::config::Idle;
-use crate::counters::{now_ns, Log2Histogram};
+use crate::counters::now_ns;
 use crate::error::ServerError;
 use crate::record::Record;
 use crate::snapshots::SnapshotJob;
@@ -85,7 +85,7 @@ impl<L: Log> EventLoop<L> {
         let mut s = format!("event loop: {total} busy iterations, by duration:");
         for (i, n) in hist.iter().enumerate() {
             if *n > 0 {
-                match Log2Histogram::upper_us(i) {
+                match self.counters.iterations.upper_us(i) {
                     Some(us) => s.push_str(&format!(" <{us}us:{n}")),
                     None => s.push_str(&format!(" >={}us:{n}", 1u64 << (i - 1))),
                 }

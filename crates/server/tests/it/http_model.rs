@@ -2,7 +2,7 @@
 //! one sequencer, against the naive reference model (`model::Reference`) fed the same commands
 //! in the same order: the final book (as the REST API serves it, from the market-data replica)
 //! equals the model's, level by level, and every REST order's filled quantity equals the
-//! model's ledger. The trade store (SQLite, on by default) then holds exactly what the journal
+//! model's ledger. The trade store (SQLite, and PostgreSQL in a throwaway cluster) then holds exactly what the journal
 //! says (`store verify`'s comparison) and the model's trades, fills and final order states,
 //! and its history routes (trades, fills, closed orders, paged) serve the model's too.
 
@@ -19,7 +19,8 @@ const KEYS: [&str; 2] = ["rk_model_a", "rk_model_b"];
 /// Accounts of the two keys and of the FIX session CLIENT3 (default contract: account 3).
 const ACCOUNTS: [u32; 3] = [1, 2, 3];
 
-fn config(dir: &std::path::Path) -> Config {
+/// The server's config; the store in PostgreSQL at `pg` if given, else SQLite.
+fn config(dir: &std::path::Path, pg: Option<&str>) -> Config {
     let hex = |t: &str| http_gateway::keys::hex(&http_gateway::keys::sha256(t));
     let text = format!(
         "listen = \"127.0.0.1:0\"\norders_max = 65536\njournal_segment_bytes = 1048576\n\
@@ -31,6 +32,9 @@ fn config(dir: &std::path::Path) -> Config {
     );
     let mut c = Config::from_toml(&text).expect("config");
     c.data_dir = dir.to_path_buf();
+    if let Some(url) = pg {
+        c.store = Some(server::config::StoreConfig::Postgres { url: url.into() });
+    }
     c
 }
 
@@ -75,8 +79,19 @@ struct Live {
 
 #[test]
 fn rest_and_fix_orders_match_the_reference_model() {
+    run(None);
+}
+
+#[test]
+fn rest_and_fix_orders_match_the_reference_model_with_postgresql() {
+    let pg = test_postgres::TestPostgres::start();
+    run(Some(&pg.url()));
+}
+
+/// The stream, the model, the history routes and the store (SQLite, or PostgreSQL at `pg`).
+fn run(pg: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
+    let cfg = config(dir.path(), pg);
     let instruments: Vec<types::Instrument> =
         cfg.instruments.iter().map(|i| i.instrument).collect();
     let s = Server::start(cfg, Arc::new(|_: &str| {})).unwrap();
@@ -273,10 +288,10 @@ fn rest_and_fix_orders_match_the_reference_model() {
     s.shutdown().unwrap();
 
     // The trade store, after the clean stop: everything the journal says, nothing more.
-    let cfg = config(dir.path());
+    let cfg = config(dir.path(), pg);
     let journal = server::store::journal_summary(&cfg, dir.path()).unwrap();
-    let mut store = trade_store::Sqlite::open_read_only(&dir.path().join("rialto.db")).unwrap();
-    let stored = trade_store::Store::summary(&mut store).unwrap();
+    let mut db = Db::open(dir.path(), pg);
+    let stored = db.summary();
     assert_eq!(stored.compare(&journal), None, "{stored:?} {journal:?}");
     // And the model's: its trades (count, volume), two fills each, every order's filled
     // quantity and whether it is still live.
@@ -288,34 +303,65 @@ fn rest_and_fix_orders_match_the_reference_model() {
     assert_eq!((stored.trades, stored.volume), (trades, volume));
     assert_eq!(stored.executions, 2 * trades);
     assert_eq!(stored.orders, all_orders.len() as u64);
-    let db = store.connection();
     // Every fill names its trade, which has one maker fill and one taker fill.
-    let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(
-        count("SELECT count(*) FROM executions WHERE trade_id IS NULL OR liquidity IS NULL"),
+        db.count("SELECT count(*) FROM executions WHERE trade_id IS NULL OR liquidity IS NULL"),
         0
     );
     assert_eq!(
-        count(
+        db.count(
             "SELECT count(*) FROM (SELECT trade_id FROM executions GROUP BY trade_id \
-             HAVING count(*) != 2 OR sum(liquidity = 'maker') != 1)"
+             HAVING count(*) != 2 OR sum(CASE WHEN liquidity = 'maker' THEN 1 ELSE 0 END) != 1) x"
         ),
         0
     );
     for id in &all_orders {
-        let (cum, leaves): (i64, i64) = db
-            .query_row(
-                "SELECT cum_qty, leaves_qty FROM orders WHERE order_id = ?1",
-                [*id as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .unwrap();
+        let (cum, leaves) = (
+            db.count(&format!("SELECT cum_qty FROM orders WHERE order_id = {id}")),
+            db.count(&format!(
+                "SELECT leaves_qty FROM orders WHERE order_id = {id}"
+            )),
+        );
         let l = model.ledger(*id).unwrap();
         assert_eq!(
             (cum as u128, leaves as u64),
             (l.filled, l.remaining),
             "order {id}"
         );
+    }
+}
+
+/// The store, read after the server stopped.
+enum Db {
+    Sqlite(trade_store::Sqlite),
+    Postgres(Box<trade_store::Postgres>),
+}
+
+impl Db {
+    fn open(dir: &std::path::Path, pg: Option<&str>) -> Db {
+        match pg {
+            None => {
+                Db::Sqlite(trade_store::Sqlite::open_read_only(&dir.join("rialto.db")).unwrap())
+            }
+            Some(url) => Db::Postgres(Box::new(
+                trade_store::Postgres::connect_read_only(url).unwrap(),
+            )),
+        }
+    }
+
+    fn summary(&mut self) -> trade_store::Summary {
+        match self {
+            Db::Sqlite(s) => trade_store::Store::summary(s).unwrap(),
+            Db::Postgres(p) => trade_store::Store::summary(p.as_mut()).unwrap(),
+        }
+    }
+
+    /// The one integer `sql` answers.
+    fn count(&mut self, sql: &str) -> i64 {
+        match self {
+            Db::Sqlite(s) => s.connection().query_row(sql, [], |r| r.get(0)).unwrap(),
+            Db::Postgres(p) => p.client().unwrap().query_one(sql, &[]).unwrap().get(0),
+        }
     }
 }
 
