@@ -180,7 +180,22 @@ fn kill_9_while_trading_then_the_store_equals_the_journal() {
     });
     second.stop();
 
-    let (ok, text) = verify(d);
+    // A clean stop writes what the store lacks for up to 5 s; on a loaded machine the next
+    // start writes the rest (docs/store.md): then one more start, idle, until it holds it all.
+    let (mut ok, mut text) = verify(d);
+    if let Some(end) = journal_end_when_behind(&text) {
+        let mut third = start(d);
+        let deadline = Instant::now() + 3 * T;
+        while store_state(d).is_none_or(|(pos, _)| pos < end) {
+            assert!(
+                Instant::now() < deadline,
+                "the store did not catch up: {text}"
+            );
+            std::thread::park_timeout(Duration::from_millis(20));
+        }
+        third.stop();
+        (ok, text) = verify(d);
+    }
     assert!(ok, "store verify failed: {text}");
     assert!(text.contains("\nok"), "{text}");
 
@@ -202,4 +217,13 @@ fn kill_9_while_trading_then_the_store_equals_the_journal() {
         text.contains("trades: the store has"),
         "store verify did not name the missing trade: {text}"
     );
+}
+
+/// The journal's last record, when `store verify` says the store is behind it (and nothing
+/// else differs yet).
+fn journal_end_when_behind(verify: &str) -> Option<u64> {
+    let rest = verify.split("the store is at journal record ").nth(1)?;
+    let (store, rest) = rest.split_once(", the journal at ")?;
+    let journal: u64 = rest.split_whitespace().next()?.parse().ok()?;
+    (store.parse::<u64>().ok()? < journal).then_some(journal)
 }
