@@ -605,25 +605,37 @@ pub fn rebuild(
     follower.set_collect_reports(true);
     let mut batch = Batch::default();
     let mut rows = 0u64;
-    loop {
-        let from = follower.last_seq();
-        batch.clear();
-        let mut last_ts = 0;
-        follower.follow_store_to(
-            from + BATCH_RECORDS,
-            |_| true,
-            |node, ts, out| {
-                last_ts = ts;
-                rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
-            },
-        )?;
-        if follower.last_seq() == from {
-            break;
+    let mut records = 0u64;
+    let mut failed: Option<StoreError> = None;
+    // Every BATCH_RECORDS records, their rows and position in one transaction.
+    let mut flush = |batch: &mut Batch, seq: u64, ts: u64, failed: &mut Option<StoreError>| {
+        if failed.is_some() || batch.upto_seq == seq {
+            return;
         }
-        batch.upto_seq = follower.last_seq();
-        batch.upto_ts_ns = last_ts;
-        store.write(&batch).map_err(err)?;
-        rows += batch.rows() as u64;
+        batch.upto_seq = seq;
+        batch.upto_ts_ns = ts;
+        match store.write(batch) {
+            Ok(()) => rows += batch.rows() as u64,
+            Err(e) => *failed = Some(e),
+        }
+        batch.clear();
+    };
+    let mut last_ts = 0;
+    follower.follow_store_to(
+        crate::follower::TO_END,
+        |_| true,
+        |node, ts, out| {
+            last_ts = ts;
+            rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
+            records += 1;
+            if records.is_multiple_of(BATCH_RECORDS) {
+                flush(&mut batch, node.last_seq(), ts, &mut failed);
+            }
+        },
+    )?;
+    flush(&mut batch, follower.last_seq(), last_ts, &mut failed);
+    if let Some(e) = failed {
+        return Err(err(e));
     }
     Ok(Rebuilt {
         records: follower.last_seq(),

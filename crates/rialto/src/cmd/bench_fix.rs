@@ -133,7 +133,11 @@ impl BotArgs {
             return Ok(Some(spec));
         }
         match &self.spawn_cmd {
-            Some(c) => Ok(Some(SpawnSpec::from_command_line(c)?)),
+            Some(c) => {
+                let mut spec = SpawnSpec::from_command_line(c)?;
+                spec.keep_log = self.server_log.clone();
+                Ok(Some(spec))
+            }
             None => Ok(None),
         }
     }

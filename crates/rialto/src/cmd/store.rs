@@ -7,12 +7,23 @@ use server::store::StoreTarget;
 use std::path::{Path, PathBuf};
 use trade_store::{Sqlite, Store};
 
-/// The store a command works on: `--path` (a SQLite file), else the configured one (the data
-/// directory's rialto.toml), else data_dir/rialto.db.
-fn target(cfg: &server::config::Config, data_dir: &Path, path: Option<PathBuf>) -> StoreTarget {
-    match path {
-        Some(p) => StoreTarget::Sqlite(p),
-        None => server::store::store_target(cfg)
+/// Which store a command works on (default: the configured one, in the data directory's
+/// rialto.toml, else data_dir/rialto.db).
+#[derive(clap::Args, Debug)]
+pub struct Which {
+    /// A SQLite file.
+    #[arg(long, conflicts_with = "url")]
+    path: Option<PathBuf>,
+    /// A PostgreSQL database (postgres://user:password@host:port/database).
+    #[arg(long)]
+    url: Option<String>,
+}
+
+fn target(cfg: &server::config::Config, data_dir: &Path, which: Which) -> StoreTarget {
+    match (which.path, which.url) {
+        (Some(p), _) => StoreTarget::Sqlite(p),
+        (None, Some(u)) => StoreTarget::Postgres(u),
+        (None, None) => server::store::store_target(cfg)
             .unwrap_or_else(|| StoreTarget::Sqlite(data_dir.join(trade_store::SQLITE_FILE))),
     }
 }
@@ -27,9 +38,8 @@ pub enum StoreCommand {
         /// The server's data directory (holds journal/ and rialto.toml).
         #[arg(long)]
         data_dir: PathBuf,
-        /// The store's file (default: the configured store, else data_dir/rialto.db).
-        #[arg(long)]
-        path: Option<PathBuf>,
+        #[command(flatten)]
+        which: Which,
     },
     /// Empty the store and refill it from the journal: every order, execution and trade,
     /// in batches of 4,096 records. On a stopped server's data directory (it takes the
@@ -38,17 +48,16 @@ pub enum StoreCommand {
         /// The server's data directory (holds journal/ and rialto.toml).
         #[arg(long)]
         data_dir: PathBuf,
-        /// The store's file (default: the configured store, else data_dir/rialto.db).
-        #[arg(long)]
-        path: Option<PathBuf>,
+        #[command(flatten)]
+        which: Which,
     },
 }
 
 pub fn run(cmd: StoreCommand) -> CmdResult {
     match cmd {
-        StoreCommand::Verify { data_dir, path } => {
+        StoreCommand::Verify { data_dir, which } => {
             let cfg = server::tools::config_for(&data_dir)?;
-            let stored = match target(&cfg, &data_dir, path) {
+            let stored = match target(&cfg, &data_dir, which) {
                 StoreTarget::Sqlite(path) => Sqlite::open_read_only(&path)?.summary()?,
                 StoreTarget::Postgres(url) => {
                     trade_store::Postgres::connect_read_only(&url)?.summary()?
@@ -83,9 +92,9 @@ pub fn run(cmd: StoreCommand) -> CmdResult {
             println!("ok");
             Ok(())
         }
-        StoreCommand::Rebuild { data_dir, path } => {
+        StoreCommand::Rebuild { data_dir, which } => {
             let cfg = server::tools::config_for(&data_dir)?;
-            let t = target(&cfg, &data_dir, path);
+            let t = target(&cfg, &data_dir, which);
             let r = server::store::rebuild(&cfg, &data_dir, &t)?;
             println!(
                 "rebuilt {}: {} journal records, {} rows in {:.1} s ({:.0} rows/s)",
