@@ -36,6 +36,7 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 pub const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_history_indexes.sql"),
+    include_str!("../migrations/0003_fewer_indexes.sql"),
 ];
 
 /// The default file name of the SQLite store, in the server's data directory.
@@ -185,8 +186,18 @@ impl Batch {
         self.trades.clear();
     }
 
+    /// The rows the batch writes: one per order event, per execution (a fill event) and per
+    /// trade, and one per order it changes (inserted or updated).
     pub fn rows(&self) -> usize {
-        self.events.len() + self.trades.len()
+        let fills = self
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Fill { .. }))
+            .count();
+        let mut orders: Vec<u64> = self.events.iter().map(|e| e.order_id).collect();
+        orders.sort_unstable();
+        orders.dedup();
+        self.events.len() + fills + self.trades.len() + orders.len()
     }
 }
 

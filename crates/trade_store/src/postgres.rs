@@ -32,6 +32,7 @@ use write::col;
 pub const PG_MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_init.sql"),
     include_str!("../migrations/postgres/0002_history_indexes.sql"),
+    include_str!("../migrations/postgres/0003_fewer_indexes.sql"),
 ];
 
 // One schema version means the same tables in both databases.
