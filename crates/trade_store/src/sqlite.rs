@@ -37,10 +37,6 @@ impl Sqlite {
         // the journal is the record and the follower rewrites what the store lost).
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(ctx)?;
-        // 64 MiB of page cache (the default is 2 MiB): the indexes' pages a batch touches stay
-        // in memory instead of being read back from the file each batch.
-        conn.pragma_update(None, "cache_size", -65536)
-            .map_err(ctx)?;
         migrate(&mut conn).map_err(|e| StoreError(format!("{}: {}", path.display(), e.0)))?;
         let mut s = Sqlite {
             conn,
