@@ -141,7 +141,7 @@ clippy() {
         cargo clippy --workspace --all-targets --profile ci -- -D warnings
 }
 
-# The tests, on what `build` built, two at a time (cargo-nextest: each test in a process of its
+# The tests, on what `build` built, three at a time (.config/nextest.toml; cargo-nextest: each test in a process of its
 # own), then the slowest of them.
 tests() {
     step "cargo nextest run --workspace"
@@ -479,14 +479,15 @@ schemathesis() {
 
 # The plan: stages one after the other. A stage is branches side by side (` | `); a branch is
 # groups one after the other (`+`); a group is steps side by side (`,`). A step named in NICE
-# runs at that lower priority. The fuzz targets build beside the rest; the tests, the interop
-# run and the fuzz runs (at a lower priority) then share what CPU is left.
+# runs at that lower priority. The fuzz targets build beside the rest, below the workspace's
+# build (which the tests wait for: the critical path); the tests, the interop run and the fuzz
+# runs (at a lower priority) then share what CPU is left.
 PLAN=(
     "check_tools"
     "fmt"
     "build,java_build+tests,interop,schemathesis | fuzz_build+fuzz"
 )
-declare -A NICE=([fuzz]=10)
+declare -A NICE=([fuzz_build]=5 [fuzz]=10)
 if [ $# -gt 0 ]; then
     PLAN=("$@")
 fi

@@ -562,9 +562,29 @@ impl RejectReasons {
         self.counts.iter().map(|c| c.2).sum::<u64>() + self.other
     }
 
-    /// One line per reason, most frequent first: what was rejected, why, how many.
+    /// A cancel or replace of an order that finished (filled, or canceled by the exchange)
+    /// while the request was on its way: a race with the market no client can avoid, not a
+    /// mistake of the traders.
+    fn is_race(kind: u8, text: &[u8]) -> bool {
+        matches!(kind, KIND_CANCEL | KIND_REPLACE) && text == b"unknown order"
+    }
+
+    /// The rejects that were races with a fill ([`Self::is_race`]).
+    pub fn raced(&self) -> u64 {
+        self.counts
+            .iter()
+            .filter(|(k, t, _)| Self::is_race(*k, t))
+            .map(|c| c.2)
+            .sum()
+    }
+
+    /// One line per reason but races, most frequent first: what was rejected, why, how many.
     pub fn lines(&self) -> Vec<String> {
-        let mut sorted: Vec<&(u8, Vec<u8>, u64)> = self.counts.iter().collect();
+        let mut sorted: Vec<&(u8, Vec<u8>, u64)> = self
+            .counts
+            .iter()
+            .filter(|(k, t, _)| !Self::is_race(*k, t))
+            .collect();
         sorted.sort_by_key(|c| std::cmp::Reverse(c.2));
         let mut lines: Vec<String> = sorted
             .into_iter()
@@ -584,11 +604,6 @@ impl RejectReasons {
             KIND_REPLACE => "replace",
             _ => "request",
         };
-        // A bot cancels or replaces only orders it believes live, so an unknown order is one
-        // that finished (filled, or canceled by the exchange) while the request was on its way.
-        if matches!(kind, KIND_CANCEL | KIND_REPLACE) && text == "unknown order" {
-            return format!("{what} of an order already filled or canceled (\"{text}\")");
-        }
         if text.is_empty() {
             return format!("{what} (no reason given)");
         }
@@ -786,15 +801,23 @@ pub fn run(cfg: &DemoConfig, out: &mut dyn Write) -> Result<DemoSummary, String>
         c.sent_replace,
         reports,
         c.fills / 2,
-        c.rejects,
+        c.rejects.saturating_sub(rejects.raced()),
         c.shed,
         c.errors,
     ));
-    if rejects.total() > 0 {
+    let lines = rejects.lines();
+    if !lines.is_empty() {
         s.push_str("rejects by reason (the exchange's Text, tag 58):\n");
-        for line in rejects.lines() {
+        for line in lines {
             s.push_str(&format!("  {line}\n"));
         }
+    }
+    if rejects.raced() > 0 {
+        s.push_str(&format!(
+            "races with the market, not rejects: {} cancels or replaces arrived after their order \
+             had filled (\"unknown order\")\n",
+            rejects.raced()
+        ));
     }
     if let Some(r) = &rest {
         s.push_str(&r.summary(rest_keys));

@@ -41,13 +41,16 @@ fn rejects_are_counted_by_request_and_reason() {
     r.on_report(&report(b'8', b'8', b"Nabc0004.0", b"exchange busy"));
     r.on_report(&report(b'8', b'0', b"Nabc0005.0", b""));
     r.on_report(&report(b'8', b'F', b"Nabc0005.0", b""));
-    assert_eq!(r.total(), 5);
+    r.on_report(&report(b'8', b'8', b"Nabc0006.0", b"unknown order"));
+    assert_eq!(r.total(), 6);
+    // A cancel or replace of an order that finished meanwhile is a race, counted apart; a
+    // new order refused for any reason is a reject.
+    assert_eq!(r.raced(), 4);
     assert_eq!(
         r.lines(),
         [
-            "replace of an order already filled or canceled (\"unknown order\"): 3",
-            "cancel of an order already filled or canceled (\"unknown order\"): 1",
             "new order: post-only order would cross: 1",
+            "new order: unknown order: 1",
         ]
     );
 }

@@ -70,6 +70,8 @@ fn the_demo_shows_no_unstaged_reject() {
         assert!(count(summary, "trades") > 0, "{summary}");
         assert!(count(summary, "replace") > 0, "{summary}");
         // The demo stages no reject: any would be a mistake of its traders (or the exchange's).
+        // A cancel or replace that arrives after its order filled is a race with the market,
+        // counted apart ("races with the market").
         assert_eq!(
             count(summary, "rejects"),
             0,
