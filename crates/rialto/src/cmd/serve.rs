@@ -129,7 +129,7 @@ pub fn run(args: Args) -> CmdResult {
         } else if st.contains("://") {
             return Err(format!(
                 "--store {:?}: give off, a SQLite file's path or a postgres:// URL",
-                server::config::redact(&st)
+                trade_store::redact_url(&st)
             )
             .into());
         } else {

@@ -39,7 +39,7 @@ pub use instruments::{parse_tick, InstrumentConfig, InstrumentDef};
 pub use limits::{Throttle, ThrottleFile, BATCH_BUDGET_DEFAULT, FIRM_CAPACITY_PERCENT_DEFAULT};
 pub use market_data::{MarketDataConfig, MarketDataFile};
 pub use sessions::{FirmConfig, FirmDef, MarketDataAccess, SessionConfig, SessionDef};
-pub use store::{redact, StoreConfig, StoreFile, StoreTable, StoreTarget};
+pub use store::{StoreConfig, StoreFile, StoreTable, StoreTarget};
 pub use tls::TlsConfig;
 pub use trading_day::TRADING_DAY_END_DEFAULT;
 

@@ -56,28 +56,15 @@ impl StoreConfig {
     }
 }
 
+#[cfg(feature = "store")]
 impl StoreTarget {
-    /// Where it is, for messages: the file, or the URL without its password.
+    /// Where it is, for messages: the file, or the URL without its password
+    /// (`trade_store::redact_url`).
     pub fn describe(&self) -> String {
         match self {
             StoreTarget::Sqlite(p) => p.display().to_string(),
-            StoreTarget::Postgres(url) => redact(url),
+            StoreTarget::Postgres(url) => trade_store::redact_url(url),
         }
-    }
-}
-
-/// A URL with its password (`user:password@`) replaced by `***`.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some(x) => x,
-        None => return url.to_string(),
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
     }
 }
 
