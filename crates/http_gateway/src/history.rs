@@ -61,7 +61,8 @@ pub struct HistoryTrade {
     pub time_ns: u64,
 }
 
-/// `GET /api/v1/trades/{symbol}`: a page of an instrument's trades in id order.
+/// `GET /api/v1/trades/{symbol}`: a page of an instrument's trades in id order (or newest
+/// first).
 #[derive(Serialize, ToSchema)]
 pub struct TradesPage {
     #[schema(example = "ACME")]
@@ -244,7 +245,7 @@ fn next<T, K>(rows: &[T], limit: u32, key: impl Fn(&T) -> K) -> Option<K> {
         .flatten()
 }
 
-/// An instrument's trades in id order, from the trade store.
+/// An instrument's trades in id order (`order=desc`: newest first), from the trade store.
 #[utoipa::path(get, path = "/api/v1/trades/{symbol}", tag = "history",
     params(("symbol" = String, Path, description = "The instrument", example = "ACME"),
         crate::openapi::TradesQuery),
@@ -260,11 +261,23 @@ pub(crate) async fn trades(
         let id = s.cfg.symbol_id(&symbol).ok_or_else(|| {
             Answer::error(404, "unknown_symbol", format!("no instrument {symbol:?}"))
         })?;
-        only(&q, &["since", "limit"])?;
+        only(&q, &["since", "limit", "order"])?;
+        let newest_first = match q.get("order").map(String::as_str) {
+            None | Some("asc") => false,
+            Some("desc") => true,
+            Some(v) => {
+                return Err(Answer::error(
+                    400,
+                    "invalid_order",
+                    format!("order must be asc (oldest first) or desc (newest first), got {v:?}"),
+                ))
+            }
+        };
         let query = TradeQuery {
             instrument_id: id,
             since: since_id(&q, "trade")?,
             limit: limit(&q)?,
+            newest_first,
         };
         let h = history(&s)?;
         let (rows, store) = read(h, move |r| r.trades(&query)).await?;

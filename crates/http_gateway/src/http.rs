@@ -14,8 +14,9 @@
 //! serde_json's recursion limit, numbers must be decimal strings (no exponent, NaN or float).
 //!
 //! Also served: `/api/v1/openapi.json` (`openapi`: generated from the `#[utoipa::path]`
-//! annotations here, which list every status a route answers) and `/metrics` (`metrics`: the
-//! requests counted here by route and status, and the server's counters).
+//! annotations here, which list every status a route answers), `/metrics` (`metrics`: the
+//! requests counted here by route and status, and the server's counters), and the web
+//! dashboard at `/` with the benchmark runs it draws (`web`).
 
 use crate::config::{ApiConfig, InstrumentDef};
 use crate::json::{self, Answer};
@@ -52,6 +53,9 @@ pub struct HttpConfig {
     pub queue_max: usize,
     /// Open WebSocket connections at most; beyond, an upgrade is answered 503.
     pub ws_connections_max: usize,
+    /// The directory of `rialto bench sweep` CSV files the dashboard's Benchmarks view lists
+    /// (`GET /api/v1/bench/runs`); `None`: 404 `bench_off`.
+    pub bench_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for HttpConfig {
@@ -60,6 +64,7 @@ impl Default for HttpConfig {
             body_max: 16 << 10,
             queue_max: 4096,
             ws_connections_max: 1024,
+            bench_dir: None,
         }
     }
 }
@@ -87,6 +92,7 @@ pub struct Shared {
     pub metrics: HttpMetrics,
     /// The trade store the history routes read (unset: `store = "off"`).
     pub(crate) history: OnceLock<crate::history::HistorySource>,
+    pub(crate) bench_dir: Option<std::path::PathBuf>,
 }
 
 impl Shared {
@@ -125,6 +131,7 @@ impl Shared {
             ready: AtomicBool::new(true),
             metrics: HttpMetrics::default(),
             history: OnceLock::new(),
+            bench_dir: http.bench_dir.clone(),
         });
         (shared, rx)
     }
@@ -174,6 +181,10 @@ pub fn router(shared: Arc<Shared>, http: &HttpConfig, source: Option<Box<dyn Sou
         .route("/api/v1/ticker/{symbol}", get(ticker))
         .route("/api/v1/trades/{symbol}", get(crate::history::trades))
         .route("/api/v1/fills", get(crate::history::fills))
+        .route("/api/v1/bench/runs", get(crate::web::runs))
+        .route("/api/v1/bench/runs/{name}", get(crate::web::run))
+        .route("/", get(crate::web::file))
+        .route("/assets/{*file}", get(crate::web::file))
         .route("/api/v1/orders", post(new_order).get(list_or_find))
         .route("/api/v1/orders/cancel-all", post(cancel_all))
         .route(

@@ -13,11 +13,13 @@
 //! public book and ticker, as the market-data replica last wrote them) and `history` (the
 //! trades, fills and closed orders of the trade store, paged by keyset) and `ws` (the
 //! WebSocket endpoint `/ws`: public `book`, `trades` and `ticker` channels per symbol, and a
-//! key's private `orders` channel after `auth`; updates published by the market-data replica
+//! key's private `orders` channel after `auth`, and the exchange's vital signs once a second
+//! on `stats` (`stats`); updates published by the market-data replica
 //! on bounded broadcast rings, book snapshots and deltas in the FIX feed's RptSeq space, slow
 //! readers conflated or closed with 1008); `link` is the queue between the halves. The live
 //! half is the `server` feature (default): a replay without it (the fuzz targets) needs no
-//! HTTP stack. `keys` makes API keys.
+//! HTTP stack. `keys` makes API keys. `web` serves the dashboard (`dashboard`'s embedded
+//! files) at `/` and the benchmark runs it draws.
 //!
 //! Never: a float (prices and quantities are decimal strings, exact to the instrument's
 //! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
@@ -39,6 +41,9 @@ pub mod openapi;
 pub mod record;
 #[cfg(feature = "server")]
 pub mod serve;
+pub mod stats;
+#[cfg(feature = "server")]
+pub mod web;
 pub mod ws;
 
 pub use config::{ApiConfig, InstrumentDef, KeyDef};

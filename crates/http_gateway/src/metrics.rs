@@ -75,6 +75,12 @@ pub trait Source: Send + Sync + 'static {
     fn read(&self, r: &mut Readings<'_>) -> fmt::Result;
 }
 
+impl<T: Source> Source for Arc<T> {
+    fn read(&self, r: &mut Readings<'_>) -> fmt::Result {
+        T::read(self, r)
+    }
+}
+
 /// Where a `Source` writes its values.
 pub struct Readings<'a> {
     enc: DescriptorEncoder<'a>,

@@ -121,12 +121,23 @@ pub enum OrdersAnswer {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct TradesQuery {
-    /// Trades with an id above this (the previous page's `next_since`; default 0, the first).
+    /// Trades with an id above this, or below it with `order=desc` (the previous page's
+    /// `next_since`; default 0: from the first, or the last).
     #[param(minimum = 0)]
     pub since: Option<u64>,
     /// Trades a page holds at most (default 100).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
+    /// `asc` (default): oldest first; `desc`: newest first (a chart's latest trades).
+    pub order: Option<TradeOrder>,
+}
+
+/// The order of a trades page.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TradeOrder {
+    Asc,
+    Desc,
 }
 
 /// `GET /api/v1/fills`.
@@ -367,6 +378,8 @@ impl Modify for Security {
         crate::http::replace_order,
         crate::history::trades,
         crate::history::fills,
+        crate::web::runs,
+        crate::web::run,
     ),
     components(schemas(json::OrderJson, json::FillJson, ErrorBody)),
     modifiers(&Security),
@@ -374,6 +387,7 @@ impl Modify for Security {
         (name = "market", description = "Public market data"),
         (name = "orders", description = "An API key's orders"),
         (name = "history", description = "Trades and fills from the trade store"),
+        (name = "bench", description = "Benchmark runs the dashboard draws"),
         (name = "service", description = "Liveness and readiness"),
     )
 )]

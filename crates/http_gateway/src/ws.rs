@@ -28,7 +28,7 @@ use crate::market::BookView;
 use crate::market::MarketView;
 use market_data::{Entry, EntryKind, Feed, TradeEntry};
 use serde::Serialize;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::broadcast;
 use types::Side;
@@ -81,6 +81,8 @@ pub struct WsStats {
     pub conflations: AtomicU64,
     /// Connections closed as too slow (code 1008).
     pub slow_closes: AtomicU64,
+    /// Public messages put on the ring (book, trades, ticker; none while no one listens).
+    pub published: AtomicU64,
 }
 
 /// The broadcast rings between the market-data replica and the connections.
@@ -89,6 +91,8 @@ pub struct WsHub {
     pub(crate) market: broadcast::Sender<MarketMsg>,
     pub(crate) orders: broadcast::Sender<OrderMsg>,
     pub stats: WsStats,
+    /// The `stats` channel's samples.
+    pub stats_hub: crate::stats::StatsHub,
 }
 
 impl WsHub {
@@ -98,6 +102,7 @@ impl WsHub {
             market: broadcast::channel(buffer.max(1)).0,
             orders: broadcast::channel(buffer.max(1)).0,
             stats: WsStats::default(),
+            stats_hub: crate::stats::StatsHub::default(),
         }
     }
 
@@ -124,6 +129,8 @@ struct BookJson<'a> {
     rpt_seq: u64,
     bids: Vec<LevelJson>,
     asks: Vec<LevelJson>,
+    /// The journal time of the last change included, ns since the epoch.
+    time_ns: u64,
 }
 
 #[derive(Serialize)]
@@ -136,6 +143,7 @@ struct TradeJson<'a> {
     price: String,
     quantity: String,
     aggressor_side: &'static str,
+    time_ns: u64,
 }
 
 #[derive(Serialize)]
@@ -161,6 +169,7 @@ struct TickerJson<'a> {
     best_bid: Option<BestJson>,
     best_ask: Option<BestJson>,
     last_trade: Option<LastTradeJson>,
+    time_ns: u64,
 }
 
 fn text(v: &impl Serialize) -> Text {
@@ -185,7 +194,7 @@ impl Ticker {
         }
     }
 
-    fn json(&self, def: &InstrumentDef, rpt_seq: u64) -> Text {
+    fn json(&self, def: &InstrumentDef, rpt_seq: u64, time_ns: u64) -> Text {
         let best = |b: Option<(i64, u64)>| {
             b.map(|(p, q)| BestJson {
                 price: json::price(p, def),
@@ -204,6 +213,7 @@ impl Ticker {
                 aggressor_side: json::side(t.aggressor),
                 trade_id: t.trade_id,
             }),
+            time_ns,
         })
     }
 }
@@ -221,21 +231,22 @@ pub(crate) fn snapshot_json(def: &InstrumentDef, v: &BookView) -> Text {
         rpt_seq: v.rpt_seq,
         bids: side(&v.bids),
         asks: side(&v.asks),
+        time_ns: v.updated_ns,
     })
 }
 
 /// A `ticker` message of `v`.
 #[cfg(feature = "server")]
 pub(crate) fn ticker_json(def: &InstrumentDef, v: &BookView) -> Text {
-    Ticker::of_view(v).json(def, v.rpt_seq)
+    Ticker::of_view(v).json(def, v.rpt_seq, v.updated_ns)
 }
 
 /// The market-data replica's half: turns each batch's feed entries into messages.
 pub struct WsPublisher {
     cfg: Arc<ApiConfig>,
     view: Arc<MarketView>,
-    /// The batch's entries, in feed order.
-    entries: Vec<Entry>,
+    /// The batch's entries, in feed order, with their records' journal times.
+    entries: Vec<(Entry, u64)>,
     /// By instrument: the ticker last seen (kept while nobody listens, so that "changed"
     /// stays true to what a subscriber's snapshot showed).
     tickers: Vec<Ticker>,
@@ -257,10 +268,11 @@ impl WsPublisher {
         self.view.ws().orders.receiver_count() > 0
     }
 
-    /// Takes one feed entry of the batch being applied.
+    /// Takes one feed entry of the batch being applied, made by a record journaled at
+    /// `time_ns`.
     #[inline]
-    pub fn on_entry(&mut self, e: &Entry) {
-        self.entries.push(*e);
+    pub fn on_entry(&mut self, e: &Entry, time_ns: u64) {
+        self.entries.push((*e, time_ns));
     }
 
     /// After the batch, once the view has been written: its messages, per instrument in
@@ -272,14 +284,14 @@ impl WsPublisher {
         let hub = self.view.ws();
         let live = hub.market.receiver_count() > 0;
         // Stable: each instrument's entries stay in RptSeq order.
-        self.entries.sort_by_key(|e| e.symbol);
+        self.entries.sort_by_key(|e| e.0.symbol);
         let mut at = 0;
         while at < self.entries.len() {
-            let sym = self.entries[at].symbol;
+            let sym = self.entries[at].0.symbol;
             let end = at
                 + self.entries[at..]
                     .iter()
-                    .take_while(|e| e.symbol == sym)
+                    .take_while(|e| e.0.symbol == sym)
                     .count();
             let run = &self.entries[at..end];
             at = end;
@@ -296,7 +308,7 @@ impl WsPublisher {
                 last: run
                     .iter()
                     .rev()
-                    .find_map(|e| match e.kind {
+                    .find_map(|e| match e.0.kind {
                         EntryKind::Trade(t) => Some(t),
                         EntryKind::Level(_) => None,
                     })
@@ -307,9 +319,10 @@ impl WsPublisher {
             if !live {
                 continue;
             }
-            let (first, last) = (run[0].rpt_seq, run[run.len() - 1].rpt_seq);
+            let (first, last) = (run[0].0.rpt_seq, run[run.len() - 1].0.rpt_seq);
+            let time_ns = run[run.len() - 1].1;
             let (mut bids, mut asks) = (Vec::new(), Vec::new());
-            for e in run {
+            for (e, _) in run {
                 if let EntryKind::Level(l) = e.kind {
                     let side = if l.side == Side::Buy {
                         &mut bids
@@ -321,6 +334,7 @@ impl WsPublisher {
             }
             let symbol = def.symbol.as_str();
             let send = |channel, first_rpt_seq, rpt_seq, text| {
+                hub.stats.published.fetch_add(1, Ordering::Relaxed);
                 // No receiver left: nothing to do.
                 let _ = hub.market.send(MarketMsg {
                     symbol: sym,
@@ -337,9 +351,10 @@ impl WsPublisher {
                 rpt_seq: last,
                 bids,
                 asks,
+                time_ns,
             });
             send(Channel::Book, first, last, book);
-            for e in run {
+            for &(e, ts) in run {
                 if let EntryKind::Trade(t) = e.kind {
                     let trade = text(&TradeJson {
                         kind: "trade",
@@ -349,12 +364,13 @@ impl WsPublisher {
                         price: json::price(t.price, def),
                         quantity: t.qty.to_string(),
                         aggressor_side: json::side(t.aggressor),
+                        time_ns: ts,
                     });
                     send(Channel::Trades, e.rpt_seq, e.rpt_seq, trade);
                 }
             }
             if changed {
-                send(Channel::Ticker, last, last, now.json(def, last));
+                send(Channel::Ticker, last, last, now.json(def, last, time_ns));
             }
         }
         self.entries.clear();

@@ -173,7 +173,7 @@ fn a_reader_that_stops_is_conflated_on_book_and_closed_on_trades() {
         for e in &events {
             feed.on_event(e);
             for en in feed.entries() {
-                publisher.on_entry(en);
+                publisher.on_entry(en, 7);
                 if let EntryKind::Trade(t) = en.kind {
                     last = Some(t);
                 }

@@ -96,16 +96,16 @@ impl<S: LogSource> Follower<S> {
     }
 
     /// `follow_to` for a market-data replica: the engine builds its level events, and after
-    /// each record `each` gets the replica and the record's trades and level changes, in the
-    /// engine's order.
+    /// each record `each` gets the replica, the record's timestamp and its trades and level
+    /// changes, in the engine's order.
     pub fn follow_market_to(
         &mut self,
         upto: u64,
         slice: impl FnMut(&Node) -> bool,
-        each: impl FnMut(&Node, &[types::Event]),
+        each: impl FnMut(&Node, u64, &[types::Event]),
     ) -> Result<FollowEnd, ServerError> {
         let mut each = each;
-        self.follow::<true>(upto, slice, |n, _, out| each(n, &out.market))
+        self.follow::<true>(upto, slice, |n, ts, out| each(n, ts, &out.market))
     }
 
     /// Turns the copying of every report on or off (`Outbox::collect_reports`: output only,

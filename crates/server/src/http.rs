@@ -11,6 +11,7 @@ use http_gateway::http::{HttpConfig, Shared};
 use http_gateway::link::ApiQueue;
 use http_gateway::market::MarketView;
 use http_gateway::metrics::{Readings, Source};
+use http_gateway::stats::{Buckets, Reading, StatsSource};
 use mio::Waker;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -78,17 +79,21 @@ impl HttpServer {
             body_max: settings.body_max,
             queue_max: settings.queue_max,
             ws_connections_max: settings.ws_connections_max,
+            bench_dir: settings.bench_dir.clone(),
         };
         let wake: Box<dyn Fn() + Send + Sync> = Box::new(move || {
             let _ = waker.wake();
         });
         let (shared, queue) = Shared::new(Arc::new(cfg.api_config()), &http, market, wake);
         let conns = Arc::new(http_gateway::serve::ConnCounters::default());
-        let metrics = ServerMetrics {
+        let metrics = Arc::new(ServerMetrics {
             http_conns: Some(conns.clone()),
             ..metrics
-        };
-        let router = http_gateway::http::router(shared.clone(), &http, Some(Box::new(metrics)));
+        });
+        let router =
+            http_gateway::http::router(shared.clone(), &http, Some(Box::new(metrics.clone())));
+        let stats: Arc<dyn StatsSource> = metrics;
+        let sampled = shared.clone();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let limits = settings.limits;
         let counters = conns.clone();
@@ -105,6 +110,7 @@ impl HttpServer {
                 };
                 let r: std::io::Result<()> = rt.block_on(async move {
                     let listener = tokio::net::TcpListener::from_std(listener)?;
+                    tokio::spawn(http_gateway::stats::run(sampled, stats));
                     let stop = async move {
                         let _ = stop_rx.await;
                     };
@@ -361,5 +367,50 @@ impl Source for ServerMetrics {
             )?;
         }
         Ok(())
+    }
+}
+
+/// `h`'s buckets as the `stats` channel reads them.
+fn buckets(h: &Log2Histogram) -> Buckets {
+    let counts = h.counts();
+    Buckets {
+        upper_us: (0..counts.len()).map(|i| h.upper_us(i)).collect(),
+        counts: counts.to_vec(),
+    }
+}
+
+impl StatsSource for ServerMetrics {
+    /// The same atomics `/metrics` reads.
+    fn read(&self) -> Reading {
+        let c = &self.counters;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let journaled = c.last_seq.load(Ordering::Acquire);
+        let mut r = Reading {
+            orders: get(&c.orders),
+            reports: get(&c.reports),
+            trades: get(&c.trades),
+            shed: get(&c.busy_rejects),
+            throttled: get(&c.throttled),
+            ack_latency: buckets(&c.iterations),
+            fix_sessions: get(&c.fix_sessions_logged_on),
+            fix_connections: get(&c.fix_connections_open),
+            http_connections: self.http_conns.as_ref().map_or(0, |h| get(&h.open)),
+            journal_seq: journaled,
+            snapshot_lag_records: self
+                .snapshot_follows
+                .then(|| journaled.saturating_sub(get(&c.replica_seq))),
+            ..Reading::default()
+        };
+        if let Some(md) = &self.md {
+            r.md_messages = get(&md.messages);
+            r.md_sessions = get(&md.sessions);
+            r.market_data_lag_records = journaled.saturating_sub(get(&md.applied_seq));
+        }
+        #[cfg(feature = "store")]
+        if let Some(st) = &self.store {
+            r.store_lag_records = Some(st.lag_records(journaled));
+            r.store_lag_ms = Some((st.lag_seconds(journaled) * 1e3) as u64);
+        }
+        r
     }
 }

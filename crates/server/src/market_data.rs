@@ -391,14 +391,14 @@ impl MdThread {
         self.follower.follow_market_to(
             to,
             |_| true,
-            |_, events| {
+            |_, ts, events| {
                 for e in events {
                     feed.on_event(e);
                     if let Some(&entry) = feed.entries().first() {
                         feed.clear_entries();
                         edge.on_entry(feed, &entry);
                         if let Some(ws) = ws.as_mut() {
-                            ws.on_entry(&entry);
+                            ws.on_entry(&entry, ts);
                         }
                         if let Some(t) = touched.get_mut(entry.symbol as usize) {
                             *t = true;

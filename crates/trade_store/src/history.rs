@@ -15,10 +15,13 @@ pub const PAGE_MAX: u32 = 1000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TradeQuery {
     pub instrument_id: u32,
-    /// Trades with an id above this (0: from the first).
+    /// Oldest first: trades with an id above this (0: from the first). Newest first: trades
+    /// with an id below this (0: from the last).
     pub since: u64,
     /// 1 to [`PAGE_MAX`].
     pub limit: u32,
+    /// Newest first (a chart's latest trades), else oldest first.
+    pub newest_first: bool,
 }
 
 /// An owner's fills after execution `since` (record seq, report number), in execution order.

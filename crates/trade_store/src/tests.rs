@@ -251,12 +251,21 @@ pub(crate) fn assert_history_pages(h: &dyn History) {
         instrument_id: 0,
         since,
         limit,
+        newest_first: false,
+    };
+    let desc = |since, limit| TradeQuery {
+        newest_first: true,
+        ..q(since, limit)
     };
     let ids = |v: Vec<TradeRow>| v.iter().map(|t| t.trade_id).collect::<Vec<_>>();
     assert_eq!(ids(h.trades(&q(0, 10)).unwrap()), [1, 2]);
     assert_eq!(ids(h.trades(&q(0, 1)).unwrap()), [1]);
     assert_eq!(ids(h.trades(&q(1, 10)).unwrap()), [2]);
     assert_eq!(ids(h.trades(&q(2, 10)).unwrap()), Vec::<u64>::new());
+    assert_eq!(ids(h.trades(&desc(0, 10)).unwrap()), [2, 1]);
+    assert_eq!(ids(h.trades(&desc(0, 1)).unwrap()), [2]);
+    assert_eq!(ids(h.trades(&desc(2, 10)).unwrap()), [1]);
+    assert_eq!(ids(h.trades(&desc(1, 10)).unwrap()), Vec::<u64>::new());
     let t = &h.trades(&q(0, 1)).unwrap()[0];
     assert_eq!(t, &batch().trades[0]);
     let fills = h

@@ -3,7 +3,9 @@
 //!
 //! Messages from the client: `{"op":"subscribe","channel":"book"|"trades"|"ticker",
 //! "symbol":"ACME"}`, `{"op":"unsubscribe",...}` (same fields), `{"op":"auth","token":"..."}`,
-//! then `{"op":"subscribe","channel":"orders"}`. Each gets an ack (`subscribed`,
+//! then `{"op":"subscribe","channel":"orders"}`; `{"op":"subscribe","channel":"stats"}` for the
+//! exchange's vital signs (`crate::stats`: the samples kept, then one a second; a reader that
+//! falls behind skips samples). Each gets an ack (`subscribed`,
 //! `unsubscribed`, `authenticated`) or `{"type":"error","code":...,"message":...}`, and the
 //! connection lives on. A subscription to `book` (again: a fresh one) is answered with a
 //! `book_snapshot`, to `ticker` with the current `ticker`.
@@ -123,6 +125,7 @@ enum Ev {
     Client(Option<Result<Message, axum::Error>>),
     Market(Result<MarketMsg, RecvError>),
     Order(Result<OrderMsg, RecvError>),
+    Stats(Result<super::Text, RecvError>),
 }
 
 struct Conn {
@@ -133,6 +136,8 @@ struct Conn {
     market: Option<Receiver<MarketMsg>>,
     /// The order events' ring, while `orders` is subscribed.
     orders: Option<Receiver<OrderMsg>>,
+    /// The samples' ring, while `stats` is subscribed.
+    stats: Option<Receiver<super::Text>>,
     key: Option<u16>,
     auth_failures: u32,
     /// Messages to send after the event at hand, in order.
@@ -232,6 +237,7 @@ impl Conn {
             subs: vec![Subs::default(); n],
             market: None,
             orders: None,
+            stats: None,
             key: None,
             auth_failures: 0,
             out: Vec::new(),
@@ -244,6 +250,7 @@ impl Conn {
                 m = socket.recv() => Ev::Client(m),
                 m = recv_opt(&mut self.market) => Ev::Market(m),
                 m = recv_opt(&mut self.orders) => Ev::Order(m),
+                m = recv_opt(&mut self.stats) => Ev::Stats(m),
             };
             let step = match ev {
                 Ev::Client(None) => Step::End,
@@ -254,6 +261,16 @@ impl Conn {
                 Ev::Client(Some(Ok(m))) => self.on_client(m),
                 Ev::Market(m) => self.on_market(m),
                 Ev::Order(m) => self.on_order(m),
+                Ev::Stats(Ok(t)) => {
+                    self.out.push(Message::Text(utf8(t)));
+                    Step::Go
+                }
+                // Samples are conflatable: the next one is as good as a missed one.
+                Ev::Stats(Err(RecvError::Lagged(_))) => Step::Go,
+                Ev::Stats(Err(RecvError::Closed)) => {
+                    self.stats = None;
+                    Step::Go
+                }
             };
             for m in self.out.drain(..) {
                 match tokio::time::timeout(SEND_STALL_MAX, socket.send(m)).await {
@@ -344,6 +361,12 @@ impl Conn {
                         }
                         self.orders_channel(on)
                     }
+                    "stats" => {
+                        if symbol.is_some() {
+                            return refuse("unknown_field", "the stats channel takes no symbol");
+                        }
+                        self.stats_channel(on)
+                    }
                     "book" | "trades" | "ticker" => {
                         let ch = match channel {
                             "book" => Channel::Book,
@@ -361,7 +384,7 @@ impl Conn {
                     }
                     _ => refuse(
                         "unknown_channel",
-                        format!("no channel {channel:?} (book, trades, ticker, orders)"),
+                        format!("no channel {channel:?} (book, trades, ticker, orders, stats)"),
                     ),
                 }
             }
@@ -416,6 +439,22 @@ impl Conn {
             return refuse("not_subscribed", "not subscribed to orders");
         }
         self.ack(on, "orders", None);
+        Ok(Step::Go)
+    }
+
+    /// `stats`: the samples kept (`stats_history`), then each new one.
+    fn stats_channel(&mut self, on: bool) -> Result<Step, Refusal> {
+        if on {
+            let (rx, history) = self.s.market.ws().stats_hub.subscribe();
+            self.stats = Some(rx);
+            self.ack(true, "stats", None);
+            self.out.push(Message::Text(utf8(history)));
+        } else {
+            if self.stats.take().is_none() {
+                return refuse("not_subscribed", "not subscribed to stats");
+            }
+            self.ack(false, "stats", None);
+        }
         Ok(Step::Go)
     }
 

@@ -55,7 +55,7 @@ fn batch(p: &mut WsPublisher, view: &MarketView, feed: &mut Feed, events: &[Even
     for e in events {
         feed.on_event(e);
         for en in feed.entries() {
-            p.on_entry(en);
+            p.on_entry(en, 7);
             if let EntryKind::Trade(t) = en.kind {
                 last = Some(t);
             }
@@ -91,8 +91,9 @@ fn a_batch_is_one_book_update_its_trades_and_a_ticker_when_it_changed() {
     assert_eq!(
         got[0].3,
         serde_json::json!({"type": "book", "symbol": "ACME", "first_rpt_seq": 1, "rpt_seq": 2,
-            "bids": [["10", "5", 1]], "asks": [["10.25", "3", 2]]})
+            "bids": [["10", "5", 1]], "asks": [["10.25", "3", 2]], "time_ns": 7})
     );
+    assert_eq!(view.ws().stats.published.load(Ordering::Relaxed), 2);
     assert_eq!(got[1].0, Channel::Ticker);
     assert_eq!(got[1].3["best_ask"]["price"], "10.25");
     assert_eq!(got[1].3["last_trade"], serde_json::Value::Null);
@@ -119,7 +120,7 @@ fn a_batch_is_one_book_update_its_trades_and_a_ticker_when_it_changed() {
     assert_eq!(
         got[1].3,
         serde_json::json!({"type": "trade", "symbol": "ACME", "rpt_seq": 3, "trade_id": 9,
-            "price": "10.25", "quantity": "3", "aggressor_side": "buy"})
+            "price": "10.25", "quantity": "3", "aggressor_side": "buy", "time_ns": 7})
     );
     assert_eq!(got[2].3["last_trade"]["trade_id"], 9);
     assert_eq!(got[2].3["best_ask"]["price"], "11");
@@ -161,7 +162,7 @@ fn a_snapshot_and_a_ticker_from_the_view() {
     assert_eq!(
         snap,
         serde_json::json!({"type": "book_snapshot", "symbol": "ACME", "rpt_seq": 2,
-            "bids": [["10", "5", 1], ["9.9", "2", 1]], "asks": []})
+            "bids": [["10", "5", 1], ["9.9", "2", 1]], "asks": [], "time_ns": 1})
     );
     let t: serde_json::Value = serde_json::from_slice(&ticker_json(&def, &v)).unwrap();
     assert_eq!(

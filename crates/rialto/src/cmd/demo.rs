@@ -1,7 +1,8 @@
 //! `rialto demo`: the exchange with embedded defaults in this process plus simulated market
 //! makers and takers over loopback FIX and two traders over the REST API, with live statistics
 //! once a second (orders in, reports out, trades, messages/s, ack latency P50/P99, top of book
-//! and last trade per instrument). It prints the REST API's address first, with an API key
+//! and last trade per instrument). It prints the web dashboard's address first, then the REST
+//! API's, with an API key
 //! made for this run (as are the REST traders' keys, on accounts 8 and 9: the demo's FIX
 //! traders use neither CLIENT8 nor CLIENT9).
 //! Runs until Ctrl-C, then prints a summary (rejects by reason included) and the journal's
@@ -40,6 +41,14 @@ pub struct Args {
     /// Seed of the simulated traders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The web dashboard's and REST API's address (default 127.0.0.1:8080, or a free port if
+    /// it is taken).
+    #[arg(long)]
+    http_listen: Option<SocketAddr>,
+    /// The `rialto bench sweep` CSV files the dashboard's Benchmarks view lists (default
+    /// docs/bench when it is there: the repository's published runs).
+    #[arg(long)]
+    bench_dir: Option<PathBuf>,
 }
 
 /// Default listen address, or a free port when 9878 is taken.
@@ -97,6 +106,15 @@ pub fn run(args: Args) -> CmdResult {
         md.listen = Some(next);
     }
     cfg.durability = durability;
+    if let Some(h) = cfg.http.as_mut() {
+        if args.http_listen.is_some() {
+            h.listen = args.http_listen;
+        }
+        let published = PathBuf::from("docs/bench");
+        h.bench_dir = args
+            .bench_dir
+            .or_else(|| published.is_dir().then_some(published));
+    }
     // API keys made for this run: the REST traders' (accounts 8 and 9) and the user's
     // (account 1, CLIENT1's firm).
     let mut tokens = Vec::new();
@@ -134,6 +152,7 @@ pub fn run(args: Args) -> CmdResult {
     let addr = server.addr;
     let http = server.http_addr();
     if let Some(h) = http {
+        println!("Dashboard: open http://{h}/ in a browser");
         println!("REST API on http://{h}/api/v1 (API key for you: {user_token})");
     }
     let journal_note = if temp.is_some() {

@@ -1,5 +1,5 @@
 //! `rialto serve [--config rialto.toml] [--data-dir DIR] [--listen ADDR]
-//! [--market-data-listen ADDR|off] [--http-listen ADDR|off] [--durability MODE]
+//! [--market-data-listen ADDR|off] [--http-listen ADDR|off] [--bench-dir DIR] [--durability MODE]
 //! [--idle park|spin] [--cpu N] [--stall-log-us US] [--log-json]`:
 //! the exchange server (crate `server`). Glue only: read the config, apply the overrides,
 //! warn of the sessions without a password, run until SIGINT/SIGTERM.
@@ -30,6 +30,10 @@ pub struct Args {
     /// ephemeral port when the order-entry one is or 8080 is taken), or `off`.
     #[arg(long)]
     http_listen: Option<String>,
+    /// A directory of `rialto bench sweep` CSV files that the web dashboard's Benchmarks view
+    /// lists (overrides `[http] bench_dir`).
+    #[arg(long)]
+    bench_dir: Option<PathBuf>,
     /// The trade store (overrides `[store]`): `off`, a SQLite file's path, or a PostgreSQL
     /// URL (`postgres://user:password@host:port/database`). Default: SQLite at
     /// data_dir/rialto.db.
@@ -119,6 +123,12 @@ pub fn run(args: Args) -> CmdResult {
                 Some(s) => s.listen = Some(addr),
                 None => return Err("--http-listen: http_listen is off in the config".into()),
             }
+        }
+    }
+    if let Some(d) = args.bench_dir {
+        match cfg.http.as_mut() {
+            Some(s) => s.bench_dir = Some(d),
+            None => return Err("--bench-dir: http_listen is off in the config".into()),
         }
     }
     if let Some(st) = args.store {

@@ -51,6 +51,9 @@ pub struct HttpFile {
     /// 4,096): a connection further behind gets fresh book snapshots, or is closed (1008) if
     /// it subscribed to trades or orders.
     pub ws_buffer: Option<usize>,
+    /// A directory of `rialto bench sweep` CSV files for the dashboard's Benchmarks view
+    /// (`GET /api/v1/bench/runs`; default none).
+    pub bench_dir: Option<std::path::PathBuf>,
 }
 
 /// Where and how the REST API is served.
@@ -66,6 +69,7 @@ pub struct HttpSettings {
     pub limits: http_gateway::config::Limits,
     pub ws_connections_max: usize,
     pub ws_buffer: usize,
+    pub bench_dir: Option<std::path::PathBuf>,
 }
 
 /// The port of the default HTTP address.
@@ -144,6 +148,7 @@ pub(super) fn http_settings(
         },
         ws_connections_max,
         ws_buffer,
+        bench_dir: file.bench_dir,
     }))
 }
 

@@ -129,7 +129,7 @@ fn check_every_prefix(seed: u64, orders: usize) {
         f.follow_market_to(
             at,
             |_| true,
-            |node, events| {
+            |node, _, events| {
                 for e in events {
                     feed.on_event(e);
                 }

@@ -71,6 +71,33 @@ fn trades_fills_and_closed_orders_come_from_the_store_paged() {
     assert_eq!(p2["trades"].as_array().unwrap().len(), 1, "{p2}");
     assert_eq!(p2["trades"][0]["price"], "10.27");
     assert!(p2["next_since"].is_null(), "{p2}");
+    // Newest first (a chart's latest trades), paged down by `since`.
+    let d1 = caught_up(&api, "/api/v1/trades/ACME?order=desc&limit=2", None);
+    let prices: Vec<_> = d1["trades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["price"].clone())
+        .collect();
+    assert_eq!(prices, ["10.27", "10.26"], "{d1}");
+    let below = d1["next_since"].as_u64().expect("an older page");
+    let (st, d2, _) = api.call(
+        "GET",
+        &format!("/api/v1/trades/ACME?order=desc&limit=2&since={below}"),
+        None,
+        None,
+        "",
+    );
+    assert_eq!(st, 200, "{d2}");
+    assert_eq!(d2["trades"].as_array().unwrap().len(), 1, "{d2}");
+    assert_eq!(d2["trades"][0]["price"], "10.25");
+    assert!(d2["next_since"].is_null(), "{d2}");
+    let (st, bad, _) = api.call("GET", "/api/v1/trades/ACME?order=up", None, None, "");
+    assert_eq!(
+        (st, bad["code"].as_str()),
+        (400, Some("invalid_order")),
+        "{bad}"
+    );
     let (_, other, _) = api.call("GET", "/api/v1/trades/BOLT", None, None, "");
     assert_eq!(other["trades"].as_array().unwrap().len(), 0, "{other}");
 

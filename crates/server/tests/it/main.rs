@@ -13,6 +13,7 @@ mod api_doc;
 mod auth;
 mod common;
 mod conformance;
+mod dashboard;
 mod dialects;
 mod http_abuse;
 mod http_api;

@@ -38,12 +38,12 @@ fn order(api: &Api, token: &str, body: Value) -> Value {
 }
 
 /// A WebSocket client.
-struct Ws {
+pub(crate) struct Ws {
     ws: tungstenite::WebSocket<TcpStream>,
 }
 
 impl Ws {
-    fn connect(s: &Server) -> Ws {
+    pub(crate) fn connect(s: &Server) -> Ws {
         let addr = s.http_addr().expect("HTTP is on");
         let stream = TcpStream::connect(addr).unwrap();
         let (ws, _) = tungstenite::client(format!("ws://{addr}/ws"), stream).expect("upgrade");
@@ -53,12 +53,12 @@ impl Ws {
         Ws { ws }
     }
 
-    fn send(&mut self, text: &str) {
+    pub(crate) fn send(&mut self, text: &str) {
         self.ws.send(Message::text(text)).unwrap();
     }
 
     /// The next message (a close as `{"type":"close",...}`), or none within the read timeout.
-    fn try_next(&mut self) -> Option<Value> {
+    pub(crate) fn try_next(&mut self) -> Option<Value> {
         match self.ws.read() {
             Ok(Message::Text(t)) => Some(serde_json::from_str(&t).unwrap()),
             Ok(Message::Close(f)) => Some(match f {
@@ -83,7 +83,7 @@ impl Ws {
         }
     }
 
-    fn next(&mut self) -> Value {
+    pub(crate) fn next(&mut self) -> Value {
         let deadline = Instant::now() + T;
         loop {
             if let Some(v) = self.try_next() {

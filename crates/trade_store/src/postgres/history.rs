@@ -26,6 +26,7 @@ pub(super) struct Reader {
     client: Client,
     position: Statement,
     trades: Statement,
+    trades_desc: Statement,
     fills: Statement,
     closed_orders: Statement,
 }
@@ -35,6 +36,11 @@ const POSITION: &str = "SELECT seq, ts_ns FROM store_position WHERE id = 1";
 const TRADES: &str = "SELECT trade_id, seq, ts_ns, price_units, qty, maker_order_id, \
      taker_order_id, maker_account, taker_account, taker_side FROM trades \
      WHERE instrument_id = $1 AND trade_id > $2 ORDER BY trade_id LIMIT $3";
+
+/// `TRADES` newest first: below `$2` (0: no bound).
+const TRADES_DESC: &str = "SELECT trade_id, seq, ts_ns, price_units, qty, maker_order_id, \
+     taker_order_id, maker_account, taker_account, taker_side FROM trades \
+     WHERE instrument_id = $1 AND ($2 = 0 OR trade_id < $2) ORDER BY trade_id DESC LIMIT $3";
 
 const FILLS: &str = "SELECT e.seq, e.n, e.order_id, o.cl_ord_id, e.instrument_id, e.side, \
      e.price_units, e.qty, e.cum_qty, e.leaves_qty, e.trade_id, e.liquidity, e.ts_ns \
@@ -82,12 +88,14 @@ impl PostgresHistory {
         };
         let position = prepare(POSITION)?;
         let trades = prepare(TRADES)?;
+        let trades_desc = prepare(TRADES_DESC)?;
         let fills = prepare(FILLS)?;
         let closed_orders = prepare(CLOSED_ORDERS)?;
         Ok(Reader {
             client,
             position,
             trades,
+            trades_desc,
             fills,
             closed_orders,
         })
@@ -145,8 +153,13 @@ impl History for PostgresHistory {
 
     fn trades(&self, q: &TradeQuery) -> Result<Vec<TradeRow>, StoreError> {
         self.with(|r| {
+            let st = if q.newest_first {
+                &r.trades_desc
+            } else {
+                &r.trades
+            };
             let rows = r.client.query(
-                &r.trades,
+                st,
                 &[&(q.instrument_id as i64), &i(q.since), &(q.limit as i64)],
             )?;
             Ok(rows

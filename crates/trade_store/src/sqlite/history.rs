@@ -87,11 +87,16 @@ impl History for SqliteHistory {
 
     fn trades(&self, q: &TradeQuery) -> Result<Vec<TradeRow>, StoreError> {
         self.with(|c| {
-            let mut st = c.prepare_cached(
+            let mut st = c.prepare_cached(if q.newest_first {
                 "SELECT trade_id, seq, ts_ns, price_units, qty, maker_order_id, taker_order_id, \
                  maker_account, taker_account, taker_side FROM trades \
-                 WHERE instrument_id = ?1 AND trade_id > ?2 ORDER BY trade_id LIMIT ?3",
-            )?;
+                 WHERE instrument_id = ?1 AND (?2 = 0 OR trade_id < ?2) \
+                 ORDER BY trade_id DESC LIMIT ?3"
+            } else {
+                "SELECT trade_id, seq, ts_ns, price_units, qty, maker_order_id, taker_order_id, \
+                 maker_account, taker_account, taker_side FROM trades \
+                 WHERE instrument_id = ?1 AND trade_id > ?2 ORDER BY trade_id LIMIT ?3"
+            })?;
             let rows = st.query_map(params![q.instrument_id, i(q.since), q.limit], |r| {
                 Ok(TradeRow {
                     trade_id: u(r.get(0)?),
