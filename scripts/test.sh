@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the repository: formatting, lints, the workspace's tests, the QuickFIX/J
-# interop run and the fuzz targets. This is the README's test command; .ci/run calls it on a
+# interop run, the fuzz targets and the web dashboard's (its unit tests; its browser test is
+# one of the workspace's). This is the README's test command; .ci/run calls it on a
 # fresh machine. It needs nothing done first: user-level tools it lacks (cargo-nextest,
 # cargo-fuzz) it installs with `cargo install --locked`, saying so.
 #
@@ -20,7 +21,7 @@
 # Usage: scripts/test.sh            every step, independent ones side by side (below)
 #        scripts/test.sh fuzz clippy only the named steps, one after the other
 #
-# The plan (PLAN below): fmt; then the builds side by side (the workspace's tests and binaries,
+# The plan (PLAN below): fmt beside the dashboard's front-end build; then the builds side by side (the workspace's tests and binaries,
 # linted by clippy as they compile; the Java programs), then the tests beside the interop run
 # and schemathesis;
 # beside all that, the fuzz targets' build, then their runs at a lower priority. The machine has
@@ -104,6 +105,26 @@ check_tools() {
             fi
         done
     fi
+    if planned web_build web_test tests; then
+        have node && have npm || { echo "Node.js 20+ and npm are missing (the web dashboard's build and tests)" >&2; exit 1; }
+        [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { echo "Chromium is missing (the dashboard's browser test): apt-get install chromium, or set CHROMIUM" >&2; exit 1; }
+    fi
+}
+
+# The web dashboard's front end (crates/dashboard/web: TypeScript, packages pinned by npm's
+# lockfile): its packages and its build (dist/, which the `dashboard` crate embeds, so before
+# `build`), then its unit tests (vitest) beside the workspace's.
+web_build() {
+    step "web dashboard: npm ci, tsc and vite build"
+    cd crates/dashboard/web
+    npm ci --no-audit --no-fund
+    npm run build
+}
+
+web_test() {
+    step "web dashboard: vitest"
+    cd crates/dashboard/web
+    npm test
 }
 
 fmt() {
@@ -484,8 +505,8 @@ schemathesis() {
 # runs (at a lower priority) then share what CPU is left.
 PLAN=(
     "check_tools"
-    "fmt"
-    "build,java_build+tests,interop,schemathesis | fuzz_build+fuzz"
+    "fmt,web_build"
+    "build,java_build+tests,interop,schemathesis,web_test | fuzz_build+fuzz"
 )
 declare -A NICE=([fuzz_build]=5 [fuzz]=10)
 if [ $# -gt 0 ]; then

@@ -14,6 +14,7 @@ mod auth;
 mod common;
 mod conformance;
 mod dashboard;
+mod dashboard_browser;
 mod dialects;
 mod http_abuse;
 mod http_api;
