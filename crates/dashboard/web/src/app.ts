@@ -88,13 +88,18 @@ export class App {
   /** After a reconnect: the first live trade tells whether the exchange started over. */
   private checkRestart = false;
 
-  constructor() {
+  /** `changed` is called after anything in the model changed: it schedules a frame. */
+  constructor(private readonly changed: () => void = () => {}) {
     this.conn = new Connection(wsUrl(), {
       onOpen: () => this.onOpen(),
-      onMessage: (m, now) => this.onMessage(m, now),
+      onMessage: (m, now) => {
+        this.onMessage(m, now);
+        this.changed();
+      },
       onState: (s) => {
         this.connState = s;
         this.connVersion++;
+        this.changed();
       },
     });
   }
@@ -110,6 +115,7 @@ export class App {
       if (r.ok && r.body.instruments.length > 0) {
         this.instruments = r.body.instruments;
         this.instrumentsVersion++;
+        this.changed();
         if (!this.market || !this.instruments.some((i) => i.symbol === this.market!.symbol)) {
           this.selectSymbol(this.instruments[0]!.symbol);
         }
@@ -132,12 +138,14 @@ export class App {
     }
     this.market = new Market(symbol);
     this.feedDelay.clear();
+    this.changed();
     this.subscribeMarket();
   }
 
   selectInterval(iv: Interval): void {
     this.interval = iv;
     this.market?.candles.series[iv].markReset();
+    this.changed();
     // A longer interval may want older trades than the pages fetched so far.
     if (this.market && !this.historyDone()) void this.fetchHistory(this.market, false);
   }
@@ -195,6 +203,7 @@ export class App {
           continue;
         }
         m.historyDone = true;
+        this.changed();
         m.setNote(
           r.code === 'store_off'
             ? 'No trade store on this exchange: candles start from live trades.'
@@ -208,6 +217,7 @@ export class App {
         m.reset();
       }
       for (const t of trades) m.addTrade(t);
+      this.changed();
       const oldest = trades[trades.length - 1];
       if (oldest) {
         m.oldestId = oldest.trade_id;

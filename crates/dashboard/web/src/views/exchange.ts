@@ -114,6 +114,8 @@ export class ExchangeView {
     this.drawn = -1;
   }
 
+  readonly pending = false;
+
   private ensureCharts(): void {
     if (this.rates) return;
     const t = theme();
