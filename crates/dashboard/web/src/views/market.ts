@@ -212,7 +212,7 @@ export class MarketView {
       height: this.depthEl.clientHeight || 220,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false } },
+      scales: { x: { time: false }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.05)] } },
       axes: [
         { stroke: t.muted, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid } },
         { stroke: t.muted, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid }, size: 60 },
@@ -406,6 +406,7 @@ export class MarketView {
     if (this.drawn.interval !== iv) {
       this.drawn.interval = iv;
       this.fitCandles = true;
+      this.fittedCount = 0;
       s.markReset();
       this.chart?.timeScale().applyOptions({ secondsVisible: iv === '1s' });
     }
@@ -428,8 +429,10 @@ export class MarketView {
       if ((this.fitCandles || grew) && n > 0) {
         this.fitCandles = false;
         this.fittedCount = n;
-        if (n <= CANDLES_SHOWN) this.chart?.timeScale().fitContent();
-        else this.chart?.timeScale().setVisibleLogicalRange({ from: n - CANDLES_SHOWN, to: n + 2 });
+        // A few candles keep the default width (fitting them would make slabs).
+        if (n > CANDLES_SHOWN) this.chart?.timeScale().setVisibleLogicalRange({ from: n - CANDLES_SHOWN, to: n + 2 });
+        else if (n >= 30) this.chart?.timeScale().fitContent();
+        else this.chart?.timeScale().scrollToRealTime();
       }
     } else {
       for (const time of ch.updated) {
