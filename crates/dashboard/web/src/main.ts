@@ -21,9 +21,10 @@ const ROUTES: { route: Route; label: string }[] = [
 /**
  * Frames are drawn on demand: a change in the model asks for one (`wake`), and the next
  * animation frame, at least MIN_FRAME_MS after the last, draws whatever changed since. However
- * fast the feed runs, the page draws at most 30 times a second; with nothing changing, never.
+ * fast the feed runs, the page draws at most 20 times a second (figures a person reads, and a
+ * main thread left for the messages); with nothing changing, never.
  */
-const MIN_FRAME_MS = 1000 / 30;
+const MIN_FRAME_MS = 50;
 let scheduled = false;
 let lastFrame = -Infinity;
 function wake(): void {

@@ -24,6 +24,7 @@ import { fmtTime, h, onThemeChange, onWidth, setText, theme } from '../dom';
 const LADDER_LEVELS = 15;
 const DEPTH_LEVELS = 50;
 const DEPTH_EVERY_MS = 200;
+const CANDLE_EVERY_MS = 250;
 /** Candles in view when the chart is framed (an interval or instrument picked). */
 const CANDLES_SHOWN = 120;
 
@@ -67,6 +68,8 @@ export class MarketView {
   private drawn = { market: null as Market | null, interval: '' as string, tape: -1, note: -1, instruments: -1 };
   private lastDelayDraw = 0;
   private depthPending = false;
+  private candlePending = false;
+  private lastCandleDraw = -Infinity;
   /** Frame the candle chart on its latest candles at the next full redraw. */
   private fitCandles = true;
   private fittedCount = 0;
@@ -176,7 +179,7 @@ export class MarketView {
 
   /** Whether a throttled part waits to be drawn (the next frame should come anyway). */
   get pending(): boolean {
-    return this.depthPending;
+    return this.depthPending || this.candlePending;
   }
 
   /** Builds the charts (once the view is in the document, so they have a size). */
@@ -291,7 +294,7 @@ export class MarketView {
       this.drawTape(m);
       did = true;
     }
-    if (this.drawCandles(m)) did = true;
+    if (this.drawCandles(m, now)) did = true;
     if (this.drawn.note !== m.noteVersion) {
       this.drawn.note = m.noteVersion;
       setText(this.note, m.historyNote);
@@ -400,17 +403,25 @@ export class MarketView {
     setText(this.summary.last, last ? `${last.price} × ${last.quantity}` : '–');
   }
 
-  private drawCandles(m: Market): boolean {
+  private drawCandles(m: Market, now: number): boolean {
     const iv = this.app.interval;
     const s = m.candles.series[iv];
     if (this.drawn.interval !== iv) {
       this.drawn.interval = iv;
+      this.lastCandleDraw = -Infinity;
       this.fitCandles = true;
       this.fittedCount = 0;
       s.markReset();
       this.chart?.timeScale().applyOptions({ secondsVisible: iv === '1s' });
     }
     if (!s.dirty || !this.candleSeries || !this.volumeSeries) return false;
+    // A candle redraws the whole chart: four times a second is live enough.
+    if (now - this.lastCandleDraw < CANDLE_EVERY_MS) {
+      this.candlePending = true;
+      return false;
+    }
+    this.candlePending = false;
+    this.lastCandleDraw = now;
     const t = this.t;
     const ch = s.takeChanges();
     const vol = (c: Candle) => ({
