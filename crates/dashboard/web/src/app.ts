@@ -176,10 +176,11 @@ export class App {
     this.market?.candles.series[iv].markReset();
     this.changed();
     // A longer interval may want older trades than the pages fetched so far.
-    if (this.market && !this.historyDone()) void this.fetchHistory(this.market, false);
+    if (this.market && !this.historyCovered()) void this.fetchHistory(this.market, false);
   }
 
-  private historyDone(): boolean {
+  /** Whether the history fetched covers the chosen interval's window (or there is no more). */
+  private historyCovered(): boolean {
     const m = this.market;
     if (!m || m.historyDone) return true;
     return m.oldestNs !== null && m.oldestNs <= this.historyStartNs();
