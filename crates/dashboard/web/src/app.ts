@@ -7,8 +7,30 @@ import { Candles, INTERVAL_SECONDS, type Interval } from './lib/candles';
 import { FeedDelay } from './lib/feed';
 import { StatsWindow, type StatsSample } from './lib/stats';
 import { Tape, type Trade } from './lib/trades';
-import { Connection, wsUrl, type ConnState } from './net/connection';
+import { Connection, wsUrl, type ConnectionHandlers, type ConnState } from './net/connection';
 import * as api from './net/api';
+
+/** The socket as the model uses it (Connection; a fake in the tests). */
+export interface Socket {
+  readonly state: ConnState;
+  readonly opens: number;
+  readonly lastMessageMs: number | null;
+  start(): void;
+  send(msg: object): void;
+}
+
+/** What the model needs of the network: the socket and two REST calls. */
+export interface Net {
+  connect(h: ConnectionHandlers): Socket;
+  instruments: typeof api.instruments;
+  tradesDesc: typeof api.tradesDesc;
+}
+
+const realNet: Net = {
+  connect: (h) => new Connection(wsUrl(), h),
+  instruments: api.instruments,
+  tradesDesc: api.tradesDesc,
+};
 
 /** Trades shown in the tape. */
 export const TAPE_LEN = 50;
@@ -77,7 +99,7 @@ export class App {
   readonly stats = new StatsWindow(600);
   statsState: StatsState = 'waiting';
   readonly feedDelay = new FeedDelay();
-  readonly conn: Connection;
+  readonly conn: Socket;
   connState: ConnState = 'closed';
   /** Bumped when the connection state changes. */
   connVersion = 0;
@@ -85,16 +107,28 @@ export class App {
   lastError = '';
   /** Bumped at each history fetch started: an older fetch's pages are dropped. */
   private historyGen = 0;
-  /** After a reconnect: the first live trade tells whether the exchange started over. */
-  private checkRestart = false;
+  /**
+   * After a reconnect, the newest trade held before it. In one journal trade ids grow with
+   * time: a trade with an id at or below that one but a later time comes from a journal that
+   * started over, and the market starts over with it.
+   */
+  private before: { id: number; timeNs: number } | null = null;
 
-  constructor() {
-    this.conn = new Connection(wsUrl(), {
+  /** `changed` is called after anything in the model changed: it schedules a frame. */
+  constructor(
+    private readonly changed: () => void = () => {},
+    private readonly net: Net = realNet,
+  ) {
+    this.conn = net.connect({
       onOpen: () => this.onOpen(),
-      onMessage: (m, now) => this.onMessage(m, now),
+      onMessage: (m, now) => {
+        this.onMessage(m, now);
+        this.changed();
+      },
       onState: (s) => {
         this.connState = s;
         this.connVersion++;
+        this.changed();
       },
     });
   }
@@ -106,10 +140,11 @@ export class App {
 
   private async loadInstruments(): Promise<void> {
     for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
-      const r = await api.instruments();
+      const r = await this.net.instruments();
       if (r.ok && r.body.instruments.length > 0) {
         this.instruments = r.body.instruments;
         this.instrumentsVersion++;
+        this.changed();
         if (!this.market || !this.instruments.some((i) => i.symbol === this.market!.symbol)) {
           this.selectSymbol(this.instruments[0]!.symbol);
         }
@@ -132,17 +167,20 @@ export class App {
     }
     this.market = new Market(symbol);
     this.feedDelay.clear();
+    this.changed();
     this.subscribeMarket();
   }
 
   selectInterval(iv: Interval): void {
     this.interval = iv;
     this.market?.candles.series[iv].markReset();
+    this.changed();
     // A longer interval may want older trades than the pages fetched so far.
-    if (this.market && !this.historyDone()) void this.fetchHistory(this.market, false);
+    if (this.market && !this.historyCovered()) void this.fetchHistory(this.market, false);
   }
 
-  private historyDone(): boolean {
+  /** Whether the history fetched covers the chosen interval's window (or there is no more). */
+  private historyCovered(): boolean {
     const m = this.market;
     if (!m || m.historyDone) return true;
     return m.oldestNs !== null && m.oldestNs <= this.historyStartNs();
@@ -154,7 +192,10 @@ export class App {
 
   private onOpen(): void {
     this.conn.send({ op: 'subscribe', channel: 'stats' });
-    if (this.conn.opens > 1) this.checkRestart = true;
+    if (this.conn.opens > 1 && this.market) {
+      const t = this.market.tape.trades[0];
+      this.before = t ? { id: t.trade_id, timeNs: t.time_ns } : null;
+    }
     if (this.market) {
       // The page reconnected: the book comes again as a snapshot, history is fetched again.
       this.market.book.synced = false;
@@ -185,7 +226,7 @@ export class App {
     let since = fresh ? null : m.oldestId;
     if (fresh) m.historyDone = false;
     for (let page = 0, retries = 0; page < HISTORY_PAGES; ) {
-      const r = await api.tradesDesc(m.symbol, since);
+      const r = await this.net.tradesDesc(m.symbol, since);
       if (gen !== this.historyGen || this.market !== m) return;
       if (!r.ok) {
         if (r.status === 503 && retries < 5) {
@@ -195,6 +236,7 @@ export class App {
           continue;
         }
         m.historyDone = true;
+        this.changed();
         m.setNote(
           r.code === 'store_off'
             ? 'No trade store on this exchange: candles start from live trades.'
@@ -203,11 +245,8 @@ export class App {
         return;
       }
       const trades = r.body.trades;
-      if (fresh && page === 0 && trades.length > 0 && trades[0]!.trade_id < m.candles.maxId) {
-        // The exchange's trades start below ours: it started over from an empty journal.
-        m.reset();
-      }
-      for (const t of trades) m.addTrade(t);
+      for (const t of trades) this.addTrade(m, t);
+      this.changed();
       const oldest = trades[trades.length - 1];
       if (oldest) {
         m.oldestId = oldest.trade_id;
@@ -222,6 +261,15 @@ export class App {
       since = r.body.next_since;
       page++;
     }
+  }
+
+  private addTrade(m: Market, t: Trade): void {
+    const b = this.before;
+    if (b && t.trade_id <= b.id && t.time_ns > b.timeNs) {
+      this.before = null;
+      m.reset();
+    }
+    m.addTrade(t);
   }
 
   onMessage(raw: unknown, now: number): void {
@@ -242,11 +290,7 @@ export class App {
         const m = this.market;
         const t = msg as TradeMsg;
         if (!m || t.symbol !== m.symbol) return;
-        if (this.checkRestart) {
-          this.checkRestart = false;
-          if (t.trade_id <= m.candles.maxId) m.reset();
-        }
-        m.addTrade({
+        this.addTrade(m, {
           trade_id: t.trade_id,
           price: t.price,
           quantity: t.quantity,

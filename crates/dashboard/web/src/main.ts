@@ -6,7 +6,7 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { App } from './app';
 import type { Interval } from './lib/candles';
-import { fmtTime, h, setText } from './dom';
+import { fmtTime, h, onThemeChange, setText } from './dom';
 import { BenchView } from './views/bench';
 import { ExchangeView } from './views/exchange';
 import { MarketView } from './views/market';
@@ -18,8 +18,25 @@ const ROUTES: { route: Route; label: string }[] = [
   { route: 'bench', label: 'Benchmarks' },
 ];
 
-const app = new App();
-const views = { market: new MarketView(app), exchange: new ExchangeView(app), bench: new BenchView() };
+/**
+ * Frames are drawn on demand: a change in the model asks for one (`wake`), and the next
+ * animation frame, at least MIN_FRAME_MS after the last, draws whatever changed since. However
+ * fast the feed runs, the page draws at most 20 times a second (figures a person reads, and a
+ * main thread left for the messages); with nothing changing, never.
+ */
+const MIN_FRAME_MS = 50;
+let scheduled = false;
+let lastFrame = -Infinity;
+function wake(): void {
+  if (scheduled) return;
+  scheduled = true;
+  const wait = lastFrame + MIN_FRAME_MS - performance.now();
+  if (wait > 1) setTimeout(() => requestAnimationFrame(frame), wait);
+  else requestAnimationFrame(frame);
+}
+
+const app = new App(wake);
+const views = { market: new MarketView(app), exchange: new ExchangeView(app), bench: new BenchView(wake) };
 
 const connDot = h('span', { class: 'dot', 'aria-hidden': 'true' });
 const connText = h('span', {}, 'connecting');
@@ -46,6 +63,7 @@ function onRoute(): void {
   }
   main.replaceChildren(views[route].el);
   document.title = `Rialto · ${ROUTES.find((x) => x.route === route)!.label}`;
+  wake();
 }
 addEventListener('hashchange', onRoute);
 onRoute();
@@ -78,11 +96,16 @@ function drawConn(now: number): void {
 }
 
 function frame(now: number): void {
+  scheduled = false;
+  lastFrame = now;
   drawConn(now);
   if (views[route].render(now)) renders++;
-  requestAnimationFrame(frame);
+  if (views[route].pending) wake();
 }
-requestAnimationFrame(frame);
+// What ages with time rather than with messages: the stale banner, the feed delay.
+setInterval(wake, 500);
+onThemeChange(wake);
+wake();
 
 declare global {
   interface Window {

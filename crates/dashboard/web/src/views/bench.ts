@@ -39,7 +39,10 @@ export class BenchView {
   private dirty = true;
   private loaded = false;
 
-  constructor() {
+  readonly pending = false;
+
+  /** `wake` asks for a frame once a run was loaded or picked. */
+  constructor(private readonly wake: () => void) {
     this.selA = h('select', { id: 'bench-a', 'aria-label': 'Run A' });
     this.selB = h('select', { id: 'bench-b', 'aria-label': 'Run B' });
     for (const s of [this.selA, this.selB]) s.addEventListener('change', () => void this.pick());
@@ -82,6 +85,7 @@ export class BenchView {
       this.plot?.destroy();
       this.plot = null;
       this.dirty = true;
+      this.wake();
     });
   }
 
@@ -178,6 +182,7 @@ export class BenchView {
       .filter((x) => x !== '');
     if (errs.length > 0) this.messages.replaceChildren(...errs.map((m) => h('p', { class: 'error' }, m)));
     this.dirty = true;
+    this.wake();
   }
 
   private picked(): { tag: string; run: BenchRun; color: string }[] {

@@ -17,7 +17,8 @@ interface Tile {
 }
 
 /** A follower's lag in journal records; "off" when that follower does not run. */
-const lag = (records: number | null) => (records === null ? 'off' : `${fmtInt(records)} records`);
+const lag = (records: number | null) =>
+  records === null ? 'off' : `${fmtInt(records)} record${records === 1 ? '' : 's'}`;
 
 /** Latency on a log scale: a 0 µs sample (below the clock's resolution) is drawn at 1 µs. */
 const logSafe = (xs: (number | null)[]) => xs.map((v) => (v === null ? null : Math.max(v, 1)));
@@ -27,12 +28,9 @@ const TILES: Tile[] = [
   { key: 'reports', label: 'Reports out', value: (s) => `${fmtInt(s.rates.reports)}/s`, sub: (s) => `${fmtInt(s.totals.reports)} total` },
   { key: 'trades', label: 'Trades', value: (s) => `${fmtInt(s.rates.trades)}/s`, sub: (s) => `${fmtInt(s.totals.trades)} total` },
   { key: 'md_messages', label: 'Market data', value: (s) => `${fmtInt(s.rates.md_messages)}/s`, sub: (s) => `WebSocket ${fmtInt(s.rates.ws_messages)}/s` },
-  {
-    key: 'ack_latency',
-    label: 'Ack latency P50 / P99 / P99.9',
-    value: (s) => `${us(s.ack_latency_us.p50)} / ${us(s.ack_latency_us.p99)} / ${us(s.ack_latency_us.p999)}`,
-    sub: (s) => `µs · ${fmtInt(s.ack_latency_us.count)} acks`,
-  },
+  { key: 'ack_p50', label: 'Ack latency P50', value: (s) => us(s.ack_latency_us.p50), sub: (s) => `${fmtInt(s.ack_latency_us.count)} acks` },
+  { key: 'ack_p99', label: 'Ack latency P99', value: (s) => us(s.ack_latency_us.p99) },
+  { key: 'ack_p999', label: 'Ack latency P99.9', value: (s) => us(s.ack_latency_us.p999) },
   { key: 'fix_sessions', label: 'FIX sessions', value: (s) => fmtInt(s.connections.fix_sessions) },
   { key: 'fix_connections', label: 'FIX connections', value: (s) => fmtInt(s.connections.fix_connections) },
   { key: 'md_sessions', label: 'Market-data sessions', value: (s) => fmtInt(s.connections.md_sessions) },
@@ -70,7 +68,7 @@ const TILES: Tile[] = [
 ];
 
 function us(v: number | null): string {
-  return v === null ? '–' : fmtInt(v);
+  return v === null ? '–' : `${fmtInt(v)} µs`;
 }
 
 const RATE_LABELS = ['Orders in/s', 'Reports out/s', 'Trades/s', 'Market data msgs/s'];
@@ -113,6 +111,8 @@ export class ExchangeView {
     this.latency = null;
     this.drawn = -1;
   }
+
+  readonly pending = false;
 
   private ensureCharts(): void {
     if (this.rates) return;

@@ -23,6 +23,10 @@ import { fmtTime, h, onThemeChange, onWidth, setText, theme } from '../dom';
 /** Levels a side in the ladder and in the depth chart. */
 const LADDER_LEVELS = 15;
 const DEPTH_LEVELS = 50;
+const DEPTH_EVERY_MS = 200;
+const CANDLE_EVERY_MS = 250;
+/** Candles in view when the chart is framed (an interval or instrument picked). */
+const CANDLES_SHOWN = 120;
 
 interface LadderRow {
   tr: HTMLTableRowElement;
@@ -49,7 +53,9 @@ export class MarketView {
   private readonly bidRows: LadderRow[] = [];
   private readonly askRows: LadderRow[] = [];
   private readonly spreadCell: HTMLTableCellElement;
+  /** The tape's rows in document order. */
   private readonly tapeRows: TapeRow[] = [];
+  private readonly tapeBody: HTMLTableSectionElement;
   private readonly summary: Record<'bid' | 'ask' | 'spread' | 'last' | 'delay', HTMLElement>;
   private readonly note: HTMLElement;
   private readonly candleEl: HTMLElement;
@@ -61,6 +67,13 @@ export class MarketView {
   /** What the charts and tables show, to skip a frame's work when nothing moved. */
   private drawn = { market: null as Market | null, interval: '' as string, tape: -1, note: -1, instruments: -1 };
   private lastDelayDraw = 0;
+  private depthPending = false;
+  private candlePending = false;
+  private lastCandleDraw = -Infinity;
+  /** Frame the candle chart on its latest candles at the next full redraw. */
+  private fitCandles = true;
+  private fittedCount = 0;
+  private lastDepthDraw = -Infinity;
   private t = theme();
 
   constructor(private readonly app: App) {
@@ -116,7 +129,7 @@ export class MarketView {
       tbody,
     );
 
-    const tapeBody = h('tbody');
+    const tapeBody = (this.tapeBody = h('tbody'));
     for (let i = 0; i < TAPE_LEN; i++) {
       const time = h('td', { class: 'num time' });
       const price = h('td', { 'data-col': 'price', class: 'num' });
@@ -164,6 +177,11 @@ export class MarketView {
     onThemeChange(() => this.applyTheme());
   }
 
+  /** Whether a throttled part waits to be drawn (the next frame should come anyway). */
+  get pending(): boolean {
+    return this.depthPending || this.candlePending;
+  }
+
   /** Builds the charts (once the view is in the document, so they have a size). */
   private ensureCharts(): void {
     if (this.chart) return;
@@ -197,7 +215,7 @@ export class MarketView {
       height: this.depthEl.clientHeight || 220,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false } },
+      scales: { x: { time: false }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.05)] } },
       axes: [
         { stroke: t.muted, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid } },
         { stroke: t.muted, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid }, size: 60 },
@@ -254,11 +272,21 @@ export class MarketView {
       }
       m.book.dirtyBid = 0;
       m.book.dirtyAsk = 0;
+      this.lastDepthDraw = -Infinity;
     }
     if (m.book.dirtyWithin(DEPTH_LEVELS)) {
-      if (m.book.dirtyWithin(LADDER_LEVELS)) this.drawLadder(m);
-      this.drawDepth(m);
+      if (m.book.dirtyWithin(LADDER_LEVELS)) {
+        this.drawLadder(m);
+        did = true;
+      }
+      this.depthPending = true;
       m.book.clearDirty();
+    }
+    // The depth chart is a shape, not figures to read: five times a second is enough.
+    if (this.depthPending && now - this.lastDepthDraw >= DEPTH_EVERY_MS) {
+      this.depthPending = false;
+      this.lastDepthDraw = now;
+      this.drawDepth(m);
       did = true;
     }
     if (this.drawn.tape !== m.tape.version) {
@@ -266,7 +294,7 @@ export class MarketView {
       this.drawTape(m);
       did = true;
     }
-    if (this.drawCandles(m)) did = true;
+    if (this.drawCandles(m, now)) did = true;
     if (this.drawn.note !== m.noteVersion) {
       this.drawn.note = m.noteVersion;
       setText(this.note, m.historyNote);
@@ -333,8 +361,25 @@ export class MarketView {
 
   private drawTape(m: Market): void {
     const trades = m.tape.trades;
+    const rows = this.tapeRows;
+    // The usual case: k new trades on top of those shown. Move the k bottom rows to the top
+    // and fill only those, rather than rewriting all fifty.
+    const topId = rows[0]!.id;
+    let k = 0;
+    while (k < trades.length && trades[k]!.trade_id > topId) k++;
+    let shifted = topId !== -1 && k > 0 && k < TAPE_LEN;
+    for (let i = 0; shifted && i + k < trades.length; i++) {
+      if (rows[i]!.id !== trades[i + k]!.trade_id) shifted = false;
+    }
+    if (shifted) {
+      const moved = rows.splice(TAPE_LEN - k, k);
+      rows.unshift(...moved);
+      const frag = document.createDocumentFragment();
+      for (const r of moved) frag.append(r.tr);
+      this.tapeBody.prepend(frag);
+    }
     for (let i = 0; i < TAPE_LEN; i++) {
-      const r = this.tapeRows[i]!;
+      const r = rows[i]!;
       const t = trades[i];
       if (!t) {
         if (r.id !== -1) {
@@ -358,15 +403,25 @@ export class MarketView {
     setText(this.summary.last, last ? `${last.price} × ${last.quantity}` : '–');
   }
 
-  private drawCandles(m: Market): boolean {
+  private drawCandles(m: Market, now: number): boolean {
     const iv = this.app.interval;
     const s = m.candles.series[iv];
     if (this.drawn.interval !== iv) {
       this.drawn.interval = iv;
+      this.lastCandleDraw = -Infinity;
+      this.fitCandles = true;
+      this.fittedCount = 0;
       s.markReset();
       this.chart?.timeScale().applyOptions({ secondsVisible: iv === '1s' });
     }
     if (!s.dirty || !this.candleSeries || !this.volumeSeries) return false;
+    // A candle redraws the whole chart: four times a second is live enough.
+    if (now - this.lastCandleDraw < CANDLE_EVERY_MS) {
+      this.candlePending = true;
+      return false;
+    }
+    this.candlePending = false;
+    this.lastCandleDraw = now;
     const t = this.t;
     const ch = s.takeChanges();
     const vol = (c: Candle) => ({
@@ -379,6 +434,17 @@ export class MarketView {
       const all = s.candles();
       this.candleSeries.setData(all.map(bar));
       this.volumeSeries.setData(all.map(vol));
+      const n = all.length;
+      // Frame again when history filled a chart framed on a few live candles.
+      const grew = this.fittedCount < CANDLES_SHOWN && n > this.fittedCount + 1;
+      if ((this.fitCandles || grew) && n > 0) {
+        this.fitCandles = false;
+        this.fittedCount = n;
+        // A few candles keep the default width (fitting them would make slabs).
+        if (n > CANDLES_SHOWN) this.chart?.timeScale().setVisibleLogicalRange({ from: n - CANDLES_SHOWN, to: n + 2 });
+        else if (n >= 30) this.chart?.timeScale().fitContent();
+        else this.chart?.timeScale().scrollToRealTime();
+      }
     } else {
       for (const time of ch.updated) {
         const c = s.find(time);
