@@ -1,7 +1,7 @@
 //! The web dashboard's files (`dashboard`: built into the binary) at `/`, and the benchmark
 //! runs its Benchmarks view draws: `GET /api/v1/bench/runs` lists the `rialto bench sweep`
-//! CSV files of the directory the server was given (`[http] bench_dir`), and
-//! `GET /api/v1/bench/runs/{name}` answers one.
+//! CSV files of the directory the server was given (`[http] bench_dir`; none: an empty list,
+//! `configured` false), and `GET /api/v1/bench/runs/{name}` answers one.
 //!
 //! Never: a path outside that directory (a run's name is letters, digits, `.`, `_` and `-`,
 //! not starting with a dot; `.csv` is added), a file over [`RUN_BYTES_MAX`], a directory
@@ -68,6 +68,8 @@ pub struct BenchRun {
 /// `GET /api/v1/bench/runs`.
 #[derive(Serialize, ToSchema)]
 pub struct BenchRuns {
+    /// Whether the server was given a benchmark directory.
+    pub configured: bool,
     pub runs: Vec<BenchRun>,
 }
 
@@ -81,12 +83,16 @@ fn bench_off() -> Answer {
 
 /// The `rialto bench sweep` CSV files of the server's benchmark directory, by name.
 #[utoipa::path(get, path = "/api/v1/bench/runs", tag = "bench",
-    responses((status = 200, description = "The runs", body = BenchRuns),
-        (status = 404, description = "No benchmark directory (`bench_off`)",
+    responses((status = 200, description = "The runs (none without a benchmark directory)",
+        body = BenchRuns),
+        (status = 503, description = "The directory cannot be read (`bench_unavailable`)",
             body = crate::json::ErrorBody)))]
 pub(crate) async fn runs(State(s): State<Arc<Shared>>) -> Response {
     let Some(dir) = s.bench_dir.clone() else {
-        return answer(bench_off());
+        return ok_json(&BenchRuns {
+            configured: false,
+            runs: Vec::new(),
+        });
     };
     let listed = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<BenchRun>> {
         let mut runs = Vec::new();
@@ -117,7 +123,10 @@ pub(crate) async fn runs(State(s): State<Arc<Shared>>) -> Response {
     })
     .await;
     match listed {
-        Ok(Ok(runs)) => ok_json(&BenchRuns { runs }),
+        Ok(Ok(runs)) => ok_json(&BenchRuns {
+            configured: true,
+            runs,
+        }),
         Ok(Err(e)) => answer(Answer::error(
             503,
             "bench_unavailable",
@@ -148,7 +157,9 @@ fn valid_name(n: &str) -> bool {
         (status = 400, description = "Not a run's name (`invalid_name`)",
             body = crate::json::ErrorBody),
         (status = 404, description = "No benchmark directory (`bench_off`) or no such run \
-            (`unknown_run`)", body = crate::json::ErrorBody)))]
+            (`unknown_run`)", body = crate::json::ErrorBody),
+        (status = 503, description = "The run cannot be read (`bench_unavailable`)",
+            body = crate::json::ErrorBody)))]
 pub(crate) async fn run(
     State(s): State<Arc<Shared>>,
     name: Result<Path<String>, PathRejection>,

@@ -193,7 +193,7 @@ impl MdPublisher {
             batch: None,
             market,
             ws,
-            touched: vec![false; cfg.instruments.len()],
+            touched: vec![None; cfg.instruments.len()],
             last_trades: vec![None; cfg.instruments.len()],
         };
         let handle = std::thread::Builder::new()
@@ -260,8 +260,9 @@ struct MdThread {
     market: Option<Arc<http_gateway::market::MarketView>>,
     /// The WebSocket updates and order events, published after the view is written.
     ws: Option<WsPublisher>,
-    /// By instrument: changed in the batch being applied, and its last trade in it.
-    touched: Vec<bool>,
+    /// By instrument: the journal time of its last change in the batch being applied (none:
+    /// unchanged), and its last trade in it.
+    touched: Vec<Option<u64>>,
     last_trades: Vec<Option<market_data::TradeEntry>>,
 }
 
@@ -401,7 +402,7 @@ impl MdThread {
                             ws.on_entry(&entry, ts);
                         }
                         if let Some(t) = touched.get_mut(entry.symbol as usize) {
-                            *t = true;
+                            *t = Some(ts);
                             if let market_data::EntryKind::Trade(tr) = entry.kind {
                                 last_trades[entry.symbol as usize] = Some(tr);
                             }
@@ -446,15 +447,14 @@ impl MdThread {
         let Some(view) = &self.market else {
             return;
         };
-        let now = now_ns();
         for (sym, t) in self.touched.iter_mut().enumerate() {
-            if std::mem::take(t) {
+            if let Some(ts) = t.take() {
                 view.update(
                     sym as u32,
                     self.feed.book(sym as u32),
                     self.feed.rpt_seq(sym as u32),
                     self.last_trades[sym].take(),
-                    now,
+                    ts,
                 );
             }
         }

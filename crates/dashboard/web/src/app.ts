@@ -38,6 +38,11 @@ export const TAPE_LEN = 50;
 const HISTORY_PAGES = 5;
 /** Candles of the chosen interval the history should cover. */
 const HISTORY_CANDLES = 300;
+/**
+ * The book and trades arrive at most this often (the server's throttled subscriptions: the
+ * latest book as a snapshot, the interval's trades in one message), whatever the market's pace.
+ */
+const THROTTLE_MS = 100;
 
 export type StatsState = 'waiting' | 'live' | 'unavailable';
 
@@ -207,14 +212,14 @@ export class App {
   private subscribeMarket(): void {
     const m = this.market;
     if (!m || this.conn.state !== 'open') return;
-    this.conn.send({ op: 'subscribe', channel: 'trades', symbol: m.symbol });
-    this.conn.send({ op: 'subscribe', channel: 'book', symbol: m.symbol });
+    this.conn.send({ op: 'subscribe', channel: 'trades', symbol: m.symbol, interval_ms: THROTTLE_MS });
+    this.conn.send({ op: 'subscribe', channel: 'book', symbol: m.symbol, interval_ms: THROTTLE_MS });
     void this.fetchHistory(m, true);
   }
 
   private resubscribeBook(symbol: string): void {
     this.conn.send({ op: 'unsubscribe', channel: 'book', symbol });
-    this.conn.send({ op: 'subscribe', channel: 'book', symbol });
+    this.conn.send({ op: 'subscribe', channel: 'book', symbol, interval_ms: THROTTLE_MS });
   }
 
   /**
@@ -286,17 +291,20 @@ export class App {
         else if (m.book.applyDelta(b) === 'gap') this.resubscribeBook(m.symbol);
         return;
       }
-      case 'trade': {
+      case 'trade':
+      case 'trades': {
         const m = this.market;
-        const t = msg as TradeMsg;
-        if (!m || t.symbol !== m.symbol) return;
-        this.addTrade(m, {
-          trade_id: t.trade_id,
-          price: t.price,
-          quantity: t.quantity,
-          aggressor_side: t.aggressor_side,
-          time_ns: t.time_ns ?? now * 1e6,
-        });
+        const batch = msg as TradeMsg | { type: 'trades'; symbol: string; trades: TradeMsg[] };
+        if (!m || batch.symbol !== m.symbol) return;
+        for (const t of batch.type === 'trades' ? batch.trades : [batch]) {
+          this.addTrade(m, {
+            trade_id: t.trade_id,
+            price: t.price,
+            quantity: t.quantity,
+            aggressor_side: t.aggressor_side,
+            time_ns: t.time_ns ?? now * 1e6,
+          });
+        }
         return;
       }
       case 'stats_history': {

@@ -115,8 +115,8 @@ describe('App', () => {
     expect(app.symbol).toBe('ACME');
     expect(net.sent).toEqual([
       { op: 'subscribe', channel: 'stats' },
-      { op: 'subscribe', channel: 'trades', symbol: 'ACME' },
-      { op: 'subscribe', channel: 'book', symbol: 'ACME' },
+      { op: 'subscribe', channel: 'trades', symbol: 'ACME', interval_ms: 100 },
+      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 100 },
     ]);
     expect(net.pages).toEqual([null]);
   });
@@ -133,6 +133,19 @@ describe('App', () => {
       { time: NOW_S, open: 10.02, high: 10.03, low: 10.02, close: 10.03, volume: 3 },
       { time: NOW_S + 1, open: 10.04, high: 10.06, low: 10.04, close: 10.06, volume: 3 },
     ]);
+  });
+
+  it('takes a throttled subscription’s trades batch, each once, and its book snapshots', async () => {
+    const { app, net } = await started();
+    await net.release();
+    const t = (id: number, price: string) => ({ type: 'trade', symbol: 'ACME', rpt_seq: id, trade_id: id, price, quantity: '1', aggressor_side: 'buy', time_ns: (NOW_S + 2) * 1e9 });
+    net.msg({ type: 'trades', symbol: 'ACME', trades: [t(7, '10.07'), t(8, '10.08')] });
+    net.msg({ type: 'trades', symbol: 'ACME', trades: [t(8, '10.08'), t(9, '10.09')] });
+    net.msg({ type: 'trades', symbol: 'BOLT', trades: [t(10, '1.00')] });
+    expect(app.market!.tape.trades.map((x) => x.trade_id)).toEqual([9, 8, 7]);
+    net.msg(snapshot(7));
+    net.msg({ ...snapshot(12), bids: [['10.02', '1', 1]] });
+    expect(app.market!.book.view()).toEqual({ rpt_seq: 12, bids: [['10.02', '1', 1]], asks: [['10.10', '3', 1]] });
   });
 
   it('pages back at most five times', async () => {
@@ -177,7 +190,7 @@ describe('App', () => {
     net.msg({ type: 'book', symbol: 'ACME', first_rpt_seq: 10, rpt_seq: 10, bids: [], asks: [] });
     expect(net.sent).toEqual([
       { op: 'unsubscribe', channel: 'book', symbol: 'ACME' },
-      { op: 'subscribe', channel: 'book', symbol: 'ACME' },
+      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 100 },
     ]);
     net.msg(snapshot(12));
     expect(app.market!.book.synced).toBe(true);
@@ -193,8 +206,8 @@ describe('App', () => {
     expect(net.sent).toEqual([
       { op: 'unsubscribe', channel: 'book', symbol: 'ACME' },
       { op: 'unsubscribe', channel: 'trades', symbol: 'ACME' },
-      { op: 'subscribe', channel: 'trades', symbol: 'BOLT' },
-      { op: 'subscribe', channel: 'book', symbol: 'BOLT' },
+      { op: 'subscribe', channel: 'trades', symbol: 'BOLT', interval_ms: 100 },
+      { op: 'subscribe', channel: 'book', symbol: 'BOLT', interval_ms: 100 },
     ]);
     expect(app.market!.book.view().bids).toEqual([]);
     // A late ACME message is not BOLT's.
@@ -214,8 +227,8 @@ describe('App', () => {
     net.open();
     expect(net.sent).toEqual([
       { op: 'subscribe', channel: 'stats' },
-      { op: 'subscribe', channel: 'trades', symbol: 'ACME' },
-      { op: 'subscribe', channel: 'book', symbol: 'ACME' },
+      { op: 'subscribe', channel: 'trades', symbol: 'ACME', interval_ms: 100 },
+      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 100 },
     ]);
     // The book waits for its snapshot again.
     expect(app.market!.book.synced).toBe(false);

@@ -10,6 +10,12 @@
 //! connection lives on. A subscription to `book` (again: a fresh one) is answered with a
 //! `book_snapshot`, to `ticker` with the current `ticker`.
 //!
+//! Throttled subscriptions (`"interval_ms": 20..=10000` on a public channel, for a screen that
+//! draws a few times a second): at most one message per channel and instrument each interval,
+//! and only if something changed: the book as a fresh `book_snapshot`, the ticker as the
+//! current `ticker`, the interval's trades in one `{"type":"trades","symbol":..,"trades":[..]}`
+//! (each element a `trade` message). Without it (or 0), every update as it comes.
+//!
 //! Never: more than one message of the client read at a time (4 KiB at most), nor a
 //! subscription beyond one per channel and instrument; an order event of another key; a
 //! connection kept once its client has taken nothing for `SEND_STALL_MAX` (30 s).
@@ -98,6 +104,12 @@ impl Drop for Counted {
     }
 }
 
+/// The shortest and longest `interval_ms` of a throttled subscription.
+const INTERVAL_MS: std::ops::RangeInclusive<u64> = 20..=10_000;
+/// Trades a throttled subscription holds for one interval at most; beyond, the connection is
+/// closed as too slow (1008): that is more than the rings hold.
+const TRADES_HELD_MAX: usize = 65_536;
+
 /// One instrument's subscriptions of a connection.
 #[derive(Clone, Copy, Debug, Default)]
 struct Subs {
@@ -106,6 +118,18 @@ struct Subs {
     trades: bool,
     /// `ticker`: the RptSeq of the last ticker sent.
     ticker: Option<u64>,
+    /// Each channel's `interval_ms` (0: every update as it comes).
+    every: [u16; 3],
+    /// Throttled channels with a change not sent yet.
+    dirty: [bool; 3],
+}
+
+fn slot(ch: Channel) -> usize {
+    match ch {
+        Channel::Book => 0,
+        Channel::Trades => 1,
+        Channel::Ticker => 2,
+    }
 }
 
 impl Subs {
@@ -126,6 +150,7 @@ enum Ev {
     Market(Result<MarketMsg, RecvError>),
     Order(Result<OrderMsg, RecvError>),
     Stats(Result<super::Text, RecvError>),
+    Tick,
 }
 
 struct Conn {
@@ -138,10 +163,25 @@ struct Conn {
     orders: Option<Receiver<OrderMsg>>,
     /// The samples' ring, while `stats` is subscribed.
     stats: Option<Receiver<super::Text>>,
+    /// The throttled subscriptions' clock: ticks at the shortest interval among them.
+    tick: Option<tokio::time::Interval>,
+    /// By instrument: the trades a throttled `trades` subscription holds for its next message,
+    /// and when each channel last sent one.
+    held: Vec<Vec<super::Text>>,
+    sent_at: Vec<[tokio::time::Instant; 3]>,
     key: Option<u16>,
     auth_failures: u32,
     /// Messages to send after the event at hand, in order.
     out: Vec<Message>,
+}
+
+async fn tick_opt(tick: &mut Option<tokio::time::Interval>) {
+    match tick {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
+    }
 }
 
 async fn recv_opt<T: Clone>(rx: &mut Option<Receiver<T>>) -> Result<T, RecvError> {
@@ -166,6 +206,22 @@ struct AckJson<'a> {
     channel: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     symbol: Option<&'a str>,
+}
+
+/// `{"type":"trades","symbol":..,"trades":[..]}` of `held` (each a `trade` message's JSON).
+fn trades_json(symbol: &str, held: &[super::Text]) -> super::Text {
+    let mut out = Vec::with_capacity(64 + held.iter().map(|t| t.len() + 1).sum::<usize>());
+    out.extend_from_slice(br#"{"type":"trades","symbol":"#);
+    out.extend_from_slice(serde_json::to_string(symbol).unwrap_or_default().as_bytes());
+    out.extend_from_slice(br#","trades":["#);
+    for (i, t) in held.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(t);
+    }
+    out.extend_from_slice(b"]}");
+    super::Text::from(out)
 }
 
 /// A published message's text as the WebSocket's (no copy; the publisher wrote JSON).
@@ -238,6 +294,9 @@ impl Conn {
             market: None,
             orders: None,
             stats: None,
+            tick: None,
+            held: vec![Vec::new(); n],
+            sent_at: vec![[tokio::time::Instant::now(); 3]; n],
             key: None,
             auth_failures: 0,
             out: Vec::new(),
@@ -251,6 +310,7 @@ impl Conn {
                 m = recv_opt(&mut self.market) => Ev::Market(m),
                 m = recv_opt(&mut self.orders) => Ev::Order(m),
                 m = recv_opt(&mut self.stats) => Ev::Stats(m),
+                () = tick_opt(&mut self.tick) => Ev::Tick,
             };
             let step = match ev {
                 Ev::Client(None) => Step::End,
@@ -271,6 +331,7 @@ impl Conn {
                     self.stats = None;
                     Step::Go
                 }
+                Ev::Tick => self.flush(),
             };
             for m in self.out.drain(..) {
                 match tokio::time::timeout(SEND_STALL_MAX, socket.send(m)).await {
@@ -350,10 +411,31 @@ impl Conn {
                 self.auth(required(&m, "token")?)
             }
             op @ ("subscribe" | "unsubscribe") => {
-                only(&m, &["op", "channel", "symbol"])?;
                 let on = op == "subscribe";
                 let channel = required(&m, "channel")?;
                 let symbol = string(&m, "symbol")?;
+                let public = matches!(channel, "book" | "trades" | "ticker");
+                if on && public {
+                    only(&m, &["op", "channel", "symbol", "interval_ms"])?;
+                } else {
+                    only(&m, &["op", "channel", "symbol"])?;
+                }
+                let every = match m.get("interval_ms") {
+                    None => 0,
+                    Some(v) => match v.as_u64() {
+                        Some(ms) if ms == 0 || INTERVAL_MS.contains(&ms) => ms as u16,
+                        _ => {
+                            return refuse(
+                                "invalid_field",
+                                format!(
+                                    "interval_ms must be 0 (every update) or {} to {}, got {v}",
+                                    INTERVAL_MS.start(),
+                                    INTERVAL_MS.end()
+                                ),
+                            )
+                        }
+                    },
+                };
                 match channel {
                     "orders" => {
                         if symbol.is_some() {
@@ -380,7 +462,7 @@ impl Conn {
                         let Some(sym) = self.s.cfg.symbol_id(symbol) else {
                             return refuse("unknown_symbol", format!("no instrument {symbol:?}"));
                         };
-                        self.public(on, ch, channel, sym)
+                        self.public(on, ch, channel, sym, every)
                     }
                     _ => refuse(
                         "unknown_channel",
@@ -458,9 +540,23 @@ impl Conn {
         Ok(Step::Go)
     }
 
-    fn public(&mut self, on: bool, ch: Channel, name: &str, sym: u32) -> Result<Step, Refusal> {
+    fn public(
+        &mut self,
+        on: bool,
+        ch: Channel,
+        name: &str,
+        sym: u32,
+        every: u16,
+    ) -> Result<Step, Refusal> {
         let def = self.s.cfg.instruments[sym as usize];
         let symbol = def.symbol.as_str();
+        let sub = &mut self.subs[sym as usize];
+        sub.every[slot(ch)] = if on { every } else { 0 };
+        sub.dirty[slot(ch)] = false;
+        if ch == Channel::Trades {
+            self.held[sym as usize].clear();
+        }
+        self.retime();
         if !on {
             let sub = &mut self.subs[sym as usize];
             let was = match ch {
@@ -523,6 +619,27 @@ impl Conn {
         let Some(sub) = self.subs.get_mut(m.symbol as usize) else {
             return Step::Go;
         };
+        if sub.every[slot(m.channel)] > 0 {
+            let subscribed = match m.channel {
+                Channel::Book => sub.book.is_some(),
+                Channel::Trades => sub.trades,
+                Channel::Ticker => sub.ticker.is_some(),
+            };
+            if !subscribed {
+                return Step::Go;
+            }
+            sub.dirty[slot(m.channel)] = true;
+            if m.channel == Channel::Trades {
+                let held = &mut self.held[m.symbol as usize];
+                if held.len() >= TRADES_HELD_MAX {
+                    return self.too_slow(format!(
+                        "slow consumer: over {TRADES_HELD_MAX} trades in one interval"
+                    ));
+                }
+                held.push(m.text);
+            }
+            return Step::Go;
+        }
         match m.channel {
             Channel::Book => match sub.book {
                 Some(at) if m.rpt_seq <= at => {}
@@ -558,22 +675,88 @@ impl Conn {
     /// Fell `n` messages behind the public ring: fresh books and tickers, or a close if it
     /// takes trades (they cannot be made up).
     fn lagged(&mut self, n: u64) -> Step {
-        let stats = &self.s.market.ws().stats;
         if self.subs.iter().any(|s| s.trades) {
-            stats.slow_closes.fetch_add(1, Ordering::Relaxed);
-            return Step::Close(
-                CLOSE_POLICY,
-                format!("slow consumer: {n} updates missed, trades are not conflated"),
-            );
+            return self.too_slow(format!(
+                "slow consumer: {n} updates missed, trades are not conflated"
+            ));
         }
+        let stats = &self.s.market.ws().stats;
         stats.conflations.fetch_add(1, Ordering::Relaxed);
         for sym in 0..self.subs.len() as u32 {
-            let sub = self.subs[sym as usize];
+            let sub = &mut self.subs[sym as usize];
             if sub.book.is_some() {
-                self.snapshot(sym);
+                if sub.every[0] > 0 {
+                    sub.dirty[0] = true;
+                } else {
+                    self.snapshot(sym);
+                }
             }
+            let sub = &mut self.subs[sym as usize];
             if sub.ticker.is_some() {
-                self.ticker(sym);
+                if sub.every[2] > 0 {
+                    sub.dirty[2] = true;
+                } else {
+                    self.ticker(sym);
+                }
+            }
+        }
+        Step::Go
+    }
+
+    fn too_slow(&mut self, why: String) -> Step {
+        let stats = &self.s.market.ws().stats;
+        stats.slow_closes.fetch_add(1, Ordering::Relaxed);
+        Step::Close(CLOSE_POLICY, why)
+    }
+
+    /// The throttled subscriptions' clock, at the shortest interval among them (none: off).
+    fn retime(&mut self) {
+        let shortest = self
+            .subs
+            .iter()
+            .flat_map(|s| s.every)
+            .filter(|&ms| ms > 0)
+            .min();
+        let Some(ms) = shortest else {
+            self.tick = None;
+            return;
+        };
+        let period = Duration::from_millis(u64::from(ms));
+        if self.tick.as_ref().is_some_and(|t| t.period() == period) {
+            return;
+        }
+        let mut t = tokio::time::interval(period);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        self.tick = Some(t);
+    }
+
+    /// Sends each throttled subscription's change whose interval has passed.
+    fn flush(&mut self) -> Step {
+        let now = tokio::time::Instant::now();
+        for sym in 0..self.subs.len() {
+            for ch in [Channel::Book, Channel::Trades, Channel::Ticker] {
+                let i = slot(ch);
+                let sub = self.subs[sym];
+                let due = self.sent_at[sym][i]
+                    + Duration::from_millis(u64::from(sub.every[i]).saturating_sub(1));
+                if sub.every[i] == 0 || !sub.dirty[i] || now < due {
+                    continue;
+                }
+                self.subs[sym].dirty[i] = false;
+                self.sent_at[sym][i] = now;
+                match ch {
+                    Channel::Book => self.snapshot(sym as u32),
+                    Channel::Ticker => self.ticker(sym as u32),
+                    Channel::Trades => {
+                        let held = std::mem::take(&mut self.held[sym]);
+                        let def = self.s.cfg.instruments[sym];
+                        self.out
+                            .push(Message::Text(utf8(trades_json(def.symbol.as_str(), &held))));
+                        // The buffer back, empty, for the next interval.
+                        self.held[sym] = held;
+                        self.held[sym].clear();
+                    }
+                }
             }
         }
         Step::Go

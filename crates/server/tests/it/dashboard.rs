@@ -281,6 +281,7 @@ fn the_page_its_files_and_the_benchmark_runs_are_served() {
 
     let (st, _, _, body) = get(&api, "/api/v1/bench/runs");
     assert_eq!(st, 200);
+    assert_eq!(json(&body)["configured"], true);
     let names: Vec<Value> = json(&body)["runs"]
         .as_array()
         .unwrap()
@@ -311,17 +312,85 @@ fn the_page_its_files_and_the_benchmark_runs_are_served() {
     }
     s.shutdown().unwrap();
 
-    // Without a directory: 404 bench_off.
+    // Without a directory: no runs, and a run is 404 bench_off.
     let dir = tempfile::tempdir().unwrap();
     let s = start(api_common::config(dir.path(), 100_000));
     let api = Api::of(&s);
-    for path in ["/api/v1/bench/runs", "/api/v1/bench/runs/sweep-a"] {
-        let (st, _, _, body) = get(&api, path);
-        assert_eq!(
-            (st, json(&body)["code"].clone()),
-            (404, "bench_off".into()),
-            "{path}"
-        );
+    let (st, _, _, body) = get(&api, "/api/v1/bench/runs");
+    assert_eq!(
+        (st, json(&body)),
+        (200, serde_json::json!({"configured": false, "runs": []}))
+    );
+    let (st, _, _, body) = get(&api, "/api/v1/bench/runs/sweep-a");
+    assert_eq!((st, json(&body)["code"].clone()), (404, "bench_off".into()));
+    s.shutdown().unwrap();
+}
+
+#[test]
+fn throttled_subscriptions_send_the_latest_book_and_every_trade_in_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(api_common::config(dir.path(), 100_000));
+    let api = Api::of(&s);
+    let mut ws = Ws::connect(&s);
+    for bad in [
+        r#"{"op":"subscribe","channel":"book","symbol":"ACME","interval_ms":5}"#,
+        r#"{"op":"subscribe","channel":"book","symbol":"ACME","interval_ms":"100"}"#,
+        r#"{"op":"subscribe","channel":"book","symbol":"ACME","interval_ms":10001}"#,
+    ] {
+        ws.send(bad);
+        assert_eq!(ws.next()["code"], "invalid_field", "{bad}");
     }
+    ws.send(r#"{"op":"subscribe","channel":"stats","interval_ms":100}"#);
+    assert_eq!(ws.next()["code"], "unknown_field");
+    ws.send(r#"{"op":"subscribe","channel":"trades","symbol":"ACME","interval_ms":200}"#);
+    assert_eq!(ws.next()["type"], "subscribed");
+    ws.send(r#"{"op":"subscribe","channel":"book","symbol":"ACME","interval_ms":200}"#);
+    assert_eq!(ws.next()["type"], "subscribed");
+    assert_eq!(ws.next()["type"], "book_snapshot");
+
+    // 30 resting sells, then 10 buys that each take one: 40 book changes, 10 trades.
+    for i in 0..30 {
+        let sell = format!(
+            r#"{{"symbol":"ACME","side":"sell","price":"10.{:02}","quantity":"1"}}"#,
+            10 + i
+        );
+        let (st, v, _) = api.call("POST", "/api/v1/orders", Some(TOKEN_A), None, &sell);
+        assert_eq!(st, 201, "{v}");
+    }
+    for _ in 0..10 {
+        let buy = r#"{"symbol":"ACME","side":"buy","price":"10.50","quantity":"1","time_in_force":"ioc"}"#;
+        let (st, v, _) = api.call("POST", "/api/v1/orders", Some(TOKEN_B), None, buy);
+        assert_eq!(st, 201, "{v}");
+    }
+    let (_, book, _) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, None, "");
+    assert_eq!(book["asks"].as_array().unwrap().len(), 20, "{book}");
+
+    // Every trade, in order, in `trades` batches; the book only as snapshots, the last one
+    // the REST book.
+    let (mut trades, mut snapshots, mut last) = (Vec::new(), 0, Value::Null);
+    until(&mut ws, |v| {
+        match v["type"].as_str().unwrap() {
+            "trades" => {
+                assert_eq!(v["symbol"], "ACME");
+                for t in v["trades"].as_array().unwrap() {
+                    assert_eq!(t["type"], "trade", "{t}");
+                    trades.push(t["trade_id"].as_u64().unwrap());
+                }
+            }
+            "book_snapshot" => {
+                snapshots += 1;
+                last = v.clone();
+            }
+            other => panic!("a throttled subscription sent {other}: {v}"),
+        }
+        last["rpt_seq"] == book["rpt_seq"] && trades.len() == 10
+    });
+    assert_eq!(
+        (&last["bids"], &last["asks"]),
+        (&book["bids"], &book["asks"])
+    );
+    let first = trades[0];
+    assert_eq!(trades, (first..first + 10).collect::<Vec<_>>());
+    assert!(snapshots < 40, "{snapshots} snapshots for 40 changes");
     s.shutdown().unwrap();
 }

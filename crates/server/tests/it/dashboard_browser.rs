@@ -158,6 +158,22 @@ fn rest_ladder(api: &Api) -> Vec<String> {
     rows
 }
 
+/// `rest_ladder` once it equals `want` (what the orders imply).
+fn rest_ladder_once(api: &Api, want: &[&str]) -> Vec<String> {
+    let deadline = std::time::Instant::now() + T;
+    loop {
+        let got = rest_ladder(api);
+        if got == want {
+            return got;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the REST book {got:?} is not {want:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// The ladder's rows in the page, as `rest_ladder` writes them.
 const PAGE_LADDER: &str = r#"JSON.stringify([...document.querySelectorAll('tr[data-side][data-price]')].map(r => [r.dataset.side, r.dataset.price, r.querySelector('[data-col="qty"]').textContent.trim(), r.querySelector('[data-col="orders"]').textContent.trim()].join(',')).sort())"#;
 
@@ -191,7 +207,9 @@ fn candles(trades: &[Value]) -> Vec<Value> {
                 c["close"] = json!(px);
                 c["volume"] = json!(c["volume"].as_f64().unwrap() + qty);
             }
-            _ => out.push(json!({"time": sec, "open": px, "high": px, "low": px, "close": px, "volume": qty})),
+            _ => out.push(
+                json!({"time": sec, "open": px, "high": px, "low": px, "close": px, "volume": qty}),
+            ),
         }
     }
     out
@@ -224,14 +242,26 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
     fix.expect("A", T).unwrap();
     fix_sell(&mut fix, "s1", "2", "10.50");
     fix_sell(&mut fix, "s2", "3", "10.55");
-    rest_order(&api, TOKEN_A, r#"{"symbol":"ACME","side":"buy","price":"10.40","quantity":"4"}"#);
-    rest_order(&api, TOKEN_B, r#"{"symbol":"ACME","side":"buy","price":"10.50","quantity":"1"}"#);
+    rest_order(
+        &api,
+        TOKEN_A,
+        r#"{"symbol":"ACME","side":"buy","price":"10.40","quantity":"4"}"#,
+    );
+    rest_order(
+        &api,
+        TOKEN_B,
+        r#"{"symbol":"ACME","side":"buy","price":"10.50","quantity":"1"}"#,
+    );
+    rest_ladder_once(&api, &["ask,10.5,1,1", "ask,10.55,3,1", "bid,10.4,4,1"]);
 
     let mut b = Browser::start();
     b.cmd(json!({"cmd": "open", "url": format!("http://{http}/#/market")}));
     b.wait("window.__rialto && window.__rialto.connected && window.__rialto.symbol === 'ACME'");
     let want = serde_json::to_string(&rest_ladder(&api)).unwrap();
-    b.wait(&format!("{PAGE_LADDER} === {}", serde_json::to_string(&want).unwrap()));
+    b.wait(&format!(
+        "{PAGE_LADDER} === {}",
+        serde_json::to_string(&want).unwrap()
+    ));
 
     // With the page open: more orders over both edges, two more trades.
     fix_sell(&mut fix, "s3", "5", "10.60");
@@ -240,21 +270,31 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
         TOKEN_B,
         r#"{"symbol":"ACME","side":"buy","price":"10.55","quantity":"2","time_in_force":"ioc"}"#,
     );
-    rest_order(&api, TOKEN_A, r#"{"symbol":"ACME","side":"buy","price":"10.45","quantity":"2"}"#);
-    rest_order(&api, TOKEN_A, r#"{"symbol":"ACME","side":"buy","price":"10.40","quantity":"1"}"#);
-    let ladder = rest_ladder(&api);
-    assert_eq!(
-        ladder,
-        [
+    rest_order(
+        &api,
+        TOKEN_A,
+        r#"{"symbol":"ACME","side":"buy","price":"10.45","quantity":"2"}"#,
+    );
+    rest_order(
+        &api,
+        TOKEN_A,
+        r#"{"symbol":"ACME","side":"buy","price":"10.40","quantity":"1"}"#,
+    );
+    // The REST book (the market-data replica's, a moment behind the journal) with this book.
+    let ladder = rest_ladder_once(
+        &api,
+        &[
             "ask,10.55,2,1",
             "ask,10.6,5,1",
             "bid,10.4,5,2",
-            "bid,10.45,2,1"
+            "bid,10.45,2,1",
         ],
-        "the orders imply this book"
     );
     let want = serde_json::to_string(&ladder).unwrap();
-    b.wait(&format!("{PAGE_LADDER} === {}", serde_json::to_string(&want).unwrap()));
+    b.wait(&format!(
+        "{PAGE_LADDER} === {}",
+        serde_json::to_string(&want).unwrap()
+    ));
     // The model behind the ladder is the REST book's, every level.
     let (_, book, _) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, None, "");
     let model = b.eval("window.__rialto.book()");
@@ -270,7 +310,14 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
     let tape: Vec<String> = trades
         .iter()
         .rev()
-        .map(|t| format!("{},{},{}", t["trade_id"], t["price"].as_str().unwrap(), t["quantity"].as_str().unwrap()))
+        .map(|t| {
+            format!(
+                "{},{},{}",
+                t["trade_id"],
+                t["price"].as_str().unwrap(),
+                t["quantity"].as_str().unwrap()
+            )
+        })
         .collect();
     let want = serde_json::to_string(&tape).unwrap();
     b.wait(&format!(
@@ -319,10 +366,20 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
     again.http.as_mut().unwrap().listen = Some(http);
     let s = start(again);
     b.wait("window.__rialto.connected && document.querySelector('#stale-banner').hidden");
-    rest_order(&api, TOKEN_A, r#"{"symbol":"ACME","side":"buy","price":"10.35","quantity":"7"}"#);
-    let want = serde_json::to_string(&rest_ladder(&api)).unwrap();
-    assert!(want.contains("bid,10.35,7,1"), "{want}");
-    b.wait(&format!("{PAGE_LADDER} === {}", serde_json::to_string(&want).unwrap()));
+    rest_order(
+        &api,
+        TOKEN_A,
+        r#"{"symbol":"ACME","side":"buy","price":"10.35","quantity":"7"}"#,
+    );
+    let mut after = ladder.clone();
+    after.push("bid,10.35,7,1".into());
+    after.sort();
+    let after: Vec<&str> = after.iter().map(String::as_str).collect();
+    let want = serde_json::to_string(&rest_ladder_once(&api, &after)).unwrap();
+    b.wait(&format!(
+        "{PAGE_LADDER} === {}",
+        serde_json::to_string(&want).unwrap()
+    ));
 
     // Nothing went wrong in the page (the failed reconnects while the server was down are the
     // browser's network errors, not the page's).

@@ -63,7 +63,7 @@ export interface BenchRunInfo {
   modified_ns: number;
 }
 
-export function benchRuns(): Promise<Answer<{ runs: BenchRunInfo[] }>> {
+export function benchRuns(): Promise<Answer<{ configured?: boolean; runs: BenchRunInfo[] }>> {
   return get('/api/v1/bench/runs');
 }
 

@@ -104,7 +104,11 @@ export class BenchView {
     const runs = [...r.body.runs].sort((a, b) => b.modified_ns - a.modified_ns);
     setText(
       this.serverNote,
-      runs.length === 0 ? 'The server’s benchmark directory has no runs yet: add sweep CSV files below.' : `${runs.length} run${runs.length > 1 ? 's' : ''} on the server.`,
+      r.body.configured === false
+        ? 'The server has no benchmark directory: add sweep CSV files (`rialto bench sweep` output) below.'
+        : runs.length === 0
+          ? 'The server’s benchmark directory has no runs yet: add sweep CSV files below.'
+          : `${runs.length} run${runs.length > 1 ? 's' : ''} on the server.`,
     );
     for (const run of runs) {
       this.entries.push({ key: `server:${run.name}`, label: run.name, source: 'server', run: null, error: '' });
