@@ -21,10 +21,10 @@
 # Usage: scripts/test.sh            every step, independent ones side by side (below)
 #        scripts/test.sh fuzz clippy only the named steps, one after the other
 #
-# The plan (PLAN below): fmt beside the dashboard's front-end build; then the builds side by side (the workspace's tests and binaries,
-# linted by clippy as they compile; the Java programs), then the tests beside the interop run
-# and schemathesis;
-# beside all that, the fuzz targets' build, then their runs at a lower priority. The machine has
+# The plan (PLAN below): fmt; then the dashboard's front end (the binaries embed it), then the
+# builds side by side (the workspace's tests and binaries, linted by clippy as they compile;
+# the Java programs), then the tests beside the interop run, schemathesis and the front end's
+# unit tests; beside all that, the fuzz targets' build, then their runs at a lower priority. The machine has
 # 2 cores: the builds dominate, and running them together fills the cores each leaves idle; the
 # tests and the interop run mostly wait, and the fuzz runs take what they leave.
 #
@@ -505,8 +505,8 @@ schemathesis() {
 # runs (at a lower priority) then share what CPU is left.
 PLAN=(
     "check_tools"
-    "fmt,web_build"
-    "build,java_build+tests,interop,schemathesis,web_test | fuzz_build+fuzz"
+    "fmt"
+    "web_build+build,java_build+tests,interop,schemathesis,web_test | fuzz_build+fuzz"
 )
 declare -A NICE=([fuzz_build]=5 [fuzz]=10)
 if [ $# -gt 0 ]; then

@@ -50,10 +50,19 @@ mod tests {
         assert!(text.contains("<html"), "{text}");
         assert!(!a.immutable);
         if !BUILT {
-            assert!(
-                text.contains("npm --prefix crates/dashboard/web ci"),
-                "{text}"
-            );
+            assert_eq!(text, NOT_BUILT);
+        }
+    }
+
+    #[test]
+    fn the_page_of_a_build_without_node_says_how_to_build_the_dashboard() {
+        assert!(NOT_BUILT.contains("<html"));
+        for step in [
+            "npm --prefix crates/dashboard/web ci",
+            "npm --prefix crates/dashboard/web run build",
+            "cargo build --release",
+        ] {
+            assert!(NOT_BUILT.contains(step), "{step}");
         }
     }
 

@@ -42,7 +42,7 @@ const HISTORY_CANDLES = 300;
  * The book and trades arrive at most this often (the server's throttled subscriptions: the
  * latest book as a snapshot, the interval's trades in one message), whatever the market's pace.
  */
-const THROTTLE_MS = 100;
+const THROTTLE_MS = 250;
 
 export type StatsState = 'waiting' | 'live' | 'unavailable';
 

@@ -115,8 +115,8 @@ describe('App', () => {
     expect(app.symbol).toBe('ACME');
     expect(net.sent).toEqual([
       { op: 'subscribe', channel: 'stats' },
-      { op: 'subscribe', channel: 'trades', symbol: 'ACME', interval_ms: 100 },
-      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 100 },
+      { op: 'subscribe', channel: 'trades', symbol: 'ACME', interval_ms: 250 },
+      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 250 },
     ]);
     expect(net.pages).toEqual([null]);
   });
@@ -190,7 +190,7 @@ describe('App', () => {
     net.msg({ type: 'book', symbol: 'ACME', first_rpt_seq: 10, rpt_seq: 10, bids: [], asks: [] });
     expect(net.sent).toEqual([
       { op: 'unsubscribe', channel: 'book', symbol: 'ACME' },
-      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 100 },
+      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 250 },
     ]);
     net.msg(snapshot(12));
     expect(app.market!.book.synced).toBe(true);
@@ -206,8 +206,8 @@ describe('App', () => {
     expect(net.sent).toEqual([
       { op: 'unsubscribe', channel: 'book', symbol: 'ACME' },
       { op: 'unsubscribe', channel: 'trades', symbol: 'ACME' },
-      { op: 'subscribe', channel: 'trades', symbol: 'BOLT', interval_ms: 100 },
-      { op: 'subscribe', channel: 'book', symbol: 'BOLT', interval_ms: 100 },
+      { op: 'subscribe', channel: 'trades', symbol: 'BOLT', interval_ms: 250 },
+      { op: 'subscribe', channel: 'book', symbol: 'BOLT', interval_ms: 250 },
     ]);
     expect(app.market!.book.view().bids).toEqual([]);
     // A late ACME message is not BOLT's.
@@ -227,8 +227,8 @@ describe('App', () => {
     net.open();
     expect(net.sent).toEqual([
       { op: 'subscribe', channel: 'stats' },
-      { op: 'subscribe', channel: 'trades', symbol: 'ACME', interval_ms: 100 },
-      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 100 },
+      { op: 'subscribe', channel: 'trades', symbol: 'ACME', interval_ms: 250 },
+      { op: 'subscribe', channel: 'book', symbol: 'ACME', interval_ms: 250 },
     ]);
     // The book waits for its snapshot again.
     expect(app.market!.book.synced).toBe(false);
