@@ -78,11 +78,20 @@ fn the_demo_shows_no_unstaged_reject() {
             "seed {seed}: rejects the demo did not stage:\n{out}"
         );
         assert_eq!(count(summary, "errors"), 0, "{out}");
-        // The REST API comes first, with a key for the user.
-        let first = out.lines().next().unwrap_or_default();
+        // The dashboard's address comes first, then the REST API's, with a key for the user,
+        // on the same listener.
+        let mut lines = out.lines();
+        let (first, second) = (
+            lines.next().unwrap_or_default(),
+            lines.next().unwrap_or_default(),
+        );
+        let page = first
+            .strip_prefix("Dashboard: open ")
+            .and_then(|l| l.strip_suffix("/ in a browser"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(page.starts_with("http://127.0.0.1:"), "{out}");
         assert!(
-            first.starts_with("REST API on http://127.0.0.1:")
-                && first.contains("/api/v1 (API key for you: rk_"),
+            second.starts_with(&format!("REST API on {page}/api/v1 (API key for you: rk_")),
             "{out}"
         );
         let rest = out

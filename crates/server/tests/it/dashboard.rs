@@ -362,8 +362,16 @@ fn throttled_subscriptions_send_the_latest_book_and_every_trade_in_batches() {
         let (st, v, _) = api.call("POST", "/api/v1/orders", Some(TOKEN_B), None, buy);
         assert_eq!(st, 201, "{v}");
     }
-    let (_, book, _) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, None, "");
-    assert_eq!(book["asks"].as_array().unwrap().len(), 20, "{book}");
+    // The REST book (the market-data replica's, a moment behind the journal) once it has all.
+    let deadline = Instant::now() + T;
+    let book = loop {
+        let (_, book, _) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, None, "");
+        if book["asks"].as_array().unwrap().len() == 20 {
+            break book;
+        }
+        assert!(Instant::now() < deadline, "{book}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
 
     // Every trade, in order, in `trades` batches; the book only as snapshots, the last one
     // the REST book.

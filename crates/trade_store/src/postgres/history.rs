@@ -40,7 +40,8 @@ const TRADES: &str = "SELECT trade_id, seq, ts_ns, price_units, qty, maker_order
 /// `TRADES` newest first: below `$2` (0: no bound).
 const TRADES_DESC: &str = "SELECT trade_id, seq, ts_ns, price_units, qty, maker_order_id, \
      taker_order_id, maker_account, taker_account, taker_side FROM trades \
-     WHERE instrument_id = $1 AND ($2 = 0 OR trade_id < $2) ORDER BY trade_id DESC LIMIT $3";
+     WHERE instrument_id = $1 AND ($2::BIGINT = 0 OR trade_id < $2::BIGINT) \
+     ORDER BY trade_id DESC LIMIT $3";
 
 const FILLS: &str = "SELECT e.seq, e.n, e.order_id, o.cl_ord_id, e.instrument_id, e.side, \
      e.price_units, e.qty, e.cum_qty, e.leaves_qty, e.trade_id, e.liquidity, e.ts_ns \
