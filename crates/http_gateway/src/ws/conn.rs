@@ -748,13 +748,10 @@ impl Conn {
                     Channel::Book => self.snapshot(sym as u32),
                     Channel::Ticker => self.ticker(sym as u32),
                     Channel::Trades => {
-                        let held = std::mem::take(&mut self.held[sym]);
                         let def = self.s.cfg.instruments[sym];
-                        self.out
-                            .push(Message::Text(utf8(trades_json(def.symbol.as_str(), &held))));
-                        // The buffer back, empty, for the next interval.
-                        self.held[sym] = held;
+                        let text = trades_json(def.symbol.as_str(), &self.held[sym]);
                         self.held[sym].clear();
+                        self.out.push(Message::Text(utf8(text)));
                     }
                 }
             }
