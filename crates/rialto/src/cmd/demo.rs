@@ -2,9 +2,8 @@
 //! makers and takers over loopback FIX and two traders over the REST API, with live statistics
 //! once a second (orders in, reports out, trades, messages/s, ack latency P50/P99, top of book
 //! and last trade per instrument). It prints the web dashboard's address first, then the REST
-//! API's, with an API key
-//! made for this run (as are the REST traders' keys, on accounts 8 and 9: the demo's FIX
-//! traders use neither CLIENT8 nor CLIENT9).
+//! API's, with an API key made for this run (as are the REST traders' keys, on accounts 8 and
+//! 9: the demo's FIX traders use neither CLIENT8 nor CLIENT9).
 //! Runs until Ctrl-C, then prints a summary (rejects by reason included) and the journal's
 //! state hash.
 //!
