@@ -6,6 +6,7 @@
 //                                      {"value": its value} or {"error": ...} after N ms
 //   {"cmd":"eval","js":E}              E's value once
 //   {"cmd":"screenshot","path":P}      a full-page PNG at P
+//   {"cmd":"press","key":K}            presses key K (Playwright's names: "Tab", "Enter")
 //   {"cmd":"metrics"}                  Chromium's Performance metrics (TaskDuration, ...)
 //   {"cmd":"errors"}                   console errors and warnings, page errors so far
 //   {"cmd":"close"}                    closes the browser and exits
@@ -73,6 +74,9 @@ async function handle(c) {
       return waitFor(c.js, c.timeout_ms ?? 20000);
     case 'eval':
       return { value: await page.evaluate(c.js) };
+    case 'press':
+      await page.keyboard.press(c.key);
+      return { ok: true };
     case 'screenshot':
       await page.screenshot({ path: c.path, fullPage: true });
       return { ok: true };

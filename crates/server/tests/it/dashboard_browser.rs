@@ -3,8 +3,8 @@
 //! After orders entered over FIX and REST, the page's ladder, tape and 1 s candles show what
 //! the REST book and trades say; the exchange view charts non-zero rates; the benchmark view
 //! draws the published sweeps; a server restart shows the stale banner, then the page
-//! reconnects by itself and follows the new server; the console stays clean. Screenshots of
-//! each view go to target/test-logs/.
+//! reconnects by itself and follows the new server; the keyboard reaches the views and the
+//! selectors; the console stays clean. Screenshots of each view go to target/test-logs/.
 //!
 //! Needs the dashboard built into the binary (`npm run build` in crates/dashboard/web, which
 //! `scripts/test.sh` runs first), Node with that directory's `npm ci`, and /usr/bin/chromium
@@ -257,6 +257,29 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
     let mut b = Browser::start();
     b.cmd(json!({"cmd": "open", "url": format!("http://{http}/#/market")}));
     b.wait("window.__rialto && window.__rialto.connected && window.__rialto.symbol === 'ACME'");
+    // The keyboard reaches the views and the market's selectors, and Enter follows a view.
+    let mut focused = Vec::new();
+    for _ in 0..12 {
+        b.cmd(json!({"cmd": "press", "key": "Tab"}));
+        let at = b.eval("(e => e.id || e.textContent.trim())(document.activeElement)");
+        focused.push(at.as_str().unwrap_or_default().to_owned());
+    }
+    for want in ["Market", "Exchange", "Benchmarks", "symbol", "interval"] {
+        assert!(
+            focused.iter().any(|f| f == want),
+            "{want} not reached by Tab: {focused:?}"
+        );
+    }
+    b.eval("location.hash = '#/market'");
+    for _ in 0..12 {
+        b.cmd(json!({"cmd": "press", "key": "Tab"}));
+        if b.eval("document.activeElement.textContent.trim()") == "Exchange" {
+            break;
+        }
+    }
+    b.cmd(json!({"cmd": "press", "key": "Enter"}));
+    b.wait("location.hash === '#/exchange'");
+    b.eval("location.hash = '#/market'");
     let want = serde_json::to_string(&rest_ladder(&api)).unwrap();
     b.wait(&format!(
         "{PAGE_LADDER} === {}",
