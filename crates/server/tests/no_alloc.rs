@@ -11,6 +11,8 @@ use fix::{frame, Decoder, Limits};
 use fix_gateway::{ConnIds, FixAdapter, Outbox};
 use server::{Config, Node, Record};
 
+// The integration tests' helpers; this binary uses only `message`.
+#[allow(dead_code)]
 #[path = "it/common/mod.rs"]
 mod common;
 use common::message;

@@ -117,20 +117,7 @@ impl Drop for Browser {
 }
 
 fn fix_sell(c: &mut FixClient, id: &str, qty: &str, px: &str) {
-    c.send(
-        "D",
-        &[
-            (11, id),
-            (55, "ACME"),
-            (54, "2"),
-            (38, qty),
-            (40, "2"),
-            (44, px),
-            (59, "1"),
-            (60, "20260101-00:00:00.000"),
-        ],
-    )
-    .unwrap();
+    crate::common::new_order(c, id, "ACME", "2", px, qty);
     c.expect("8", T).unwrap();
 }
 
@@ -176,6 +163,14 @@ fn rest_ladder_once(api: &Api, want: &[&str]) -> Vec<String> {
 
 /// The ladder's rows in the page, as `rest_ladder` writes them.
 const PAGE_LADDER: &str = r#"JSON.stringify([...document.querySelectorAll('tr[data-side][data-price]')].map(r => [r.dataset.side, r.dataset.price, r.querySelector('[data-col="qty"]').textContent.trim(), r.querySelector('[data-col="orders"]').textContent.trim()].join(',')).sort())"#;
+
+/// Waits until the page's ladder rows are `want` (`rest_ladder`'s rows as JSON).
+fn wait_ladder(b: &mut Browser, want: &str) {
+    b.wait(&format!(
+        "{PAGE_LADDER} === {}",
+        serde_json::to_string(want).unwrap()
+    ));
+}
 
 /// The store's trades, oldest first, once it holds `n`.
 fn rest_trades(api: &Api, n: usize) -> Vec<Value> {
@@ -281,10 +276,7 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
     b.wait("location.hash === '#/exchange'");
     b.eval("location.hash = '#/market'");
     let want = serde_json::to_string(&rest_ladder(&api)).unwrap();
-    b.wait(&format!(
-        "{PAGE_LADDER} === {}",
-        serde_json::to_string(&want).unwrap()
-    ));
+    wait_ladder(&mut b, &want);
 
     // With the page open: more orders over both edges, two more trades.
     fix_sell(&mut fix, "s3", "5", "10.60");
@@ -314,10 +306,7 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
         ],
     );
     let want = serde_json::to_string(&ladder).unwrap();
-    b.wait(&format!(
-        "{PAGE_LADDER} === {}",
-        serde_json::to_string(&want).unwrap()
-    ));
+    wait_ladder(&mut b, &want);
     // The model behind the ladder is the REST book's, every level.
     let (_, book, _) = api.call("GET", "/api/v1/book/ACME?depth=1000", None, None, "");
     let model = b.eval("window.__rialto.book()");
@@ -399,10 +388,7 @@ fn the_dashboard_shows_the_market_and_the_exchange_and_survives_a_restart() {
     after.sort();
     let after: Vec<&str> = after.iter().map(String::as_str).collect();
     let want = serde_json::to_string(&rest_ladder_once(&api, &after)).unwrap();
-    b.wait(&format!(
-        "{PAGE_LADDER} === {}",
-        serde_json::to_string(&want).unwrap()
-    ));
+    wait_ladder(&mut b, &want);
 
     // Nothing went wrong in the page (the failed reconnects while the server was down are the
     // browser's network errors, not the page's).

@@ -1,6 +1,7 @@
 //! End-to-end tests of the server over real sockets on 127.0.0.1 (ephemeral ports, temp data
 //! directories), driven by a raw FIX client built on the `fix` crate's encoder.
 
+use crate::common::new_order;
 use fix::client::{FixClient, Msg};
 use server::{Config, Server};
 use std::path::Path;
@@ -34,23 +35,6 @@ fn logon_at(server: &Server, who: &str, seq: u64, reset: bool) -> FixClient {
     assert_eq!(m.get(49), Some("RIALTO"));
     assert_eq!(m.get(56), Some(who));
     c
-}
-
-fn new_order(c: &mut FixClient, cl: &str, sym: &str, side: &str, px: &str, qty: &str) {
-    c.send(
-        "D",
-        &[
-            (11, cl),
-            (55, sym),
-            (54, side),
-            (38, qty),
-            (40, "2"),
-            (44, px),
-            (59, "1"),
-            (60, "20260101-00:00:00.000"),
-        ],
-    )
-    .unwrap();
 }
 
 /// Now, in ns since the epoch (SendingTime and TransactTime of hand-built messages).

@@ -1,5 +1,6 @@
 //! Helpers shared by the server's integration tests.
 
+use fix::client::FixClient;
 use fix::{Encoder, FixVersion};
 
 /// A complete FIX 4.4 message from `sender` to `RIALTO` with MsgSeqNum `seq`: `body[0]` is
@@ -19,4 +20,22 @@ pub fn message(sender: &str, seq: u64, body: &[(u32, &str)]) -> Vec<u8> {
         enc.field(*t, v.as_bytes());
     }
     enc.finish(FixVersion::Fix44).to_vec()
+}
+
+/// Sends a GTC limit NewOrderSingle (54 `side`: 1 buy, 2 sell) on `c`.
+pub fn new_order(c: &mut FixClient, cl: &str, sym: &str, side: &str, px: &str, qty: &str) {
+    c.send(
+        "D",
+        &[
+            (11, cl),
+            (55, sym),
+            (54, side),
+            (38, qty),
+            (40, "2"),
+            (44, px),
+            (59, "1"),
+            (60, "20260101-00:00:00.000"),
+        ],
+    )
+    .unwrap();
 }
