@@ -54,20 +54,7 @@ fn the_stats_channel_shows_orders_latency_and_connections_each_second() {
     fix.expect("A", T).unwrap();
     for i in 0..20 {
         let px = format!("10.{:02}", 10 + i % 5);
-        fix.send(
-            "D",
-            &[
-                (11, &format!("f{i}")),
-                (55, "ACME"),
-                (54, "2"),
-                (38, "1"),
-                (40, "2"),
-                (44, &px),
-                (59, "1"),
-                (60, "20260101-00:00:00.000"),
-            ],
-        )
-        .unwrap();
+        crate::common::new_order(&mut fix, &format!("f{i}"), "ACME", "2", &px, "1");
         fix.expect("8", T).unwrap();
     }
     let buy =
