@@ -34,10 +34,12 @@ mod io;
 mod limits;
 mod mass;
 mod orders;
+mod remote;
 mod request;
 mod resolve;
 pub mod snap;
 mod state;
+pub mod wire;
 
 pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
@@ -47,6 +49,7 @@ pub use io::{
 };
 pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
+pub use remote::{RemoteConfig, Routed, ORDER_ID_STRIDE};
 pub use resolve::{ClHint, ClResolver, Resolvable};
 
 use engine::{Engine, EngineConfig};
@@ -173,6 +176,8 @@ pub struct Exchange {
     /// Mass cancels (and cancels on disconnect) with order ids left, oldest request first
     /// (`Input::Continue`).
     pending: VecDeque<PendingMass>,
+    /// Cluster mode, on a gateway: the engines are elsewhere (`remote`).
+    remote: Option<Box<remote::Remote>>,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -216,6 +221,7 @@ impl Exchange {
             resolve_fell_back: None,
             divergence: None,
             cl_max: CL_ORD_IDS_MAX,
+            remote: None,
         }
     }
 
@@ -248,6 +254,9 @@ impl Exchange {
 
     /// Whether the market takes new orders now (as of the last input applied).
     pub fn trading_status(&self) -> TradingStatus {
+        if let Some(s) = self.remote_status() {
+            return s;
+        }
         if self.closed_until_ns == 0 {
             TradingStatus::Open
         } else {
@@ -318,12 +327,18 @@ impl Exchange {
 
     /// The record of order `id`, if remembered (live, or among the last finished).
     pub fn order(&self, id: OrderId) -> Option<&OrderRecord> {
+        if self.remote.is_some() {
+            return self.remote_order(id);
+        }
         self.orders.get(&id)
     }
 
     /// The live orders `originator` entered, in order id order (a scan of the live orders:
     /// for queries, never the order path).
     pub fn live_orders_of(&self, originator: u16) -> Vec<(OrderId, &OrderRecord)> {
+        if self.remote.is_some() {
+            return self.remote_live_orders_of(originator);
+        }
         let mut v: Vec<(OrderId, &OrderRecord)> = self
             .orders
             .live
@@ -337,6 +352,9 @@ impl Exchange {
 
     /// The order `originator` used client order id `cl` for, if remembered.
     pub fn order_of(&self, originator: u16, cl: &[u8]) -> Option<OrderId> {
+        if self.remote.is_some() {
+            return self.remote_order_of(originator, cl);
+        }
         self.cl.get(originator, cl)
     }
 
@@ -386,7 +404,11 @@ impl Exchange {
     /// `begin_resolving` with a resolver of `per_gen` candidates per generation (a power of
     /// two; tests use small ones).
     pub fn begin_resolving_with(&mut self, per_gen: u64) -> Option<ClResolver> {
-        if self.last_seq != 0 || self.cl.len() != 0 || self.cl.resolved.is_some() {
+        if self.last_seq != 0
+            || self.cl.len() != 0
+            || self.cl.resolved.is_some()
+            || self.remote.is_some()
+        {
             return None;
         }
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -443,6 +465,9 @@ impl Exchange {
     /// inputs), and so are several inputs of one record.
     pub fn apply<O: Outputs>(&mut self, seq: u64, ts_ns: u64, input: &Input<'_>, out: &mut O) {
         self.enter(seq);
+        if self.remote.is_some() {
+            return self.capture(seq, input, out);
+        }
         if ts_ns >= self.next_day_end_ns {
             self.end_trading_day(ts_ns, out);
         }

@@ -73,7 +73,10 @@ pub use error::ServerError;
 pub use node::Node;
 pub use record::{Checkpoint, Record};
 pub use recovery::{recover, recover_and_open, Opened, Phases, Recovered};
-pub use server::{config_copy_path, describe, serve_until_signal, Server};
+pub use event_loop::{GatewayPorts, Incoming, StartGateway};
+pub use server::{
+    config_copy_path, describe, serve_gateway_until_signal, serve_until_signal, Server,
+};
 
 /// Fuzz body (`fuzz/fuzz_targets/exchange_resolve.rs`): see `resolve_check::fuzz`.
 pub fn fuzz_resolve(bytes: &[u8]) {

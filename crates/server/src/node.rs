@@ -40,12 +40,16 @@ pub struct Node {
 impl Node {
     /// An empty state, its large tables backed as `backing` says.
     pub fn new(cfg: &Config, backing: Backing) -> Node {
-        Node::with_configs(
+        let mut n = Node::with_configs(
             Arc::new(cfg.exchange_config()),
             Arc::new(cfg.fix_config()),
             Arc::new(cfg.api_config()),
             backing,
-        )
+        );
+        if let Some(r) = &cfg.remote {
+            n.exchange = Exchange::remote(n.exchange.config().clone(), r.clone());
+        }
+        n
     }
 
     pub fn with_configs(
@@ -152,6 +156,18 @@ impl Node {
                 self.fix.on_checkpoint(seq, &cp.fix);
             }
             Record::Continue => self.fix.on_continue::<MD>(seq, ts, &mut self.exchange, out),
+            Record::Outcome {
+                shard,
+                offset,
+                payload,
+            } => {
+                // Checked when it was taken from the event log (`Outcome::decode`).
+                if let Ok(o) = exchange::wire::Outcome::decode(payload) {
+                    let mut fix = self.fix.outputs::<MD>(seq, ts, out);
+                    self.exchange
+                        .apply_outcome(seq, *shard, *offset, &o, &mut fix);
+                }
+            }
             Record::Api(a) => {
                 // The resolver of a full replay numbers only the FIX edge's requests.
                 self.exchange.stop_resolving_here();

@@ -54,6 +54,14 @@ pub enum Record {
     /// (`exchange::Input::Continue`). The event loop journals one per iteration while
     /// `Node::has_pending_work`; with nothing pending it changes nothing.
     Continue,
+    /// Cluster mode, on a gateway: what shard `shard`'s engine reported for one command (an
+    /// `exchange::wire::Outcome`, checked before it was journaled), read at `offset` of the
+    /// event log's partition.
+    Outcome {
+        shard: u16,
+        offset: u64,
+        payload: Vec<u8>,
+    },
 }
 
 /// Why a session is logged out by the server ([`Record::Evict`]).
@@ -137,6 +145,17 @@ impl Record {
                 }
             }
             Record::Continue => e.u8(7),
+            Record::Outcome {
+                shard,
+                offset,
+                payload,
+            } => {
+                e.u8(11);
+                e.u32(u32::from(*shard));
+                e.u64(*offset);
+                e.u32(payload.len() as u32);
+                e.0.extend_from_slice(payload);
+            }
             Record::Api(a) => {
                 e.u8(10);
                 a.encode(&mut e);
@@ -203,6 +222,16 @@ impl Record {
             }
             7 => *self = Record::Continue,
             10 => *self = Record::Api(ApiInput::decode(&mut d)?),
+            11 => {
+                let shard = u16::try_from(d.u32()?).map_err(|_| DecodeError("bad shard"))?;
+                let offset = d.u64()?;
+                let n = d.u32()? as usize;
+                *self = Record::Outcome {
+                    shard,
+                    offset,
+                    payload: d.take(n)?.to_vec(),
+                };
+            }
             _ => return Err(DecodeError("unknown record tag")),
         }
         d.end()

@@ -57,6 +57,29 @@ pub struct Server {
 impl Server {
     /// Recovers the state in `cfg.data_dir`, binds `cfg.listen` and starts the threads.
     pub fn start(cfg: Config, log: Logger) -> Result<Server, ServerError> {
+        Server::start_with(cfg, log, None)
+    }
+
+    /// `start` for a gateway of the cluster (`cfg` from `Config::as_gateway`): `link` starts
+    /// the threads that carry its commands to Kafka and the engines' outcomes back.
+    pub fn start_gateway(
+        cfg: Config,
+        log: Logger,
+        link: crate::event_loop::StartGateway,
+    ) -> Result<Server, ServerError> {
+        if cfg.remote.is_none() {
+            return Err(ServerError(
+                "a gateway's configuration comes from Config::as_gateway".into(),
+            ));
+        }
+        Server::start_with(cfg, log, Some(link))
+    }
+
+    fn start_with(
+        cfg: Config,
+        log: Logger,
+        link: Option<crate::event_loop::StartGateway>,
+    ) -> Result<Server, ServerError> {
         let cfg = Arc::new(cfg);
         // `[tls]` files first: a bad certificate or key stops the start before anything else.
         let tls = cfg
@@ -184,6 +207,30 @@ impl Server {
             },
         )?);
         let auth = crate::auth::Auth::start(auth_check.clone(), waker.clone())?;
+        let cluster = match link {
+            Some(start) => {
+                let (otx, orx) = std::sync::mpsc::sync_channel(1 << 16);
+                let (ctx, crx) = std::sync::mpsc::channel();
+                let w = waker.clone();
+                start(crate::event_loop::GatewayPorts {
+                    outcomes: otx,
+                    wake: Arc::new(move || {
+                        let _ = w.wake();
+                    }),
+                    commands: crx,
+                    resume: x.exchange.outcome_offsets(),
+                    unanswered: x.exchange.unanswered(),
+                })
+                .map_err(|e| ServerError(format!("cluster: {e}")))?;
+                Some(crate::event_loop::ClusterLink {
+                    outcomes: orx,
+                    commands: ctx,
+                    more: true,
+                    gone: false,
+                })
+            }
+            None => None,
+        };
         // The public book and ticker of the REST API, as the market-data replica writes them.
         let ws_buffer = cfg
             .http
@@ -326,6 +373,7 @@ impl Server {
             steal_cpu: placement.as_ref().map(|p| p.cpu),
             md_wake,
             api,
+            cluster,
             msglog,
             shed_unlogged: 0,
             throttled_unlogged: 0,
@@ -493,6 +541,23 @@ pub fn config_copy_path(data_dir: &Path) -> PathBuf {
 /// then stops cleanly (Logout to every session, drain, final snapshot). `config_text` is the
 /// TOML the config was read from (kept next to the journal for `journal verify`/`dump`).
 pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64, ServerError> {
+    serve_with_until_signal(cfg, config_text, None)
+}
+
+/// `serve_until_signal` for a gateway of the cluster (`Server::start_gateway`).
+pub fn serve_gateway_until_signal(
+    cfg: Config,
+    config_text: Option<&str>,
+    link: crate::event_loop::StartGateway,
+) -> Result<u64, ServerError> {
+    serve_with_until_signal(cfg, config_text, Some(link))
+}
+
+fn serve_with_until_signal(
+    cfg: Config,
+    config_text: Option<&str>,
+    link: Option<crate::event_loop::StartGateway>,
+) -> Result<u64, ServerError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let signalled = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
@@ -526,7 +591,7 @@ pub fn serve_until_signal(cfg: Config, config_text: Option<&str>) -> Result<u64,
     let durability = cfg.durability;
     let data_dir = cfg.data_dir.clone();
     let loop_cpu = cfg.cpu;
-    let server = Server::start(cfg, log.clone())?;
+    let server = Server::start_with(cfg, log.clone(), link)?;
     if let Some(cpu) = loop_cpu {
         // This thread only waits for the signal; it too stays off the loop's CPU.
         if let Ok(allowed) = sched_idle::allowed_cpus() {

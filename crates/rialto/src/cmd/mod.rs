@@ -14,6 +14,7 @@ mod bench_md;
 mod bench_noise;
 mod bench_sweep;
 mod book;
+mod cluster;
 mod demo;
 mod journal;
 mod match_;
@@ -59,6 +60,13 @@ enum Command {
     /// Check the trade store (`rialto store verify`).
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Cluster mode: one engine of a shard (its command log on Kafka).
+    Engine(cluster::EngineArgs),
+    /// Cluster mode: a gateway (FIX and REST) in front of the shards' engines.
+    Gateway(cluster::GatewayArgs),
+    /// Cluster mode: `rialto cluster status`.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
 }
 
 pub fn run(cli: Cli) -> CmdResult {
@@ -72,6 +80,9 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Passwd(a) => passwd::run(a),
         Command::Apikey(a) => apikey::run(a),
         Command::Store(s) => store::run(s),
+        Command::Engine(a) => cluster::engine(a),
+        Command::Gateway(a) => cluster::gateway(a),
+        Command::Cluster(c) => cluster::run(c),
     }
 }
 

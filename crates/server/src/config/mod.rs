@@ -25,6 +25,7 @@
 //! order-entry port + 1, the REST API on port 8080 (no API keys); the trading day ends at 21:00:00 UTC (DAY orders expire) and the
 //! next one starts at once.
 
+mod cluster;
 mod http;
 mod instruments;
 mod limits;
@@ -34,6 +35,7 @@ mod store;
 mod tls;
 mod trading_day;
 
+pub use cluster::{ClusterConfig, ClusterFile, GATEWAY_ORIGINATORS};
 pub use http::{ApiKeyConfig, ApiKeyDef, HttpFile, HttpSettings, HTTP_PORT_DEFAULT};
 pub use instruments::{parse_tick, InstrumentConfig, InstrumentDef};
 pub use limits::{Throttle, ThrottleFile, BATCH_BUDGET_DEFAULT, FIRM_CAPACITY_PERCENT_DEFAULT};
@@ -148,6 +150,8 @@ pub struct FileConfig {
     pub tls: Option<TlsConfig>,
     /// The trade store: `"off"`, or `[store]` (SQLite at `data_dir/rialto.db` by default).
     pub store: Option<StoreFile>,
+    /// Cluster mode (`rialto engine`, `rialto gateway`).
+    pub cluster: Option<ClusterFile>,
 }
 
 /// The validated configuration.
@@ -245,6 +249,10 @@ pub struct Config {
     pub tls: Option<TlsConfig>,
     /// `None`: no trade store (`store = "off"`).
     pub store: Option<StoreConfig>,
+    /// `[cluster]`, if given.
+    pub cluster: Option<ClusterConfig>,
+    /// Set on a gateway (`Config::as_gateway`): its exchange sends inputs to the engines.
+    pub remote: Option<exchange::RemoteConfig>,
 }
 
 #[derive(Debug)]
@@ -343,8 +351,11 @@ impl Config {
         )?;
         check_client_cert_names(file.tls.as_ref(), &sessions)?;
         let store = store_config(file.store)?;
+        let cluster = cluster::cluster_config(file.cluster, &instruments)?;
         Ok(Config {
             store,
+            cluster,
+            remote: None,
             http,
             api_keys,
             tls: file.tls,
@@ -410,6 +421,48 @@ impl Config {
             s.validate = false;
         }
         self
+    }
+
+    /// This configuration for a gateway of the cluster (`rialto gateway`): its exchange sends
+    /// each input to its shard's engine. Its journal holds the sessions and what the engines
+    /// answered; it takes no snapshot (its state is not in an exchange snapshot), and market
+    /// data and the trade store are not its own.
+    pub fn as_gateway(mut self) -> Result<Config, ConfigError> {
+        let Some(c) = &self.cluster else {
+            return err("a gateway needs [cluster]");
+        };
+        let Some(gateway) = c.gateway else {
+            return err("a gateway needs [cluster] gateway = N (1 to 63)");
+        };
+        let originators = self.sessions.len() + self.api_keys.len();
+        if originators > GATEWAY_ORIGINATORS as usize {
+            return err(format!(
+                "a gateway serves at most {GATEWAY_ORIGINATORS} sessions and API keys, not \
+                 {originators}"
+            ));
+        }
+        self.remote = Some(exchange::RemoteConfig {
+            gateway,
+            originator_base: (gateway - 1) * GATEWAY_ORIGINATORS,
+            originators: originators as u16,
+            shard_of_symbol: c.shard_of_symbol.clone(),
+            shards: c.shards.len() as u16,
+        });
+        self.snapshot_every_commands = 0;
+        self.snapshot_every_secs = 0;
+        self.market_data = None;
+        self.store = None;
+        Ok(self)
+    }
+
+    /// What an engine of the cluster configures its exchange with: every originator of every
+    /// gateway may disconnect with cancel on disconnect (a gateway sends the input only for
+    /// sessions that asked for it).
+    pub fn engine_exchange_config(&self) -> exchange::Config {
+        exchange::Config {
+            cancel_on_disconnect: vec![true; u16::MAX as usize + 1],
+            ..self.exchange_config()
+        }
     }
 
     /// What the exchange is configured with.

@@ -87,6 +87,7 @@ pub(crate) const WAKER: Token = Token(1);
 const TICK: Duration = Duration::from_secs(1);
 
 mod api;
+mod cluster;
 mod connections;
 mod publish;
 mod queues;
@@ -94,6 +95,8 @@ mod sequence;
 mod timers;
 
 pub(crate) use api::ApiLink;
+pub(crate) use cluster::ClusterLink;
+pub use cluster::{GatewayPorts, Incoming, StartGateway};
 pub(crate) use connections::raise_fd_limit;
 use connections::Conn;
 pub(crate) use queues::guards_of;
@@ -182,6 +185,8 @@ pub(crate) struct EventLoop<L: Log> {
     pub(crate) md_wake: Option<crate::market_data::MdWake>,
     /// The REST API's requests and the answers they wait for (`None`: no HTTP).
     pub(crate) api: Option<ApiLink>,
+    /// Cluster mode, on a gateway: the link to the engines (`None`: single node).
+    pub(crate) cluster: Option<ClusterLink>,
     /// The per-session message log (`None`: no session has one).
     pub(crate) msglog: Option<crate::message_log::MessageLogSink>,
     /// Application messages shed since the last tick's log line.
@@ -207,6 +212,7 @@ impl<L: Log> EventLoop<L> {
                 || self.resend_ready()
                 || self.conns.values().any(|c| c.more && !c.closing)
                 || self.api.as_ref().is_some_and(|a| !a.queue.is_empty())
+                || self.cluster.as_ref().is_some_and(|c| c.more)
                 // Protection hook (issue 30): pending mass-cancel chunks, see below.
                 || self.continue_ready()
             {
@@ -262,6 +268,7 @@ impl<L: Log> EventLoop<L> {
                 }
                 self.fill();
                 self.take_api(self.budget);
+                self.take_outcomes(self.budget);
             }
             self.serve_resends();
             // A mass cancel with chunks left: one `Record::Continue` an iteration, after what
@@ -361,6 +368,7 @@ impl<L: Log> EventLoop<L> {
             .store(self.node.api.orders, Ordering::Relaxed);
         self.publish();
         self.answer_api();
+        self.send_commands();
         // After this batch's output is written: the market-data publisher follows it.
         if let Some(w) = &self.md_wake {
             w.poke();
@@ -383,6 +391,7 @@ fn kind(r: &Record) -> &'static str {
         Record::Shutdown => "shutdown",
         Record::Checkpoint(_) => "checkpoint",
         Record::Continue => "continue",
+        Record::Outcome { .. } => "outcome",
         Record::Disconnected { .. } => "disconnect",
         Record::Evict { .. } => "evict",
         Record::Api(a) => match a.op {

@@ -127,6 +127,10 @@ impl<L: Log> EventLoop<L> {
     }
 
     pub(super) fn maybe_snapshot(&mut self, force: bool) -> Result<u64, ServerError> {
+        // A gateway's state is not in an exchange snapshot: it replays its journal.
+        if self.node.exchange.is_remote() {
+            return Ok(self.counters.state_hash.load(Ordering::Relaxed));
+        }
         let by_count = self.cfg.snapshot_every_commands > 0
             && self.since_snapshot >= self.cfg.snapshot_every_commands;
         let by_time = self.cfg.snapshot_every_secs > 0

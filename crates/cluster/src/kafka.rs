@@ -1,0 +1,142 @@
+//! The Kafka clients of the cluster and its topics.
+//!
+//! Producers are idempotent with `acks=all` and never give up on a record
+//! (`message.timeout.ms = 0`): a command or an outcome is in the log, in order, exactly once,
+//! or the process is gone. Readers assign partitions at explicit offsets (no consumer group
+//! offsets: a position is part of each reader's own state).
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::util::Timeout;
+use rdkafka::{Offset, TopicPartitionList};
+use server::config::ClusterConfig;
+use std::time::Duration;
+
+pub type KafkaProducer = ThreadedProducer<DefaultProducerContext>;
+
+/// An idempotent producer, `acks=all`, sending at once (`linger.ms = 0`).
+pub fn producer(cfg: &ClusterConfig, client_id: &str) -> Result<KafkaProducer, String> {
+    ClientConfig::new()
+        .set("bootstrap.servers", &cfg.brokers)
+        .set("client.id", client_id)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "0")
+        .set("socket.nagle.disable", "true")
+        .set("message.timeout.ms", "0")
+        .create()
+        .map_err(|e| format!("Kafka producer: {e}"))
+}
+
+/// A reader of explicit partitions (`assign`): nothing is committed to the broker.
+pub fn reader(cfg: &ClusterConfig, client_id: &str) -> Result<BaseConsumer, String> {
+    ClientConfig::new()
+        .set("bootstrap.servers", &cfg.brokers)
+        .set("client.id", client_id)
+        // Required by librdkafka even without subscribing; nothing is committed.
+        .set("group.id", format!("{}-{client_id}", cfg.topic_prefix))
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("fetch.wait.max.ms", "100")
+        .set("socket.nagle.disable", "true")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .map_err(|e| format!("Kafka reader: {e}"))
+}
+
+/// Assigns `topic`'s partitions at the offsets given.
+pub fn assign(c: &BaseConsumer, topic: &str, at: &[(i32, Offset)]) -> Result<(), String> {
+    let mut tpl = TopicPartitionList::new();
+    for (p, o) in at {
+        tpl.add_partition_offset(topic, *p, *o)
+            .map_err(|e| format!("assign {topic}/{p}: {e}"))?;
+    }
+    c.assign(&tpl).map_err(|e| format!("assign {topic}: {e}"))
+}
+
+/// Sends one record, waiting while the producer's queue is full.
+pub fn send(p: &KafkaProducer, topic: &str, partition: i32, payload: &[u8]) -> Result<(), String> {
+    let mut rec = BaseRecord::<(), [u8]>::to(topic)
+        .partition(partition)
+        .payload(payload);
+    loop {
+        match p.send(rec) {
+            Ok(()) => return Ok(()),
+            Err((rdkafka::error::KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
+                rec = r;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err((e, _)) => return Err(format!("send to {topic}/{partition}: {e}")),
+        }
+    }
+}
+
+/// Waits until every record sent is acknowledged (or `timeout`).
+pub fn flush(p: &KafkaProducer, timeout: Duration) -> Result<(), String> {
+    p.flush(Timeout::After(timeout))
+        .map_err(|e| format!("flush: {e}"))
+}
+
+/// The low and high watermarks of a partition.
+pub fn watermarks(
+    c: &BaseConsumer,
+    topic: &str,
+    partition: i32,
+    timeout: Duration,
+) -> Result<(i64, i64), String> {
+    c.fetch_watermarks(topic, partition, timeout)
+        .map_err(|e| format!("watermarks of {topic}/{partition}: {e}"))
+}
+
+/// Creates the cluster's topics if they are missing: commands and events with a partition per
+/// shard, status with one; the configured replication and `min.insync.replicas`.
+pub fn ensure_topics(cfg: &ClusterConfig) -> Result<(), String> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &cfg.brokers)
+        .create()
+        .map_err(|e| format!("Kafka admin client: {e}"))?;
+    let shards = cfg.shards.len() as i32;
+    let isr = cfg.min_insync_replicas.to_string();
+    let names = [
+        (cfg.commands_topic(), shards),
+        (cfg.events_topic(), shards),
+        (cfg.status_topic(), 1),
+    ];
+    let topics: Vec<NewTopic<'_>> = names
+        .iter()
+        .map(|(n, p)| {
+            NewTopic::new(n, *p, TopicReplication::Fixed(cfg.replication_factor))
+                .set("min.insync.replicas", &isr)
+        })
+        .collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = futures_executor::block_on(admin.create_topics(&topics, &opts))
+        .map_err(|e| format!("create topics: {e}"))?;
+    for r in results {
+        match r {
+            Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((t, e)) => return Err(format!("create topic {t}: {e}")),
+        }
+    }
+    // Wait until every partition has a leader (a new topic's take a moment).
+    let c = reader(cfg, "topics")?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    for (n, p) in &names {
+        for part in 0..*p {
+            loop {
+                match c.fetch_watermarks(n, part, Duration::from_secs(2)) {
+                    Ok(_) => break,
+                    Err(e) if std::time::Instant::now() > deadline => {
+                        return Err(format!("{n}/{part} has no leader: {e}"))
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(100)),
+                }
+            }
+        }
+    }
+    Ok(())
+}
