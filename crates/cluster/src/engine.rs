@@ -247,6 +247,27 @@ impl Shard {
     }
 }
 
+/// A fresh replica's replay of a whole command log (`(offset, record)` in order): the
+/// outcomes it publishes, by offset, and its state hash at the end. The same log always
+/// gives the same outcomes, byte for byte, and the same hash.
+pub fn replay(cfg: &server::Config, log: &[(u64, Vec<u8>)]) -> (Vec<(u64, Vec<u8>)>, u64) {
+    let mut shard = Shard::new(cfg);
+    let mut out = Vec::new();
+    for (offset, bytes) in log {
+        let Ok(r) = LogRecord::decode(bytes) else {
+            continue;
+        };
+        let o = match shard.apply(*offset, &r) {
+            Applied::Outcome(o) | Applied::Continued(Some(o)) => o,
+            _ => continue,
+        };
+        let mut b = Vec::new();
+        o.encode(&mut b);
+        out.push((*offset, b));
+    }
+    (out, shard.state_hash())
+}
+
 /// How an engine runs.
 pub struct EngineOptions {
     pub shard: u16,
@@ -466,12 +487,14 @@ impl Runner<'_> {
         {
             // Only with the whole partition applied: a standby behind must not mistake the
             // heartbeats it has not read yet for silence.
-            let (_, high) = kafka::watermarks(
+            // Unknown (a broker gone): not caught up, asked again at the next turn.
+            let high = kafka::watermarks(
                 cmds,
                 &self.commands,
                 i32::from(self.opts.shard),
-                Duration::from_secs(2),
-            )?;
+                Duration::from_secs(1),
+            )
+            .map_or(i64::MAX, |w| w.1);
             let caught_up = high == 0 || self.shard.applied.is_some_and(|a| a + 1 >= high as u64);
             if caught_up {
                 (self.opts.log)(&format!(
@@ -589,7 +612,15 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
                 break;
             };
             wait = Duration::ZERO;
-            let m = m.map_err(|e| format!("reading the command log: {e}"))?;
+            // Errors here are the client's news (a broker gone, a leader moved): it retries
+            // on its own.
+            let m = match m {
+                Ok(m) => m,
+                Err(e) => {
+                    (opts.log)(&format!("shard {}: command log: {e}", opts.shard));
+                    break;
+                }
+            };
             let offset = m.offset() as u64;
             if let rdkafka::message::Timestamp::CreateTime(t) = m.timestamp() {
                 let d = (now_ns() / 1_000_000).saturating_sub(t.max(0) as u64);
@@ -605,7 +636,9 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
             n += 1;
         }
         while let Some(m) = evs.poll(Duration::ZERO) {
-            let m = m.map_err(|e| format!("reading the event log: {e}"))?;
+            let Ok(m) = m else {
+                break;
+            };
             // The command offset of an outcome: after its epoch (u32).
             if let Some(b) = m.payload().and_then(|p| p.get(4..12)) {
                 let off = u64::from_le_bytes(b.try_into().expect("8 bytes"));

@@ -140,3 +140,40 @@ pub fn ensure_topics(cfg: &ClusterConfig) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Every record of a partition from its start up to its high watermark now: (offset,
+/// payload). For checks and tools, not the order path.
+pub fn read_partition(
+    cfg: &ClusterConfig,
+    topic: &str,
+    partition: i32,
+) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    use rdkafka::message::Message;
+    let c = reader(cfg, &format!("read-{topic}-{partition}"))?;
+    let t = Duration::from_secs(10);
+    let (low, high) = watermarks(&c, topic, partition, t)?;
+    let mut out = Vec::with_capacity((high - low).max(0) as usize);
+    if high <= low {
+        return Ok(out);
+    }
+    assign(&c, topic, &[(partition, Offset::Offset(low))])?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut next = low;
+    while next < high {
+        if std::time::Instant::now() > deadline {
+            return Err(format!("{topic}/{partition}: read up to {next} of {high} in 120 s"));
+        }
+        let Some(m) = c.poll(Duration::from_millis(200)) else {
+            continue;
+        };
+        // An error is the client's news (a broker gone): it reads on from the replicas.
+        let Ok(m) = m else {
+            continue;
+        };
+        next = m.offset() + 1;
+        if m.offset() < high {
+            out.push((m.offset() as u64, m.payload().unwrap_or(&[]).to_vec()));
+        }
+    }
+    Ok(out)
+}

@@ -81,7 +81,9 @@ pub fn read(cfg: &ClusterConfig, window: i64) -> Result<Vec<ShardStatus>, String
             let Some(m) = c.poll(Duration::from_millis(200)) else {
                 continue;
             };
-            let m = m.map_err(|e| format!("reading {status}: {e}"))?;
+            let Ok(m) = m else {
+                continue;
+            };
             next = m.offset() + 1;
             if let Some(r) = m
                 .payload()

@@ -4,6 +4,7 @@
 //! each test in a process of its own): one link instead of one per file.
 
 mod cli;
+mod cluster;
 mod common;
 mod crash_loop;
 mod demo_rejects;
