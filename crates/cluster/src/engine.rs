@@ -62,9 +62,13 @@ pub enum Applied {
 struct Collect(Vec<Sent>);
 
 impl Outputs for Collect {
+    /// Trades and level changes go to the gateways' market-data replicas.
+    const MARKET_DATA: bool = true;
+
     fn output(&mut self, o: &Output<'_>) {
         match o {
             Output::TradingStatus(s) => self.0.push(Sent::TradingStatus(*s)),
+            Output::Market(e) => self.0.push(Sent::Market(**e)),
             o => {
                 if let Some(x) = OwnedOutput::of(o) {
                     self.0.push(Sent::Owned(x));

@@ -23,7 +23,7 @@ use crate::{
 use std::collections::{BTreeMap, HashMap};
 use types::SymbolId;
 
-/// Global order id = engine order id * this + shard.
+/// Global order (and trade) id = the engine's id * this + shard.
 pub const ORDER_ID_STRIDE: u64 = 1000;
 
 /// Where this gateway sits in the cluster.
@@ -372,6 +372,24 @@ impl Remote {
                 if *st != self.status {
                     self.status = *st;
                     out.output(&Output::TradingStatus(*st));
+                }
+                return;
+            }
+            Sent::Market(e) => {
+                if O::MARKET_DATA {
+                    let mut e = *e;
+                    if let types::Event::Trade {
+                        trade_id,
+                        maker_id,
+                        taker_id,
+                        ..
+                    } = &mut e
+                    {
+                        for id in [trade_id, maker_id, taker_id] {
+                            *id = *id * ORDER_ID_STRIDE + shard as u64;
+                        }
+                    }
+                    out.output(&Output::Market(&e));
                 }
                 return;
             }

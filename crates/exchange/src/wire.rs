@@ -11,7 +11,7 @@ use crate::codec::{opt_side_code, opt_side_from, side_code, side_from, Dec, Deco
 use crate::codec::{ord_type_code, ord_type_from, tif_code, tif_from};
 use crate::{ClOrdId, Input, NewOrder, OrderRecord, OrderState, OwnedOutput, Principal, Reject};
 use crate::{Replace, ReportKind, TradingStatus};
-use types::{CancelReason, Side, SymbolId};
+use types::{CancelReason, Event, Side, SymbolId};
 
 /// An owned `Input` (every variant a gateway sends; checkpoints stay in each process).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,11 +317,13 @@ impl Cause {
     }
 }
 
-/// One output as it crosses processes: an owned output, or the market's status.
+/// One output as it crosses processes: an owned output, the market's status, or a trade or
+/// a price level's change for market data (`Event::Trade` and `Event::Level` only).
 #[derive(Clone, Debug)]
 pub enum Sent {
     Owned(OwnedOutput),
     TradingStatus(TradingStatus),
+    Market(Event),
 }
 
 fn cancel_reason_code(r: CancelReason) -> u8 {
@@ -520,6 +522,48 @@ impl Sent {
                     TradingStatus::Closed => 2,
                 });
             }
+            Sent::Market(Event::Trade {
+                trade_id,
+                symbol,
+                price,
+                qty,
+                maker_id,
+                taker_id,
+                maker_account,
+                taker_account,
+                taker_side,
+                maker_leaves,
+                taker_leaves,
+            }) => {
+                e.u8(7);
+                e.u64(*trade_id);
+                e.u32(*symbol);
+                e.i64(*price);
+                e.u64(*qty);
+                e.u64(*maker_id);
+                e.u64(*taker_id);
+                e.u32(*maker_account);
+                e.u32(*taker_account);
+                e.u8(side_code(*taker_side));
+                e.u64(*maker_leaves);
+                e.u64(*taker_leaves);
+            }
+            Sent::Market(Event::Level {
+                symbol,
+                side,
+                price,
+                qty,
+                orders,
+            }) => {
+                e.u8(8);
+                e.u32(*symbol);
+                e.u8(side_code(*side));
+                e.i64(*price);
+                e.u64(*qty);
+                e.u32(*orders);
+            }
+            // Never made: only trades and levels are market data (`Output::Market`).
+            Sent::Market(_) => e.u8(0),
         }
     }
 
@@ -598,6 +642,26 @@ impl Sent {
                 1 => TradingStatus::Open,
                 2 => TradingStatus::Closed,
                 _ => return Err(DecodeError("bad trading status")),
+            }),
+            7 => Sent::Market(Event::Trade {
+                trade_id: d.u64()?,
+                symbol: d.u32()?,
+                price: d.i64()?,
+                qty: d.u64()?,
+                maker_id: d.u64()?,
+                taker_id: d.u64()?,
+                maker_account: d.u32()?,
+                taker_account: d.u32()?,
+                taker_side: side_from(d.u8()?)?,
+                maker_leaves: d.u64()?,
+                taker_leaves: d.u64()?,
+            }),
+            8 => Sent::Market(Event::Level {
+                symbol: d.u32()?,
+                side: side_from(d.u8()?)?,
+                price: d.i64()?,
+                qty: d.u64()?,
+                orders: d.u32()?,
             }),
             _ => return Err(DecodeError("bad output tag")),
         })

@@ -93,11 +93,11 @@ fn engine(dir: &Path, cfg: &Path, shard: u16, id: &str) -> Proc {
     Proc { child, name }
 }
 
-/// Starts a gateway and waits until it listens for FIX.
-fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr) {
+/// Starts a gateway and waits until it listens for FIX and HTTP.
+fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr, SocketAddr) {
     let name = format!("gateway-{n}");
     let mut child = Command::new(BIN)
-        .args(["gateway", "--listen", "127.0.0.1:0", "--http-listen", "off"])
+        .args(["gateway", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"])
         .arg("--config")
         .arg(cfg)
         .arg("--data-dir")
@@ -117,20 +117,40 @@ fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr) {
         }
     });
     let deadline = Instant::now() + Duration::from_secs(60);
+    let after = |line: &str, what: &str| -> Option<SocketAddr> {
+        line.split(what).nth(1)?.split_whitespace().next()?.parse().ok()
+    };
+    let (mut fix, mut http) = (None, None);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = rx
             .recv_timeout(left)
             .unwrap_or_else(|_| panic!("{name} did not start (see {})", dir.display()));
-        if let Some(a) = line
-            .split("listening for FIX on ")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|a| a.parse().ok())
-        {
-            return (Proc { child, name }, a);
+        fix = fix.or(after(&line, "listening for FIX on "));
+        http = http.or(after(&line, "listening for HTTP on "));
+        if let (Some(f), Some(h)) = (fix, http) {
+            return (Proc { child, name }, f, h);
         }
     }
+}
+
+/// A public REST view of a gateway, as text.
+fn get(http: SocketAddr, path: &str) -> String {
+    ureq::get(&format!("http://{http}{path}"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap()
+}
+
+/// A book without its feed position and time (each gateway's market data numbers its own).
+fn levels(book: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(book).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("rpt_seq");
+    o.remove("updated_ns");
+    v
 }
 
 fn signal(p: &Proc, sig: &str) {
@@ -301,8 +321,8 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     }
     let active0 = wait_active(&cfg, 0, 1);
     let active1 = wait_active(&cfg, 1, 1);
-    let (g1, a1) = gateway(d, &g1cfg, 1);
-    let (g2, a2) = gateway(d, &g2cfg, 2);
+    let (g1, a1, h1) = gateway(d, &g1cfg, 1);
+    let (g2, a2, _) = gateway(d, &g2cfg, 2);
 
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = Arc::new(AtomicBool::new(false));
@@ -358,7 +378,7 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     let c3 = t3.join().unwrap();
     let c4 = t4.join().unwrap();
     drop((c3, c4, g2));
-    let (g2, a2) = gateway(d, &g2cfg, 2);
+    let (g2, a2, h2) = gateway(d, &g2cfg, 2);
     for (k, sender) in [(2, "BOT3"), (3, "BOT4")] {
         let next = seen[k].lock().unwrap().next_seq;
         let mut c = FixClient::connect(a2, sender, "RIALTO", next).unwrap();
@@ -387,6 +407,23 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     // Gateway 1's traders read what is left for them (fills of their resting orders).
     for (k, mut c) in [(0, t1.join().unwrap()), (1, t2.join().unwrap())] {
         answer(&mut c, "none: read to the end", &seen[k], 0);
+    }
+    // Both gateways' market data (each a replica of its own journal) show the same books,
+    // with trades at the traders' price.
+    for symbol in ["ACME", "CRNK"] {
+        let path = format!("/api/v1/book/{symbol}?depth=1000");
+        let deadline = Instant::now() + T;
+        while levels(&get(h1, &path)) != levels(&get(h2, &path)) {
+            assert!(
+                Instant::now() < deadline,
+                "{symbol}: the gateways' books differ: {} vs {}",
+                get(h1, &path),
+                get(h2, &path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let ticker = get(h1, &format!("/api/v1/ticker/{symbol}"));
+        assert!(ticker.contains(r#""last_trade":{"price":"10""#), "{ticker}");
     }
     // Let the engines report their last hashes, then stop everything.
     std::thread::sleep(Duration::from_secs(1));

@@ -425,8 +425,9 @@ impl Config {
 
     /// This configuration for a gateway of the cluster (`rialto gateway`): its exchange sends
     /// each input to its shard's engine. Its journal holds the sessions and what the engines
-    /// answered; it takes no snapshot (its state is not in an exchange snapshot), and market
-    /// data and the trade store are not its own.
+    /// answered, trades and level changes included (its market-data replica follows them);
+    /// it takes no snapshot (its state is not in an exchange snapshot), and the trade store
+    /// is not its own.
     pub fn as_gateway(mut self) -> Result<Config, ConfigError> {
         let Some(c) = &self.cluster else {
             return err("a gateway needs [cluster]");
@@ -450,7 +451,6 @@ impl Config {
         });
         self.snapshot_every_commands = 0;
         self.snapshot_every_secs = 0;
-        self.market_data = None;
         self.store = None;
         Ok(self)
     }
