@@ -16,7 +16,8 @@ fn main() {
     let read = |topic: String| {
         let r = cluster::kafka::reader(&c, &format!("hops-{topic}")).unwrap();
         cluster::kafka::assign(&r, &topic, &[(shard, Offset::Beginning)]).unwrap();
-        let (_, high) = cluster::kafka::watermarks(&r, &topic, shard, Duration::from_secs(5)).unwrap();
+        let (_, high) =
+            cluster::kafka::watermarks(&r, &topic, shard, Duration::from_secs(5)).unwrap();
         let mut v = Vec::new();
         while let Some(m) = r.poll(Duration::from_millis(1500)) {
             let m = m.unwrap();
@@ -31,7 +32,10 @@ fn main() {
         }
         v
     };
-    let cmds: HashMap<i64, i64> = read(c.commands_topic()).into_iter().map(|(o, t, _)| (o, t)).collect();
+    let cmds: HashMap<i64, i64> = read(c.commands_topic())
+        .into_iter()
+        .map(|(o, t, _)| (o, t))
+        .collect();
     let mut d: Vec<i64> = read(c.events_topic())
         .into_iter()
         .filter_map(|(_, t, p)| {
@@ -41,5 +45,11 @@ fn main() {
         .collect();
     d.sort();
     let n = d.len();
-    println!("{n} outcomes: command -> outcome ms p50 {} p90 {} p99 {} max {}", d[n / 2], d[n * 9 / 10], d[n * 99 / 100], d[n - 1]);
+    println!(
+        "{n} outcomes: command -> outcome ms p50 {} p90 {} p99 {} max {}",
+        d[n / 2],
+        d[n * 9 / 10],
+        d[n * 99 / 100],
+        d[n - 1]
+    );
 }

@@ -31,5 +31,10 @@ fn main() {
         std::thread::sleep(Duration::from_millis(2));
     }
     lat.sort();
-    println!("p50 {:?} p90 {:?} p99 {:?}", lat[n / 2], lat[n * 9 / 10], lat[n * 99 / 100]);
+    println!(
+        "p50 {:?} p90 {:?} p99 {:?}",
+        lat[n / 2],
+        lat[n * 9 / 10],
+        lat[n * 99 / 100]
+    );
 }

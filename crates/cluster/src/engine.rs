@@ -169,6 +169,7 @@ impl Shard {
         Outcome {
             epoch: self.epoch,
             offset,
+            ts_ns: self.last_ts,
             cause,
             outputs: out.0,
         }
@@ -570,7 +571,9 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
         }
         None => Shard::new(cfg),
     };
-    let from = shard.applied.map_or(Offset::Beginning, |a| Offset::Offset(a as i64 + 1));
+    let from = shard
+        .applied
+        .map_or(Offset::Beginning, |a| Offset::Offset(a as i64 + 1));
     let name = format!("engine-{}-{}", opts.shard, opts.id);
     let producer = kafka::producer(c, &name)?;
     let cmds = kafka::reader(c, &format!("{name}-commands"))?;

@@ -66,7 +66,10 @@ pub fn send(p: &KafkaProducer, topic: &str, partition: i32, payload: &[u8]) -> R
     loop {
         match p.send(rec) {
             Ok(()) => return Ok(()),
-            Err((rdkafka::error::KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
+            Err((
+                rdkafka::error::KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull),
+                r,
+            )) => {
                 rec = r;
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -161,7 +164,9 @@ pub fn read_partition(
     let mut next = low;
     while next < high {
         if std::time::Instant::now() > deadline {
-            return Err(format!("{topic}/{partition}: read up to {next} of {high} in 120 s"));
+            return Err(format!(
+                "{topic}/{partition}: read up to {next} of {high} in 120 s"
+            ));
         }
         let Some(m) = c.poll(Duration::from_millis(200)) else {
             continue;

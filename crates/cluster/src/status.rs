@@ -74,7 +74,11 @@ pub fn read(cfg: &ClusterConfig, window: i64) -> Result<Vec<ShardStatus>, String
     let (low, high) = kafka::watermarks(&c, &status, 0, t)?;
     let mut latest: BTreeMap<(u16, String), EngineReport> = BTreeMap::new();
     if high > low {
-        kafka::assign(&c, &status, &[(0, Offset::Offset((high - window).max(low)))])?;
+        kafka::assign(
+            &c,
+            &status,
+            &[(0, Offset::Offset((high - window).max(low)))],
+        )?;
         let deadline = Instant::now() + t;
         let mut next = (high - window).max(low);
         while next < high && Instant::now() < deadline {
@@ -116,7 +120,9 @@ pub fn read(cfg: &ClusterConfig, window: i64) -> Result<Vec<ShardStatus>, String
 pub fn render(shards: &[ShardStatus], symbols: &[Vec<String>], now_ns: u64) -> String {
     let mut s = String::new();
     for sh in shards {
-        let names = symbols.get(sh.shard as usize).map_or(String::new(), |v| v.join(","));
+        let names = symbols
+            .get(sh.shard as usize)
+            .map_or(String::new(), |v| v.join(","));
         let _ = writeln!(
             s,
             "shard {} ({names}): command log end {}, event log end {}",
@@ -158,7 +164,10 @@ mod tests {
             "shard=1 engine=b role=standby epoch=3 applied=41 published=40 pending=1 hash_at=40 hash=00ff ts_ns=1000000",
         )
         .unwrap();
-        assert_eq!((r.shard, r.engine.as_str(), r.epoch, r.applied), (1, "b", 3, 41));
+        assert_eq!(
+            (r.shard, r.engine.as_str(), r.epoch, r.applied),
+            (1, "b", 3, 41)
+        );
         assert!(EngineReport::parse("garbage").is_none());
         let t = render(
             &[ShardStatus {

@@ -406,6 +406,11 @@ impl Remote {
                 ..
             } => {
                 let Some(owner) = self.local(order.owner) else {
+                    // Another gateway's: only a trade-store replica keeps a copy (`tee`), with
+                    // an owner no originator of this gateway has.
+                    order.owner = u16::MAX;
+                    *id = global(*id);
+                    o.with(|o| out.tee(o));
                     return;
                 };
                 order.owner = owner;

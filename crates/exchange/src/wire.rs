@@ -675,6 +675,8 @@ pub struct Outcome {
     pub epoch: u32,
     /// The command's offset in the shard's partition of the command log.
     pub offset: u64,
+    /// The time the engine applied it at (ns since the epoch).
+    pub ts_ns: u64,
     pub cause: Cause,
     pub outputs: Vec<Sent>,
 }
@@ -684,6 +686,7 @@ impl Outcome {
         let mut e = Enc(out);
         e.u32(self.epoch);
         e.u64(self.offset);
+        e.u64(self.ts_ns);
         self.cause.encode(&mut e);
         e.u32(self.outputs.len() as u32);
         for o in &self.outputs {
@@ -695,6 +698,7 @@ impl Outcome {
         let mut d = Dec(bytes);
         let epoch = d.u32()?;
         let offset = d.u64()?;
+        let ts_ns = d.u64()?;
         let cause = Cause::decode(&mut d)?;
         let n = d.u32()? as usize;
         // Each output takes at least two bytes: a count beyond that is a bad record, not an
@@ -710,6 +714,7 @@ impl Outcome {
         Ok(Outcome {
             epoch,
             offset,
+            ts_ns,
             cause,
             outputs,
         })

@@ -70,10 +70,10 @@ mod watch;
 pub use config::{Config, Durability, Idle, TlsConfig};
 pub use counters::{Counters, Logger};
 pub use error::ServerError;
+pub use event_loop::{GatewayPorts, Incoming, StartGateway};
 pub use node::Node;
 pub use record::{Checkpoint, Record};
 pub use recovery::{recover, recover_and_open, Opened, Phases, Recovered};
-pub use event_loop::{GatewayPorts, Incoming, StartGateway};
 pub use server::{
     config_copy_path, describe, serve_gateway_until_signal, serve_until_signal, Server,
 };

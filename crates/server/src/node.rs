@@ -163,6 +163,7 @@ impl Node {
             } => {
                 // Checked when it was taken from the event log (`Outcome::decode`).
                 if let Ok(o) = exchange::wire::Outcome::decode(payload) {
+                    out.engine_ts_ns = Some(o.ts_ns);
                     let mut fix = self.fix.outputs::<MD>(seq, ts, out);
                     self.exchange
                         .apply_outcome(seq, *shard, *offset, &o, &mut fix);

@@ -403,7 +403,13 @@ impl StoreThread {
                 |node, ts, out| {
                     last_ts = ts;
                     record_ts.push(ts);
-                    rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
+                    rows_of(
+                        node.last_seq(),
+                        out.engine_ts_ns.unwrap_or(ts),
+                        &out.reports,
+                        &out.market,
+                        &mut batch,
+                    );
                 },
             )?;
             batch.upto_seq = self.follower.last_seq();
@@ -626,7 +632,13 @@ pub fn rebuild(
         |_| true,
         |node, ts, out| {
             last_ts = ts;
-            rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
+            rows_of(
+                node.last_seq(),
+                out.engine_ts_ns.unwrap_or(ts),
+                &out.reports,
+                &out.market,
+                &mut batch,
+            );
             records += 1;
             if records.is_multiple_of(BATCH_RECORDS) {
                 flush(&mut batch, node.last_seq(), ts, &mut failed);
@@ -657,7 +669,13 @@ pub fn journal_summary(cfg: &Config, data_dir: &Path) -> Result<Summary, ServerE
         |_| true,
         |node, ts, out| {
             batch.clear();
-            rows_of(node.last_seq(), ts, &out.reports, &out.market, &mut batch);
+            rows_of(
+                node.last_seq(),
+                out.engine_ts_ns.unwrap_or(ts),
+                &out.reports,
+                &out.market,
+                &mut batch,
+            );
             for e in &batch.events {
                 s.order_events += 1;
                 if matches!(e.kind, EventKind::Fill { .. }) {

@@ -65,6 +65,9 @@ pub struct Outbox {
     /// Off (the default) and in the event loop (`MD = false`) it costs nothing.
     pub collect_reports: bool,
     pub reports: Vec<exchange::OwnedOutput>,
+    /// Cluster mode: when the engine applied the command whose outcome the record holds (a
+    /// trade's time is the engine's, the same in every gateway's trade store).
+    pub engine_ts_ns: Option<u64>,
 }
 
 /// A ResendRequest of the session on `conn` for `begin..=end`, to be served in pieces after
@@ -94,6 +97,7 @@ impl Outbox {
         self.resends.clear();
         self.others.clear();
         self.reports.clear();
+        self.engine_ts_ns = None;
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()

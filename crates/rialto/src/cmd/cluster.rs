@@ -134,11 +134,20 @@ pub fn run(c: ClusterCommand) -> CmdResult {
                 .iter()
                 .map(|ids| {
                     ids.iter()
-                        .map(|&i| cfg.instruments[i as usize].instrument.symbol.as_str().to_string())
+                        .map(|&i| {
+                            cfg.instruments[i as usize]
+                                .instrument
+                                .symbol
+                                .as_str()
+                                .to_string()
+                        })
                         .collect()
                 })
                 .collect();
-            print!("{}", cluster::status::render(&shards, &symbols, cluster::now_ns()));
+            print!(
+                "{}",
+                cluster::status::render(&shards, &symbols, cluster::now_ns())
+            );
             Ok(())
         }
     }

@@ -97,7 +97,13 @@ fn engine(dir: &Path, cfg: &Path, shard: u16, id: &str) -> Proc {
 fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr, SocketAddr) {
     let name = format!("gateway-{n}");
     let mut child = Command::new(BIN)
-        .args(["gateway", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"])
+        .args([
+            "gateway",
+            "--listen",
+            "127.0.0.1:0",
+            "--http-listen",
+            "127.0.0.1:0",
+        ])
         .arg("--config")
         .arg(cfg)
         .arg("--data-dir")
@@ -118,7 +124,12 @@ fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr, SocketAddr) {
     });
     let deadline = Instant::now() + Duration::from_secs(60);
     let after = |line: &str, what: &str| -> Option<SocketAddr> {
-        line.split(what).nth(1)?.split_whitespace().next()?.parse().ok()
+        line.split(what)
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
     };
     let (mut fix, mut http) = (None, None);
     loop {
@@ -175,7 +186,9 @@ fn wait_active(cfg: &server::Config, shard: u16, epoch: u32) -> String {
         let s = status(cfg);
         if let Some(e) = s.get(shard as usize).and_then(|s| {
             s.engines.iter().find(|e| {
-                e.role == "active" && e.epoch == epoch && now.saturating_sub(e.ts_ns) < 2_000_000_000
+                e.role == "active"
+                    && e.epoch == epoch
+                    && now.saturating_sub(e.ts_ns) < 2_000_000_000
             })
         }) {
             return e.engine.clone();
@@ -280,7 +293,10 @@ fn trader(
             )
             .unwrap();
             seen.lock().unwrap().next_seq += 1;
-            assert!(answer(&mut c, &cl, &seen, shard), "{sender}: no answer to {cl}");
+            assert!(
+                answer(&mut c, &cl, &seen, shard),
+                "{sender}: no answer to {cl}"
+            );
             n += 1;
         }
         c
@@ -331,12 +347,20 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     let t2 = trader(a1, "BOT2", false, stop.clone(), seen[1].clone());
     let t3 = trader(a2, "BOT3", true, stop2.clone(), seen[2].clone());
     let t4 = trader(a2, "BOT4", false, stop2.clone(), seen[3].clone());
-    let acks = |s: &[Arc<Mutex<Seen>>]| s.iter().map(|x| x.lock().unwrap().acked.len()).sum::<usize>();
+    let acks = |s: &[Arc<Mutex<Seen>>]| {
+        s.iter()
+            .map(|x| x.lock().unwrap().acked.len())
+            .sum::<usize>()
+    };
     let wait_acks = |more: usize| {
         let target = acks(&seen) + more;
         let deadline = Instant::now() + Duration::from_secs(60);
         while acks(&seen) < target {
-            assert!(Instant::now() < deadline, "trading stalled at {} acks", acks(&seen));
+            assert!(
+                Instant::now() < deadline,
+                "trading stalled at {} acks",
+                acks(&seen)
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     };
@@ -401,7 +425,10 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
             ],
         )
         .unwrap();
-        assert!(answer(&mut c, &cl, &seen[k], 1), "{sender}: no answer after the restart");
+        assert!(
+            answer(&mut c, &cl, &seen[k], 1),
+            "{sender}: no answer after the restart"
+        );
     }
     stop.store(true, Ordering::Relaxed);
     // Gateway 1's traders read what is left for them (fills of their resting orders).
@@ -417,6 +444,22 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
             assert!(
                 Instant::now() < deadline,
                 "{symbol}: the gateways' books differ: {} vs {}",
+                get(h1, &path),
+                get(h2, &path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Each gateway's trade store holds every shard's trades.
+        let path = format!("/api/v1/trades/{symbol}?order=desc&limit=100");
+        let trades = |h| {
+            let v: serde_json::Value = serde_json::from_str(&get(h, &path)).unwrap();
+            v["trades"].clone()
+        };
+        let deadline = Instant::now() + T;
+        while trades(h1) != trades(h2) || trades(h1).as_array().is_none_or(|t| t.is_empty()) {
+            assert!(
+                Instant::now() < deadline,
+                "{symbol}: the gateways' trade stores differ: {} vs {}",
                 get(h1, &path),
                 get(h2, &path)
             );
@@ -453,23 +496,27 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
                 );
             }
             let first = published.entry(o.offset).or_insert_with(|| bytes.clone());
-            assert_eq!(first, bytes, "shard {s}: two outcomes of offset {} differ", o.offset);
+            assert_eq!(
+                first, bytes,
+                "shard {s}: two outcomes of offset {} differ",
+                o.offset
+            );
         }
         let last = *published.keys().last().unwrap();
-        let replayed: BTreeMap<u64, Vec<u8>> =
-            a.into_iter().filter(|(o, _)| *o <= last).collect();
+        let replayed: BTreeMap<u64, Vec<u8>> = a.into_iter().filter(|(o, _)| *o <= last).collect();
         assert_eq!(
             replayed.len(),
             published.len(),
             "shard {s}: outcomes published vs replayed"
         );
-        assert!(replayed == published, "shard {s}: the event log is not the replay's");
+        assert!(
+            replayed == published,
+            "shard {s}: the event log is not the replay's"
+        );
         for (_, bytes) in &replayed {
             for out in Outcome::decode(bytes).unwrap().outputs {
                 if let Sent::Owned(OwnedOutput::Report {
-                    kind,
-                    cl_ord_id,
-                    ..
+                    kind, cl_ord_id, ..
                 }) = out
                 {
                     let cl = cl_ord_id.as_str().to_string();
@@ -490,12 +537,19 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
             let p = d.join(format!("engines/shard-{s}-{id}/hashes.txt"));
             for line in std::fs::read_to_string(&p).unwrap_or_default().lines() {
                 let (o, h) = line.split_once(' ').unwrap();
-                by_offset.entry(o.parse().unwrap()).or_default().insert(h.into());
+                by_offset
+                    .entry(o.parse().unwrap())
+                    .or_default()
+                    .insert(h.into());
             }
         }
         assert!(by_offset.values().filter(|h| !h.is_empty()).count() > 2);
         for (o, h) in &by_offset {
-            assert_eq!(h.len(), 1, "shard {s}: engines' hashes differ at offset {o}: {h:?}");
+            assert_eq!(
+                h.len(),
+                1,
+                "shard {s}: engines' hashes differ at offset {o}: {h:?}"
+            );
         }
     }
     let mut total = 0;

@@ -88,9 +88,9 @@ pub(super) fn cluster_config(
     if !(1..=16).contains(&replication_factor) {
         return err("[cluster] replication_factor must be 1 to 16");
     }
-    let min_insync_replicas = f
-        .min_insync_replicas
-        .unwrap_or(if replication_factor >= 3 { 2 } else { 1 });
+    let min_insync_replicas =
+        f.min_insync_replicas
+            .unwrap_or(if replication_factor >= 3 { 2 } else { 1 });
     if !(1..=replication_factor).contains(&min_insync_replicas) {
         return err("[cluster] min_insync_replicas must be 1 to replication_factor");
     }

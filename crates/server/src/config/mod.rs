@@ -425,9 +425,10 @@ impl Config {
 
     /// This configuration for a gateway of the cluster (`rialto gateway`): its exchange sends
     /// each input to its shard's engine. Its journal holds the sessions and what the engines
-    /// answered, trades and level changes included (its market-data replica follows them);
-    /// it takes no snapshot (its state is not in an exchange snapshot), and the trade store
-    /// is not its own.
+    /// answered, trades and level changes included: its market-data replica follows them,
+    /// and its trade store holds every shard's trades and reports (other gateways' orders
+    /// under an owner none of its originators has). It takes no snapshot (its state is not in
+    /// an exchange snapshot).
     pub fn as_gateway(mut self) -> Result<Config, ConfigError> {
         let Some(c) = &self.cluster else {
             return err("a gateway needs [cluster]");
@@ -451,7 +452,6 @@ impl Config {
         });
         self.snapshot_every_commands = 0;
         self.snapshot_every_secs = 0;
-        self.store = None;
         Ok(self)
     }
 
