@@ -319,7 +319,9 @@ impl Cause {
 
 /// One output as it crosses processes: an owned output, the market's status, or a trade or
 /// a price level's change for market data (`Event::Trade` and `Event::Level` only).
+// Most outputs are reports, the large variant: boxing it would allocate once more per report.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Sent {
     Owned(OwnedOutput),
     TradingStatus(TradingStatus),

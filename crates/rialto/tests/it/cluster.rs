@@ -114,6 +114,10 @@ fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr, SocketAddr) {
         .spawn()
         .expect("spawn rialto gateway");
     let stdout = child.stdout.take().unwrap();
+    let proc = Proc {
+        child,
+        name: name.clone(),
+    };
     let (tx, rx) = mpsc::channel::<String>();
     let mut file = log_file(dir, &name);
     std::thread::spawn(move || {
@@ -140,7 +144,7 @@ fn gateway(dir: &Path, cfg: &Path, n: u16) -> (Proc, SocketAddr, SocketAddr) {
         fix = fix.or(after(&line, "listening for FIX on "));
         http = http.or(after(&line, "listening for HTTP on "));
         if let (Some(f), Some(h)) = (fix, http) {
-            return (Proc { child, name }, f, h);
+            return (proc, f, h);
         }
     }
 }
@@ -274,7 +278,7 @@ fn trader(
         let mut n = 0u64;
         seen.lock().unwrap().next_seq = 2;
         while !stop.load(Ordering::Relaxed) {
-            let (symbol, shard) = if n % 2 == 0 { ("ACME", 0) } else { ("CRNK", 1) };
+            let (symbol, shard) = if n.is_multiple_of(2) { ("ACME", 0) } else { ("CRNK", 1) };
             let cl = format!("{sender}-{n}");
             let qty = (1 + n % 3).to_string();
             let now = now_text();
@@ -513,7 +517,7 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
             replayed == published,
             "shard {s}: the event log is not the replay's"
         );
-        for (_, bytes) in &replayed {
+        for bytes in replayed.values() {
             for out in Outcome::decode(bytes).unwrap().outputs {
                 if let Sent::Owned(OwnedOutput::Report {
                     kind, cl_ord_id, ..
