@@ -72,10 +72,25 @@ struct PendingCancelAll {
     idem: Option<String>,
 }
 
+/// Cluster mode: a new order, cancel or replace whose answer comes with a later record (the
+/// engine's outcome), found by the key and the ClOrdID of the request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Awaiting {
+    key: u16,
+    cl: ClOrdId,
+    /// The status of a success: 201 for a new order, 200 otherwise.
+    ok: u16,
+    req: ReqId,
+    idem: Option<String>,
+}
+
 pub struct ApiEdge {
     cfg: Arc<ApiConfig>,
     stores: Vec<Store>,
     pending: Vec<PendingCancelAll>,
+    awaiting: Vec<Awaiting>,
+    /// Set by `carry_out` when the request was sent to an engine (`Exchange::is_remote`).
+    sent: Option<(ClOrdId, u16)>,
     /// Answers for waiting requests are written (the live server); a replay only keeps
     /// what the store needs.
     pub answers_on: bool,
@@ -104,6 +119,8 @@ impl ApiEdge {
             cfg,
             stores,
             pending: Vec::new(),
+            awaiting: Vec::new(),
+            sent: None,
             answers_on: false,
             events_on: false,
             out: ApiOutbox::default(),
@@ -139,6 +156,21 @@ impl ApiEdge {
         let mut others = Vec::new();
         let answer = self.carry_out(seq, ts, input, x, fix, &mut others);
         self.on_others(seq, ts, &others);
+        if let Some((cl, ok)) = self.sent.take() {
+            // Cluster mode: the answer comes with the engine's outcome (`on_others`).
+            let idem = input.idem.as_ref().filter(|_| input.op.mutates());
+            if let Some(idem) = idem {
+                self.keep(key, idem, ts, None, vec![input.req]);
+            }
+            self.awaiting.push(Awaiting {
+                key,
+                cl,
+                ok,
+                req: input.req,
+                idem: idem.map(|i| i.key.clone()),
+            });
+            return;
+        }
         match answer {
             Some(a) => {
                 if let Some(idem) = input.idem.as_ref().filter(|_| input.op.mutates()) {
@@ -166,7 +198,15 @@ impl ApiEdge {
     /// key's, the end of the day, the next step of a cancel of many orders): order events,
     /// and the answer of a finished cancel of all orders.
     pub fn on_others(&mut self, seq: u64, ts: u64, others: &[OwnedOutput]) {
+        let mut answered: Vec<(usize, Vec<OwnedOutput>)> = Vec::new();
         for o in others {
+            if let Some(i) = self.awaited(o) {
+                match answered.iter_mut().find(|(j, _)| *j == i) {
+                    Some((_, mine)) => mine.push(o.clone()),
+                    None => answered.push((i, vec![o.clone()])),
+                }
+                continue;
+            }
             if let OwnedOutput::MassCanceled {
                 to,
                 request_seq,
@@ -181,6 +221,41 @@ impl ApiEdge {
                 o.with(|o| self.event(seq, ts, o, "maker"));
             }
         }
+        // Highest index first: removing one leaves the others' indexes valid.
+        answered.sort_unstable_by_key(|(i, _)| std::cmp::Reverse(*i));
+        for (i, mine) in answered {
+            let w = self.awaiting.remove(i);
+            let a = self.answer_of(seq, ts, &mine, w.ok);
+            let mut waiting = vec![w.req];
+            if let Some(k) = &w.idem {
+                if let Some(kept) = self.stores[w.key as usize].kept.get_mut(k) {
+                    kept.answer = Some(a.clone());
+                    waiting = std::mem::take(&mut kept.waiting);
+                }
+            }
+            for req in waiting {
+                self.answer(req, a.clone());
+            }
+        }
+    }
+
+    /// The awaiting request output `o` answers, if any.
+    fn awaited(&self, o: &OwnedOutput) -> Option<usize> {
+        if self.awaiting.is_empty() {
+            return None;
+        }
+        let (to, cl) = match o {
+            OwnedOutput::Report {
+                order, cl_ord_id, ..
+            } => (order.owner, cl_ord_id),
+            OwnedOutput::NewRejected { to, order, .. } => (*to, &order.cl_ord_id),
+            OwnedOutput::CancelRejected { to, cl_ord_id, .. } => (*to, cl_ord_id),
+            _ => return None,
+        };
+        let key = self.cfg.key_of(to)?;
+        self.awaiting
+            .iter()
+            .position(|a| a.key == key && a.cl == *cl)
     }
 
     /// Whether `idem` was seen: the kept answer goes to `req` (or `req` waits for it), or a
@@ -356,6 +431,10 @@ impl ApiEdge {
                 self.orders += 1;
                 x.apply(seq, ts, &Input::New { who, order: &order }, &mut sink);
                 let mine = std::mem::take(&mut sink.mine);
+                if mine.is_empty() && x.is_remote() {
+                    self.sent = Some((order.cl_ord_id, 201));
+                    return None;
+                }
                 self.answer_of(seq, ts, &mine, 201)
             }
             ApiOp::Cancel(r) | ApiOp::Replace { order: r, .. } => {
@@ -371,7 +450,7 @@ impl ApiEdge {
                 }
                 let orig = o.cl_ord_id;
                 let base = base_of(orig.as_str()).to_owned();
-                match &input.op {
+                let req_cl = match &input.op {
                     ApiOp::Replace {
                         price,
                         qty,
@@ -394,6 +473,7 @@ impl ApiEdge {
                             },
                             &mut sink,
                         );
+                        replace.cl_ord_id
                     }
                     _ => {
                         let cl = made_id(&base, 'c', seq);
@@ -407,9 +487,14 @@ impl ApiEdge {
                             },
                             &mut sink,
                         );
+                        cl
                     }
-                }
+                };
                 let mine = std::mem::take(&mut sink.mine);
+                if mine.is_empty() && x.is_remote() {
+                    self.sent = Some((req_cl, 200));
+                    return None;
+                }
                 self.answer_of(seq, ts, &mine, 200)
             }
             ApiOp::CancelAll { symbol, side } => {

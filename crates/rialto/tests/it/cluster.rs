@@ -30,6 +30,8 @@ use fix::client::FixClient;
 use crate::common::BIN;
 
 const T: Duration = Duration::from_secs(30);
+/// The API key of each gateway's configuration.
+const TOKEN: &str = "rk_cluster_test";
 
 /// A child process killed when dropped, its output in a file.
 struct Proc {
@@ -157,6 +159,25 @@ fn get(http: SocketAddr, path: &str) -> String {
         .body_mut()
         .read_to_string()
         .unwrap()
+}
+
+/// `method path` with the API key: (status, body).
+fn call(http: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(T))
+        .build()
+        .into();
+    let req = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("http://{http}{path}"))
+        .header("Authorization", format!("Bearer {TOKEN}"))
+        .header("Content-Type", "application/json")
+        .body(body.to_owned())
+        .unwrap();
+    let mut r = agent.run(req).unwrap();
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap())
 }
 
 /// A book without its feed position and time (each gateway's market data numbers its own).
@@ -315,10 +336,18 @@ fn write_configs(dir: &Path, brokers: &str) -> (PathBuf, PathBuf, PathBuf) {
     );
     let engines = dir.join("cluster.toml");
     std::fs::write(&engines, &cluster).unwrap();
+    let hex = http_gateway::keys::hex(&http_gateway::keys::sha256(TOKEN));
     let gw = |n: u16| {
         let p = dir.join(format!("gateway-{n}.toml"));
         let text = cluster.replace("[cluster]\n", &format!("[cluster]\ngateway = {n}\n"));
-        std::fs::write(&p, format!("sending_time_window_secs = 0\n{text}")).unwrap();
+        std::fs::write(
+            &p,
+            format!(
+                "sending_time_window_secs = 0\n{text}\n[[api_keys]]\nname = \"rest\"\n\
+                 account = 1\nsha256 = \"{hex}\"\n"
+            ),
+        )
+        .unwrap();
         p
     };
     (engines, gw(1), gw(2))
@@ -433,6 +462,37 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
             answer(&mut c, &cl, &seen[k], 1),
             "{sender}: no answer after the restart"
         );
+    }
+    // REST through a gateway: an order rests on shard 1, is read back and canceled.
+    let (st, body) = call(
+        h1,
+        "POST",
+        "/api/v1/orders",
+        r#"{"symbol":"CRNK","side":"sell","price":"50.00","quantity":"3","client_order_id":"rest-1"}"#,
+    );
+    assert_eq!(st, 201, "{body}");
+    let order: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(order["status"], "new", "{body}");
+    let id = order["order_id"].as_u64().unwrap();
+    assert_eq!(id % 1000, 1, "an order id of shard 1: {id}");
+    let (st, body) = call(h1, "GET", "/api/v1/orders?client_order_id=rest-1", "");
+    assert!(st == 200 && body.contains(r#""remaining_quantity":"3""#), "{st} {body}");
+    let (st, body) = call(h1, "DELETE", &format!("/api/v1/orders/{id}"), "");
+    assert!(st == 200 && body.contains(r#""status":"canceled""#), "{st} {body}");
+    let (st, body) = call(h1, "DELETE", &format!("/api/v1/orders/{id}"), "");
+    assert_eq!(st, 404, "a second cancel: {body}");
+    // `rialto cluster status` names each shard's active engine of epoch 2 and a standby.
+    let out = Command::new(BIN)
+        .args(["cluster", "status", "--config"])
+        .arg(&ecfg)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for shard in ["shard 0 (ACME,BOLT)", "shard 1 (CRNK)"] {
+        let part = text.split(shard).nth(1).unwrap_or_else(|| panic!("{text}"));
+        let part = part.split("\nshard ").next().unwrap();
+        assert!(part.contains("active") && part.contains("epoch 2"), "{text}");
     }
     stop.store(true, Ordering::Relaxed);
     // Gateway 1's traders read what is left for them (fills of their resting orders).
