@@ -613,7 +613,8 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
     ));
     while !opts.stop.load(Ordering::Relaxed) {
         let mut n = 0;
-        let mut wait = Duration::from_millis(2);
+        // A command wakes the poll at once; the wait only bounds how late the timers run.
+        let mut wait = Duration::from_millis(10);
         while n < 4096 {
             let Some(m) = cmds.poll(wait) else {
                 break;

@@ -351,3 +351,67 @@ fn serve_refuses_an_unknown_idle_mode() {
         stderr(&out)
     );
 }
+
+#[test]
+fn cluster_commands_say_what_is_wrong_with_their_configuration() {
+    let single = temp_file("single.toml", "listen = \"127.0.0.1:0\"\n");
+    let cluster = temp_file(
+        "cluster.toml",
+        "[cluster]\nbrokers = \"127.0.0.1:1\"\nshards = [[\"ACME\", \"BOLT\"], [\"CRNK\"]]\n",
+    );
+    let bad = temp_file(
+        "cluster-bad.toml",
+        "[cluster]\nbrokers = \"127.0.0.1:1\"\nshards = [[\"ACME\", \"BOLT\"], [\"CRNKX\"]]\n",
+    );
+    let path = |p: &PathBuf| p.to_str().unwrap().to_string();
+    for (args, why) in [
+        (
+            vec![
+                "engine",
+                "--config",
+                &path(&single),
+                "--shard",
+                "0",
+                "--id",
+                "a",
+            ],
+            "no [cluster] section",
+        ),
+        (
+            vec![
+                "engine",
+                "--config",
+                &path(&cluster),
+                "--shard",
+                "2",
+                "--id",
+                "a",
+            ],
+            "shard 2 is not configured: [cluster] has 2 shards",
+        ),
+        (
+            vec![
+                "engine",
+                "--config",
+                &path(&bad),
+                "--shard",
+                "0",
+                "--id",
+                "a",
+            ],
+            "\"CRNKX\" is not a configured instrument",
+        ),
+        (
+            vec!["gateway", "--config", &path(&cluster)],
+            "a gateway needs [cluster] gateway = N",
+        ),
+        (
+            vec!["cluster", "status", "--config", &path(&single)],
+            "no [cluster] section",
+        ),
+    ] {
+        let o = rialto(&args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
+}

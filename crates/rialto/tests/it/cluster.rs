@@ -299,7 +299,11 @@ fn trader(
         let mut n = 0u64;
         seen.lock().unwrap().next_seq = 2;
         while !stop.load(Ordering::Relaxed) {
-            let (symbol, shard) = if n.is_multiple_of(2) { ("ACME", 0) } else { ("CRNK", 1) };
+            let (symbol, shard) = if n.is_multiple_of(2) {
+                ("ACME", 0)
+            } else {
+                ("CRNK", 1)
+            };
             let cl = format!("{sender}-{n}");
             let qty = (1 + n % 3).to_string();
             let now = now_text();
@@ -476,9 +480,15 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     let id = order["order_id"].as_u64().unwrap();
     assert_eq!(id % 1000, 1, "an order id of shard 1: {id}");
     let (st, body) = call(h1, "GET", "/api/v1/orders?client_order_id=rest-1", "");
-    assert!(st == 200 && body.contains(r#""remaining_quantity":"3""#), "{st} {body}");
+    assert!(
+        st == 200 && body.contains(r#""remaining_quantity":"3""#),
+        "{st} {body}"
+    );
     let (st, body) = call(h1, "DELETE", &format!("/api/v1/orders/{id}"), "");
-    assert!(st == 200 && body.contains(r#""status":"canceled""#), "{st} {body}");
+    assert!(
+        st == 200 && body.contains(r#""status":"canceled""#),
+        "{st} {body}"
+    );
     let (st, body) = call(h1, "DELETE", &format!("/api/v1/orders/{id}"), "");
     assert_eq!(st, 404, "a second cancel: {body}");
     // `rialto cluster status` names each shard's active engine of epoch 2 and a standby.
@@ -492,7 +502,10 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     for shard in ["shard 0 (ACME,BOLT)", "shard 1 (CRNK)"] {
         let part = text.split(shard).nth(1).unwrap_or_else(|| panic!("{text}"));
         let part = part.split("\nshard ").next().unwrap();
-        assert!(part.contains("active") && part.contains("epoch 2"), "{text}");
+        assert!(
+            part.contains("active") && part.contains("epoch 2"),
+            "{text}"
+        );
     }
     stop.store(true, Ordering::Relaxed);
     // Gateway 1's traders read what is left for them (fills of their resting orders).

@@ -453,3 +453,55 @@ fn the_store_is_sqlite_by_default_off_by_word_postgres_by_url() {
     let e = Config::from_toml("store = \"on\"\n").unwrap_err();
     assert!(e.to_string().contains("store = \"on\""), "{e}");
 }
+
+#[test]
+fn cluster_section() {
+    let base = "[cluster]\nbrokers = \"127.0.0.1:9092\"\n";
+    let c = Config::from_toml(&format!(
+        "{base}shards = [[\"CRNK\"], [\"ACME\", \"BOLT\"]]\n"
+    ))
+    .unwrap();
+    let k = c.cluster.as_ref().unwrap();
+    assert_eq!(k.shards, vec![vec![2], vec![0, 1]]);
+    assert_eq!(k.shard_of_symbol, vec![1, 1, 0]);
+    assert_eq!((k.replication_factor, k.min_insync_replicas), (3, 2));
+    assert_eq!(k.commands_topic(), "rialto.commands");
+    assert!(Config::defaults().cluster.is_none());
+    // A gateway: its originators after those of the gateways before it; no snapshots.
+    let g = Config::from_toml(&format!(
+        "{base}gateway = 2\nshards = [[\"ACME\", \"BOLT\", \"CRNK\"]]\n"
+    ))
+    .unwrap()
+    .as_gateway()
+    .unwrap();
+    let r = g.remote.as_ref().unwrap();
+    assert_eq!((r.gateway, r.originator_base, r.shards), (2, 1024, 1));
+    assert_eq!(g.snapshot_every_commands + g.snapshot_every_secs, 0);
+    for (shards, why) in [
+        ("shards = [[\"ACME\", \"BOLT\"]]", "\"CRNK\" is in no shard"),
+        ("shards = [[\"ACME\", \"BOLT\", \"CRNK\", \"ZZZ\"]]", "\"ZZZ\" is not a configured instrument"),
+        ("shards = [[\"ACME\", \"BOLT\"], [\"CRNK\", \"ACME\"]]", "\"ACME\" is in shard 0 and shard 1"),
+        ("shards = [[\"ACME\", \"BOLT\", \"CRNK\"], []]", "shard 1 has no symbol"),
+        ("shards = []", "needs shards"),
+        ("gateway = 64\nshards = [[\"ACME\", \"BOLT\", \"CRNK\"]]", "gateway must be 1 to 63"),
+        ("heartbeat_ms = 600\nshards = [[\"ACME\", \"BOLT\", \"CRNK\"]]", "takeover_ms at least three"),
+        ("replication_factor = 1\nmin_insync_replicas = 2\nshards = [[\"ACME\", \"BOLT\", \"CRNK\"]]", "min_insync_replicas must be 1 to replication_factor"),
+        ("topic_prefix = \"a b\"\nshards = [[\"ACME\", \"BOLT\", \"CRNK\"]]", "topic_prefix"),
+    ] {
+        let e = Config::from_toml(&format!("{base}{shards}\n")).unwrap_err();
+        assert!(e.to_string().contains(why), "{shards}: {e}");
+    }
+    let e = Config::from_toml("[cluster]\nshards = [[\"ACME\"]]\n").unwrap_err();
+    assert!(e.to_string().contains("needs brokers"), "{e}");
+    let no_gateway = Config::from_toml(&format!(
+        "{base}shards = [[\"ACME\", \"BOLT\", \"CRNK\"]]\n"
+    ))
+    .unwrap()
+    .as_gateway()
+    .unwrap_err();
+    assert!(
+        no_gateway.to_string().contains("gateway = N"),
+        "{no_gateway}"
+    );
+    assert!(Config::defaults().as_gateway().is_err());
+}
