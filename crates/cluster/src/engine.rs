@@ -580,7 +580,17 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
     let part = i32::from(opts.shard);
     kafka::assign(&cmds, &c.commands_topic(), &[(part, from)])?;
     let evs = kafka::reader(c, &format!("{name}-events"))?;
-    let (low, high) = kafka::watermarks(&evs, &c.events_topic(), part, Duration::from_secs(10))?;
+    // A broker may be down while the partition's leader moves: ask again, for a while.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (low, high) = loop {
+        match kafka::watermarks(&evs, &c.events_topic(), part, Duration::from_secs(5)) {
+            Ok(w) => break w,
+            Err(e) if Instant::now() < deadline => {
+                (opts.log)(&format!("shard {}: {e}; asking again", opts.shard));
+            }
+            Err(e) => return Err(e),
+        }
+    };
     kafka::assign(
         &evs,
         &c.events_topic(),

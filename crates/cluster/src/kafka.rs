@@ -117,12 +117,21 @@ pub fn ensure_topics(cfg: &ClusterConfig) -> Result<(), String> {
         })
         .collect();
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let results = futures_executor::block_on(admin.create_topics(&topics, &opts))
-        .map_err(|e| format!("create topics: {e}"))?;
-    for r in results {
-        match r {
-            Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
-            Err((t, e)) => return Err(format!("create topic {t}: {e}")),
+    // A broker may be down, or the controller moving: ask again, for a while.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let attempt = futures_executor::block_on(admin.create_topics(&topics, &opts))
+            .map_err(|e| format!("create topics: {e}"))
+            .and_then(|results| {
+                results.into_iter().try_for_each(|r| match r {
+                    Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => Ok(()),
+                    Err((t, e)) => Err(format!("create topic {t}: {e}")),
+                })
+            });
+        match attempt {
+            Ok(()) => break,
+            Err(e) if std::time::Instant::now() > deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(500)),
         }
     }
     // Wait until every partition has a leader (a new topic's take a moment).
