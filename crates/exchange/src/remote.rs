@@ -493,3 +493,6 @@ impl Remote {
         o.with(|o| out.output(o));
     }
 }
+
+#[cfg(test)]
+mod tests;
