@@ -850,7 +850,9 @@ fn market_data_reaches_only_market_data_sinks_with_global_ids() {
     assert_eq!(got, vec![global_trade, level]);
 }
 
-/// Each change of the market's status is output once, though every shard says it.
+/// Each change of the market's status is output once, though every shard says it: a close
+/// until the next day's start, and a day whose next one starts at once (a close and an open in
+/// one outcome of each shard).
 #[test]
 fn trading_status_changes_are_output_once() {
     let mut g = Gateway::new();
@@ -877,4 +879,17 @@ fn trading_status_changes_are_output_once() {
     assert_eq!(statuses(g.outcome(1, 1, &o(1, &[open]))), vec![open]);
     assert!(g.outcome(0, 1, &o(1, &[open])).is_empty());
     assert_eq!(g.x.trading_status(), open);
+    // The next day's end, the day after starting at once.
+    assert_eq!(
+        statuses(g.outcome(1, 2, &o(2, &[closed, open]))),
+        vec![closed, open]
+    );
+    assert!(g.outcome(0, 2, &o(2, &[closed, open])).is_empty());
+    assert_eq!(g.x.trading_status(), open);
+    // A copy of an outcome (the same offset) is no new change.
+    assert!(g.outcome(0, 3, &o(2, &[closed, open])).is_empty());
+    assert_eq!(
+        statuses(g.outcome(0, 4, &o(3, &[closed, open]))),
+        vec![closed, open]
+    );
 }
