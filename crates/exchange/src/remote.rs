@@ -470,10 +470,12 @@ impl Remote {
                 let Some(l) = self.local(*to) else { return };
                 *to = l;
                 if *replace && *reason != Reject::DuplicateClOrdId {
-                    let keep = self
-                        .routes
-                        .get(&(l, *cl_ord_id))
-                        .is_some_and(|(_, id)| id.is_some_and(|i| self.orders.contains_key(&i)));
+                    // The route the replace made names the order it was for: kept only if
+                    // the ClOrdID is that order's own (the engine took it).
+                    let keep = self.routes.get(&(l, *cl_ord_id)).is_some_and(|(_, id)| {
+                        id.and_then(|i| self.orders.get(&i))
+                            .is_some_and(|o| o.cl_ord_id == *cl_ord_id)
+                    });
                     if !keep {
                         self.routes.remove(&(l, *cl_ord_id));
                     }

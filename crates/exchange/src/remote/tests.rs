@@ -893,3 +893,120 @@ fn trading_status_changes_are_output_once() {
         vec![closed, open]
     );
 }
+
+/// A replace the engine refused leaves its ClOrdID free (the engine did not take it), while
+/// the order keeps its own; one it accepted moves the order to the new ClOrdID.
+#[test]
+fn a_refused_replace_frees_its_clordid() {
+    let mut g = Gateway::new();
+    let a = limit("A", 1, Side::Buy, 100, 5);
+    g.input(Input::New {
+        who: ALICE,
+        order: &a,
+    });
+    let rec = record_of(BASE + 1, &a, 0, OrderState::Live);
+    g.outcome(
+        1,
+        0,
+        &outcome(
+            0,
+            cause(1, 0),
+            vec![report(4, rec.clone(), ReportKind::New)],
+        ),
+    );
+    let replace = |new: &str, orig: &str| Replace {
+        cl_ord_id: cl(new),
+        orig_cl_ord_id: cl(orig),
+        symbol: 1,
+        price: 100,
+        qty: 1,
+    };
+    let r = replace("A2", "A");
+    g.input(Input::Replace {
+        who: ALICE,
+        replace: &r,
+    });
+    let sent = g.take();
+    assert_eq!(sent.len(), 2);
+    let out = g.outcome(
+        1,
+        1,
+        &outcome(
+            1,
+            sent[1].cause,
+            vec![Sent::Owned(OwnedOutput::CancelRejected {
+                to: BASE + 1,
+                cl_ord_id: cl("A2"),
+                orig_cl_ord_id: cl("A"),
+                replace: true,
+                reason: Reject::ReplaceQtyAtOrBelowFilled,
+                order: Some((4, crate::OrderStatus::New)),
+            })],
+        ),
+    );
+    assert!(
+        matches!(
+            &out[..],
+            [Sent::Owned(OwnedOutput::CancelRejected {
+                to: 1,
+                order: Some((4001, crate::OrderStatus::New)),
+                ..
+            })]
+        ),
+        "{out:?}"
+    );
+    // "A2" names nothing: a new order may take it (the engine decides), a cancel of it is
+    // unknown here; "A" still names the order.
+    assert_eq!(g.x.order_of(1, b"A2"), None);
+    let out = g.input(Input::Cancel {
+        who: ALICE,
+        cl_ord_id: &cl("X"),
+        orig_cl_ord_id: &cl("A2"),
+    });
+    assert!(
+        matches!(
+            &out[..],
+            [Sent::Owned(OwnedOutput::CancelRejected {
+                reason: Reject::UnknownOrder,
+                ..
+            })]
+        ),
+        "{out:?}"
+    );
+    assert!(g
+        .input(Input::New {
+            who: ALICE,
+            order: &limit("A2", 0, Side::Sell, 100, 5),
+        })
+        .is_empty());
+    assert_eq!(g.take().len(), 1);
+    assert_eq!(g.x.order_of(1, b"A"), Some(4001));
+    // Accepted: the order is "A3" now, "A" names nothing.
+    let r = replace("A3", "A");
+    g.input(Input::Replace {
+        who: ALICE,
+        replace: &r,
+    });
+    let sent = g.take();
+    let mut replaced = rec;
+    replaced.cl_ord_id = cl("A3");
+    g.outcome(
+        1,
+        2,
+        &outcome(
+            2,
+            sent[0].cause,
+            vec![Sent::Owned(OwnedOutput::Report {
+                id: 4,
+                order: replaced,
+                n: 0,
+                kind: ReportKind::Replaced,
+                cl_ord_id: cl("A3"),
+                orig_cl_ord_id: Some(cl("A")),
+            })],
+        ),
+    );
+    assert_eq!(g.x.order_of(1, b"A3"), Some(4001));
+    assert_eq!(g.x.order_of(1, b"A"), None);
+    assert_eq!(g.x.order(4001).map(|o| o.cl_ord_id), Some(cl("A3")));
+}
