@@ -674,3 +674,6 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
     kafka::flush(&r.producer, Duration::from_secs(10))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -72,6 +72,8 @@ pub(crate) struct Remote {
     orders: HashMap<OrderId, OrderRecord>,
     mass: HashMap<(u16, ClOrdId), MassWait>,
     status: TradingStatus,
+    /// By shard: how many times it said the market closed, and opened.
+    changes: Vec<[u64; 2]>,
     /// The record being applied and the commands it sent so far.
     record: u64,
     index: u16,
@@ -90,6 +92,7 @@ impl Remote {
             orders: HashMap::new(),
             mass: HashMap::new(),
             status: TradingStatus::Open,
+            changes: vec![[0; 2]; shards],
             record: 0,
             index: 0,
         }
@@ -368,8 +371,23 @@ impl Exchange {
 impl Remote {
     fn deliver<O: Outputs>(&mut self, shard: u16, s: &Sent, out: &mut O) {
         let o = match s {
+            // Every shard says each change of the market's status (the trading day is the
+            // same everywhere): the n-th close (or open) of the market is the first shard's
+            // n-th, the others' are the same change. Not the status alone: a day whose next
+            // one starts at once is a close and an open in one outcome of each shard.
             Sent::TradingStatus(st) => {
-                if *st != self.status {
+                let k = usize::from(*st == TradingStatus::Open);
+                let Some(c) = self.changes.get_mut(shard as usize) else {
+                    return;
+                };
+                c[k] += 1;
+                let n = c[k];
+                let first = self
+                    .changes
+                    .iter()
+                    .enumerate()
+                    .all(|(s, c)| s == shard as usize || c[k] < n);
+                if first {
                     self.status = *st;
                     out.output(&Output::TradingStatus(*st));
                 }
@@ -452,10 +470,12 @@ impl Remote {
                 let Some(l) = self.local(*to) else { return };
                 *to = l;
                 if *replace && *reason != Reject::DuplicateClOrdId {
-                    let keep = self
-                        .routes
-                        .get(&(l, *cl_ord_id))
-                        .is_some_and(|(_, id)| id.is_some_and(|i| self.orders.contains_key(&i)));
+                    // The route the replace made names the order it was for: kept only if
+                    // the ClOrdID is that order's own (the engine took it).
+                    let keep = self.routes.get(&(l, *cl_ord_id)).is_some_and(|(_, id)| {
+                        id.and_then(|i| self.orders.get(&i))
+                            .is_some_and(|o| o.cl_ord_id == *cl_ord_id)
+                    });
                     if !keep {
                         self.routes.remove(&(l, *cl_ord_id));
                     }
@@ -493,3 +513,6 @@ impl Remote {
         o.with(|o| out.output(o));
     }
 }
+
+#[cfg(test)]
+mod tests;
