@@ -64,9 +64,10 @@ declare -A FUZZ_PATHS=(
     [fix_session_script]="crates/fix/src/session"
     [journal_input]="crates/fix_gateway/src/record.rs crates/fix_gateway/src/record crates/server/src/record.rs crates/exchange/src/codec.rs"
     [journal_recover]="crates/journal"
+    [cluster_wire]="crates/exchange/src/wire.rs crates/exchange/src/wire crates/exchange/src/codec.rs"
     [md_edge]="crates/fix_gateway/src/md.rs crates/fix_gateway/src/md crates/server/src/market_data.rs crates/server/src/market_data"
 )
-FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge fix_dict)
+FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journal_recover fix_adapt journal_input exchange_resolve fix_scan fix_md md_edge fix_dict cluster_wire)
 
 # Tests build with the `ci` profile (Cargo.toml: quick to build, debug assertions on); its
 # artifacts live in target/ci, apart from real release builds.

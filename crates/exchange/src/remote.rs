@@ -23,6 +23,9 @@ use crate::{
 use std::collections::{BTreeMap, HashMap};
 use types::SymbolId;
 
+/// Finished orders whose routes a gateway keeps (the engines remember more of them).
+pub const FINISHED_ROUTES: usize = 65_536;
+
 /// Global order (and trade) id = the engine's id * this + shard.
 pub const ORDER_ID_STRIDE: u64 = 1000;
 
@@ -65,9 +68,12 @@ pub(crate) struct Remote {
     applied: Vec<(Option<u64>, u32)>,
     /// By shard: the event-log offset of the last outcome taken (where a reader resumes).
     positions: Vec<Option<u64>>,
-    /// (local originator, ClOrdID) of a live order (or one sent, not answered) -> its shard,
-    /// and its id once reported.
+    /// (local originator, ClOrdID) of a live order (or one sent, not answered, or one of the
+    /// last `FINISHED_ROUTES` finished) -> its shard, and its id once reported.
     routes: HashMap<(u16, ClOrdId), (u16, Option<OrderId>)>,
+    /// The routes of finished orders, oldest first: a status request or a reused ClOrdID still
+    /// goes to the engine that remembers the order.
+    finished: std::collections::VecDeque<(u16, ClOrdId, OrderId)>,
     /// The live orders of this gateway's originators, by global id (as last reported).
     orders: HashMap<OrderId, OrderRecord>,
     mass: HashMap<(u16, ClOrdId), MassWait>,
@@ -89,12 +95,22 @@ impl Remote {
             applied: vec![(None, 0); shards],
             positions: vec![None; shards],
             routes: HashMap::new(),
+            finished: std::collections::VecDeque::new(),
             orders: HashMap::new(),
             mass: HashMap::new(),
             status: TradingStatus::Open,
             changes: vec![[0; 2]; shards],
             record: 0,
             index: 0,
+        }
+    }
+
+    /// Whether `cl` names a live order of `originator` here, or one sent and not answered.
+    fn is_live(&self, originator: u16, cl: &ClOrdId) -> bool {
+        match self.routes.get(&(originator, *cl)) {
+            Some((_, None)) => true,
+            Some((_, Some(id))) => self.orders.contains_key(id),
+            None => false,
         }
     }
 
@@ -223,7 +239,9 @@ impl Exchange {
                         n,
                     });
                 }
-                Some(_) if r.routes.contains_key(&(who.originator, order.cl_ord_id)) => {
+                // Live here (or sent, not answered): a duplicate. A finished order's ClOrdID
+                // goes to the engine, which decides from what it remembers.
+                Some(_) if r.is_live(who.originator, &order.cl_ord_id) => {
                     let n = self.next_exec_n(seq);
                     out.output(&Output::NewRejected {
                         to: who.originator,
@@ -439,9 +457,17 @@ impl Remote {
                         .insert((owner, order.cl_ord_id), (shard, Some(*id)));
                 } else {
                     self.orders.remove(id);
-                    self.routes.remove(&(owner, order.cl_ord_id));
-                    if let Some(orig) = orig_cl_ord_id {
-                        self.routes.remove(&(owner, *orig));
+                    if let Some(orig) = orig_cl_ord_id.filter(|o| *o != order.cl_ord_id) {
+                        self.routes.remove(&(owner, orig));
+                    }
+                    self.routes
+                        .insert((owner, order.cl_ord_id), (shard, Some(*id)));
+                    self.finished.push_back((owner, order.cl_ord_id, *id));
+                    if self.finished.len() > FINISHED_ROUTES {
+                        let (o, cl, old) = self.finished.pop_front().expect("not empty");
+                        if self.routes.get(&(o, cl)).is_some_and(|r| r.1 == Some(old)) {
+                            self.routes.remove(&(o, cl));
+                        }
                     }
                 }
                 if matches!(kind, crate::ReportKind::Replaced) {
