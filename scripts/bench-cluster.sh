@@ -27,8 +27,10 @@
 # shard left without one gets an instrument of its own that no bot trades (DUNE, EPIC, ...), so
 # with more than 3 shards only 3 of them carry load.
 #
-# Prints one line per run (mode, shards, rate, P50, P99, achieved rate) and, at the end, the
-# medians over the rounds with the cluster's P50 and P99 over the producer's at the same rate.
+# Prints one line per run (mode, shards, offered rate, achieved rate: requests sent a second,
+# P50, P99, rejects, shed: answered "exchange busy" or REST 429/503, whose latency is not in
+# the percentiles) and, at the end, the medians over the rounds with the cluster's P50 and P99
+# over the producer's at the same rate.
 # Writes DIR/runs.csv (one row per run), DIR/summary.txt (the medians), DIR/logs/ (every
 # process's output, `cluster status` at the end of each cluster run) and DIR/machine.txt.
 # DIR defaults to bench-cluster-<UTC time> in the current directory. Every process it starts
@@ -221,8 +223,8 @@ record() {
     load=$(cut -d' ' -f1 /proc/loadavg)
     local IFS=,
     echo "${*:1:12},$load,${13}" >>"$csv"
-    printf '%-12s round %s shards %-2s rate %6s: achieved %8s/s  p50 %7s us  p99 %8s us  rejects %s errors %s load %s %s\n' \
-        "$2" "$1" "$3" "$4" "$5" "$6" "$7" "${10}" "${12}" "$load" "${13}"
+    printf '%-12s round %s shards %-2s rate %6s: achieved %8s/s  p50 %9s us  p99 %10s us  rejects %s shed %s errors %s load %s %s\n' \
+        "$2" "$1" "$3" "$4" "$5" "$6" "$7" "${10}" "${11}" "${12}" "$load" "${13}"
 }
 
 # A `bench fix` or `bench http` summary line into the CSV. Args: round mode shards offered
@@ -516,7 +518,7 @@ median() {
     sort -n | awk '{v[NR] = $1} END {
         if (NR == 0) print "";
         else if (NR % 2) print v[(NR + 1) / 2];
-        else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+        else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f\n", a / b }'
