@@ -39,7 +39,7 @@ fn main() {
     let mut d: Vec<i64> = read(c.events_topic())
         .into_iter()
         .filter_map(|(_, t, p)| {
-            let off = u64::from_le_bytes(p.get(4..12)?.try_into().ok()?) as i64;
+            let off = exchange::wire::Outcome::position(&p)?.1 as i64;
             Some(t - cmds.get(&off)?)
         })
         .collect();

@@ -18,7 +18,7 @@
 use crate::kafka::{self, KafkaProducer};
 use crate::{now_ns, LogRecord};
 use exchange::snap::hash_bytes;
-use exchange::wire::{Cause, Outcome, Sent};
+use exchange::wire::{Cause, Outcome, Sent, PART_BYTES_MAX};
 use exchange::{Backing, Exchange, Input, Output, Outputs, OwnedOutput};
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::message::Message;
@@ -170,6 +170,8 @@ impl Shard {
             epoch: self.epoch,
             offset,
             ts_ns: self.last_ts,
+            part: 0,
+            last: true,
             cause,
             outputs: out.0,
         }
@@ -253,7 +255,8 @@ impl Shard {
 }
 
 /// A fresh replica's replay of a whole command log (`(offset, record)` in order): the
-/// outcomes it publishes, by offset, and its state hash at the end. The same log always
+/// outcomes it publishes (each part, with its command's offset), and its state hash at the
+/// end. The same log always
 /// gives the same outcomes, byte for byte, and the same hash.
 pub fn replay(cfg: &server::Config, log: &[(u64, Vec<u8>)]) -> (Vec<(u64, Vec<u8>)>, u64) {
     let mut shard = Shard::new(cfg);
@@ -266,9 +269,9 @@ pub fn replay(cfg: &server::Config, log: &[(u64, Vec<u8>)]) -> (Vec<(u64, Vec<u8
             Applied::Outcome(o) | Applied::Continued(Some(o)) => o,
             _ => continue,
         };
-        let mut b = Vec::new();
-        o.encode(&mut b);
-        out.push((*offset, b));
+        for part in o.encode_parts(PART_BYTES_MAX) {
+            out.push((*offset, part));
+        }
     }
     (out, shard.state_hash())
 }
@@ -349,7 +352,8 @@ struct Runner<'a> {
     /// Outcomes not yet seen in the events partition (a standby's, or an active's without
     /// its lease), oldest first.
     pending: VecDeque<Outcome>,
-    /// The highest command offset seen with an outcome in the events partition.
+    /// The last outcome seen whole in the events partition (its last part): its command
+    /// offset.
     published: Option<u64>,
     /// Heartbeats this engine sent: their timestamp and when.
     sent_heartbeats: VecDeque<(u64, Instant)>,
@@ -460,14 +464,15 @@ impl Runner<'_> {
             if self.published.is_some_and(|p| o.offset <= p) {
                 continue;
             }
-            self.buf.clear();
-            o.encode(&mut self.buf);
-            kafka::send(
-                &self.producer,
-                &self.events,
-                i32::from(self.opts.shard),
-                &self.buf,
-            )?;
+            // Parts a reader has already are kept once (by offset and part).
+            for part in o.encode_parts(PART_BYTES_MAX) {
+                kafka::send(
+                    &self.producer,
+                    &self.events,
+                    i32::from(self.opts.shard),
+                    &part,
+                )?;
+            }
             self.published = Some(o.offset);
         }
         Ok(())
@@ -657,9 +662,8 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
             let Ok(m) = m else {
                 break;
             };
-            // The command offset of an outcome: after its epoch (u32).
-            if let Some(b) = m.payload().and_then(|p| p.get(4..12)) {
-                let off = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+            // An outcome is published once its last part is.
+            if let Some((_, off, _, true)) = m.payload().and_then(Outcome::position) {
                 r.published = Some(r.published.map_or(off, |p| p.max(off)));
             }
         }

@@ -64,8 +64,9 @@ pub(crate) struct Remote {
     new: Vec<Routed>,
     /// Sent and not answered yet, in cause order: what a restarted gateway sends again.
     unanswered: BTreeMap<(Cause, u16), Command>,
-    /// By shard: the offset of the last outcome applied, and the highest epoch seen.
-    applied: Vec<(Option<u64>, u32)>,
+    /// By shard: the offset (and part) of the last outcome applied, and the highest epoch
+    /// seen.
+    applied: Vec<(Option<(u64, u32)>, u32)>,
     /// By shard: the event-log offset of the last outcome taken (where a reader resumes).
     positions: Vec<Option<u64>>,
     /// (local originator, ClOrdID) of a live order (or one sent, not answered, or one of the
@@ -370,12 +371,15 @@ impl Exchange {
         if let Some(p) = r.positions.get_mut(shard as usize) {
             *p = Some(p.map_or(position, |q| q.max(position)));
         }
-        let fresh = r.applied.get(shard as usize).is_some_and(|&(last, epoch)| {
-            outcome.epoch >= epoch && last.is_none_or(|l| outcome.offset > l)
-        });
+        // Parts of one outcome come in order: (offset, part) only grows.
+        let at = (outcome.offset, outcome.part);
+        let fresh = r
+            .applied
+            .get(shard as usize)
+            .is_some_and(|&(last, epoch)| outcome.epoch >= epoch && last.is_none_or(|l| at > l));
         if fresh {
-            r.applied[shard as usize] = (Some(outcome.offset), outcome.epoch);
-            if outcome.cause.gateway == r.cfg.gateway {
+            r.applied[shard as usize] = (Some(at), outcome.epoch);
+            if outcome.cause.gateway == r.cfg.gateway && outcome.last {
                 r.unanswered.remove(&(outcome.cause, shard));
             }
             for s in &outcome.outputs {

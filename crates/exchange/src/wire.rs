@@ -679,9 +679,17 @@ pub struct Outcome {
     pub offset: u64,
     /// The time the engine applied it at (ns since the epoch).
     pub ts_ns: u64,
+    /// An outcome too large for one record is published in parts (`split`), numbered from 0;
+    /// `last` marks the final one.
+    pub part: u32,
+    pub last: bool,
     pub cause: Cause,
     pub outputs: Vec<Sent>,
 }
+
+/// The most bytes of one published part: below the journal's record limit (64 KiB) with room
+/// for a gateway's record header, and far below Kafka's message limit (1 MB).
+pub const PART_BYTES_MAX: usize = 60_000;
 
 impl Outcome {
     pub fn encode(&self, out: &mut Vec<u8>) {
@@ -689,6 +697,8 @@ impl Outcome {
         e.u32(self.epoch);
         e.u64(self.offset);
         e.u64(self.ts_ns);
+        e.u32(self.part);
+        e.bool(self.last);
         self.cause.encode(&mut e);
         e.u32(self.outputs.len() as u32);
         for o in &self.outputs {
@@ -701,6 +711,8 @@ impl Outcome {
         let epoch = d.u32()?;
         let offset = d.u64()?;
         let ts_ns = d.u64()?;
+        let part = d.u32()?;
+        let last = d.bool()?;
         let cause = Cause::decode(&mut d)?;
         let n = d.u32()? as usize;
         // Each output takes at least two bytes: a count beyond that is a bad record, not an
@@ -717,9 +729,70 @@ impl Outcome {
             epoch,
             offset,
             ts_ns,
+            part,
+            last,
             cause,
             outputs,
         })
+    }
+
+    /// (epoch, command offset, part, last) of an encoded outcome, without decoding the rest.
+    pub fn position(bytes: &[u8]) -> Option<(u32, u64, u32, bool)> {
+        let mut d = Dec(bytes);
+        let epoch = d.u32().ok()?;
+        let offset = d.u64().ok()?;
+        let _ts = d.u64().ok()?;
+        Some((epoch, offset, d.u32().ok()?, d.bool().ok()?))
+    }
+
+    /// Its encoding in parts of at most `max` bytes each (one part if it fits; an output
+    /// larger than `max` alone gets a part of its own). The same outcome always splits the
+    /// same way, so a part published twice (by a new active) is the same bytes.
+    pub fn encode_parts(&self, max: usize) -> Vec<Vec<u8>> {
+        let mut whole = Vec::new();
+        self.encode(&mut whole);
+        if whole.len() <= max {
+            return vec![whole];
+        }
+        let header = {
+            let mut h = Vec::new();
+            Outcome {
+                outputs: Vec::new(),
+                ..self.clone()
+            }
+            .encode(&mut h);
+            h.len()
+        };
+        let mut groups: Vec<Vec<Sent>> = vec![Vec::new()];
+        let mut size = header;
+        let mut one = Vec::new();
+        for o in &self.outputs {
+            one.clear();
+            o.encode(&mut Enc(&mut one));
+            let g = groups.last_mut().expect("not empty");
+            if !g.is_empty() && size + one.len() > max {
+                groups.push(Vec::new());
+                size = header;
+            }
+            size += one.len();
+            groups.last_mut().expect("not empty").push(o.clone());
+        }
+        let n = groups.len();
+        groups
+            .into_iter()
+            .enumerate()
+            .map(|(k, outputs)| {
+                let mut b = Vec::new();
+                Outcome {
+                    part: k as u32,
+                    last: k + 1 == n,
+                    outputs,
+                    ..self.clone()
+                }
+                .encode(&mut b);
+                b
+            })
+            .collect()
     }
 }
 

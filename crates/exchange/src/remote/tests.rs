@@ -147,6 +147,8 @@ fn outcome(offset: u64, cause: Cause, outputs: Vec<Sent>) -> Outcome {
         epoch: 1,
         offset,
         ts_ns: 5,
+        part: 0,
+        last: true,
         cause,
         outputs,
     }
@@ -1009,4 +1011,36 @@ fn a_refused_replace_frees_its_clordid() {
     assert_eq!(g.x.order_of(1, b"A3"), Some(4001));
     assert_eq!(g.x.order_of(1, b"A"), None);
     assert_eq!(g.x.order(4001).map(|o| o.cl_ord_id), Some(cl("A3")));
+}
+
+/// An outcome in parts: each part's outputs are delivered once, in order; the command is
+/// answered with the last part.
+#[test]
+fn outcomes_in_parts_are_taken_part_by_part() {
+    let mut g = Gateway::new();
+    g.input(Input::New {
+        who: ALICE,
+        order: &limit("A", 0, Side::Buy, 100, 5),
+    });
+    let sent = g.take();
+    let unknown = vec![Sent::Owned(OwnedOutput::StatusUnknown {
+        to: BASE,
+        cl_ord_id: cl("S"),
+        n: 0,
+    })];
+    let part = |k: u32, last: bool| Outcome {
+        part: k,
+        last,
+        ..outcome(0, cause(1, 0), unknown.clone())
+    };
+    assert_eq!(g.outcome(0, 0, &part(0, false)).len(), 1);
+    assert_eq!(g.x.unanswered(), sent, "answered only with its last part");
+    assert!(g.outcome(0, 1, &part(0, false)).is_empty(), "a part again");
+    assert_eq!(g.outcome(0, 2, &part(1, true)).len(), 1);
+    assert!(g.x.unanswered().is_empty());
+    assert!(
+        g.outcome(0, 3, &part(1, true)).is_empty(),
+        "the last part again"
+    );
+    assert_eq!(g.x.outcome_offsets(), vec![Some(3), None]);
 }

@@ -473,6 +473,8 @@ fn outcome(outputs: Vec<Sent>) -> Outcome {
         epoch: 3,
         offset: 1 << 40,
         ts_ns: 1_800_000_000_000_000_000,
+        part: 0,
+        last: true,
         cause: Cause {
             gateway: 2,
             record: 99,
@@ -513,8 +515,8 @@ fn outcome_output_counts_must_fit_the_record() {
         Sent::TradingStatus(TradingStatus::Open),
     ]);
     let b = outcome_bytes(&o);
-    // epoch 4, offset 8, ts 8, cause 4 + 8 + 4.
-    let count_at = 36;
+    // epoch 4, offset 8, ts 8, part 4, last 1, cause 4 + 8 + 4.
+    let count_at = 41;
     assert_eq!(b[count_at..count_at + 4], 2u32.to_le_bytes());
     let with_count = |n: u32| {
         let mut x = b.clone();
@@ -558,4 +560,44 @@ fn the_fuzz_body_holds_on_encodings_and_their_mutations() {
             }
         }
     }
+}
+
+/// An outcome too large for one record splits into parts under the limit, numbered in order,
+/// the last marked, whose outputs together are the outcome's; a small one is one part, its
+/// plain encoding.
+#[test]
+fn large_outcomes_split_into_parts() {
+    let small = outcome(sents());
+    assert_eq!(
+        small.encode_parts(PART_BYTES_MAX),
+        vec![outcome_bytes(&small)]
+    );
+    let many: Vec<Sent> = (0..3000).flat_map(|_| sents()).collect();
+    let big = outcome(many.clone());
+    assert!(outcome_bytes(&big).len() > 3 * PART_BYTES_MAX);
+    let parts = big.encode_parts(PART_BYTES_MAX);
+    assert!(parts.len() >= 4, "{} parts", parts.len());
+    let mut outputs = Vec::new();
+    for (k, p) in parts.iter().enumerate() {
+        assert!(p.len() <= PART_BYTES_MAX, "part {k}: {} bytes", p.len());
+        let o = Outcome::decode(p).unwrap();
+        assert_eq!((o.part, o.last), (k as u32, k + 1 == parts.len()));
+        assert_eq!(
+            Outcome::position(p),
+            Some((big.epoch, big.offset, k as u32, k + 1 == parts.len()))
+        );
+        assert_eq!(
+            (o.offset, o.cause, o.ts_ns),
+            (big.offset, big.cause, big.ts_ns)
+        );
+        outputs.extend(o.outputs);
+    }
+    let bytes = |v: &[Sent]| v.iter().map(sent_bytes).collect::<Vec<_>>();
+    assert_eq!(bytes(&outputs), bytes(&many));
+    assert_eq!(
+        big.encode_parts(PART_BYTES_MAX),
+        parts,
+        "the same split every time"
+    );
+    assert_eq!(Outcome::position(&[1, 2, 3]), None);
 }
