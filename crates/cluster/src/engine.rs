@@ -584,12 +584,13 @@ pub fn run(cfg: &server::Config, opts: EngineOptions) -> Result<(), String> {
     let cmds = kafka::reader(c, &format!("{name}-commands"))?;
     let part = i32::from(opts.shard);
     kafka::assign(&cmds, &c.commands_topic(), &[(part, from)])?;
-    let evs = kafka::reader(c, &format!("{name}-events"))?;
-    // A broker may be down while the partition's leader moves: ask again, for a while.
+    // A broker may be down while the partition's leader moves: ask again, for a while, with a
+    // fresh client each time (one whose first broker died can wait on it for minutes).
     let deadline = Instant::now() + Duration::from_secs(120);
-    let (low, high) = loop {
+    let (evs, low, high) = loop {
+        let evs = kafka::reader(c, &format!("{name}-events"))?;
         match kafka::watermarks(&evs, &c.events_topic(), part, Duration::from_secs(5)) {
-            Ok(w) => break w,
+            Ok((low, high)) => break (evs, low, high),
             Err(e) if Instant::now() < deadline => {
                 (opts.log)(&format!("shard {}: {e}; asking again", opts.shard));
             }

@@ -116,7 +116,25 @@ pub fn ensure_topics(cfg: &ClusterConfig) -> Result<(), String> {
                 .set("min.insync.replicas", &isr)
         })
         .collect();
-    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    // Topics that exist with their partitions need nothing (a restart while a broker is
+    // down must not wait for the admin API).
+    let c = reader(cfg, "topics")?;
+    let exists = |name: &str, parts: i32| {
+        c.fetch_metadata(Some(name), Duration::from_secs(5))
+            .ok()
+            .and_then(|m| {
+                m.topics()
+                    .first()
+                    .map(|t| t.error().is_none() && t.partitions().len() == parts as usize)
+            })
+            .unwrap_or(false)
+    };
+    if names.iter().all(|(n, p)| exists(n, *p)) {
+        return Ok(());
+    }
+    let opts = AdminOptions::new()
+        .operation_timeout(Some(Duration::from_secs(10)))
+        .request_timeout(Some(Duration::from_secs(10)));
     // A broker may be down, or the controller moving: ask again, for a while.
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     loop {
@@ -135,7 +153,6 @@ pub fn ensure_topics(cfg: &ClusterConfig) -> Result<(), String> {
         }
     }
     // Wait until every partition has a leader (a new topic's take a moment).
-    let c = reader(cfg, "topics")?;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     for (n, p) in &names {
         for part in 0..*p {

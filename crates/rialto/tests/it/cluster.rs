@@ -438,6 +438,20 @@ fn failover_broker_loss_pause_and_gateway_restart_lose_nothing() {
     // hashes join the comparison below).
     let id0: &str = if active0 == "a" { "a" } else { "b" };
     engines.insert((0, id0), engine(d, &ecfg, 0, id0));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !status(&cfg).first().is_some_and(|s| {
+        s.engines.iter().any(|e| {
+            e.engine == id0
+                && e.role == "standby"
+                && cluster::now_ns().saturating_sub(e.ts_ns) < 1_000_000_000
+        })
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted engine does not report"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     // 2. kill one broker: trading goes on.
     kafka.kill(2);
