@@ -90,17 +90,7 @@ pub fn gateway(args: GatewayArgs) -> CmdResult {
             .map_err(|_| format!("--listen {l:?} is not an ip:port"))?;
     }
     if let Some(h) = args.http_listen {
-        if h == "off" {
-            cfg.http = None;
-        } else {
-            let addr = h
-                .parse()
-                .map_err(|_| format!("--http-listen {h:?} is not an ip:port (or off)"))?;
-            match cfg.http.as_mut() {
-                Some(s) => s.listen = Some(addr),
-                None => return Err("--http-listen: http_listen is off in the config".into()),
-            }
-        }
+        super::serve::http_listen(&mut cfg, &h)?;
     }
     let cfg = cfg.as_gateway()?;
     let cc = cfg.cluster.clone().expect("checked");

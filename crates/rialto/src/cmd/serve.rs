@@ -77,6 +77,22 @@ fn init_log(json: bool) {
     };
 }
 
+/// `--http-listen ADDR|off` over the config's `http_listen`.
+pub(super) fn http_listen(cfg: &mut server::Config, h: &str) -> CmdResult {
+    if h == "off" {
+        cfg.http = None;
+        return Ok(());
+    }
+    let addr = h
+        .parse()
+        .map_err(|_| format!("--http-listen {h:?} is not an ip:port (or off)"))?;
+    match cfg.http.as_mut() {
+        Some(s) => s.listen = Some(addr),
+        None => return Err("--http-listen: http_listen is off in the config".into()),
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> CmdResult {
     init_log(args.log_json);
     let text = match &args.config {
@@ -113,17 +129,7 @@ pub fn run(args: Args) -> CmdResult {
         }
     }
     if let Some(h) = args.http_listen {
-        if h == "off" {
-            cfg.http = None;
-        } else {
-            let addr = h
-                .parse()
-                .map_err(|_| format!("--http-listen {h:?} is not an ip:port (or off)"))?;
-            match cfg.http.as_mut() {
-                Some(s) => s.listen = Some(addr),
-                None => return Err("--http-listen: http_listen is off in the config".into()),
-            }
-        }
+        http_listen(&mut cfg, &h)?;
     }
     if let Some(d) = args.bench_dir {
         match cfg.http.as_mut() {
