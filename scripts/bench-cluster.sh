@@ -22,10 +22,11 @@
 #   single    `rialto bench fix --spawn-server` (one `rialto serve` process) at R, and
 #             `rialto bench http --spawn-server` at --http-rate if --http-shards is not empty.
 #
-# `bench fix` trades ACME, BOLT and CRNK only (loadgen's default contract, each a third of the
-# requests): they are spread over the shards round-robin (2 shards: ACME,CRNK | BOLT), and a
-# shard left without one gets an instrument of its own that no bot trades (DUNE, EPIC, ...), so
-# with more than 3 shards only 3 of them carry load.
+# Through a gateway, `bench fix` trades ACME, BOLT, CRNK and DUNE (--symbols, each a quarter of
+# the requests): they are spread over the shards round-robin (2 shards: ACME,CRNK | BOLT,DUNE),
+# and a shard left without one gets an instrument of its own that no bot trades (EPIC, FUSE,
+# ...), so with more than 4 shards only 4 of them carry load. The single-node run trades the
+# default contract's three (the spawned server's instruments).
 #
 # Prints one line per run (mode, shards, offered rate, achieved rate: requests sent a second,
 # P50, P99, rejects, shed: answered "exchange busy" or REST 429/503, whose latency is not in
@@ -58,10 +59,10 @@ snapshot_every=100000
 kafka_port_base=19192
 out=""
 
-# The symbols `bench fix` trades (loadgen::Market::default_contract), then idle ones for shards
-# beyond them.
-traded=(ACME BOLT CRNK)
-idle=(DUNE EPIC FUSE GRIT HALO)
+# The symbols `bench fix` trades through a gateway (--symbols), then idle ones for shards beyond
+# them.
+traded=(ACME BOLT CRNK DUNE)
+idle=(EPIC FUSE GRIT HALO)
 max_shards=$((${#traded[@]} + ${#idle[@]}))
 
 usage() {
@@ -385,7 +386,8 @@ cluster_run() {
     if [ -z "$notes" ]; then
         run_fg "$logs/$tag-fix.out" "$logs/$tag-fix.err" \
             "$bin" bench fix --port "$fix_port" --bots "$bots" --rate $((rate / bots)) \
-            --duration "$duration" --warmup "$warmup" || notes="bench fix failed"
+            --symbols "$(IFS=,; echo "${traded[*]}")" --duration "$duration" \
+            --warmup "$warmup" || notes="bench fix failed"
     fi
     local i d
     d=$(dead "$gpid" "${eng[@]}")

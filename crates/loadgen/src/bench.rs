@@ -31,6 +31,8 @@ pub struct FixBench {
     pub window: usize,
     pub seed: u64,
     pub mix: MixConfig,
+    /// The instruments the bots trade (default: `Market::default_contract`).
+    pub market: Market,
     pub stop: Arc<AtomicBool>,
     /// Shortest timer tick (see `schedule::Schedule`).
     pub tick_min: Duration,
@@ -57,6 +59,7 @@ impl FixBench {
             window: 100,
             seed: 1,
             mix: MixConfig::default(),
+            market: Market::default_contract(),
             stop: Arc::new(AtomicBool::new(false)),
             tick_min: Duration::from_micros(100),
             spin: Duration::ZERO,
@@ -210,7 +213,7 @@ pub(crate) fn run_fix_observed(
             )
         })
         .collect();
-    let mut market = Market::default_contract();
+    let mut market = b.market.clone();
     let result = driver.run(&mut gens, &mut market, obs)?;
     Ok((result, driver.finish()))
 }

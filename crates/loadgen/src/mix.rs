@@ -41,6 +41,36 @@ impl Market {
             symbols: vec![s("ACME", 10_000), s("BOLT", 5_000), s("CRNK", 2_500)],
         }
     }
+
+    /// The named instruments, tick 0.01: the default contract's keep their mids, others trade
+    /// around 100.00. Names are 1 to 8 letters or digits, each given once.
+    pub fn with_symbols(names: &[String]) -> Result<Market, String> {
+        let defaults = Market::default_contract();
+        let mut symbols: Vec<SymbolSpec> = Vec::with_capacity(names.len());
+        for name in names {
+            if name.is_empty() || name.len() > 8 || !name.bytes().all(|b| b.is_ascii_alphanumeric())
+            {
+                return Err(format!("symbol {name:?}: give 1 to 8 letters or digits"));
+            }
+            if symbols.iter().any(|s| &s.name == name) {
+                return Err(format!("symbol {name:?} is given twice"));
+            }
+            let mid_ticks = defaults
+                .symbols
+                .iter()
+                .find(|s| &s.name == name)
+                .map_or(10_000, |s| s.mid_ticks);
+            symbols.push(SymbolSpec {
+                name: name.clone(),
+                price_decimals: 2,
+                mid_ticks,
+            });
+        }
+        if symbols.is_empty() {
+            return Err("give at least one symbol".into());
+        }
+        Ok(Market { symbols })
+    }
 }
 
 /// The next request of a bot.

@@ -171,3 +171,57 @@ fn config_validation_names_the_problem() {
     assert!(bad.validate().unwrap_err().contains("cancel_pct"));
     assert!(MixConfig::default().validate().is_ok());
 }
+
+#[test]
+fn a_market_of_named_symbols_keeps_known_mids_and_refuses_bad_names() {
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let m = Market::with_symbols(&names(&["BOLT", "DUNE"])).unwrap();
+    let got: Vec<(&str, i64)> = m
+        .symbols
+        .iter()
+        .map(|s| (s.name.as_str(), s.mid_ticks))
+        .collect();
+    assert_eq!(got, [("BOLT", 5_000), ("DUNE", 10_000)]);
+    for (bad, why) in [
+        (names(&[]), "at least one"),
+        (names(&["ACME", "ACME"]), "given twice"),
+        (names(&["A-B"]), "letters or digits"),
+        (names(&["TOOLONGSYM"]), "letters or digits"),
+    ] {
+        let e = Market::with_symbols(&bad).unwrap_err();
+        assert!(e.contains(why), "{bad:?}: {e}");
+    }
+}
+
+#[test]
+fn the_mix_trades_every_symbol_of_its_market() {
+    let names: Vec<String> = ["ACME", "BOLT", "CRNK", "DUNE"].map(String::from).to_vec();
+    let market = Market::with_symbols(&names).unwrap();
+    let mut g = MixGenerator::new(MixConfig::default(), 7);
+    let mut orders = BotOrders::new(100);
+    let mut seen = [false; 4];
+    for k in 0..2_000u64 {
+        match g.next(&mut orders, &market) {
+            Action::New {
+                symbol,
+                side,
+                price_ticks,
+                qty,
+                slot,
+                ..
+            } => {
+                seen[symbol as usize] = true;
+                if slot != 0 {
+                    orders.on_new_sent(slot, k, symbol, side, price_ticks, qty);
+                    orders.on_new_ack(slot, k);
+                }
+            }
+            Action::Cancel { slot } => {
+                orders.on_request_sent(slot, k, None);
+                orders.on_gone(slot, k);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(seen, [true; 4]);
+}

@@ -10,7 +10,7 @@
 use super::CmdResult;
 use loadgen::bench::{run_fix, FixBench};
 use loadgen::spawn::{SpawnSpec, SpawnedServer};
-use loadgen::MixConfig;
+use loadgen::{Market, MixConfig};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -44,6 +44,11 @@ pub struct BotArgs {
     /// Standard deviation of limit prices around the mid, in ticks.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(i64).range(1..=100_000))]
     pub sd_ticks: i64,
+    /// The instruments the bots trade, comma-separated (the server must list them, tick 0.01):
+    /// ACME, BOLT and CRNK keep their mids of 100.00, 50.00 and 25.00, others trade around
+    /// 100.00. Default: the default contract's three.
+    #[arg(long, value_delimiter = ',')]
+    pub symbols: Vec<String>,
     /// TargetCompID of the exchange.
     #[arg(long, default_value = "RIALTO")]
     pub target_comp_id: String,
@@ -174,6 +179,9 @@ impl BotArgs {
         b.seed = self.seed;
         b.target_comp_id = self.target_comp_id.clone();
         b.sender_prefix = self.sender_prefix.clone();
+        if !self.symbols.is_empty() {
+            b.market = Market::with_symbols(&self.symbols)?;
+        }
         b.mix = MixConfig {
             sd_ticks: self.sd_ticks,
             ..MixConfig::default()
