@@ -106,6 +106,7 @@ impl Args {
             window: self.window,
             seed: self.seed,
             sd_ticks: self.sd_ticks,
+            symbols: Vec::new(),
             target_comp_id: "RIALTO".into(),
             sender_prefix: "BOT".into(),
             spawn_server: true,
