@@ -68,6 +68,8 @@ impl Outputs for Collect {
     fn output(&mut self, o: &Output<'_>) {
         match o {
             Output::TradingStatus(s) => self.0.push(Sent::TradingStatus(*s)),
+            // Operator actions are not routed to engines (`Input::Admin`): none comes.
+            Output::InstrumentStatus { .. } => {}
             Output::Market(e) => self.0.push(Sent::Market(**e)),
             o => {
                 if let Some(x) = OwnedOutput::of(o) {

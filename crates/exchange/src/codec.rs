@@ -286,6 +286,104 @@ impl crate::Checkpoint {
     }
 }
 
+impl crate::AdminAction {
+    /// One byte for the action, then its fields.
+    pub fn encode(&self, e: &mut Enc<'_>) {
+        use crate::AdminAction as A;
+        match *self {
+            A::Kill { firm, account } | A::Unblock { firm, account } => {
+                e.u8(if matches!(self, A::Kill { .. }) { 1 } else { 2 });
+                e.u32(u32::from(firm));
+                e.opt_u32(account);
+            }
+            A::SetStatus { symbol, status } => {
+                e.u8(3);
+                e.u32(symbol);
+                e.u8(status_code(status));
+            }
+            A::SetRisk { symbol, risk } => {
+                e.u8(4);
+                e.u32(symbol);
+                e.opt_u32(risk.band_bps);
+                e.bool(risk.reference_price.is_some());
+                e.i64(risk.reference_price.unwrap_or(0));
+                e.opt_u64(risk.max_order_qty);
+                e.bool(risk.max_order_notional.is_some());
+                e.0.extend_from_slice(&risk.max_order_notional.unwrap_or(0).to_le_bytes());
+            }
+        }
+    }
+
+    pub fn decode(d: &mut Dec<'_>) -> Result<crate::AdminAction, DecodeError> {
+        use crate::AdminAction as A;
+        let firm = |d: &mut Dec<'_>| u16::try_from(d.u32()?).map_err(|_| DecodeError("bad firm"));
+        Ok(match d.u8()? {
+            1 => A::Kill {
+                firm: firm(d)?,
+                account: d.opt_u32()?,
+            },
+            2 => A::Unblock {
+                firm: firm(d)?,
+                account: d.opt_u32()?,
+            },
+            3 => A::SetStatus {
+                symbol: d.u32()?,
+                status: status_from(d.u8()?)?,
+            },
+            4 => {
+                let symbol = d.u32()?;
+                let band_bps = d.opt_u32()?;
+                let has_ref = d.bool()?;
+                let reference = d.i64()?;
+                let max_order_qty = d.opt_u64()?;
+                let has_notional = d.bool()?;
+                let notional = i128_le(d)?;
+                A::SetRisk {
+                    symbol,
+                    risk: crate::InstrumentRisk {
+                        band_bps,
+                        reference_price: has_ref.then_some(reference),
+                        max_order_qty,
+                        max_order_notional: has_notional.then_some(notional),
+                    },
+                }
+            }
+            _ => return Err(DecodeError("bad admin action")),
+        })
+    }
+}
+
+fn status_code(s: crate::InstrumentStatus) -> u8 {
+    match s {
+        crate::InstrumentStatus::Open => 0,
+        crate::InstrumentStatus::Halted => 1,
+        crate::InstrumentStatus::Closed => 2,
+    }
+}
+
+fn status_from(c: u8) -> Result<crate::InstrumentStatus, DecodeError> {
+    Ok(match c {
+        0 => crate::InstrumentStatus::Open,
+        1 => crate::InstrumentStatus::Halted,
+        2 => crate::InstrumentStatus::Closed,
+        _ => return Err(DecodeError("bad instrument status")),
+    })
+}
+
+/// A count of decimals a price or notional may have (at most 18, as a tick's).
+fn decimals(v: u8) -> Result<u8, DecodeError> {
+    if v <= 18 {
+        Ok(v)
+    } else {
+        Err(DecodeError("bad decimals"))
+    }
+}
+
+fn i128_le(d: &mut Dec<'_>) -> Result<i128, DecodeError> {
+    let b = d.take(16)?;
+    Ok(i128::from_le_bytes(b.try_into().expect("16 bytes")))
+}
+
 const FIELDS: [types::Field; 9] = [
     types::Field::Id,
     types::Field::Account,
@@ -320,6 +418,10 @@ impl crate::Reject {
             R::MarketClosed { .. } => (15, 0),
             R::FirmOpenOrderLimit { .. } => (16, 0),
             R::AccountOpenOrderLimit { .. } => (17, 0),
+            R::PriceBand { .. } => (18, 0),
+            R::RiskLimit { kind, .. } => (19, kind.code()),
+            R::Blocked { .. } => (20, 0),
+            R::InstrumentNotOpen { status } => (21, status_code(status)),
         };
         e.u8(code);
         e.u8(field);
@@ -330,6 +432,28 @@ impl crate::Reject {
                 e.u32(account);
                 e.u64(limit);
             }
+            R::PriceBand {
+                price,
+                low,
+                high,
+                decimals,
+            } => {
+                e.i64(price);
+                e.i64(low);
+                e.i64(high);
+                e.u8(decimals);
+            }
+            R::RiskLimit {
+                value,
+                limit,
+                decimals,
+                ..
+            } => {
+                e.0.extend_from_slice(&value.to_le_bytes());
+                e.0.extend_from_slice(&limit.to_le_bytes());
+                e.u8(decimals);
+            }
+            R::Blocked { account } => e.opt_u32(account),
             _ => {}
         }
     }
@@ -337,7 +461,7 @@ impl crate::Reject {
     pub fn decode(d: &mut Dec<'_>) -> Result<crate::Reject, DecodeError> {
         use crate::Reject as R;
         let (code, field) = (d.u8()?, d.u8()?);
-        if code != 7 && field != 0 {
+        if !matches!(code, 7 | 19 | 21) && field != 0 {
             return Err(DecodeError("bad reject field"));
         }
         Ok(match code {
@@ -369,6 +493,25 @@ impl crate::Reject {
             17 => R::AccountOpenOrderLimit {
                 account: d.u32()?,
                 limit: d.u64()?,
+            },
+            18 => R::PriceBand {
+                price: d.i64()?,
+                low: d.i64()?,
+                high: d.i64()?,
+                decimals: decimals(d.u8()?)?,
+            },
+            19 => R::RiskLimit {
+                kind: crate::RiskKind::from_code(field)
+                    .ok_or(DecodeError("bad risk limit kind"))?,
+                value: i128_le(d)?,
+                limit: i128_le(d)?,
+                decimals: decimals(d.u8()?)?,
+            },
+            20 => R::Blocked {
+                account: d.opt_u32()?,
+            },
+            21 => R::InstrumentNotOpen {
+                status: status_from(field)?,
             },
             _ => return Err(DecodeError("bad reject reason")),
         })

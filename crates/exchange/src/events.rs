@@ -64,6 +64,8 @@ pub(crate) enum CtxKind {
     Status,
     /// Canceling a disconnected originator's orders.
     Disconnect,
+    /// Canceling a firm's (or account's) orders for the operator's kill switch.
+    Kill,
     /// Expiring DAY orders at the end of the trading day.
     DayEnd,
 }
@@ -99,6 +101,7 @@ impl Exchange {
                     CtxKind::New => {
                         if let Some(o) = self.orders.remove_live(&id) {
                             self.open.remove(o.account);
+                            self.unrest(&o, o.leaves_qty);
                         }
                         if let Some(order) = ctx.order {
                             let n = ctx.exec_n;
@@ -122,10 +125,15 @@ impl Exchange {
                             order: status,
                         });
                     }
-                    CtxKind::Mass | CtxKind::Status | CtxKind::Disconnect | CtxKind::DayEnd => {}
+                    CtxKind::Mass
+                    | CtxKind::Status
+                    | CtxKind::Disconnect
+                    | CtxKind::Kill
+                    | CtxKind::DayEnd => {}
                 }
             }
             Event::Trade {
+                symbol,
                 price,
                 qty,
                 maker_id,
@@ -153,20 +161,39 @@ impl Exchange {
                         let account = o.account;
                         self.open.remove(account);
                     }
+                    let o = &self.orders.slab[slot as usize];
+                    if let Some(a) = self.open.account_ix(o.account) {
+                        if crate::risk::counted(o) {
+                            self.risk.sub_open(a, o.symbol, o.side, o.price, qty);
+                        }
+                        self.risk.fill(a, o.symbol, o.side, qty);
+                    }
                     self.report_at(ctx, id, slot, ReportKind::Fill { price, qty }, out);
                     if leaves == 0 {
                         self.orders.retire(id);
                     }
                 }
+                self.risk.traded(symbol, price);
             }
             Event::Canceled { id, reason, .. } => {
-                if matches!(ctx.kind, CtxKind::Mass | CtxKind::Disconnect) {
+                if matches!(
+                    ctx.kind,
+                    CtxKind::Mass | CtxKind::Disconnect | CtxKind::Kill
+                ) {
                     ctx.mass_count += 1;
                 }
                 let Some(slot) = self.orders.slot(id) else {
                     return;
                 };
                 let o = &mut self.orders.slab[slot as usize];
+                let leaves = o.leaves_qty;
+                // To the engine, a collared market order was an IOC limit at the band's edge.
+                let reason = if reason == CancelReason::Ioc && o.ord_type == types::OrdType::Market
+                {
+                    CancelReason::Collar
+                } else {
+                    reason
+                };
                 o.leaves_qty = 0;
                 o.state = if reason == CancelReason::Expired {
                     OrderState::Expired
@@ -175,8 +202,11 @@ impl Exchange {
                 };
                 let account = o.account;
                 self.open.remove(account);
+                let o = self.orders.slab[slot as usize].clone();
+                self.unrest(&o, leaves);
                 let reason = match ctx.kind {
                     CtxKind::Disconnect => CancelReason::Disconnect,
+                    CtxKind::Kill => CancelReason::Operator,
                     _ => reason,
                 };
                 self.report_at(ctx, id, slot, ReportKind::Canceled(reason), out);
@@ -187,10 +217,18 @@ impl Exchange {
                     return;
                 };
                 let o = &mut self.orders.slab[slot as usize];
+                let (old_price, old_leaves) = (o.price, o.leaves_qty);
                 o.price = price;
                 o.leaves_qty = qty;
                 o.order_qty = o.cum_qty + qty;
                 o.cl_ord_id = *ctx.cl_ord_id;
+                let o = &self.orders.slab[slot as usize];
+                if let (true, Some(a)) = (crate::risk::counted(o), self.open.account_ix(o.account))
+                {
+                    self.risk
+                        .sub_open(a, o.symbol, o.side, old_price, old_leaves);
+                    self.risk.add_open(a, o.symbol, o.side, price, qty);
+                }
                 self.report_at(ctx, id, slot, ReportKind::Replaced, out);
             }
             Event::Level { .. } => {
@@ -199,6 +237,16 @@ impl Exchange {
                 }
             }
             Event::MassCanceled { .. } => {}
+        }
+    }
+
+    /// Resting order `o` no longer has `leaves` (it left the book, or was refused).
+    #[inline]
+    fn unrest(&mut self, o: &crate::OrderRecord, leaves: u64) {
+        if crate::risk::counted(o) {
+            if let Some(a) = self.open.account_ix(o.account) {
+                self.risk.sub_open(a, o.symbol, o.side, o.price, leaves);
+            }
         }
     }
 

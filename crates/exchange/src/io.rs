@@ -126,6 +126,67 @@ pub enum Input<'a> {
     /// they were requested (nothing if none is pending: `Exchange::has_pending_work`).
     Continue,
     Checkpoint(&'a Checkpoint),
+    /// An operator's action (`AdminAction`); who did it is the journal record's.
+    Admin(&'a AdminAction),
+}
+
+/// An instrument's trading status: open, or not taking orders (cancels are always taken).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InstrumentStatus {
+    #[default]
+    Open,
+    /// Stopped by the operator (or a circuit breaker) for a while.
+    Halted,
+    /// Closed until the operator opens it.
+    Closed,
+}
+
+impl InstrumentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstrumentStatus::Open => "open",
+            InstrumentStatus::Halted => "halted",
+            InstrumentStatus::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InstrumentStatus> {
+        [
+            InstrumentStatus::Open,
+            InstrumentStatus::Halted,
+            InstrumentStatus::Closed,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+}
+
+/// What an operator does to the running exchange (`Input::Admin`), journaled and replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdminAction {
+    /// The kill switch: the firm's (or only its `account`'s) new orders and replaces are
+    /// refused from now on, and every live order it has is canceled (`CancelReason::Operator`),
+    /// in a mass cancel's bounded steps.
+    Kill {
+        firm: u16,
+        account: Option<AccountId>,
+    },
+    /// Lifts a kill switch (the firm's, or its `account`'s).
+    Unblock {
+        firm: u16,
+        account: Option<AccountId>,
+    },
+    /// The instrument's trading status from now on.
+    SetStatus {
+        symbol: SymbolId,
+        status: InstrumentStatus,
+    },
+    /// The instrument's price band and order limits from now on, in place of the
+    /// configuration's; a `reference_price` given becomes its reference at once.
+    SetRisk {
+        symbol: SymbolId,
+        risk: crate::InstrumentRisk,
+    },
 }
 
 /// Why a request was refused. Each edge maps it explicitly to its codes (FIX OrdRejReason and
@@ -174,6 +235,30 @@ pub enum Reject {
     MarketClosed {
         opens_at_s: u32,
     },
+    /// The price is outside the instrument's price band around its reference price (`risk`):
+    /// `low` to `high`, in the instrument's units of `decimals` decimals.
+    PriceBand {
+        price: i64,
+        low: i64,
+        high: i64,
+        decimals: u8,
+    },
+    /// A pre-trade limit (`risk`): the order would take `value` past `limit` (quantities, or
+    /// notionals of `decimals` decimals).
+    RiskLimit {
+        kind: crate::RiskKind,
+        value: i128,
+        limit: i128,
+        decimals: u8,
+    },
+    /// The operator pulled the kill switch of the firm (or of this account).
+    Blocked {
+        account: Option<AccountId>,
+    },
+    /// The instrument is halted or closed.
+    InstrumentNotOpen {
+        status: InstrumentStatus,
+    },
 }
 
 impl Reject {
@@ -212,6 +297,14 @@ impl Reject {
             Reject::ReplaceMarketOrder => "market orders cannot be replaced",
             Reject::ExchangeBusy => "exchange busy",
             Reject::MarketClosed { .. } => "market closed",
+            Reject::PriceBand { .. } => "price outside the price band",
+            Reject::RiskLimit { kind, .. } => kind.text(),
+            Reject::Blocked { account: None } => "firm blocked by the exchange operator",
+            Reject::Blocked { account: Some(_) } => "account blocked by the exchange operator",
+            Reject::InstrumentNotOpen {
+                status: InstrumentStatus::Closed,
+            } => "instrument closed",
+            Reject::InstrumentNotOpen { .. } => "instrument halted",
         }
     }
 
@@ -244,6 +337,31 @@ impl Reject {
                 w.num(limit);
                 w.put(b" open orders, its limit");
             }
+            Reject::PriceBand {
+                price,
+                low,
+                high,
+                decimals,
+            } => {
+                w.put(b"price ");
+                w.dec(price as i128, decimals);
+                w.put(b" outside the price band ");
+                w.dec(low as i128, decimals);
+                w.put(b" to ");
+                w.dec(high as i128, decimals);
+            }
+            Reject::RiskLimit {
+                kind,
+                value,
+                limit,
+                decimals,
+            } => {
+                w.put(kind.noun().as_bytes());
+                w.put(b" ");
+                w.dec(value, decimals);
+                w.put(b" over the limit ");
+                w.dec(limit, decimals);
+            }
             r => return r.text(),
         }
         let at = w.at;
@@ -251,8 +369,9 @@ impl Reject {
     }
 }
 
-/// The size of `Reject::describe`'s buffer: its longest text fits.
-pub const DESCRIBE_MAX: usize = 80;
+/// The size of `Reject::describe`'s buffer: its longest text fits (two 39-digit numbers with
+/// the longest `RiskKind` text).
+pub const DESCRIBE_MAX: usize = 160;
 
 /// ASCII written into a fixed buffer (`Reject::describe`: every text fits).
 struct Bytes<'a> {
@@ -264,6 +383,31 @@ impl Bytes<'_> {
     fn put(&mut self, b: &[u8]) {
         self.buf[self.at..self.at + b.len()].copy_from_slice(b);
         self.at += b.len();
+    }
+
+    /// `v` as a decimal of `decimals` decimals (`-12345`, 2: `-123.45`).
+    fn dec(&mut self, v: i128, decimals: u8) {
+        if v < 0 {
+            self.put(b"-");
+        }
+        let mut digits = [0u8; 48];
+        let mut i = digits.len();
+        let mut u = v.unsigned_abs();
+        let mut k = 0u8;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (u % 10) as u8;
+            u /= 10;
+            k += 1;
+            if k == decimals {
+                i -= 1;
+                digits[i] = b'.';
+            }
+            if u == 0 && k > decimals {
+                break;
+            }
+        }
+        self.put(&digits[i..]);
     }
 
     fn num(&mut self, v: u64) {
@@ -373,6 +517,11 @@ pub enum Output<'a> {
     /// the trading day `Closed` follows the expiries; `Open` comes when the next day starts
     /// (at once, with no `trading_day_start_ns`).
     TradingStatus(TradingStatus),
+    /// One instrument's trading status changed (to everyone, as `TradingStatus`).
+    InstrumentStatus {
+        symbol: SymbolId,
+        status: InstrumentStatus,
+    },
 }
 
 /// An output kept past its input: an edge hands the outputs for originators it does not serve
@@ -476,7 +625,9 @@ impl OwnedOutput {
                 cl_ord_id: *cl_ord_id,
                 n,
             },
-            Output::Market(_) | Output::TradingStatus(_) => return None,
+            Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => {
+                return None
+            }
         })
     }
 

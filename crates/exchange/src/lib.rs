@@ -25,6 +25,7 @@
 //! inputs give the same outputs and the same state hash.
 #![forbid(unsafe_code)]
 
+mod admin;
 mod clordid;
 pub mod codec;
 mod day;
@@ -37,6 +38,7 @@ mod orders;
 mod remote;
 mod request;
 mod resolve;
+mod risk;
 pub mod snap;
 mod state;
 pub mod wire;
@@ -44,13 +46,14 @@ pub mod wire;
 pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
 pub use io::{
-    Checkpoint, Input, NewOrder, NoOutputs, Output, Outputs, OwnedOutput, Principal, Reject,
-    Replace, Report, ReportKind, TradingStatus, DESCRIBE_MAX,
+    AdminAction, Checkpoint, Input, InstrumentStatus, NewOrder, NoOutputs, Output, Outputs,
+    OwnedOutput, Principal, Reject, Replace, Report, ReportKind, TradingStatus, DESCRIBE_MAX,
 };
 pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
 pub use remote::{RemoteConfig, Routed, ORDER_ID_STRIDE};
 pub use resolve::{ClHint, ClResolver, Resolvable};
+pub use risk::{InstrumentRisk, RiskKind};
 
 use engine::{Engine, EngineConfig};
 use index::{ClIndex, CL_ORD_IDS_MAX};
@@ -95,6 +98,11 @@ pub struct Config {
     /// Order ids one input of a mass cancel (or cancel on disconnect) looks at most, live or
     /// not; at least 1.
     pub mass_cancel_scan: usize,
+    /// By instrument (as `instruments`): the decimals of its prices (a price unit is
+    /// 10^-decimals), for rejects' texts and notionals; missing: 0.
+    pub price_decimals: Vec<u8>,
+    /// By instrument: its price band and order limits (`risk`); missing: none.
+    pub instrument_risk: Vec<InstrumentRisk>,
 }
 
 /// Default of `Config::mass_cancel_chunk`: a chunk of cancels takes well under a millisecond
@@ -126,7 +134,15 @@ impl Config {
             firm_capacity_percent: 100,
             mass_cancel_chunk: MASS_CANCEL_CHUNK_DEFAULT,
             mass_cancel_scan: MASS_CANCEL_SCAN_DEFAULT,
+            price_decimals: Vec::new(),
+            instrument_risk: Vec::new(),
         }
+    }
+
+    /// The decimals of notionals (price × quantity, summed over instruments): the most any
+    /// instrument's prices have.
+    pub fn notional_decimals(&self) -> u8 {
+        self.price_decimals.iter().copied().max().unwrap_or(0)
     }
 }
 
@@ -173,6 +189,8 @@ pub struct Exchange {
     cl_max: usize,
     /// Open orders per firm and account, against their limits.
     open: OpenOrders,
+    /// Price bands, reference prices, positions and open notionals, against their limits.
+    risk: risk::Risk,
     /// Mass cancels (and cancels on disconnect) with order ids left, oldest request first
     /// (`Input::Continue`).
     pending: VecDeque<PendingMass>,
@@ -201,8 +219,10 @@ impl Exchange {
         let cl = ClIndex::new(backing, &mut populate);
         let orders = Orders::new(backing, &mut populate);
         let open = OpenOrders::new(&cfg);
+        let risk = risk::Risk::new(&cfg, &open.account_firms());
         Exchange {
             open,
+            risk,
             pending: VecDeque::new(),
             cfg,
             engine,
@@ -306,6 +326,39 @@ impl Exchange {
     /// Open (live) orders of `account`.
     pub fn open_orders_of_account(&self, account: AccountId) -> u64 {
         self.open.account(account)
+    }
+
+    /// `account`'s net position in `symbol`: its buys minus its sells (0 for an account no
+    /// firm lists).
+    pub fn position(&self, account: AccountId, symbol: types::SymbolId) -> i64 {
+        match self.open.account_ix(account) {
+            Some(a) if (symbol as usize) < self.cfg.instruments.len() => {
+                self.risk.position(a, symbol)
+            }
+            _ => 0,
+        }
+    }
+
+    /// The notional of `account`'s resting orders (`Config::notional_decimals` decimals).
+    pub fn open_notional(&self, account: AccountId) -> i128 {
+        self.open
+            .account_ix(account)
+            .map_or(0, |a| self.risk.open_notional(a))
+    }
+
+    /// `symbol`'s reference price: its last trade's, or the configured one before the first
+    /// (0: none).
+    pub fn reference_price(&self, symbol: types::SymbolId) -> i64 {
+        self.risk.reference(symbol)
+    }
+
+    /// `symbol`'s price band now (inclusive), if it has one.
+    pub fn price_band(&self, symbol: types::SymbolId) -> Option<(i64, i64)> {
+        if (symbol as usize) < self.cfg.instruments.len() {
+            self.risk.band(symbol)
+        } else {
+            None
+        }
     }
 
     /// Whether a mass cancel has orders left: a server applies `Input::Continue` until it
@@ -507,6 +560,7 @@ impl Exchange {
             Input::Tick => {}
             Input::Continue => self.on_continue(out),
             Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
+            Input::Admin(a) => self.on_admin(seq, a, out),
         }
     }
 

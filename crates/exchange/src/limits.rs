@@ -33,6 +33,15 @@ pub struct FirmLimits {
     pub max_open_orders: Option<u64>,
     /// Open orders of each of its accounts.
     pub max_open_orders_per_account: Option<u64>,
+    /// Quantity of one order (the instrument's limit applies too: the smaller).
+    pub max_order_qty: Option<u64>,
+    /// Price × quantity of one order, in notional units (`Config::notional_decimals`).
+    pub max_order_notional: Option<i128>,
+    /// Notional of each account's resting orders.
+    pub max_open_notional_per_account: Option<i128>,
+    /// Each account's net position in each instrument, were its resting orders on one side
+    /// and the new order to fill (on the absolute value).
+    pub max_net_position_per_account: Option<u64>,
 }
 
 type AccountMap = HashMap<AccountId, (u16, u32), foldhash::fast::FixedState>;
@@ -162,6 +171,11 @@ impl OpenOrders {
             self.first_live[a] = if self.account[a] > 0 { h } else { 0 };
         }
         Ok(())
+    }
+
+    /// The firm of each account, in dense index order (with the account).
+    pub(crate) fn account_firms(&self) -> Vec<(u16, AccountId)> {
+        self.accounts.iter().map(|a| (self.ix[a].0, *a)).collect()
     }
 
     /// The dense index of `account`, if a firm lists it.

@@ -37,6 +37,10 @@ pub(crate) struct PendingMass {
     /// A cancel of `who`'s own orders (`Input::CancelOwn`): the originator's live orders on
     /// its symbol and side, ending with `MassCanceled`, where a mass cancel covers its firm's.
     pub(crate) own: bool,
+    /// The operator's kill switch (`AdminAction::Kill`): the firm's orders (or only
+    /// `kill_account`'s), canceled with `CancelReason::Operator` and no `MassCanceled`.
+    pub(crate) kill: bool,
+    pub(crate) kill_account: Option<AccountId>,
     pub(crate) cl_ord_id: ClOrdId,
     pub(crate) symbol: Option<SymbolId>,
     pub(crate) side: Option<Side>,
@@ -55,14 +59,20 @@ impl PendingMass {
     pub(crate) fn snapshot(&self, e: &mut SnapWriter<'_>) {
         e.u64(u64::from(self.who.originator));
         e.u64(u64::from(self.who.firm));
-        // The kind: 0 a mass cancel, 1 a cancel on disconnect, 2 a cancel of one's own.
+        // The kind: 0 a mass cancel, 1 a cancel on disconnect, 2 a cancel of one's own, 3 a
+        // kill switch (then its account + 1, or 0 for the whole firm).
         e.u64(if self.disconnect {
             1
         } else if self.own {
             2
+        } else if self.kill {
+            3
         } else {
             0
         });
+        if self.kill {
+            e.u64(self.kill_account.map_or(0, |a| u64::from(a) + 1));
+        }
         e.bytes(self.cl_ord_id.as_bytes());
         e.u64(self.symbol.map_or(0, |s| u64::from(s) + 1));
         e.u64(match self.side {
@@ -80,11 +90,19 @@ impl PendingMass {
         let bad = |what: &str| format!("snapshot: pending mass cancel: bad {what}");
         let originator = u16::try_from(r.u64()?).map_err(|_| bad("originator"))?;
         let firm = u16::try_from(r.u64()?).map_err(|_| bad("firm"))?;
-        let (disconnect, own) = match r.u64()? {
-            0 => (false, false),
-            1 => (true, false),
-            2 => (false, true),
+        let (disconnect, own, kill) = match r.u64()? {
+            0 => (false, false, false),
+            1 => (true, false, false),
+            2 => (false, true, false),
+            3 => (false, false, true),
             _ => return Err(bad("kind")),
+        };
+        let kill_account = match kill {
+            false => None,
+            true => match r.u64()? {
+                0 => None,
+                a => Some(AccountId::try_from(a - 1).map_err(|_| bad("account"))?),
+            },
         };
         let cl_ord_id = ClOrdId::from_bytes(r.bytes()?).ok_or_else(|| bad("ClOrdID"))?;
         let symbol = match r.u64()? {
@@ -111,6 +129,8 @@ impl PendingMass {
             who: Principal { originator, firm },
             disconnect,
             own,
+            kill,
+            kill_account,
             cl_ord_id,
             symbol,
             side,
@@ -142,6 +162,8 @@ impl Exchange {
             who,
             disconnect: true,
             own: false,
+            kill: false,
+            kill_account: None,
             cl_ord_id: ClOrdId::EMPTY,
             symbol: None,
             side: None,
@@ -168,6 +190,8 @@ impl Exchange {
             who,
             disconnect: false,
             own,
+            kill: false,
+            kill_account: None,
             cl_ord_id: *cl_ord_id,
             symbol,
             side,
@@ -181,7 +205,7 @@ impl Exchange {
 
     /// Sets `p`'s range (from the lowest id a live order of its firm's accounts may have to
     /// the next order id), takes its first step and keeps it pending if it did not end.
-    fn start_mass<O: Outputs>(&mut self, mut p: PendingMass, out: &mut O) {
+    pub(crate) fn start_mass<O: Outputs>(&mut self, mut p: PendingMass, out: &mut O) {
         p.end = self.next_order_id;
         p.next = self
             .cfg
@@ -223,6 +247,8 @@ impl Exchange {
             orig_cl_ord_id: &ClOrdId::EMPTY,
             kind: if p.disconnect {
                 CtxKind::Disconnect
+            } else if p.kill {
+                CtxKind::Kill
             } else {
                 CtxKind::Mass
             },
@@ -242,6 +268,9 @@ impl Exchange {
                 let covered = o.is_live()
                     && if p.disconnect {
                         o.owner == p.who.originator
+                    } else if p.kill {
+                        accounts.contains(&o.account)
+                            && p.kill_account.is_none_or(|a| a == o.account)
                     } else {
                         p.symbol.is_none_or(|s| s == o.symbol)
                             && p.side.is_none_or(|s| s == o.side)
@@ -273,9 +302,12 @@ impl Exchange {
         }
         if !p.disconnect && p.symbol.is_none() && p.side.is_none() {
             // All its accounts' orders before `end` are gone: later requests start there.
-            self.open.raise_first_live(accounts, p.end);
+            match p.kill_account {
+                Some(a) => self.open.raise_first_live(&[a], p.end),
+                None => self.open.raise_first_live(accounts, p.end),
+            }
         }
-        if !p.disconnect {
+        if !p.disconnect && !p.kill {
             out.output(&Output::MassCanceled {
                 to: p.who.originator,
                 cl_ord_id: &p.cl_ord_id,

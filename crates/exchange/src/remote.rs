@@ -346,7 +346,9 @@ impl Exchange {
             }
             Input::Disconnected { .. } => {}
             // Time and continuations are each engine's own.
-            Input::Tick | Input::Continue | Input::Checkpoint(_) => {}
+            // An operator's action is not routed to the shards (`AdminAction`): the HTTP edge
+            // refuses it on a gateway.
+            Input::Tick | Input::Continue | Input::Checkpoint(_) | Input::Admin(_) => {}
         }
         self.remote = Some(r);
     }

@@ -61,10 +61,19 @@ impl Exchange {
         let Some(account) = self.firm_account(who, n.account) else {
             return reject(self, Reject::UnknownAccount, out);
         };
+        let a = self.open.account_ix(account);
+        if let Some(r) = self.risk.barred(n.symbol, who.firm, a) {
+            return reject(self, r, out);
+        }
+        // Pre-trade risk: the price band (a market order is collared at its edge), the order
+        // limits, the account's open notional and net position.
+        let collar = match self.risk.check_new(who.firm, a, n) {
+            Ok(c) => c,
+            Err(r) => return reject(self, r, out),
+        };
         // Only an order that may rest counts against the open-order limits (IOC, FOK and
         // market orders never rest).
-        let may_rest = n.ord_type == OrdType::Limit
-            && matches!(n.tif, types::TimeInForce::Day | types::TimeInForce::Gtc);
+        let may_rest = crate::risk::rests(n.ord_type, n.tif);
         if may_rest {
             if let Some(limit) = self.open.check(account) {
                 return reject(self, limit, out);
@@ -79,14 +88,26 @@ impl Exchange {
         } else {
             n.price
         };
+        // A collared market order is, to the engine, an IOC (or FOK) limit at the band's edge.
+        let (ord_type, tif, engine_price) = match collar {
+            Some(edge) => (
+                OrdType::Limit,
+                match n.tif {
+                    types::TimeInForce::Fok => types::TimeInForce::Fok,
+                    _ => types::TimeInForce::Ioc,
+                },
+                edge,
+            ),
+            None => (n.ord_type, n.tif, price),
+        };
         let cmd = Command::New(types::NewOrder {
             id,
             account,
             symbol: n.symbol,
             side: n.side,
-            ord_type: n.ord_type,
-            tif: n.tif,
-            price,
+            ord_type,
+            tif,
+            price: engine_price,
             qty: n.qty,
             post_only: n.post_only,
             stp: StpMode::CancelNewest,
@@ -108,6 +129,9 @@ impl Exchange {
             o.state = OrderState::Live;
         });
         self.open.add(account, id);
+        if let (true, Some(a)) = (may_rest, a) {
+            self.risk.add_open(a, n.symbol, n.side, price, n.qty);
+        }
         let mut ctx = Ctx {
             who,
             exec_n: self.exec_n,
@@ -177,6 +201,15 @@ impl Exchange {
                 } else {
                     None
                 };
+                let reason = reason.or_else(|| {
+                    let o = self.orders.live(&id)?;
+                    let a = self.open.account_ix(account);
+                    self.risk.barred(symbol, who.firm, a).or_else(|| {
+                        self.risk
+                            .check_replace(who.firm, a, o, r.price, r.qty)
+                            .err()
+                    })
+                });
                 if let Some(reason) = reason {
                     return reject(reason, Some((id, status)), out);
                 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use types::{OrdType, Side, TimeInForce};
 
 /// Magic of the exchange's part of a snapshot.
-const SNAP_MAGIC: &[u8; 8] = b"RIALTOX4";
+const SNAP_MAGIC: &[u8; 8] = b"RIALTOX5";
 
 impl Exchange {
     /// Engine hash and the exchange's own, combined: equal exactly when the engine state and
@@ -98,6 +98,8 @@ impl Exchange {
         for p in &self.pending {
             p.snapshot(&mut e);
         }
+        // Reference prices and positions (open notionals are the live orders', recounted).
+        self.risk.snapshot(&mut e);
     }
 
     /// Rebuilds an exchange from what `snapshot_and_hash` wrote (with the same
@@ -251,6 +253,16 @@ impl Exchange {
             }
             self.pending.push_back(p);
         }
+        self.risk.restore(&mut r)?;
+        let open = &self.open;
+        self.risk.recount(
+            self.orders
+                .live
+                .iter()
+                .map(|(_, slot)| &self.orders.slab[slot as usize])
+                .filter(|o| o.is_live())
+                .filter_map(|o| open.account_ix(o.account).map(|a| (a, o))),
+        );
         if !r.0.is_empty() {
             return Err("snapshot: trailing bytes in the exchange state".into());
         }

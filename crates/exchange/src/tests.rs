@@ -1,7 +1,11 @@
 use super::*;
 
+/// Kill switches, instrument statuses, the operator's limits.
+mod admin;
 /// Open-order limits and chunked mass cancels.
 mod protect;
+/// Price bands, collars, order, open notional and position limits.
+mod risk;
 use crate::day::NS_PER_DAY;
 use index::CL_ORD_IDS_MAX;
 use orders::{DONE_INDEX_LAG, DONE_ORDERS_MAX};
@@ -73,7 +77,9 @@ impl Outputs for Recorder {
             Output::StatusUnknown { cl_ord_id, .. } => Seen::StatusUnknown {
                 cl: cl_ord_id.to_string(),
             },
-            Output::Market(_) | Output::TradingStatus(_) => return,
+            Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => {
+                return
+            }
         });
     }
 }

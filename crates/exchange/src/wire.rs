@@ -48,7 +48,8 @@ pub enum Command {
 }
 
 impl Command {
-    /// The owned copy of `i` (`None`: a checkpoint).
+    /// The owned copy of `i` (`None`: a checkpoint, or an operator's action, which is not
+    /// routed to the engines yet).
     pub fn of(i: &Input<'_>) -> Option<Command> {
         Some(match *i {
             Input::New { who, order } => Command::New { who, order: *order },
@@ -96,7 +97,7 @@ impl Command {
             Input::Disconnected { who } => Command::Disconnected { who },
             Input::Tick => Command::Tick,
             Input::Continue => Command::Continue,
-            Input::Checkpoint(_) => return None,
+            Input::Checkpoint(_) | Input::Admin(_) => return None,
         })
     }
 
@@ -337,6 +338,8 @@ fn cancel_reason_code(r: CancelReason) -> u8 {
         CancelReason::NoLiquidity => 5,
         CancelReason::Expired => 6,
         CancelReason::Disconnect => 7,
+        CancelReason::Collar => 8,
+        CancelReason::Operator => 9,
     }
 }
 
@@ -349,6 +352,8 @@ fn cancel_reason_from(c: u8) -> Result<CancelReason, DecodeError> {
         5 => CancelReason::NoLiquidity,
         6 => CancelReason::Expired,
         7 => CancelReason::Disconnect,
+        8 => CancelReason::Collar,
+        9 => CancelReason::Operator,
         _ => return Err(DecodeError("bad cancel reason")),
     })
 }

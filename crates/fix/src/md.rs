@@ -590,8 +590,10 @@ impl SecurityList<'_> {
 pub struct SecurityStatus<'a> {
     pub security_status_req_id: &'a [u8],
     pub symbol: &'a [u8],
-    /// SecurityTradingStatus (326): 17 ready to trade.
+    /// SecurityTradingStatus (326): 17 ready to trade, 2 halted, 18 not available.
     pub trading_status: u32,
+    /// UnsolicitedIndicator (325): a change told to a subscriber (Y), not an answer (N).
+    pub unsolicited: bool,
 }
 
 impl SecurityStatus<'_> {
@@ -601,7 +603,10 @@ impl SecurityStatus<'_> {
     pub fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
         enc.field(tags::SECURITY_STATUS_REQ_ID, self.security_status_req_id);
         enc.field(tags::SYMBOL, self.symbol);
-        enc.field_char(tags::UNSOLICITED_INDICATOR, b'N');
+        enc.field_char(
+            tags::UNSOLICITED_INDICATOR,
+            if self.unsolicited { b'Y' } else { b'N' },
+        );
         enc.field_u64(tags::SECURITY_TRADING_STATUS, self.trading_status as u64);
     }
 }

@@ -341,15 +341,20 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
             );
         }
     }
-    s.send_app(
-        &SecurityStatus {
-            security_status_req_id: b"s2",
-            symbol: b"ACME",
-            trading_status: 17,
-        },
-        now,
-        h,
-    );
+    // Every SecurityTradingStatus Rialto sends (ready, halted, not available), as an answer
+    // and as an unsolicited change.
+    for (trading_status, unsolicited) in [(17, false), (2, true), (18, true)] {
+        s.send_app(
+            &SecurityStatus {
+                security_status_req_id: b"s2",
+                symbol: b"ACME",
+                trading_status,
+                unsolicited,
+            },
+            now,
+            h,
+        );
+    }
     send_every_value(s, h, now, &level);
 }
 

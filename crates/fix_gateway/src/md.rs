@@ -63,8 +63,18 @@ impl Default for MdLimits {
 /// flush with more sends several.
 pub const X_ENTRIES_MAX: usize = 24;
 
-/// SecurityTradingStatus (326) of every instrument: Rialto has no halts (yet).
+/// SecurityTradingStatus (326) of an open instrument.
 pub const READY_TO_TRADE: u32 = 17;
+
+/// SecurityTradingStatus (326) of an instrument's status: 17 ready to trade, 2 trading halt,
+/// 18 not available for trading (defined in every version).
+pub fn security_trading_status(s: exchange::InstrumentStatus) -> u32 {
+    match s {
+        exchange::InstrumentStatus::Open => READY_TO_TRADE,
+        exchange::InstrumentStatus::Halted => 2,
+        exchange::InstrumentStatus::Closed => 18,
+    }
+}
 
 /// What the edge has done since start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -139,6 +149,9 @@ struct MdSession {
     fix: Session<MemoryStore, Vec<u8>>,
     conn: Option<ConnId>,
     subs: Vec<Subscription>,
+    /// The instruments whose status changes it asked to be told of (SecurityStatusRequest
+    /// with 263=1), by symbol index, with the request's SecurityStatusReqID.
+    status_subs: Vec<(u32, Vec<u8>)>,
     /// Its connection is too slow: no X until it catches up (then fresh snapshots).
     behind: bool,
     extensions: bool,
@@ -205,6 +218,8 @@ pub struct MdEdge {
     decoder: Decoder,
     enc: fix::Encoder,
     security_responses: u64,
+    /// Each instrument's SecurityTradingStatus (326), as the replica's exchange last said.
+    statuses: Vec<u32>,
     /// The feed itself is behind the journal (its owner says so): no session gets updates;
     /// when it catches up, every subscription gets fresh snapshots.
     feed_behind: bool,
@@ -243,11 +258,13 @@ impl MdEdge {
                     fix: Session::new(sc, MemoryStore::new(limits.resend_store_max)),
                     conn: None,
                     subs: Vec::new(),
+                    status_subs: Vec::new(),
                     behind: false,
                     extensions: d.market_data_extensions,
                 })
             })
             .collect();
+        let statuses = vec![READY_TO_TRADE; cfg.instruments.len()];
         MdEdge {
             cfg,
             check: Box::new(|_, _, _| Credentials::Unchecked),
@@ -258,6 +275,7 @@ impl MdEdge {
             decoder: Decoder::default(),
             enc: fix::Encoder::default(),
             security_responses: 0,
+            statuses,
             feed_behind: false,
             stats: MdStats::default(),
         }
@@ -1020,6 +1038,41 @@ impl MdEdge {
         );
     }
 
+    /// Instrument `symbol` (index) has status `status` now: sessions that asked to be told
+    /// get a SecurityStatus if it changed.
+    pub fn set_instrument_status(
+        &mut self,
+        symbol: u32,
+        status: exchange::InstrumentStatus,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
+        let code = security_trading_status(status);
+        let Some(def) = self.cfg.instruments.get(symbol as usize) else {
+            return;
+        };
+        if std::mem::replace(&mut self.statuses[symbol as usize], code) == code {
+            return;
+        }
+        let name = def.symbol;
+        for s in self.sessions.iter_mut().flatten() {
+            let Some((_, req_id)) = s.status_subs.iter().find(|(sym, _)| *sym == symbol) else {
+                continue;
+            };
+            let req_id = req_id.clone();
+            s.send(
+                &SecurityStatus {
+                    security_status_req_id: &req_id,
+                    symbol: name.as_str().as_bytes(),
+                    trading_status: code,
+                    unsolicited: true,
+                },
+                now_ns,
+                out,
+            );
+        }
+    }
+
     fn security_status(
         &mut self,
         ix: usize,
@@ -1028,15 +1081,18 @@ impl MdEdge {
         now_ns: u64,
         out: &mut Outbox,
     ) {
-        if r.subscription == SubscriptionType::Unsubscribe {
-            return;
-        }
-        if !self
+        let symbol = self
             .cfg
             .instruments
             .iter()
-            .any(|i| i.symbol.as_str().as_bytes() == r.symbol)
-        {
+            .position(|i| i.symbol.as_str().as_bytes() == r.symbol);
+        if r.subscription == SubscriptionType::Unsubscribe {
+            if let (Some(sym), Some(s)) = (symbol, self.sessions[ix].as_mut()) {
+                s.status_subs.retain(|(x, _)| *x != sym as u32);
+            }
+            return;
+        }
+        let Some(symbol) = symbol else {
             let text = format!("unknown symbol {}", String::from_utf8_lossy(r.symbol));
             return self.business_reject(
                 Refused {
@@ -1049,13 +1105,21 @@ impl MdEdge {
                 now_ns,
                 out,
             );
-        }
+        };
+        let trading_status = self.statuses[symbol];
         let s = self.sessions[ix].as_mut().expect("bound");
+        if r.subscription == SubscriptionType::Subscribe {
+            // Bounded by the instruments: one entry each, the latest request's id.
+            s.status_subs.retain(|(x, _)| *x != symbol as u32);
+            s.status_subs
+                .push((symbol as u32, r.security_status_req_id.to_vec()));
+        }
         s.send(
             &SecurityStatus {
                 security_status_req_id: r.security_status_req_id,
                 symbol: r.symbol,
-                trading_status: READY_TO_TRADE,
+                trading_status,
+                unsolicited: false,
             },
             now_ns,
             out,

@@ -715,6 +715,7 @@ fn an_order_over_the_firms_limit_is_refused_as_exceeding_the_limit() {
             exchange::FirmLimits {
                 max_open_orders: Some(1),
                 max_open_orders_per_account: None,
+                ..exchange::FirmLimits::default()
             };
             2
         ];

@@ -42,6 +42,24 @@ pub struct ApiConfig {
     pub idempotency_max: usize,
     /// How long an answer is kept for retries, ns of record time.
     pub idempotency_ttl_ns: u64,
+    /// Who may use `/admin/v1/...`, by the SHA-256 of their tokens.
+    pub operators: Vec<OperatorDef>,
+    /// The firms (by index, as the exchange's) and their accounts: what an operator names.
+    pub firms: Vec<FirmRef>,
+}
+
+/// An operator of the exchange (`[[operators]]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperatorDef {
+    pub name: String,
+    pub sha256: [u8; 32],
+}
+
+/// A firm as an operator names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirmRef {
+    pub name: String,
+    pub accounts: Vec<u32>,
 }
 
 /// Default of `ApiConfig::idempotency_max`.

@@ -143,6 +143,10 @@ impl ApiEdge {
         x: &mut Exchange,
         fix: &mut F,
     ) {
+        if let Some(a) = self.on_admin(seq, ts, input, x, fix) {
+            self.answer(input.req, a);
+            return;
+        }
         let key = input.key;
         if key as usize >= self.cfg.keys.len() {
             // A journal of another configuration: nobody to answer.
@@ -191,6 +195,47 @@ impl ApiEdge {
                     idem: idem.map(|i| i.key.clone()),
                 });
             }
+        }
+    }
+
+    /// An operator's request (`ApiOp::Admin`, `ApiOp::AdminState`): carried out, its answer;
+    /// `None` for any other request.
+    fn on_admin<F: Outputs>(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        input: &ApiInput,
+        x: &mut Exchange,
+        fix: &mut F,
+    ) -> Option<Answer> {
+        match &input.op {
+            ApiOp::AdminState => Some(Answer::json(200, &crate::admin::state(&self.cfg, x))),
+            ApiOp::Admin { operator, action } => {
+                if x.is_remote() {
+                    return Some(Answer::error(
+                        501,
+                        "not_in_cluster_mode",
+                        "operator actions are not routed to a cluster's engines yet: act on \
+                         a single-node server",
+                    ));
+                }
+                let before = crate::admin::open_orders(&self.cfg, x, action);
+                let mut others = Vec::new();
+                let mut sink = ApiOut {
+                    fix,
+                    cfg: &self.cfg,
+                    requester: u16::MAX,
+                    mine: Vec::new(),
+                    others: &mut others,
+                };
+                x.apply(seq, ts, &Input::Admin(action), &mut sink);
+                self.on_others(seq, ts, &others);
+                Some(Answer::json(
+                    200,
+                    &crate::admin::done(&self.cfg, x, operator, action, before),
+                ))
+            }
+            _ => None,
         }
     }
 
@@ -540,6 +585,8 @@ impl ApiEdge {
                     .collect();
                 Answer::json(200, &OrderList { orders })
             }
+            // Carried out before any key's request (`on_admin`).
+            ApiOp::Admin { .. } | ApiOp::AdminState => return None,
         })
     }
 
@@ -804,7 +851,7 @@ impl<F: Outputs> Outputs for ApiOut<'_, F> {
             | Output::CancelRejected { to, .. }
             | Output::MassCanceled { to, .. }
             | Output::StatusUnknown { to, .. } => Some(to),
-            Output::Market(_) | Output::TradingStatus(_) => None,
+            Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => None,
         };
         if let Some(to) = to {
             if self.keep(to, o) {

@@ -388,6 +388,8 @@ fn cancel_text(reason: &str) -> Option<&'static str> {
         "no_liquidity" => CancelReason::NoLiquidity,
         "expired" => CancelReason::Expired,
         "disconnect" => CancelReason::Disconnect,
+        "price_band" => CancelReason::Collar,
+        "operator" => CancelReason::Operator,
         _ => return None,
     };
     Some(r.text())

@@ -191,6 +191,7 @@ pub fn router(shared: Arc<Shared>, http: &HttpConfig, source: Option<Box<dyn Sou
             "/api/v1/orders/{id}",
             get(get_order).delete(cancel_order).patch(replace_order),
         )
+        .merge(crate::admin::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(http.body_max))
@@ -238,11 +239,11 @@ pub(crate) fn answer(a: Answer) -> Response {
     r
 }
 
-fn error(status: u16, code: &'static str, message: impl Into<String>) -> Answer {
+pub(crate) fn error(status: u16, code: &'static str, message: impl Into<String>) -> Answer {
     Answer::error(status, code, message)
 }
 
-fn fail(status: u16, code: &'static str, message: impl Into<String>) -> Response {
+pub(crate) fn fail(status: u16, code: &'static str, message: impl Into<String>) -> Response {
     answer(Answer::error(status, code, message))
 }
 
@@ -268,7 +269,7 @@ pub(crate) fn query_of(q: Result<Query<Params>, QueryRejection>) -> Result<Param
         .map_err(|e| rejected(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))
 }
 
-fn body_of(b: Result<Bytes, BytesRejection>) -> Result<Bytes, Answer> {
+pub(crate) fn body_of(b: Result<Bytes, BytesRejection>) -> Result<Bytes, Answer> {
     b.map_err(|e| match e.status() {
         StatusCode::PAYLOAD_TOO_LARGE => rejected(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -413,6 +414,7 @@ pub(crate) async fn ticker(
             aggressor_side: json::side(t.aggressor),
             trade_id: t.trade_id,
         }),
+        status: v.status.as_str(),
         updated_ns: v.updated_ns,
     })
 }
@@ -488,7 +490,7 @@ fn idempotency(
 }
 
 /// Hands `op` to the event loop and waits for its answer.
-async fn submit(s: &Shared, key: u16, idem: Option<Idem>, op: ApiOp) -> Response {
+pub(crate) async fn submit(s: &Shared, key: u16, idem: Option<Idem>, op: ApiOp) -> Response {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let req: ReqId = s.next_req.fetch_add(1, Ordering::Relaxed);
     let input = ApiInput { req, key, idem, op };
@@ -514,7 +516,7 @@ async fn submit(s: &Shared, key: u16, idem: Option<Idem>, op: ApiOp) -> Response
 }
 
 /// A JSON object body, or the error that says what is wrong with it.
-fn object(body: &[u8]) -> Result<Map<String, Value>, Answer> {
+pub(crate) fn object(body: &[u8]) -> Result<Map<String, Value>, Answer> {
     if body.is_empty() {
         return Ok(Map::new());
     }
@@ -530,7 +532,7 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, Answer> {
 }
 
 /// Refuses any field of `m` not in `known`.
-fn only(m: &Map<String, Value>, known: &[&str]) -> Result<(), Answer> {
+pub(crate) fn only(m: &Map<String, Value>, known: &[&str]) -> Result<(), Answer> {
     match m.keys().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(error(
             400,
@@ -541,7 +543,7 @@ fn only(m: &Map<String, Value>, known: &[&str]) -> Result<(), Answer> {
     }
 }
 
-fn string<'m>(m: &'m Map<String, Value>, name: &str) -> Result<Option<&'m str>, Answer> {
+pub(crate) fn string<'m>(m: &'m Map<String, Value>, name: &str) -> Result<Option<&'m str>, Answer> {
     match m.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -553,7 +555,7 @@ fn string<'m>(m: &'m Map<String, Value>, name: &str) -> Result<Option<&'m str>, 
     }
 }
 
-fn required<'m>(m: &'m Map<String, Value>, name: &str) -> Result<&'m str, Answer> {
+pub(crate) fn required<'m>(m: &'m Map<String, Value>, name: &str) -> Result<&'m str, Answer> {
     string(m, name)?.ok_or_else(|| error(400, "missing_field", format!("{name} is required")))
 }
 
@@ -569,7 +571,7 @@ fn side_of(v: &str) -> Result<Side, Answer> {
     }
 }
 
-fn symbol_of<'s>(s: &'s Shared, v: &str) -> Result<(u32, &'s InstrumentDef), Answer> {
+pub(crate) fn symbol_of<'s>(s: &'s Shared, v: &str) -> Result<(u32, &'s InstrumentDef), Answer> {
     s.cfg
         .symbol_id(v)
         .map(|i| (i, &s.cfg.instruments[i as usize]))
@@ -577,7 +579,7 @@ fn symbol_of<'s>(s: &'s Shared, v: &str) -> Result<(u32, &'s InstrumentDef), Ans
 }
 
 /// A price in `def`'s units, with the reason it is not one.
-fn price_of(v: &str, def: &InstrumentDef) -> Result<i64, Answer> {
+pub(crate) fn price_of(v: &str, def: &InstrumentDef) -> Result<i64, Answer> {
     use types::decimal::PriceError as E;
     types::decimal::parse_price(v.as_bytes(), def.price_decimals, def.tick).map_err(|e| {
         let sym = def.symbol.as_str();
@@ -595,7 +597,7 @@ fn price_of(v: &str, def: &InstrumentDef) -> Result<i64, Answer> {
 }
 
 /// A whole, positive quantity.
-fn whole(v: &str) -> Result<u64, Answer> {
+pub(crate) fn whole(v: &str) -> Result<u64, Answer> {
     let bad = |why: String| error(400, "invalid_quantity", why);
     let d = types::decimal::Decimal::parse(v.as_bytes())
         .map_err(|_| bad(format!("quantity {v:?} is not a decimal like \"100\"")))?;

@@ -5,7 +5,7 @@
 //! float); order ids are numbers; times are nanoseconds since the epoch (UTC), the record's.
 
 use crate::config::InstrumentDef;
-use exchange::{OrderRecord, OrderStatus, Reject};
+use exchange::{OrderRecord, OrderStatus, Reject, RiskKind};
 use serde::Serialize;
 use types::{CancelReason, OrdType, Side, TimeInForce};
 use utoipa::ToSchema;
@@ -67,6 +67,18 @@ pub fn reject_code(r: Reject) -> (u16, &'static str) {
         Reject::ReplaceMarketOrder => (422, "market_order_not_replaceable"),
         Reject::ExchangeBusy => (503, "exchange_busy"),
         Reject::MarketClosed { .. } => (422, "market_closed"),
+        Reject::PriceBand { .. } => (422, "price_band"),
+        Reject::Blocked { .. } => (422, "blocked"),
+        Reject::InstrumentNotOpen { .. } => (422, "instrument_not_open"),
+        Reject::RiskLimit { kind, .. } => (
+            422,
+            match kind {
+                RiskKind::OrderQty => "order_quantity_limit",
+                RiskKind::OrderNotional => "order_notional_limit",
+                RiskKind::OpenNotional => "open_notional_limit",
+                RiskKind::NetPosition => "position_limit",
+            },
+        ),
     }
 }
 
@@ -349,6 +361,9 @@ pub struct TickerJson {
     pub best_bid: Option<BestJson>,
     pub best_ask: Option<BestJson>,
     pub last_trade: Option<TradeJson>,
+    /// open, halted or closed.
+    #[schema(example = "open")]
+    pub status: &'static str,
     pub updated_ns: u64,
 }
 

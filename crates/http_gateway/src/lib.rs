@@ -18,12 +18,14 @@
 //! on bounded broadcast rings, book snapshots and deltas in the FIX feed's RptSeq space, slow
 //! readers conflated or closed with 1008); `link` is the queue between the halves. The live
 //! half is the `server` feature (default): a replay without it (the fuzz targets) needs no
-//! HTTP stack. `keys` makes API keys. `web` serves the dashboard (`dashboard`'s embedded
+//! HTTP stack. `keys` makes API keys. `admin` is the operator's endpoint (`/admin/v1/...`:
+//! kill switches, instrument statuses and limits) and its answers. `web` serves the dashboard (`dashboard`'s embedded
 //! files) at `/` and the benchmark runs it draws.
 //!
 //! Never: a float (prices and quantities are decimal strings, exact to the instrument's
 //! units: `json`), a 500 for any input, a token kept anywhere (only its SHA-256).
 
+pub mod admin;
 pub mod config;
 pub mod edge;
 #[cfg(feature = "server")]
@@ -46,7 +48,7 @@ pub mod stats;
 pub mod web;
 pub mod ws;
 
-pub use config::{ApiConfig, InstrumentDef, KeyDef};
+pub use config::{ApiConfig, FirmRef, InstrumentDef, KeyDef, OperatorDef};
 pub use edge::{ApiEdge, ApiOutbox};
 pub use json::Answer;
 pub use record::{ApiInput, ApiOp, Idem, OrderRef, ReqId};

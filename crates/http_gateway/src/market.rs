@@ -25,6 +25,8 @@ pub struct BookView {
     pub last_trade: Option<TradeEntry>,
     /// Record time of the last change, ns.
     pub updated_ns: u64,
+    /// Its trading status (the operator's: `exchange::AdminAction::SetStatus`).
+    pub status: exchange::InstrumentStatus,
 }
 
 /// Every instrument's view, each behind its own lock (held for a copy), and the WebSocket
@@ -81,6 +83,13 @@ impl MarketView {
         v.updated_ns = ts;
     }
 
+    /// Sets instrument `symbol`'s trading status.
+    pub fn set_status(&self, symbol: u32, status: exchange::InstrumentStatus) {
+        if let Some(slot) = self.books.get(symbol as usize) {
+            slot.lock().unwrap_or_else(|e| e.into_inner()).status = status;
+        }
+    }
+
     /// A copy of instrument `symbol`'s view, its sides cut to `depth` levels.
     pub fn book(&self, symbol: u32, depth: usize) -> Option<BookView> {
         let v = self
@@ -94,6 +103,7 @@ impl MarketView {
             asks: v.asks.iter().take(depth).copied().collect(),
             last_trade: v.last_trade,
             updated_ns: v.updated_ns,
+            status: v.status,
         })
     }
 }

@@ -65,12 +65,23 @@ pub enum ApiOp {
     ListOpen {
         symbol: Option<SymbolId>,
     },
+    /// An operator's action (`/admin/v1/...`), journaled with the operator's name; the
+    /// request's key is unused.
+    Admin {
+        operator: String,
+        action: exchange::AdminAction,
+    },
+    /// The operator's read of the instruments' statuses and limits and the kill switches.
+    AdminState,
 }
 
 impl ApiOp {
     /// Whether the request may change something (and so takes an Idempotency-Key).
     pub fn mutates(&self) -> bool {
-        !matches!(self, ApiOp::Get(_) | ApiOp::ListOpen { .. })
+        !matches!(
+            self,
+            ApiOp::Get(_) | ApiOp::ListOpen { .. } | ApiOp::AdminState
+        )
     }
 }
 
@@ -155,6 +166,12 @@ impl ApiInput {
                 e.u8(6);
                 e.opt_u32(*symbol);
             }
+            ApiOp::Admin { operator, action } => {
+                e.u8(7);
+                e.bytes(operator.as_bytes());
+                action.encode(e);
+            }
+            ApiOp::AdminState => e.u8(8),
         }
     }
 
@@ -206,6 +223,11 @@ impl ApiInput {
             6 => ApiOp::ListOpen {
                 symbol: d.opt_u32()?,
             },
+            7 => ApiOp::Admin {
+                operator: d.str()?.to_owned(),
+                action: exchange::AdminAction::decode(d)?,
+            },
+            8 => ApiOp::AdminState,
             _ => return Err(DecodeError("unknown API request")),
         };
         Ok(ApiInput { req, key, idem, op })

@@ -169,6 +169,8 @@ struct TickerJson<'a> {
     best_bid: Option<BestJson>,
     best_ask: Option<BestJson>,
     last_trade: Option<LastTradeJson>,
+    /// open, halted or closed.
+    status: &'static str,
     time_ns: u64,
 }
 
@@ -182,6 +184,7 @@ pub(crate) struct Ticker {
     bid: Option<(i64, u64)>,
     ask: Option<(i64, u64)>,
     last: Option<TradeEntry>,
+    status: exchange::InstrumentStatus,
 }
 
 impl Ticker {
@@ -191,6 +194,7 @@ impl Ticker {
             bid: v.bids.first().map(|l| (l.0, l.1)),
             ask: v.asks.first().map(|l| (l.0, l.1)),
             last: v.last_trade,
+            status: v.status,
         }
     }
 
@@ -213,6 +217,7 @@ impl Ticker {
                 aggressor_side: json::side(t.aggressor),
                 trade_id: t.trade_id,
             }),
+            status: self.status.as_str(),
             time_ns,
         })
     }
@@ -313,6 +318,7 @@ impl WsPublisher {
                         EntryKind::Level(_) => None,
                     })
                     .or(seen.last),
+                status: seen.status,
             };
             let changed = now != *seen;
             *seen = now;
@@ -374,6 +380,40 @@ impl WsPublisher {
             }
         }
         self.entries.clear();
+    }
+
+    /// Instrument `sym`'s trading status changed (at journal time `time_ns`): its ticker says
+    /// so, after the batch's book and trades (`publish` first).
+    pub fn on_status(
+        &mut self,
+        feed: &Feed,
+        sym: u32,
+        status: exchange::InstrumentStatus,
+        time_ns: u64,
+    ) {
+        let (Some(def), Some(seen)) = (
+            self.cfg.instruments.get(sym as usize),
+            self.tickers.get_mut(sym as usize),
+        ) else {
+            return;
+        };
+        if seen.status == status {
+            return;
+        }
+        seen.status = status;
+        let hub = self.view.ws();
+        if hub.market.receiver_count() == 0 {
+            return;
+        }
+        let rpt_seq = feed.rpt_seq(sym);
+        hub.stats.published.fetch_add(1, Ordering::Relaxed);
+        let _ = hub.market.send(MarketMsg {
+            symbol: sym,
+            channel: Channel::Ticker,
+            first_rpt_seq: rpt_seq,
+            rpt_seq,
+            text: seen.json(def, rpt_seq, time_ns),
+        });
     }
 
     /// Moves the replica's order events (`ApiOutbox::events`) to the connections; `events`

@@ -36,6 +36,8 @@ fn cfg() -> Arc<ApiConfig> {
         originator_base: 1,
         idempotency_max: 10,
         idempotency_ttl_ns: 1,
+        operators: Vec::new(),
+        firms: Vec::new(),
     })
 }
 

@@ -51,6 +51,8 @@ fn cancel_word(reason: CancelReason) -> u64 {
         CancelReason::NoLiquidity => 5,
         CancelReason::Expired => 6,
         CancelReason::Disconnect => 7,
+        CancelReason::Collar => 8,
+        CancelReason::Operator => 9,
     }
 }
 

@@ -5,7 +5,10 @@
 //!
 //! `valgrind --tool=callgrind --toggle-collect='*stretch*' target/release/examples/order_path`
 //! (`... order_path validate`: the sessions validate every message against the FIX 4.4
-//! dictionary, as `validate = true` does; the difference is validation's share.)
+//! dictionary, as `validate = true` does; the difference is validation's share. `... order_path
+//! risk`: every pre-trade check on, with limits no order of the stream reaches: a price band,
+//! order quantity and notional limits on every instrument and firm, open notional and net
+//! position limits on every account; the difference is the checks' share.)
 //!
 //! Stream: CLIENT1 and CLIENT2 log on; 30,000 NewOrderSingles (warm-up, not timed) and then
 //! 35,000 more, buys and sells of 3 at one price so every second one trades; then 14,000
@@ -93,9 +96,27 @@ fn stretch(h: &mut Harness, stream: &[(usize, Vec<u8>)]) {
 fn main() {
     // Records are stamped with a synthetic clock: no SendingTime window.
     let mut cfg = Config::defaults().lenient();
-    let validate = std::env::args().nth(1).as_deref() == Some("validate");
+    let mode = std::env::args().nth(1);
+    let validate = mode.as_deref() == Some("validate");
+    let risk = mode.as_deref() == Some("risk");
     for s in &mut cfg.sessions {
         s.validate = validate;
+    }
+    if risk {
+        for i in &mut cfg.instruments {
+            i.risk = exchange::InstrumentRisk {
+                band_bps: Some(5_000),
+                reference_price: Some(1_000),
+                max_order_qty: Some(1_000_000),
+                max_order_notional: Some(1_000_000_000),
+            };
+        }
+        for f in &mut cfg.firms {
+            f.limits.max_order_qty = Some(1_000_000);
+            f.limits.max_order_notional = Some(1_000_000_000);
+            f.limits.max_open_notional_per_account = Some(1 << 60);
+            f.limits.max_net_position_per_account = Some(1 << 40);
+        }
     }
     let mut h = Harness {
         adapter: FixAdapter::new(Arc::new(cfg.fix_config())),
@@ -191,7 +212,7 @@ fn main() {
     let el = t0.elapsed();
     let n = measured.len() + rounds.len();
     println!(
-        "validate={validate} messages={n} out_bytes={} ns_per_msg={:.1} trades={} hash={:016x}",
+        "validate={validate} risk={risk} messages={n} out_bytes={} ns_per_msg={:.1} trades={} hash={:016x}",
         h.bytes,
         el.as_nanos() as f64 / n as f64,
         h.x.exchange.stats.trades,

@@ -195,6 +195,8 @@ impl MdPublisher {
             ws,
             touched: vec![None; cfg.instruments.len()],
             last_trades: vec![None; cfg.instruments.len()],
+            statuses: vec![exchange::InstrumentStatus::Open; cfg.instruments.len()],
+            status_changes: 0,
         };
         let handle = std::thread::Builder::new()
             .name("market-data".into())
@@ -264,6 +266,10 @@ struct MdThread {
     /// unchanged), and its last trade in it.
     touched: Vec<Option<u64>>,
     last_trades: Vec<Option<market_data::TradeEntry>>,
+    /// By instrument: the trading status last published, and the exchange's count of status
+    /// changes then (`follow_statuses`).
+    statuses: Vec<exchange::InstrumentStatus>,
+    status_changes: u64,
 }
 
 impl MdThread {
@@ -418,6 +424,7 @@ impl MdThread {
             ws.publish(&self.feed);
             ws.publish_orders(self.follower.api_events());
         }
+        self.follow_statuses();
         self.counters
             .applied_seq
             .store(self.follower.last_seq(), Ordering::Release);
@@ -440,6 +447,33 @@ impl MdThread {
             records: to - from,
         });
         Ok(to < upto)
+    }
+
+    /// The instruments whose trading status the batch changed: told to the FIX sessions that
+    /// asked (SecurityStatus), written into the REST view and the WebSocket tickers.
+    fn follow_statuses(&mut self) {
+        let x = &self.follower.node().exchange;
+        let changes = x.status_changes();
+        if changes == self.status_changes {
+            return;
+        }
+        self.status_changes = changes;
+        let now = now_ns();
+        for (s, seen) in self.statuses.iter_mut().enumerate() {
+            let status = x.instrument_status(s as u32);
+            if status == *seen {
+                continue;
+            }
+            *seen = status;
+            self.edge
+                .set_instrument_status(s as u32, status, now, &mut self.out);
+            if let Some(view) = &self.market {
+                view.set_status(s as u32, status);
+            }
+            if let Some(ws) = self.ws.as_mut() {
+                ws.on_status(&self.feed, s as u32, status, now);
+            }
+        }
     }
 
     /// Writes the instruments the batch changed into the REST API's view.

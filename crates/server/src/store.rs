@@ -453,6 +453,8 @@ fn cancel_reason(r: CancelReason) -> &'static str {
         CancelReason::NoLiquidity => "no_liquidity",
         CancelReason::Expired => "expired",
         CancelReason::Disconnect => "disconnect",
+        CancelReason::Collar => "price_band",
+        CancelReason::Operator => "operator",
     }
 }
 

@@ -286,6 +286,11 @@ pub enum CancelReason {
     Expired,
     /// The owner's session ended and it had asked for its orders to be canceled then.
     Disconnect,
+    /// Remainder of a market order beyond its instrument's price band (the collar): never
+    /// emitted by the engine, which sees such an order as an IOC limit at the band's edge.
+    Collar,
+    /// The exchange's operator pulled the kill switch of the order's firm or account.
+    Operator,
 }
 
 impl CancelReason {
@@ -298,6 +303,8 @@ impl CancelReason {
             CancelReason::NoLiquidity => "no_liquidity",
             CancelReason::Expired => "expired",
             CancelReason::Disconnect => "cancel_on_disconnect",
+            CancelReason::Collar => "price_band",
+            CancelReason::Operator => "operator",
         }
     }
 
@@ -311,6 +318,8 @@ impl CancelReason {
             CancelReason::NoLiquidity => "no liquidity",
             CancelReason::Expired => "expired at the end of the trading day",
             CancelReason::Disconnect => "canceled on disconnect",
+            CancelReason::Collar => "market order collar: no liquidity within the price band",
+            CancelReason::Operator => "canceled by the exchange operator (kill switch)",
         }
     }
 }

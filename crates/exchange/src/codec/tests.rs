@@ -270,7 +270,8 @@ fn reject_reasons_round_trip_and_unknown_codes_are_refused() {
     }
     let decode = |b: [u8; 2]| Reject::decode(&mut Dec(&b));
     assert_eq!(decode([0, 0]), Err(DecodeError("bad reject reason")));
-    assert_eq!(decode([18, 0]), Err(DecodeError("bad reject reason")));
+    assert_eq!(decode([22, 0]), Err(DecodeError("bad reject reason")));
+    assert_eq!(decode([19, 0]), Err(DecodeError("bad risk limit kind")));
     assert_eq!(decode([255, 0]), Err(DecodeError("bad reject reason")));
     assert_eq!(decode([3, 1]), Err(DecodeError("bad reject field")));
     assert_eq!(

@@ -12,6 +12,7 @@ fn the_smaller_of_a_firms_own_limit_and_its_share_applies() {
     let own = FirmLimits {
         max_open_orders: Some(300),
         max_open_orders_per_account: Some(2),
+        ..FirmLimits::default()
     };
     let mut o = OpenOrders::new(&cfg(25, vec![own]));
     assert_eq!(o.firm_max, vec![250, 250]);

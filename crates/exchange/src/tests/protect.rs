@@ -120,6 +120,7 @@ fn a_firm_or_account_at_its_limit_is_refused_and_other_firms_are_not() {
         c.firm_limits = vec![FirmLimits {
             max_open_orders: Some(3),
             max_open_orders_per_account: Some(2),
+            ..FirmLimits::default()
         }];
     }));
     let gtc = TimeInForce::Gtc;
@@ -233,6 +234,7 @@ fn expiry_at_the_end_of_the_day_gives_the_places_back() {
         c.firm_limits = vec![FirmLimits {
             max_open_orders: Some(2),
             max_open_orders_per_account: None,
+            ..FirmLimits::default()
         }];
         c.trading_day_end_ns = Some(NS_PER_DAY / 2);
     }));
@@ -498,9 +500,15 @@ fn a_snapshot_with_a_bad_pending_range_is_refused() {
     let cfg = m.x.config().clone();
     assert!(Exchange::restore(cfg.clone(), &bytes, Backing::Resident).is_ok());
     // The exchange part ends with the pending mass cancel (`next`, then the ids left: 2)
-    // after the hints (account 1: 1; account 2 and 3: 0). Patch them in place.
+    // after the hints (account 1: 1; account 2 and 3: 0), then the risk state's 15 bytes (2
+    // instruments, each with no reference price, open, no operator's limits; 2 firms and 3
+    // accounts without a kill switch; no position). Patch them in place.
     let own_len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
-    let end = 16 + own_len;
+    let end = 16 + own_len - 15;
+    assert_eq!(
+        &bytes[end..end + 15],
+        [2, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 0, 0, 0, 0]
+    );
     assert_eq!(&bytes[end - 2..end], [2, 2], "next id 2, 2 ids left");
     let mut wide = bytes.clone();
     wide[end - 1] = 9;

@@ -232,7 +232,7 @@ fn record(k: usize) -> OrderRecord {
     }
 }
 
-const REASONS: [CancelReason; 7] = [
+const REASONS: [CancelReason; 9] = [
     CancelReason::User,
     CancelReason::Ioc,
     CancelReason::Fok,
@@ -240,6 +240,8 @@ const REASONS: [CancelReason; 7] = [
     CancelReason::NoLiquidity,
     CancelReason::Expired,
     CancelReason::Disconnect,
+    CancelReason::Collar,
+    CancelReason::Operator,
 ];
 
 fn rejects() -> Vec<Reject> {
@@ -434,7 +436,7 @@ fn bad_sent_bytes_are_errors() {
     assert_eq!(put(state, &[4]), Some(DecodeError("bad order state")));
     assert_eq!(put(kind, &[6]), Some(DecodeError("bad report kind")));
     assert_eq!(put(reason, &[0]), Some(DecodeError("bad cancel reason")));
-    assert_eq!(put(reason, &[8]), Some(DecodeError("bad cancel reason")));
+    assert_eq!(put(reason, &[10]), Some(DecodeError("bad cancel reason")));
     assert_eq!(put(has_orig, &[2]), Some(DecodeError("bad bool")));
     // A notional of another length than 16 bytes (the record made longer to match).
     let mut x = b[..notional_len].to_vec();

@@ -38,6 +38,7 @@ mod snapshot;
 
 use log::{EdgeLog, Noted};
 
+use out::CancelRejectText;
 pub use out::{cxl_rej_reason, ord_rej_reason, ord_status};
 use out::{EdgeOut, MassCancelOutcome};
 
@@ -991,11 +992,14 @@ impl FixEdge {
                 }
                 InvalidKind::CancelReject { replace } => e.cancel_reject_text(
                     ix as u16,
-                    &inv.cl_ord_id,
-                    &inv.orig_cl_ord_id,
-                    replace,
-                    cxl_rej_reason(inv.reject),
-                    &inv.reason,
+                    CancelRejectText {
+                        cl_ord_id: &inv.cl_ord_id,
+                        orig_cl_ord_id: &inv.orig_cl_ord_id,
+                        order: None,
+                        replace,
+                        reason_code: cxl_rej_reason(inv.reject),
+                        text: &inv.reason,
+                    },
                 ),
             },
             AppMsg::Busy(b) if b.why != crate::BusyWhy::Overload => {
@@ -1015,11 +1019,14 @@ impl FixEdge {
                     }
                     b'F' | b'G' => e.cancel_reject_text(
                         ix as u16,
-                        &b.cl_ord_id,
-                        &b.orig_cl_ord_id,
-                        b.msg_type == b'G',
-                        cxl_rej_reason(Reject::ExchangeBusy),
-                        &text,
+                        CancelRejectText {
+                            cl_ord_id: &b.cl_ord_id,
+                            orig_cl_ord_id: &b.orig_cl_ord_id,
+                            order: None,
+                            replace: b.msg_type == b'G',
+                            reason_code: cxl_rej_reason(Reject::ExchangeBusy),
+                            text: &text,
+                        },
                     ),
                     t => e.business_reject(ix as u16, msg_seq, &[t], &b.cl_ord_id, false, &text),
                 }

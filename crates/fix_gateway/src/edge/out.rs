@@ -122,23 +122,32 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
                     echo.as_bytes(),
                 );
             }
-            // A closed market's reject says when it opens (a text of its own, stored as bytes).
+            // A closed market's reject says when it opens, a risk limit's the value and the
+            // limit, a kill switch's whose (texts of their own, stored as bytes).
             Output::CancelRejected {
                 to,
                 cl_ord_id,
                 orig_cl_ord_id,
                 replace,
-                reason: reason @ Reject::MarketClosed { .. },
-                ..
+                reason:
+                    reason @ (Reject::MarketClosed { .. }
+                    | Reject::PriceBand { .. }
+                    | Reject::RiskLimit { .. }
+                    | Reject::Blocked { .. }
+                    | Reject::InstrumentNotOpen { .. }),
+                order,
             } => {
                 let mut buf = [0u8; exchange::DESCRIBE_MAX];
                 self.cancel_reject_text(
                     to,
-                    cl_ord_id,
-                    orig_cl_ord_id,
-                    replace,
-                    cxl_rej_reason(reason),
-                    reason.describe(&mut buf),
+                    CancelRejectText {
+                        cl_ord_id,
+                        orig_cl_ord_id,
+                        order: order.map(|(id, s)| (id, ord_status(s))),
+                        replace,
+                        reason_code: cxl_rej_reason(reason),
+                        text: reason.describe(&mut buf),
+                    },
                 )
             }
             Output::CancelRejected {
@@ -200,6 +209,9 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
             }
             Output::Market(e) => self.out.market.push(*e),
             Output::TradingStatus(s) => self.trading_status(s),
+            // The market-data edge tells of an instrument's status (SecurityStatus); the
+            // replica's exchange has it (`Exchange::instrument_status`).
+            Output::InstrumentStatus { .. } => {}
         }
     }
 
@@ -224,7 +236,7 @@ fn recipient(o: &Output<'_>) -> Option<u16> {
         | Output::CancelRejected { to, .. }
         | Output::MassCanceled { to, .. }
         | Output::StatusUnknown { to, .. } => Some(to),
-        Output::Market(_) | Output::TradingStatus(_) => None,
+        Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => None,
     }
 }
 
@@ -527,22 +539,22 @@ impl<const MD: bool> EdgeOut<'_, MD> {
         self.write_last(to, seq, b'9');
     }
 
-    /// OrderCancelReject with a text of the adapter's (stored as bytes).
-    pub(super) fn cancel_reject_text(
-        &mut self,
-        to: u16,
-        cl_ord_id: &ClOrdId,
-        orig_cl_ord_id: &ClOrdId,
-        replace: bool,
-        reason_code: u32,
-        text: &str,
-    ) {
+    /// OrderCancelReject with a text of its own (stored as bytes).
+    pub(super) fn cancel_reject_text(&mut self, to: u16, r: CancelRejectText<'_>) {
+        let CancelRejectText {
+            cl_ord_id,
+            orig_cl_ord_id,
+            order,
+            replace,
+            reason_code,
+            text,
+        } = r;
         self.send_body(to, b'9', |v, enc| {
             app::OrderCancelReject {
-                order_id: None,
+                order_id: order.map(|(id, _)| id),
                 cl_ord_id: cl_ord_id.as_bytes(),
                 orig_cl_ord_id: orig_cl_ord_id.as_bytes(),
-                ord_status: None,
+                ord_status: order.map(|(_, s)| s),
                 response_to: if replace {
                     app::CxlRejResponseTo::CancelReplaceRequest
                 } else {
@@ -592,6 +604,17 @@ pub fn ord_status(s: OrderStatus) -> OrdStatus {
     }
 }
 
+/// An OrderCancelReject whose text is not a reason's fixed words (`cancel_reject_text`).
+pub(super) struct CancelRejectText<'a> {
+    pub cl_ord_id: &'a ClOrdId,
+    pub orig_cl_ord_id: &'a ClOrdId,
+    /// OrderID and OrdStatus of the order, if the requester has it.
+    pub order: Option<(u64, app::OrdStatus)>,
+    pub replace: bool,
+    pub reason_code: u32,
+    pub text: &'a str,
+}
+
 /// OrdRejReason (103) of a refused new order (the builder sends a version's nearest code
 /// where it lacks one: `fix::app::OrderlessReport`).
 pub fn ord_rej_reason(r: Reject) -> u32 {
@@ -600,9 +623,11 @@ pub fn ord_rej_reason(r: Reject) -> u32 {
         Reject::UnknownSymbol => c::UNKNOWN_SYMBOL,
         Reject::DuplicateClOrdId | Reject::DuplicateOrderId => c::DUPLICATE_ORDER,
         // "Order exceeds limit", in every version.
-        Reject::FirmOpenOrderLimit { .. } | Reject::AccountOpenOrderLimit { .. } => {
-            c::ORDER_EXCEEDS_LIMIT
-        }
+        Reject::FirmOpenOrderLimit { .. }
+        | Reject::AccountOpenOrderLimit { .. }
+        | Reject::PriceBand { .. }
+        | Reject::RiskLimit { .. } => c::ORDER_EXCEEDS_LIMIT,
+        Reject::InstrumentNotOpen { .. } => c::EXCHANGE_CLOSED,
         _ => c::OTHER,
     }
 }

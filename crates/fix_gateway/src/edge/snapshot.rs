@@ -319,7 +319,7 @@ impl FixEdge {
 }
 
 /// Cancel reasons by snapshot code (code = index + 1; 0 = no text).
-const CANCEL_REASONS: [CancelReason; 7] = [
+const CANCEL_REASONS: [CancelReason; 9] = [
     CancelReason::User,
     CancelReason::Ioc,
     CancelReason::Fok,
@@ -327,6 +327,8 @@ const CANCEL_REASONS: [CancelReason; 7] = [
     CancelReason::NoLiquidity,
     CancelReason::Expired,
     CancelReason::Disconnect,
+    CancelReason::Collar,
+    CancelReason::Operator,
 ];
 
 const EXEC_TYPES: [ExecType; 7] = [

@@ -623,3 +623,37 @@ fn market_data_logons_need_the_owners_check() {
         "unknown CompIDs are checked too (throttle)"
     );
 }
+
+#[test]
+fn security_status_follows_the_instruments_status_for_those_who_subscribed() {
+    use exchange::InstrumentStatus as S;
+    let (mut edge, feed, mut out) = (edge(), Feed::new(2), Outbox::default());
+    let mut sub = Client::new(7, "M50", FixVersion::Fix50Sp2);
+    sub.logon(&mut edge, &feed, &mut out);
+    let mut once = Client::new(8, "M44", FixVersion::Fix44);
+    once.logon(&mut edge, &feed, &mut out);
+    sub.send(&mut edge, &feed, &mut out, "e", "324=w|55=BBB|263=1|");
+    assert!(received(&mut out, 7)[0].text.contains("|326=17|"));
+    once.send(&mut edge, &feed, &mut out, "e", "324=o|55=BBB|263=0|");
+    assert!(received(&mut out, 8)[0].text.contains("|326=17|"));
+    // A halt: the subscriber is told (its request's id), the snapshot requester is not.
+    edge.set_instrument_status(1, S::Halted, 1, &mut out);
+    let got = received(&mut out, 7);
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].text.contains("|324=w|55=BBB|325=Y|326=2|"),
+        "{}",
+        got[0].text
+    );
+    assert!(received(&mut out, 8).is_empty());
+    // No change, no message; AAA's status is its own.
+    edge.set_instrument_status(1, S::Halted, 2, &mut out);
+    edge.set_instrument_status(0, S::Closed, 2, &mut out);
+    assert!(received(&mut out, 7).is_empty());
+    once.send(&mut edge, &feed, &mut out, "e", "324=o2|55=AAA|263=0|");
+    assert!(received(&mut out, 8)[0].text.contains("|326=18|"));
+    // Unsubscribed: no more.
+    sub.send(&mut edge, &feed, &mut out, "e", "324=w|55=BBB|263=2|");
+    edge.set_instrument_status(1, S::Open, 3, &mut out);
+    assert!(received(&mut out, 7).is_empty());
+}

@@ -35,6 +35,8 @@ fn edge() -> (ApiEdge, Exchange) {
         originator_base: 1,
         idempotency_max: 3,
         idempotency_ttl_ns: 1_000,
+        operators: Vec::new(),
+        firms: Vec::new(),
     };
     let mut e = ApiEdge::new(Arc::new(cfg));
     e.answers_on = true;

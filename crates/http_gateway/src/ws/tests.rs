@@ -14,6 +14,8 @@ fn setup() -> (WsPublisher, Arc<MarketView>, Feed) {
         originator_base: 1,
         idempotency_max: 10,
         idempotency_ttl_ns: 1,
+        operators: Vec::new(),
+        firms: Vec::new(),
     };
     let view = Arc::new(MarketView::with_ws_buffer(1, 64));
     (

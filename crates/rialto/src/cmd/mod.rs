@@ -2,6 +2,7 @@
 //! `run(args) -> CmdResult`; adding one means a new module, a variant of `Command` and a line
 //! in `run`.
 
+mod admin;
 mod apikey;
 mod bench;
 mod bench_chart;
@@ -54,6 +55,9 @@ enum Command {
     /// Read a password (stdin, or a prompt without echo) and print its salted hash for a
     /// session's `password_hash`.
     Passwd(passwd::Args),
+    /// The operator's controls of a running server: kill switches, instrument statuses and
+    /// limits (see `rialto admin --help`).
+    Admin(admin::Args),
     /// Make API keys for the REST API.
     #[command(subcommand)]
     Apikey(apikey::ApikeyCommand),
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Demo(a) => demo::run(a),
         Command::Book(a) => book::run(a),
         Command::Passwd(a) => passwd::run(a),
+        Command::Admin(a) => admin::run(a),
         Command::Apikey(a) => apikey::run(a),
         Command::Store(s) => store::run(s),
         Command::Engine(a) => cluster::engine(a),

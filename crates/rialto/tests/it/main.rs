@@ -3,6 +3,7 @@
 //! One test binary for the crate's integration tests (each file a module; `nextest` runs
 //! each test in a process of its own): one link instead of one per file.
 
+mod admin;
 mod cli;
 mod cluster;
 mod common;

@@ -26,6 +26,55 @@ pub struct ApiKeyConfig {
     pub requests_per_sec: Option<u32>,
 }
 
+/// `[[operators]]`: who may use the operator's endpoint (`rialto admin`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorConfig {
+    /// Journaled with each of its actions.
+    pub name: String,
+    /// The SHA-256 of its token, 64 hex digits (`rialto admin token` prints the entry).
+    pub sha256: String,
+}
+
+/// The operators, checked: unique, non-empty names of at most 64 printable characters, unique
+/// tokens, none an API key's.
+pub(super) fn operator_defs(
+    ops: &[OperatorConfig],
+    keys: &[ApiKeyDef],
+) -> Result<Vec<http_gateway::OperatorDef>, ConfigError> {
+    let mut names = HashSet::new();
+    let mut hashes: HashSet<[u8; 32]> = keys.iter().map(|k| k.sha256).collect();
+    ops.iter()
+        .map(|o| {
+            let ok_name = !o.name.is_empty()
+                && o.name.len() <= 64
+                && o.name.bytes().all(|c| c.is_ascii_graphic());
+            if !ok_name || !names.insert(o.name.as_str()) {
+                return err(format!(
+                    "operator {:?}: a unique name of 1 to 64 printable characters",
+                    o.name
+                ));
+            }
+            let sha256 = http_gateway::keys::parse_sha256(&o.sha256).ok_or_else(|| {
+                ConfigError(format!(
+                    "operator {:?}: sha256 must be 64 hex digits (rialto admin token prints it)",
+                    o.name
+                ))
+            })?;
+            if !hashes.insert(sha256) {
+                return err(format!(
+                    "operator {:?}: the same token as another operator or API key",
+                    o.name
+                ));
+            }
+            Ok(http_gateway::OperatorDef {
+                name: o.name.clone(),
+                sha256,
+            })
+        })
+        .collect()
+}
+
 /// `[http]`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -238,6 +287,15 @@ impl Config {
             originator_base: self.sessions.len() as u16,
             idempotency_max: max,
             idempotency_ttl_ns: ttl,
+            operators: self.operators.clone(),
+            firms: self
+                .firms
+                .iter()
+                .map(|f| http_gateway::FirmRef {
+                    name: f.name.clone(),
+                    accounts: f.accounts.clone(),
+                })
+                .collect(),
         }
     }
 

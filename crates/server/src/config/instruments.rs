@@ -1,7 +1,8 @@
-//! `[[instruments]]`: the instruments, their ticks and lots.
+//! `[[instruments]]`: the instruments, their ticks and lots, and their pre-trade limits.
 //!
 //! Role: checks each instrument (a valid, unique symbol; a positive decimal tick, whose decimals
-//! give the price scale; a lot of at least 1) and gives the engine's definitions.
+//! give the price scale; a lot of at least 1; a price band of 1 to 10,000 basis points, a
+//! reference price on its tick, order limits of at least 1) and gives the engine's definitions.
 //!
 //! Never: reorders or drops an instrument (an instrument's index is its id in the journal; the
 //! list is only ever appended to).
@@ -23,6 +24,20 @@ pub struct InstrumentConfig {
     pub tick: String,
     #[serde(default = "one")]
     pub lot: u64,
+    /// Half the width of the price band, in basis points of the reference price (the last
+    /// trade's, or `reference_price` before the first): limit orders outside it are refused,
+    /// market orders fill only inside it. Default: no band.
+    #[serde(default)]
+    pub band_bps: Option<u32>,
+    /// The reference price before the first trade (a decimal on the tick).
+    #[serde(default)]
+    pub reference_price: Option<String>,
+    /// Most quantity of one order.
+    #[serde(default)]
+    pub max_order_qty: Option<u64>,
+    /// Most price × quantity of one order (a decimal).
+    #[serde(default)]
+    pub max_order_notional: Option<String>,
 }
 
 fn one() -> u64 {
@@ -35,6 +50,9 @@ pub struct InstrumentDef {
     pub instrument: Instrument,
     /// Price unit is 10^-price_decimals; `instrument.tick` is in that unit.
     pub price_decimals: u32,
+    /// Its price band and order limits (`max_order_notional` still in its price units
+    /// here; `Config::exchange_config` scales it to the notional decimals).
+    pub risk: exchange::InstrumentRisk,
 }
 
 /// Parses a decimal tick like `0.01` into (units, decimals): `0.05` -> (5, 2), `1` -> (1, 0).
@@ -69,6 +87,10 @@ pub(super) fn default_instruments() -> Vec<InstrumentConfig> {
             symbol: s.to_string(),
             tick: "0.01".to_string(),
             lot: 1,
+            band_bps: None,
+            reference_price: None,
+            max_order_qty: None,
+            max_order_notional: None,
         })
         .collect()
 }
@@ -88,6 +110,7 @@ pub(super) fn instrument_defs(cfg: &[InstrumentConfig]) -> Result<Vec<Instrument
         if i.lot == 0 {
             return err(format!("lot of {} must be >= 1", i.symbol));
         }
+        let risk = instrument_risk(i, tick, price_decimals)?;
         instruments.push(InstrumentDef {
             instrument: Instrument {
                 symbol,
@@ -95,12 +118,63 @@ pub(super) fn instrument_defs(cfg: &[InstrumentConfig]) -> Result<Vec<Instrument
                 lot: i.lot,
             },
             price_decimals,
+            risk,
         });
     }
     if instruments.is_empty() {
         return err("no instruments");
     }
     Ok(instruments)
+}
+
+/// The price band and order limits of instrument `i` (tick `tick` of `decimals` decimals).
+fn instrument_risk(
+    i: &InstrumentConfig,
+    tick: i64,
+    decimals: u32,
+) -> Result<exchange::InstrumentRisk, ConfigError> {
+    let name = &i.symbol;
+    if i.band_bps.is_some_and(|b| !(1..=10_000).contains(&b)) {
+        return err(format!(
+            "band_bps of {name} must be 1 to 10000 (basis points: 100 is 1%)"
+        ));
+    }
+    if i.max_order_qty == Some(0) {
+        return err(format!("max_order_qty of {name} must be >= 1"));
+    }
+    let reference_price = match &i.reference_price {
+        None => None,
+        Some(p) => Some(
+            types::decimal::parse_price(p.as_bytes(), decimals, tick).map_err(|e| {
+                ConfigError(format!("reference_price {p:?} of {name}: {}", e.as_str()))
+            })?,
+        ),
+    };
+    let max_order_notional = match &i.max_order_notional {
+        None => None,
+        Some(n) => Some(i128::from(parse_notional(n, decimals).map_err(|e| {
+            ConfigError(format!("max_order_notional of {name}: {e}"))
+        })?)),
+    };
+    Ok(exchange::InstrumentRisk {
+        band_bps: i.band_bps,
+        reference_price,
+        max_order_qty: i.max_order_qty,
+        max_order_notional,
+    })
+}
+
+/// A positive notional (price × quantity) given as a decimal, in units of `10^-decimals`.
+pub(super) fn parse_notional(text: &str, decimals: u32) -> Result<i64, String> {
+    let units = types::decimal::Decimal::parse(text.trim().as_bytes())
+        .and_then(|d| d.to_units(decimals))
+        .map_err(|_| {
+            format!("{text:?} is not a decimal of at most {decimals} decimals in range")
+        })?;
+    if units <= 0 {
+        return Err(format!("{text:?} must be positive"));
+    }
+    Ok(units)
 }
 
 impl Config {

@@ -147,6 +147,8 @@ pub struct FileConfig {
     pub http_listen: Option<String>,
     pub http: Option<HttpFile>,
     pub api_keys: Option<Vec<ApiKeyConfig>>,
+    /// `[[operators]]`: who may use `rialto admin`.
+    pub operators: Option<Vec<http::OperatorConfig>>,
     pub tls: Option<TlsConfig>,
     /// The trade store: `"off"`, or `[store]` (SQLite at `data_dir/rialto.db` by default).
     pub store: Option<StoreFile>,
@@ -245,6 +247,8 @@ pub struct Config {
     pub http: Option<HttpSettings>,
     /// The API keys, the exchange's originators after the sessions (`[[api_keys]]`).
     pub api_keys: Vec<ApiKeyDef>,
+    /// Who may use the operator's endpoint (`[[operators]]`).
+    pub operators: Vec<http_gateway::OperatorDef>,
     /// `Some`: the order-entry listener is TLS only (`[tls]`).
     pub tls: Option<TlsConfig>,
     /// `None`: no trade store (`store = "off"`).
@@ -299,13 +303,19 @@ impl Config {
             _ => return err("give both [[firms]] and [[sessions]], or neither"),
         };
         let instruments = instrument_defs(&instruments_cfg)?;
-        let firms = firm_defs(&firms_cfg)?;
+        let notional_decimals = instruments
+            .iter()
+            .map(|i| i.price_decimals)
+            .max()
+            .unwrap_or(0);
+        let firms = firm_defs(&firms_cfg, notional_decimals)?;
         let throttle = Throttle::DEFAULT.with(&file.throttle.unwrap_or_default());
         let sessions = session_defs(&sessions_cfg, &firms, &comp_id, throttle)?;
         if firms.len() > u16::MAX as usize {
             return err("too many firms");
         }
         let api_keys = api_key_defs(&file.api_keys.unwrap_or_default(), &firms)?;
+        let operators = http::operator_defs(&file.operators.unwrap_or_default(), &api_keys)?;
         if sessions.len() + api_keys.len() > u16::MAX as usize {
             return err("too many sessions and API keys");
         }
@@ -358,6 +368,7 @@ impl Config {
             remote: None,
             http,
             api_keys,
+            operators,
             tls: file.tls,
             market_data,
             listen,
@@ -465,6 +476,22 @@ impl Config {
         }
     }
 
+    /// Each instrument's limits, its order notional scaled from its price units to the
+    /// notional decimals (the most any instrument's prices have).
+    fn instrument_risk(&self) -> Vec<exchange::InstrumentRisk> {
+        let nd = self.instruments.iter().map(|i| i.price_decimals).max();
+        self.instruments
+            .iter()
+            .map(|i| {
+                let scale = 10i128.pow(nd.unwrap_or(0) - i.price_decimals);
+                exchange::InstrumentRisk {
+                    max_order_notional: i.risk.max_order_notional.map(|n| n * scale),
+                    ..i.risk
+                }
+            })
+            .collect()
+    }
+
     /// What the exchange is configured with.
     pub fn exchange_config(&self) -> exchange::Config {
         exchange::Config {
@@ -482,6 +509,12 @@ impl Config {
             firm_capacity_percent: self.firm_capacity_percent,
             mass_cancel_chunk: self.mass_cancel_chunk,
             mass_cancel_scan: exchange::MASS_CANCEL_SCAN_DEFAULT,
+            price_decimals: self
+                .instruments
+                .iter()
+                .map(|i| i.price_decimals as u8)
+                .collect(),
+            instrument_risk: self.instrument_risk(),
         }
     }
 }

@@ -31,6 +31,19 @@ pub struct FirmConfig {
     /// Most open orders of each of its accounts (default: no limit of its own).
     #[serde(default)]
     pub max_open_orders_per_account: Option<u64>,
+    /// Most quantity of one order (the instrument's limit applies too).
+    #[serde(default)]
+    pub max_order_qty: Option<u64>,
+    /// Most price × quantity of one order (a decimal).
+    #[serde(default)]
+    pub max_order_notional: Option<String>,
+    /// Most price × quantity of each account's resting orders together (a decimal).
+    #[serde(default)]
+    pub max_open_notional_per_account: Option<String>,
+    /// Most net position of each account in each instrument, counting its resting orders on
+    /// the new order's side as filled.
+    #[serde(default)]
+    pub max_net_position_per_account: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -140,8 +153,11 @@ pub struct SessionDef {
 }
 
 /// The firms, checked: unique names, at least one account each, no account in two firms,
-/// limits >= 1.
-pub(super) fn firm_defs(cfg: &[FirmConfig]) -> Result<Vec<FirmDef>, ConfigError> {
+/// limits >= 1; notionals in units of `10^-notional_decimals`.
+pub(super) fn firm_defs(
+    cfg: &[FirmConfig],
+    notional_decimals: u32,
+) -> Result<Vec<FirmDef>, ConfigError> {
     let mut firms = Vec::new();
     let mut accounts_seen = HashSet::new();
     for f in cfg {
@@ -162,12 +178,34 @@ pub(super) fn firm_defs(cfg: &[FirmConfig]) -> Result<Vec<FirmDef>, ConfigError>
                 f.name
             ));
         }
+        if f.max_order_qty == Some(0) || f.max_net_position_per_account == Some(0) {
+            return err(format!(
+                "firm {}: max_order_qty and max_net_position_per_account must be >= 1",
+                f.name
+            ));
+        }
+        let notional = |what: &str, v: &Option<String>| -> Result<Option<i128>, ConfigError> {
+            v.as_deref()
+                .map(|t| {
+                    super::instruments::parse_notional(t, notional_decimals)
+                        .map(i128::from)
+                        .map_err(|e| ConfigError(format!("firm {}: {what}: {e}", f.name)))
+                })
+                .transpose()
+        };
         firms.push(FirmDef {
             name: f.name.clone(),
             accounts: f.accounts.clone(),
             limits: exchange::FirmLimits {
                 max_open_orders: f.max_open_orders,
                 max_open_orders_per_account: f.max_open_orders_per_account,
+                max_order_qty: f.max_order_qty,
+                max_order_notional: notional("max_order_notional", &f.max_order_notional)?,
+                max_open_notional_per_account: notional(
+                    "max_open_notional_per_account",
+                    &f.max_open_notional_per_account,
+                )?,
+                max_net_position_per_account: f.max_net_position_per_account,
             },
         });
     }
@@ -339,6 +377,10 @@ pub(super) fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfi
             accounts: vec![account],
             max_open_orders: None,
             max_open_orders_per_account: None,
+            max_order_qty: None,
+            max_order_notional: None,
+            max_open_notional_per_account: None,
+            max_net_position_per_account: None,
         });
         sessions.push(SessionConfig {
             throttle: bot.then_some(BOT_THROTTLE),
@@ -357,6 +399,10 @@ pub(super) fn default_firms_and_sessions() -> (Vec<FirmConfig>, Vec<SessionConfi
         accounts: vec![900],
         max_open_orders: None,
         max_open_orders_per_account: None,
+        max_order_qty: None,
+        max_order_notional: None,
+        max_open_notional_per_account: None,
+        max_net_position_per_account: None,
     });
     for i in 1..=64u32 {
         sessions.push(SessionConfig {

@@ -181,6 +181,102 @@ fn open_order_limits_and_mass_cancel_chunks() {
     assert!(e.to_string().contains("must be >= 1"), "{e}");
 }
 
+/// Price bands, reference prices and order limits per instrument, order and account limits
+/// per firm: notionals are scaled to the most decimals any instrument's prices have; values
+/// out of range are refused by name.
+#[test]
+fn pre_trade_risk_limits() {
+    let toml = |acme: &str, firm: &str| {
+        format!(
+            "[[instruments]]\nsymbol = \"ACME\"\ntick = \"0.01\"\n{acme}\n\
+             [[instruments]]\nsymbol = \"BIG\"\ntick = \"5\"\n\
+             [[firms]]\nname = \"F\"\naccounts = [1]\n{firm}\n\
+             [[sessions]]\nsender_comp_id = \"A\"\nfirm = \"F\"\n"
+        )
+    };
+    let c = Config::from_toml(&toml(
+        "band_bps = 500\nreference_price = \"100.05\"\nmax_order_qty = 1000\nmax_order_notional = \"50000.5\"",
+        "max_order_qty = 10\nmax_order_notional = \"2000\"\nmax_open_notional_per_account = \"1e3\"",
+    ));
+    let e = c.unwrap_err().to_string();
+    assert!(
+        e.contains("max_open_notional_per_account") && e.contains("\"1e3\""),
+        "{e}"
+    );
+    let c = Config::from_toml(&toml(
+        "band_bps = 500\nreference_price = \"100.05\"\nmax_order_qty = 1000\nmax_order_notional = \"50000.5\"",
+        "max_order_qty = 10\nmax_order_notional = \"2000\"\nmax_open_notional_per_account = \"1000.25\"\nmax_net_position_per_account = 300",
+    ))
+    .unwrap();
+    let x = c.exchange_config();
+    assert_eq!(x.price_decimals, [2, 0]);
+    assert_eq!(x.notional_decimals(), 2);
+    assert_eq!(
+        x.instrument_risk[0],
+        exchange::InstrumentRisk {
+            band_bps: Some(500),
+            reference_price: Some(10_005),
+            max_order_qty: Some(1000),
+            max_order_notional: Some(5_000_050),
+        }
+    );
+    assert_eq!(x.instrument_risk[1], exchange::InstrumentRisk::default());
+    let f = x.firm_limits[0];
+    assert_eq!(
+        (
+            f.max_order_qty,
+            f.max_order_notional,
+            f.max_open_notional_per_account,
+            f.max_net_position_per_account
+        ),
+        (Some(10), Some(200_000), Some(100_025), Some(300))
+    );
+    for (acme, firm, why) in [
+        ("band_bps = 0", "", "band_bps of ACME must be 1 to 10000"),
+        (
+            "band_bps = 10001",
+            "",
+            "band_bps of ACME must be 1 to 10000",
+        ),
+        (
+            "reference_price = \"100.001\"",
+            "",
+            "reference_price \"100.001\" of ACME",
+        ),
+        (
+            "reference_price = \"-1\"",
+            "",
+            "reference_price \"-1\" of ACME",
+        ),
+        (
+            "max_order_qty = 0",
+            "",
+            "max_order_qty of ACME must be >= 1",
+        ),
+        (
+            "max_order_notional = \"0\"",
+            "",
+            "max_order_notional of ACME",
+        ),
+        ("", "max_order_qty = 0", "firm F: max_order_qty"),
+        (
+            "",
+            "max_net_position_per_account = 0",
+            "max_net_position_per_account must be >= 1",
+        ),
+        (
+            "",
+            "max_order_notional = \"1.001\"",
+            "firm F: max_order_notional",
+        ),
+    ] {
+        let e = Config::from_toml(&toml(acme, firm))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{acme} {firm}: {e}");
+    }
+}
+
 /// A password in plain text is refused, naming `rialto passwd`; a hash that is not an
 /// argon2 PHC string is refused with what is wrong; so are bad throttle delays.
 #[test]

@@ -400,6 +400,8 @@ fn kind(r: &Record) -> &'static str {
             http_gateway::ApiOp::Replace { .. } => "api-replace",
             http_gateway::ApiOp::CancelAll { .. } => "api-cancel-all",
             http_gateway::ApiOp::Get(_) | http_gateway::ApiOp::ListOpen { .. } => "api-query",
+            http_gateway::ApiOp::Admin { .. } => "admin",
+            http_gateway::ApiOp::AdminState => "admin-state",
         },
         Record::Fix(f) => match &f.msg {
             Inbound::Logon(_) => "logon",

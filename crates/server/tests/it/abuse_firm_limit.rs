@@ -71,6 +71,7 @@ fn a_firms_own_limit_below_its_share_applies() {
     cfg.firms[firm].limits = exchange::FirmLimits {
         max_open_orders: Some(50),
         max_open_orders_per_account: None,
+        ..exchange::FirmLimits::default()
     };
     let server = start(cfg);
     let mut a = logon(&server, "CLIENT1");

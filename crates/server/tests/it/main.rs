@@ -23,6 +23,7 @@ mod http_model;
 mod malformed;
 mod market_data;
 mod replay;
+mod risk_admin;
 mod server;
 mod store;
 mod tls;
