@@ -44,10 +44,12 @@ impl Exchange {
                 }
             }
             AdminAction::SetStatus { symbol, status } => {
-                if (symbol as usize) < self.cfg.instruments.len()
-                    && self.risk.set_status(symbol, status) != status
-                {
-                    out.output(&Output::InstrumentStatus { symbol, status });
+                if (symbol as usize) < self.cfg.instruments.len() {
+                    // The operator's word ends a breaker's halt too.
+                    self.risk.clear_breaker_halt(symbol);
+                    if self.risk.set_status(symbol, status) != status {
+                        out.output(&Output::InstrumentStatus { symbol, status });
+                    }
                 }
             }
             AdminAction::SetRisk { symbol, risk } => {

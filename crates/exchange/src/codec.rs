@@ -310,6 +310,11 @@ impl crate::AdminAction {
                 e.opt_u64(risk.max_order_qty);
                 e.bool(risk.max_order_notional.is_some());
                 e.0.extend_from_slice(&risk.max_order_notional.unwrap_or(0).to_le_bytes());
+                let b = risk.breaker.unwrap_or_default();
+                e.bool(risk.breaker.is_some());
+                e.u32(b.bps);
+                e.u64(b.window_ns);
+                e.u64(b.halt_ns);
             }
         }
     }
@@ -338,6 +343,12 @@ impl crate::AdminAction {
                 let max_order_qty = d.opt_u64()?;
                 let has_notional = d.bool()?;
                 let notional = i128_le(d)?;
+                let has_breaker = d.bool()?;
+                let breaker = crate::Breaker {
+                    bps: d.u32()?,
+                    window_ns: d.u64()?,
+                    halt_ns: d.u64()?,
+                };
                 A::SetRisk {
                     symbol,
                     risk: crate::InstrumentRisk {
@@ -345,6 +356,7 @@ impl crate::AdminAction {
                         reference_price: has_ref.then_some(reference),
                         max_order_qty,
                         max_order_notional: has_notional.then_some(notional),
+                        breaker: has_breaker.then_some(breaker),
                     },
                 }
             }

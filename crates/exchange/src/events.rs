@@ -90,6 +90,23 @@ impl Exchange {
             self.on_event(ev, ctx, out);
         }
         self.events = events;
+        if self.risk.any_tripped() {
+            self.trip_breakers(out);
+        }
+    }
+
+    /// Halts the instruments whose circuit breaker the command's trades tripped.
+    #[cold]
+    fn trip_breakers<O: Outputs>(&mut self, out: &mut O) {
+        let tripped = self.risk.take_tripped();
+        for &symbol in &tripped {
+            self.risk.trip(symbol);
+            out.output(&Output::InstrumentStatus {
+                symbol,
+                status: crate::InstrumentStatus::Halted,
+            });
+        }
+        self.risk.put_tripped(tripped);
     }
 
     fn on_event<O: Outputs>(&mut self, ev: &Event, ctx: &mut Ctx<'_>, out: &mut O) {

@@ -53,7 +53,7 @@ pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
 pub use remote::{RemoteConfig, Routed, ORDER_ID_STRIDE};
 pub use resolve::{ClHint, ClResolver, Resolvable};
-pub use risk::{InstrumentRisk, RiskKind};
+pub use risk::{Breaker, InstrumentRisk, RiskKind};
 
 use engine::{Engine, EngineConfig};
 use index::{ClIndex, CL_ORD_IDS_MAX};
@@ -293,10 +293,11 @@ impl Exchange {
     /// next day's start while the market is closed. A server journals a `Tick` once the clock
     /// reaches it, even when nothing else happens.
     pub fn next_day_change_ns(&self) -> u64 {
-        match self.closed_until_ns {
+        let day = match self.closed_until_ns {
             0 => self.next_day_end_ns,
             open => open.min(self.next_day_end_ns),
-        }
+        };
+        day.min(self.risk.next_reopen())
     }
 
     /// The checkpoint of the current state (`Input::Checkpoint` checks one).
@@ -528,6 +529,13 @@ impl Exchange {
             self.closed_until_ns = 0;
             out.output(&Output::TradingStatus(TradingStatus::Open));
         }
+        self.risk.set_now(ts_ns);
+        self.risk.reopen_due(ts_ns, |symbol| {
+            out.output(&Output::InstrumentStatus {
+                symbol,
+                status: InstrumentStatus::Open,
+            })
+        });
         match *input {
             Input::New { who, order } => self.on_new(who, order, out),
             Input::Cancel {

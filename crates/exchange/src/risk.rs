@@ -91,6 +91,18 @@ pub struct InstrumentRisk {
     pub max_order_qty: Option<u64>,
     /// In notional units (`Config::notional_decimals`).
     pub max_order_notional: Option<i128>,
+    /// Halts the instrument for a while when its price moves too far too fast.
+    pub breaker: Option<Breaker>,
+}
+
+/// A circuit breaker: a trade more than `bps` basis points away from the first trade of its
+/// `window_ns` window halts the instrument for `halt_ns`, after which it opens again (the
+/// trade that tripped it stands).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breaker {
+    pub bps: u32,
+    pub window_ns: u64,
+    pub halt_ns: u64,
 }
 
 /// Whether an order of this type rests, so counts against the open limits.
@@ -122,6 +134,17 @@ pub(crate) struct Risk {
     status: Vec<InstrumentStatus>,
     /// Status changes so far (a hint for followers: not state, not in the snapshot).
     status_changes: u64,
+    /// By symbol: the first trade of the breaker's current window (price, time; price 0:
+    /// none yet), and when a breaker's halt ends (0: not halted by its breaker).
+    anchor: Vec<(i64, u64)>,
+    halted_until: Vec<u64>,
+    /// The earliest of `halted_until` (`u64::MAX`: none).
+    next_reopen: u64,
+    /// The time of the input being applied.
+    now_ns: u64,
+    /// Symbols whose breaker the input being applied tripped (the exchange halts them after
+    /// its command).
+    tripped: Vec<SymbolId>,
     /// By firm, and by account (dense index): the operator's kill switch.
     firm_blocked: Vec<bool>,
     account_blocked: Vec<bool>,
@@ -170,6 +193,11 @@ impl Risk {
             overrides: vec![None; symbols],
             status: vec![InstrumentStatus::Open; symbols],
             status_changes: 0,
+            anchor: vec![(0, 0); symbols],
+            halted_until: vec![0; symbols],
+            next_reopen: u64::MAX,
+            now_ns: 0,
+            tripped: Vec::with_capacity(symbols),
             firm_blocked: vec![false; cfg.firms.len()],
             account_blocked: vec![false; n],
             ticks: cfg.instruments.iter().map(|i| i.tick.max(1)).collect(),
@@ -539,10 +567,92 @@ impl Risk {
         };
     }
 
-    /// Symbol `s` traded at `price`: its new reference.
+    /// Symbol `s` traded at `price`: its new reference, and its breaker's check.
     #[inline]
     pub(crate) fn traded(&mut self, s: SymbolId, price: i64) {
-        self.reference[s as usize] = price;
+        let i = s as usize;
+        self.reference[i] = price;
+        let Some(b) = self.instruments[i].breaker else {
+            return;
+        };
+        let (first, at) = self.anchor[i];
+        if first <= 0 || self.now_ns >= at.saturating_add(b.window_ns) {
+            self.anchor[i] = (price, self.now_ns);
+        } else if self.status[i] == InstrumentStatus::Open
+            && i128::from((price - first).abs()) * 10_000 > i128::from(first) * i128::from(b.bps)
+            && !self.tripped.contains(&s)
+        {
+            self.tripped.push(s);
+        }
+    }
+
+    /// The time of the input about to be applied.
+    #[inline]
+    pub(crate) fn set_now(&mut self, ts_ns: u64) {
+        self.now_ns = ts_ns;
+    }
+
+    /// Whether a breaker tripped in the command just run.
+    #[inline]
+    pub(crate) fn any_tripped(&self) -> bool {
+        !self.tripped.is_empty()
+    }
+
+    /// The symbols whose breaker tripped in the input being applied, emptied.
+    pub(crate) fn take_tripped(&mut self) -> Vec<SymbolId> {
+        std::mem::take(&mut self.tripped)
+    }
+
+    /// Gives back `take_tripped`'s vector (its capacity kept).
+    pub(crate) fn put_tripped(&mut self, mut v: Vec<SymbolId>) {
+        v.clear();
+        self.tripped = v;
+    }
+
+    /// Halts symbol `s` by its breaker until `now + halt_ns`.
+    pub(crate) fn trip(&mut self, s: SymbolId) {
+        let i = s as usize;
+        let halt = self.instruments[i].breaker.map_or(0, |b| b.halt_ns);
+        let until = self.now_ns.saturating_add(halt).max(1);
+        self.halted_until[i] = until;
+        self.next_reopen = self.next_reopen.min(until);
+        self.set_status(s, InstrumentStatus::Halted);
+    }
+
+    /// When the earliest breaker halt ends (`u64::MAX`: none).
+    pub(crate) fn next_reopen(&self) -> u64 {
+        self.next_reopen
+    }
+
+    /// Ends the breaker halts due at `now`: the symbols that open again (each with a fresh
+    /// window), in symbol order.
+    pub(crate) fn reopen_due(&mut self, now: u64, mut each: impl FnMut(SymbolId)) {
+        if now < self.next_reopen {
+            return;
+        }
+        let mut next = u64::MAX;
+        for i in 0..self.halted_until.len() {
+            let until = self.halted_until[i];
+            if until == 0 {
+                continue;
+            }
+            if until > now {
+                next = next.min(until);
+                continue;
+            }
+            self.halted_until[i] = 0;
+            self.anchor[i] = (0, 0);
+            if self.status[i] == InstrumentStatus::Halted {
+                self.set_status(i as SymbolId, InstrumentStatus::Open);
+                each(i as SymbolId);
+            }
+        }
+        self.next_reopen = next;
+    }
+
+    /// An operator's status for symbol `s` ends its breaker halt.
+    pub(crate) fn clear_breaker_halt(&mut self, s: SymbolId) {
+        self.halted_until[s as usize] = 0;
     }
 
     /// Account `a`'s net position in symbol `s`.
@@ -562,6 +672,9 @@ impl Risk {
         for s in 0..self.reference.len() {
             e.u64(self.reference[s] as u64);
             e.u64(status_code(self.status[s]));
+            e.u64(self.anchor[s].0 as u64);
+            e.u64(self.anchor[s].1);
+            e.u64(self.halted_until[s]);
             match &self.overrides[s] {
                 None => e.u64(0),
                 Some(r) => {
@@ -577,6 +690,15 @@ impl Risk {
                         Some(n) => {
                             e.u64(1);
                             e.bytes(&n.to_le_bytes());
+                        }
+                    }
+                    match r.breaker {
+                        None => e.u64(0),
+                        Some(b) => {
+                            e.u64(1);
+                            e.u64(u64::from(b.bps));
+                            e.u64(b.window_ns);
+                            e.u64(b.halt_ns);
                         }
                     }
                 }
@@ -611,6 +733,11 @@ impl Risk {
                 2 => InstrumentStatus::Closed,
                 _ => return Err("snapshot: bad instrument status".into()),
             };
+            self.anchor[s] = (r.u64()? as i64, r.u64()?);
+            self.halted_until[s] = r.u64()?;
+            if self.halted_until[s] != 0 {
+                self.next_reopen = self.next_reopen.min(self.halted_until[s]);
+            }
             match r.u64()? {
                 0 => {}
                 1 => {
@@ -634,11 +761,22 @@ impl Risk {
                         )),
                         _ => return Err("snapshot: bad notional limit".into()),
                     };
+                    let breaker = match r.u64()? {
+                        0 => None,
+                        1 => Some(Breaker {
+                            bps: u32::try_from(r.u64()?)
+                                .map_err(|_| "snapshot: bad breaker".to_string())?,
+                            window_ns: r.u64()?,
+                            halt_ns: r.u64()?,
+                        }),
+                        _ => return Err("snapshot: bad breaker".into()),
+                    };
                     let o = InstrumentRisk {
                         band_bps,
                         reference_price,
                         max_order_qty,
                         max_order_notional,
+                        breaker,
                     };
                     self.instruments[s] = o;
                     self.overrides[s] = Some(o);

@@ -43,6 +43,15 @@ pub(crate) struct InstrumentState {
     band_bps: Option<u32>,
     max_order_qty: Option<String>,
     max_order_notional: Option<String>,
+    /// The circuit breaker: basis points, window and halt in seconds.
+    breaker: Option<BreakerJson>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct BreakerJson {
+    bps: u32,
+    window_secs: u64,
+    halt_secs: u64,
 }
 
 #[derive(Serialize)]
@@ -79,6 +88,11 @@ pub(crate) fn state(cfg: &ApiConfig, x: &Exchange) -> AdminState {
                 band_bps: r.band_bps,
                 max_order_qty: r.max_order_qty.map(|q| q.to_string()),
                 max_order_notional: r.max_order_notional.map(|n| notional(n, nd)),
+                breaker: r.breaker.map(|b| BreakerJson {
+                    bps: b.bps,
+                    window_secs: b.window_ns / 1_000_000_000,
+                    halt_secs: b.halt_ns / 1_000_000_000,
+                }),
             }
         })
         .collect();

@@ -109,6 +109,7 @@ fn main() {
                 reference_price: Some(1_000),
                 max_order_qty: Some(1_000_000),
                 max_order_notional: Some(1_000_000_000),
+                breaker: None,
             };
         }
         for f in &mut cfg.firms {

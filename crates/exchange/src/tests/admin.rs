@@ -236,6 +236,7 @@ fn the_operators_limits_replace_the_configurations_and_set_the_reference() {
             reference_price: Some(10_000),
             max_order_qty: Some(5),
             max_order_notional: None,
+            breaker: None,
         },
     });
     assert_eq!(m.x.price_band(0), Some((9_900, 10_100)));
@@ -269,6 +270,11 @@ fn statuses_kill_switches_and_operator_limits_survive_a_snapshot() {
         reference_price: Some(100),
         max_order_qty: Some(7),
         max_order_notional: Some(123_456_789_012_345_678_901),
+        breaker: Some(Breaker {
+            bps: 300,
+            window_ns: 5_000,
+            halt_ns: 9_000,
+        }),
     };
     m.admin(AdminAction::SetRisk { symbol: 0, risk });
     assert!(m.x.has_pending_work());
@@ -319,6 +325,11 @@ fn admin_actions_and_their_rejects_round_trip_the_codec() {
                 reference_price: Some(-1),
                 max_order_qty: Some(u64::MAX),
                 max_order_notional: Some(i128::MIN),
+                breaker: Some(Breaker {
+                    bps: u32::MAX,
+                    window_ns: 1,
+                    halt_ns: u64::MAX,
+                }),
             },
         },
     ];
@@ -352,4 +363,139 @@ impl Seen {
     fn is_report(&self) -> bool {
         matches!(self, Seen::Report { .. })
     }
+}
+
+/// ACME's breaker: 5% within 10 s halts it for 60 s.
+fn breaker_market() -> Exchange {
+    let mut c = (*config()).clone();
+    c.firms = vec![vec![1, 2], vec![3]];
+    c.price_decimals = vec![2, 2];
+    c.instrument_risk = vec![InstrumentRisk {
+        breaker: Some(Breaker {
+            bps: 500,
+            window_ns: 10 * S,
+            halt_ns: 60 * S,
+        }),
+        ..InstrumentRisk::default()
+    }];
+    Exchange::new(Arc::new(c))
+}
+
+const S: u64 = 1_000_000_000;
+
+/// A cross of 1 ACME at `price` between firm 1 (resting sell) and firm 0, at `t` seconds.
+fn cross(x: &mut Exchange, seq: &mut u64, t: u64, price: i64) -> All {
+    let mut all = All::default();
+    for (originator, side) in [(1u16, Side::Sell), (0, Side::Buy)] {
+        *seq += 1;
+        let order = NewOrder {
+            cl_ord_id: ClOrdId::from(format!("{seq}").as_str()),
+            side,
+            tif: TimeInForce::Gtc,
+            price,
+            qty: 1,
+            ..NewOrder::BLANK
+        };
+        let who = Principal {
+            originator,
+            firm: originator % 2,
+        };
+        x.apply(*seq, t * S, &Input::New { who, order: &order }, &mut all);
+    }
+    all
+}
+
+#[test]
+fn a_move_past_the_breaker_within_its_window_halts_the_instrument_until_its_time_is_up() {
+    let mut x = breaker_market();
+    let mut seq = 0;
+    assert!(
+        cross(&mut x, &mut seq, 1, 10_000).1.is_empty(),
+        "the window's first trade"
+    );
+    assert!(
+        cross(&mut x, &mut seq, 2, 10_400).1.is_empty(),
+        "4%: within the breaker"
+    );
+    let tripped = cross(&mut x, &mut seq, 3, 10_600);
+    assert_eq!(tripped.1, [(0, InstrumentStatus::Halted)], "6% within 10 s");
+    assert!(
+        tripped.0.iter().any(|s| matches!(
+            s,
+            Seen::Report {
+                kind: ReportKind::Fill { price: 10_600, .. },
+                ..
+            }
+        )),
+        "the trade that tripped it stands"
+    );
+    assert_eq!(x.instrument_status(0), InstrumentStatus::Halted);
+    assert_eq!(
+        x.next_day_change_ns(),
+        63 * S,
+        "the loop journals a tick then"
+    );
+    let refused = cross(&mut x, &mut seq, 30, 10_600);
+    assert!(refused.0.iter().all(|s| matches!(
+        s,
+        Seen::NewRejected {
+            reason: Reject::InstrumentNotOpen {
+                status: InstrumentStatus::Halted
+            },
+            ..
+        }
+    )));
+    let mut all = All::default();
+    seq += 1;
+    x.apply(seq, 63 * S - 1, &Input::Tick, &mut all);
+    assert!(all.1.is_empty());
+    x.apply(seq, 63 * S, &Input::Tick, &mut all);
+    assert_eq!(all.1, [(0, InstrumentStatus::Open)]);
+    assert_eq!(x.next_day_change_ns(), u64::MAX);
+    // A fresh window after the halt: the next trade is its first, wherever it is.
+    assert!(cross(&mut x, &mut seq, 64, 12_000).1.is_empty());
+    // Past the window, a move is measured from the new window's first trade.
+    assert!(
+        cross(&mut x, &mut seq, 80, 12_500).1.is_empty(),
+        "a new window"
+    );
+    assert_eq!(
+        cross(&mut x, &mut seq, 81, 13_200).1,
+        [(0, InstrumentStatus::Halted)]
+    );
+    // The operator's word ends a breaker's halt at once.
+    let mut all = All::default();
+    seq += 1;
+    x.apply(
+        seq,
+        82 * S,
+        &Input::Admin(&AdminAction::SetStatus {
+            symbol: 0,
+            status: InstrumentStatus::Open,
+        }),
+        &mut all,
+    );
+    assert_eq!(all.1, [(0, InstrumentStatus::Open)]);
+    seq += 1;
+    x.apply(seq, 200 * S, &Input::Tick, &mut all);
+    assert_eq!(all.1.len(), 1, "no second reopening");
+}
+
+#[test]
+fn a_breaker_halt_survives_a_snapshot_and_ends_on_time_after_it() {
+    let mut x = breaker_market();
+    let mut seq = 0;
+    cross(&mut x, &mut seq, 1, 10_000);
+    cross(&mut x, &mut seq, 2, 9_000);
+    assert_eq!(x.instrument_status(0), InstrumentStatus::Halted);
+    let mut bytes = Vec::new();
+    let hash = x.snapshot_and_hash(&mut bytes);
+    let (mut y, _) = Exchange::restore(x.config().clone(), &bytes, Backing::Resident).unwrap();
+    assert_eq!(y.state_hash(), hash);
+    assert_eq!(y.next_day_change_ns(), 62 * S);
+    let (mut a, mut b) = (All::default(), All::default());
+    x.apply(seq + 1, 62 * S, &Input::Tick, &mut a);
+    y.apply(seq + 1, 62 * S, &Input::Tick, &mut b);
+    assert_eq!((a.1.clone(), b.1), (vec![(0, InstrumentStatus::Open)], a.1));
+    assert_eq!(x.state_hash(), y.state_hash());
 }

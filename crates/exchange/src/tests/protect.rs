@@ -500,15 +500,20 @@ fn a_snapshot_with_a_bad_pending_range_is_refused() {
     let cfg = m.x.config().clone();
     assert!(Exchange::restore(cfg.clone(), &bytes, Backing::Resident).is_ok());
     // The exchange part ends with the pending mass cancel (`next`, then the ids left: 2)
-    // after the hints (account 1: 1; account 2 and 3: 0), then the risk state's 15 bytes (2
-    // instruments, each with no reference price, open, no operator's limits; 2 firms and 3
-    // accounts without a kill switch; no position). Patch them in place.
+    // after the hints (account 1: 1; account 2 and 3: 0), then the risk state (2 instruments,
+    // each with no reference price, open, no breaker window or halt, no operator's limits: 6
+    // zeros; 2 firms and 3 accounts without a kill switch; no position). Patch them in place.
+    let risk: Vec<u8> = [
+        vec![2],
+        vec![0; 12],
+        vec![2, 0, 0],
+        vec![3, 0, 0, 0],
+        vec![0],
+    ]
+    .concat();
     let own_len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
-    let end = 16 + own_len - 15;
-    assert_eq!(
-        &bytes[end..end + 15],
-        [2, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3, 0, 0, 0, 0]
-    );
+    let end = 16 + own_len - risk.len();
+    assert_eq!(&bytes[end..end + risk.len()], risk);
     assert_eq!(&bytes[end - 2..end], [2, 2], "next id 2, 2 ids left");
     let mut wide = bytes.clone();
     wide[end - 1] = 9;

@@ -15,7 +15,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use axum::routing::{get, post, put};
 use axum::Router;
-use exchange::{AdminAction, InstrumentRisk, InstrumentStatus};
+use exchange::{AdminAction, Breaker, InstrumentRisk, InstrumentStatus};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -175,6 +175,9 @@ async fn set_limits(
                 "reference_price",
                 "max_order_qty",
                 "max_order_notional",
+                "breaker_bps",
+                "breaker_window_secs",
+                "breaker_halt_secs",
             ],
         )?;
         let band_bps = match string(m, "band_bps")? {
@@ -218,6 +221,57 @@ async fn set_limits(
                 Some(i128::from(units) * 10i128.pow(nd - def.price_decimals))
             }
         };
+        let secs = |name: &str| -> Result<Option<u64>, Answer> {
+            match string(m, name)? {
+                None => Ok(None),
+                Some(v) => whole(v)
+                    .ok()
+                    .filter(|&s| s <= 86_400)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        error(
+                            400,
+                            "invalid_breaker",
+                            format!("{name} must be 1 to 86400 seconds, got {v:?}"),
+                        )
+                    }),
+            }
+        };
+        let bps = match string(m, "breaker_bps")? {
+            None => None,
+            Some(v) => Some(
+                whole(v)
+                    .ok()
+                    .filter(|&b| b <= 10_000)
+                    .map(|b| b as u32)
+                    .ok_or_else(|| {
+                        error(
+                            400,
+                            "invalid_breaker",
+                            format!("breaker_bps must be 1 to 10000, got {v:?}"),
+                        )
+                    })?,
+            ),
+        };
+        let breaker = match (
+            bps,
+            secs("breaker_window_secs")?,
+            secs("breaker_halt_secs")?,
+        ) {
+            (None, None, None) => None,
+            (Some(bps), Some(window), Some(halt)) => Some(Breaker {
+                bps,
+                window_ns: window * 1_000_000_000,
+                halt_ns: halt * 1_000_000_000,
+            }),
+            _ => {
+                return Err(error(
+                    400,
+                    "invalid_breaker",
+                    "give breaker_bps, breaker_window_secs and breaker_halt_secs together",
+                ))
+            }
+        };
         Ok(AdminAction::SetRisk {
             symbol,
             risk: InstrumentRisk {
@@ -225,6 +279,7 @@ async fn set_limits(
                 reference_price,
                 max_order_qty,
                 max_order_notional,
+                breaker,
             },
         })
     })

@@ -64,6 +64,14 @@ enum Action {
         /// Price × quantity of one order, at most.
         #[arg(long)]
         max_order_notional: Option<String>,
+        /// The circuit breaker: a move of more than this many basis points within
+        /// --breaker-window-secs halts the instrument for --breaker-halt-secs.
+        #[arg(long, requires_all = ["breaker_window_secs", "breaker_halt_secs"])]
+        breaker_bps: Option<u32>,
+        #[arg(long, requires = "breaker_bps")]
+        breaker_window_secs: Option<u64>,
+        #[arg(long, requires = "breaker_bps")]
+        breaker_halt_secs: Option<u64>,
     },
 }
 
@@ -92,6 +100,9 @@ pub fn run(a: Args) -> CmdResult {
             reference_price,
             max_order_qty,
             max_order_notional,
+            breaker_bps,
+            breaker_window_secs,
+            breaker_halt_secs,
         } => {
             let mut m = serde_json::Map::new();
             if let Some(b) = band_bps {
@@ -105,6 +116,15 @@ pub fn run(a: Args) -> CmdResult {
             }
             if let Some(n) = max_order_notional {
                 m.insert("max_order_notional".into(), n.into());
+            }
+            for (k, v) in [
+                ("breaker_bps", breaker_bps.map(u64::from)),
+                ("breaker_window_secs", breaker_window_secs),
+                ("breaker_halt_secs", breaker_halt_secs),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.into(), v.to_string().into());
+                }
             }
             (
                 hyper::Method::PUT,

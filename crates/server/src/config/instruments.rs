@@ -38,6 +38,15 @@ pub struct InstrumentConfig {
     /// Most price × quantity of one order (a decimal).
     #[serde(default)]
     pub max_order_notional: Option<String>,
+    /// The circuit breaker: a trade more than `breaker_bps` basis points from the first trade
+    /// of a `breaker_window_secs` window halts the instrument for `breaker_halt_secs` (all
+    /// three, or none).
+    #[serde(default)]
+    pub breaker_bps: Option<u32>,
+    #[serde(default)]
+    pub breaker_window_secs: Option<u64>,
+    #[serde(default)]
+    pub breaker_halt_secs: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -91,6 +100,9 @@ pub(super) fn default_instruments() -> Vec<InstrumentConfig> {
             reference_price: None,
             max_order_qty: None,
             max_order_notional: None,
+            breaker_bps: None,
+            breaker_window_secs: None,
+            breaker_halt_secs: None,
         })
         .collect()
 }
@@ -156,11 +168,32 @@ fn instrument_risk(
             ConfigError(format!("max_order_notional of {name}: {e}"))
         })?)),
     };
+    let breaker = match (i.breaker_bps, i.breaker_window_secs, i.breaker_halt_secs) {
+        (None, None, None) => None,
+        (Some(bps), Some(window), Some(halt))
+            if (1..=10_000).contains(&bps)
+                && (1..=86_400).contains(&window)
+                && (1..=86_400).contains(&halt) =>
+        {
+            Some(exchange::Breaker {
+                bps,
+                window_ns: window * 1_000_000_000,
+                halt_ns: halt * 1_000_000_000,
+            })
+        }
+        _ => {
+            return err(format!(
+                "the breaker of {name}: give breaker_bps (1 to 10000), breaker_window_secs and \
+                 breaker_halt_secs (1 to 86400 each), all three"
+            ))
+        }
+    };
     Ok(exchange::InstrumentRisk {
         band_bps: i.band_bps,
         reference_price,
         max_order_qty: i.max_order_qty,
         max_order_notional,
+        breaker,
     })
 }
 

@@ -204,7 +204,8 @@ fn pre_trade_risk_limits() {
         "{e}"
     );
     let c = Config::from_toml(&toml(
-        "band_bps = 500\nreference_price = \"100.05\"\nmax_order_qty = 1000\nmax_order_notional = \"50000.5\"",
+        "band_bps = 500\nreference_price = \"100.05\"\nmax_order_qty = 1000\nmax_order_notional = \"50000.5\"\n\
+         breaker_bps = 700\nbreaker_window_secs = 30\nbreaker_halt_secs = 120",
         "max_order_qty = 10\nmax_order_notional = \"2000\"\nmax_open_notional_per_account = \"1000.25\"\nmax_net_position_per_account = 300",
     ))
     .unwrap();
@@ -218,6 +219,11 @@ fn pre_trade_risk_limits() {
             reference_price: Some(10_005),
             max_order_qty: Some(1000),
             max_order_notional: Some(5_000_050),
+            breaker: Some(exchange::Breaker {
+                bps: 700,
+                window_ns: 30_000_000_000,
+                halt_ns: 120_000_000_000,
+            }),
         }
     );
     assert_eq!(x.instrument_risk[1], exchange::InstrumentRisk::default());
@@ -252,6 +258,12 @@ fn pre_trade_risk_limits() {
             "max_order_qty = 0",
             "",
             "max_order_qty of ACME must be >= 1",
+        ),
+        ("breaker_bps = 500", "", "the breaker of ACME"),
+        (
+            "breaker_bps = 500\nbreaker_window_secs = 0\nbreaker_halt_secs = 60",
+            "",
+            "the breaker of ACME",
         ),
         (
             "max_order_notional = \"0\"",

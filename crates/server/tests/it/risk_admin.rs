@@ -35,6 +35,7 @@ fn bands_limits_halts_and_kill_switches_over_fix_rest_and_the_operators_endpoint
         reference_price: Some(1_000),
         max_order_qty: Some(100),
         max_order_notional: None,
+        breaker: None,
     };
     cfg.firms[2].limits.max_order_notional = Some(5_000);
     cfg.operators = vec![http_gateway::OperatorDef {
