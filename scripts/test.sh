@@ -196,17 +196,19 @@ java_build() {
     (cd java && mvn -q -B -Dstyle.color=never package -DskipTests)
 }
 
-# The fuzz targets' build flags (the same for `build` and `run`, or `run` builds again): 16
-# codegen units a crate instead of cargo-fuzz's 1, a quicker build for slightly slower runs.
-FUZZ_FLAGS=(--sanitizer none --codegen-units 16)
+# The fuzz targets' build flags (the same for `build` and `run`, or `run` builds again).
+FUZZ_FLAGS=(--sanitizer none)
 
 # cargo-fuzz's flags need nightly, or stable with RUSTC_BOOTSTRAP=1. The fuzz crate is
-# another workspace, built without clippy-driver.
+# another workspace, built without clippy-driver. cargo-fuzz turns debug info on (`--config
+# profile.release.debug=true`) and appends RUSTFLAGS to its own: `-Cdebuginfo=0` turns it off
+# again (fuzz/Cargo.toml says why).
 fuzz_cargo() {
+    local flags="-Cdebuginfo=0${RUSTFLAGS:+ $RUSTFLAGS}"
     if cargo +nightly --version >/dev/null 2>&1; then
-        env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS cargo +nightly "$@"
+        env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS RUSTFLAGS="$flags" cargo +nightly "$@"
     else
-        env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS RUSTC_BOOTSTRAP=1 cargo "$@"
+        env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS RUSTC_BOOTSTRAP=1 RUSTFLAGS="$flags" cargo "$@"
     fi
 }
 
@@ -513,8 +515,9 @@ PLAN=(
     "fmt"
     "web_build+build,java_build+tests,interop,schemathesis,web_test | fuzz_build+fuzz"
 )
-# The fuzz build takes what the workspace's build (on the way to the tests) leaves idle.
-declare -A NICE=([fuzz_build]=19 [fuzz]=10)
+# The workspace's build (on the way to the tests) comes first; the fuzz build takes what it
+# leaves, and the cores while the tests wait.
+declare -A NICE=([fuzz_build]=10 [fuzz]=10)
 if [ $# -gt 0 ]; then
     PLAN=("$@")
 fi

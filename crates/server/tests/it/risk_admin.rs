@@ -266,3 +266,118 @@ fn bands_limits_halts_and_kill_switches_over_fix_rest_and_the_operators_endpoint
     assert_eq!(v["blocked"], serde_json::json!([]));
     s.shutdown().unwrap();
 }
+
+/// A firm flooding orders over FIX: its kill switch takes effect at one point of the sequence
+/// (every order after it refused, none before), its orders are all canceled, another firm
+/// trades on, and a replay of the journal gives the same state.
+#[test]
+fn a_kill_switch_pulled_during_a_flood_stops_that_firm_at_once_and_no_one_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = api_common::config(dir.path(), 100_000);
+    cfg.operators = vec![http_gateway::OperatorDef {
+        name: "ops".into(),
+        sha256: http_gateway::keys::sha256(OPS),
+    }];
+    // The flooder is refused by the kill switch only, never by its throttle or its share.
+    cfg.firm_capacity_percent = 100;
+    for session in cfg
+        .sessions
+        .iter_mut()
+        .filter(|x| x.sender_comp_id == "CLIENT3")
+    {
+        session.throttle = server::config::Throttle {
+            orders_per_sec: 1_000_000,
+            cancels_per_sec: 1_000_000,
+            messages_per_sec: 2_000_000,
+            logout_messages_per_sec: 4_000_000,
+        };
+    }
+    let kept = cfg.clone();
+    let s = start(cfg);
+    let api = Api::of(&s);
+    let addr = s.addr;
+    let flooder = std::thread::spawn(move || {
+        let mut c = FixClient::connect(addr, "CLIENT3", "RIALTO", 1).unwrap();
+        c.logon(30, true).unwrap();
+        c.expect("A", T).unwrap();
+        // Resting sells, at most 20 unanswered, until 200 in a row are refused; then the
+        // kill switch's cancels of every order it accepted.
+        let (mut sent, mut answered, mut accepted, mut cancels) = (0u32, 0u32, 0u32, 0u32);
+        let (mut refused_in_a_row, mut answers) = (0u32, Vec::new());
+        loop {
+            if refused_in_a_row < 200 && sent - answered < 20 {
+                for _ in 0..20 {
+                    sent += 1;
+                    let px = format!("{}.00", 20 + sent % 50);
+                    crate::common::new_order(&mut c, &format!("f{sent}"), "ACME", "2", &px, "1");
+                }
+            }
+            let m = c.recv(T).unwrap().expect("an answer in time");
+            if m.msg_type() != "8" {
+                continue;
+            }
+            match m.get(150) {
+                Some("0") => {
+                    (answered, accepted, refused_in_a_row) = (answered + 1, accepted + 1, 0);
+                    answers.push(false);
+                }
+                Some("8") => {
+                    assert_eq!(m.get(58), Some("firm blocked by the exchange operator"));
+                    (answered, refused_in_a_row) = (answered + 1, refused_in_a_row + 1);
+                    answers.push(true);
+                }
+                Some("4") => {
+                    assert_eq!(m.get(58), Some(types::CancelReason::Operator.text()));
+                    cancels += 1;
+                }
+                other => panic!("ExecType {other:?}: {m:?}"),
+            }
+            if refused_in_a_row >= 200 && answered == sent && cancels == accepted {
+                return (answers, accepted);
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let (st, v, _) = api.call(
+        "POST",
+        "/admin/v1/kill",
+        Some(OPS),
+        None,
+        r#"{"firm":"CLIENT3"}"#,
+    );
+    assert_eq!(st, 200, "{v}");
+    // Another firm trades while the flooder is stopped.
+    let (st, v, _) = api.call(
+        "POST",
+        "/api/v1/orders",
+        Some(TOKEN_A),
+        None,
+        r#"{"symbol":"ACME","side":"buy","price":"1.00","quantity":"1"}"#,
+    );
+    assert_eq!((st, v["status"].as_str()), (201, Some("new")), "{v}");
+    let (answers, accepted) = flooder.join().unwrap();
+    let first_refused = answers.iter().position(|r| *r).expect("a refusal");
+    assert!(first_refused > 0, "the flood was accepted before the kill");
+    assert!(
+        answers[first_refused..].iter().all(|r| *r),
+        "an order accepted after the kill switch's first refusal"
+    );
+    assert_eq!(
+        accepted as usize, first_refused,
+        "each accepted order canceled by the switch"
+    );
+    s.shutdown().unwrap();
+    let v = server::tools::verify(&kept.data_dir, kept.clone()).unwrap();
+    assert!(
+        v.hashes_agree(),
+        "a replay of the journal gives the same state"
+    );
+    let s = start(kept);
+    let api = Api::of(&s);
+    let (_, state, _) = api.call("GET", "/admin/v1/state", Some(OPS), None, "");
+    assert_eq!(
+        state["blocked"],
+        serde_json::json!([{"firm": "CLIENT3", "account": null}])
+    );
+    s.shutdown().unwrap();
+}
