@@ -71,6 +71,12 @@ FUZZ_TARGETS=(csv_reader engine fix_decode fix_session fix_session_script journa
 
 # Tests build with the `ci` profile (Cargo.toml: quick to build, debug assertions on); its
 # artifacts live in target/ci, apart from real release builds.
+#
+# C without optimization or debug info: librdkafka (rdkafka-sys) compiles its C at -O2 -g
+# whatever the profile, in 190 CPU-s of which -O0 -g0 saves half; the other C (ring, SQLite,
+# zlib, through the cc crate) is at -O0 already (the profile's dependencies), so nothing else
+# changes. Every cargo step sees the same flags, or the tests' build would redo the C.
+export CFLAGS="-O0 -g0${CFLAGS:+ $CFLAGS}"
 
 step() {
     echo
