@@ -6,7 +6,7 @@
 //! refuses those first; here they change nothing).
 
 use crate::mass::PendingMass;
-use crate::{AdminAction, ClOrdId, Exchange, InstrumentStatus, Output, Outputs, Principal};
+use crate::{AdminAction, Exchange, InstrumentStatus, Output, Outputs, Principal};
 
 /// The originator a kill switch's mass cancel is recorded for: no edge serves it.
 const OPERATOR: u16 = u16::MAX;
@@ -19,22 +19,14 @@ impl Exchange {
                     return;
                 };
                 self.risk.block(firm, ix, true);
+                let who = Principal {
+                    originator: OPERATOR,
+                    firm,
+                };
                 let p = PendingMass {
-                    who: Principal {
-                        originator: OPERATOR,
-                        firm,
-                    },
-                    disconnect: false,
-                    own: false,
                     kill: true,
                     kill_account: account,
-                    cl_ord_id: ClOrdId::EMPTY,
-                    symbol: None,
-                    side: None,
-                    request_seq: seq,
-                    next: 0,
-                    end: 0,
-                    count: 0,
+                    ..PendingMass::new(who, seq)
                 };
                 self.start_mass(p, out);
             }

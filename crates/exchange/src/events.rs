@@ -118,7 +118,8 @@ impl Exchange {
                     CtxKind::New => {
                         if let Some(o) = self.orders.remove_live(&id) {
                             self.open.remove(o.account);
-                            self.unrest(&o, o.leaves_qty);
+                            let a = self.open.account_ix(o.account);
+                            self.risk.unrest(a, &o, o.leaves_qty);
                         }
                         if let Some(order) = ctx.order {
                             let n = ctx.exec_n;
@@ -219,8 +220,8 @@ impl Exchange {
                 };
                 let account = o.account;
                 self.open.remove(account);
-                let o = self.orders.slab[slot as usize].clone();
-                self.unrest(&o, leaves);
+                let o = &self.orders.slab[slot as usize];
+                self.risk.unrest(self.open.account_ix(account), o, leaves);
                 let reason = match ctx.kind {
                     CtxKind::Disconnect => CancelReason::Disconnect,
                     CtxKind::Kill => CancelReason::Operator,
@@ -254,16 +255,6 @@ impl Exchange {
                 }
             }
             Event::MassCanceled { .. } => {}
-        }
-    }
-
-    /// Resting order `o` no longer has `leaves` (it left the book, or was refused).
-    #[inline]
-    fn unrest(&mut self, o: &crate::OrderRecord, leaves: u64) {
-        if crate::risk::counted(o) {
-            if let Some(a) = self.open.account_ix(o.account) {
-                self.risk.sub_open(a, o.symbol, o.side, o.price, leaves);
-            }
         }
     }
 

@@ -55,6 +55,25 @@ pub(crate) struct PendingMass {
 }
 
 impl PendingMass {
+    /// A mass cancel `who` requested at input `request_seq`, with nothing looked at yet
+    /// (`start_mass` sets its range); its kind and filter are set over it.
+    pub(crate) fn new(who: Principal, request_seq: u64) -> PendingMass {
+        PendingMass {
+            who,
+            disconnect: false,
+            own: false,
+            kill: false,
+            kill_account: None,
+            cl_ord_id: ClOrdId::EMPTY,
+            symbol: None,
+            side: None,
+            request_seq,
+            next: 0,
+            end: 0,
+            count: 0,
+        }
+    }
+
     /// The snapshot of what is left: the request, its range and the count so far.
     pub(crate) fn snapshot(&self, e: &mut SnapWriter<'_>) {
         e.u64(u64::from(self.who.originator));
@@ -159,18 +178,8 @@ impl Exchange {
             return;
         }
         let p = PendingMass {
-            who,
             disconnect: true,
-            own: false,
-            kill: false,
-            kill_account: None,
-            cl_ord_id: ClOrdId::EMPTY,
-            symbol: None,
-            side: None,
-            request_seq: seq,
-            next: 0,
-            end: 0,
-            count: 0,
+            ..PendingMass::new(who, seq)
         };
         self.start_mass(p, out);
     }
@@ -187,18 +196,11 @@ impl Exchange {
         out: &mut O,
     ) {
         let p = PendingMass {
-            who,
-            disconnect: false,
             own,
-            kill: false,
-            kill_account: None,
             cl_ord_id: *cl_ord_id,
             symbol,
             side,
-            request_seq: seq,
-            next: 0,
-            end: 0,
-            count: 0,
+            ..PendingMass::new(who, seq)
         };
         self.start_mass(p, out);
     }

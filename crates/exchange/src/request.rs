@@ -62,7 +62,7 @@ impl Exchange {
             return reject(self, Reject::UnknownAccount, out);
         };
         let a = self.open.account_ix(account);
-        if let Some(r) = self.risk.barred(n.symbol, who.firm, a) {
+        if let Some(r) = self.risk.barred(n.symbol, who.firm, account, a) {
             return reject(self, r, out);
         }
         // Pre-trade risk: the price band (a market order is collared at its edge), the order
@@ -204,7 +204,7 @@ impl Exchange {
                 let reason = reason.or_else(|| {
                     let o = self.orders.live(&id)?;
                     let a = self.open.account_ix(account);
-                    self.risk.barred(symbol, who.firm, a).or_else(|| {
+                    self.risk.barred(symbol, who.firm, account, a).or_else(|| {
                         self.risk
                             .check_replace(who.firm, a, o, r.price, r.qty)
                             .err()

@@ -161,8 +161,6 @@ pub(crate) struct Risk {
     max_open_notional: Vec<Option<i128>>,
     max_net_position: Vec<Option<u64>>,
     open_notional: Vec<i128>,
-    /// The account ids by dense index.
-    account_ids: Vec<u32>,
     /// By account × symbol (`a * symbols + s`).
     position: Vec<i64>,
     open_buy: Vec<u64>,
@@ -225,7 +223,6 @@ impl Risk {
                 .map(|&(f, _)| limits(f).max_net_position_per_account)
                 .collect(),
             open_notional: vec![0; n],
-            account_ids: accounts.iter().map(|&(_, a)| a).collect(),
             position: vec![0; n * symbols],
             open_buy: vec![0; n * symbols],
             open_sell: vec![0; n * symbols],
@@ -233,10 +230,16 @@ impl Risk {
         }
     }
 
-    /// Why an order on symbol `s` of firm `firm`'s account `a` is refused before any limit:
-    /// its instrument is not open, or a kill switch blocks it.
+    /// Why an order on symbol `s` of firm `firm`'s `account` (dense index `a`) is refused
+    /// before any limit: its instrument is not open, or a kill switch blocks it.
     #[inline]
-    pub(crate) fn barred(&self, s: SymbolId, firm: u16, a: Option<usize>) -> Option<Reject> {
+    pub(crate) fn barred(
+        &self,
+        s: SymbolId,
+        firm: u16,
+        account: u32,
+        a: Option<usize>,
+    ) -> Option<Reject> {
         match self.status[s as usize] {
             InstrumentStatus::Open => {}
             status => return Some(Reject::InstrumentNotOpen { status }),
@@ -251,7 +254,7 @@ impl Risk {
         }
         match a {
             Some(a) if self.account_blocked[a] => Some(Reject::Blocked {
-                account: Some(self.account_ids[a]),
+                account: Some(account),
             }),
             _ => None,
         }
@@ -553,6 +556,15 @@ impl Risk {
         match side {
             Side::Buy => self.open_buy[c] = self.open_buy[c].saturating_sub(qty),
             Side::Sell => self.open_sell[c] = self.open_sell[c].saturating_sub(qty),
+        }
+    }
+
+    /// Order `o` of account `a` (dense index, if a firm lists it) no longer has `leaves`
+    /// resting (it left the book, or was refused).
+    #[inline]
+    pub(crate) fn unrest(&mut self, a: Option<usize>, o: &OrderRecord, leaves: u64) {
+        if let (true, Some(a)) = (counted(o), a) {
+            self.sub_open(a, o.symbol, o.side, o.price, leaves);
         }
     }
 

@@ -180,22 +180,7 @@ async fn set_limits(
                 "breaker_halt_secs",
             ],
         )?;
-        let band_bps = match string(m, "band_bps")? {
-            None => None,
-            Some(v) => Some(
-                whole(v)
-                    .ok()
-                    .filter(|&b| b <= 10_000)
-                    .map(|b| b as u32)
-                    .ok_or_else(|| {
-                        error(
-                            400,
-                            "invalid_band",
-                            format!("band_bps must be 1 to 10000 (100 is 1%), got {v:?}"),
-                        )
-                    })?,
-            ),
-        };
+        let band_bps = bps_of(m, "band_bps", "invalid_band")?;
         let reference_price = string(m, "reference_price")?
             .map(|v| price_of(v, &def))
             .transpose()?;
@@ -237,22 +222,7 @@ async fn set_limits(
                     }),
             }
         };
-        let bps = match string(m, "breaker_bps")? {
-            None => None,
-            Some(v) => Some(
-                whole(v)
-                    .ok()
-                    .filter(|&b| b <= 10_000)
-                    .map(|b| b as u32)
-                    .ok_or_else(|| {
-                        error(
-                            400,
-                            "invalid_breaker",
-                            format!("breaker_bps must be 1 to 10000, got {v:?}"),
-                        )
-                    })?,
-            ),
-        };
+        let bps = bps_of(m, "breaker_bps", "invalid_breaker")?;
         let breaker = match (
             bps,
             secs("breaker_window_secs")?,
@@ -284,6 +254,24 @@ async fn set_limits(
         })
     })
     .await
+}
+
+/// Field `name` of `m`, basis points 1 to 10,000, if given (`code`: its error's).
+fn bps_of(m: &Map<String, Value>, name: &str, code: &'static str) -> Result<Option<u32>, Answer> {
+    let Some(v) = string(m, name)? else {
+        return Ok(None);
+    };
+    whole(v)
+        .ok()
+        .filter(|&b| b <= 10_000)
+        .map(|b| Some(b as u32))
+        .ok_or_else(|| {
+            error(
+                400,
+                code,
+                format!("{name} must be 1 to 10000 (100 is 1%), got {v:?}"),
+            )
+        })
 }
 
 async fn state_route(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
