@@ -56,6 +56,8 @@ impl EventSink for HashSink {
             Event::Replaced { id, qty, price, .. } => self.mix(id, qty ^ (price as u64) << 8),
             Event::MassCanceled { count, .. } => self.mix(count, 5),
             Event::Level { price, qty, .. } => self.mix(price as u64, qty),
+            Event::Triggered { id, qty, .. } => self.mix(id, qty << 5),
+            Event::Uncrossed { price, qty, .. } => self.mix(price as u64, qty << 7),
         }
     }
 }
@@ -175,6 +177,7 @@ fn parse_flash1(b: &[u8]) -> Result<Vec<Flash1Msg>, String> {
                     qty,
                     post_only: false,
                     stp: StpMode::None,
+                    ..Default::default()
                 }),
                 1 => Flash1Msg::Cancel(id),
                 _ => Flash1Msg::Modify(id, price, qty),

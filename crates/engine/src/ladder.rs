@@ -48,6 +48,8 @@ pub(crate) struct Order {
     pub tif: TimeInForce,
     pub post_only: bool,
     pub stp: StpMode,
+    /// `crate::F_*` bits: iceberg, pending stop, stop market.
+    pub flags: u8,
 }
 
 /// One price level: a FIFO queue of orders and its aggregates. In the free list, `head` links

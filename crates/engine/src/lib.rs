@@ -67,11 +67,15 @@
 // Denied everywhere but in `hint::prefetch` (a cache hint; see there).
 #![deny(unsafe_code)]
 
+mod auction;
 mod bitset;
+mod checks;
+mod expiry;
 pub mod hint;
 mod ids;
 mod ladder;
 mod snapshot;
+mod stops;
 
 use ids::IdIndex;
 use ladder::{Ladder, Order, NIL};
@@ -148,38 +152,49 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// A resting order, as seen from outside the engine.
+/// A live order, as seen from outside the engine: resting in a book, or a pending stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RestingOrder {
     pub id: OrderId,
     pub account: AccountId,
     pub symbol: SymbolId,
     pub side: Side,
+    /// Limit price (0 for a pending stop market order).
     pub price: PriceTicks,
-    /// Remaining quantity (> 0).
+    /// Remaining quantity (> 0), an iceberg's hidden part included.
     pub qty: QtyLots,
     /// Quantity the order last entered the book with (the new order's, or the last replace's).
     pub orig_qty: QtyLots,
     pub tif: TimeInForce,
     pub post_only: bool,
     pub stp: StpMode,
+    /// Quantity shown in its level: an iceberg's visible part, else `qty`.
+    pub shown: QtyLots,
+    /// Iceberg peak (0: not an iceberg).
+    pub display_qty: QtyLots,
+    /// A pending stop's trigger price; 0 for an order in a book.
+    pub stop_price: PriceTicks,
+    /// GTD expiry in ns (0 unless GTD).
+    pub expire_ns: u64,
 }
 
-impl RestingOrder {
-    fn of(o: &Order) -> RestingOrder {
-        RestingOrder {
-            id: o.id,
-            account: o.account,
-            symbol: o.symbol,
-            side: o.side,
-            price: o.price,
-            qty: o.qty,
-            orig_qty: o.orig_qty,
-            tif: o.tif,
-            post_only: o.post_only,
-            stp: o.stp,
-        }
-    }
+/// `Order::flags`: an iceberg (its `Ext` holds the peak and the hidden rest).
+pub(crate) const F_ICEBERG: u8 = 1;
+/// A pending stop: in the slab and the id index, in its symbol's `StopBook`, never in a level.
+pub(crate) const F_STOP: u8 = 2;
+/// A stop market order (price 0 until triggered).
+pub(crate) const F_MARKET: u8 = 4;
+
+/// The attributes of order types II, per slab slot, valid where `Order::flags` says so or the
+/// order is GTD (kept beside the slab so that an `Order` stays one cache line).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ext {
+    pub stop_price: PriceTicks,
+    /// Iceberg peak.
+    pub display: QtyLots,
+    /// Iceberg quantity not shown (resting icebergs only).
+    pub hidden: QtyLots,
+    pub expire_ns: u64,
 }
 
 #[inline]
@@ -206,6 +221,18 @@ pub struct Engine {
     ids: IdIndex,
     next_trade_id: u64,
     next_seq: u64,
+    /// Per slab slot: order types II attributes (grown as slots get them).
+    ext: Vec<Ext>,
+    /// Per instrument: its pending stops.
+    stops: Vec<stops::StopBook>,
+    /// Per instrument: in a call auction.
+    call: Vec<bool>,
+    /// Per instrument: resting icebergs on [bids, asks] (the plain fast paths skip when 0).
+    icebergs: Vec<[u32; 2]>,
+    /// GTD orders by expiry, `(expire_ns, id)`; entries of orders gone since are skipped.
+    expiries: std::collections::BinaryHeap<std::cmp::Reverse<(u64, OrderId)>>,
+    /// Scratch for stop triggers and expiries, `(sort key, slot)`.
+    scratch: Vec<(u64, u32)>,
 }
 
 /// How matching an aggressor ended.
@@ -213,6 +240,20 @@ struct MatchEnd {
     left: QtyLots,
     /// Self-trade prevention canceled the aggressor's remainder.
     stp_stop: bool,
+    /// Lowest and highest trade price (`MAX`, `MIN` if none traded).
+    lo: PriceTicks,
+    hi: PriceTicks,
+}
+
+impl MatchEnd {
+    fn untouched(left: QtyLots) -> MatchEnd {
+        MatchEnd {
+            left,
+            stp_stop: false,
+            lo: PriceTicks::MAX,
+            hi: PriceTicks::MIN,
+        }
+    }
 }
 
 /// A replace as `Engine::replace` applies it: `Command::Replace`'s fields, and whether the
@@ -226,6 +267,16 @@ struct ReplaceRequest {
     price: PriceTicks,
     qty: QtyLots,
     requeue: bool,
+}
+
+/// How `Engine::execute` runs an order: where it would rest (if known), the slot it already
+/// holds (a triggered stop), whether it may rest at all, and whether the book is in a call.
+#[derive(Clone, Copy)]
+struct Exec {
+    rest_idx: Option<usize>,
+    slot: Option<u32>,
+    can_rest: bool,
+    in_call: bool,
 }
 
 /// The aggressor's fixed attributes during one match.
@@ -249,6 +300,11 @@ fn crosses(side: Side, limit: Option<PriceTicks>, maker_price: PriceTicks) -> bo
             Side::Sell => maker_price >= l,
         },
     }
+}
+
+#[inline]
+fn m_iceberg(orders: &[Order], slot: u32) -> bool {
+    orders[slot as usize].flags & F_ICEBERG != 0
 }
 
 #[inline]
@@ -347,6 +403,12 @@ impl Engine {
             ),
             next_trade_id: 1,
             next_seq: 1,
+            ext: Vec::new(),
+            stops: vec![stops::StopBook::default(); instruments.len()],
+            call: vec![false; instruments.len()],
+            icebergs: vec![[0, 0]; instruments.len()],
+            expiries: std::collections::BinaryHeap::new(),
+            scratch: Vec::new(),
         })
     }
 
@@ -420,22 +482,83 @@ impl Engine {
             if slot == NIL {
                 return None;
             }
-            let o = &self.orders[slot as usize];
-            slot = o.next;
+            let cur = slot;
+            slot = self.orders[slot as usize].next;
             if slot == NIL {
                 level = level.and_then(|i| lad.next_worse(i));
                 if let Some(i) = level {
                     slot = lad.head(i);
                 }
             }
-            Some(RestingOrder::of(o))
+            Some(self.view(cur))
         })
     }
 
-    /// A live resting order by id.
+    /// A live order by id: resting, or a pending stop.
     pub fn order(&self, id: OrderId) -> Option<RestingOrder> {
         let slot = self.ids.live_slot(id)?;
-        Some(RestingOrder::of(&self.orders[slot as usize]))
+        Some(self.view(slot))
+    }
+
+    /// The order in `slot` as seen from outside.
+    fn view(&self, slot: u32) -> RestingOrder {
+        let o = &self.orders[slot as usize];
+        let x = self.ext_of(slot);
+        let hidden = if o.flags & (F_ICEBERG | F_STOP) == F_ICEBERG {
+            x.hidden
+        } else {
+            0
+        };
+        RestingOrder {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            side: o.side,
+            price: o.price,
+            qty: o.qty + hidden,
+            orig_qty: o.orig_qty,
+            tif: o.tif,
+            post_only: o.post_only,
+            stp: o.stp,
+            shown: o.qty,
+            display_qty: x.display,
+            stop_price: x.stop_price,
+            expire_ns: x.expire_ns,
+        }
+    }
+
+    /// The order types II attributes of `slot` (all 0 for a plain order).
+    #[inline]
+    fn ext_of(&self, slot: u32) -> Ext {
+        let o = &self.orders[slot as usize];
+        if o.flags == 0 && o.tif != TimeInForce::Gtd {
+            return Ext::default();
+        }
+        self.ext[slot as usize]
+    }
+
+    fn ext_put(&mut self, slot: u32, x: Ext) {
+        let i = slot as usize;
+        if self.ext.len() <= i {
+            // Amortized: grows with the slab's high-water mark, only once such orders exist.
+            self.ext.resize(
+                (i + 1)
+                    .max(self.ext.len() * 2)
+                    .min(self.orders.len().max(i + 1)),
+                Ext::default(),
+            );
+        }
+        self.ext[i] = x;
+    }
+
+    /// An iceberg's hidden quantity in `slot` (0 for others).
+    #[inline]
+    fn hidden_of(orders: &[Order], ext: &[Ext], slot: u32) -> QtyLots {
+        if orders[slot as usize].flags & F_ICEBERG != 0 {
+            ext[slot as usize].hidden
+        } else {
+            0
+        }
     }
 
     /// Whether `id` was ever accepted (the duplicate-id rule).
@@ -494,29 +617,49 @@ impl Engine {
         if !market && (o.price <= 0 || (inst.tick != 1 && o.price % inst.tick != 0)) {
             return Self::reject(sink, o.id, RejectReason::Invalid(Field::Price));
         }
+        let ioc_fok = matches!(o.tif, TimeInForce::Ioc | TimeInForce::Fok);
+        // Order types II (one well-predicted branch for plain orders).
+        if o.stop_price != 0 || o.display_qty != 0 || o.expire_ns != 0 || o.tif == TimeInForce::Gtd
+        {
+            if o.stop_price < 0
+                || (inst.tick != 1 && o.stop_price % inst.tick != 0)
+                || (o.stop_price != 0 && o.post_only)
+            {
+                return Self::reject(sink, o.id, RejectReason::Invalid(Field::StopPrice));
+            }
+            if o.display_qty != 0
+                && ((inst.lot != 1 && !o.display_qty.is_multiple_of(inst.lot)) || market || ioc_fok)
+            {
+                return Self::reject(sink, o.id, RejectReason::Invalid(Field::DisplayQty));
+            }
+            if (o.tif == TimeInForce::Gtd) != (o.expire_ns != 0) {
+                return Self::reject(sink, o.id, RejectReason::Invalid(Field::ExpireTime));
+            }
+        }
         if self.ids.is_used(o.id) {
             return Self::reject(sink, o.id, RejectReason::DuplicateId);
         }
+        let in_call = self.call[sym];
+        if o.stop_price != 0 {
+            return self.accept_stop(o, sink);
+        }
+        if in_call && (market || ioc_fok) {
+            return Self::reject(sink, o.id, RejectReason::AuctionCall);
+        }
         let limit = if market { None } else { Some(o.price) };
-        if o.post_only && self.would_cross(o.symbol, o.side, limit) {
+        if !in_call && o.post_only && self.would_cross(o.symbol, o.side, limit) {
             return Self::reject(sink, o.id, RejectReason::PostOnlyWouldCross);
         }
-        let may_rest = !market && matches!(o.tif, TimeInForce::Gtc | TimeInForce::Day);
+        let may_rest = !market && !ioc_fok;
         // Where it would rest, if the window already covers its price (the common case).
         let mut rest_idx = None;
         if may_rest {
             if self.slab_full() {
                 return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
             }
-            let own = &self.books[sym][side_ix(o.side)];
-            rest_idx = own.idx_of(o.price);
-            let fits = match rest_idx {
-                // The level's aggregate must stay representable.
-                Some(i) => own.level(i).qty.checked_add(o.qty).is_some(),
-                None => own.can_hold(o.price),
-            };
-            if !fits {
-                return Self::reject(sink, o.id, RejectReason::CapacityExceeded);
+            match self.rest_fit(o.symbol, o.side, o.price, o.qty) {
+                Some(i) => rest_idx = i,
+                None => return Self::reject(sink, o.id, RejectReason::CapacityExceeded),
             }
         }
         sink.on_event(&Event::Accepted {
@@ -527,6 +670,48 @@ impl Engine {
             price: if market { 0 } else { o.price },
             qty: o.qty,
         });
+        self.ids.mark_used(o.id);
+        if o.tif == TimeInForce::Gtd {
+            self.push_expiry(o.expire_ns, o.id);
+        }
+        let end = self.execute(
+            o,
+            Exec {
+                rest_idx,
+                slot: None,
+                can_rest: true,
+                in_call,
+            },
+            sink,
+        );
+        if end.hi >= end.lo && !self.stops[sym].is_empty() {
+            self.run_stops(o.symbol, end.hi, end.lo, sink);
+        }
+    }
+
+    /// Whether an order of `qty` can rest at `price`: `Some(level index if the window covers
+    /// the price)`, or `None` if its level or the ladder cannot hold it.
+    #[inline]
+    fn rest_fit(
+        &self,
+        symbol: SymbolId,
+        side: Side,
+        price: PriceTicks,
+        qty: QtyLots,
+    ) -> Option<Option<usize>> {
+        let own = &self.books[symbol as usize][side_ix(side)];
+        match own.idx_of(price) {
+            // The level's aggregate must stay representable.
+            Some(i) => own.level(i).qty.checked_add(qty).map(|_| Some(i)),
+            None => own.can_hold(price).then_some(None),
+        }
+    }
+
+    /// Runs an accepted (or triggered) order: FOK check, matching (not in a call), then rests
+    /// or cancels the remainder. Returns how matching ended (its trade prices).
+    fn execute<S: EventSink>(&mut self, o: &NewOrder, x: Exec, sink: &mut S) -> MatchEnd {
+        let market = o.ord_type == OrdType::Market;
+        let limit = if market { None } else { Some(o.price) };
         let taker = Taker {
             id: o.id,
             account: o.account,
@@ -535,26 +720,25 @@ impl Engine {
             limit,
             stp: o.stp,
         };
-        self.ids.mark_used(o.id);
         if o.tif == TimeInForce::Fok && !self.fok_fillable(&taker, o.qty) {
-            return sink.on_event(&Event::Canceled {
+            self.drop_slot(o.id, x.slot);
+            sink.on_event(&Event::Canceled {
                 id: o.id,
                 account: o.account,
                 symbol: o.symbol,
                 reason: CancelReason::Fok,
                 qty: o.qty,
             });
+            return MatchEnd::untouched(o.qty);
         }
-        let end = if self.would_cross(o.symbol, o.side, limit) {
+        let end = if !x.in_call && self.would_cross(o.symbol, o.side, limit) {
             self.match_taker(&taker, o.qty, sink)
         } else {
-            MatchEnd {
-                left: o.qty,
-                stp_stop: false,
-            }
+            MatchEnd::untouched(o.qty)
         };
         if end.left == 0 {
-            return;
+            self.drop_slot(o.id, x.slot);
+            return end;
         }
         let reason = if end.stp_stop {
             CancelReason::Stp
@@ -565,11 +749,19 @@ impl Engine {
                 TimeInForce::Ioc => CancelReason::Ioc,
                 // Unreachable after a successful FOK check; cancel rather than rest.
                 TimeInForce::Fok => CancelReason::Fok,
-                TimeInForce::Gtc | TimeInForce::Day => {
-                    let slot = self.alloc_slot(Order {
+                // A triggered order whose price the ladder cannot hold.
+                _ if !x.can_rest => CancelReason::NoLiquidity,
+                TimeInForce::Gtc | TimeInForce::Day | TimeInForce::Gtd => {
+                    let shown = if o.display_qty != 0 {
+                        o.display_qty.min(end.left)
+                    } else {
+                        end.left
+                    };
+                    let flags = if o.display_qty != 0 { F_ICEBERG } else { 0 };
+                    let rec = Order {
                         id: o.id,
                         price: o.price,
-                        qty: end.left,
+                        qty: shown,
                         orig_qty: o.qty,
                         seq: 0,
                         prev: NIL,
@@ -580,13 +772,39 @@ impl Engine {
                         tif: o.tif,
                         post_only: o.post_only,
                         stp: o.stp,
-                    });
-                    self.ids.set_live(o.id, slot);
-                    self.rest(slot, rest_idx, sink);
-                    return;
+                        flags,
+                    };
+                    let slot = match x.slot {
+                        Some(s) => {
+                            self.orders[s as usize] = rec;
+                            s
+                        }
+                        None => {
+                            let s = self.alloc_slot(rec);
+                            self.ids.set_live(o.id, s);
+                            s
+                        }
+                    };
+                    if flags != 0 || o.tif == TimeInForce::Gtd {
+                        self.ext_put(
+                            slot,
+                            Ext {
+                                stop_price: 0,
+                                display: o.display_qty,
+                                hidden: end.left - shown,
+                                expire_ns: o.expire_ns,
+                            },
+                        );
+                    }
+                    if flags != 0 {
+                        self.icebergs[o.symbol as usize][side_ix(o.side)] += 1;
+                    }
+                    self.rest(slot, x.rest_idx, sink);
+                    return end;
                 }
             }
         };
+        self.drop_slot(o.id, x.slot);
         sink.on_event(&Event::Canceled {
             id: o.id,
             account: o.account,
@@ -594,6 +812,29 @@ impl Engine {
             reason,
             qty: end.left,
         });
+        end
+    }
+
+    /// An iceberg whose shown part is used up shows `min(peak, hidden)` more, with a new time
+    /// priority (the caller queues it at the back of its level).
+    #[inline]
+    fn refill(orders: &mut [Order], ext: &mut [Ext], next_seq: &mut u64, slot: u32) {
+        let x = &mut ext[slot as usize];
+        let shown = x.display.min(x.hidden);
+        x.hidden -= shown;
+        let o = &mut orders[slot as usize];
+        o.qty = shown;
+        o.seq = *next_seq;
+        *next_seq += 1;
+    }
+
+    /// Frees a triggered stop's slot when its order does not rest.
+    #[inline]
+    fn drop_slot(&mut self, id: OrderId, slot: Option<u32>) {
+        if let Some(s) = slot {
+            self.ids.set_gone(id);
+            Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, s);
+        }
     }
 
     /// Links `slot` (price, qty, side, symbol set) at the back of its level and emits `Level`.
@@ -624,9 +865,12 @@ impl Engine {
         }
     }
 
-    /// Whether a FOK of `qty` could fill completely now (see the crate docs for STP).
+    /// Whether a FOK of `qty` could fill completely now (see `types::NewOrder` for STP and
+    /// icebergs).
     fn fok_fillable(&self, t: &Taker, qty: QtyLots) -> bool {
-        let opp = &self.books[t.symbol as usize][side_ix(t.side.opposite())];
+        let opp_ix = side_ix(t.side.opposite());
+        let opp = &self.books[t.symbol as usize][opp_ix];
+        let icebergs = self.icebergs[t.symbol as usize][opp_ix] != 0;
         let mut need = qty;
         let mut level = opp.best_idx();
         while let Some(i) = level {
@@ -634,24 +878,39 @@ impl Engine {
                 return false;
             }
             let lvl = opp.level(i);
-            if t.stp == StpMode::None {
+            if t.stp == StpMode::None && !icebergs {
                 if lvl.qty >= need {
                     return true;
                 }
                 need -= lvl.qty;
             } else {
+                let stops_at_own = matches!(t.stp, StpMode::CancelNewest | StpMode::CancelBoth);
+                let own_here = stops_at_own && {
+                    let mut s = lvl.head;
+                    while s != NIL && self.orders[s as usize].account != t.account {
+                        s = self.orders[s as usize].next;
+                    }
+                    s != NIL
+                };
                 let mut s = lvl.head;
                 while s != NIL {
                     let m = &self.orders[s as usize];
-                    if m.account == t.account {
-                        if t.stp != StpMode::CancelOldest {
+                    if m.account == t.account && t.stp != StpMode::None {
+                        if stops_at_own {
                             return false;
                         }
                     } else {
-                        if m.qty >= need {
+                        // Ahead of an own order in this level, an iceberg's refill would queue
+                        // behind it: only what it shows counts.
+                        let q = if own_here {
+                            m.qty
+                        } else {
+                            m.qty + Self::hidden_of(&self.orders, &self.ext, s)
+                        };
+                        if q >= need {
                             return true;
                         }
-                        need -= m.qty;
+                        need -= q;
                     }
                     s = m.next;
                 }
@@ -666,6 +925,7 @@ impl Engine {
     #[inline]
     fn match_taker<S: EventSink>(&mut self, t: &Taker, qty: QtyLots, sink: &mut S) -> MatchEnd {
         let mut left = qty;
+        let (mut lo, mut hi) = (PriceTicks::MAX, PriceTicks::MIN);
         let Engine {
             books,
             orders,
@@ -673,9 +933,14 @@ impl Engine {
             live,
             ids,
             next_trade_id,
+            next_seq,
+            ext,
+            icebergs,
             ..
         } = self;
-        let opp = &mut books[t.symbol as usize][side_ix(t.side.opposite())];
+        let opp_ix = side_ix(t.side.opposite());
+        let opp = &mut books[t.symbol as usize][opp_ix];
+        let icebergs = &mut icebergs[t.symbol as usize][opp_ix];
         while left > 0 {
             let Some(idx) = opp.best_idx() else { break };
             let price = opp.price_of(idx);
@@ -691,10 +956,16 @@ impl Engine {
                         return MatchEnd {
                             left,
                             stp_stop: true,
+                            lo,
+                            hi,
                         };
                     }
                     // CancelOldest or CancelBoth: cancel the resting order.
-                    let (mid, mqty, macct) = (m.id, m.qty, m.account);
+                    let (mid, macct, iceberg) = (m.id, m.account, m.flags & F_ICEBERG != 0);
+                    let mqty = m.qty + Self::hidden_of(orders, ext, slot);
+                    if iceberg {
+                        *icebergs -= 1;
+                    }
                     opp.unlink(orders, idx, slot);
                     ids.set_gone(mid);
                     Self::free_slot(orders, free_head, live, slot);
@@ -710,6 +981,8 @@ impl Engine {
                         return MatchEnd {
                             left,
                             stp_stop: true,
+                            lo,
+                            hi,
                         };
                     }
                     slot = next;
@@ -719,6 +992,13 @@ impl Engine {
                 m.qty -= q;
                 left -= q;
                 let (mid, macct, mleft) = (m.id, m.account, m.qty);
+                let hidden = if m.flags & F_ICEBERG != 0 {
+                    ext[slot as usize].hidden
+                } else {
+                    0
+                };
+                lo = lo.min(price);
+                hi = hi.max(price);
                 let trade_id = *next_trade_id;
                 *next_trade_id += 1;
                 sink.on_event(&Event::Trade {
@@ -731,15 +1011,24 @@ impl Engine {
                     maker_account: macct,
                     taker_account: t.account,
                     taker_side: t.side,
-                    maker_leaves: mleft,
+                    maker_leaves: mleft + hidden,
                     taker_leaves: left,
                 });
-                // The level loses `q`; a filled maker (now qty 0) then leaves it.
+                // The level loses `q`; a filled maker (now qty 0) then leaves it, or, an
+                // iceberg with some hidden, refills and goes to the back of the level.
                 opp.sub_qty(idx, q);
                 if mleft == 0 {
                     opp.unlink(orders, idx, slot);
-                    ids.set_gone(mid);
-                    Self::free_slot(orders, free_head, live, slot);
+                    if hidden > 0 {
+                        Self::refill(orders, ext, next_seq, slot);
+                        opp.push_back(orders, idx, slot);
+                    } else {
+                        if m_iceberg(orders, slot) {
+                            *icebergs -= 1;
+                        }
+                        ids.set_gone(mid);
+                        Self::free_slot(orders, free_head, live, slot);
+                    }
                 }
                 level_event(sink, t.symbol, opp, idx);
                 slot = next;
@@ -748,6 +1037,8 @@ impl Engine {
         MatchEnd {
             left,
             stp_stop: false,
+            lo,
+            hi,
         }
     }
 
@@ -782,6 +1073,13 @@ impl Engine {
         sink: &mut S,
     ) {
         let o = self.orders[slot as usize];
+        if o.flags & F_STOP != 0 {
+            return self.cancel_stop(slot, reason, sink);
+        }
+        let qty = o.qty + Self::hidden_of(&self.orders, &self.ext, slot);
+        if o.flags & F_ICEBERG != 0 {
+            self.icebergs[o.symbol as usize][side_ix(o.side)] -= 1;
+        }
         let lad = &mut self.books[o.symbol as usize][side_ix(o.side)];
         let idx = lad
             .idx_of(o.price)
@@ -797,7 +1095,7 @@ impl Engine {
             account: o.account,
             symbol: o.symbol,
             reason,
-            qty: o.qty,
+            qty,
         });
         level_event(sink, o.symbol, lad, idx);
     }
@@ -817,26 +1115,45 @@ impl Engine {
         if qty == 0 || (inst.lot != 1 && qty % inst.lot != 0) {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Qty));
         }
-        if price <= 0 || (inst.tick != 1 && price % inst.tick != 0) {
+        let found = self.ids.live_slot(id);
+        let owned = |slot: u32| {
+            let o = &self.orders[slot as usize];
+            o.account == account && o.symbol == symbol
+        };
+        if price < 0 || (inst.tick != 1 && price % inst.tick != 0) {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Price));
         }
-        let Some(slot) = self.ids.live_slot(id) else {
+        if price == 0 {
+            // Only a pending stop market order has no price to keep.
+            let stop_market = found.is_some_and(|s| {
+                owned(s) && self.orders[s as usize].flags & (F_STOP | F_MARKET) == F_STOP | F_MARKET
+            });
+            if !stop_market {
+                return Self::reject(sink, id, RejectReason::Invalid(Field::Price));
+            }
+        }
+        let Some(slot) = found.filter(|&s| owned(s)) else {
             return Self::reject(sink, id, RejectReason::UnknownOrder);
         };
         let o = self.orders[slot as usize];
-        if o.account != account || o.symbol != symbol {
-            return Self::reject(sink, id, RejectReason::UnknownOrder);
+        if o.flags & F_STOP != 0 {
+            return self.replace_stop(slot, price, qty, sink);
         }
+        let hidden = Self::hidden_of(&self.orders, &self.ext, slot);
         let si = side_ix(o.side);
-        if !requeue && price == o.price && qty <= o.qty {
+        if !requeue && price == o.price && qty <= o.qty + hidden {
+            let shown = o.qty.min(qty);
             let lad = &mut self.books[symbol as usize][si];
             let idx = lad
                 .idx_of(price)
                 .expect("engine: resting order inside its ladder window");
-            lad.sub_qty(idx, o.qty - qty);
+            lad.sub_qty(idx, o.qty - shown);
             let r = &mut self.orders[slot as usize];
-            r.qty = qty;
+            r.qty = shown;
             r.orig_qty = qty;
+            if o.flags & F_ICEBERG != 0 {
+                self.ext[slot as usize].hidden = qty - shown;
+            }
             sink.on_event(&Event::Replaced {
                 id,
                 account,
@@ -848,7 +1165,8 @@ impl Engine {
             level_event(sink, symbol, lad, idx);
             return;
         }
-        if o.post_only && self.would_cross(symbol, o.side, Some(price)) {
+        let in_call = self.call[symbol as usize];
+        if !in_call && o.post_only && self.would_cross(symbol, o.side, Some(price)) {
             return Self::reject(sink, id, RejectReason::PostOnlyWouldCross);
         }
         let own = &self.books[symbol as usize][si];
@@ -886,32 +1204,48 @@ impl Engine {
             limit: Some(price),
             stp: o.stp,
         };
-        let end = if self.would_cross(symbol, o.side, Some(price)) {
+        let end = if !in_call && self.would_cross(symbol, o.side, Some(price)) {
             self.match_taker(&taker, qty, sink)
         } else {
-            MatchEnd {
-                left: qty,
-                stp_stop: false,
-            }
+            MatchEnd::untouched(qty)
         };
         if end.left > 0 && !end.stp_stop {
+            let peak = if o.flags & F_ICEBERG != 0 {
+                self.ext[slot as usize].display
+            } else {
+                0
+            };
+            let shown = if peak != 0 {
+                peak.min(end.left)
+            } else {
+                end.left
+            };
             let r = &mut self.orders[slot as usize];
             r.price = price;
-            r.qty = end.left;
+            r.qty = shown;
             r.orig_qty = qty;
+            if peak != 0 {
+                self.ext[slot as usize].hidden = end.left - shown;
+            }
             self.rest(slot, None, sink);
-            return;
+        } else {
+            if o.flags & F_ICEBERG != 0 {
+                self.icebergs[symbol as usize][si] -= 1;
+            }
+            self.ids.set_gone(id);
+            Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
+            if end.stp_stop {
+                sink.on_event(&Event::Canceled {
+                    id,
+                    account,
+                    symbol,
+                    reason: CancelReason::Stp,
+                    qty: end.left,
+                });
+            }
         }
-        self.ids.set_gone(id);
-        Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
-        if end.stp_stop {
-            sink.on_event(&Event::Canceled {
-                id,
-                account,
-                symbol,
-                reason: CancelReason::Stp,
-                qty: end.left,
-            });
+        if end.hi >= end.lo && !self.stops[symbol as usize].is_empty() {
+            self.run_stops(symbol, end.hi, end.lo, sink);
         }
     }
 
@@ -946,7 +1280,7 @@ impl Engine {
         symbol: Option<SymbolId>,
         side: Option<Side>,
         reason: CancelReason,
-        pick: impl Fn(&Order) -> bool,
+        pick: impl Fn(&Order, &Ext) -> bool,
         sink: &mut S,
     ) -> u64 {
         let syms = match symbol {
@@ -966,7 +1300,7 @@ impl Engine {
                     level = self.books[sym][side_ix(sd)].next_worse(idx);
                     while slot != NIL {
                         let next = self.orders[slot as usize].next;
-                        if pick(&self.orders[slot as usize]) {
+                        if pick(&self.orders[slot as usize], &self.ext_of(slot)) {
                             self.cancel_slot(slot, reason, None, sink);
                             count += 1;
                         }
@@ -974,6 +1308,19 @@ impl Engine {
                     }
                 }
             }
+            if self.stops[sym].is_empty() {
+                continue;
+            }
+            let mut pending = std::mem::take(&mut self.scratch);
+            pending.clear();
+            self.stops[sym].accepted_order(side, &mut pending);
+            for &(_, slot) in &pending {
+                if pick(&self.orders[slot as usize], &self.ext_of(slot)) {
+                    self.cancel_slot(slot, reason, None, sink);
+                    count += 1;
+                }
+            }
+            self.scratch = pending;
         }
         count
     }
@@ -992,7 +1339,7 @@ impl Engine {
             symbol,
             side,
             CancelReason::User,
-            |o| o.account == account,
+            |o, _| o.account == account,
             sink,
         );
         sink.on_event(&Event::MassCanceled { account, count });
@@ -1006,129 +1353,9 @@ impl Engine {
             symbol,
             None,
             CancelReason::Expired,
-            |o| o.tif == TimeInForce::Day,
+            |o, _| o.tif == TimeInForce::Day,
             sink,
         );
-    }
-
-    // ---------------------------------------------------------------- checks
-
-    /// Checks every structural invariant; the error names the first one broken.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        let mut resting = 0usize;
-        for (sym, book) in self.books.iter().enumerate() {
-            for lad in book.iter() {
-                lad.check().map_err(|e| format!("symbol {sym}: {e}"))?;
-                let mut last_price: Option<PriceTicks> = None;
-                for idx in lad.iter_levels() {
-                    let price = lad.price_of(idx);
-                    if let Some(lp) = last_price {
-                        let ok = match lad.side {
-                            Side::Buy => price < lp,
-                            Side::Sell => price > lp,
-                        };
-                        if !ok {
-                            return Err(format!("symbol {sym}: levels out of order at {price}"));
-                        }
-                    }
-                    last_price = Some(price);
-                    let lvl = lad.level(idx);
-                    let (mut q, mut n, mut prev, mut s) = (0u64, 0u32, NIL, lvl.head);
-                    let mut last_seq = 0u64;
-                    while s != NIL {
-                        let o = &self.orders[s as usize];
-                        if o.prev != prev {
-                            return Err(format!("order {}: broken prev link", o.id));
-                        }
-                        if o.qty == 0 {
-                            return Err(format!("order {}: zero quantity at rest", o.id));
-                        }
-                        if o.price != price || o.side != lad.side || o.symbol as usize != sym {
-                            return Err(format!("order {}: on the wrong level", o.id));
-                        }
-                        if o.seq <= last_seq {
-                            return Err(format!("order {}: out of time priority", o.id));
-                        }
-                        if !matches!(o.tif, TimeInForce::Gtc | TimeInForce::Day) {
-                            return Err(format!("order {}: {:?} at rest", o.id, o.tif));
-                        }
-                        if self.ids.live_slot(o.id) != Some(s) {
-                            return Err(format!("order {}: id index does not point at it", o.id));
-                        }
-                        last_seq = o.seq;
-                        q = q
-                            .checked_add(o.qty)
-                            .ok_or_else(|| format!("level {price}: aggregate overflows u64"))?;
-                        n += 1;
-                        prev = s;
-                        s = o.next;
-                    }
-                    if prev != lvl.tail || q != lvl.qty || n != lvl.count {
-                        return Err(format!(
-                            "symbol {sym} {:?} {price}: level says qty {} orders {}, has {q} {n}",
-                            lad.side, lvl.qty, lvl.count
-                        ));
-                    }
-                    resting += n as usize;
-                }
-            }
-            if let (Some((b, _)), Some((a, _))) = (
-                self.best_bid(sym as SymbolId),
-                self.best_ask(sym as SymbolId),
-            ) {
-                if b >= a {
-                    return Err(format!("symbol {sym}: crossed at rest, bid {b} >= ask {a}"));
-                }
-            }
-        }
-        if resting != self.live || resting != self.ids.live_len() {
-            return Err(format!(
-                "{resting} orders in books, {} counted live, {} in the id index",
-                self.live,
-                self.ids.live_len()
-            ));
-        }
-        let mut free = 0usize;
-        let mut s = self.free_head;
-        while s != NIL {
-            free += 1;
-            if free > self.orders.len() {
-                return Err("free list has a cycle".into());
-            }
-            s = self.orders[s as usize].next;
-        }
-        if free + self.live != self.orders.len() {
-            return Err(format!(
-                "slab: {free} free + {} live != {} slots",
-                self.live,
-                self.orders.len()
-            ));
-        }
-        Ok(())
-    }
-
-    /// A deterministic hash of the whole matching state: every book's orders in priority order
-    /// with all their fields, the trade-id counter and the set of used ids. Equal states give
-    /// equal hashes whatever their history or memory layout (a restored engine included).
-    pub fn state_hash(&self) -> u64 {
-        let mut h = snapshot::Hasher::new();
-        h.u64(self.instruments.len() as u64);
-        for (sym, inst) in self.instruments.iter().enumerate() {
-            h.bytes(inst.symbol.as_str().as_bytes());
-            h.u64(inst.tick as u64);
-            h.u64(inst.lot);
-            for side in [Side::Buy, Side::Sell] {
-                h.u64(0x5157_0000 + side_ix(side) as u64);
-                for o in self.resting(sym as SymbolId, side) {
-                    snapshot::hash_order(&mut h, &o);
-                }
-            }
-        }
-        h.u64(self.next_trade_id);
-        let (used_count, used_digest) = self.ids.used_digest();
-        h.u64(used_count);
-        h.u64(used_digest);
-        h.finish()
     }
 }
 
@@ -1165,6 +1392,9 @@ impl Matcher for Engine {
                 side,
             } => self.mass_cancel(account, symbol, side, sink),
             Command::ExpireDay { symbol } => self.expire_day(symbol, sink),
+            Command::Expire { now_ns } => self.expire(now_ns, sink),
+            Command::CallStart { symbol } => self.call_start(symbol, sink),
+            Command::Uncross { symbol, reference } => self.uncross(symbol, reference, sink),
         }
     }
 }

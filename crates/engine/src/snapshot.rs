@@ -15,6 +15,11 @@
 //!   varints. Sequential ids cost a few bytes per run of accepted ids instead of 8 per id, and a
 //!   restore rebuilds the same chunks and sparse set as the live engine had.
 //!
+//! v3 adds order types II: after each resting order a `u8` (bit 0 iceberg: then `u64` shown,
+//! `u64` peak; bit 1 GTD: then `u64` expire time); then the pending stops (`u64` count, each
+//! as an order plus `u8` market, `u64` stop price, `u64` peak, `u64` expire time, in
+//! acceptance order); then one `u8` per instrument, 1 if its book is in a call.
+//!
 //! Never: trusts the bytes. Every field is checked (varints minimal and at most 10 bytes, runs
 //! inside the bitmap, maximal and ascending, sparse ids ascending and outside the bitmap, at most
 //! `ids::CHUNKS_MAX` chunks, as dense as the live path keeps them); the rebuilt engine must pass
@@ -22,12 +27,12 @@
 //! limits (as for a new engine), the chunks (at most 2 GiB) and a few dozen bytes per byte of
 //! sparse ids.
 
-use crate::{Engine, EngineConfig, RestingOrder, NIL};
-use types::{Instrument, Side, StpMode, Symbol, TimeInForce, SYMBOL_LEN_MAX};
+use crate::{Engine, EngineConfig, Ext, RestingOrder, F_ICEBERG, NIL};
+use types::{Instrument, NewOrder, OrdType, Side, StpMode, Symbol, TimeInForce, SYMBOL_LEN_MAX};
 
 const MAGIC: &[u8; 8] = b"RIALTOSN";
-/// The version written; `restore` reads it and version 1.
-const VERSION: u32 = 2;
+/// The version written; `restore` reads it and versions 1 and 2.
+const VERSION: u32 = 3;
 
 /// Why a snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +100,7 @@ fn tif_code(t: TimeInForce) -> u8 {
         TimeInForce::Day => 1,
         TimeInForce::Ioc => 2,
         TimeInForce::Fok => 3,
+        TimeInForce::Gtd => 4,
     }
 }
 
@@ -119,6 +125,13 @@ pub(crate) fn hash_order(h: &mut Hasher, o: &RestingOrder) {
             | (o.post_only as u64) << 16
             | (stp_code(o.stp) as u64) << 24,
     );
+    // Order types II, only where set (a plain order hashes as before they existed).
+    if o.shown != o.qty || o.display_qty != 0 || o.stop_price != 0 || o.expire_ns != 0 {
+        h.u64(o.shown);
+        h.u64(o.display_qty);
+        h.u64(o.stop_price as u64);
+        h.u64(o.expire_ns);
+    }
 }
 
 struct Reader<'a> {
@@ -182,9 +195,15 @@ fn corrupt(why: impl Into<String>) -> SnapshotError {
 impl Engine {
     /// Appends a versioned, checksummed snapshot of the whole matching state to `out`.
     pub fn snapshot(&self, out: &mut Vec<u8>) {
+        self.snapshot_as(out, VERSION);
+    }
+
+    /// The snapshot in format `version` (2 or 3; 2 only of an engine without order types II,
+    /// for the tests of older formats).
+    pub(crate) fn snapshot_as(&self, out: &mut Vec<u8>, version: u32) {
         let start = out.len();
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&0u64.to_le_bytes()); // payload length, patched below
         let payload = out.len();
         let c = &self.config;
@@ -207,7 +226,8 @@ impl Engine {
         }
         out.extend_from_slice(&self.next_trade_id.to_le_bytes());
         self.snapshot_used_ids(out);
-        out.extend_from_slice(&(self.live as u64).to_le_bytes());
+        let pending: usize = self.stops.iter().map(|b| b.len()).sum();
+        out.extend_from_slice(&((self.live - pending) as u64).to_le_bytes());
         for sym in 0..self.instruments.len() {
             for side in [Side::Buy, Side::Sell] {
                 for o in self.resting(sym as u32, side) {
@@ -221,14 +241,55 @@ impl Engine {
                     out.push(tif_code(o.tif));
                     out.push(o.post_only as u8);
                     out.push(stp_code(o.stp));
+                    if version < 3 {
+                        continue;
+                    }
+                    let iceberg = o.display_qty != 0;
+                    let gtd = o.tif == TimeInForce::Gtd;
+                    out.push(iceberg as u8 | (gtd as u8) << 1);
+                    if iceberg {
+                        out.extend_from_slice(&o.shown.to_le_bytes());
+                        out.extend_from_slice(&o.display_qty.to_le_bytes());
+                    }
+                    if gtd {
+                        out.extend_from_slice(&o.expire_ns.to_le_bytes());
+                    }
                 }
             }
+        }
+        if version >= 3 {
+            self.snapshot_v3_tail(out);
         }
         let len = (out.len() - payload) as u64;
         out[payload - 8..payload].copy_from_slice(&len.to_le_bytes());
         let sum = checksum(&out[payload..]);
         out.extend_from_slice(&sum.to_le_bytes());
         debug_assert!(out.len() > start);
+    }
+
+    /// v3: the pending stops and the call flags.
+    fn snapshot_v3_tail(&self, out: &mut Vec<u8>) {
+        let stops: Vec<RestingOrder> = (0..self.instruments.len())
+            .flat_map(|sym| self.pending_stops(sym as u32))
+            .collect();
+        out.extend_from_slice(&(stops.len() as u64).to_le_bytes());
+        for o in &stops {
+            out.extend_from_slice(&o.id.to_le_bytes());
+            out.extend_from_slice(&o.account.to_le_bytes());
+            out.extend_from_slice(&o.symbol.to_le_bytes());
+            out.push(crate::side_ix(o.side) as u8);
+            out.extend_from_slice(&o.price.to_le_bytes());
+            out.extend_from_slice(&o.qty.to_le_bytes());
+            out.push(tif_code(o.tif));
+            out.push(stp_code(o.stp));
+            out.push((o.price == 0) as u8);
+            out.extend_from_slice(&o.stop_price.to_le_bytes());
+            out.extend_from_slice(&o.display_qty.to_le_bytes());
+            out.extend_from_slice(&o.expire_ns.to_le_bytes());
+        }
+        for &c in &self.call {
+            out.push(c as u8);
+        }
     }
 
     /// Rebuilds an engine from `snapshot`'s bytes. The result has the same `state_hash` and
@@ -239,7 +300,7 @@ impl Engine {
             return Err(SnapshotError::BadMagic);
         }
         let version = r.u32("version")?;
-        if version != 1 && version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err(SnapshotError::UnsupportedVersion(version));
         }
         let len = r.u64("length")?;
@@ -310,6 +371,7 @@ impl Engine {
             let tif = match r.u8("order")? {
                 0 => TimeInForce::Gtc,
                 1 => TimeInForce::Day,
+                4 if version >= 3 => TimeInForce::Gtd,
                 _ => return Err(corrupt("resting order tif")),
             };
             let post_only = match r.u8("order")? {
@@ -317,13 +379,33 @@ impl Engine {
                 1 => true,
                 _ => return Err(corrupt("order post_only")),
             };
-            let stp = match r.u8("order")? {
-                0 => StpMode::CancelNewest,
-                1 => StpMode::CancelOldest,
-                2 => StpMode::CancelBoth,
-                3 => StpMode::None,
-                _ => return Err(corrupt("order stp")),
-            };
+            let stp = read_stp(&mut r)?;
+            let (mut shown, mut display, mut expire_ns) = (qty, 0, 0);
+            if version >= 3 {
+                let bits = r.u8("order")?;
+                if bits > 3 || (bits & 2 != 0) != (tif == TimeInForce::Gtd) {
+                    return Err(corrupt(format!(
+                        "order {id}: extension bits {bits} with {tif:?}"
+                    )));
+                }
+                if bits & 1 != 0 {
+                    shown = r.u64("order")?;
+                    display = r.u64("order")?;
+                    if shown == 0
+                        || shown > qty
+                        || shown > display
+                        || display % inst_lot(&instruments, symbol)? != 0
+                    {
+                        return Err(corrupt(format!("order {id}: iceberg quantities")));
+                    }
+                }
+                if bits & 2 != 0 {
+                    expire_ns = r.u64("order")?;
+                    if expire_ns == 0 {
+                        return Err(corrupt(format!("order {id}: expire time 0")));
+                    }
+                }
+            }
             let inst = instruments
                 .get(symbol as usize)
                 .ok_or_else(|| corrupt("order symbol"))?;
@@ -355,10 +437,11 @@ impl Engine {
                     return Err(corrupt(format!("order {id}: out of priority order")));
                 }
             }
+            let flags = if display != 0 { F_ICEBERG } else { 0 };
             let slot = e.alloc_slot(crate::Order {
                 id,
                 price,
-                qty,
+                qty: shown,
                 orig_qty,
                 seq: 0,
                 prev: NIL,
@@ -369,9 +452,37 @@ impl Engine {
                 tif,
                 post_only,
                 stp,
+                flags,
             });
             e.ids.set_live(id, slot);
+            if flags != 0 || tif == TimeInForce::Gtd {
+                e.ext_put(
+                    slot,
+                    Ext {
+                        stop_price: 0,
+                        display,
+                        hidden: qty - shown,
+                        expire_ns,
+                    },
+                );
+            }
+            if flags != 0 {
+                e.icebergs[symbol as usize][crate::side_ix(side)] += 1;
+            }
+            if tif == TimeInForce::Gtd {
+                e.push_expiry(expire_ns, id);
+            }
             e.rest(slot, None, &mut types::NullSink);
+        }
+        if version >= 3 {
+            restore_stops(&mut r, &mut e)?;
+            for sym in 0..e.call.len() {
+                e.call[sym] = match r.u8("call")? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(corrupt("call flag")),
+                };
+            }
         }
         if !r.b.is_empty() {
             return Err(corrupt("trailing bytes in the payload"));
@@ -404,6 +515,102 @@ impl Engine {
             prev = id;
         }
     }
+}
+
+fn read_stp(r: &mut Reader<'_>) -> Result<StpMode, SnapshotError> {
+    Ok(match r.u8("order")? {
+        0 => StpMode::CancelNewest,
+        1 => StpMode::CancelOldest,
+        2 => StpMode::CancelBoth,
+        3 => StpMode::None,
+        _ => return Err(corrupt("order stp")),
+    })
+}
+
+fn inst_lot(instruments: &[Instrument], symbol: u32) -> Result<u64, SnapshotError> {
+    instruments
+        .get(symbol as usize)
+        .map(|i| i.lot)
+        .ok_or_else(|| corrupt("order symbol"))
+}
+
+/// v3: the pending stops, in acceptance order, through the live path (as new stops).
+fn restore_stops(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), SnapshotError> {
+    let n = r.u64("stops")?;
+    if n > e.config.orders_max as u64 {
+        return Err(corrupt("more pending stops than orders_max"));
+    }
+    for _ in 0..n {
+        let id = r.u64("stop")?;
+        let account = r.u32("stop")?;
+        let symbol = r.u32("stop")?;
+        let side = match r.u8("stop")? {
+            0 => Side::Buy,
+            1 => Side::Sell,
+            _ => return Err(corrupt("stop side")),
+        };
+        let price = r.u64("stop")? as i64;
+        let qty = r.u64("stop")?;
+        let tif = match r.u8("stop")? {
+            0 => TimeInForce::Gtc,
+            1 => TimeInForce::Day,
+            2 => TimeInForce::Ioc,
+            3 => TimeInForce::Fok,
+            4 => TimeInForce::Gtd,
+            _ => return Err(corrupt("stop tif")),
+        };
+        let stp = read_stp(r)?;
+        let market = match r.u8("stop")? {
+            0 => false,
+            1 => true,
+            _ => return Err(corrupt("stop market flag")),
+        };
+        let stop_price = r.u64("stop")? as i64;
+        let display_qty = r.u64("stop")?;
+        let expire_ns = r.u64("stop")?;
+        if !e.ids.is_used(id) || e.ids.live_slot(id).is_some() {
+            return Err(corrupt(format!("stop {id}: id not used, or live twice")));
+        }
+        let order = NewOrder {
+            id,
+            account,
+            symbol,
+            side,
+            ord_type: if market {
+                OrdType::Market
+            } else {
+                OrdType::Limit
+            },
+            tif,
+            price,
+            qty,
+            post_only: false,
+            stp,
+            stop_price,
+            display_qty,
+            expire_ns,
+        };
+        let inst = e
+            .instruments
+            .get(symbol as usize)
+            .ok_or_else(|| corrupt("stop symbol"))?;
+        let on_tick = |p: i64| p > 0 && p % inst.tick == 0;
+        if qty == 0
+            || qty % inst.lot != 0
+            || (!market && !on_tick(price))
+            || (market && price != 0)
+            || !on_tick(stop_price)
+            || display_qty % inst.lot != 0
+            || (tif == TimeInForce::Gtd) != (expire_ns != 0)
+        {
+            return Err(corrupt(format!("stop {id}: a field off its grid")));
+        }
+        if e.slab_full() {
+            return Err(corrupt("more orders than orders_max"));
+        }
+        e.insert_stop(&order);
+    }
+    Ok(())
 }
 
 /// v1: every used id as a `u64`, ascending; rebuilt through the live path.

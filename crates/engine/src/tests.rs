@@ -54,6 +54,7 @@ fn limit(id: u64, account: u32, side: Side, price: i64, qty: u64) -> NewOrder {
         qty,
         post_only: false,
         stp: StpMode::CancelNewest,
+        ..Default::default()
     }
 }
 
@@ -125,6 +126,8 @@ fn kinds(ev: &[Event]) -> String {
             E::Replaced { .. } => "P",
             E::MassCanceled { .. } => "M",
             E::Level { .. } => "L",
+            E::Triggered { .. } => "G",
+            E::Uncrossed { .. } => "U",
         })
         .collect()
 }

@@ -15,7 +15,7 @@ use alloc_count::allocs;
 /// Counts events by kind without allocating.
 #[derive(Default)]
 struct Tally {
-    n: [u64; 7],
+    n: [u64; 9],
 }
 
 impl EventSink for Tally {
@@ -28,6 +28,8 @@ impl EventSink for Tally {
             Event::Replaced { .. } => 4,
             Event::MassCanceled { .. } => 5,
             Event::Level { .. } => 6,
+            Event::Triggered { .. } => 7,
+            Event::Uncrossed { .. } => 8,
         };
         self.n[k] += 1;
     }
@@ -51,7 +53,7 @@ fn no_allocation_per_command_after_warm_up() {
     let allocs = allocs() - before;
     engine.check_invariants().unwrap();
     // The stream must be realistic for the proof to mean something.
-    let [acc, rej, trades, canceled, replaced, _, levels] = tally.n;
+    let [acc, rej, trades, canceled, replaced, _, levels, _, _] = tally.n;
     assert!(
         trades > 50_000 && canceled > 50_000 && replaced > 10_000,
         "{:?}",
@@ -91,6 +93,7 @@ fn no_allocation_when_the_market_trends_far() {
             qty: 5,
             post_only: false,
             stp: StpMode::CancelNewest,
+            ..Default::default()
         })
     };
     let step = |engine: &mut Engine, tally: &mut Tally, k: u64| {
@@ -140,6 +143,7 @@ fn ioc(id: u64) -> types::Command {
         qty: 1,
         post_only: false,
         stp: StpMode::CancelNewest,
+        ..Default::default()
     })
 }
 

@@ -30,7 +30,7 @@ fn config() -> EngineConfig {
     }
 }
 
-fn command(r: &mut XorShift64, next_id: &mut u64, ids: &[u64]) -> Command {
+fn command(r: &mut XorShift64, next_id: &mut u64, ids: &[u64], now: &mut u64) -> Command {
     let symbol = r.below(3) as u32 % 2; // symbol 1 a third of the time
     let (tick, lot) = if symbol == 0 { (1, 1) } else { (5, 10) };
     let pick_id = |r: &mut XorShift64| -> u64 {
@@ -59,6 +59,13 @@ fn command(r: &mut XorShift64, next_id: &mut u64, ids: &[u64]) -> Command {
                 *next_id += if r.below(5) == 0 { 1 << 30 } else { 1 };
                 *next_id
             };
+            let tif = match r.below(12) {
+                0 => TimeInForce::Ioc,
+                1 => TimeInForce::Fok,
+                2 | 3 => TimeInForce::Day,
+                4 | 5 => TimeInForce::Gtd,
+                _ => TimeInForce::Gtc,
+            };
             let qty = if r.below(40) == 0 {
                 0
             } else {
@@ -78,12 +85,7 @@ fn command(r: &mut XorShift64, next_id: &mut u64, ids: &[u64]) -> Command {
                 } else {
                     OrdType::Limit
                 },
-                tif: match r.below(10) {
-                    0 => TimeInForce::Ioc,
-                    1 => TimeInForce::Fok,
-                    2 | 3 => TimeInForce::Day,
-                    _ => TimeInForce::Gtc,
-                },
+                tif,
                 price: price(r),
                 qty,
                 post_only: r.below(8) == 0,
@@ -93,21 +95,38 @@ fn command(r: &mut XorShift64, next_id: &mut u64, ids: &[u64]) -> Command {
                     2 => StpMode::CancelBoth,
                     _ => StpMode::None,
                 },
+                // Stops near the market (a few off the grid), icebergs, GTD within the clock.
+                stop_price: if r.below(6) == 0 { price(r) } else { 0 },
+                display_qty: if r.below(5) == 0 { lot * r.below(3) } else { 0 },
+                expire_ns: if tif == TimeInForce::Gtd || r.below(100) == 0 {
+                    *now + r.below(50)
+                } else {
+                    0
+                },
             })
         }
+        90..=91 => {
+            *now += r.below(20);
+            Command::Expire { now_ns: *now }
+        }
+        92 => Command::CallStart { symbol },
+        93 => Command::Uncross {
+            symbol,
+            reference: if r.below(2) == 0 { 0 } else { price(r) },
+        },
         60..=84 => Command::Cancel {
             id: pick_id(r),
             account,
             symbol,
         },
-        85..=96 => Command::Replace {
+        85..=89 => Command::Replace {
             id: pick_id(r),
             account,
             symbol,
             price: price(r),
             qty: lot * r.below(8),
         },
-        97 | 98 => Command::MassCancel {
+        94..=97 => Command::MassCancel {
             account,
             symbol: if r.below(2) == 0 { None } else { Some(symbol) },
             side: match r.below(3) {
@@ -162,7 +181,10 @@ fn check_events(e: &Engine, events: &[Event], leaves: &mut HashMap<u64, u64>) {
             Event::Replaced { id, qty, .. } => {
                 leaves.insert(id, qty);
             }
-            Event::Rejected { .. } | Event::MassCanceled { .. } => {}
+            Event::Rejected { .. }
+            | Event::MassCanceled { .. }
+            | Event::Triggered { .. }
+            | Event::Uncrossed { .. } => {}
         }
     }
     for ((symbol, side, price), (qty, orders)) in last_level {
@@ -177,6 +199,10 @@ fn check_events(e: &Engine, events: &[Event], leaves: &mut HashMap<u64, u64>) {
                 assert_eq!(e.order(o.id), Some(o));
             }
         }
+        for o in e.pending_stops(sym) {
+            assert_eq!(leaves.get(&o.id), Some(&o.qty), "stop {} leaves", o.id);
+            assert_eq!(e.order(o.id), Some(o));
+        }
     }
 }
 
@@ -187,15 +213,25 @@ fn run(seed: u64, n: usize) {
     let mut next_id = 0;
     let mut ids: Vec<u64> = Vec::new();
     let mut leaves = HashMap::new();
+    let mut now = 1;
     for step in 0..n {
-        let cmd = command(&mut r, &mut next_id, &ids);
+        let cmd = command(&mut r, &mut next_id, &ids, &mut now);
         if let Command::New(o) = cmd {
             ids.push(o.id);
         }
         let mut ev = Vec::new();
         e.apply(&cmd, &mut ev);
         // Every command is answered, except an end of day with no DAY order to expire.
-        assert!(!ev.is_empty() || matches!(cmd, Command::ExpireDay { .. }));
+        assert!(
+            !ev.is_empty()
+                || matches!(
+                    cmd,
+                    Command::ExpireDay { .. }
+                        | Command::Expire { .. }
+                        | Command::CallStart { .. }
+                        | Command::Uncross { .. }
+                )
+        );
         if let Err(why) = e.check_invariants() {
             panic!("seed {seed} step {step}: {why} after {cmd:?}");
         }

@@ -6,7 +6,7 @@
 //! refuses those first; here they change nothing).
 
 use crate::mass::PendingMass;
-use crate::{AdminAction, Exchange, InstrumentStatus, Output, Outputs, Principal};
+use crate::{AdminAction, Exchange, InstrumentStatus, Outputs, Principal};
 
 /// The originator a kill switch's mass cancel is recorded for: no edge serves it.
 const OPERATOR: u16 = u16::MAX;
@@ -39,9 +39,7 @@ impl Exchange {
                 if (symbol as usize) < self.cfg.instruments.len() {
                     // The operator's word ends a breaker's halt too.
                     self.risk.clear_breaker_halt(symbol);
-                    if self.risk.set_status(symbol, status) != status {
-                        out.output(&Output::InstrumentStatus { symbol, status });
-                    }
+                    self.move_status(symbol, status, out);
                 }
             }
             AdminAction::SetRisk { symbol, risk } => {

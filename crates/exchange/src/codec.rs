@@ -208,6 +208,7 @@ pub fn tif_code(t: TimeInForce) -> u8 {
         TimeInForce::Gtc => 1,
         TimeInForce::Ioc => 3,
         TimeInForce::Fok => 4,
+        TimeInForce::Gtd => 5,
     }
 }
 pub fn tif_from(c: u8) -> Result<TimeInForce, DecodeError> {
@@ -216,13 +217,15 @@ pub fn tif_from(c: u8) -> Result<TimeInForce, DecodeError> {
         1 => Ok(TimeInForce::Gtc),
         3 => Ok(TimeInForce::Ioc),
         4 => Ok(TimeInForce::Fok),
+        5 => Ok(TimeInForce::Gtd),
         _ => Err(DecodeError("bad tif")),
     }
 }
 
 impl crate::NewOrder {
     /// Appends the order: ClOrdID, then symbol u32 | side u8 | ord type u8 | tif u8 | price
-    /// i64 | qty u64 | has account u8 | account u32 | post only u8.
+    /// i64 | qty u64 | has account u8 | account u32 | flags u8 (bit 0 post only, bit 1 order
+    /// types II follow: stop price i64 | display qty u64 | expire ns u64).
     pub fn encode(&self, e: &mut Enc<'_>) {
         e.cl(&self.cl_ord_id);
         e.u32(self.symbol);
@@ -233,7 +236,13 @@ impl crate::NewOrder {
         e.u64(self.qty);
         e.u8(self.account.is_some() as u8);
         e.u32(self.account.unwrap_or(0));
-        e.u8(self.post_only as u8);
+        let ext = self.stop_price != 0 || self.display_qty != 0 || self.expire_ns != 0;
+        e.u8(self.post_only as u8 | (ext as u8) << 1);
+        if ext {
+            e.i64(self.stop_price);
+            e.u64(self.display_qty);
+            e.u64(self.expire_ns);
+        }
     }
     /// Decodes into `self`, field by field (replay decodes into recycled slots).
     #[inline(always)]
@@ -247,7 +256,21 @@ impl crate::NewOrder {
         self.price = u64_at(f, 7) as i64;
         self.qty = u64_at(f, 15);
         self.account = bool_from(f[23])?.then_some(u32_at(f, 24));
-        self.post_only = bool_from(f[28])?;
+        let flags = f[28];
+        if flags > 3 {
+            return Err(DecodeError("bad order flags"));
+        }
+        self.post_only = flags & 1 != 0;
+        if flags & 2 != 0 {
+            let x = d.array::<24>()?;
+            self.stop_price = u64_at(x, 0) as i64;
+            self.display_qty = u64_at(x, 8);
+            self.expire_ns = u64_at(x, 16);
+        } else {
+            self.stop_price = 0;
+            self.display_qty = 0;
+            self.expire_ns = 0;
+        }
         Ok(())
     }
 }
@@ -310,11 +333,19 @@ impl crate::AdminAction {
                 e.opt_u64(risk.max_order_qty);
                 e.bool(risk.max_order_notional.is_some());
                 e.0.extend_from_slice(&risk.max_order_notional.unwrap_or(0).to_le_bytes());
+                // 0: no breaker, 1: one, 2: one with a reopening auction (its length last).
                 let b = risk.breaker.unwrap_or_default();
-                e.bool(risk.breaker.is_some());
+                e.u8(match risk.breaker {
+                    None => 0,
+                    Some(b) if b.auction_ns == 0 => 1,
+                    Some(_) => 2,
+                });
                 e.u32(b.bps);
                 e.u64(b.window_ns);
                 e.u64(b.halt_ns);
+                if b.auction_ns != 0 {
+                    e.u64(b.auction_ns);
+                }
             }
         }
     }
@@ -343,11 +374,16 @@ impl crate::AdminAction {
                 let max_order_qty = d.opt_u64()?;
                 let has_notional = d.bool()?;
                 let notional = i128_le(d)?;
-                let has_breaker = d.bool()?;
+                let breaker_tag = d.u8()?;
+                if breaker_tag > 2 {
+                    return Err(DecodeError("bad breaker"));
+                }
+                let has_breaker = breaker_tag != 0;
                 let breaker = crate::Breaker {
                     bps: d.u32()?,
                     window_ns: d.u64()?,
                     halt_ns: d.u64()?,
+                    auction_ns: if breaker_tag == 2 { d.u64()? } else { 0 },
                 };
                 A::SetRisk {
                     symbol,
@@ -370,6 +406,8 @@ fn status_code(s: crate::InstrumentStatus) -> u8 {
         crate::InstrumentStatus::Open => 0,
         crate::InstrumentStatus::Halted => 1,
         crate::InstrumentStatus::Closed => 2,
+        crate::InstrumentStatus::PreOpen => 3,
+        crate::InstrumentStatus::PreClose => 4,
     }
 }
 
@@ -378,6 +416,8 @@ fn status_from(c: u8) -> Result<crate::InstrumentStatus, DecodeError> {
         0 => crate::InstrumentStatus::Open,
         1 => crate::InstrumentStatus::Halted,
         2 => crate::InstrumentStatus::Closed,
+        3 => crate::InstrumentStatus::PreOpen,
+        4 => crate::InstrumentStatus::PreClose,
         _ => return Err(DecodeError("bad instrument status")),
     })
 }
@@ -396,7 +436,7 @@ fn i128_le(d: &mut Dec<'_>) -> Result<i128, DecodeError> {
     Ok(i128::from_le_bytes(b.try_into().expect("16 bytes")))
 }
 
-const FIELDS: [types::Field; 9] = [
+const FIELDS: [types::Field; 12] = [
     types::Field::Id,
     types::Field::Account,
     types::Field::Symbol,
@@ -406,6 +446,9 @@ const FIELDS: [types::Field; 9] = [
     types::Field::Price,
     types::Field::Qty,
     types::Field::Stp,
+    types::Field::StopPrice,
+    types::Field::DisplayQty,
+    types::Field::ExpireTime,
 ];
 
 impl crate::Reject {
@@ -434,6 +477,8 @@ impl crate::Reject {
             R::RiskLimit { kind, .. } => (19, kind.code()),
             R::Blocked { .. } => (20, 0),
             R::InstrumentNotOpen { status } => (21, status_code(status)),
+            R::AuctionCall => (22, 0),
+            R::ExpireTimePast => (23, 0),
         };
         e.u8(code);
         e.u8(field);
@@ -525,6 +570,8 @@ impl crate::Reject {
             21 => R::InstrumentNotOpen {
                 status: status_from(field)?,
             },
+            22 => R::AuctionCall,
+            23 => R::ExpireTimePast,
             _ => return Err(DecodeError("bad reject reason")),
         })
     }

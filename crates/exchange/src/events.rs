@@ -112,6 +112,17 @@ impl Exchange {
     fn on_event<O: Outputs>(&mut self, ev: &Event, ctx: &mut Ctx<'_>, out: &mut O) {
         match *ev {
             Event::Accepted { id, .. } => self.report(ctx, id, ReportKind::New, out),
+            Event::Triggered { id, .. } => {
+                if let Some(x) = self.orders.ext.get_mut(&id) {
+                    x.triggered = true;
+                }
+                self.report(ctx, id, ReportKind::Triggered, out)
+            }
+            Event::Uncrossed { .. } => {
+                if O::MARKET_DATA {
+                    out.output(&Output::Market(ev));
+                }
+            }
             Event::Rejected { id, reason } => {
                 let reason = Reject::from_engine(reason);
                 match ctx.kind {
@@ -326,6 +337,7 @@ impl Exchange {
             kind,
             cl_ord_id: cl,
             orig_cl_ord_id: orig,
+            ext: self.orders.ext_of(id),
         };
         ctx.exec_n += 1;
         out.report(&r);

@@ -32,6 +32,13 @@ pub struct NewOrder {
     pub account: Option<AccountId>,
     /// Rejected rather than trading on arrival.
     pub post_only: bool,
+    /// Stop trigger price in the instrument's units; 0: not a stop order (see
+    /// `types::NewOrder` for stops, icebergs and GTD).
+    pub stop_price: i64,
+    /// Iceberg peak: the quantity shown; 0: all shown.
+    pub display_qty: u64,
+    /// GTD expiry, ns since the Unix epoch (with `TimeInForce::Gtd` only).
+    pub expire_ns: u64,
 }
 
 impl NewOrder {
@@ -46,7 +53,16 @@ impl NewOrder {
         qty: 0,
         account: None,
         post_only: false,
+        stop_price: 0,
+        display_qty: 0,
+        expire_ns: 0,
     };
+}
+
+impl Default for NewOrder {
+    fn default() -> NewOrder {
+        NewOrder::BLANK
+    }
 }
 
 /// A new price and total quantity for a live limit order.
@@ -139,6 +155,11 @@ pub enum InstrumentStatus {
     Halted,
     /// Closed until the operator opens it.
     Closed,
+    /// The opening (or reopening) call auction: orders collect without matching; opening
+    /// uncrosses the book.
+    PreOpen,
+    /// The closing call auction: as `PreOpen`; closing (or opening) uncrosses the book.
+    PreClose,
 }
 
 impl InstrumentStatus {
@@ -147,7 +168,19 @@ impl InstrumentStatus {
             InstrumentStatus::Open => "open",
             InstrumentStatus::Halted => "halted",
             InstrumentStatus::Closed => "closed",
+            InstrumentStatus::PreOpen => "preopen",
+            InstrumentStatus::PreClose => "preclose",
         }
+    }
+
+    /// A call auction: orders are taken, nothing matches until the uncross.
+    pub fn is_call(self) -> bool {
+        matches!(self, InstrumentStatus::PreOpen | InstrumentStatus::PreClose)
+    }
+
+    /// New orders and replaces are taken (open, or a call auction).
+    pub fn takes_orders(self) -> bool {
+        !matches!(self, InstrumentStatus::Halted | InstrumentStatus::Closed)
     }
 
     pub fn parse(s: &str) -> Option<InstrumentStatus> {
@@ -155,6 +188,8 @@ impl InstrumentStatus {
             InstrumentStatus::Open,
             InstrumentStatus::Halted,
             InstrumentStatus::Closed,
+            InstrumentStatus::PreOpen,
+            InstrumentStatus::PreClose,
         ]
         .into_iter()
         .find(|x| x.as_str() == s)
@@ -259,6 +294,10 @@ pub enum Reject {
     InstrumentNotOpen {
         status: InstrumentStatus,
     },
+    /// A market, IOC or FOK order while the instrument is in a call auction.
+    AuctionCall,
+    /// A GTD order whose expire time has passed already.
+    ExpireTimePast,
 }
 
 impl Reject {
@@ -274,6 +313,7 @@ impl Reject {
             R::UnknownOrder => Reject::UnknownOrder,
             R::PostOnlyWouldCross => Reject::PostOnlyWouldCross,
             R::CapacityExceeded => Reject::CapacityExceeded,
+            R::AuctionCall => Reject::AuctionCall,
         }
     }
 
@@ -286,6 +326,15 @@ impl Reject {
             Reject::UnknownOrder => "unknown order",
             Reject::InvalidPrice => "invalid price (off the tick or not positive)",
             Reject::InvalidQty => "invalid quantity (zero or off the lot)",
+            Reject::InvalidField(types::Field::StopPrice) => {
+                "invalid stop price (off the tick, not positive, or with post-only)"
+            }
+            Reject::InvalidField(types::Field::DisplayQty) => {
+                "invalid display quantity (off the lot, or on a market, IOC or FOK order)"
+            }
+            Reject::InvalidField(types::Field::ExpireTime) => {
+                "expire time missing with GTD, or given without GTD"
+            }
             Reject::InvalidField(_) => "invalid field",
             Reject::DuplicateOrderId => "duplicate order id",
             Reject::PostOnlyWouldCross => "post-only order would cross",
@@ -305,6 +354,10 @@ impl Reject {
                 status: InstrumentStatus::Closed,
             } => "instrument closed",
             Reject::InstrumentNotOpen { .. } => "instrument halted",
+            Reject::AuctionCall => {
+                "market, IOC and FOK orders are not taken during an auction call"
+            }
+            Reject::ExpireTimePast => "expire time already passed",
         }
     }
 
@@ -450,6 +503,36 @@ pub enum ReportKind {
     Replaced,
     /// The answer to a status request.
     Status,
+    /// A stop order was triggered: it now works as a market or limit order.
+    Triggered,
+}
+
+/// An order's order types II attributes (all 0 for a plain order), as reports show them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OrderExt {
+    /// Stop trigger price (0: not a stop).
+    pub stop_price: i64,
+    /// Iceberg peak (0: all shown).
+    pub display_qty: u64,
+    /// GTD expiry, ns since the Unix epoch (0: not GTD).
+    pub expire_ns: u64,
+    /// A stop that has been triggered.
+    pub triggered: bool,
+}
+
+impl OrderExt {
+    pub fn is_plain(&self) -> bool {
+        *self == OrderExt::default()
+    }
+
+    pub fn of(n: &NewOrder) -> OrderExt {
+        OrderExt {
+            stop_price: n.stop_price,
+            display_qty: n.display_qty,
+            expire_ns: n.expire_ns,
+            triggered: false,
+        }
+    }
 }
 
 /// A report about an order, to its owner.
@@ -467,6 +550,8 @@ pub struct Report<'a> {
     pub cl_ord_id: &'a [u8],
     /// The OrigClOrdID of the requester's own cancel or replace.
     pub orig_cl_ord_id: Option<&'a [u8]>,
+    /// Stop, iceberg and GTD attributes.
+    pub ext: OrderExt,
 }
 
 /// What an input caused, in order.
@@ -522,6 +607,13 @@ pub enum Output<'a> {
         symbol: SymbolId,
         status: InstrumentStatus,
     },
+    /// In a call auction, the price and volume the uncross would trade now changed
+    /// (`qty == 0`: none; to everyone, as market data).
+    Indicative {
+        symbol: SymbolId,
+        price: i64,
+        qty: u64,
+    },
 }
 
 /// An output kept past its input: an edge hands the outputs for originators it does not serve
@@ -536,6 +628,7 @@ pub enum OwnedOutput {
         kind: ReportKind,
         cl_ord_id: ClOrdId,
         orig_cl_ord_id: Option<ClOrdId>,
+        ext: OrderExt,
     },
     NewRejected {
         to: u16,
@@ -578,6 +671,7 @@ impl OwnedOutput {
                 kind: r.kind,
                 cl_ord_id: cl(r.cl_ord_id),
                 orig_cl_ord_id: r.orig_cl_ord_id.map(cl),
+                ext: r.ext,
             },
             Output::NewRejected {
                 to,
@@ -625,9 +719,10 @@ impl OwnedOutput {
                 cl_ord_id: *cl_ord_id,
                 n,
             },
-            Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => {
-                return None
-            }
+            Output::Market(_)
+            | Output::TradingStatus(_)
+            | Output::InstrumentStatus { .. }
+            | Output::Indicative { .. } => return None,
         })
     }
 
@@ -641,6 +736,7 @@ impl OwnedOutput {
                 kind,
                 cl_ord_id,
                 orig_cl_ord_id,
+                ext,
             } => {
                 let r = Report {
                     id: *id,
@@ -649,6 +745,7 @@ impl OwnedOutput {
                     kind: *kind,
                     cl_ord_id: cl_ord_id.as_bytes(),
                     orig_cl_ord_id: orig_cl_ord_id.as_ref().map(|c| c.as_bytes()),
+                    ext: *ext,
                 };
                 f(&Output::Report(&r))
             }

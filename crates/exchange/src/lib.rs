@@ -26,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 mod admin;
+mod auction;
 mod clordid;
 pub mod codec;
 mod day;
@@ -46,8 +47,9 @@ pub mod wire;
 pub use clordid::{ClOrdId, CL_ORD_ID_LEN_MAX};
 pub use index::{copy_short, eq_short, Backing, ClBytes, ClHasher, ClHashes};
 pub use io::{
-    AdminAction, Checkpoint, Input, InstrumentStatus, NewOrder, NoOutputs, Output, Outputs,
-    OwnedOutput, Principal, Reject, Replace, Report, ReportKind, TradingStatus, DESCRIBE_MAX,
+    AdminAction, Checkpoint, Input, InstrumentStatus, NewOrder, NoOutputs, OrderExt, Output,
+    Outputs, OwnedOutput, Principal, Reject, Replace, Report, ReportKind, TradingStatus,
+    DESCRIBE_MAX,
 };
 pub use limits::FirmLimits;
 pub use orders::{OrderRecord, OrderState, OrderStatus, SlotTable};
@@ -196,6 +198,10 @@ pub struct Exchange {
     pending: VecDeque<PendingMass>,
     /// Cluster mode, on a gateway: the engines are elsewhere (`remote`).
     remote: Option<Box<remote::Remote>>,
+    /// Per symbol: the indicative uncross last published (`(0, 0)`: none).
+    indicative: Vec<(i64, u64)>,
+    /// Some book may be in a call, or has an indicative to withdraw: look after each input.
+    calls_seen: bool,
 }
 
 fn engine_config(cfg: &Config) -> EngineConfig {
@@ -220,6 +226,7 @@ impl Exchange {
         let orders = Orders::new(backing, &mut populate);
         let open = OpenOrders::new(&cfg);
         let risk = risk::Risk::new(&cfg, &open.account_firms());
+        let cfg_len = cfg.instruments.len();
         Exchange {
             open,
             risk,
@@ -242,6 +249,8 @@ impl Exchange {
             divergence: None,
             cl_max: CL_ORD_IDS_MAX,
             remote: None,
+            indicative: vec![(0, 0); cfg_len],
+            calls_seen: false,
         }
     }
 
@@ -298,6 +307,7 @@ impl Exchange {
             open => open.min(self.next_day_end_ns),
         };
         day.min(self.risk.next_reopen())
+            .min(self.engine.next_expiry().unwrap_or(u64::MAX))
     }
 
     /// The checkpoint of the current state (`Input::Checkpoint` checks one).
@@ -530,12 +540,7 @@ impl Exchange {
             out.output(&Output::TradingStatus(TradingStatus::Open));
         }
         self.risk.set_now(ts_ns);
-        self.risk.reopen_due(ts_ns, |symbol| {
-            out.output(&Output::InstrumentStatus {
-                symbol,
-                status: InstrumentStatus::Open,
-            })
-        });
+        self.on_clock(ts_ns, out);
         match *input {
             Input::New { who, order } => self.on_new(who, order, out),
             Input::Cancel {
@@ -569,6 +574,9 @@ impl Exchange {
             Input::Continue => self.on_continue(out),
             Input::Checkpoint(cp) => self.on_checkpoint(seq, cp),
             Input::Admin(a) => self.on_admin(seq, a, out),
+        }
+        if self.calls_seen {
+            self.publish_indicatives(out);
         }
     }
 

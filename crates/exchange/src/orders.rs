@@ -2,8 +2,9 @@
 //! the order they finished (for status requests), with bounded work per order.
 
 use crate::index::home_in;
+use crate::OrderExt;
 use crate::{Backing, ClOrdId, OrderId};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use types::{OrdType, Side, TimeInForce};
 
 /// Terminal orders kept for status requests before the oldest are forgotten.
@@ -121,6 +122,9 @@ pub(crate) struct Orders {
     pub(crate) live: SlotTable,
     pub(crate) done: VecDeque<(OrderId, u32)>,
     pub(crate) done_ix: DoneIndex,
+    /// Stop, iceberg and GTD attributes of the remembered orders that have any (few: the
+    /// plain order's path only checks that this is empty).
+    pub(crate) ext: BTreeMap<OrderId, OrderExt>,
 }
 
 /// How many retirements `Orders::done_ix` lags behind `Orders::done` (see there).
@@ -374,7 +378,17 @@ impl Orders {
             live: SlotTable::with_capacity(1024),
             done: VecDeque::from(done),
             done_ix: DoneIndex::with_capacity(DONE_ORDERS_MAX + 1),
+            ext: BTreeMap::new(),
         }
+    }
+
+    /// The order types II attributes of remembered order `id` (plain: all 0).
+    #[inline]
+    pub(crate) fn ext_of(&self, id: OrderId) -> OrderExt {
+        if self.ext.is_empty() {
+            return OrderExt::default();
+        }
+        self.ext.get(&id).copied().unwrap_or_default()
     }
 
     /// The slot of remembered order `id` (live or finished).
@@ -455,6 +469,9 @@ impl Orders {
     pub(crate) fn remove_live(&mut self, id: &OrderId) -> Option<OrderRecord> {
         let slot = self.live.remove(*id)?;
         self.free.push(slot);
+        if !self.ext.is_empty() {
+            self.ext.remove(id);
+        }
         Some(self.slab[slot as usize].clone())
     }
 
@@ -469,6 +486,9 @@ impl Orders {
             if let Some((old, slot)) = self.done.pop_front() {
                 self.done_ix.remove(old);
                 self.free.push(slot);
+                if !self.ext.is_empty() {
+                    self.ext.remove(&old);
+                }
             }
             // The oldest entries were written `DONE_ORDERS_MAX` retirements ago and are cold
             // too (reading the id below stalled): load them further ahead still.

@@ -65,6 +65,9 @@ impl Exchange {
         if let Some(r) = self.risk.barred(n.symbol, who.firm, account, a) {
             return reject(self, r, out);
         }
+        if n.tif == types::TimeInForce::Gtd && n.expire_ns != 0 && n.expire_ns <= self.risk.now() {
+            return reject(self, Reject::ExpireTimePast, out);
+        }
         // Pre-trade risk: the price band (a market order is collared at its edge), the order
         // limits, the account's open notional and net position.
         let collar = match self.risk.check_new(who.firm, a, n) {
@@ -72,8 +75,8 @@ impl Exchange {
             Err(r) => return reject(self, r, out),
         };
         // Only an order that may rest counts against the open-order limits (IOC, FOK and
-        // market orders never rest).
-        let may_rest = crate::risk::rests(n.ord_type, n.tif);
+        // market orders never rest); a pending stop is live too.
+        let may_rest = crate::risk::rests(n.ord_type, n.tif) || n.stop_price != 0;
         if may_rest {
             if let Some(limit) = self.open.check(account) {
                 return reject(self, limit, out);
@@ -111,6 +114,9 @@ impl Exchange {
             qty: n.qty,
             post_only: n.post_only,
             stp: StpMode::CancelNewest,
+            stop_price: n.stop_price,
+            display_qty: n.display_qty,
+            expire_ns: n.expire_ns,
         });
         // Remember the order's static fields before the engine runs: its events refer to it.
         self.orders.insert_new_live(id, |o| {
@@ -128,8 +134,12 @@ impl Exchange {
             o.notional = 0;
             o.state = OrderState::Live;
         });
+        let ext = crate::OrderExt::of(n);
+        if !ext.is_plain() {
+            self.orders.ext.insert(id, ext);
+        }
         self.open.add(account, id);
-        if let (true, Some(a)) = (may_rest, a) {
+        if let (true, Some(a)) = (crate::risk::rests(n.ord_type, n.tif), a) {
             self.risk.add_open(a, n.symbol, n.side, price, n.qty);
         }
         let mut ctx = Ctx {

@@ -96,19 +96,22 @@ pub struct InstrumentRisk {
 }
 
 /// A circuit breaker: a trade more than `bps` basis points away from the first trade of its
-/// `window_ns` window halts the instrument for `halt_ns`, after which it opens again (the
-/// trade that tripped it stands).
+/// `window_ns` window halts the instrument for `halt_ns` (the trade that tripped it stands),
+/// after which it reopens: through a call auction of `auction_ns` (pre-open, then the uncross),
+/// or at once with `auction_ns == 0`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Breaker {
     pub bps: u32,
     pub window_ns: u64,
     pub halt_ns: u64,
+    pub auction_ns: u64,
 }
 
 /// Whether an order of this type rests, so counts against the open limits.
 #[inline]
 pub(crate) fn rests(ord_type: OrdType, tif: TimeInForce) -> bool {
-    ord_type == OrdType::Limit && matches!(tif, TimeInForce::Day | TimeInForce::Gtc)
+    ord_type == OrdType::Limit
+        && matches!(tif, TimeInForce::Day | TimeInForce::Gtc | TimeInForce::Gtd)
 }
 
 /// Whether a live order's record counts against the open limits.
@@ -138,6 +141,9 @@ pub(crate) struct Risk {
     /// none yet), and when a breaker's halt ends (0: not halted by its breaker).
     anchor: Vec<(i64, u64)>,
     halted_until: Vec<u64>,
+    /// Per symbol: its breaker halt ended and it is in the reopening call until
+    /// `halted_until`.
+    reopening: Vec<bool>,
     /// The earliest of `halted_until` (`u64::MAX`: none).
     next_reopen: u64,
     /// The time of the input being applied.
@@ -193,6 +199,7 @@ impl Risk {
             status_changes: 0,
             anchor: vec![(0, 0); symbols],
             halted_until: vec![0; symbols],
+            reopening: vec![false; symbols],
             next_reopen: u64::MAX,
             now_ns: 0,
             tripped: Vec::with_capacity(symbols),
@@ -240,9 +247,9 @@ impl Risk {
         account: u32,
         a: Option<usize>,
     ) -> Option<Reject> {
-        match self.status[s as usize] {
-            InstrumentStatus::Open => {}
-            status => return Some(Reject::InstrumentNotOpen { status }),
+        let status = self.status[s as usize];
+        if !status.takes_orders() {
+            return Some(Reject::InstrumentNotOpen { status });
         }
         if self
             .firm_blocked
@@ -604,6 +611,12 @@ impl Risk {
         self.now_ns = ts_ns;
     }
 
+    /// The time of the input being applied.
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        self.now_ns
+    }
+
     /// Whether a breaker tripped in the command just run.
     #[inline]
     pub(crate) fn any_tripped(&self) -> bool {
@@ -636,9 +649,10 @@ impl Risk {
         self.next_reopen
     }
 
-    /// Ends the breaker halts due at `now`: the symbols that open again (each with a fresh
-    /// window), in symbol order.
-    pub(crate) fn reopen_due(&mut self, now: u64, mut each: impl FnMut(SymbolId)) {
+    /// Ends the breaker halts (and reopening calls) due at `now`: appends each symbol and the
+    /// status it moves to (pre-open for a reopening call, then open; the caller sets it), in
+    /// symbol order.
+    pub(crate) fn reopen_due(&mut self, now: u64, due: &mut Vec<(SymbolId, InstrumentStatus)>) {
         if now < self.next_reopen {
             return;
         }
@@ -652,19 +666,34 @@ impl Risk {
                 next = next.min(until);
                 continue;
             }
-            self.halted_until[i] = 0;
-            self.anchor[i] = (0, 0);
-            if self.status[i] == InstrumentStatus::Halted {
-                self.set_status(i as SymbolId, InstrumentStatus::Open);
-                each(i as SymbolId);
+            let auction = self.instruments[i].breaker.map_or(0, |b| b.auction_ns);
+            match self.status[i] {
+                InstrumentStatus::Halted if auction > 0 && !self.reopening[i] => {
+                    let end = now.saturating_add(auction);
+                    self.halted_until[i] = end;
+                    self.reopening[i] = true;
+                    next = next.min(end);
+                    due.push((i as SymbolId, InstrumentStatus::PreOpen));
+                }
+                InstrumentStatus::Halted | InstrumentStatus::PreOpen => {
+                    self.halted_until[i] = 0;
+                    self.reopening[i] = false;
+                    self.anchor[i] = (0, 0);
+                    due.push((i as SymbolId, InstrumentStatus::Open));
+                }
+                _ => {
+                    self.halted_until[i] = 0;
+                    self.reopening[i] = false;
+                }
             }
         }
         self.next_reopen = next;
     }
 
-    /// An operator's status for symbol `s` ends its breaker halt.
+    /// An operator's status for symbol `s` ends its breaker halt (or reopening call).
     pub(crate) fn clear_breaker_halt(&mut self, s: SymbolId) {
         self.halted_until[s as usize] = 0;
+        self.reopening[s as usize] = false;
     }
 
     /// Account `a`'s net position in symbol `s`.
@@ -683,7 +712,7 @@ impl Risk {
         e.u64(self.reference.len() as u64);
         for s in 0..self.reference.len() {
             e.u64(self.reference[s] as u64);
-            e.u64(status_code(self.status[s]));
+            e.u64(status_code(self.status[s]) | u64::from(self.reopening[s]) << 8);
             e.u64(self.anchor[s].0 as u64);
             e.u64(self.anchor[s].1);
             e.u64(self.halted_until[s]);
@@ -707,10 +736,13 @@ impl Risk {
                     match r.breaker {
                         None => e.u64(0),
                         Some(b) => {
-                            e.u64(1);
+                            e.u64(if b.auction_ns == 0 { 1 } else { 2 });
                             e.u64(u64::from(b.bps));
                             e.u64(b.window_ns);
                             e.u64(b.halt_ns);
+                            if b.auction_ns != 0 {
+                                e.u64(b.auction_ns);
+                            }
                         }
                     }
                 }
@@ -739,10 +771,18 @@ impl Risk {
         }
         for s in 0..self.reference.len() {
             self.reference[s] = r.u64()? as i64;
-            self.status[s] = match r.u64()? {
+            let code = r.u64()?;
+            self.reopening[s] = match code >> 8 {
+                0 => false,
+                1 => true,
+                _ => return Err("snapshot: bad instrument status".into()),
+            };
+            self.status[s] = match code & 0xff {
                 0 => InstrumentStatus::Open,
                 1 => InstrumentStatus::Halted,
                 2 => InstrumentStatus::Closed,
+                3 => InstrumentStatus::PreOpen,
+                4 => InstrumentStatus::PreClose,
                 _ => return Err("snapshot: bad instrument status".into()),
             };
             self.anchor[s] = (r.u64()? as i64, r.u64()?);
@@ -775,11 +815,12 @@ impl Risk {
                     };
                     let breaker = match r.u64()? {
                         0 => None,
-                        1 => Some(Breaker {
+                        tag @ (1 | 2) => Some(Breaker {
                             bps: u32::try_from(r.u64()?)
                                 .map_err(|_| "snapshot: bad breaker".to_string())?,
                             window_ns: r.u64()?,
                             halt_ns: r.u64()?,
+                            auction_ns: if tag == 2 { r.u64()? } else { 0 },
                         }),
                         _ => return Err("snapshot: bad breaker".into()),
                     };
@@ -837,6 +878,8 @@ fn status_code(s: InstrumentStatus) -> u64 {
         InstrumentStatus::Open => 0,
         InstrumentStatus::Halted => 1,
         InstrumentStatus::Closed => 2,
+        InstrumentStatus::PreOpen => 3,
+        InstrumentStatus::PreClose => 4,
     }
 }
 

@@ -100,6 +100,18 @@ impl Exchange {
         }
         // Reference prices and positions (open notionals are the live orders', recounted).
         self.risk.snapshot(&mut e);
+        // Stop, iceberg and GTD attributes, only if any order has them (a plain state's bytes
+        // are those it had before they existed).
+        if !self.orders.ext.is_empty() {
+            e.u64(self.orders.ext.len() as u64);
+            for (id, x) in &self.orders.ext {
+                e.u64(*id);
+                e.u64(x.stop_price as u64);
+                e.u64(x.display_qty);
+                e.u64(x.expire_ns);
+                e.u64(u64::from(x.triggered));
+            }
+        }
     }
 
     /// Rebuilds an exchange from what `snapshot_and_hash` wrote (with the same
@@ -127,6 +139,17 @@ impl Exchange {
         let rest = r.0;
         x.engine = Engine::restore(engine_bytes).map_err(|e| format!("snapshot: engine: {e:?}"))?;
         x.restore_own(own)?;
+        // The indicative uncross as last published: what the book gives now.
+        for s in 0..x.cfg.instruments.len() {
+            let symbol = s as u32;
+            if x.engine.in_call(symbol) {
+                x.calls_seen = true;
+                x.indicative[s] = x
+                    .engine
+                    .indicative(symbol, x.risk.reference(symbol))
+                    .unwrap_or((0, 0));
+            }
+        }
         Ok((x, rest))
     }
 
@@ -169,6 +192,7 @@ impl Exchange {
                 1 => TimeInForce::Gtc,
                 3 => TimeInForce::Ioc,
                 4 => TimeInForce::Fok,
+                5 => TimeInForce::Gtd,
                 _ => return Err("snapshot: bad time in force".into()),
             };
             let price = r.u64()? as i64;
@@ -264,6 +288,25 @@ impl Exchange {
                 .filter_map(|o| open.account_ix(o.account).map(|a| (a, o))),
         );
         if !r.0.is_empty() {
+            for _ in 0..r.count()? {
+                let id = r.u64()?;
+                let x = crate::OrderExt {
+                    stop_price: r.u64()? as i64,
+                    display_qty: r.u64()?,
+                    expire_ns: r.u64()?,
+                    triggered: match r.u64()? {
+                        0 => false,
+                        1 => true,
+                        _ => return Err("snapshot: bad triggered flag".into()),
+                    },
+                };
+                if self.orders.slot(id).is_none() {
+                    return Err(format!("snapshot: attributes of unknown order {id}"));
+                }
+                self.orders.ext.insert(id, x);
+            }
+        }
+        if !r.0.is_empty() {
             return Err("snapshot: trailing bytes in the exchange state".into());
         }
         Ok(())
@@ -290,5 +333,6 @@ fn tif_code(t: TimeInForce) -> u64 {
         TimeInForce::Gtc => 1,
         TimeInForce::Ioc => 3,
         TimeInForce::Fok => 4,
+        TimeInForce::Gtd => 5,
     }
 }

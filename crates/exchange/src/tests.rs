@@ -2,6 +2,8 @@ use super::*;
 
 /// Kill switches, instrument statuses, the operator's limits.
 mod admin;
+/// Stops, icebergs, GTD and call auctions.
+mod orders2;
 /// Open-order limits and chunked mass cancels.
 mod protect;
 /// Price bands, collars, order, open notional and position limits.
@@ -35,6 +37,11 @@ enum Seen {
     },
     MassCanceled {
         count: u64,
+    },
+    Indicative {
+        symbol: u32,
+        price: i64,
+        qty: u64,
     },
     StatusUnknown {
         cl: String,
@@ -77,6 +84,7 @@ impl Outputs for Recorder {
             Output::StatusUnknown { cl_ord_id, .. } => Seen::StatusUnknown {
                 cl: cl_ord_id.to_string(),
             },
+            Output::Indicative { symbol, price, qty } => Seen::Indicative { symbol, price, qty },
             Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => {
                 return
             }

@@ -446,6 +446,7 @@ impl Sent {
                 kind,
                 cl_ord_id,
                 orig_cl_ord_id,
+                ext,
             }) => {
                 e.u8(1);
                 e.u64(*id);
@@ -464,9 +465,14 @@ impl Sent {
                     }
                     ReportKind::Replaced => e.u8(4),
                     ReportKind::Status => e.u8(5),
+                    ReportKind::Triggered => e.u8(6),
                 }
                 e.cl(cl_ord_id);
                 opt_cl(e, orig_cl_ord_id);
+                e.i64(ext.stop_price);
+                e.u64(ext.display_qty);
+                e.u64(ext.expire_ns);
+                e.bool(ext.triggered);
             }
             Sent::Owned(OwnedOutput::NewRejected {
                 to,
@@ -590,6 +596,7 @@ impl Sent {
                     3 => ReportKind::Canceled(cancel_reason_from(d.u8()?)?),
                     4 => ReportKind::Replaced,
                     5 => ReportKind::Status,
+                    6 => ReportKind::Triggered,
                     _ => return Err(DecodeError("bad report kind")),
                 };
                 Sent::Owned(OwnedOutput::Report {
@@ -599,6 +606,12 @@ impl Sent {
                     kind,
                     cl_ord_id: d.cl()?,
                     orig_cl_ord_id: opt_cl_from(d)?,
+                    ext: crate::OrderExt {
+                        stop_price: d.i64()?,
+                        display_qty: d.u64()?,
+                        expire_ns: d.u64()?,
+                        triggered: d.bool()?,
+                    },
                 })
             }
             2 => {

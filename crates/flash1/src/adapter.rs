@@ -258,7 +258,8 @@ impl<O: ReportOut> EventSink for Translate<'_, O> {
                 }
                 _ => self.refused_other = true,
             },
-            Event::MassCanceled { .. } => {}
+            // flash1 sends neither stops nor auctions.
+            Event::MassCanceled { .. } | Event::Triggered { .. } | Event::Uncrossed { .. } => {}
         }
     }
 }
@@ -340,6 +341,7 @@ impl Adapter {
             qty: u64::from(m.quantity),
             post_only: false,
             stp: StpMode::None,
+            ..Default::default()
         };
         let msg = Message {
             kind: Kind::New,

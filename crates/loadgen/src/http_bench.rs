@@ -400,6 +400,7 @@ fn request_of(
                         TimeInForce::Fok => "fok",
                         TimeInForce::Gtc => "gtc",
                         TimeInForce::Day => "day",
+                        TimeInForce::Gtd => "gtd",
                     },
                     price_text(price_ticks, s.price_decimals)
                 ),

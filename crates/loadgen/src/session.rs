@@ -499,5 +499,6 @@ fn tif_code(tif: TimeInForce) -> u8 {
         TimeInForce::Gtc => b'1',
         TimeInForce::Ioc => b'3',
         TimeInForce::Fok => b'4',
+        TimeInForce::Gtd => b'6',
     }
 }

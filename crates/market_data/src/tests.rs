@@ -66,6 +66,7 @@ fn command(rng: &mut XorShift64, next_id: &mut u64, live: &mut Vec<(u64, u32, u3
         qty: 1 + rng.next_u64() % 20,
         post_only: false,
         stp: StpMode::None,
+        ..Default::default()
     })
 }
 

@@ -1,8 +1,8 @@
 //! Drives the reference and another matcher side by side, one command at a time.
 //!
 //! Role: the comparison loop shared by the property test and the engine fuzz target. Each
-//! command goes to both; their events must be equal, and then the [`Auditor`] (fed those
-//! events) checks both books, and each matcher checks its own invariants.
+//! command goes to both; their events must be equal, and then the [`Auditor`] (fed the command
+//! and those events) checks both books, and each matcher checks its own invariants.
 //!
 //! Never: hides a difference. The only tolerated one is the other matcher refusing a command
 //! for capacity (`CapacityExceeded`), which the limitless reference never does; that ends the
@@ -94,7 +94,7 @@ impl<M: Inspect> Lockstep<M> {
         let symbols = self.symbols;
         let (audit, reference, other) = (&mut self.audit, &self.reference, &self.other);
         audit
-            .on_events(&want)
+            .on_command(cmd, &want)
             .and_then(|()| audit.check_book(symbols, |s, d| reference.resting_view(s, d)))
             .map_err(|e| format!("reference: {e}"))
             .and_then(|()| reference.check().map_err(|e| format!("reference: {e}")))

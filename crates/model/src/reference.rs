@@ -2,16 +2,27 @@
 //!
 //! Role: be obviously right, not fast. Each side of each book is a `Vec` kept sorted by
 //! priority (re-sorted after every insert), every lookup is a linear scan, used ids live in a
-//! `BTreeSet`. It is written from the issue text and the `types` doc comments only, never from
-//! the engine's code, so that the two can check each other.
+//! `BTreeSet`, a book's pending stops are a `Vec` in acceptance order. It is written from the
+//! issue text and the `types` doc comments only, never from the engine's code, so that the two
+//! can check each other.
 //!
 //! Never: clocks, randomness, I/O, panics on any command. It has no capacity limits, so it never
 //! emits `RejectReason::CapacityExceeded`; compare it with the engine only on streams that stay
 //! within the engine's limits.
 //!
-//! Invariants (checked by [`Reference::check_invariants`]): a book is never crossed at rest;
-//! every resting quantity is positive and on the lot grid; each side is in priority order; each
-//! order's quantity is conserved (`entered = filled + canceled + replaced_away + remaining`).
+//! Invariants (checked by [`Reference::check_invariants`]): a book is never crossed at rest
+//! outside a call auction; every resting quantity is positive and on the lot grid, and an
+//! order's shown part is positive, at most its remaining quantity and (for an iceberg) its peak;
+//! each side is in priority order; a pending stop never rests; each order's quantity is
+//! conserved (`entered = filled + canceled + replaced_away + remaining`, where a resting order's
+//! remaining counts its hidden part and a pending stop's its whole quantity).
+//!
+//! Submodules: `stops` (pending stops and their trigger rounds), `auction` (call auctions and
+//! the uncross), `invariants` (the checks above).
+
+mod auction;
+mod invariants;
+mod stops;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,14 +39,20 @@ pub struct RestingOrder {
     pub account: AccountId,
     pub side: Side,
     pub price: PriceTicks,
-    /// Remaining (open) quantity; always positive while resting.
+    /// Remaining (open) quantity, shown and hidden; always positive while resting.
     pub qty: QtyLots,
+    /// The part shown in `Level`s and met first by an aggressor: `qty` unless an iceberg.
+    pub shown: QtyLots,
+    /// Iceberg peak (0: all shown).
+    pub display_qty: QtyLots,
     pub tif: TimeInForce,
+    /// GTD expiry (0 unless `tif == Gtd`).
+    pub expire_ns: u64,
     /// Entered as post-only; a replace that would make it cross is rejected.
     pub post_only: bool,
     pub stp: StpMode,
     /// Arrival stamp at this price: smaller is earlier in the queue. Renewed when a replace
-    /// loses priority.
+    /// loses priority and when an iceberg's shown part is refilled.
     pub seq: u64,
 }
 
@@ -49,7 +66,7 @@ pub struct OrderLedger {
     pub replaced_away: u128,
     pub filled: u128,
     pub canceled: u128,
-    /// Quantity still resting (0 once the order is dead).
+    /// Quantity still live, resting (shown and hidden) or pending as a stop (0 once dead).
     pub remaining: QtyLots,
 }
 
@@ -57,6 +74,12 @@ pub struct OrderLedger {
 struct Book {
     bids: Vec<RestingOrder>,
     asks: Vec<RestingOrder>,
+    /// Pending stop orders in acceptance order, with their current quantity and limit.
+    stops: Vec<NewOrder>,
+    /// In a call auction: nothing matches until the `Uncross`.
+    in_call: bool,
+    /// Highest and lowest price traded since the last trigger round.
+    traded: Option<(PriceTicks, PriceTicks)>,
 }
 
 impl Book {
@@ -71,6 +94,12 @@ impl Book {
             Side::Buy => &mut self.bids,
             Side::Sell => &mut self.asks,
         }
+    }
+    fn note_trade(&mut self, price: PriceTicks) {
+        self.traded = Some(match self.traded {
+            None => (price, price),
+            Some((hi, lo)) => (hi.max(price), lo.min(price)),
+        });
     }
 }
 
@@ -94,6 +123,13 @@ enum Walk {
     StpCanceled,
 }
 
+/// One live order a mass cancel or an expiry may reach, in walk order.
+#[derive(Clone, Copy, Debug)]
+enum Live {
+    Resting(SymbolId, RestingOrder),
+    Pending(NewOrder),
+}
+
 /// Sort key giving priority order: better price first, then earlier arrival.
 fn priority_key(side: Side, order: &RestingOrder) -> (PriceTicks, u64) {
     match side {
@@ -109,6 +145,15 @@ fn crosses(side: Side, limit: Option<PriceTicks>, maker_price: PriceTicks) -> bo
         (_, None) => true,
         (Side::Buy, Some(limit)) => maker_price <= limit,
         (Side::Sell, Some(limit)) => maker_price >= limit,
+    }
+}
+
+/// The shown part of an order with `qty` remaining and peak `display_qty` (0: all shown).
+fn peak(display_qty: QtyLots, qty: QtyLots) -> QtyLots {
+    if display_qty == 0 {
+        qty
+    } else {
+        display_qty.min(qty)
     }
 }
 
@@ -151,16 +196,17 @@ impl Reference {
         }
     }
 
-    /// Aggregated levels of one side, best first: `(price, qty, orders)`.
+    /// Aggregated levels of one side as market data sees them (shown quantity only), best
+    /// first: `(price, qty, orders)`.
     pub fn levels(&self, symbol: SymbolId, side: Side) -> Vec<(PriceTicks, QtyLots, u32)> {
         let mut out: Vec<(PriceTicks, QtyLots, u32)> = Vec::new();
         for o in self.resting(symbol, side) {
             match out.last_mut() {
                 Some(last) if last.0 == o.price => {
-                    last.1 = last.1.saturating_add(o.qty);
+                    last.1 = last.1.saturating_add(o.shown);
                     last.2 += 1;
                 }
-                _ => out.push((o.price, o.qty, 1)),
+                _ => out.push((o.price, o.shown, 1)),
             }
         }
         out
@@ -193,64 +239,23 @@ impl Reference {
         self.next_trade_id
     }
 
-    /// Checks every invariant named in the module docs; the error names the first broken one.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        let mut live = BTreeMap::new();
-        for (symbol, book) in self.books.iter().enumerate() {
-            let inst = &self.instruments[symbol];
-            for side in [Side::Buy, Side::Sell] {
-                let orders = book.side(side);
-                for w in orders.windows(2) {
-                    if priority_key(side, &w[0]) >= priority_key(side, &w[1]) {
-                        return Err(format!(
-                            "symbol {symbol} {side:?}: order {} is queued before {} against priority",
-                            w[0].id, w[1].id
-                        ));
-                    }
-                }
-                for o in orders {
-                    if o.side != side {
-                        return Err(format!("order {} rests on the wrong side", o.id));
-                    }
-                    if o.qty == 0 || !o.qty.is_multiple_of(inst.lot) {
-                        return Err(format!("order {} rests with qty {}", o.id, o.qty));
-                    }
-                    if o.price <= 0 || o.price % inst.tick != 0 {
-                        return Err(format!("order {} rests at price {}", o.id, o.price));
-                    }
-                    if live.insert(o.id, o.qty).is_some() {
-                        return Err(format!("order {} rests twice", o.id));
-                    }
-                }
-            }
-            if let (Some(bid), Some(ask)) = (book.bids.first(), book.asks.first()) {
-                if bid.price >= ask.price {
-                    return Err(format!(
-                        "symbol {symbol} crossed at rest: bid {} ({}) >= ask {} ({})",
-                        bid.price, bid.id, ask.price, ask.id
-                    ));
-                }
-            }
-        }
-        for (id, l) in &self.ledgers {
-            if !self.used_ids.contains(id) {
-                return Err(format!("order {id} has a ledger but its id is not used"));
-            }
-            if l.entered != l.filled + l.canceled + l.replaced_away + u128::from(l.remaining) {
-                return Err(format!("order {id} does not conserve quantity: {l:?}"));
-            }
-            if l.remaining != live.get(id).copied().unwrap_or(0) {
-                return Err(format!(
-                    "order {id}: ledger remaining {} but book has {:?}",
-                    l.remaining,
-                    live.get(id)
-                ));
-            }
-        }
-        if let Some(id) = live.keys().find(|id| !self.ledgers.contains_key(id)) {
-            return Err(format!("order {id} rests without a ledger"));
-        }
-        Ok(())
+    /// The smallest `expire_ns` over live GTD orders, resting or pending stops.
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.books
+            .iter()
+            .flat_map(|b| {
+                let resting = b.bids.iter().chain(b.asks.iter());
+                resting
+                    .filter(|o| o.tif == TimeInForce::Gtd)
+                    .map(|o| o.expire_ns)
+                    .chain(
+                        b.stops
+                            .iter()
+                            .filter(|o| o.tif == TimeInForce::Gtd)
+                            .map(|o| o.expire_ns),
+                    )
+            })
+            .min()
     }
 
     fn reject<S: EventSink>(sink: &mut S, id: OrderId, reason: RejectReason) {
@@ -258,14 +263,11 @@ impl Reference {
     }
 
     fn level_event(&self, symbol: SymbolId, side: Side, price: PriceTicks) -> Event {
-        let mut qty = 0;
-        let mut orders = 0;
-        for o in self.resting(symbol, side) {
-            if o.price == price {
-                qty = QtyLots::saturating_add(qty, o.qty);
-                orders += 1;
-            }
-        }
+        let (qty, orders) = self
+            .resting(symbol, side)
+            .iter()
+            .filter(|o| o.price == price)
+            .fold((0u64, 0u32), |(q, n), o| (q.saturating_add(o.shown), n + 1));
         Event::Level {
             symbol,
             side,
@@ -285,10 +287,12 @@ impl Reference {
         sink.on_event(&self.level_event(symbol, side, price));
     }
 
-    /// Puts an order at the back of its price's queue and emits the level.
+    /// Puts an order at the back of its price's queue showing `min(display_qty, qty)`, and
+    /// emits the level.
     fn rest<S: EventSink>(&mut self, symbol: SymbolId, mut order: RestingOrder, sink: &mut S) {
         order.seq = self.next_seq;
         self.next_seq += 1;
+        order.shown = peak(order.display_qty, order.qty);
         let side = order.side;
         let orders = self.books[symbol as usize].side_mut(side);
         orders.push(order);
@@ -301,6 +305,42 @@ impl Reference {
         let orders = self.books[symbol as usize].side_mut(side);
         let pos = orders.iter().position(|o| o.id == id)?;
         Some(orders.remove(pos))
+    }
+
+    /// Takes `qty` (at most its shown part) from a resting order: it leaves the book at 0; an
+    /// iceberg whose shown part is used up is refilled and goes to the back of its level.
+    /// Returns the order's remaining quantity. Does not touch ledgers or emit events.
+    fn fill_resting(&mut self, symbol: SymbolId, side: Side, id: OrderId, qty: QtyLots) -> u64 {
+        let seq = self.next_seq;
+        let orders = self.books[symbol as usize].side_mut(side);
+        let Some(pos) = orders.iter().position(|o| o.id == id) else {
+            return 0;
+        };
+        let o = &mut orders[pos];
+        o.qty -= qty;
+        o.shown -= qty;
+        let leaves = o.qty;
+        if leaves == 0 {
+            orders.remove(pos);
+        } else if o.shown == 0 {
+            o.shown = peak(o.display_qty, o.qty);
+            o.seq = seq;
+            self.next_seq += 1;
+            orders.sort_by_key(|o| priority_key(side, o));
+        }
+        leaves
+    }
+
+    fn note_fill(&mut self, id: OrderId, qty: QtyLots) {
+        if let Some(l) = self.ledgers.get_mut(&id) {
+            l.filled += u128::from(qty);
+            l.remaining -= qty;
+        }
+    }
+
+    fn next_trade(&mut self) -> TradeId {
+        self.next_trade_id += 1;
+        self.next_trade_id - 1
     }
 
     fn cancel_event<S: EventSink>(
@@ -325,7 +365,7 @@ impl Reference {
         });
     }
 
-    /// Cancels a resting order: `Canceled`, then the `Level` of its price.
+    /// Cancels a resting order (its whole remaining quantity): `Canceled`, then its `Level`.
     fn cancel_resting<S: EventSink>(
         &mut self,
         symbol: SymbolId,
@@ -333,30 +373,44 @@ impl Reference {
         reason: CancelReason,
         sink: &mut S,
     ) {
-        if self.take(symbol, order.side, order.id).is_some() {
-            self.cancel_event(sink, order.id, order.account, symbol, reason, order.qty);
-            self.emit_level(sink, symbol, order.side, order.price);
+        if let Some(o) = self.take(symbol, order.side, order.id) {
+            self.cancel_event(sink, o.id, o.account, symbol, reason, o.qty);
+            self.emit_level(sink, symbol, o.side, o.price);
         }
     }
 
-    /// Quantity a FOK aggressor could trade right now, honouring its STP mode.
+    /// Quantity a FOK aggressor could trade right now, honouring its STP mode. Icebergs count
+    /// whole; under `CancelNewest`/`CancelBoth` the walk stops at the first own order and, in
+    /// that order's level, counts only the shown part of the orders ahead of it (a refill
+    /// would queue behind the own order).
     fn fillable(&self, taker: &Taker) -> QtyLots {
-        let mut sum = 0;
-        for maker in self.resting(taker.symbol, taker.side.opposite()) {
+        let makers = self.resting(taker.symbol, taker.side.opposite());
+        let stops_at_own = matches!(taker.stp, StpMode::CancelNewest | StpMode::CancelBoth);
+        let own = makers
+            .iter()
+            .take_while(|m| crosses(taker.side, taker.limit, m.price))
+            .position(|m| m.account == taker.account);
+        let mut sum: QtyLots = 0;
+        for (k, maker) in makers.iter().enumerate() {
             if !crosses(taker.side, taker.limit, maker.price) {
                 break;
             }
-            if maker.account == taker.account {
-                match taker.stp {
-                    StpMode::None => sum = QtyLots::saturating_add(sum, maker.qty),
-                    // The own order is canceled and matching goes on past it.
-                    StpMode::CancelOldest => {}
-                    // Matching stops at the first own order.
-                    StpMode::CancelNewest | StpMode::CancelBoth => break,
+            let counted = match own {
+                Some(p) if stops_at_own => {
+                    if k >= p {
+                        break;
+                    }
+                    if maker.price == makers[p].price {
+                        maker.shown
+                    } else {
+                        maker.qty
+                    }
                 }
-            } else {
-                sum = QtyLots::saturating_add(sum, maker.qty);
-            }
+                // Under `CancelOldest` the own order is canceled and matching goes on past it.
+                _ if maker.account == taker.account && taker.stp == StpMode::CancelOldest => 0,
+                _ => maker.qty,
+            };
+            sum = sum.saturating_add(counted);
         }
         sum
     }
@@ -392,25 +446,13 @@ impl Reference {
                 );
                 return Walk::StpCanceled;
             }
-            let qty = remaining.min(maker.qty);
+            let qty = remaining.min(maker.shown);
             remaining -= qty;
-            let maker_leaves = maker.qty - qty;
-            {
-                let orders = self.books[taker.symbol as usize].side_mut(maker_side);
-                if maker_leaves == 0 {
-                    orders.remove(0);
-                } else {
-                    orders[0].qty = maker_leaves;
-                }
-            }
-            for (id, q) in [(maker.id, qty), (taker.id, qty)] {
-                if let Some(l) = self.ledgers.get_mut(&id) {
-                    l.filled += u128::from(q);
-                    l.remaining -= q;
-                }
-            }
-            let trade_id = self.next_trade_id;
-            self.next_trade_id += 1;
+            let maker_leaves = self.fill_resting(taker.symbol, maker_side, maker.id, qty);
+            self.note_fill(maker.id, qty);
+            self.note_fill(taker.id, qty);
+            self.books[taker.symbol as usize].note_trade(maker.price);
+            let trade_id = self.next_trade();
             sink.on_event(&Event::Trade {
                 trade_id,
                 symbol: taker.symbol,
@@ -429,39 +471,54 @@ impl Reference {
         Walk::Done { remaining }
     }
 
-    fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
-        let Some(inst) = self.instruments.get(o.symbol as usize).copied() else {
-            return Self::reject(sink, o.id, RejectReason::Invalid(Field::Symbol));
+    /// The first failed check of a new order, in the documented order (capacity aside).
+    fn validate(&self, o: &NewOrder) -> Result<Option<PriceTicks>, RejectReason> {
+        let invalid = RejectReason::Invalid;
+        let Some(inst) = self.instruments.get(o.symbol as usize) else {
+            return Err(invalid(Field::Symbol));
         };
         if o.qty == 0 || !o.qty.is_multiple_of(inst.lot) {
-            return Self::reject(sink, o.id, RejectReason::Invalid(Field::Qty));
+            return Err(invalid(Field::Qty));
         }
         let limit = match o.ord_type {
-            OrdType::Limit => {
-                if o.price <= 0 || o.price % inst.tick != 0 {
-                    return Self::reject(sink, o.id, RejectReason::Invalid(Field::Price));
-                }
-                Some(o.price)
+            OrdType::Limit if o.price <= 0 || o.price % inst.tick != 0 => {
+                return Err(invalid(Field::Price))
             }
+            OrdType::Limit => Some(o.price),
             OrdType::Market => None,
         };
-        if self.used_ids.contains(&o.id) {
-            return Self::reject(sink, o.id, RejectReason::DuplicateId);
+        if o.stop_price < 0 || o.stop_price % inst.tick != 0 || (o.stop_price > 0 && o.post_only) {
+            return Err(invalid(Field::StopPrice));
         }
-        let taker = Taker {
-            id: o.id,
-            account: o.account,
-            symbol: o.symbol,
-            side: o.side,
-            limit,
-            stp: o.stp,
-        };
-        if o.post_only {
-            let best = self.resting(o.symbol, o.side.opposite()).first();
+        let takes_only =
+            o.ord_type == OrdType::Market || matches!(o.tif, TimeInForce::Ioc | TimeInForce::Fok);
+        if o.display_qty > 0 && (!o.display_qty.is_multiple_of(inst.lot) || takes_only) {
+            return Err(invalid(Field::DisplayQty));
+        }
+        if (o.tif == TimeInForce::Gtd) != (o.expire_ns > 0) {
+            return Err(invalid(Field::ExpireTime));
+        }
+        if self.used_ids.contains(&o.id) {
+            return Err(RejectReason::DuplicateId);
+        }
+        let book = &self.books[o.symbol as usize];
+        if book.in_call && o.stop_price == 0 && takes_only {
+            return Err(RejectReason::AuctionCall);
+        }
+        if o.post_only && !book.in_call {
+            let best = book.side(o.side.opposite()).first();
             if best.is_some_and(|m| crosses(o.side, limit, m.price)) {
-                return Self::reject(sink, o.id, RejectReason::PostOnlyWouldCross);
+                return Err(RejectReason::PostOnlyWouldCross);
             }
         }
+        Ok(limit)
+    }
+
+    fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+        let limit = match self.validate(o) {
+            Ok(limit) => limit,
+            Err(reason) => return Self::reject(sink, o.id, reason),
+        };
         self.used_ids.insert(o.id);
         self.ledgers.insert(
             o.id,
@@ -479,26 +536,61 @@ impl Reference {
             price: limit.unwrap_or(0),
             qty: o.qty,
         });
-        if o.tif == TimeInForce::Fok && self.fillable(&taker) < o.qty {
+        if o.stop_price > 0 {
+            let mut pending = *o;
+            if o.ord_type == OrdType::Market {
+                pending.price = 0;
+            }
+            self.books[o.symbol as usize].stops.push(pending);
+            return;
+        }
+        self.run_order(o, sink);
+        self.trigger_stops(o.symbol, sink);
+    }
+
+    /// What a new order does after `Accepted` (or a stop after `Triggered`): in a call it
+    /// rests; otherwise the FOK check, its trades, then its remainder rests or is canceled.
+    fn run_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+        let limit = match o.ord_type {
+            OrdType::Limit => Some(o.price),
+            OrdType::Market => None,
+        };
+        let taker = Taker {
+            id: o.id,
+            account: o.account,
+            symbol: o.symbol,
+            side: o.side,
+            limit,
+            stp: o.stp,
+        };
+        let in_call = self.books[o.symbol as usize].in_call;
+        if !in_call && o.tif == TimeInForce::Fok && self.fillable(&taker) < o.qty {
             return self.cancel_event(sink, o.id, o.account, o.symbol, CancelReason::Fok, o.qty);
         }
-        let remaining = match self.walk(taker, o.qty, sink) {
-            Walk::StpCanceled | Walk::Done { remaining: 0 } => return,
-            Walk::Done { remaining } => remaining,
+        let remaining = if in_call {
+            o.qty
+        } else {
+            match self.walk(taker, o.qty, sink) {
+                Walk::StpCanceled | Walk::Done { remaining: 0 } => return,
+                Walk::Done { remaining } => remaining,
+            }
         };
         let reason = match (o.ord_type, o.tif) {
             (OrdType::Market, _) => CancelReason::NoLiquidity,
             (OrdType::Limit, TimeInForce::Ioc) => CancelReason::Ioc,
             // Unreachable after the fillable check; kept total rather than panicking.
             (OrdType::Limit, TimeInForce::Fok) => CancelReason::Fok,
-            (OrdType::Limit, TimeInForce::Gtc | TimeInForce::Day) => {
+            (OrdType::Limit, TimeInForce::Gtc | TimeInForce::Day | TimeInForce::Gtd) => {
                 let order = RestingOrder {
                     id: o.id,
                     account: o.account,
                     side: o.side,
                     price: o.price,
                     qty: remaining,
+                    shown: remaining,
+                    display_qty: o.display_qty,
                     tif: o.tif,
+                    expire_ns: o.expire_ns,
                     post_only: o.post_only,
                     stp: o.stp,
                     seq: 0,
@@ -529,8 +621,11 @@ impl Reference {
         if symbol as usize >= self.books.len() {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
         }
-        match self.owned(id, account, symbol) {
-            Some(order) => self.cancel_resting(symbol, order, CancelReason::User, sink),
+        if let Some(order) = self.owned(id, account, symbol) {
+            return self.cancel_resting(symbol, order, CancelReason::User, sink);
+        }
+        match self.owned_stop(id, account, symbol) {
+            Some(stop) => self.cancel_stop(&stop, CancelReason::User, sink),
             None => Self::reject(sink, id, RejectReason::UnknownOrder),
         }
     }
@@ -550,27 +645,26 @@ impl Reference {
         if qty == 0 || !qty.is_multiple_of(inst.lot) {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Qty));
         }
-        if price <= 0 || price % inst.tick != 0 {
+        let stop = self.owned_stop(id, account, symbol);
+        let stop_market = stop.is_some_and(|s| s.ord_type == OrdType::Market);
+        if price < 0 || price % inst.tick != 0 || (price == 0 && !stop_market) {
             return Self::reject(sink, id, RejectReason::Invalid(Field::Price));
+        }
+        if let Some(stop) = stop {
+            return self.replace_stop(&stop, price, qty, sink);
         }
         let Some(order) = self.owned(id, account, symbol) else {
             return Self::reject(sink, id, RejectReason::UnknownOrder);
         };
+        let in_call = self.books[symbol as usize].in_call;
         let keeps_priority = price == order.price && qty <= order.qty;
-        if !keeps_priority && order.post_only {
+        if !keeps_priority && order.post_only && !in_call {
             let best = self.resting(symbol, order.side.opposite()).first();
             if best.is_some_and(|m| crosses(order.side, Some(price), m.price)) {
                 return Self::reject(sink, id, RejectReason::PostOnlyWouldCross);
             }
         }
-        if let Some(l) = self.ledgers.get_mut(&id) {
-            if qty >= order.qty {
-                l.entered += u128::from(qty - order.qty);
-            } else {
-                l.replaced_away += u128::from(order.qty - qty);
-            }
-            l.remaining = qty;
-        }
+        self.note_replace(id, order.qty, qty);
         let replaced = Event::Replaced {
             id,
             account,
@@ -583,6 +677,7 @@ impl Reference {
             let orders = self.books[symbol as usize].side_mut(order.side);
             if let Some(o) = orders.iter_mut().find(|o| o.id == id) {
                 o.qty = qty;
+                o.shown = o.shown.min(qty);
             }
             sink.on_event(&replaced);
             return self.emit_level(sink, symbol, order.side, price);
@@ -590,35 +685,54 @@ impl Reference {
         self.take(symbol, order.side, id);
         sink.on_event(&replaced);
         self.emit_level(sink, symbol, order.side, order.price);
-        let taker = Taker {
-            id,
-            account,
-            symbol,
-            side: order.side,
-            limit: Some(price),
-            stp: order.stp,
-        };
-        match self.walk(taker, qty, sink) {
-            Walk::StpCanceled | Walk::Done { remaining: 0 } => {}
-            Walk::Done { remaining } => {
-                let moved = RestingOrder {
-                    price,
-                    qty: remaining,
-                    ..order
-                };
-                self.rest(symbol, moved, sink);
+        let remaining = if in_call {
+            qty
+        } else {
+            let taker = Taker {
+                id,
+                account,
+                symbol,
+                side: order.side,
+                limit: Some(price),
+                stp: order.stp,
+            };
+            match self.walk(taker, qty, sink) {
+                Walk::StpCanceled => 0,
+                Walk::Done { remaining } => remaining,
             }
+        };
+        if remaining > 0 {
+            let moved = RestingOrder {
+                price,
+                qty: remaining,
+                ..order
+            };
+            self.rest(symbol, moved, sink);
+        }
+        self.trigger_stops(symbol, sink);
+    }
+
+    /// Books a replace of an order with `old` remaining to `new` in its ledger.
+    fn note_replace(&mut self, id: OrderId, old: QtyLots, new: QtyLots) {
+        if let Some(l) = self.ledgers.get_mut(&id) {
+            if new >= old {
+                l.entered += u128::from(new - old);
+            } else {
+                l.replaced_away += u128::from(old - new);
+            }
+            l.remaining = new;
         }
     }
 
-    /// Resting orders matching `keep`, in mass-cancel order: symbol id, then side (buy first),
-    /// then priority.
+    /// Live orders matching `keep`, in the walk order of mass cancels and expiries: symbols
+    /// ascending; in each, resting buys in priority, resting sells in priority, then pending
+    /// stops in acceptance order. `side` filters both resting orders and stops.
     fn select(
         &self,
         symbol: Option<SymbolId>,
         side: Option<Side>,
-        keep: impl Fn(&RestingOrder) -> bool,
-    ) -> Vec<(SymbolId, RestingOrder)> {
+        keep: impl Fn(AccountId, TimeInForce, u64) -> bool,
+    ) -> Vec<Live> {
         let mut out = Vec::new();
         for s in 0..self.books.len() as SymbolId {
             if symbol.is_some_and(|x| x != s) {
@@ -631,12 +745,30 @@ impl Reference {
                 out.extend(
                     self.resting(s, sd)
                         .iter()
-                        .filter(|o| keep(o))
-                        .map(|o| (s, *o)),
+                        .filter(|o| keep(o.account, o.tif, o.expire_ns))
+                        .map(|o| Live::Resting(s, *o)),
                 );
             }
+            out.extend(
+                self.books[s as usize]
+                    .stops
+                    .iter()
+                    .filter(|o| side.is_none_or(|x| x == o.side))
+                    .filter(|o| keep(o.account, o.tif, o.expire_ns))
+                    .map(|o| Live::Pending(*o)),
+            );
         }
         out
+    }
+
+    /// Cancels each of `victims` (walk order) with `reason`.
+    fn cancel_all<S: EventSink>(&mut self, victims: &[Live], reason: CancelReason, sink: &mut S) {
+        for v in victims {
+            match v {
+                Live::Resting(s, order) => self.cancel_resting(*s, *order, reason, sink),
+                Live::Pending(stop) => self.cancel_stop(stop, reason, sink),
+            }
+        }
     }
 
     fn mass_cancel<S: EventSink>(
@@ -649,10 +781,8 @@ impl Reference {
         if symbol.is_some_and(|s| s as usize >= self.books.len()) {
             return Self::reject(sink, 0, RejectReason::Invalid(Field::Symbol));
         }
-        let victims = self.select(symbol, side, |o| o.account == account);
-        for (s, order) in &victims {
-            self.cancel_resting(*s, *order, CancelReason::User, sink);
-        }
+        let victims = self.select(symbol, side, |a, _, _| a == account);
+        self.cancel_all(&victims, CancelReason::User, sink);
         sink.on_event(&Event::MassCanceled {
             account,
             count: victims.len() as u64,
@@ -663,9 +793,15 @@ impl Reference {
         if symbol.is_some_and(|s| s as usize >= self.books.len()) {
             return Self::reject(sink, 0, RejectReason::Invalid(Field::Symbol));
         }
-        for (s, order) in self.select(symbol, None, |o| o.tif == TimeInForce::Day) {
-            self.cancel_resting(s, order, CancelReason::Expired, sink);
-        }
+        let victims = self.select(symbol, None, |_, tif, _| tif == TimeInForce::Day);
+        self.cancel_all(&victims, CancelReason::Expired, sink);
+    }
+
+    fn expire<S: EventSink>(&mut self, now_ns: u64, sink: &mut S) {
+        let victims = self.select(None, None, |_, tif, exp| {
+            tif == TimeInForce::Gtd && exp <= now_ns
+        });
+        self.cancel_all(&victims, CancelReason::Expired, sink);
     }
 }
 
@@ -691,6 +827,9 @@ impl Matcher for Reference {
                 side,
             } => self.mass_cancel(account, symbol, side, sink),
             Command::ExpireDay { symbol } => self.expire_day(symbol, sink),
+            Command::Expire { now_ns } => self.expire(now_ns, sink),
+            Command::CallStart { symbol } => self.call_start(symbol, sink),
+            Command::Uncross { symbol, reference } => self.uncross(symbol, reference, sink),
         }
     }
 }

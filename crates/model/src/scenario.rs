@@ -15,16 +15,21 @@
 //! book ACME bids 1:6@100 asks              resting orders, priority order, id:qty@price
 //! ```
 //! Commands (a symbol is a name from `instruments` or `#N`, a raw symbol id):
-//! - `N id aACCT SYM B|S L|M|P GTC|DAY|IOC|FOK QTY[@PRICE] [stp=none|cancel_newest|cancel_oldest|cancel_both]`
-//!   new order; `L` limit, `M` market (price optional, default 0), `P` post-only limit.
+//! - `N id aACCT SYM B|S L|M|P GTC|DAY|IOC|FOK|GTD QTY[@PRICE] [OPTION...]` new order; `L`
+//!   limit, `M` market (price optional, default 0), `P` post-only limit. Options, in any order:
+//!   `stp=none|cancel_newest|cancel_oldest|cancel_both`, `stop=PRICE` (a stop or stop-limit
+//!   order), `display=QTY` (an iceberg's peak), `expire=NS` (a GTD order's expire time).
 //! - `C id aACCT SYM` cancel. `R id aACCT SYM QTY@PRICE` replace.
-//! - `MC aACCT [SYM|*] [B|S]` mass cancel. `EXPIRE [SYM]` end of day.
+//! - `MC aACCT [SYM|*] [B|S]` mass cancel. `EXPIRE [SYM]` end of day. `CLOCK NS` the journaled
+//!   clock reached NS (expires GTD orders). `CALL SYM` starts a call auction;
+//!   `UNCROSS SYM [REF]` ends it (reference price REF, default 0: none).
 //!
 //! After `->` come the expected events, separated by `;` (`-> none` for no events). An
 //! indented line continues the previous command's events. Events are written as:
 //! `accepted ID`, `rejected ID REASON` (`invalid(qty)`, `duplicate_id`, `unknown_order`,
-//! `post_only_would_cross`, ...), `trade QTY@PRICE maker=ID taker=ID`,
+//! `post_only_would_cross`, `auction_call`, ...), `trade QTY@PRICE maker=ID taker=ID`,
 //! `canceled ID REASON QTY`, `replaced ID QTY@PRICE kept|lost`, `mass_canceled aACCT COUNT`,
+//! `triggered ID QTY@PRICE` (price 0 for a stop market order), `uncrossed SYM QTY@PRICE`,
 //! `level SYM B|S QTY@PRICE n=ORDERS`. `Level` events are left out of the comparison unless the
 //! scenario says `levels on` (until `levels off`).
 
@@ -118,6 +123,10 @@ pub fn render_event(event: &Event, instruments: &[Instrument]) -> String {
             if lost_priority { "lost" } else { "kept" }
         ),
         Event::MassCanceled { account, count } => format!("mass_canceled a{account} {count}"),
+        Event::Triggered { id, price, qty, .. } => format!("triggered {id} {qty}@{price}"),
+        Event::Uncrossed { symbol, price, qty } => {
+            format!("uncrossed {} {qty}@{price}", sym(symbol))
+        }
         Event::Level {
             symbol,
             side,
@@ -251,7 +260,7 @@ impl Parser<'_> {
         };
         match toks[0] {
             "N" => {
-                arity(8..=9)?;
+                arity(8..=12)?;
                 let (ord_type, post_only) = match toks[5] {
                     "L" => (OrdType::Limit, false),
                     "M" => (OrdType::Market, false),
@@ -263,24 +272,15 @@ impl Parser<'_> {
                     "DAY" => TimeInForce::Day,
                     "IOC" => TimeInForce::Ioc,
                     "FOK" => TimeInForce::Fok,
+                    "GTD" => TimeInForce::Gtd,
                     t => {
-                        return Err(
-                            self.err(format!("tif: expected GTC, DAY, IOC or FOK, got `{t}`"))
-                        )
+                        return Err(self.err(format!(
+                            "tif: expected GTC, DAY, IOC, FOK or GTD, got `{t}`"
+                        )))
                     }
                 };
                 let (qty, price) = self.qty_price(toks[7], ord_type == OrdType::Limit)?;
-                let stp = match toks.get(8) {
-                    None => StpMode::default(),
-                    Some(t) => match t.strip_prefix("stp=") {
-                        Some("none") => StpMode::None,
-                        Some("cancel_newest") => StpMode::CancelNewest,
-                        Some("cancel_oldest") => StpMode::CancelOldest,
-                        Some("cancel_both") => StpMode::CancelBoth,
-                        _ => return Err(self.err(format!("expected stp=MODE, got `{t}`"))),
-                    },
-                };
-                Ok(Command::New(NewOrder {
+                let mut order = NewOrder {
                     id: self.num(toks[1], "id")?,
                     account: self.account(toks[2])?,
                     symbol: self.symbol(toks[3])?,
@@ -290,8 +290,30 @@ impl Parser<'_> {
                     price,
                     qty,
                     post_only,
-                    stp,
-                }))
+                    ..Default::default()
+                };
+                for t in &toks[8..] {
+                    match t.split_once('=') {
+                        Some(("stp", mode)) => {
+                            order.stp = match mode {
+                                "none" => StpMode::None,
+                                "cancel_newest" => StpMode::CancelNewest,
+                                "cancel_oldest" => StpMode::CancelOldest,
+                                "cancel_both" => StpMode::CancelBoth,
+                                _ => return Err(self.err(format!("expected stp=MODE, got `{t}`"))),
+                            }
+                        }
+                        Some(("stop", v)) => order.stop_price = self.num(v, "stop")?,
+                        Some(("display", v)) => order.display_qty = self.num(v, "display")?,
+                        Some(("expire", v)) => order.expire_ns = self.num(v, "expire")?,
+                        _ => {
+                            return Err(self.err(format!(
+                                "expected stp=MODE, stop=PRICE, display=QTY or expire=NS, got `{t}`"
+                            )))
+                        }
+                    }
+                }
+                Ok(Command::New(order))
             }
             "C" => {
                 arity(4..=4)?;
@@ -329,6 +351,29 @@ impl Parser<'_> {
                 arity(1..=2)?;
                 let symbol = toks.get(1).map(|t| self.symbol(t)).transpose()?;
                 Ok(Command::ExpireDay { symbol })
+            }
+            "CLOCK" => {
+                arity(2..=2)?;
+                Ok(Command::Expire {
+                    now_ns: self.num(toks[1], "clock")?,
+                })
+            }
+            "CALL" => {
+                arity(2..=2)?;
+                Ok(Command::CallStart {
+                    symbol: self.symbol(toks[1])?,
+                })
+            }
+            "UNCROSS" => {
+                arity(2..=3)?;
+                let reference = match toks.get(2) {
+                    Some(t) => self.num(t, "reference")?,
+                    None => 0,
+                };
+                Ok(Command::Uncross {
+                    symbol: self.symbol(toks[1])?,
+                    reference,
+                })
             }
             w => Err(self.err(format!("unknown command or directive `{w}`"))),
         }
@@ -502,7 +547,7 @@ pub fn run<M: Inspect>(
                     let mut events: Vec<Event> = Vec::new();
                     m.apply(cmd, &mut events);
                     audit
-                        .on_events(&events)
+                        .on_command(cmd, &events)
                         .and_then(|()| audit.check_book(symbols, |s, d| m.resting_view(s, d)))
                         .and_then(|()| m.check())
                         .map_err(|e| format!("{}: invariant broken: {e}", ctx(*line)))?;

@@ -1,13 +1,17 @@
 //! Property tests: the engine and the reference model, fed the same random command streams,
 //! emit identical events, and after every command both books pass the auditor (rebuilt from the
-//! events alone) and their own invariant checks. Also: the engine is deterministic, and a
-//! snapshot restored mid-stream continues exactly like the original.
+//! commands and events alone) and their own invariant checks. Also: the engine is deterministic,
+//! and a snapshot restored mid-stream continues exactly like the original.
 //!
 //! Streams are built to hit the edge cases: three instruments (one with tick 5 and lot 10),
 //! three accounts (so self-trade prevention triggers), prices clustered around a mid (so orders
 //! cross), every order type, time in force, STP mode and post-only, cancels and replaces of live,
 //! dead and unknown ids (and of other accounts' orders), mass cancels, end of day, duplicate ids,
-//! invalid fields and huge ids. `PROPTEST_CASES=N` raises the number of streams.
+//! invalid fields and huge ids; and the order types of issue 40: stop and stop-limit orders with
+//! stop prices a few ticks from the last trade (so they trigger, and their trades trigger more),
+//! icebergs, GTD orders with `Expire` commands on a rising clock, and call auctions (`CallStart`,
+//! then orders that cross without trading, then `Uncross`). `PROPTEST_CASES=N` raises the number
+//! of streams.
 
 mod common;
 
@@ -17,11 +21,13 @@ use common::Eng;
 use model::{Inspect, Lockstep, Reference};
 use proptest::prelude::*;
 use types::{
-    Command, Event, Instrument, Matcher, NewOrder, OrdType, OrderId, Side, StpMode, Symbol,
-    SymbolId, TimeInForce,
+    Command, Event, Instrument, Matcher, NewOrder, OrdType, OrderId, PriceTicks, Side, StpMode,
+    Symbol, SymbolId, TimeInForce,
 };
 
 const MID: i64 = 100;
+/// The journaled clock at the start of a stream (GTD expire times are a little after it).
+const CLOCK_START: u64 = 1_000;
 
 fn instruments() -> Vec<Instrument> {
     let inst = |s: &str, tick, lot| Instrument {
@@ -41,7 +47,7 @@ enum IdSel {
     Huge(u8),
     /// One of the ids named so far (live or dead), picked by index.
     Seen(u16),
-    /// One of the orders resting now (falls back to `Seen` if none rests).
+    /// One of the orders live now, resting or pending stops (falls back to `Seen` if none).
     Live(u16),
     /// An id never used.
     Unknown(u8),
@@ -68,8 +74,11 @@ enum Op {
         stp: StpMode,
         price_off: i8,
         qty: u8,
-        /// 0: valid; 1: zero qty; 2: off-lot qty; 3: non-positive price; 4: off-tick price.
+        /// 0: valid; 1: zero qty; 2: off-lot qty; 3: non-positive price; 4: off-tick price;
+        /// 5: bad stop price; 6: bad display quantity; 7: bad expire time.
         bad: u8,
+        /// Order types II: see [`Extras`].
+        extras: Extras,
     },
     Cancel {
         id: IdSel,
@@ -94,6 +103,29 @@ enum Op {
     ExpireDay {
         symbol: Option<u8>,
     },
+    /// The clock advances by `step` and GTD orders due by then expire.
+    Clock {
+        step: u8,
+    },
+    CallStart {
+        symbol: u8,
+    },
+    /// Uncross a book in a call (picked among those), else symbol `pick % 4`.
+    Uncross {
+        pick: u8,
+        reference: Option<i8>,
+    },
+}
+
+/// What a new order adds of issue 40's order types.
+#[derive(Clone, Copy, Debug)]
+struct Extras {
+    /// A stop this many ticks beyond the last trade (above for a buy, below for a sell).
+    stop: Option<u8>,
+    /// An iceberg peak of this many lots (only on orders that may rest).
+    display: Option<u8>,
+    /// For a GTD order: expire this long after the stream's clock now.
+    expire_in: u8,
 }
 
 fn side() -> impl Strategy<Value = Side> {
@@ -134,6 +166,7 @@ fn op() -> impl Strategy<Value = Op> {
             3 => Just(TimeInForce::Day),
             2 => Just(TimeInForce::Ioc),
             2 => Just(TimeInForce::Fok),
+            2 => Just(TimeInForce::Gtd),
         ],
         prop_oneof![
             Just(StpMode::CancelNewest),
@@ -143,10 +176,32 @@ fn op() -> impl Strategy<Value = Op> {
         ],
         prop_oneof![30 => -4i8..=4, 1 => -90i8..=90],
         1u8..=8,
-        prop_oneof![30 => Just(0u8), 1 => 1u8..=4],
+        prop_oneof![40 => Just(0u8), 1 => 1u8..=7],
+        (
+            prop::option::weighted(0.3, 0u8..=3),
+            prop::option::weighted(0.25, 1u8..=3),
+            1u8..=60,
+        )
+            .prop_map(|(stop, display, expire_in)| Extras {
+                stop,
+                display,
+                expire_in,
+            }),
     )
         .prop_map(
-            |(id, account, symbol, side, (ord_type, post_only), tif, stp, price_off, qty, bad)| {
+            |(
+                id,
+                account,
+                symbol,
+                side,
+                (ord_type, post_only),
+                tif,
+                stp,
+                price_off,
+                qty,
+                bad,
+                extras,
+            )| {
                 Op::New {
                     id,
                     account,
@@ -159,6 +214,7 @@ fn op() -> impl Strategy<Value = Op> {
                     price_off,
                     qty,
                     bad,
+                    extras,
                 }
             },
         );
@@ -198,12 +254,20 @@ fn op() -> impl Strategy<Value = Op> {
             side,
         });
     let expire = prop::option::weighted(0.5, 0u8..=3).prop_map(|symbol| Op::ExpireDay { symbol });
+    let clock = (1u8..=30).prop_map(|step| Op::Clock { step });
+    let call =
+        prop_oneof![20 => 0u8..3, 1 => Just(3u8)].prop_map(|symbol| Op::CallStart { symbol });
+    let uncross = (any::<u8>(), prop::option::weighted(0.5, -4i8..=4))
+        .prop_map(|(pick, reference)| Op::Uncross { pick, reference });
     prop_oneof![
         60 => new,
         18 => cancel,
         18 => replace,
         2 => mass,
         1 => expire,
+        2 => clock,
+        2 => call,
+        2 => uncross,
     ]
 }
 
@@ -215,24 +279,47 @@ struct Builder {
     /// id -> (account, symbol) as named by the new order that used it.
     seen: BTreeMap<OrderId, (u32, SymbolId)>,
     order: Vec<OrderId>,
+    /// The journaled clock: rises with every `Clock` op.
+    now: u64,
+    /// The last trade price per symbol (stops are placed a few ticks from it).
+    last_trade: Vec<Option<PriceTicks>>,
 }
 
 impl Builder {
     fn new() -> Builder {
+        let insts = instruments();
         Builder {
-            insts: instruments(),
+            last_trade: vec![None; insts.len()],
+            insts,
             next_id: 1,
             seen: BTreeMap::new(),
             order: Vec::new(),
+            now: CLOCK_START,
+        }
+    }
+
+    /// Remembers what the events of the last command say about the market.
+    fn observe(&mut self, events: &[Event]) {
+        for e in events {
+            if let Event::Trade { symbol, price, .. } = e {
+                if let Some(last) = self.last_trade.get_mut(*symbol as usize) {
+                    *last = Some(*price);
+                }
+            }
         }
     }
 
     fn pick(&mut self, sel: IdSel, reference: &Reference) -> OrderId {
         match sel {
             IdSel::Live(k) => {
-                let live: Vec<OrderId> = (0..self.insts.len() as SymbolId)
+                let symbols = 0..self.insts.len() as SymbolId;
+                let live: Vec<OrderId> = symbols
+                    .clone()
                     .flat_map(|s| [Side::Buy, Side::Sell].map(|d| (s, d)))
                     .flat_map(|(s, d)| reference.resting(s, d).iter().map(|o| o.id))
+                    .chain(
+                        symbols.flat_map(|s| reference.pending_stops(s).into_iter().map(|o| o.id)),
+                    )
                     .collect();
                 match live.len() {
                     0 => self.pick(IdSel::Seen(k), reference),
@@ -265,22 +352,67 @@ impl Builder {
                 side,
                 ord_type,
                 post_only,
-                tif,
+                mut tif,
                 stp,
                 price_off,
                 qty,
                 bad,
+                extras,
             } => {
                 let id = self.pick(id, reference);
                 let symbol = SymbolId::from(symbol);
                 let (tick, lot) = self.grid(symbol);
                 let mut price = (MID + i64::from(price_off)) * tick;
                 let mut qty = u64::from(qty) * lot;
+                let last = self
+                    .last_trade
+                    .get(symbol as usize)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(MID * tick);
+                let mut stop_price = extras.stop.map_or(0, |off| {
+                    let off = i64::from(off) * tick;
+                    match side {
+                        Side::Buy => last + off,
+                        Side::Sell => (last - off).max(tick),
+                    }
+                });
+                if stop_price > 0 {
+                    // A stop-limit's limit lies beyond its stop (so that it trades when
+                    // triggered, and moves the price on), and a stop is never post-only.
+                    let beyond = i64::from(price_off.unsigned_abs()) * tick;
+                    price = match side {
+                        Side::Buy => stop_price + beyond,
+                        Side::Sell => (stop_price - beyond).max(tick),
+                    };
+                }
+                let post_only = post_only && stop_price == 0;
+                let rests = ord_type == OrdType::Limit
+                    && matches!(tif, TimeInForce::Gtc | TimeInForce::Day | TimeInForce::Gtd);
+                let mut display_qty = match extras.display {
+                    Some(d) if rests => u64::from(d) * lot,
+                    _ => 0,
+                };
+                let mut expire_ns = if tif == TimeInForce::Gtd {
+                    self.now + u64::from(extras.expire_in)
+                } else {
+                    0
+                };
                 match bad {
                     1 => qty = 0,
                     2 => qty += 1,
                     3 => price = -i64::from(price_off.unsigned_abs()),
                     4 => price += 1,
+                    // A stop on a post-only order, or a stop price below 0 or off the tick.
+                    5 if post_only => stop_price = last,
+                    5 => stop_price = if tick == 1 { -1 } else { last + 1 },
+                    6 if lot == 1 => {
+                        display_qty = 1;
+                        tif = TimeInForce::Ioc;
+                    }
+                    6 => display_qty = lot + 1,
+                    7 if tif == TimeInForce::Gtd => expire_ns = 0,
+                    7 => expire_ns = self.now + 5,
                     _ => {}
                 }
                 if lot == 1 && bad == 2 {
@@ -308,6 +440,9 @@ impl Builder {
                     qty,
                     post_only,
                     stp,
+                    stop_price,
+                    display_qty,
+                    expire_ns,
                 })
             }
             Op::Cancel {
@@ -341,9 +476,12 @@ impl Builder {
                 let id = self.pick(id, reference);
                 let (owner, symbol) = self.seen.get(&id).copied().unwrap_or((1, 0));
                 let (tick, lot) = self.grid(symbol);
-                let (cur_price, cur_qty) = reference
-                    .find(id)
-                    .map_or((MID * tick, 4 * lot), |(_, o)| (o.price, o.qty));
+                let (cur_price, cur_qty) = match (reference.find(id), reference.find_pending(id)) {
+                    (Some((_, o)), _) => (o.price, o.qty),
+                    // A pending stop market order's price is 0.
+                    (None, Some(o)) => (o.price, o.qty),
+                    (None, None) => (MID * tick, 4 * lot),
+                };
                 let mut price = match price_off {
                     None => cur_price,
                     Some(off) => (MID + i64::from(off)) * tick,
@@ -383,6 +521,30 @@ impl Builder {
             Op::ExpireDay { symbol } => Command::ExpireDay {
                 symbol: symbol.map(SymbolId::from),
             },
+            Op::Clock { step } => {
+                self.now += u64::from(step);
+                Command::Expire { now_ns: self.now }
+            }
+            Op::CallStart { symbol } => Command::CallStart {
+                symbol: SymbolId::from(symbol),
+            },
+            Op::Uncross {
+                pick,
+                reference: off,
+            } => {
+                let in_call: Vec<SymbolId> = (0..self.insts.len() as SymbolId)
+                    .filter(|&s| reference.in_call(s))
+                    .collect();
+                let symbol = match in_call.len() {
+                    0 => SymbolId::from(pick % 4),
+                    n => in_call[pick as usize % n],
+                };
+                let (tick, _) = self.grid(symbol);
+                Command::Uncross {
+                    symbol,
+                    reference: off.map_or(0, |o| (MID + i64::from(o)) * tick),
+                }
+            }
         }
     }
 }
@@ -394,7 +556,9 @@ fn commands(ops: &[Op]) -> Vec<Command> {
     ops.iter()
         .map(|op| {
             let cmd = b.build(*op, &r);
-            r.apply(&cmd, &mut Vec::new());
+            let mut events = Vec::new();
+            r.apply(&cmd, &mut events);
+            b.observe(&events);
             cmd
         })
         .collect()
@@ -468,6 +632,135 @@ proptest! {
     }
 }
 
+/// What one command did of issue 40's rules, as notes for `streams_reach_every_rule`: `before`
+/// is the reference before `cmd`, `after` after it, `events` what it emitted.
+fn order_types_ii_notes(
+    cmd: &Command,
+    before: &Reference,
+    after: &Reference,
+    events: &[Event],
+) -> Vec<&'static str> {
+    let mut notes = Vec::new();
+    let pending = |id: OrderId| before.find_pending(id);
+    let triggered: Vec<OrderId> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Triggered { id, .. } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    // The command's own trades: those before the first trigger round.
+    let own: Vec<PriceTicks> = events
+        .iter()
+        .take_while(|e| !matches!(e, Event::Triggered { .. }))
+        .filter_map(|e| match e {
+            Event::Trade { price, .. } => Some(*price),
+            _ => None,
+        })
+        .collect();
+    let (hi, lo) = (own.iter().max().copied(), own.iter().min().copied());
+    for id in &triggered {
+        notes.push("stop triggered");
+        let Some(stop) = pending(*id) else { continue };
+        let by_own_trades = match stop.side {
+            Side::Buy => hi.is_some_and(|hi| hi >= stop.stop_price),
+            Side::Sell => lo.is_some_and(|lo| lo <= stop.stop_price),
+        };
+        if !by_own_trades {
+            // Only a triggered order's trades can have triggered it: a later round.
+            notes.push("stop cascade");
+        }
+        if after.find(*id).is_some() {
+            notes.push("triggered stop rests");
+        }
+    }
+    if events.len() > 1 && triggered.len() > 1 {
+        notes.push("several stops triggered by one command");
+    }
+    let uncross = events.iter().any(|e| matches!(e, Event::Uncrossed { .. }));
+    let mut makers: BTreeMap<OrderId, usize> = BTreeMap::new();
+    for e in events {
+        if let Event::Trade { maker_id, .. } = e {
+            *makers.entry(*maker_id).or_default() += 1;
+        }
+    }
+    for (id, n) in &makers {
+        let Some((_, was)) = before.find(*id) else {
+            continue;
+        };
+        if was.display_qty == 0 {
+            continue;
+        }
+        let requeued = after.find(*id).is_some_and(|(_, now)| now.seq != was.seq);
+        if requeued || (*n > 1 && !uncross) {
+            notes.push(if uncross {
+                "iceberg refill in an uncross"
+            } else {
+                "iceberg refill"
+            });
+        }
+    }
+    let has = |want: fn(&Event) -> bool| events.iter().any(want);
+    match *cmd {
+        Command::Cancel { id, .. }
+            if pending(id).is_some() && has(|e| matches!(e, Event::Canceled { .. })) =>
+        {
+            notes.push("stop canceled");
+        }
+        Command::Replace { id, symbol, .. } => {
+            let replaced = has(|e| matches!(e, Event::Replaced { .. }));
+            if replaced && pending(id).is_some() {
+                notes.push("stop replaced");
+            }
+            let lost = has(|e| {
+                matches!(
+                    e,
+                    Event::Replaced {
+                        lost_priority: true,
+                        ..
+                    }
+                )
+            });
+            if lost && before.in_call(symbol) {
+                notes.push("replace loses priority in a call");
+            }
+        }
+        Command::MassCancel { .. } | Command::ExpireDay { .. } | Command::Expire { .. } => {
+            let stop_gone = events
+                .iter()
+                .any(|e| matches!(e, Event::Canceled { id, .. } if pending(*id).is_some()));
+            if stop_gone {
+                notes.push("stop canceled by a mass cancel or expiry");
+            }
+            if matches!(cmd, Command::Expire { .. }) && has(|e| matches!(e, Event::Canceled { .. }))
+            {
+                notes.push("gtd expired");
+            }
+        }
+        Command::Uncross { .. } if uncross => {
+            notes.push("uncross with volume");
+            if !triggered.is_empty() {
+                notes.push("uncross triggers stops");
+            }
+        }
+        Command::New(o) if before.in_call(o.symbol) => {
+            let crosses = after.resting(o.symbol, o.side).iter().any(|m| m.id == o.id)
+                && after
+                    .resting(o.symbol, o.side.opposite())
+                    .first()
+                    .is_some_and(|m| match o.side {
+                        Side::Buy => m.price <= o.price,
+                        Side::Sell => m.price >= o.price,
+                    });
+            if crosses {
+                notes.push("crossing order rests in a call");
+            }
+        }
+        _ => {}
+    }
+    notes
+}
+
 /// The generator is worth something only if its streams reach every rule: count what the
 /// reference does on a fixed sample of streams and require each outcome to occur.
 #[test]
@@ -488,9 +781,7 @@ fn streams_reach_every_rule() {
         let cmds = commands(&ops);
         let mut r = Reference::new(&insts);
         for cmd in &cmds {
-            let before: Vec<_> = (0..3)
-                .flat_map(|s| [Side::Buy, Side::Sell].map(|d| r.resting(s, d).len()))
-                .collect();
+            let before = r.clone();
             let mut ev = Vec::new();
             r.apply(cmd, &mut ev);
             let mut note = |k: String| *seen.entry(k).or_default() += 1;
@@ -524,10 +815,15 @@ fn streams_reach_every_rule() {
                     note("stp canceled maker".into());
                 }
             }
-            let after: Vec<_> = (0..3)
-                .flat_map(|s| [Side::Buy, Side::Sell].map(|d| r.resting(s, d).len()))
-                .collect();
-            if before != after {
+            for k in order_types_ii_notes(cmd, &before, &r, &ev) {
+                note(k.into());
+            }
+            let count = |m: &Reference| -> Vec<usize> {
+                (0..3)
+                    .flat_map(|s| [Side::Buy, Side::Sell].map(|d| m.resting(s, d).len()))
+                    .collect()
+            };
+            if count(&before) != count(&r) {
                 note("book changed".into());
             }
         }
@@ -536,9 +832,13 @@ fn streams_reach_every_rule() {
         format!("rejected {:?}", R::DuplicateId),
         format!("rejected {:?}", R::UnknownOrder),
         format!("rejected {:?}", R::PostOnlyWouldCross),
+        format!("rejected {:?}", R::AuctionCall),
         format!("rejected {:?}", R::Invalid(Field::Qty)),
         format!("rejected {:?}", R::Invalid(Field::Price)),
         format!("rejected {:?}", R::Invalid(Field::Symbol)),
+        format!("rejected {:?}", R::Invalid(Field::StopPrice)),
+        format!("rejected {:?}", R::Invalid(Field::DisplayQty)),
+        format!("rejected {:?}", R::Invalid(Field::ExpireTime)),
         format!("canceled {:?}", C::User),
         format!("canceled {:?}", C::Ioc),
         format!("canceled {:?}", C::Fok),
@@ -552,6 +852,20 @@ fn streams_reach_every_rule() {
         "self trade".into(),
         "fok filled".into(),
         "stp canceled maker".into(),
+        "stop triggered".into(),
+        "stop cascade".into(),
+        "several stops triggered by one command".into(),
+        "triggered stop rests".into(),
+        "stop canceled".into(),
+        "stop replaced".into(),
+        "stop canceled by a mass cancel or expiry".into(),
+        "iceberg refill".into(),
+        "iceberg refill in an uncross".into(),
+        "gtd expired".into(),
+        "crossing order rests in a call".into(),
+        "replace loses priority in a call".into(),
+        "uncross with volume".into(),
+        "uncross triggers stops".into(),
     ];
     let missing: Vec<_> = need.iter().filter(|k| !seen.contains_key(*k)).collect();
     assert!(

@@ -51,11 +51,11 @@ fn run_all<M: model::Inspect>(make: impl Fn(&[types::Instrument]) -> M + Copy) -
 #[test]
 fn scenarios_pass_on_the_reference() {
     let o = run_all(Reference::new);
-    assert!(o.scenarios >= 60 && o.commands >= 200, "{o:?}");
+    assert!(o.scenarios >= 110 && o.commands >= 500, "{o:?}");
 }
 
 #[test]
 fn scenarios_pass_on_the_engine() {
     let o = run_all(common::Eng::new);
-    assert!(o.scenarios >= 60 && o.commands >= 200, "{o:?}");
+    assert!(o.scenarios >= 110 && o.commands >= 500, "{o:?}");
 }

@@ -39,6 +39,7 @@ fn reject_word(reason: RejectReason) -> u64 {
         RejectReason::UnknownOrder => 2,
         RejectReason::PostOnlyWouldCross => 3,
         RejectReason::CapacityExceeded => 4,
+        RejectReason::AuctionCall => 5,
     }
 }
 
@@ -183,6 +184,28 @@ impl EventSink for EventHasher {
                 self.word(price as u64);
                 self.word(qty);
                 self.word(u64::from(orders));
+            }
+            Event::Triggered {
+                id,
+                account,
+                symbol,
+                side,
+                price,
+                qty,
+            } => {
+                self.word(8);
+                self.word(id);
+                self.word(u64::from(account));
+                self.word(u64::from(symbol));
+                self.word(side_word(side));
+                self.word(price as u64);
+                self.word(qty);
+            }
+            Event::Uncrossed { symbol, price, qty } => {
+                self.word(9);
+                self.word(u64::from(symbol));
+                self.word(price as u64);
+                self.word(qty);
             }
         }
     }

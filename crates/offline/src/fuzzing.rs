@@ -222,6 +222,7 @@ fn decode_one(b: [u8; 8]) -> Command {
                 qty,
                 post_only: kind >> 6 == 3,
                 stp,
+                ..Default::default()
             })
         }
         9..=11 => Command::Cancel {

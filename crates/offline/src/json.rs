@@ -131,6 +131,18 @@ pub fn push_event(out: &mut Vec<u8>, event: &Event, symbols: &SymbolTable, level
             out.extend_from_slice(b",\"qty\":");
             push_u64(out, qty);
         }
+        Event::Triggered { id, .. } => {
+            out.extend_from_slice(b"{\"type\":\"triggered\",\"id\":");
+            push_u64(out, id);
+        }
+        Event::Uncrossed { symbol, price, qty } => {
+            out.extend_from_slice(b"{\"type\":\"uncrossed\",\"symbol\":");
+            push_str(out, symbols.name(symbol));
+            out.extend_from_slice(b",\"price\":");
+            push_i64(out, price);
+            out.extend_from_slice(b",\"qty\":");
+            push_u64(out, qty);
+        }
         Event::MassCanceled { account, count } => {
             out.extend_from_slice(b"{\"type\":\"mass_canceled\",\"account\":");
             push_u64(out, u64::from(account));

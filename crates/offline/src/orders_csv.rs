@@ -403,6 +403,7 @@ pub fn parse_record(
                 qty,
                 post_only,
                 stp,
+                ..NewOrder::default()
             }))
         }
         b"C" => {
@@ -462,7 +463,8 @@ pub fn parse_record(
 }
 
 /// Appends `cmd` as one order-file line (with the `stp` column, i.e. for `HEADER_WITH_STP`).
-/// Returns false, appending nothing, for a command the format cannot express (`ExpireDay`).
+/// Returns false, appending nothing, for a command the format cannot express (`ExpireDay`,
+/// `Expire`, `CallStart`, `Uncross`, and orders with a stop, an iceberg peak or GTD).
 /// Reading the line back gives the same command (market orders read back with price 0).
 pub fn push_command(out: &mut Vec<u8>, cmd: &Command, symbols: &SymbolTable) -> bool {
     use crate::json::{push_i64, push_u64};
@@ -471,6 +473,9 @@ pub fn push_command(out: &mut Vec<u8>, cmd: &Command, symbols: &SymbolTable) -> 
         Side::Sell => b'S',
     };
     match *cmd {
+        Command::New(o) if o.stop_price != 0 || o.display_qty != 0 || o.tif == TimeInForce::Gtd => {
+            return false
+        }
         Command::New(o) => {
             out.extend_from_slice(b"N,");
             push_u64(out, o.id);
@@ -492,6 +497,7 @@ pub fn push_command(out: &mut Vec<u8>, cmd: &Command, symbols: &SymbolTable) -> 
                 TimeInForce::Day => b"DAY",
                 TimeInForce::Ioc => b"IOC",
                 TimeInForce::Fok => b"FOK",
+                TimeInForce::Gtd => b"GTD",
             });
             out.push(b',');
             if o.ord_type == OrdType::Limit {
@@ -553,7 +559,10 @@ pub fn push_command(out: &mut Vec<u8>, cmd: &Command, symbols: &SymbolTable) -> 
             }
             out.extend_from_slice(b",,,,,");
         }
-        Command::ExpireDay { .. } => return false,
+        Command::ExpireDay { .. }
+        | Command::Expire { .. }
+        | Command::CallStart { .. }
+        | Command::Uncross { .. } => return false,
     }
     out.push(b'\n');
     true

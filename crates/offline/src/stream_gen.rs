@@ -158,7 +158,11 @@ impl LiveSet {
                     o.qty = qty;
                 }
             }
-            Event::Rejected { .. } | Event::MassCanceled { .. } | Event::Level { .. } => {}
+            Event::Rejected { .. }
+            | Event::MassCanceled { .. }
+            | Event::Level { .. }
+            | Event::Triggered { .. }
+            | Event::Uncrossed { .. } => {}
         }
     }
 }
@@ -244,6 +248,7 @@ pub fn generate<M: Matcher>(cfg: &GenConfig, matcher: &mut M) -> (Vec<Command>, 
                 qty: 1 + rng.below(100),
                 post_only,
                 stp: StpMode::default(),
+                ..Default::default()
             })
         } else {
             let pick = live.orders[rng.below(live.orders.len() as u64) as usize];

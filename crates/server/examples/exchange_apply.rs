@@ -134,6 +134,7 @@ fn main() -> Result<(), String> {
                     qty: 1,
                     account: None,
                     post_only: false,
+                    ..Default::default()
                 })),
             })
         })

@@ -128,6 +128,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
                 qty: 1 + rng.below(20),
                 account: None,
                 post_only: false,
+                ..Default::default()
             })
         };
         let seq = msg_seq[s];

@@ -135,6 +135,7 @@ pub fn fuzz(data: &[u8]) {
                         qty: 1 + (e >> 4) as u64,
                         account: None,
                         post_only: d & 16 != 0,
+                        ..Default::default()
                     }),
                     9..=11 => AppMsg::Cancel {
                         cl_ord_id: cl(b),

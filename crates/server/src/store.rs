@@ -473,6 +473,7 @@ fn order_fields(o: &exchange::OrderRecord) -> OrderFields {
             TimeInForce::Day => "day",
             TimeInForce::Ioc => "ioc",
             TimeInForce::Fok => "fok",
+            TimeInForce::Gtd => "gtd",
         },
         price: (o.ord_type == OrdType::Limit).then_some(o.price),
         cl_ord_id: String::from_utf8_lossy(o.cl_ord_id.as_bytes()).into_owned(),
@@ -568,6 +569,7 @@ pub fn rows_of(seq: u64, ts: u64, reports: &[OwnedOutput], market: &[Event], bat
             }
             ReportKind::Canceled(c) => EventKind::Canceled(cancel_reason(c)),
             ReportKind::Replaced => EventKind::Replaced,
+            ReportKind::Triggered => EventKind::Triggered,
             ReportKind::Status => continue,
         };
         batch.events.push(OrderEvent {

@@ -96,6 +96,8 @@ pub enum EventKind {
     /// `expired`, ...).
     Canceled(&'static str),
     Replaced,
+    /// A stop order was triggered.
+    Triggered,
 }
 
 impl EventKind {
@@ -105,6 +107,7 @@ impl EventKind {
             EventKind::Fill { .. } => "fill",
             EventKind::Canceled(_) => "canceled",
             EventKind::Replaced => "replaced",
+            EventKind::Triggered => "triggered",
         }
     }
 }

@@ -37,8 +37,9 @@ pub type TradeId = u64;
 /// Maximum length of a symbol in bytes.
 pub const SYMBOL_LEN_MAX: usize = 16;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Side {
+    #[default]
     Buy,
     Sell,
 }
@@ -59,16 +60,18 @@ impl Side {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum OrdType {
+    #[default]
     Limit,
     /// Never rests: whatever does not trade on arrival is canceled with `NoLiquidity`.
     Market,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum TimeInForce {
     /// Good till canceled.
+    #[default]
     Gtc,
     /// Rests until canceled or until the trading day ends (`Command::ExpireDay`).
     Day,
@@ -76,6 +79,9 @@ pub enum TimeInForce {
     Ioc,
     /// Fill or kill: the whole quantity trades on arrival or nothing does.
     Fok,
+    /// Good till date: rests like GTC until `NewOrder::expire_ns`, then `Command::Expire`
+    /// cancels it (`CancelReason::Expired`).
+    Gtd,
 }
 
 /// Self-trade prevention mode, chosen per (aggressor) order.
@@ -163,7 +169,40 @@ impl std::fmt::Display for Symbol {
 }
 
 /// A new order. `price` is ignored (and should be 0) for market orders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// Order types II (issue 40), each an attribute of an otherwise plain order:
+/// - **Stop** (`stop_price > 0`): accepted but held off the book, invisible to market data,
+///   until a trade in its symbol at or through the stop price (a buy: a trade at a price
+///   `>= stop_price`; a sell: `<= stop_price`). Then it is `Triggered` and runs as a new order
+///   would (a market order: a stop; a limit order: a stop-limit). See `Command` for the order
+///   in which triggers fire.
+/// - **Iceberg** (`display_qty > 0`): while resting, only `min(display_qty, remaining)` is
+///   shown (in `Level`s and priority); the rest is hidden. When the shown part is used up and
+///   some is hidden, it is refilled with `min(display_qty, hidden)` and the order goes to the
+///   back of its level (new time priority). Hidden quantity trades (after the shown part) and
+///   counts for FOK and auctions.
+/// - **GTD** (`tif == Gtd`, `expire_ns > 0`): rests like GTC until `Command::Expire` with a
+///   time at or after `expire_ns`.
+///
+/// Validation, in this order (the first failure is the reject): symbol; quantity; limit price;
+/// `stop_price` negative, off the tick, or set on a post-only order (`Invalid(StopPrice)`);
+/// `display_qty` off the lot, or set on a market, IOC or FOK order (`Invalid(DisplayQty)`);
+/// `expire_ns` 0 with GTD or set without it (`Invalid(ExpireTime)`); duplicate id; a market,
+/// IOC or FOK order that is not a stop while the book is in a call (`AuctionCall`); post-only
+/// would cross (never in a call: nothing trades on arrival there); capacity.
+///
+/// A stop is `Accepted` (price: its limit, or 0) and nothing more until triggered. FOK with
+/// icebergs resting: the fillable quantity walks the crossing levels best first and counts
+/// every order's whole remaining quantity (shown and hidden), except with `CancelNewest` or
+/// `CancelBoth`, where it stops at the first order of the aggressor's own account and counts,
+/// in that order's level, only the *shown* quantity of the orders ahead of it (an iceberg's
+/// refill would queue behind it).
+///
+/// Cancel, mass cancel, `ExpireDay` and `Expire` reach pending stops too (`Canceled`, never
+/// followed by a `Level`). Mass cancels and expiries walk symbols ascending; in each, the
+/// resting buys in priority order, the resting sells in priority order, then the symbol's
+/// pending stops in the order they were accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct NewOrder {
     pub id: OrderId,
     pub account: AccountId,
@@ -176,6 +215,13 @@ pub struct NewOrder {
     /// Rejected (`PostOnlyWouldCross`) instead of trading on arrival.
     pub post_only: bool,
     pub stp: StpMode,
+    /// Stop trigger price (on the tick grid); 0 = not a stop order.
+    pub stop_price: PriceTicks,
+    /// Iceberg peak: the quantity shown while resting (on the lot grid); 0 = all shown.
+    pub display_qty: QtyLots,
+    /// GTD expiry, nanoseconds since the Unix epoch on the journaled clock; 0 unless
+    /// `tif == Gtd`.
+    pub expire_ns: u64,
 }
 
 /// What the engine is asked to do. Every order-entry command (`New`, `Cancel`, `Replace`,
@@ -191,6 +237,18 @@ pub enum Command {
         symbol: SymbolId,
     },
     /// Set a resting order's price and remaining quantity.
+    ///
+    /// Checks, in order: symbol; quantity; price (negative or off the tick: `Invalid(Price)`;
+    /// 0: `Invalid(Price)` unless the order is a pending stop market order of this account,
+    /// whose price is ignored); unknown order (`UnknownOrder`).
+    /// - A pending stop: its quantity and limit price change in place; it keeps its place in
+    ///   the trigger order; `Replaced{lost_priority: false}` (price: its limit or 0), no
+    ///   `Level`. Its stop price cannot change.
+    /// - An iceberg at the same price with a quantity at or below its whole remaining quantity
+    ///   keeps its priority: shown becomes `min(shown, qty)`, hidden the rest. Otherwise it
+    ///   loses priority like any order and rests showing `min(display_qty, remaining)`.
+    /// - In a call, a replace that loses priority does not trade (and is never refused as
+    ///   post-only): `Replaced`, the old `Level`, the new `Level`.
     Replace {
         id: OrderId,
         account: AccountId,
@@ -209,6 +267,34 @@ pub enum Command {
     ExpireDay {
         symbol: Option<SymbolId>,
     },
+    /// The journaled clock reached `now_ns`: cancel every GTD order (resting or a pending stop)
+    /// whose `expire_ns <= now_ns`, with `CancelReason::Expired`, in the order of `ExpireDay`.
+    Expire {
+        now_ns: u64,
+    },
+    /// Start a call auction on one book (opening, closing, or reopening after a halt). Until
+    /// the `Uncross`, nothing matches: limit orders rest even where they cross, and replaces
+    /// that lose priority go to the back of their new level without trading. Market orders
+    /// and IOC/FOK orders (not stops) are rejected (`AuctionCall`). Pending stops stay pending.
+    /// Silent; on a book already in a call, nothing happens.
+    CallStart {
+        symbol: SymbolId,
+    },
+    /// End the call and return the book to continuous trading. The auction price is, among
+    /// every price at which an order rests, the one with the largest executable volume
+    /// (`min` of the buy quantity at or above it and the sell quantity at or below it,
+    /// hidden iceberg quantity included), then the smallest imbalance between the two, then
+    /// nearest to `reference` (0: no reference), then the lowest. If the volume is positive,
+    /// `Uncrossed` is emitted, then trades at that price pair the best buy with the best sell
+    /// (priority order on each side; icebergs refill as in matching) until the volume is done.
+    /// In each, the sell is reported as the maker and the buy as the taker (`taker_side` Buy);
+    /// each is followed by the `Level` of the sell's price, then that of the buy's price.
+    /// Self-trade prevention does not apply to the uncross. Then stops trigger on the auction
+    /// price. On a book not in a call, only the uncross of an uncrossed book: nothing.
+    Uncross {
+        symbol: SymbolId,
+        reference: PriceTicks,
+    },
 }
 
 /// Which field of a command made it invalid.
@@ -223,6 +309,9 @@ pub enum Field {
     Price,
     Qty,
     Stp,
+    StopPrice,
+    DisplayQty,
+    ExpireTime,
 }
 
 impl Field {
@@ -237,6 +326,9 @@ impl Field {
             Field::Price => "price",
             Field::Qty => "qty",
             Field::Stp => "stp",
+            Field::StopPrice => "stop_price",
+            Field::DisplayQty => "display_qty",
+            Field::ExpireTime => "expire_time",
         }
     }
 }
@@ -254,6 +346,8 @@ pub enum RejectReason {
     PostOnlyWouldCross,
     /// A preallocated limit (orders, price levels) is full.
     CapacityExceeded,
+    /// A market, IOC or FOK order (not a stop) while its book is in a call auction.
+    AuctionCall,
 }
 
 impl RejectReason {
@@ -265,6 +359,7 @@ impl RejectReason {
             RejectReason::UnknownOrder => "unknown_order",
             RejectReason::PostOnlyWouldCross => "post_only_would_cross",
             RejectReason::CapacityExceeded => "capacity_exceeded",
+            RejectReason::AuctionCall => "auction_call",
         }
     }
 }
@@ -282,7 +377,7 @@ pub enum CancelReason {
     Stp,
     /// Remainder of a market order.
     NoLiquidity,
-    /// A DAY order at the end of the trading day.
+    /// A DAY order at the end of the trading day, or a GTD order at its expire time.
     Expired,
     /// The owner's session ended and it had asked for its orders to be canceled then.
     Disconnect,
@@ -316,7 +411,7 @@ impl CancelReason {
             CancelReason::Fok => "fill or kill: could not fill in full",
             CancelReason::Stp => "self-trade prevention",
             CancelReason::NoLiquidity => "no liquidity",
-            CancelReason::Expired => "expired at the end of the trading day",
+            CancelReason::Expired => "expired (end of the trading day or its expire time)",
             CancelReason::Disconnect => "canceled on disconnect",
             CancelReason::Collar => "market order collar: no liquidity within the price band",
             CancelReason::Operator => "canceled by the exchange operator (kill switch)",
@@ -375,6 +470,30 @@ pub enum Event {
     },
     /// A mass cancel finished, after one `Canceled` per order it canceled.
     MassCanceled { account: AccountId, count: u64 },
+    /// A pending stop order was triggered; what it does next follows, as for a new order after
+    /// `Accepted`. `price` is its limit (0 for a stop market order), `qty` its quantity.
+    ///
+    /// Stop triggers (see `NewOrder`) are checked after the command's own trades, in rounds: a
+    /// round takes the highest and lowest price traded in the symbol since the previous round,
+    /// removes every pending stop of that symbol those prices trigger, and runs them one after the
+    /// other in the order they were accepted (each: `Triggered`, then what a new order with its
+    /// fields would emit after `Accepted`). Their trades feed the next round, until a round
+    /// triggers nothing. A stop is never triggered by the trades that happened before it was
+    /// accepted.
+    Triggered {
+        id: OrderId,
+        account: AccountId,
+        symbol: SymbolId,
+        side: Side,
+        price: PriceTicks,
+        qty: QtyLots,
+    },
+    /// A call auction uncrossed: `qty` trades at `price` follow (emitted only if `qty > 0`).
+    Uncrossed {
+        symbol: SymbolId,
+        price: PriceTicks,
+        qty: QtyLots,
+    },
     /// The aggregate resting quantity at one price changed (market data). `qty == 0` means the
     /// level is gone. Emitted after the order event that caused it, by this exact rule (the engine
     /// and the reference model must agree byte for byte):

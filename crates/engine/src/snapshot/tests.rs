@@ -33,6 +33,7 @@ fn fixture_commands() -> Vec<types::Command> {
             qty,
             post_only: false,
             stp: StpMode::None,
+            ..Default::default()
         })
     };
     let mut c = vec![
@@ -133,7 +134,7 @@ fn with_used_section(snap: &[u8], section: &[u8], version: u32) -> Vec<u8> {
 /// The v1 image of `e` (the old encoder's used-id section: every id as a `u64`).
 fn v1_of(e: &Engine) -> Vec<u8> {
     let mut snap = Vec::new();
-    e.snapshot(&mut snap);
+    e.snapshot_as(&mut snap, 2);
     let used = e.ids.all_used();
     let mut section = (used.len() as u64).to_le_bytes().to_vec();
     for id in used {

@@ -117,6 +117,7 @@ impl Mixed {
                 qty,
                 post_only: self.below(20) == 0,
                 stp,
+                ..Default::default()
             })
         } else if roll < 90 || pool_full {
             let i = self.below(self.pool.len() as u64) as usize;

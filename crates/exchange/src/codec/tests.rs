@@ -38,6 +38,7 @@ fn orders() -> Vec<NewOrder> {
             qty: [5, u64::MAX, 1][k as usize % 3],
             account: [None, Some(0), Some(3), Some(u32::MAX)][k as usize % 4],
             post_only: k % 3 == 1,
+            ..Default::default()
         });
     }
     v.push(NewOrder::BLANK);
@@ -146,9 +147,9 @@ fn garbage_and_over_long_client_order_ids_are_refused() {
     assert_eq!(with(5, 0), Err(DecodeError("bad ord type")));
     assert_eq!(with(5, 3), Err(DecodeError("bad ord type")));
     assert_eq!(with(6, 2), Err(DecodeError("bad tif")));
-    assert_eq!(with(6, 5), Err(DecodeError("bad tif")));
+    assert_eq!(with(6, 6), Err(DecodeError("bad tif")));
     assert_eq!(with(23, 2), Err(DecodeError("bad bool")));
-    assert_eq!(with(28, 2), Err(DecodeError("bad bool")));
+    assert_eq!(with(28, 4), Err(DecodeError("bad order flags")));
     assert_eq!(with(23, 0).map(|n| n.account), Ok(None), "no account");
 
     // A ClOrdID longer than 64 bytes is refused (no edge produces one), also in place.
@@ -270,7 +271,7 @@ fn reject_reasons_round_trip_and_unknown_codes_are_refused() {
     }
     let decode = |b: [u8; 2]| Reject::decode(&mut Dec(&b));
     assert_eq!(decode([0, 0]), Err(DecodeError("bad reject reason")));
-    assert_eq!(decode([22, 0]), Err(DecodeError("bad reject reason")));
+    assert_eq!(decode([24, 0]), Err(DecodeError("bad reject reason")));
     assert_eq!(decode([19, 0]), Err(DecodeError("bad risk limit kind")));
     assert_eq!(decode([255, 0]), Err(DecodeError("bad reject reason")));
     assert_eq!(decode([3, 1]), Err(DecodeError("bad reject field")));

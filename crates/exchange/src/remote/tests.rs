@@ -185,6 +185,7 @@ fn report(id: u64, order: OrderRecord, kind: ReportKind) -> Sent {
         n: 0,
         kind,
         orig_cl_ord_id: None,
+        ext: Default::default(),
     })
 }
 
@@ -1005,6 +1006,7 @@ fn a_refused_replace_frees_its_clordid() {
                 kind: ReportKind::Replaced,
                 cl_ord_id: cl("A3"),
                 orig_cl_ord_id: Some(cl("A")),
+                ext: Default::default(),
             })],
         ),
     );

@@ -274,6 +274,7 @@ fn statuses_kill_switches_and_operator_limits_survive_a_snapshot() {
             bps: 300,
             window_ns: 5_000,
             halt_ns: 9_000,
+            auction_ns: 0,
         }),
     };
     m.admin(AdminAction::SetRisk { symbol: 0, risk });
@@ -329,6 +330,7 @@ fn admin_actions_and_their_rejects_round_trip_the_codec() {
                     bps: u32::MAX,
                     window_ns: 1,
                     halt_ns: u64::MAX,
+                    auction_ns: 0,
                 }),
             },
         },
@@ -342,7 +344,7 @@ fn admin_actions_and_their_rejects_round_trip_the_codec() {
         assert!(AdminAction::decode(&mut Dec(&b[..b.len() - 1])).is_err());
     }
     assert!(AdminAction::decode(&mut Dec(&[9])).is_err());
-    assert!(AdminAction::decode(&mut Dec(&[3, 0, 0, 0, 0, 3])).is_err());
+    assert!(AdminAction::decode(&mut Dec(&[3, 0, 0, 0, 0, 5])).is_err());
     for r in [
         Reject::Blocked { account: None },
         Reject::Blocked { account: Some(9) },
@@ -375,6 +377,7 @@ fn breaker_market() -> Exchange {
             bps: 500,
             window_ns: 10 * S,
             halt_ns: 60 * S,
+            auction_ns: 0,
         }),
         ..InstrumentRisk::default()
     }];

@@ -68,6 +68,7 @@ fn commands() -> Vec<Command> {
                 qty: [1, 0, u64::MAX][k],
                 account: [None, Some(0), Some(u32::MAX)][k],
                 post_only: k == 2,
+                ..Default::default()
             },
         });
         v.push(Command::Cancel {
@@ -279,6 +280,7 @@ fn sents() -> Vec<Sent> {
             kind,
             cl_ord_id: cl(["A1", "C2", ""][k % 3]),
             orig_cl_ord_id: [None, Some(cl("A1")), Some(cl(""))][k % 3],
+            ext: Default::default(),
         }));
     }
     for (k, reason) in rejects().into_iter().enumerate() {
@@ -412,6 +414,7 @@ fn bad_sent_bytes_are_errors() {
         kind: ReportKind::Canceled(CancelReason::User),
         cl_ord_id: cl("A1"),
         orig_cl_ord_id: None,
+        ext: Default::default(),
     });
     let b = sent_bytes(&report);
     // tag 1, id 8, owner 4, account 4, symbol 4, side 1, ord type 1, tif 1, price 8,
@@ -434,7 +437,7 @@ fn bad_sent_bytes_are_errors() {
     assert_eq!(put(side + 1, &[3]), Some(DecodeError("bad ord type")));
     assert_eq!(put(side + 2, &[2]), Some(DecodeError("bad tif")));
     assert_eq!(put(state, &[4]), Some(DecodeError("bad order state")));
-    assert_eq!(put(kind, &[6]), Some(DecodeError("bad report kind")));
+    assert_eq!(put(kind, &[7]), Some(DecodeError("bad report kind")));
     assert_eq!(put(reason, &[0]), Some(DecodeError("bad cancel reason")));
     assert_eq!(put(reason, &[10]), Some(DecodeError("bad cancel reason")));
     assert_eq!(put(has_orig, &[2]), Some(DecodeError("bad bool")));

@@ -61,6 +61,7 @@ fn new(id: u64) -> Command {
         qty: 1,
         post_only: false,
         stp: StpMode::CancelNewest,
+        ..Default::default()
     })
 }
 

@@ -30,6 +30,7 @@ fn limit(
         qty,
         post_only: false,
         stp: StpMode::CancelNewest,
+        ..Default::default()
     })
 }
 
@@ -115,3 +116,5 @@ fn huge_quantities_do_not_panic() {
     assert_eq!(r.levels(0, Side::Buy), vec![(i64::MAX, u64::MAX, 1)]);
     assert!(r.check_invariants().is_ok());
 }
+
+mod order_types_ii;

@@ -37,6 +37,7 @@ fn parses_every_op() {
             qty: 5,
             post_only: false,
             stp: StpMode::CancelNewest,
+            ..Default::default()
         })
     );
     match cmds[1] {

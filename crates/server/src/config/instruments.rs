@@ -40,13 +40,16 @@ pub struct InstrumentConfig {
     pub max_order_notional: Option<String>,
     /// The circuit breaker: a trade more than `breaker_bps` basis points from the first trade
     /// of a `breaker_window_secs` window halts the instrument for `breaker_halt_secs` (all
-    /// three, or none).
+    /// three, or none); after the halt it reopens through a call auction of
+    /// `breaker_auction_secs` (pre-open, then the uncross; 0 or absent: at once).
     #[serde(default)]
     pub breaker_bps: Option<u32>,
     #[serde(default)]
     pub breaker_window_secs: Option<u64>,
     #[serde(default)]
     pub breaker_halt_secs: Option<u64>,
+    #[serde(default)]
+    pub breaker_auction_secs: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -103,6 +106,7 @@ pub(super) fn default_instruments() -> Vec<InstrumentConfig> {
             breaker_bps: None,
             breaker_window_secs: None,
             breaker_halt_secs: None,
+            breaker_auction_secs: None,
         })
         .collect()
 }
@@ -168,6 +172,14 @@ fn instrument_risk(
             ConfigError(format!("max_order_notional of {name}: {e}"))
         })?)),
     };
+    if i.breaker_auction_secs.is_some_and(|a| a > 86_400)
+        || (i.breaker_auction_secs.is_some() && i.breaker_bps.is_none())
+    {
+        return err(format!(
+            "breaker_auction_secs of {name}: 0 to 86400, with a breaker (breaker_bps, \
+             breaker_window_secs, breaker_halt_secs)"
+        ));
+    }
     let breaker = match (i.breaker_bps, i.breaker_window_secs, i.breaker_halt_secs) {
         (None, None, None) => None,
         (Some(bps), Some(window), Some(halt))
@@ -179,6 +191,7 @@ fn instrument_risk(
                 bps,
                 window_ns: window * 1_000_000_000,
                 halt_ns: halt * 1_000_000_000,
+                auction_ns: i.breaker_auction_secs.unwrap_or(0) * 1_000_000_000,
             })
         }
         _ => {

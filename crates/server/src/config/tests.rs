@@ -223,6 +223,7 @@ fn pre_trade_risk_limits() {
                 bps: 700,
                 window_ns: 30_000_000_000,
                 halt_ns: 120_000_000_000,
+                auction_ns: 0,
             }),
         }
     );

@@ -82,6 +82,7 @@ fn flow(seed: u64, n: usize, sessions: usize, pool: u64, unique: bool) -> Vec<Re
                 qty: 1 + rng.below(5),
                 account: None,
                 post_only: false,
+                ..Default::default()
             }),
             5..=6 => AppMsg::Cancel {
                 cl_ord_id: ClOrdId::from(new_cl.as_str()),

@@ -227,6 +227,7 @@ fn run(pg: Option<&str>) {
                 qty,
                 post_only: false,
                 stp: StpMode::CancelNewest,
+                ..Default::default()
             }),
             &mut sink,
         );

@@ -114,6 +114,7 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Record {
                 qty: 1 + r.below(20),
                 account: None,
                 post_only: r.below(10) == 0,
+                ..Default::default()
             }))
         }
         55..=69 => {
@@ -946,6 +947,7 @@ fn a_resend_request_replayed_leaves_the_session_as_served_live() {
         qty: 1,
         account: None,
         post_only: false,
+        ..Default::default()
     }));
     const S: u64 = 1_000_000_000;
     // The order's report at 2 s, the resend at 20 s, a Tick at 35 s: a Heartbeat (30 s
