@@ -4,14 +4,17 @@
 //! ```text
 //! cargo run --release -p engine --example bench -- mixed [commands] [seed]
 //! cargo run --release -p engine --example bench -- flash1 FILE.bin [FILE.bin ...]
+//! cargo run --release -p engine --example bench -- uncross [resting orders]
 //! ```
 //! `mixed` replays the seeded mixed stream of `tests/common/mixed.rs` (58% new incl. IOC and
 //! market, 32% cancel, 10% replace, 4 books): once for throughput, once timing each command for
 //! percentiles. `flash1` replays workload files written by the flash1 harness's generator
 //! (16-byte header, 40-byte records) the way the flash1 adapter drives the engine (one account,
 //! STP off, modify = `modify_requeue`), five runs each (`BENCH_RUNS=n` to change), and prints
-//! the median rate. Each run
-//! ends with a hash of the event stream, so a faster build must produce the same events.
+//! the median rate. `uncross` fills a book in a call auction with crossing orders (half buys,
+//! half sells over the same 200 ticks, one in ten an iceberg) and times the `Uncross` on fresh
+//! copies of it, eleven times, printing the median. Each run ends with a hash of the event
+//! stream, so a faster build must produce the same events.
 
 use std::time::Instant;
 
@@ -267,9 +270,73 @@ fn run_flash1(name: &str, msgs: &[Flash1Msg]) -> u64 {
     hash
 }
 
+/// Times the uncross of `n` resting orders in a call (see the module docs).
+fn run_uncross(n: usize) {
+    let sym = Symbol::new("AUCT").expect("symbol");
+    let config = EngineConfig {
+        orders_max: n + 1024,
+        ..EngineConfig::default()
+    };
+    let mut e = Engine::new(
+        &[Instrument {
+            symbol: sym,
+            tick: 1,
+            lot: 1,
+        }],
+        config,
+    );
+    e.apply(&Command::CallStart { symbol: 0 }, &mut HashSink::new());
+    let mut r = types::XorShift64::new(0x5eed);
+    for id in 1..=n as u64 {
+        let side = if id % 2 == 0 { Side::Buy } else { Side::Sell };
+        let qty = 1 + r.below(10);
+        let o = NewOrder {
+            id,
+            account: 1 + r.below(64) as u32,
+            symbol: 0,
+            side,
+            ord_type: OrdType::Limit,
+            tif: TimeInForce::Gtc,
+            price: 9_900 + r.below(201) as i64,
+            qty,
+            post_only: false,
+            stp: StpMode::CancelNewest,
+            display_qty: if r.below(10) == 0 { 1 + qty / 3 } else { 0 },
+            ..NewOrder::default()
+        };
+        e.apply(&Command::New(o), &mut HashSink::new());
+    }
+    let (price, volume) = e.indicative(0, 10_000).expect("a crossed book");
+    let mut ms = Vec::new();
+    let mut hash = 0;
+    let mut events = 0;
+    for _ in 0..11 {
+        let mut copy = e.clone();
+        let mut sink = HashSink::new();
+        let t = Instant::now();
+        copy.apply(
+            &Command::Uncross {
+                symbol: 0,
+                reference: 10_000,
+            },
+            &mut sink,
+        );
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(!copy.in_call(0));
+        (hash, events) = (sink.h, sink.n);
+    }
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "uncross of {n} resting orders: {volume} lots at {price}, {events} events; \
+         {:.2} ms median (min {:.2}, max {:.2}) of 11; hash {hash:016x}",
+        ms[5], ms[0], ms[10]
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("uncross") => run_uncross(args.get(1).map_or(100_000, |s| s.parse().expect("orders"))),
         Some("flash1") if args.len() > 1 => {
             for p in &args[1..] {
                 run_flash1(p.rsplit('/').next().unwrap_or(p), &load_flash1(p));
@@ -283,7 +350,9 @@ fn main() {
             run_mixed(n, seed);
         }
         _ => {
-            eprintln!("usage: bench mixed [commands] [seed] | bench flash1 FILE.bin...");
+            eprintln!(
+                "usage: bench mixed [commands] [seed] | bench flash1 FILE.bin... | bench uncross [orders]"
+            );
             std::process::exit(2);
         }
     }
@@ -307,6 +376,11 @@ mod tests {
     fn mixed_runs_deterministically_with_tiny_parameters() {
         assert_eq!(run_mixed(3_000, 5), run_mixed(3_000, 5));
         assert_ne!(run_mixed(3_000, 5), run_mixed(3_000, 6));
+    }
+
+    #[test]
+    fn uncross_runs_with_tiny_parameters() {
+        run_uncross(2_000);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Never: applies self-trade prevention to the uncross; leaves a book crossed outside a call
 //! (the volume-maximizing price leaves no buy at or above a remaining sell).
 
-use crate::{level_event, side_ix, Engine, F_ICEBERG, NIL};
+use crate::{level_event, side_ix, Engine, F_ICEBERG};
 use types::{Event, EventSink, Field, PriceTicks, QtyLots, RejectReason, Side, SymbolId};
 
 impl Engine {
@@ -24,17 +24,11 @@ impl Engine {
     /// A level's whole quantity, hidden iceberg parts included.
     fn level_total(&self, symbol: SymbolId, side: Side, idx: usize) -> u128 {
         let lad = &self.books[symbol as usize][side_ix(side)];
+        let shown = lad.level(idx).qty as u128;
         if self.icebergs[symbol as usize][side_ix(side)] == 0 {
-            return lad.level(idx).qty as u128;
+            return shown;
         }
-        let mut total = 0u128;
-        let mut s = lad.head(idx);
-        while s != NIL {
-            total +=
-                (self.orders[s as usize].qty + Self::hidden_of(&self.orders, &self.ext, s)) as u128;
-            s = self.orders[s as usize].next;
-        }
-        total
+        shown + self.hidden.get(symbol, side, lad.price_of(idx)) as u128
     }
 
     /// The price and volume an `Uncross` of `symbol` would trade now (`None`: no volume).
@@ -142,6 +136,24 @@ impl Engine {
                 .best_idx()
                 .expect("engine: uncross volume on the sells");
             let (b, a) = (self.books[sym][0].head(bi), self.books[sym][1].head(ai));
+            // Memory-bound: the next orders of each queue and where they are indexed.
+            // Orders up to three ahead (each loaded by then if requested two trades earlier),
+            // the index bucket of the one two ahead.
+            for s in [b, a] {
+                let mut next = self.orders[s as usize].next;
+                for ahead in 1..=3 {
+                    if next == crate::NIL {
+                        break;
+                    }
+                    let n = &self.orders[next as usize];
+                    if ahead < 3 {
+                        self.ids.prefetch_live(n.id);
+                        next = n.next;
+                    } else {
+                        crate::hint::prefetch(n);
+                    }
+                }
+            }
             let q = left
                 .min(self.orders[b as usize].qty)
                 .min(self.orders[a as usize].qty);
@@ -169,7 +181,7 @@ impl Engine {
             self.settle(symbol, Side::Sell, ai, a, sink);
             self.settle(symbol, Side::Buy, bi, b, sink);
         }
-        if !self.stops[sym].is_empty() {
+        if self.pending_stops != 0 {
             self.run_stops(symbol, price, price, sink);
         }
     }
@@ -190,7 +202,13 @@ impl Engine {
             let hidden = Self::hidden_of(&self.orders, &self.ext, slot);
             self.books[sym][si].unlink(&mut self.orders, idx, slot);
             if hidden > 0 {
-                Self::refill(&mut self.orders, &mut self.ext, &mut self.next_seq, slot);
+                Self::refill(
+                    &mut self.orders,
+                    &mut self.ext,
+                    &mut self.hidden,
+                    &mut self.next_seq,
+                    slot,
+                );
                 self.books[sym][si].push_back(&mut self.orders, idx, slot);
             } else {
                 if o.flags & F_ICEBERG != 0 {

@@ -7,6 +7,7 @@ impl Engine {
     /// Checks every structural invariant; the error names the first one broken.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut resting = 0usize;
+        let mut hidden_levels = 0usize;
         for (sym, book) in self.books.iter().enumerate() {
             let mut icebergs = [0u32; 2];
             for lad in book.iter() {
@@ -26,6 +27,7 @@ impl Engine {
                     last_price = Some(price);
                     let lvl = lad.level(idx);
                     let (mut q, mut n, mut prev, mut s) = (0u64, 0u32, NIL, lvl.head);
+                    let mut hidden = 0u64;
                     let mut last_seq = 0u64;
                     while s != NIL {
                         let o = &self.orders[s as usize];
@@ -50,6 +52,7 @@ impl Engine {
                                 return Err(format!("iceberg {}: shows more than its peak", o.id));
                             }
                             icebergs[crate::side_ix(lad.side)] += 1;
+                            hidden += x.hidden;
                         }
                         if !matches!(
                             o.tif,
@@ -68,6 +71,14 @@ impl Engine {
                         prev = s;
                         s = o.next;
                     }
+                    if hidden != self.hidden.get(sym as SymbolId, lad.side, price) {
+                        return Err(format!(
+                            "symbol {sym} {:?} {price}: {hidden} hidden, {} counted",
+                            lad.side,
+                            self.hidden.get(sym as SymbolId, lad.side, price)
+                        ));
+                    }
+                    hidden_levels += usize::from(hidden > 0);
                     if prev != lvl.tail || q != lvl.qty || n != lvl.count {
                         return Err(format!(
                             "symbol {sym} {:?} {price}: level says qty {} orders {}, has {q} {n}",
@@ -97,6 +108,19 @@ impl Engine {
                     return Err(format!("symbol {sym}: crossed at rest, bid {b} >= ask {a}"));
                 }
             }
+        }
+        let pending: usize = self.stops.iter().map(|b| b.len()).sum();
+        if pending != self.pending_stops {
+            return Err(format!(
+                "{pending} pending stops, {} counted",
+                self.pending_stops
+            ));
+        }
+        if hidden_levels != self.hidden.iter().count() {
+            return Err(format!(
+                "{hidden_levels} levels hold hidden quantity, {} counted",
+                self.hidden.iter().count()
+            ));
         }
         if resting != self.live || resting != self.ids.live_len() {
             return Err(format!(

@@ -127,6 +127,13 @@ impl LiveMap {
         }
     }
 
+    /// Starts loading the bucket `id` hashes to.
+    #[inline(always)]
+    fn prefetch(&self, id: u64) {
+        let b = fib(id, self.shift) & (self.t.len() - 1);
+        crate::hint::prefetch(&self.t[b]);
+    }
+
     /// Removes `id` if present (backward-shift deletion: no tombstones).
     #[inline(always)]
     fn remove(&mut self, id: u64) {
@@ -557,6 +564,12 @@ impl IdIndex {
     pub(crate) fn set_live(&mut self, id: u64, slot: u32) {
         debug_assert!(self.is_used(id));
         self.live.put(id, slot);
+    }
+
+    /// Starts loading where resting `id` is indexed (a cache hint for `set_gone` soon).
+    #[inline(always)]
+    pub(crate) fn prefetch_live(&self, id: u64) {
+        self.live.prefetch(id);
     }
 
     /// Records that `id` no longer rests.

@@ -67,11 +67,13 @@
 // Denied everywhere but in `hint::prefetch` (a cache hint; see there).
 #![deny(unsafe_code)]
 
+mod amend;
 mod auction;
 mod bitset;
 mod checks;
 mod expiry;
 pub mod hint;
+mod iceberg;
 mod ids;
 mod ladder;
 mod snapshot;
@@ -225,10 +227,14 @@ pub struct Engine {
     ext: Vec<Ext>,
     /// Per instrument: its pending stops.
     stops: Vec<stops::StopBook>,
+    /// Pending stops in all books (0: no trigger round to run).
+    pending_stops: usize,
     /// Per instrument: in a call auction.
     call: Vec<bool>,
     /// Per instrument: resting icebergs on [bids, asks] (the plain fast paths skip when 0).
     icebergs: Vec<[u32; 2]>,
+    /// Resting icebergs' hidden quantity by level.
+    hidden: iceberg::HiddenLevels,
     /// GTD orders by expiry, `(expire_ns, id)`; entries of orders gone since are skipped.
     expiries: std::collections::BinaryHeap<std::cmp::Reverse<(u64, OrderId)>>,
     /// Scratch for stop triggers and expiries, `(sort key, slot)`.
@@ -405,8 +411,10 @@ impl Engine {
             next_seq: 1,
             ext: Vec::new(),
             stops: vec![stops::StopBook::default(); instruments.len()],
+            pending_stops: 0,
             call: vec![false; instruments.len()],
             icebergs: vec![[0, 0]; instruments.len()],
+            hidden: iceberg::HiddenLevels::default(),
             expiries: std::collections::BinaryHeap::new(),
             scratch: Vec::new(),
         })
@@ -619,8 +627,7 @@ impl Engine {
         }
         let ioc_fok = matches!(o.tif, TimeInForce::Ioc | TimeInForce::Fok);
         // Order types II (one well-predicted branch for plain orders).
-        if o.stop_price != 0 || o.display_qty != 0 || o.expire_ns != 0 || o.tif == TimeInForce::Gtd
-        {
+        if (o.stop_price as u64 | o.display_qty | o.expire_ns) != 0 || o.tif == TimeInForce::Gtd {
             if o.stop_price < 0
                 || (inst.tick != 1 && o.stop_price % inst.tick != 0)
                 || (o.stop_price != 0 && o.post_only)
@@ -684,7 +691,7 @@ impl Engine {
             },
             sink,
         );
-        if end.hi >= end.lo && !self.stops[sym].is_empty() {
+        if self.pending_stops != 0 && end.hi >= end.lo {
             self.run_stops(o.symbol, end.hi, end.lo, sink);
         }
     }
@@ -709,6 +716,7 @@ impl Engine {
 
     /// Runs an accepted (or triggered) order: FOK check, matching (not in a call), then rests
     /// or cancels the remainder. Returns how matching ended (its trade prices).
+    #[inline(always)]
     fn execute<S: EventSink>(&mut self, o: &NewOrder, x: Exec, sink: &mut S) -> MatchEnd {
         let market = o.ord_type == OrdType::Market;
         let limit = if market { None } else { Some(o.price) };
@@ -798,6 +806,7 @@ impl Engine {
                     }
                     if flags != 0 {
                         self.icebergs[o.symbol as usize][side_ix(o.side)] += 1;
+                        self.hidden.add(o.symbol, o.side, o.price, end.left - shown);
                     }
                     self.rest(slot, x.rest_idx, sink);
                     return end;
@@ -818,11 +827,18 @@ impl Engine {
     /// An iceberg whose shown part is used up shows `min(peak, hidden)` more, with a new time
     /// priority (the caller queues it at the back of its level).
     #[inline]
-    fn refill(orders: &mut [Order], ext: &mut [Ext], next_seq: &mut u64, slot: u32) {
+    fn refill(
+        orders: &mut [Order],
+        ext: &mut [Ext],
+        hidden: &mut iceberg::HiddenLevels,
+        next_seq: &mut u64,
+        slot: u32,
+    ) {
         let x = &mut ext[slot as usize];
         let shown = x.display.min(x.hidden);
         x.hidden -= shown;
         let o = &mut orders[slot as usize];
+        hidden.sub(o.symbol, o.side, o.price, shown);
         o.qty = shown;
         o.seq = *next_seq;
         *next_seq += 1;
@@ -936,6 +952,7 @@ impl Engine {
             next_seq,
             ext,
             icebergs,
+            hidden: hidden_levels,
             ..
         } = self;
         let opp_ix = side_ix(t.side.opposite());
@@ -961,10 +978,13 @@ impl Engine {
                         };
                     }
                     // CancelOldest or CancelBoth: cancel the resting order.
-                    let (mid, macct, iceberg) = (m.id, m.account, m.flags & F_ICEBERG != 0);
-                    let mqty = m.qty + Self::hidden_of(orders, ext, slot);
+                    let (mid, macct, mshown) = (m.id, m.account, m.qty);
+                    let iceberg = m.flags & F_ICEBERG != 0;
+                    let mhidden = Self::hidden_of(orders, ext, slot);
+                    let mqty = mshown + mhidden;
                     if iceberg {
                         *icebergs -= 1;
+                        hidden_levels.sub(t.symbol, t.side.opposite(), price, mhidden);
                     }
                     opp.unlink(orders, idx, slot);
                     ids.set_gone(mid);
@@ -1020,7 +1040,7 @@ impl Engine {
                 if mleft == 0 {
                     opp.unlink(orders, idx, slot);
                     if hidden > 0 {
-                        Self::refill(orders, ext, next_seq, slot);
+                        Self::refill(orders, ext, hidden_levels, next_seq, slot);
                         opp.push_back(orders, idx, slot);
                     } else {
                         if m_iceberg(orders, slot) {
@@ -1076,9 +1096,11 @@ impl Engine {
         if o.flags & F_STOP != 0 {
             return self.cancel_stop(slot, reason, sink);
         }
-        let qty = o.qty + Self::hidden_of(&self.orders, &self.ext, slot);
+        let hidden = Self::hidden_of(&self.orders, &self.ext, slot);
+        let qty = o.qty + hidden;
         if o.flags & F_ICEBERG != 0 {
             self.icebergs[o.symbol as usize][side_ix(o.side)] -= 1;
+            self.hidden.sub(o.symbol, o.side, o.price, hidden);
         }
         let lad = &mut self.books[o.symbol as usize][side_ix(o.side)];
         let idx = lad
@@ -1098,264 +1120,6 @@ impl Engine {
             qty,
         });
         level_event(sink, o.symbol, lad, idx);
-    }
-
-    fn replace<S: EventSink>(&mut self, r: ReplaceRequest, sink: &mut S) {
-        let ReplaceRequest {
-            id,
-            account,
-            symbol,
-            price,
-            qty,
-            requeue,
-        } = r;
-        let Some(inst) = self.instruments.get(symbol as usize) else {
-            return Self::reject(sink, id, RejectReason::Invalid(Field::Symbol));
-        };
-        if qty == 0 || (inst.lot != 1 && qty % inst.lot != 0) {
-            return Self::reject(sink, id, RejectReason::Invalid(Field::Qty));
-        }
-        let found = self.ids.live_slot(id);
-        let owned = |slot: u32| {
-            let o = &self.orders[slot as usize];
-            o.account == account && o.symbol == symbol
-        };
-        if price < 0 || (inst.tick != 1 && price % inst.tick != 0) {
-            return Self::reject(sink, id, RejectReason::Invalid(Field::Price));
-        }
-        if price == 0 {
-            // Only a pending stop market order has no price to keep.
-            let stop_market = found.is_some_and(|s| {
-                owned(s) && self.orders[s as usize].flags & (F_STOP | F_MARKET) == F_STOP | F_MARKET
-            });
-            if !stop_market {
-                return Self::reject(sink, id, RejectReason::Invalid(Field::Price));
-            }
-        }
-        let Some(slot) = found.filter(|&s| owned(s)) else {
-            return Self::reject(sink, id, RejectReason::UnknownOrder);
-        };
-        let o = self.orders[slot as usize];
-        if o.flags & F_STOP != 0 {
-            return self.replace_stop(slot, price, qty, sink);
-        }
-        let hidden = Self::hidden_of(&self.orders, &self.ext, slot);
-        let si = side_ix(o.side);
-        if !requeue && price == o.price && qty <= o.qty + hidden {
-            let shown = o.qty.min(qty);
-            let lad = &mut self.books[symbol as usize][si];
-            let idx = lad
-                .idx_of(price)
-                .expect("engine: resting order inside its ladder window");
-            lad.sub_qty(idx, o.qty - shown);
-            let r = &mut self.orders[slot as usize];
-            r.qty = shown;
-            r.orig_qty = qty;
-            if o.flags & F_ICEBERG != 0 {
-                self.ext[slot as usize].hidden = qty - shown;
-            }
-            sink.on_event(&Event::Replaced {
-                id,
-                account,
-                symbol,
-                price,
-                qty,
-                lost_priority: false,
-            });
-            level_event(sink, symbol, lad, idx);
-            return;
-        }
-        let in_call = self.call[symbol as usize];
-        if !in_call && o.post_only && self.would_cross(symbol, o.side, Some(price)) {
-            return Self::reject(sink, id, RejectReason::PostOnlyWouldCross);
-        }
-        let own = &self.books[symbol as usize][si];
-        let fits = match own.idx_of(price) {
-            Some(i) => {
-                let others = own.level(i).qty - if price == o.price { o.qty } else { 0 };
-                others.checked_add(qty).is_some()
-            }
-            None => own.can_hold(price),
-        };
-        if !fits {
-            return Self::reject(sink, id, RejectReason::CapacityExceeded);
-        }
-        sink.on_event(&Event::Replaced {
-            id,
-            account,
-            symbol,
-            price,
-            qty,
-            lost_priority: true,
-        });
-        {
-            let lad = &mut self.books[symbol as usize][si];
-            let idx = lad
-                .idx_of(o.price)
-                .expect("engine: resting order inside its ladder window");
-            lad.unlink(&mut self.orders, idx, slot);
-            level_event(sink, symbol, lad, idx);
-        }
-        let taker = Taker {
-            id,
-            account,
-            symbol,
-            side: o.side,
-            limit: Some(price),
-            stp: o.stp,
-        };
-        let end = if !in_call && self.would_cross(symbol, o.side, Some(price)) {
-            self.match_taker(&taker, qty, sink)
-        } else {
-            MatchEnd::untouched(qty)
-        };
-        if end.left > 0 && !end.stp_stop {
-            let peak = if o.flags & F_ICEBERG != 0 {
-                self.ext[slot as usize].display
-            } else {
-                0
-            };
-            let shown = if peak != 0 {
-                peak.min(end.left)
-            } else {
-                end.left
-            };
-            let r = &mut self.orders[slot as usize];
-            r.price = price;
-            r.qty = shown;
-            r.orig_qty = qty;
-            if peak != 0 {
-                self.ext[slot as usize].hidden = end.left - shown;
-            }
-            self.rest(slot, None, sink);
-        } else {
-            if o.flags & F_ICEBERG != 0 {
-                self.icebergs[symbol as usize][si] -= 1;
-            }
-            self.ids.set_gone(id);
-            Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
-            if end.stp_stop {
-                sink.on_event(&Event::Canceled {
-                    id,
-                    account,
-                    symbol,
-                    reason: CancelReason::Stp,
-                    qty: end.left,
-                });
-            }
-        }
-        if end.hi >= end.lo && !self.stops[symbol as usize].is_empty() {
-            self.run_stops(symbol, end.hi, end.lo, sink);
-        }
-    }
-
-    /// Flash1's "modify": cancel and reinsert under the same id at `price` and `qty`, always
-    /// losing priority (even at the same price with less quantity). Validation and events are
-    /// those of a replace that loses priority: `Replaced{lost_priority: true}`, the old
-    /// `Level`, then trades, then the new `Level` if it rests.
-    pub fn modify_requeue<S: EventSink>(
-        &mut self,
-        id: OrderId,
-        account: AccountId,
-        symbol: SymbolId,
-        price: PriceTicks,
-        qty: QtyLots,
-        sink: &mut S,
-    ) {
-        let r = ReplaceRequest {
-            id,
-            account,
-            symbol,
-            price,
-            qty,
-            requeue: true,
-        };
-        self.replace(r, sink);
-    }
-
-    /// Cancels, in (symbol, side, priority) order, every resting order of the selected books
-    /// for which `pick` is true.
-    fn cancel_where<S: EventSink>(
-        &mut self,
-        symbol: Option<SymbolId>,
-        side: Option<Side>,
-        reason: CancelReason,
-        pick: impl Fn(&Order, &Ext) -> bool,
-        sink: &mut S,
-    ) -> u64 {
-        let syms = match symbol {
-            Some(s) => s as usize..s as usize + 1,
-            None => 0..self.books.len(),
-        };
-        let mut count = 0;
-        for sym in syms {
-            for sd in [Side::Buy, Side::Sell] {
-                if side.is_some_and(|x| x != sd) {
-                    continue;
-                }
-                let mut level = self.books[sym][side_ix(sd)].best_idx();
-                while let Some(idx) = level {
-                    let mut slot = self.books[sym][side_ix(sd)].head(idx);
-                    // Find the next level before this one may disappear.
-                    level = self.books[sym][side_ix(sd)].next_worse(idx);
-                    while slot != NIL {
-                        let next = self.orders[slot as usize].next;
-                        if pick(&self.orders[slot as usize], &self.ext_of(slot)) {
-                            self.cancel_slot(slot, reason, None, sink);
-                            count += 1;
-                        }
-                        slot = next;
-                    }
-                }
-            }
-            if self.stops[sym].is_empty() {
-                continue;
-            }
-            let mut pending = std::mem::take(&mut self.scratch);
-            pending.clear();
-            self.stops[sym].accepted_order(side, &mut pending);
-            for &(_, slot) in &pending {
-                if pick(&self.orders[slot as usize], &self.ext_of(slot)) {
-                    self.cancel_slot(slot, reason, None, sink);
-                    count += 1;
-                }
-            }
-            self.scratch = pending;
-        }
-        count
-    }
-
-    fn mass_cancel<S: EventSink>(
-        &mut self,
-        account: AccountId,
-        symbol: Option<SymbolId>,
-        side: Option<Side>,
-        sink: &mut S,
-    ) {
-        if symbol.is_some_and(|s| s as usize >= self.books.len()) {
-            return Self::reject(sink, 0, RejectReason::Invalid(Field::Symbol));
-        }
-        let count = self.cancel_where(
-            symbol,
-            side,
-            CancelReason::User,
-            |o, _| o.account == account,
-            sink,
-        );
-        sink.on_event(&Event::MassCanceled { account, count });
-    }
-
-    fn expire_day<S: EventSink>(&mut self, symbol: Option<SymbolId>, sink: &mut S) {
-        if symbol.is_some_and(|s| s as usize >= self.books.len()) {
-            return Self::reject(sink, 0, RejectReason::Invalid(Field::Symbol));
-        }
-        self.cancel_where(
-            symbol,
-            None,
-            CancelReason::Expired,
-            |o, _| o.tif == TimeInForce::Day,
-            sink,
-        );
     }
 }
 

@@ -468,6 +468,7 @@ impl Engine {
             }
             if flags != 0 {
                 e.icebergs[symbol as usize][crate::side_ix(side)] += 1;
+                e.hidden.add(symbol, side, price, qty - shown);
             }
             if tif == TimeInForce::Gtd {
                 e.push_expiry(expire_ns, id);

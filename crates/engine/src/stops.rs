@@ -177,6 +177,7 @@ impl Engine {
         self.stops[o.symbol as usize]
             .set(o.side)
             .insert(StopBook::key(o.side, o.stop_price, seq, slot));
+        self.pending_stops += 1;
         if o.tif == TimeInForce::Gtd {
             self.push_expiry(o.expire_ns, o.id);
         }
@@ -195,6 +196,7 @@ impl Engine {
             .set(o.side)
             .remove(&StopBook::key(o.side, stop, o.seq, slot));
         assert!(removed, "engine: pending stop {} in its stop book", o.id);
+        self.pending_stops -= 1;
         self.ids.set_gone(o.id);
         Self::free_slot(&mut self.orders, &mut self.free_head, &mut self.live, slot);
         sink.on_event(&Event::Canceled {
@@ -248,6 +250,7 @@ impl Engine {
             if batch.is_empty() {
                 break;
             }
+            self.pending_stops -= batch.len();
             batch.sort_unstable();
             let (mut next_lo, mut next_hi) = (PriceTicks::MAX, PriceTicks::MIN);
             for &(_, slot) in &batch {
