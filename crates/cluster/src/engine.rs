@@ -68,9 +68,15 @@ impl Outputs for Collect {
     fn output(&mut self, o: &Output<'_>) {
         match o {
             Output::TradingStatus(s) => self.0.push(Sent::TradingStatus(*s)),
-            // Operator actions are not routed to engines (`Input::Admin`): none comes.
-            Output::InstrumentStatus { .. } => {}
-            Output::Market(e) => self.0.push(Sent::Market(**e)),
+            // Operator actions are not routed to engines (`Input::Admin`); a breaker's halt and
+            // a call's indicative stay with the engine: its gateways have no feed for them.
+            Output::InstrumentStatus { .. } | Output::Indicative { .. } => {}
+            Output::Market(e) => {
+                // An uncross's trades and levels follow its `Uncrossed`, which has no wire form.
+                if matches!(e, types::Event::Trade { .. } | types::Event::Level { .. }) {
+                    self.0.push(Sent::Market(**e))
+                }
+            }
             o => {
                 if let Some(x) = OwnedOutput::of(o) {
                     self.0.push(Sent::Owned(x));

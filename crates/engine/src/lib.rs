@@ -10,7 +10,7 @@
 //! few amortized growth paths); iterates a `HashMap` (no `RandomState` anywhere).
 //!
 //! Invariants (checked by `check_invariants`, after every command in tests): a book is never
-//! crossed at rest; every resting quantity is positive; each level is a FIFO in arrival order
+//! crossed at rest outside a call; every resting quantity is positive; each level is a FIFO in arrival order
 //! and its aggregates equal the sum of its orders; the id index points at exactly the resting
 //! orders.
 //!
@@ -63,7 +63,19 @@
 //!   back of the new price (`Level`), or is canceled `Stp`.
 //! - `RestingOrder::orig_qty` is the quantity the order last entered the book with: the `New`'s
 //!   quantity, or the quantity set by the last replace.
-//! - Mass cancel and expire walk symbols ascending, then buy before sell, then priority order.
+//! - Mass cancel and expire walk symbols ascending, then buy before sell, then priority order,
+//!   then the symbol's pending stops in acceptance order.
+//!
+//! # Order types II (the rules: `types::NewOrder`, `types::Command`, `types::Event::Triggered`)
+//! - Pending stops sit in the slab and the id index with `F_STOP` (so cancel, replace and mass
+//!   cancel find them) and in their symbol's `stops::StopBook` by trigger price; a command's
+//!   trades trigger them in rounds (`run_stops`), skipped at once while none is pending.
+//! - An iceberg's `Order::qty` is its shown part; the peak and the hidden rest live in `Ext`
+//!   beside the slab (an `Order` stays one cache line) and, per level, in `iceberg::HiddenLevels`.
+//! - GTD expiries: a min-heap of `(expire_ns, id)` (`expiry`); `next_expiry` tells the
+//!   exchange when to send `Command::Expire`.
+//! - A book in a call (`auction`) takes limit orders without matching; `Uncross` trades at one
+//!   price and `indicative` says which price and volume it would trade now.
 // Denied everywhere but in `hint::prefetch` (a cache hint; see there).
 #![deny(unsafe_code)]
 

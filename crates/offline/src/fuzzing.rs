@@ -16,6 +16,9 @@
 //! Never: panics; reads past the input (missing bytes read as zero).
 //!
 //! Encoding: each command takes 8 bytes `[op, id, acct, sym_side, kind, price, qty, extra]`.
+//! A new order's `extra` bits 1-2 make it a stop (price `extra >> 3` ticks from 90), an iceberg
+//! (peak `extra >> 3` lots) or GTD (expiring at `extra >> 3` ns); the last op makes, besides
+//! mass cancels and end-of-day expiries, `Expire`, `CallStart` and `Uncross` commands.
 
 use crate::instruments_csv::read_instruments;
 use crate::orders_csv::{parse_record, push_command, quote, CsvError, OrderReader};
@@ -131,6 +134,21 @@ pub fn check_engine(data: &[u8]) -> Result<(), String> {
                 ));
             }
         }
+        let a: Vec<(u64, u64)> = fast
+            .pending_stops(symbol)
+            .iter()
+            .map(|o| (o.id, o.qty))
+            .collect();
+        let b: Vec<(u64, u64)> = naive
+            .pending_stops(symbol)
+            .iter()
+            .map(|o| (o.id, o.qty))
+            .collect();
+        if a != b {
+            return Err(format!(
+                "pending stops differ on symbol {symbol}: engine {a:?}, reference {b:?}"
+            ));
+        }
     }
     Ok(())
 }
@@ -207,6 +225,13 @@ fn decode_one(b: [u8; 8]) -> Command {
                 2 => StpMode::CancelBoth,
                 _ => StpMode::None,
             };
+            let v = extra >> 3;
+            let (stop_price, display_qty, tif, expire_ns) = match (extra >> 1) % 4 {
+                1 => ((90 + i64::from(v % 20)) * tick, 0, tif, 0),
+                2 => (0, u64::from(v % 4) * lot, tif, 0),
+                3 => (0, 0, TimeInForce::Gtd, u64::from(v)),
+                _ => (0, 0, tif, 0),
+            };
             Command::New(NewOrder {
                 id,
                 account,
@@ -222,7 +247,9 @@ fn decode_one(b: [u8; 8]) -> Command {
                 qty,
                 post_only: kind >> 6 == 3,
                 stp,
-                ..Default::default()
+                stop_price,
+                display_qty,
+                expire_ns,
             })
         }
         9..=11 => Command::Cancel {
@@ -237,19 +264,24 @@ fn decode_one(b: [u8; 8]) -> Command {
             price,
             qty,
         },
-        _ => {
-            if extra % 4 == 3 {
-                Command::ExpireDay {
-                    symbol: (extra & 4 != 0).then_some(symbol),
-                }
-            } else {
-                Command::MassCancel {
-                    account,
-                    symbol: (extra & 1 != 0).then_some(symbol),
-                    side: (extra & 2 != 0).then_some(side),
-                }
-            }
-        }
+        _ => match extra % 8 {
+            3 | 7 => Command::ExpireDay {
+                symbol: (extra & 4 != 0).then_some(symbol),
+            },
+            4 => Command::CallStart { symbol },
+            5 => Command::Uncross {
+                symbol,
+                reference: price.max(0),
+            },
+            6 => Command::Expire {
+                now_ns: u64::from(extra >> 3),
+            },
+            _ => Command::MassCancel {
+                account,
+                symbol: (extra & 1 != 0).then_some(symbol),
+                side: (extra & 2 != 0).then_some(side),
+            },
+        },
     }
 }
 

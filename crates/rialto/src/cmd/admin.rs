@@ -48,7 +48,8 @@ enum Action {
         #[arg(long)]
         account: Option<u32>,
     },
-    /// Set an instrument's trading status: open, halted or closed.
+    /// Set an instrument's trading status: open, halted, closed, preopen or preclose (the two
+    /// call auctions: orders collect without matching; open or closed uncrosses the book).
     Status { symbol: String, status: String },
     /// Set an instrument's price band and order limits (those left out: none).
     Limits {
@@ -72,6 +73,9 @@ enum Action {
         breaker_window_secs: Option<u64>,
         #[arg(long, requires = "breaker_bps")]
         breaker_halt_secs: Option<u64>,
+        /// After the halt, reopen through a call auction this long (0: at once).
+        #[arg(long, requires = "breaker_bps")]
+        breaker_auction_secs: Option<u64>,
     },
 }
 
@@ -103,6 +107,7 @@ pub fn run(a: Args) -> CmdResult {
             breaker_bps,
             breaker_window_secs,
             breaker_halt_secs,
+            breaker_auction_secs,
         } => {
             let mut m = serde_json::Map::new();
             if let Some(b) = band_bps {
@@ -121,6 +126,7 @@ pub fn run(a: Args) -> CmdResult {
                 ("breaker_bps", breaker_bps.map(u64::from)),
                 ("breaker_window_secs", breaker_window_secs),
                 ("breaker_halt_secs", breaker_halt_secs),
+                ("breaker_auction_secs", breaker_auction_secs),
             ] {
                 if let Some(v) = v {
                     m.insert(k.into(), v.to_string().into());

@@ -205,7 +205,7 @@ fn pre_trade_risk_limits() {
     );
     let c = Config::from_toml(&toml(
         "band_bps = 500\nreference_price = \"100.05\"\nmax_order_qty = 1000\nmax_order_notional = \"50000.5\"\n\
-         breaker_bps = 700\nbreaker_window_secs = 30\nbreaker_halt_secs = 120",
+         breaker_bps = 700\nbreaker_window_secs = 30\nbreaker_halt_secs = 120\nbreaker_auction_secs = 15",
         "max_order_qty = 10\nmax_order_notional = \"2000\"\nmax_open_notional_per_account = \"1000.25\"\nmax_net_position_per_account = 300",
     ))
     .unwrap();
@@ -223,7 +223,7 @@ fn pre_trade_risk_limits() {
                 bps: 700,
                 window_ns: 30_000_000_000,
                 halt_ns: 120_000_000_000,
-                auction_ns: 0,
+                auction_ns: 15_000_000_000,
             }),
         }
     );
@@ -261,6 +261,17 @@ fn pre_trade_risk_limits() {
             "max_order_qty of ACME must be >= 1",
         ),
         ("breaker_bps = 500", "", "the breaker of ACME"),
+        (
+            "breaker_auction_secs = 10",
+            "",
+            "breaker_auction_secs of ACME: 0 to 86400, with a breaker",
+        ),
+        (
+            "breaker_bps = 500\nbreaker_window_secs = 5\nbreaker_halt_secs = 60\n\
+             breaker_auction_secs = 86401",
+            "",
+            "breaker_auction_secs of ACME",
+        ),
         (
             "breaker_bps = 500\nbreaker_window_secs = 0\nbreaker_halt_secs = 60",
             "",
