@@ -284,6 +284,8 @@ impl crate::Replace {
         e.i64(self.price);
         e.u64(self.qty);
     }
+    /// Decodes into `self` (its stop price set to none: a record that has one carries it
+    /// after, `decode_stop_into`).
     #[inline(always)]
     pub fn decode_into(&mut self, d: &mut Dec<'_>) -> Result<(), DecodeError> {
         d.cl_into(&mut self.cl_ord_id)?;
@@ -292,6 +294,21 @@ impl crate::Replace {
         self.symbol = u32_at(f, 0);
         self.price = u64_at(f, 4) as i64;
         self.qty = u64_at(f, 12);
+        self.stop_price = 0;
+        Ok(())
+    }
+
+    /// The stop price, after `encode` in records of a replace that names one (their own
+    /// record kind, so records without one are those written before it existed).
+    pub fn encode_stop(&self, e: &mut Enc<'_>) {
+        e.i64(self.stop_price);
+    }
+
+    pub fn decode_stop_into(&mut self, d: &mut Dec<'_>) -> Result<(), DecodeError> {
+        self.stop_price = d.i64()?;
+        if self.stop_price <= 0 {
+            return Err(DecodeError("bad stop price"));
+        }
         Ok(())
     }
 }
@@ -479,6 +496,7 @@ impl crate::Reject {
             R::InstrumentNotOpen { status } => (21, status_code(status)),
             R::AuctionCall => (22, 0),
             R::ExpireTimePast => (23, 0),
+            R::StopPriceChange => (24, 0),
         };
         e.u8(code);
         e.u8(field);
@@ -572,6 +590,7 @@ impl crate::Reject {
             },
             22 => R::AuctionCall,
             23 => R::ExpireTimePast,
+            24 => R::StopPriceChange,
             _ => return Err(DecodeError("bad reject reason")),
         })
     }

@@ -76,6 +76,9 @@ pub struct Replace {
     pub price: i64,
     /// The new total quantity (filled quantity included).
     pub qty: u64,
+    /// The stop price the request names (0: none given); it must be the order's: a stop
+    /// price cannot change (`Reject::StopPriceChange`).
+    pub stop_price: i64,
 }
 
 /// The state a checkpoint record says the exchange had before it (the event loop journals
@@ -298,6 +301,9 @@ pub enum Reject {
     AuctionCall,
     /// A GTD order whose expire time has passed already.
     ExpireTimePast,
+    /// A replace names a stop price other than the order's (or one for an order that is not a
+    /// stop).
+    StopPriceChange,
 }
 
 impl Reject {
@@ -358,6 +364,9 @@ impl Reject {
                 "market, IOC and FOK orders are not taken during an auction call"
             }
             Reject::ExpireTimePast => "expire time already passed",
+            Reject::StopPriceChange => {
+                "the stop price cannot be changed: cancel and enter a new order"
+            }
         }
     }
 

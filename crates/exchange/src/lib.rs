@@ -397,6 +397,16 @@ impl Exchange {
         self.orders.get(&id)
     }
 
+    /// The stop, iceberg and GTD attributes of remembered order `id` (all 0 for a plain or
+    /// unknown order), as its reports carry them: for queries (a REST order's JSON). None on a
+    /// cluster's gateway, whose reports carry them.
+    pub fn order_ext(&self, id: OrderId) -> OrderExt {
+        if self.remote.is_some() {
+            return OrderExt::default();
+        }
+        self.orders.ext_of(id)
+    }
+
     /// The live orders `originator` entered, in order id order (a scan of the live orders:
     /// for queries, never the order path).
     pub fn live_orders_of(&self, originator: u16) -> Vec<(OrderId, &OrderRecord)> {

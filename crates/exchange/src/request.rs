@@ -208,6 +208,8 @@ impl Exchange {
                     Some(Reject::ReplaceQtyAtOrBelowFilled)
                 } else if ord_type == OrdType::Market {
                     Some(Reject::ReplaceMarketOrder)
+                } else if r.stop_price != 0 && r.stop_price != self.orders.ext_of(id).stop_price {
+                    Some(Reject::StopPriceChange)
                 } else {
                     None
                 };

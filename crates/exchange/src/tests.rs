@@ -157,6 +157,7 @@ impl Driver {
             symbol: 0,
             price,
             qty: 5,
+            stop_price: 0,
         };
         self.apply(&Input::Replace {
             who: WHO,

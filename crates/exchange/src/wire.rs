@@ -199,9 +199,13 @@ impl Command {
                 e.cl(orig_cl_ord_id);
             }
             Command::Replace { who: w, replace } => {
-                e.u8(3);
+                // 9: a replace naming a stop price (kept last).
+                e.u8(if replace.stop_price == 0 { 3 } else { 9 });
                 who(e, w);
                 replace.encode(e);
+                if replace.stop_price != 0 {
+                    replace.encode_stop(e);
+                }
             }
             Command::MassCancel {
                 who: w,
@@ -256,7 +260,7 @@ impl Command {
                     orig_cl_ord_id: d.cl()?,
                 }
             }
-            3 => {
+            3 | 9 => {
                 let w = who()?;
                 let mut replace = Replace {
                     cl_ord_id: ClOrdId::EMPTY,
@@ -264,8 +268,12 @@ impl Command {
                     symbol: 0,
                     price: 0,
                     qty: 0,
+                    stop_price: 0,
                 };
                 replace.decode_into(d)?;
+                if tag == 9 {
+                    replace.decode_stop_into(d)?;
+                }
                 Command::Replace { who: w, replace }
             }
             4 => {

@@ -77,6 +77,7 @@ fn fill(cl: &[u8], i: u64) -> ExecutionReport<'_> {
         price: 10125,
         time_in_force: TimeInForce::Day,
         order_qty: 300,
+        ext: Default::default(),
         last: Some((10125, 100)),
         leaves_qty: 200,
         cum_qty: 100,

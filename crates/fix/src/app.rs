@@ -16,17 +16,26 @@
 //! rules (a market order with a price, an order for an account the firm does not have: the
 //! exchange judges).
 //!
+//! Order types II: a NewOrderSingle may be a stop (OrdType 3, StopPx 99) or stop limit (4,
+//! Price and StopPx), an iceberg (MaxFloor 111) and GTD (TimeInForce 6 with ExpireTime 126);
+//! an ExecutionReport writes them back on every report of such an order ([`OrderExt`]).
+//!
 //! Invariants: a reader checks fields in a fixed order and reports the first problem; every
 //! builder writes the fields in one fixed order per version.
 
 use types::{OrdType, Side, TimeInForce};
 
-use crate::decimal::{parse_price, Decimal, PriceError};
+use crate::decimal::Decimal;
 use crate::decode::{parse_u64, Message};
 use crate::encode::Encoder;
 use crate::tags::{self, msg_type};
 use crate::time::TimePrecision;
 use crate::{BusinessRejectReason, FixVersion};
+
+mod echo;
+mod fields;
+pub use echo::{Echo, ECHO_MAX};
+use fields::{expire_time, max_floor, order_qty, price, stop_px};
 
 /// An outbound application message the session can send.
 pub trait AppMessage {
@@ -122,57 +131,15 @@ fn side(msg: &Message<'_>) -> Result<Side, Refusal> {
     }
 }
 
-/// A client's value as a reject's Text quotes it: lossy UTF-8, at most 32 bytes.
-fn quoted(v: &[u8]) -> String {
-    let mut s = String::from_utf8_lossy(&v[..v.len().min(32)]).into_owned();
-    if v.len() > 32 {
-        s.push_str("...");
-    }
-    s
-}
-
-/// A whole, positive quantity (`100` or `100.00`).
-fn order_qty(msg: &Message<'_>) -> Result<u64, Refusal> {
-    const T: u32 = tags::ORDER_QTY;
-    let raw = msg
-        .get(T)
-        .ok_or_else(|| Refusal::new(T, "missing OrderQty(38)"))?;
-    let say = |what: &str| Refusal::new(T, format!("OrderQty(38) {what}, got {}", quoted(raw)));
-    if raw.first() == Some(&b'-') {
-        return Err(say("must be positive"));
-    }
-    let q = match raw.iter().position(|&b| b == b'.') {
-        Some(p) if raw[p + 1..].iter().all(|&b| b == b'0') => &raw[..p],
-        Some(_) => return Err(say("must be a whole number")),
-        None => raw,
-    };
-    match parse_u64(q) {
-        Some(0) => Err(say("must be positive")),
-        Some(n) => Ok(n),
-        None => Err(say("is not a number")),
-    }
-}
-
-/// A limit price in the instrument's units, or a refusal that names the value and the rule.
-fn price(msg: &Message<'_>, text: &[u8], inst: InstrumentRef) -> Result<i64, Refusal> {
-    parse_price(text, inst.decimals, inst.tick).map_err(|e| {
-        let v = quoted(text);
-        let t = match e {
-            PriceError::OffTick => {
-                let mut tick = Vec::new();
-                crate::decimal::write_units(&mut tick, inst.tick, inst.decimals);
-                format!(
-                    "Price {v} is not a multiple of {}'s tick {}",
-                    quoted(msg.get(tags::SYMBOL).unwrap_or(b"")),
-                    String::from_utf8_lossy(&tick)
-                )
-            }
-            PriceError::NotPositive => format!("Price(44) must be positive, got {v}"),
-            PriceError::NotDecimal => format!("Price(44) is not a decimal number, got {v}"),
-            PriceError::OutOfRange => format!("Price(44) is out of range, got {v}"),
-        };
-        Refusal::new(tags::PRICE, t)
-    })
+/// An order's stop, iceberg and GTD fields as FIX carries them (each 0: absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OrderExt {
+    /// StopPx (99) in the instrument's units: a stop (OrdType 3) or stop-limit (4) order.
+    pub stop_px: i64,
+    /// MaxFloor (111): an iceberg's displayed quantity.
+    pub max_floor: u64,
+    /// ExpireTime (126) of a GTD order (TimeInForce 6), ns since the epoch.
+    pub expire_time_ns: u64,
 }
 
 /// NewOrderSingle (35=D).
@@ -181,19 +148,25 @@ pub struct NewOrderSingle<'a> {
     pub cl_ord_id: &'a [u8],
     pub symbol: InstrumentRef,
     pub side: Side,
+    /// Market for OrdType 1 and 3 (stop), Limit for 2 and 4 (stop limit): a stop is the
+    /// order it becomes when triggered, with `ext.stop_px`.
     pub ord_type: OrdType,
     /// DAY when absent, as FIX specifies.
     pub time_in_force: TimeInForce,
-    /// In the instrument's units; 0 for a market order.
+    /// In the instrument's units; 0 for a market or stop order.
     pub price: i64,
     pub order_qty: u64,
     /// Account (1), if given.
     pub account: Option<u32>,
     /// ExecInst (18) contains `6` (participate don't initiate).
     pub post_only: bool,
+    /// StopPx (99), MaxFloor (111), ExpireTime (126).
+    pub ext: OrderExt,
 }
 
 impl<'a> NewOrderSingle<'a> {
+    /// Reads the fields in this order: ClOrdID, Symbol, Side, OrdType, TimeInForce, Price,
+    /// StopPx, OrderQty, MaxFloor, ExpireDate and ExpireTime, Account.
     pub fn read<I: Instruments>(
         msg: &Message<'a>,
         instruments: &I,
@@ -201,14 +174,16 @@ impl<'a> NewOrderSingle<'a> {
         let cl_ord_id = id(msg, tags::CL_ORD_ID)?;
         let symbol = symbol(msg, instruments)?;
         let side = side(msg)?;
-        let ord_type = match msg.get(tags::ORD_TYPE) {
-            Some(b"1") => OrdType::Market,
-            Some(b"2") => OrdType::Limit,
+        let (ord_type, stop) = match msg.get(tags::ORD_TYPE) {
+            Some(b"1") => (OrdType::Market, false),
+            Some(b"2") => (OrdType::Limit, false),
+            Some(b"3") => (OrdType::Market, true),
+            Some(b"4") => (OrdType::Limit, true),
             None => return Err(Refusal::new(tags::ORD_TYPE, "missing OrdType(40)")),
             Some(_) => {
                 return Err(Refusal::new(
                     tags::ORD_TYPE,
-                    "unsupported OrdType(40) (use 1 or 2)",
+                    "unsupported OrdType(40) (use 1 market, 2 limit, 3 stop or 4 stop limit)",
                 ))
             }
         };
@@ -217,21 +192,46 @@ impl<'a> NewOrderSingle<'a> {
             Some(b"1") => TimeInForce::Gtc,
             Some(b"3") => TimeInForce::Ioc,
             Some(b"4") => TimeInForce::Fok,
+            Some(b"6") => TimeInForce::Gtd,
             Some(_) => {
                 return Err(Refusal::new(
                     tags::TIME_IN_FORCE,
-                    "unsupported TimeInForce(59) (use 0, 1, 3 or 4)",
+                    "unsupported TimeInForce(59) (use 0, 1, 3, 4 or 6)",
                 ))
             }
         };
-        let price = match ord_type {
-            OrdType::Market => 0,
-            OrdType::Limit => match msg.get(tags::PRICE) {
-                None => return Err(Refusal::new(tags::PRICE, "limit order without Price(44)")),
-                Some(p) => price(msg, p, symbol)?,
-            },
+        let price = match (ord_type, msg.get(tags::PRICE)) {
+            (OrdType::Market, _) => 0,
+            (OrdType::Limit, Some(p)) => price(msg, p, symbol)?,
+            (OrdType::Limit, None) if stop => {
+                return Err(Refusal::new(
+                    tags::PRICE,
+                    "stop limit order (OrdType 4) without Price(44)",
+                ))
+            }
+            (OrdType::Limit, None) => {
+                return Err(Refusal::new(tags::PRICE, "limit order without Price(44)"))
+            }
+        };
+        let stop_px = match (stop, msg.get(tags::STOP_PX)) {
+            (true, Some(p)) => stop_px(msg, p, symbol)?,
+            (true, None) => {
+                return Err(Refusal::new(
+                    tags::STOP_PX,
+                    "stop order (OrdType 3 or 4) without StopPx(99)",
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(Refusal::new(
+                    tags::STOP_PX,
+                    "StopPx(99) is only for a stop order (OrdType 3 or 4)",
+                ))
+            }
+            (false, None) => 0,
         };
         let order_qty = order_qty(msg)?;
+        let max_floor = max_floor(msg)?;
+        let expire_time_ns = expire_time(msg, time_in_force == TimeInForce::Gtd)?;
         let account = match msg.get(tags::ACCOUNT) {
             None => None,
             Some(a) => Some(
@@ -252,6 +252,11 @@ impl<'a> NewOrderSingle<'a> {
             order_qty,
             account,
             post_only,
+            ext: OrderExt {
+                stop_px,
+                max_floor,
+                expire_time_ns,
+            },
         })
     }
 }
@@ -272,7 +277,8 @@ impl<'a> OrderCancelRequest<'a> {
     }
 }
 
-/// OrderCancelReplaceRequest (35=G): a new price and total quantity for a limit order.
+/// OrderCancelReplaceRequest (35=G): a new price and total quantity for a limit order, or
+/// for a stop limit order (OrdType 4) whose StopPx stays what it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderCancelReplaceRequest<'a> {
     pub cl_ord_id: &'a [u8],
@@ -281,6 +287,9 @@ pub struct OrderCancelReplaceRequest<'a> {
     pub price: i64,
     /// The new total order quantity.
     pub order_qty: u64,
+    /// StopPx (99) of a stop limit order (OrdType 4), in the instrument's units: the order's
+    /// own (a stop price cannot be changed; the caller checks it is the order's).
+    pub stop_px: Option<i64>,
 }
 
 impl<'a> OrderCancelReplaceRequest<'a> {
@@ -291,15 +300,35 @@ impl<'a> OrderCancelReplaceRequest<'a> {
         let cl_ord_id = id(msg, tags::CL_ORD_ID)?;
         let orig_cl_ord_id = id(msg, tags::ORIG_CL_ORD_ID)?;
         let symbol = symbol(msg, instruments)?;
-        if msg.get(tags::ORD_TYPE).is_some_and(|t| t != b"2") {
-            return Err(Refusal::new(
-                tags::ORD_TYPE,
-                "only limit orders can be replaced",
-            ));
-        }
+        let stop = match msg.get(tags::ORD_TYPE) {
+            None | Some(b"2") => false,
+            Some(b"4") => true,
+            Some(_) => {
+                return Err(Refusal::new(
+                    tags::ORD_TYPE,
+                    "only limit and stop limit orders can be replaced (OrdType 2 or 4)",
+                ))
+            }
+        };
         let price = match msg.get(tags::PRICE) {
             None => return Err(Refusal::new(tags::PRICE, "missing Price(44)")),
             Some(p) => price(msg, p, symbol)?,
+        };
+        let stop_px = match (stop, msg.get(tags::STOP_PX)) {
+            (true, Some(p)) => Some(stop_px(msg, p, symbol)?),
+            (true, None) => {
+                return Err(Refusal::new(
+                    tags::STOP_PX,
+                    "replace of a stop limit order (OrdType 4) without StopPx(99)",
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(Refusal::new(
+                    tags::STOP_PX,
+                    "StopPx(99) is only for a stop limit order (OrdType 4)",
+                ))
+            }
+            (false, None) => None,
         };
         Ok(OrderCancelReplaceRequest {
             cl_ord_id,
@@ -307,6 +336,7 @@ impl<'a> OrderCancelReplaceRequest<'a> {
             symbol,
             price,
             order_qty: order_qty(msg)?,
+            stop_px,
         })
     }
 }
@@ -472,134 +502,6 @@ impl AppMessage for TradingSessionStatus<'_> {
     }
 }
 
-/// Most bytes an [`Echo`] holds: five fields (`55`, `54`, `38`, `40`, `44`) of
-/// `TAG=value<SOH>` with values of at most 32 bytes (longer ones are left out).
-pub const ECHO_MAX: usize = 5 * (3 + 32 + 1);
-
-/// The order fields an answer about no order echoes (Symbol, Side, OrderQty, OrdType, Price:
-/// `55=..<SOH>54=..<SOH>`), as the client sent them, inline: a message that carries one owns
-/// no heap memory. Printable ASCII only; bytes after `len` are zero.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Echo {
-    len: u8,
-    bytes: [u8; ECHO_MAX],
-}
-
-const _: () = assert!(ECHO_MAX <= u8::MAX as usize);
-
-impl Echo {
-    pub const EMPTY: Echo = Echo {
-        len: 0,
-        bytes: [0; ECHO_MAX],
-    };
-
-    /// The echoed fields of `msg`: each of 55, 54, 38, 40 and 44 that is present, printable
-    /// and at most 32 bytes long.
-    pub fn of(msg: &Message<'_>) -> Echo {
-        let mut out = Echo::EMPTY;
-        for (tag, tag_eq) in [
-            (tags::SYMBOL, b"55="),
-            (tags::SIDE, b"54="),
-            (tags::ORDER_QTY, b"38="),
-            (tags::ORD_TYPE, b"40="),
-            (tags::PRICE, b"44="),
-        ] {
-            if let Some(v) = msg.get(tag) {
-                if v.len() <= 32 {
-                    out.push_field(tag_eq, v);
-                }
-            }
-        }
-        out
-    }
-
-    /// The echo of an order as it was read (a new order the exchange refused): Symbol, Side,
-    /// OrderQty, OrdType and, for a limit order, Price (in units of `10^-price_decimals`).
-    pub fn of_order(
-        symbol: &[u8],
-        side: Side,
-        order_qty: u64,
-        ord_type: OrdType,
-        price: i64,
-        price_decimals: u32,
-    ) -> Echo {
-        let mut e = Echo::EMPTY;
-        let mut v = Vec::with_capacity(24);
-        e.push_field(b"55=", symbol);
-        e.push_field(b"54=", &[side_code(side)]);
-        crate::encode::write_u64(&mut v, order_qty);
-        e.push_field(b"38=", &v);
-        e.push_field(b"40=", &[ord_type_code(ord_type)]);
-        if ord_type == OrdType::Limit {
-            v.clear();
-            crate::decimal::write_units(&mut v, price, price_decimals);
-            e.push_field(b"44=", &v);
-        }
-        e
-    }
-
-    /// Appends `tag_eq` (the tag and its '=', e.g. `b"55="`), `value` and SOH; false (and no
-    /// change) if it does not fit or `value` is empty or not printable ASCII.
-    pub fn push_field(&mut self, tag_eq: &[u8], value: &[u8]) -> bool {
-        if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
-            return false;
-        }
-        let at = self.len as usize;
-        let end = at + tag_eq.len() + value.len() + 1;
-        if end > ECHO_MAX {
-            return false;
-        }
-        let mid = at + tag_eq.len();
-        self.bytes[at..mid].copy_from_slice(tag_eq);
-        self.bytes[mid..end - 1].copy_from_slice(value);
-        self.bytes[end - 1] = crate::SOH;
-        self.len = end as u8;
-        true
-    }
-
-    /// `b` if it fits and is ASCII (a journaled echo); `None` otherwise.
-    pub fn from_bytes(b: &[u8]) -> Option<Echo> {
-        (b.len() <= ECHO_MAX && b.is_ascii()).then(|| {
-            let mut e = Echo::EMPTY;
-            e.bytes[..b.len()].copy_from_slice(b);
-            e.len = b.len() as u8;
-            e
-        })
-    }
-
-    #[inline]
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
-
-    pub fn as_str(&self) -> &str {
-        std::str::from_utf8(self.as_bytes()).expect("an Echo holds ASCII by construction")
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl Default for Echo {
-    fn default() -> Echo {
-        Echo::EMPTY
-    }
-}
-
-/// For tests and tools: `s` cut to [`ECHO_MAX`] bytes; panics if it is not ASCII.
-impl From<&str> for Echo {
-    fn from(s: &str) -> Echo {
-        Echo::from_bytes(&s.as_bytes()[..s.len().min(ECHO_MAX)]).expect("an ASCII echo")
-    }
-}
-
-impl std::fmt::Debug for Echo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
 /// ExecType (150), FIX 4.4 names. FIX 4.2 encodings are chosen at write time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExecType {
@@ -612,6 +514,8 @@ pub enum ExecType {
     Expired,
     /// Answer to an OrderStatusRequest (4.4 `I`; 4.2 ExecTransType=3 and ExecType=OrdStatus).
     OrderStatus,
+    /// A stop order was triggered (5.0SP2 `L`; 4.2 and 4.4, which lack it: `D` Restated).
+    Triggered,
 }
 
 /// OrdStatus (39).
@@ -650,7 +554,7 @@ impl OrdStatus {
 
 impl ExecType {
     /// Every type.
-    pub const ALL: [ExecType; 7] = [
+    pub const ALL: [ExecType; 8] = [
         ExecType::New,
         ExecType::Trade,
         ExecType::Canceled,
@@ -658,6 +562,7 @@ impl ExecType {
         ExecType::Rejected,
         ExecType::Expired,
         ExecType::OrderStatus,
+        ExecType::Triggered,
     ];
 
     /// The ExecType (150) character for `version`, given the order's status.
@@ -676,6 +581,10 @@ impl ExecType {
             ExecType::OrderStatus => match version {
                 FixVersion::Fix42 => status.code(),
                 _ => b'I',
+            },
+            ExecType::Triggered => match version {
+                FixVersion::Fix50Sp2 => b'L',
+                _ => b'D',
             },
         }
     }
@@ -737,9 +646,28 @@ pub fn side_code(side: Side) -> u8 {
 }
 
 pub fn ord_type_code(t: OrdType) -> u8 {
-    match t {
-        OrdType::Market => b'1',
-        OrdType::Limit => b'2',
+    ord_type_code_of(t, false)
+}
+
+/// OrdType (40) of an order of type `t`, a stop (3 for a market, 4 for a limit order) if
+/// `stop`.
+pub fn ord_type_code_of(t: OrdType, stop: bool) -> u8 {
+    match (t, stop) {
+        (OrdType::Market, false) => b'1',
+        (OrdType::Limit, false) => b'2',
+        (OrdType::Market, true) => b'3',
+        (OrdType::Limit, true) => b'4',
+    }
+}
+
+/// ExpireTime (126) in the precision it needs to be exact (at least milliseconds).
+fn expire_precision(ns: u64) -> TimePrecision {
+    if ns.is_multiple_of(1_000_000) {
+        TimePrecision::Millis
+    } else if ns.is_multiple_of(1_000) {
+        TimePrecision::Micros
+    } else {
+        TimePrecision::Nanos
     }
 }
 
@@ -749,6 +677,7 @@ pub fn tif_code(t: TimeInForce) -> u8 {
         TimeInForce::Gtc => b'1',
         TimeInForce::Ioc => b'3',
         TimeInForce::Fok => b'4',
+        TimeInForce::Gtd => b'6',
     }
 }
 
@@ -765,11 +694,14 @@ pub struct ExecutionReport<'a> {
     pub account: u32,
     pub symbol: &'a [u8],
     pub side: Side,
+    /// Market or Limit; with `ext.stop_px`, written as OrdType 3 (stop) or 4 (stop limit).
     pub ord_type: OrdType,
     /// The limit price in units of `10^-price_decimals` (written for limit orders only).
     pub price: i64,
     pub time_in_force: TimeInForce,
     pub order_qty: u64,
+    /// StopPx (99), MaxFloor (111) and ExpireTime (126), each written if not 0.
+    pub ext: OrderExt,
     /// LastPx (units) and LastQty (32) of a fill.
     pub last: Option<(i64, u64)>,
     pub leaves_qty: u64,
@@ -804,12 +736,26 @@ impl AppMessage for ExecutionReport<'_> {
         enc.field_u64(tags::ACCOUNT, self.account as u64);
         enc.field(tags::SYMBOL, self.symbol);
         enc.field_char(tags::SIDE, side_code(self.side));
-        enc.field_char(tags::ORD_TYPE, ord_type_code(self.ord_type));
+        let x = &self.ext;
+        enc.field_char(
+            tags::ORD_TYPE,
+            ord_type_code_of(self.ord_type, x.stop_px != 0),
+        );
         if self.ord_type == OrdType::Limit {
             enc.field_units(tags::PRICE, self.price, self.price_decimals);
         }
+        if x.stop_px != 0 {
+            enc.field_units(tags::STOP_PX, x.stop_px, self.price_decimals);
+        }
         enc.field_char(tags::TIME_IN_FORCE, tif_code(self.time_in_force));
+        if x.expire_time_ns != 0 {
+            let precision = expire_precision(x.expire_time_ns);
+            enc.field_timestamp(tags::EXPIRE_TIME, x.expire_time_ns, precision);
+        }
         enc.field_u64(tags::ORDER_QTY, self.order_qty);
+        if x.max_floor != 0 {
+            enc.field_u64(tags::MAX_FLOOR, x.max_floor);
+        }
         if let Some((px, qty)) = self.last {
             enc.field_units(tags::LAST_PX, px, self.price_decimals);
             enc.field_u64(tags::LAST_QTY, qty);

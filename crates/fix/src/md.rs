@@ -58,6 +58,8 @@ pub struct EntryTypes {
     pub bids: bool,
     pub offers: bool,
     pub trades: bool,
+    /// Q: the indicative uncross of a call auction (auction clearing price; FIX 5.0SP2).
+    pub indicative: bool,
 }
 
 /// MDReqRejReason (281) values Rialto sends.
@@ -250,11 +252,12 @@ impl<'a> MarketDataRequest<'a> {
                         b"0" => r.entry_types.bids = true,
                         b"1" => r.entry_types.offers = true,
                         b"2" => r.entry_types.trades = true,
+                        b"Q" => r.entry_types.indicative = true,
                         _ => {
                             return Err(MdRefusal::reject(
                                 MdRejectReason::UnsupportedMdEntryType,
                                 format!(
-                                    "unsupported MDEntryType(269) {}: use 0 (bid), 1 (offer) or 2 (trade)",
+                                    "unsupported MDEntryType(269) {}: use 0 (bid), 1 (offer), 2 (trade) or, in FIX 5.0SP2, Q (auction clearing price)",
                                     String::from_utf8_lossy(v)
                                 ),
                             ))
@@ -375,16 +378,20 @@ impl<'a> SecurityStatusRequest<'a> {
     }
 }
 
-/// MDEntryType (269) of a book or trade entry.
+/// MDEntryType (269) of a book, trade or auction entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MdEntryType {
     Bid,
     Offer,
     Trade,
+    /// Q, auction clearing price (FIX 5.0SP2 only): a call auction's indicative uncross,
+    /// MDEntryPx the price and MDEntrySize the volume it would trade now. Not a book change:
+    /// it carries no RptSeq (83).
+    AuctionClearingPrice,
 }
 
 impl MdEntryType {
-    /// Every entry type.
+    /// The entry types of every version (bids, offers, trades).
     pub const ALL: [MdEntryType; 3] = [MdEntryType::Bid, MdEntryType::Offer, MdEntryType::Trade];
 
     pub fn code(self) -> u8 {
@@ -392,7 +399,14 @@ impl MdEntryType {
             MdEntryType::Bid => b'0',
             MdEntryType::Offer => b'1',
             MdEntryType::Trade => b'2',
+            MdEntryType::AuctionClearingPrice => b'Q',
         }
+    }
+
+    /// Whether an entry of this type carries RptSeq (83) where the version has it: book and
+    /// trade entries do, an indicative uncross (Q) does not.
+    fn sequenced(self) -> bool {
+        self != MdEntryType::AuctionClearingPrice
     }
     pub fn of_side(side: Side) -> MdEntryType {
         match side {
@@ -458,14 +472,15 @@ impl MarketDataSnapshot<'_> {
         enc.field(tags::SYMBOL, self.symbol);
         let rpt = rpt_seq_on(version, self.extensions);
         // An empty book still says its RptSeq: as an EmptyBook entry (269=J), which FIX 5.0SP2
-        // defines and an extensions session accepts.
-        if self.entries.is_empty() && rpt {
-            enc.field_u64(tags::NO_MD_ENTRIES, 1);
+        // defines and an extensions session accepts (also beside an indicative uncross alone,
+        // which carries none).
+        let empty = !self.entries.iter().any(|e| e.entry_type.sequenced());
+        let n = self.entries.len() + (empty && rpt) as usize;
+        enc.field_u64(tags::NO_MD_ENTRIES, n as u64);
+        if empty && rpt {
             enc.field_char(tags::MD_ENTRY_TYPE, b'J');
             enc.field_u64(tags::RPT_SEQ, self.rpt_seq);
-            return;
         }
-        enc.field_u64(tags::NO_MD_ENTRIES, self.entries.len() as u64);
         for e in self.entries {
             enc.field_char(tags::MD_ENTRY_TYPE, e.entry_type.code());
             if let (Some(id), FixVersion::Fix50Sp2) = (e.trade_id, version) {
@@ -476,7 +491,7 @@ impl MarketDataSnapshot<'_> {
             if let Some(n) = e.orders {
                 enc.field_u64(tags::NUMBER_OF_ORDERS, n as u64);
             }
-            if rpt {
+            if rpt && e.entry_type.sequenced() {
                 enc.field_u64(tags::RPT_SEQ, self.rpt_seq);
             }
         }
@@ -514,7 +529,7 @@ impl MarketDataIncremental<'_> {
             if let Some(n) = e.orders {
                 enc.field_u64(tags::NUMBER_OF_ORDERS, n as u64);
             }
-            if rpt {
+            if rpt && e.entry_type.sequenced() {
                 enc.field_u64(tags::RPT_SEQ, e.rpt_seq);
             }
             if let (Some(side), true) = (e.aggressor, self.extensions) {
@@ -590,8 +605,12 @@ impl SecurityList<'_> {
 pub struct SecurityStatus<'a> {
     pub security_status_req_id: &'a [u8],
     pub symbol: &'a [u8],
-    /// SecurityTradingStatus (326): 17 ready to trade, 2 halted, 18 not available.
+    /// SecurityTradingStatus (326): 17 ready to trade, 2 halted, 18 not available, 21
+    /// pre-open (a call auction; FIX 4.2, which lacks it, 14).
     pub trading_status: u32,
+    /// TradingSessionSubID (625) of a call auction: 2 opening (or reopening) auction, 4
+    /// closing auction (written in FIX 4.4 and 5.0SP2; FIX 4.2 has no such field).
+    pub trading_session_sub_id: Option<u8>,
     /// UnsolicitedIndicator (325): a change told to a subscriber (Y), not an answer (N).
     pub unsolicited: bool,
 }
@@ -600,9 +619,12 @@ impl SecurityStatus<'_> {
     pub fn msg_type(&self) -> &'static [u8] {
         msg_type::SECURITY_STATUS
     }
-    pub fn encode_body(&self, _version: FixVersion, enc: &mut Encoder) {
+    pub fn encode_body(&self, version: FixVersion, enc: &mut Encoder) {
         enc.field(tags::SECURITY_STATUS_REQ_ID, self.security_status_req_id);
         enc.field(tags::SYMBOL, self.symbol);
+        if let (Some(sub), false) = (self.trading_session_sub_id, version == FixVersion::Fix42) {
+            enc.field_u64(tags::TRADING_SESSION_SUB_ID, sub as u64);
+        }
         enc.field_char(
             tags::UNSOLICITED_INDICATOR,
             if self.unsolicited { b'Y' } else { b'N' },
@@ -740,6 +762,9 @@ pub struct SymbolView {
     pub rpt_seq_gaps: u64,
     /// Entries that did not fit the book (a change of a missing level, ...).
     pub misfits: u64,
+    /// The indicative uncross last published (MDEntryType Q: price in units of 10^-9, size),
+    /// `None` once withdrawn (MDUpdateAction 2) or before any.
+    pub indicative: Option<(i64, u64)>,
 }
 
 /// A subscriber's rebuilt market: every symbol it has seen, from W and X messages.
@@ -790,7 +815,7 @@ impl MdView {
                 v.rpt_seq = Some(r);
             }
             let price = match e.entry_type {
-                b'0' | b'1' | b'2' => {
+                b'0' | b'1' | b'2' | b'Q' => {
                     match crate::decimal::parse_price(e.price, VIEW_PRICE_DECIMALS, 1) {
                         Ok(p) => p,
                         Err(_) => {
@@ -804,6 +829,10 @@ impl MdView {
                 }
                 _ => return,
             };
+            if e.entry_type == b'Q' {
+                v.indicative = (e.action != Some(b'2')).then_some((price, e.size));
+                return;
+            }
             if e.entry_type == b'2' {
                 v.trades.push_back(ViewTrade {
                     price,

@@ -4,9 +4,9 @@
 use fix::app::{
     cxl_rej_reason, ord_rej_reason, AppMessage, BusinessMessageReject, CxlRejResponseTo, Echo,
     ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrder, NewOrderSingle, OrdStatus,
-    OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderMassCancelReport,
-    OrderMassCancelRequest, OrderStatusRequest, OrderlessReport, Refusal, TradSesStatus,
-    TradingSessionStatus, TradingSessionStatusRequest, ECHO_MAX,
+    OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderExt,
+    OrderMassCancelReport, OrderMassCancelRequest, OrderStatusRequest, OrderlessReport, Refusal,
+    TradSesStatus, TradingSessionStatus, TradingSessionStatusRequest, ECHO_MAX,
 };
 use fix::md::SubscriptionType;
 use fix::{
@@ -100,6 +100,7 @@ fn new_order_single_full() {
                 order_qty: 250,
                 account: Some(9),
                 post_only: true,
+                ext: OrderExt::default(),
             }
         );
     });
@@ -181,14 +182,14 @@ fn new_order_single_refusals() {
             "missing OrdType(40)",
         ),
         (
-            "11=X|55=ACME|54=1|38=1|40=3|44=1|".into(),
+            "11=X|55=ACME|54=1|38=1|40=5|44=1|".into(),
             40,
-            "unsupported OrdType(40) (use 1 or 2)",
+            "unsupported OrdType(40) (use 1 market, 2 limit, 3 stop or 4 stop limit)",
         ),
         (
-            "11=X|55=ACME|54=1|38=1|40=2|44=1|59=6|".into(),
+            "11=X|55=ACME|54=1|38=1|40=2|44=1|59=2|".into(),
             59,
-            "unsupported TimeInForce(59) (use 0, 1, 3 or 4)",
+            "unsupported TimeInForce(59) (use 0, 1, 3, 4 or 6)",
         ),
         (
             "11=X|55=ACME|54=1|38=1|40=2|".into(),
@@ -315,7 +316,7 @@ fn cancel_replace_mass_cancel_and_status_refusals() {
             "G",
             "11=R|41=O|55=ACME|40=1|38=1|44=1|".into(),
             40,
-            "only limit orders can be replaced",
+            "only limit and stop limit orders can be replaced (OrdType 2 or 4)",
         ),
         (
             "G",
@@ -419,6 +420,7 @@ fn cancel_replace_mass_cancel_and_status_read() {
                     symbol: ACME,
                     price: 9950,
                     order_qty: 50,
+                    stop_px: None,
                 }
             );
         },
@@ -467,8 +469,8 @@ fn cancel_replace_mass_cancel_and_status_read() {
     }
 }
 
-/// `Echo::of` keeps Symbol, Side, OrderQty, OrdType and Price in that order whatever the
-/// message's order, each only if present, printable and at most 32 bytes.
+/// `Echo::of` keeps Symbol, Side, OrderQty, OrdType, Price and StopPx in that order whatever
+/// the message's order, each only if present, printable and at most 32 bytes.
 #[test]
 fn echo_of_an_order() {
     with("D", "11=X|44=10.5|40=2|38=100|54=1|55=ACME|", |m| {
@@ -493,13 +495,13 @@ fn echo_of_an_order() {
         );
     });
     let max = "9".repeat(32);
-    let body = format!("55={max}|54={max}|38={max}|40={max}|44={max}|");
+    let body = format!("55={max}|54={max}|38={max}|40={max}|44={max}|99={max}|");
     with("D", &body, |m| {
         let e = Echo::of(m);
         assert_eq!(
             e.as_bytes().len(),
             ECHO_MAX,
-            "five longest fields fit exactly"
+            "six longest fields fit exactly"
         );
     });
     with("H", "11=X|", |m| assert!(Echo::of(m).is_empty()));
@@ -560,6 +562,7 @@ fn partial_fill() -> ExecutionReport<'static> {
         price: 1001,
         time_in_force: TimeInForce::Day,
         order_qty: 500,
+        ext: Default::default(),
         last: Some((1001, 200)),
         leaves_qty: 200,
         cum_qty: 300,
@@ -864,6 +867,7 @@ fn new_order_round_trips_through_the_reader() {
                 order_qty: 7,
                 account: None,
                 post_only: true,
+                ext: OrderExt::default(),
             }
         )
     });

@@ -5,12 +5,14 @@
 //! (Heartbeat, TestRequest), a Logout and a refused Logon, and sends every builder of
 //! `fix::app` and `fix::md` in each of its variants, with every value of every reason and
 //! state they carry (each reject reason, each ExecType with each OrdStatus, each market-data
-//! value). The client-side `fix::app::NewOrder`
+//! value; the fields of stop, iceberg and GTD orders and a stop's trigger; a call auction's
+//! SecurityStatus and, in FIX 5.0SP2, its indicative uncross). The client-side
+//! `fix::app::NewOrder`
 //! (load generator, tests) is checked on its own: it lacks two required fields.
 
 use fix::app::{
     BusinessMessageReject, CxlRejResponseTo, DropCopy, Echo, ExecType, ExecutionReport, NewOrder,
-    OrdStatus, OrderCancelReject, OrderMassCancelReport, OrderlessReport, TradSesStatus,
+    OrdStatus, OrderCancelReject, OrderExt, OrderMassCancelReport, OrderlessReport, TradSesStatus,
     TradingSessionStatus,
 };
 use fix::dict::dictionary;
@@ -87,6 +89,7 @@ fn er<'a>(cl: &'a [u8], exec_type: ExecType, ord_status: OrdStatus) -> Execution
         price: 1025,
         time_in_force: TimeInForce::Day,
         order_qty: 100,
+        ext: Default::default(),
         last: None,
         leaves_qty: 100,
         cum_qty: 0,
@@ -148,6 +151,7 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
             ..er(b"C7", ExecType::OrderStatus, OrdStatus::PartiallyFilled)
         },
     ];
+    let reports: Vec<ExecutionReport<'_>> = reports.into_iter().chain(orders_ii()).collect();
     for r in &reports {
         s.send_app(r, now, h);
         // Its drop copy, as a drop-copy session of the owner's firm gets it.
@@ -160,7 +164,27 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
             h,
         );
     }
-    let echo = Echo::of_order(b"ACME", Side::Buy, 100, OrdType::Limit, 1025, 2);
+    let echo = Echo::of_order(b"ACME", Side::Buy, 100, OrdType::Limit, (1025, 0), 2);
+    // A refused stop and stop limit order echo OrdType 3 or 4 and StopPx.
+    let stop_echoes = [
+        Echo::of_order(b"ACME", Side::Sell, 100, OrdType::Market, (0, 1030), 2),
+        Echo::of_order(b"ACME", Side::Sell, 100, OrdType::Limit, (1025, 1030), 2),
+    ];
+    for e in &stop_echoes {
+        s.send_app(
+            &OrderlessReport {
+                cl_ord_id: b"C8",
+                exec_id: (10, 1),
+                status: false,
+                echo: e.as_bytes(),
+                ord_rej_reason: Some(fix::app::ord_rej_reason::OTHER),
+                text: b"invalid stop price",
+                transact_time_ns: Some(now),
+            },
+            now,
+            h,
+        );
+    }
     for status in [false, true] {
         s.send_app(
             &OrderlessReport {
@@ -341,21 +365,168 @@ fn send_every_builder(s: &mut Sess, h: &mut Rec, now: u64) {
             );
         }
     }
-    // Every SecurityTradingStatus Rialto sends (ready, halted, not available), as an answer
-    // and as an unsolicited change.
-    for (trading_status, unsolicited) in [(17, false), (2, true), (18, true)] {
+    // Every SecurityTradingStatus Rialto sends (ready, halted, not available, and a call
+    // auction's: 21 pre-open, which FIX 4.2 lacks and gets 14 for), as an answer and as an
+    // unsolicited change, with the call's TradingSessionSubID (2 opening, 4 closing; left out
+    // in FIX 4.2).
+    let call = match s.config().version {
+        FixVersion::Fix42 => 14,
+        _ => 21,
+    };
+    for (trading_status, sub, unsolicited) in [
+        (17, None, false),
+        (2, None, true),
+        (18, None, true),
+        (call, Some(2), false),
+        (call, Some(4), true),
+    ] {
         s.send_app(
             &SecurityStatus {
                 security_status_req_id: b"s2",
                 symbol: b"ACME",
                 trading_status,
+                trading_session_sub_id: sub,
                 unsolicited,
             },
             now,
             h,
         );
     }
+    if s.config().version == FixVersion::Fix50Sp2 {
+        indicative_entries(s, h, now, &level);
+    }
     send_every_value(s, h, now, &level);
+}
+
+/// The reports of stop, iceberg and GTD orders: OrdType 3 and 4 with StopPx, MaxFloor,
+/// TimeInForce 6 with ExpireTime (millisecond and nanosecond precision), a stop's trigger
+/// (ExecType L in FIX 5.0SP2, D in 4.2 and 4.4) and what follows it.
+fn orders_ii() -> Vec<ExecutionReport<'static>> {
+    let stop_limit = ExecutionReport {
+        ext: OrderExt {
+            stop_px: 1030,
+            ..OrderExt::default()
+        },
+        ..er(b"S1", ExecType::New, OrdStatus::New)
+    };
+    let stop = ExecutionReport {
+        ord_type: OrdType::Market,
+        time_in_force: TimeInForce::Gtc,
+        ..stop_limit
+    };
+    let iceberg = ExecutionReport {
+        ext: OrderExt {
+            max_floor: 10,
+            ..OrderExt::default()
+        },
+        ..er(b"I1", ExecType::New, OrdStatus::New)
+    };
+    let gtd = ExecutionReport {
+        time_in_force: TimeInForce::Gtd,
+        ext: OrderExt {
+            expire_time_ns: T0 + 3_600 * SEC,
+            ..OrderExt::default()
+        },
+        ..er(b"G1", ExecType::New, OrdStatus::New)
+    };
+    let all_three = ExecutionReport {
+        time_in_force: TimeInForce::Gtd,
+        ext: OrderExt {
+            stop_px: 1030,
+            max_floor: 10,
+            expire_time_ns: T0 + 123_456_789,
+        },
+        ..er(b"A1", ExecType::New, OrdStatus::New)
+    };
+    vec![
+        stop_limit,
+        ExecutionReport {
+            exec_type: ExecType::Triggered,
+            ..stop_limit
+        },
+        ExecutionReport {
+            exec_type: ExecType::Trade,
+            ord_status: OrdStatus::PartiallyFilled,
+            last: Some((1025, 40)),
+            leaves_qty: 60,
+            cum_qty: 40,
+            notional: 1025 * 40,
+            ..stop_limit
+        },
+        stop,
+        ExecutionReport {
+            exec_type: ExecType::Triggered,
+            ..stop
+        },
+        ExecutionReport {
+            exec_type: ExecType::Canceled,
+            ord_status: OrdStatus::Canceled,
+            leaves_qty: 0,
+            text: Some(b"no liquidity"),
+            ..stop
+        },
+        iceberg,
+        ExecutionReport {
+            exec_type: ExecType::Replaced,
+            orig_cl_ord_id: Some(b"I0"),
+            ..iceberg
+        },
+        gtd,
+        ExecutionReport {
+            exec_type: ExecType::Expired,
+            ord_status: OrdStatus::Expired,
+            leaves_qty: 0,
+            ..gtd
+        },
+        all_three,
+        ExecutionReport {
+            exec_type: ExecType::OrderStatus,
+            ..all_three
+        },
+    ]
+}
+
+/// FIX 5.0SP2's indicative uncross entries (MDEntryType Q, no RptSeq): appearing, changing
+/// and withdrawn in an X, beside a book and alone in a W.
+fn indicative_entries(
+    s: &mut Sess,
+    h: &mut Rec,
+    now: u64,
+    level: &dyn Fn(MdEntryType, i64, u64) -> MdEntry<'static>,
+) {
+    let q = |action, price, size| MdEntry {
+        action,
+        orders: None,
+        ..level(MdEntryType::AuctionClearingPrice, price, size)
+    };
+    let changes = [
+        q(b'0', 1025, 300),
+        level(MdEntryType::Bid, 1020, 300),
+        q(b'1', 1020, 500),
+        q(b'2', 1020, 0),
+    ];
+    s.send_app(
+        &MarketDataIncremental {
+            md_req_id: b"r1",
+            extensions: false,
+            entries: &changes,
+        },
+        now,
+        h,
+    );
+    for entries in [&changes[..2], &changes[..1]] {
+        s.send_app(
+            &MarketDataSnapshot {
+                md_req_id: b"r1",
+                symbol: b"ACME",
+                extensions: false,
+                entries,
+                rpt_seq: 5,
+            },
+            now,
+            h,
+        );
+    }
 }
 
 /// Every value of every enumerated field Rialto fills from a reason or state: each
@@ -394,7 +565,7 @@ fn send_every_value(
             h,
         );
     }
-    let echo = Echo::of_order(b"ACME", Side::Buy, 100, OrdType::Limit, 1025, 2);
+    let echo = Echo::of_order(b"ACME", Side::Buy, 100, OrdType::Limit, (1025, 0), 2);
     for reason in fix::app::ord_rej_reason::ALL {
         s.send_app(
             &OrderlessReport {
@@ -425,9 +596,20 @@ fn send_every_value(
             h,
         );
     }
+    let stop = OrderExt {
+        stop_px: 1030,
+        max_floor: 10,
+        expire_time_ns: 0,
+    };
     for exec_type in ExecType::ALL {
-        for ord_status in OrdStatus::ALL {
-            let r = er(b"C1", exec_type, ord_status);
+        for (ord_status, ext) in OrdStatus::ALL
+            .into_iter()
+            .flat_map(|st| [(st, OrderExt::default()), (st, stop)])
+        {
+            let r = ExecutionReport {
+                ext,
+                ..er(b"C1", exec_type, ord_status)
+            };
             s.send_app(&r, now, h);
             s.send_app(
                 &DropCopy {

@@ -47,8 +47,14 @@ fn report(cl: &[u8], now: u64) -> ExecutionReport<'_> {
         side: types::Side::Buy,
         ord_type: types::OrdType::Limit,
         price: 1000,
-        time_in_force: types::TimeInForce::Day,
+        time_in_force: types::TimeInForce::Gtd,
         order_qty: 100,
+        // A stop limit GTD iceberg: every field of order types II is written.
+        ext: fix::app::OrderExt {
+            stop_px: 995,
+            max_floor: 10,
+            expire_time_ns: now + 1_500,
+        },
         last: Some((1001, 30)),
         leaves_qty: 40,
         cum_qty: 60,
@@ -99,9 +105,12 @@ const NOS: &[(u32, &[u8])] = &[
     (55, b"ACME"),
     (54, b"1"),
     (38, b"100"),
-    (40, b"2"),
+    (40, b"4"),
     (44, b"10.00"),
-    (59, b"0"),
+    (99, b"9.95"),
+    (111, b"10"),
+    (59, b"6"),
+    (126, b"20231115-22:13:20.000"),
     (60, b"20231114-22:13:20.000"),
 ];
 

@@ -172,6 +172,7 @@ fn exec_report(cl: &[u8]) -> ExecutionReport<'_> {
         price: 1000,
         time_in_force: types::TimeInForce::Day,
         order_qty: 100,
+        ext: Default::default(),
         last: None,
         leaves_qty: 100,
         cum_qty: 0,

@@ -176,6 +176,9 @@ impl FixAdapter {
                     qty: n.order_qty,
                     account: n.account,
                     post_only: n.post_only,
+                    stop_price: n.ext.stop_px,
+                    display_qty: n.ext.max_floor,
+                    expire_ns: n.ext.expire_time_ns,
                 }),
                 Err(r) => refused(r, InvalidKind::Order)?,
             },
@@ -193,6 +196,7 @@ impl FixAdapter {
                     symbol: r.symbol.id,
                     price: r.price,
                     qty: r.order_qty,
+                    stop_price: r.stop_px.unwrap_or(0),
                 }),
                 Err(r) => refused(r, InvalidKind::CancelReject { replace: true })?,
             },
@@ -265,8 +269,9 @@ impl FixAdapter {
         }
     }
 
-    /// The fields a reject of new order `n` echoes: Symbol, Side, OrderQty, OrdType and (for
-    /// a limit order) Price, from the order as read.
+    /// The fields a reject of new order `n` echoes: Symbol, Side, OrderQty, OrdType (3 or 4
+    /// for a stop), Price (a limit or stop limit order) and StopPx (a stop), from the order
+    /// as read.
     pub fn echo(&self, n: &NewOrder) -> Echo {
         echo_of(&self.cfg, n)
     }
@@ -280,7 +285,7 @@ pub fn echo_of(cfg: &FixConfig, n: &NewOrder) -> Echo {
             n.side,
             n.qty,
             n.ord_type,
-            n.price,
+            (n.price, n.stop_price),
             inst.price_decimals,
         ),
         None => Echo::EMPTY,
@@ -437,6 +442,9 @@ fn refusal(m: &Message<'_>, r: Refusal, kind: InvalidKind) -> Result<AppMsg, Box
         tags::ORD_TYPE => Reject::InvalidField(types::Field::OrdType),
         tags::TIME_IN_FORCE => Reject::InvalidField(types::Field::Tif),
         tags::ACCOUNT => Reject::InvalidField(types::Field::Account),
+        tags::STOP_PX => Reject::InvalidField(types::Field::StopPrice),
+        tags::MAX_FLOOR => Reject::InvalidField(types::Field::DisplayQty),
+        tags::EXPIRE_TIME | tags::EXPIRE_DATE => Reject::InvalidField(types::Field::ExpireTime),
         _ => Reject::InvalidField(types::Field::Id),
     };
     Ok(AppMsg::Invalid(Box::new(Invalid {

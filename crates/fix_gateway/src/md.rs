@@ -7,7 +7,9 @@
 //! market data (`MarketDataAccess::On` or `Only`) has a `fix::Session` here, separate from its
 //! order-entry session: its own sequence numbers, kept in memory (never journaled: a client
 //! logs on with ResetSeqNumFlag=Y after the server restarts) and its own bounded resend store.
-//! Besides V it answers SecurityListRequest (x) and SecurityStatusRequest (e).
+//! Besides V it answers SecurityListRequest (x) and SecurityStatusRequest (e) (`status`),
+//! and, in FIX 5.0SP2, publishes a call auction's indicative uncross to the subscriptions that
+//! ask for MDEntryType Q ([`MdEdge::set_indicative`]).
 //!
 //! Never: reads the order path's memory (the feed it is given belongs to a replica), a socket,
 //! a clock; sends an X entry of a subscription out of the feed's order; grows a subscriber's
@@ -23,10 +25,9 @@ use crate::edge::Outbox;
 use crate::record::ConnId;
 use fix::app::{AppMessage, BusinessMessageReject};
 use fix::md::{
-    EntryTypes, ListedInstrument, MarketDataIncremental, MarketDataRequest,
-    MarketDataRequestReject, MarketDataSnapshot, MdEntry, MdEntryType, MdRefusal, MdRejectReason,
-    SecurityList, SecurityListRequest, SecurityListScope, SecurityStatus, SecurityStatusRequest,
-    SubscriptionType,
+    EntryTypes, MarketDataIncremental, MarketDataRequest, MarketDataRequestReject,
+    MarketDataSnapshot, MdEntry, MdEntryType, MdRefusal, MdRejectReason, SecurityListRequest,
+    SecurityStatusRequest, SubscriptionType,
 };
 use fix::{
     BusinessRejectReason, Credentials, Decoder, FixVersion, Inbound, Logon, MemoryStore, RejectOf,
@@ -63,19 +64,6 @@ impl Default for MdLimits {
 /// flush with more sends several.
 pub const X_ENTRIES_MAX: usize = 24;
 
-/// SecurityTradingStatus (326) of an open instrument.
-pub const READY_TO_TRADE: u32 = 17;
-
-/// SecurityTradingStatus (326) of an instrument's status: 17 ready to trade, 2 trading halt,
-/// 18 not available for trading (defined in every version).
-pub fn security_trading_status(s: exchange::InstrumentStatus) -> u32 {
-    match s {
-        exchange::InstrumentStatus::Open => READY_TO_TRADE,
-        exchange::InstrumentStatus::Halted => 2,
-        exchange::InstrumentStatus::Closed => 18,
-    }
-}
-
 /// What the edge has done since start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MdStats {
@@ -107,6 +95,12 @@ struct Subscription {
 enum Pending {
     Level(LevelEntry, u64),
     Trade(TradeEntry, u64),
+    /// An indicative uncross's change (MDEntryType Q): MDUpdateAction, price, size.
+    Indicative {
+        action: u8,
+        price: i64,
+        qty: u64,
+    },
 }
 
 /// A level as an entry of a W or X (`rpt_seq`: its RptSeq).
@@ -142,6 +136,22 @@ fn trade_entry<'a>(def: &'a InstrumentDef, t: &TradeEntry, rpt_seq: u64) -> MdEn
         trade_id: Some(t.trade_id),
         aggressor: Some(t.aggressor),
         rpt_seq,
+    }
+}
+
+/// An indicative uncross as an entry of a W or X (MDEntryType Q; no RptSeq).
+fn indicative_entry(def: &InstrumentDef, action: u8, price: i64, qty: u64) -> MdEntry<'_> {
+    MdEntry {
+        symbol: def.symbol.as_str().as_bytes(),
+        price_decimals: def.price_decimals,
+        action,
+        entry_type: MdEntryType::AuctionClearingPrice,
+        price,
+        size: qty,
+        orders: None,
+        trade_id: None,
+        aggressor: None,
+        rpt_seq: 0,
     }
 }
 
@@ -218,8 +228,11 @@ pub struct MdEdge {
     decoder: Decoder,
     enc: fix::Encoder,
     security_responses: u64,
-    /// Each instrument's SecurityTradingStatus (326), as the replica's exchange last said.
-    statuses: Vec<u32>,
+    /// Each instrument's status, as the replica's exchange last said.
+    statuses: Vec<exchange::InstrumentStatus>,
+    /// Each instrument's indicative uncross (price, volume), as last told
+    /// (`set_indicative`; `(0, 0)`: none).
+    indicatives: Vec<(i64, u64)>,
     /// The feed itself is behind the journal (its owner says so): no session gets updates;
     /// when it catches up, every subscription gets fresh snapshots.
     feed_behind: bool,
@@ -264,7 +277,8 @@ impl MdEdge {
                 })
             })
             .collect();
-        let statuses = vec![READY_TO_TRADE; cfg.instruments.len()];
+        let statuses = vec![exchange::InstrumentStatus::Open; cfg.instruments.len()];
+        let indicatives = vec![(0, 0); cfg.instruments.len()];
         MdEdge {
             cfg,
             check: Box::new(|_, _, _| Credentials::Unchecked),
@@ -276,6 +290,7 @@ impl MdEdge {
             enc: fix::Encoder::default(),
             security_responses: 0,
             statuses,
+            indicatives,
             feed_behind: false,
             stats: MdStats::default(),
         }
@@ -659,6 +674,9 @@ impl MdEdge {
             list.push(match p {
                 Pending::Level(l, rpt_seq) => level_entry(def, l, *rpt_seq),
                 Pending::Trade(t, rpt_seq) => trade_entry(def, t, *rpt_seq),
+                Pending::Indicative { action, price, qty } => {
+                    indicative_entry(def, *action, *price, *qty)
+                }
             });
         }
         sub.pending.clear();
@@ -712,6 +730,10 @@ impl MdEdge {
             if wanted {
                 list.push(level_entry(def, &l, 0));
             }
+        }
+        let (price, qty) = self.indicatives[sym as usize];
+        if sub.types.indicative && qty > 0 {
+            list.push(indicative_entry(def, b'0', price, qty));
         }
         // A full-refresh subscription's W also carries the trades since the last one.
         for (psym, p) in &sub.pending {
@@ -928,6 +950,16 @@ impl MdEdge {
                 out,
             );
         }
+        if r.entry_types.indicative && version_of(&self.cfg, ix) != FixVersion::Fix50Sp2 {
+            return self.md_reject(
+                ix,
+                r.md_req_id,
+                MdRejectReason::UnsupportedMdEntryType,
+                "MDEntryType(269) Q (auction clearing price) is published in FIX 5.0SP2 only",
+                now_ns,
+                out,
+            );
+        }
         if r.depth > self.limits.depth_max {
             let text = format!(
                 "MarketDepth {} above {}: ask 0 for the full book",
@@ -997,135 +1029,9 @@ impl MdEdge {
             self.sessions[ix].as_mut().expect("bound").subs.pop();
         }
     }
-
-    fn security_list(
-        &mut self,
-        ix: usize,
-        r: &SecurityListRequest<'_>,
-        now_ns: u64,
-        out: &mut Outbox,
-    ) {
-        let cfg = self.cfg.clone();
-        let all: Vec<ListedInstrument<'_>> = cfg
-            .instruments
-            .iter()
-            .map(|i| ListedInstrument {
-                symbol: i.symbol.as_str().as_bytes(),
-                lot: i.lot,
-                tick: i.tick,
-                price_decimals: i.price_decimals,
-            })
-            .collect();
-        let (result, list): (u8, Vec<ListedInstrument<'_>>) = match r.scope {
-            Ok(SecurityListScope::All) => (b'0', all),
-            Ok(SecurityListScope::Symbol(sym)) => {
-                let l: Vec<_> = all.into_iter().filter(|i| i.symbol == sym).collect();
-                (if l.is_empty() { b'2' } else { b'0' }, l)
-            }
-            Err(_) => (b'1', Vec::new()),
-        };
-        self.security_responses += 1;
-        let s = self.sessions[ix].as_mut().expect("bound");
-        s.send(
-            &SecurityList {
-                security_req_id: r.security_req_id,
-                security_response_id: self.security_responses,
-                result,
-                instruments: &list,
-            },
-            now_ns,
-            out,
-        );
-    }
-
-    /// Instrument `symbol` (index) has status `status` now: sessions that asked to be told
-    /// get a SecurityStatus if it changed.
-    pub fn set_instrument_status(
-        &mut self,
-        symbol: u32,
-        status: exchange::InstrumentStatus,
-        now_ns: u64,
-        out: &mut Outbox,
-    ) {
-        let code = security_trading_status(status);
-        let Some(def) = self.cfg.instruments.get(symbol as usize) else {
-            return;
-        };
-        if std::mem::replace(&mut self.statuses[symbol as usize], code) == code {
-            return;
-        }
-        let name = def.symbol;
-        for s in self.sessions.iter_mut().flatten() {
-            let Some((_, req_id)) = s.status_subs.iter().find(|(sym, _)| *sym == symbol) else {
-                continue;
-            };
-            let req_id = req_id.clone();
-            s.send(
-                &SecurityStatus {
-                    security_status_req_id: &req_id,
-                    symbol: name.as_str().as_bytes(),
-                    trading_status: code,
-                    unsolicited: true,
-                },
-                now_ns,
-                out,
-            );
-        }
-    }
-
-    fn security_status(
-        &mut self,
-        ix: usize,
-        msg_seq: u64,
-        r: &SecurityStatusRequest<'_>,
-        now_ns: u64,
-        out: &mut Outbox,
-    ) {
-        let symbol = self
-            .cfg
-            .instruments
-            .iter()
-            .position(|i| i.symbol.as_str().as_bytes() == r.symbol);
-        if r.subscription == SubscriptionType::Unsubscribe {
-            if let (Some(sym), Some(s)) = (symbol, self.sessions[ix].as_mut()) {
-                s.status_subs.retain(|(x, _)| *x != sym as u32);
-            }
-            return;
-        }
-        let Some(symbol) = symbol else {
-            let text = format!("unknown symbol {}", String::from_utf8_lossy(r.symbol));
-            return self.business_reject(
-                Refused {
-                    ix,
-                    msg_seq,
-                    msg_type: b"e",
-                },
-                BusinessRejectReason::UnknownSecurity,
-                text.as_bytes(),
-                now_ns,
-                out,
-            );
-        };
-        let trading_status = self.statuses[symbol];
-        let s = self.sessions[ix].as_mut().expect("bound");
-        if r.subscription == SubscriptionType::Subscribe {
-            // Bounded by the instruments: one entry each, the latest request's id.
-            s.status_subs.retain(|(x, _)| *x != symbol as u32);
-            s.status_subs
-                .push((symbol as u32, r.security_status_req_id.to_vec()));
-        }
-        s.send(
-            &SecurityStatus {
-                security_status_req_id: r.security_status_req_id,
-                symbol: r.symbol,
-                trading_status,
-                unsolicited: false,
-            },
-            now_ns,
-            out,
-        );
-    }
 }
 
+mod status;
+pub use status::{security_trading_status, trading_session_sub_id, READY_TO_TRADE};
 #[cfg(test)]
 mod tests;

@@ -301,8 +301,9 @@ fn read_text(d: &mut Dec<'_>) -> Result<Text, DecodeError> {
 
 fn read_echo(d: &mut Dec<'_>) -> Result<Echo, DecodeError> {
     let b = d.bytes()?;
+    const _: () = assert!(fix::app::ECHO_MAX == 216, "the error text says 216");
     if b.len() > fix::app::ECHO_MAX {
-        return Err(DecodeError("echoed fields longer than 180 bytes"));
+        return Err(DecodeError("echoed fields longer than 216 bytes"));
     }
     Echo::from_bytes(b).ok_or(DecodeError("echoed fields are not ASCII"))
 }
@@ -359,9 +360,14 @@ fn encode_msg(e: &mut Enc<'_>, m: &Inbound<AppMsg>) {
             e.cl(cl_ord_id);
             e.cl(orig_cl_ord_id);
         }
+        // A replace naming a stop price has its own kind (18), so that records of kind 10,
+        // written before stop orders existed, still read as they were.
         Inbound::App(AppMsg::Replace(r)) => {
-            e.u8(10);
+            e.u8(if r.stop_price == 0 { 10 } else { 18 });
             r.encode(e);
+            if r.stop_price != 0 {
+                r.encode_stop(e);
+            }
         }
         Inbound::App(AppMsg::MassCancel {
             cl_ord_id,
@@ -492,7 +498,7 @@ fn decode_msg_into(d: &mut Dec<'_>, msg: &mut Inbound<AppMsg>) -> Result<(), Dec
             d.cl_into(cl_ord_id)?;
             d.cl_into(orig_cl_ord_id)
         }
-        10 => {
+        10 | 18 => {
             if !matches!(msg, Inbound::App(AppMsg::Replace(_))) {
                 *msg = Inbound::App(AppMsg::Replace(Replace {
                     cl_ord_id: ClOrdId::EMPTY,
@@ -500,12 +506,17 @@ fn decode_msg_into(d: &mut Dec<'_>, msg: &mut Inbound<AppMsg>) -> Result<(), Dec
                     symbol: 0,
                     price: 0,
                     qty: 0,
+                    stop_price: 0,
                 }));
             }
             let Inbound::App(AppMsg::Replace(r)) = msg else {
                 unreachable!("set to a replace above")
             };
-            r.decode_into(d)
+            r.decode_into(d)?;
+            if tag == 18 {
+                r.decode_stop_into(d)?;
+            }
+            Ok(())
         }
         _ => {
             *msg = decode_other(tag, d)?;

@@ -13,7 +13,8 @@
 use crate::config::FixConfig;
 use exchange::{ClBytes, OrderId};
 use fix::app::{
-    AppMessage, CxlRejResponseTo, DropCopy, ExecType, ExecutionReport, OrdStatus, OrderCancelReject,
+    AppMessage, CxlRejResponseTo, DropCopy, ExecType, ExecutionReport, OrdStatus,
+    OrderCancelReject, OrderExt,
 };
 use fix::{Encoder, FixVersion, MessageStore, Stored};
 use std::sync::Arc;
@@ -43,6 +44,9 @@ pub(crate) struct ExecRecipe {
     pub notional: i128,
     /// Text (58) of a cancel not asked for by the owner.
     pub text: Option<CancelReason>,
+    /// StopPx, MaxFloor and ExpireTime of a stop, iceberg or GTD order (all 0 otherwise):
+    /// every report of the order carries them.
+    pub ext: OrderExt,
     /// A drop copy of the report to this session (the owner of the order): formatted as
     /// `fix::app::DropCopy`, DeliverToCompID its SenderCompID.
     pub copy_of: Option<u16>,
@@ -105,7 +109,7 @@ impl StoredMeta {
 
 /// The last `max` application messages of a session. `ring` holds at most `max` entries,
 /// allocated once: a push past `max` reuses the slot of the entry it forgets, so every
-/// session's store stays as small as it can (8 sessions x 5,000 entries, about 6 MB, stays in
+/// session's store stays as small as it can (8 sessions x 5,000 entries, about 7 MB, stays in
 /// the last-level cache).
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -308,6 +312,7 @@ impl Store {
                     price: r.price,
                     time_in_force: r.tif,
                     order_qty: r.order_qty,
+                    ext: r.ext,
                     last: r.last,
                     leaves_qty: r.leaves_qty,
                     cum_qty: r.cum_qty,

@@ -140,10 +140,22 @@ impl Node {
 
     /// A node whose exchange configuration `f` changes first.
     fn with(sessions: &[(&str, FixVersion)], f: impl FnOnce(&mut exchange::Config)) -> Node {
+        Node::with_fix(sessions, f, |_| {})
+    }
+
+    /// A node whose exchange configuration `f` and FIX configuration `g` change first.
+    fn with_fix(
+        sessions: &[(&str, FixVersion)],
+        f: impl FnOnce(&mut exchange::Config),
+        g: impl FnOnce(&mut FixConfig),
+    ) -> Node {
         let (xcfg, fcfg) = configs(sessions);
         let mut x = (*xcfg).clone();
         f(&mut x);
         let xcfg = Arc::new(x);
+        let mut fx = (*fcfg).clone();
+        g(&mut fx);
+        let fcfg = Arc::new(fx);
         Node {
             x: Exchange::with_backing(xcfg.clone(), Backing::Lazy),
             edge: FixEdge::new(fcfg.clone()),
@@ -258,6 +270,7 @@ fn limit(id: &str, side: Side, price: i64, qty: u64) -> AppMsg {
         qty,
         account: None,
         post_only: false,
+        ..Default::default()
     })
 }
 
@@ -312,6 +325,7 @@ fn stored_reports_and_cancel_rejects_resend_as_sent() {
                 symbol: 1,
                 price: 1200,
                 qty: 5,
+                stop_price: 0,
             }),
         ),
         app(
@@ -774,4 +788,126 @@ fn a_chunked_mass_cancel_reports_once_after_its_last_chunk() {
     assert_eq!(report.get(531), Some("7"));
     assert_eq!(report.get(533), Some("5"));
     assert!(apps(n.cont()).is_empty(), "nothing left");
+}
+
+/// Reports of stop, iceberg and GTD orders keep OrdType 3/4, StopPx, MaxFloor, TimeInForce 6
+/// and ExpireTime on every report (the trigger's ExecType D in FIX 4.4 and 4.2) and on their
+/// drop copies, and are resent exactly as first sent, from the live edge and from one
+/// restored from a snapshot.
+#[test]
+fn stop_iceberg_and_gtd_reports_resend_as_sent_also_from_a_snapshot() {
+    let sessions = [
+        ("A", FixVersion::Fix44),
+        ("B", FixVersion::Fix50Sp2),
+        ("DC", FixVersion::Fix42),
+    ];
+    let mut n = Node::with_fix(
+        &sessions,
+        |_| {},
+        |f| {
+            f.sessions[2].drop_copy = true;
+            f.sessions[2].firm = 0;
+        },
+    );
+    for (conn, (sender, version)) in (1..).zip(sessions) {
+        n.apply(&logon(conn, sender, version));
+    }
+    let order = |id: &str, side, price, qty, x: (i64, u64, u64)| {
+        let AppMsg::New(mut o) = limit(id, side, price, qty) else {
+            unreachable!("a new order")
+        };
+        (o.stop_price, o.display_qty, o.expire_ns) = x;
+        o.tif = if x.2 != 0 {
+            TimeInForce::Gtd
+        } else {
+            TimeInForce::Gtc
+        };
+        AppMsg::New(o)
+    };
+    let inputs = [
+        app(1, 2, order("stop", Side::Buy, 1010, 5, (1005, 0, 0))),
+        app(1, 3, order("ice", Side::Sell, 1100, 30, (0, 10, 0))),
+        app(
+            1,
+            4,
+            order("gtd", Side::Buy, 900, 5, (0, 0, T0 + 3_600_000_000_123)),
+        ),
+        app(2, 2, limit("b1", Side::Sell, 1005, 2)),
+        // A trade at the stop price triggers the stop; it rests at its limit.
+        app(1, 5, limit("a1", Side::Buy, 1005, 2)),
+        app(1, 6, status("stop")),
+    ];
+    let (mut live, mut copies) = (Vec::new(), Vec::new());
+    for i in &inputs {
+        for m in apps(n.apply(i)) {
+            match m.conn {
+                1 => live.push(m),
+                3 => copies.push(m),
+                _ => {}
+            }
+        }
+    }
+    let of = |v: &[Sent], id: &str, tags: &[u32]| -> Vec<Vec<Option<String>>> {
+        v.iter()
+            .filter(|m| m.get(11) == Some(id))
+            .map(|m| tags.iter().map(|&t| m.get(t).map(str::to_string)).collect())
+            .collect()
+    };
+    let s = |x: &str| Some(x.to_string());
+    let stop_tags = [150, 39, 40, 44, 99, 59, 151];
+    let stop = vec![
+        vec![
+            s("0"),
+            s("0"),
+            s("4"),
+            s("10.1"),
+            s("10.05"),
+            s("1"),
+            s("5"),
+        ],
+        vec![
+            s("D"),
+            s("0"),
+            s("4"),
+            s("10.1"),
+            s("10.05"),
+            s("1"),
+            s("5"),
+        ],
+        vec![
+            s("I"),
+            s("0"),
+            s("4"),
+            s("10.1"),
+            s("10.05"),
+            s("1"),
+            s("5"),
+        ],
+    ];
+    assert_eq!(of(&live, "stop", &stop_tags), stop, "{live:#?}");
+    // The copies (FIX 4.2): the same, but the status answer, which is not copied.
+    assert_eq!(of(&copies, "stop", &stop_tags), stop[..2].to_vec());
+    assert_eq!(
+        of(&copies, "stop", &[20, 128]),
+        vec![vec![s("0"), s("A")]; 2]
+    );
+    assert_eq!(
+        of(&live, "ice", &[150, 40, 111, 38]),
+        vec![vec![s("0"), s("2"), s("10"), s("30")]]
+    );
+    let gtd = vec![vec![s("0"), s("6"), s("20270115-09:00:00.000000123")]];
+    assert_eq!(of(&live, "gtd", &[150, 59, 126]), gtd);
+    assert_eq!(of(&copies, "gtd", &[150, 59, 126]), gtd);
+
+    let snap = n.snapshot();
+    let again = apps(n.apply(&resend_request(1, 7)));
+    resent_as_sent(&again, &live);
+    let again = apps(n.apply(&resend_request(3, 2)));
+    resent_as_sent(&again, &copies);
+    let mut y = n.restore(&snap);
+    assert_eq!(y.snapshot(), snap, "the restored state is the snapshot's");
+    let again = apps(y.apply(&resend_request(1, 7)));
+    resent_as_sent(&again, &live);
+    let again = apps(y.apply(&resend_request(3, 2)));
+    resent_as_sent(&again, &copies);
 }

@@ -8,9 +8,12 @@
 //!
 //! Routes: `GET /admin/v1/state`; `POST /admin/v1/kill` and `/admin/v1/unblock` with
 //! `{"firm": "F", "account": "7"}` (account optional); `POST
-//! /admin/v1/instruments/{symbol}/status` with `{"status": "halted"}` (open, halted, closed);
+//! /admin/v1/instruments/{symbol}/status` with `{"status": "halted"}` (open, halted, closed, and the
+//! call auctions preopen and preclose);
 //! `PUT /admin/v1/instruments/{symbol}/limits` with any of `band_bps`, `reference_price`,
-//! `max_order_qty`, `max_order_notional` (decimal strings; a field left out is no limit).
+//! `max_order_qty`, `max_order_notional`, the breaker's `breaker_bps`, `breaker_window_secs`,
+//! `breaker_halt_secs` and `breaker_auction_secs` (decimal strings; a field left out is no
+//! limit).
 //!
 //! Never: takes an API key's token for an operator's, or the reverse; answers 500.
 
@@ -43,8 +46,11 @@ pub(crate) struct InstrumentState {
     band_bps: Option<u32>,
     max_order_qty: Option<String>,
     max_order_notional: Option<String>,
-    /// The circuit breaker: basis points, window and halt in seconds.
+    /// The circuit breaker: basis points, window, halt and reopening call in seconds.
     breaker: Option<BreakerJson>,
+    /// In a call auction: the uncross price and quantity now (none: not in a call, or
+    /// nothing would trade).
+    indicative: Option<json::IndicativeJson>,
 }
 
 #[derive(Serialize)]
@@ -52,6 +58,8 @@ pub(crate) struct BreakerJson {
     bps: u32,
     window_secs: u64,
     halt_secs: u64,
+    /// The call auction it reopens through after the halt (0: it reopens at once).
+    auction_secs: u64,
 }
 
 #[derive(Serialize)]
@@ -92,7 +100,14 @@ pub(crate) fn state(cfg: &ApiConfig, x: &Exchange) -> AdminState {
                     bps: b.bps,
                     window_secs: b.window_ns / 1_000_000_000,
                     halt_secs: b.halt_ns / 1_000_000_000,
+                    auction_secs: b.auction_ns / 1_000_000_000,
                 }),
+                indicative: Some(x.indicative(s))
+                    .filter(|&(_, q)| q != 0)
+                    .map(|(p, q)| json::IndicativeJson {
+                        price: px(p),
+                        quantity: q.to_string(),
+                    }),
             }
         })
         .collect();

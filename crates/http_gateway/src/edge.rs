@@ -244,6 +244,9 @@ impl ApiEdge {
     /// and the answer of a finished cancel of all orders.
     pub fn on_others(&mut self, seq: u64, ts: u64, others: &[OwnedOutput]) {
         let mut answered: Vec<(usize, Vec<OwnedOutput>)> = Vec::new();
+        // Stops triggered in this record: their fills here take liquidity (a stop-limit's
+        // that rested and was then hit by another triggered stop is the exception).
+        let mut triggered: Vec<u64> = Vec::new();
         for o in others {
             if let Some(i) = self.awaited(o) {
                 match answered.iter_mut().find(|(j, _)| *j == i) {
@@ -263,7 +266,19 @@ impl ApiEdge {
                 continue;
             }
             if self.events_on {
-                o.with(|o| self.event(seq, ts, o, "maker"));
+                let liquidity = match o {
+                    OwnedOutput::Report {
+                        id,
+                        kind: ReportKind::Triggered,
+                        ..
+                    } => {
+                        triggered.push(*id);
+                        "taker"
+                    }
+                    OwnedOutput::Report { id, .. } if triggered.contains(id) => "taker",
+                    _ => "maker",
+                };
+                o.with(|o| self.event(seq, ts, o, liquidity));
             }
         }
         // Highest index first: removing one leaves the others' indexes valid.
@@ -495,11 +510,31 @@ impl ApiEdge {
                 }
                 let orig = o.cl_ord_id;
                 let base = base_of(orig.as_str()).to_owned();
+                if let ApiOp::Replace {
+                    stop_price: Some(stop),
+                    ..
+                } = &input.op
+                {
+                    let had = x.order_ext(id).stop_price;
+                    if had != *stop {
+                        let def = self.instrument(o.symbol);
+                        let what = match def.filter(|_| had != 0) {
+                            Some(def) => format!("order {id}'s is {}", json::price(had, def)),
+                            None => format!("order {id} has none"),
+                        };
+                        return Some(Answer::error(
+                            422,
+                            "stop_price_not_replaceable",
+                            format!("stop_price cannot be changed: {what}"),
+                        ));
+                    }
+                }
                 let req_cl = match &input.op {
                     ApiOp::Replace {
                         price,
                         qty,
                         cl_ord_id,
+                        stop_price,
                         ..
                     } => {
                         let replace = Replace {
@@ -508,6 +543,7 @@ impl ApiEdge {
                             symbol: o.symbol,
                             price: price.unwrap_or(o.price),
                             qty: qty.unwrap_or(o.order_qty),
+                            stop_price: stop_price.unwrap_or(0),
                         };
                         x.apply(
                             seq,
@@ -568,7 +604,10 @@ impl ApiEdge {
             }
             ApiOp::Get(r) => match self.resolve(key, r, x) {
                 Some((id, o)) => match self.instrument(o.symbol) {
-                    Some(def) => Answer::json(200, &OrderJson::of(id, o, def, None, ts)),
+                    Some(def) => {
+                        let ext = x.order_ext(id);
+                        Answer::json(200, &OrderJson::of(id, o, &ext, def, None, ts))
+                    }
                     None => Self::not_found(r),
                 },
                 None => Self::not_found(r),
@@ -580,7 +619,7 @@ impl ApiEdge {
                     .filter(|(_, o)| symbol.is_none_or(|s| s == o.symbol))
                     .filter_map(|(id, o)| {
                         let def = self.instrument(o.symbol)?;
-                        Some(OrderJson::of(id, o, def, None, ts))
+                        Some(OrderJson::of(id, o, &x.order_ext(id), def, None, ts))
                     })
                     .collect();
                 Answer::json(200, &OrderList { orders })
@@ -591,22 +630,33 @@ impl ApiEdge {
     }
 
     /// The answer to a new order, cancel or replace from what the exchange told the key: a
-    /// refusal's error, or the order after the request with the fills it made at once.
+    /// refusal's error, or the order after the request with the fills it made at once. The
+    /// first report is about the request's order; later ones may be about the key's other
+    /// orders (stops its trades triggered), which only get events.
     fn answer_of(&mut self, seq: u64, ts: u64, mine: &[OwnedOutput], ok: u16) -> Answer {
         let mut last: Option<OrderJson> = None;
         let mut fills = Vec::new();
         let mut refused = None;
+        let mut ours = None;
         for o in mine {
             if self.events_on {
                 o.with(|o| self.event(seq, ts, o, "taker"));
             }
             match o {
                 OwnedOutput::Report {
-                    id, order, n, kind, ..
+                    id,
+                    order,
+                    n,
+                    kind,
+                    ext,
+                    ..
                 } => {
                     let Some(def) = self.instrument(order.symbol) else {
                         continue;
                     };
+                    if *ours.get_or_insert(*id) != *id {
+                        continue;
+                    }
                     let cancel = match kind {
                         ReportKind::Canceled(c) => Some(*c),
                         _ => None,
@@ -619,7 +669,7 @@ impl ApiEdge {
                             liquidity: "taker",
                         });
                     }
-                    last = Some(OrderJson::of(*id, order, def, cancel, ts));
+                    last = Some(OrderJson::of(*id, order, ext, def, cancel, ts));
                 }
                 OwnedOutput::NewRejected { reason, .. }
                 | OwnedOutput::CancelRejected { reason, .. } => refused = Some(*reason),
@@ -781,6 +831,7 @@ fn event_name(k: ReportKind) -> &'static str {
         ReportKind::Canceled(_) => "canceled",
         ReportKind::Replaced => "replaced",
         ReportKind::Status => "status",
+        ReportKind::Triggered => "triggered",
     }
 }
 
@@ -796,7 +847,7 @@ fn report_json(
         ReportKind::Canceled(c) => Some(c),
         _ => None,
     };
-    let mut o = OrderJson::of(r.id, r.order, def, cancel, ts);
+    let mut o = OrderJson::of(r.id, r.order, &r.ext, def, cancel, ts);
     if let ReportKind::Fill { price, qty } = r.kind {
         o.fills.push(FillJson {
             fill_id: format!("{seq}-{}", r.n),
@@ -851,7 +902,10 @@ impl<F: Outputs> Outputs for ApiOut<'_, F> {
             | Output::CancelRejected { to, .. }
             | Output::MassCanceled { to, .. }
             | Output::StatusUnknown { to, .. } => Some(to),
-            Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => None,
+            Output::Market(_)
+            | Output::TradingStatus(_)
+            | Output::InstrumentStatus { .. }
+            | Output::Indicative { .. } => None,
         };
         if let Some(to) = to {
             if self.keep(to, o) {

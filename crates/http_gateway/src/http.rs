@@ -415,6 +415,10 @@ pub(crate) async fn ticker(
             trade_id: t.trade_id,
         }),
         status: v.status.as_str(),
+        indicative: v.indicative.map(|(p, q)| json::IndicativeJson {
+            price: json::price(p, def),
+            quantity: q.to_string(),
+        }),
         updated_ns: v.updated_ns,
     })
 }
@@ -580,51 +584,82 @@ pub(crate) fn symbol_of<'s>(s: &'s Shared, v: &str) -> Result<(u32, &'s Instrume
 
 /// A price in `def`'s units, with the reason it is not one.
 pub(crate) fn price_of(v: &str, def: &InstrumentDef) -> Result<i64, Answer> {
+    price_as(v, def, "price", "invalid_price")
+}
+
+/// Field `name`'s price in `def`'s units, or the error `code` that says why it is not one.
+fn price_as(v: &str, def: &InstrumentDef, name: &str, code: &'static str) -> Result<i64, Answer> {
     use types::decimal::PriceError as E;
     types::decimal::parse_price(v.as_bytes(), def.price_decimals, def.tick).map_err(|e| {
         let sym = def.symbol.as_str();
         let msg = match e {
             E::OffTick => format!(
-                "price {v} is not a multiple of {sym}'s tick {}",
+                "{name} {v} is not a multiple of {sym}'s tick {}",
                 json::price(def.tick, def)
             ),
-            E::NotPositive => format!("price {v} must be positive"),
-            E::OutOfRange => format!("price {v} is out of range"),
-            E::NotDecimal => format!("price {v:?} is not a decimal like \"10.25\""),
+            E::NotPositive => format!("{name} {v} must be positive"),
+            E::OutOfRange => format!("{name} {v} is out of range"),
+            E::NotDecimal => format!("{name} {v:?} is not a decimal like \"10.25\""),
         };
-        error(400, "invalid_price", msg)
+        error(400, code, msg)
     })
 }
 
 /// A whole, positive quantity.
 pub(crate) fn whole(v: &str) -> Result<u64, Answer> {
-    let bad = |why: String| error(400, "invalid_quantity", why);
+    whole_as(v, "quantity", "invalid_quantity")
+}
+
+/// Field `name`'s whole, positive quantity, or the error `code` that says why it is not one.
+fn whole_as(v: &str, name: &str, code: &'static str) -> Result<u64, Answer> {
+    let bad = |why: String| error(400, code, why);
     let d = types::decimal::Decimal::parse(v.as_bytes())
-        .map_err(|_| bad(format!("quantity {v:?} is not a decimal like \"100\"")))?;
+        .map_err(|_| bad(format!("{name} {v:?} is not a decimal like \"100\"")))?;
     let n = d
         .to_integer()
-        .map_err(|_| bad(format!("quantity {v} is not a whole number")))?;
+        .map_err(|_| bad(format!("{name} {v} is not a whole number")))?;
     if n <= 0 {
-        return Err(bad(format!("quantity {v} must be positive")));
+        return Err(bad(format!("{name} {v} must be positive")));
     }
     Ok(n as u64)
 }
 
 /// A quantity: a whole, positive number of units, a multiple of `def`'s lot.
 fn qty_of(v: &str, def: &InstrumentDef) -> Result<u64, Answer> {
-    let n = whole(v)?;
+    qty_as(v, def, "quantity", "invalid_quantity")
+}
+
+/// Field `name`'s quantity (whole, positive, a multiple of `def`'s lot), or error `code`.
+fn qty_as(v: &str, def: &InstrumentDef, name: &str, code: &'static str) -> Result<u64, Answer> {
+    let n = whole_as(v, name, code)?;
     if def.lot > 1 && n % def.lot != 0 {
         return Err(error(
             400,
-            "invalid_quantity",
+            code,
             format!(
-                "quantity {v} is not a multiple of {}'s lot {}",
+                "{name} {v} is not a multiple of {}'s lot {}",
                 def.symbol.as_str(),
                 def.lot
             ),
         ));
     }
     Ok(n)
+}
+
+/// A GTD order's `expire_time`: an RFC 3339 time (`2026-11-30T16:00:00Z`, or with an offset),
+/// in ns since the epoch.
+fn expire_of(v: &str) -> Result<u64, Answer> {
+    let bad = |why: String| error(400, "invalid_expire_time", why);
+    let t = time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
+        .map_err(|e| {
+            bad(format!(
+                "expire_time must be an RFC 3339 time like 2026-11-30T16:00:00Z, got {v:?}: {e}"
+            ))
+        })?;
+    u64::try_from(t.unix_timestamp_nanos())
+        .ok()
+        .filter(|&ns| ns > 0)
+        .ok_or_else(|| bad(format!("expire_time {v} is not after 1970")))
 }
 
 /// A client order id a key may give: 1 to 36 of letters, digits and `-_.:`.
@@ -668,82 +703,142 @@ pub(crate) async fn new_order(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    write(&s, &method, &uri, &headers, body, |m| {
-        only(
-            m,
-            &[
-                "symbol",
-                "side",
-                "type",
-                "time_in_force",
-                "price",
-                "quantity",
-                "post_only",
-                "client_order_id",
-            ],
-        )?;
-        let (symbol, def) = symbol_of(&s, required(m, "symbol")?)?;
-        let side = side_of(required(m, "side")?)?;
-        let ord_type = match string(m, "type")?.unwrap_or("limit") {
-            "limit" => OrdType::Limit,
-            "market" => OrdType::Market,
-            t => {
-                return Err(error(
-                    400,
-                    "invalid_type",
-                    format!("type must be limit or market, got {t:?}"),
-                ))
-            }
-        };
-        let tif = match string(m, "time_in_force")?.unwrap_or(match ord_type {
-            OrdType::Limit => "gtc",
-            OrdType::Market => "ioc",
-        }) {
-            "gtc" => TimeInForce::Gtc,
-            "day" => TimeInForce::Day,
-            "ioc" => TimeInForce::Ioc,
-            "fok" => TimeInForce::Fok,
-            t => {
-                return Err(error(
-                    400,
-                    "invalid_time_in_force",
-                    format!("time_in_force must be gtc, day, ioc or fok, got {t:?}"),
-                ))
-            }
-        };
-        let price = match (ord_type, string(m, "price")?) {
-            (OrdType::Limit, Some(p)) => price_of(p, def)?,
-            (OrdType::Limit, None) => {
-                return Err(error(
-                    400,
-                    "missing_field",
-                    "price is required for a limit order",
-                ))
-            }
-            (OrdType::Market, Some(_)) => {
-                return Err(error(400, "invalid_field", "a market order has no price"))
-            }
-            (OrdType::Market, None) => 0,
-        };
-        let qty = qty_of(required(m, "quantity")?, def)?;
-        let post_only = flag(m, "post_only")?;
-        let cl_ord_id = match string(m, "client_order_id")? {
-            Some(c) => client_id(c)?,
-            None => ClOrdId::EMPTY,
-        };
-        Ok(ApiOp::New(NewOrder {
-            cl_ord_id,
-            symbol,
-            side,
-            ord_type,
-            tif,
-            price,
-            qty,
-            account: None,
-            post_only,
-        }))
-    })
-    .await
+    write(&s, &method, &uri, &headers, body, |m| new_order_of(&s, m)).await
+}
+
+/// The fields `POST /api/v1/orders` takes.
+pub(crate) const NEW_ORDER_FIELDS: [&str; 11] = [
+    "symbol",
+    "side",
+    "type",
+    "time_in_force",
+    "expire_time",
+    "price",
+    "stop_price",
+    "quantity",
+    "display_quantity",
+    "post_only",
+    "client_order_id",
+];
+
+/// A new order's body read into the instrument's units: each field's format and whether it
+/// goes with the order's type and time in force (the exchange checks the rest).
+fn new_order_of(s: &Shared, m: &Map<String, Value>) -> Result<ApiOp, Answer> {
+    only(m, &NEW_ORDER_FIELDS)?;
+    let (symbol, def) = symbol_of(s, required(m, "symbol")?)?;
+    let side = side_of(required(m, "side")?)?;
+    let type_name = string(m, "type")?.unwrap_or("limit");
+    let (ord_type, stop) = match type_name {
+        "limit" => (OrdType::Limit, false),
+        "market" => (OrdType::Market, false),
+        "stop" => (OrdType::Market, true),
+        "stop_limit" => (OrdType::Limit, true),
+        t => {
+            return Err(error(
+                400,
+                "invalid_type",
+                format!("type must be limit, market, stop or stop_limit, got {t:?}"),
+            ))
+        }
+    };
+    // A market order trades at once or not at all; a stop waits for its trigger.
+    let default_tif = if ord_type == OrdType::Market && !stop {
+        "ioc"
+    } else {
+        "gtc"
+    };
+    let tif = match string(m, "time_in_force")?.unwrap_or(default_tif) {
+        "gtc" => TimeInForce::Gtc,
+        "day" => TimeInForce::Day,
+        "ioc" => TimeInForce::Ioc,
+        "fok" => TimeInForce::Fok,
+        "gtd" => TimeInForce::Gtd,
+        t => {
+            return Err(error(
+                400,
+                "invalid_time_in_force",
+                format!("time_in_force must be gtc, day, ioc, fok or gtd, got {t:?}"),
+            ))
+        }
+    };
+    let expire_ns = match (tif, string(m, "expire_time")?) {
+        (TimeInForce::Gtd, Some(t)) => expire_of(t)?,
+        (TimeInForce::Gtd, None) => {
+            return Err(error(
+                400,
+                "missing_field",
+                "expire_time is required with time_in_force gtd",
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(error(
+                400,
+                "invalid_field",
+                "expire_time goes only with time_in_force gtd",
+            ))
+        }
+        (_, None) => 0,
+    };
+    let price = match (ord_type, string(m, "price")?) {
+        (OrdType::Limit, Some(p)) => price_of(p, def)?,
+        (OrdType::Limit, None) => {
+            return Err(error(
+                400,
+                "missing_field",
+                format!("price is required for a {type_name} order"),
+            ))
+        }
+        (OrdType::Market, Some(_)) => {
+            return Err(error(
+                400,
+                "invalid_field",
+                format!("a {type_name} order has no price"),
+            ))
+        }
+        (OrdType::Market, None) => 0,
+    };
+    let stop_price = match (stop, string(m, "stop_price")?) {
+        (true, Some(p)) => price_as(p, def, "stop_price", "invalid_stop_price")?,
+        (true, None) => {
+            return Err(error(
+                400,
+                "missing_field",
+                format!("stop_price is required for a {type_name} order"),
+            ))
+        }
+        (false, Some(_)) => {
+            return Err(error(
+                400,
+                "invalid_field",
+                format!("a {type_name} order has no stop_price (only stop and stop_limit orders)"),
+            ))
+        }
+        (false, None) => 0,
+    };
+    let qty = qty_of(required(m, "quantity")?, def)?;
+    let display_qty = match string(m, "display_quantity")? {
+        Some(q) => qty_as(q, def, "display_quantity", "invalid_display_quantity")?,
+        None => 0,
+    };
+    let post_only = flag(m, "post_only")?;
+    let cl_ord_id = match string(m, "client_order_id")? {
+        Some(c) => client_id(c)?,
+        None => ClOrdId::EMPTY,
+    };
+    Ok(ApiOp::New(NewOrder {
+        cl_ord_id,
+        symbol,
+        side,
+        ord_type,
+        tif,
+        price,
+        qty,
+        account: None,
+        post_only,
+        stop_price,
+        display_qty,
+        expire_ns,
+    }))
 }
 
 /// An order named in a path: its exchange id (a number).
@@ -846,7 +941,8 @@ pub(crate) async fn cancel_order(
     .await
 }
 
-/// Replaces the price and/or quantity of one of the key's open orders.
+/// Replaces the price and/or quantity of one of the key's open orders (a stop-limit order's
+/// too, before or after it triggers; its stop price stays).
 #[utoipa::path(patch, path = "/api/v1/orders/{id}", tag = "orders", security(("bearer" = [])),
     params(("id" = u64, Path, description = "The exchange's order id", example = 1), crate::openapi::IdempotencyKey),
     request_body = crate::openapi::ReplaceRequest,
@@ -862,8 +958,18 @@ pub(crate) async fn replace_order(
 ) -> Response {
     write(&s, &method, &uri, &headers, body, |m| {
         let order = order_ref(&path_of(id)?)?;
-        only(m, &["symbol", "price", "quantity", "client_order_id"])?;
+        only(
+            m,
+            &[
+                "symbol",
+                "price",
+                "quantity",
+                "client_order_id",
+                "stop_price",
+            ],
+        )?;
         let (price, qty) = (string(m, "price")?, string(m, "quantity")?);
+        let stop_price = string(m, "stop_price")?;
         if price.is_none() && qty.is_none() {
             return Err(error(
                 400,
@@ -888,6 +994,18 @@ pub(crate) async fn replace_order(
             }
             (None, _) => None,
         };
+        // A stop price cannot change: one given must be the order's (the edge checks).
+        let stop_price = match (stop_price, def) {
+            (Some(p), Some(def)) => Some(price_as(p, def, "stop_price", "invalid_stop_price")?),
+            (Some(_), None) => {
+                return Err(error(
+                    400,
+                    "missing_field",
+                    "symbol is required with a stop_price",
+                ))
+            }
+            (None, _) => None,
+        };
         // Without the symbol the exchange checks the lot.
         let qty = match (qty, def) {
             (Some(q), Some(def)) => Some(qty_of(q, def)?),
@@ -900,6 +1018,7 @@ pub(crate) async fn replace_order(
             price,
             qty,
             cl_ord_id,
+            stop_price,
         })
     })
     .await

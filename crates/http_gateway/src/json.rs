@@ -2,10 +2,11 @@
 //! HTTP status of each of the exchange's refusals (`exchange::Reject`).
 //!
 //! Prices and quantities are decimal strings, exact to the instrument's units (never a
-//! float); order ids are numbers; times are nanoseconds since the epoch (UTC), the record's.
+//! float); order ids are numbers; times are nanoseconds since the epoch (UTC), the record's,
+//! except a GTD order's `expire_time`, an RFC 3339 time as the client gave it (`rfc3339`).
 
 use crate::config::InstrumentDef;
-use exchange::{OrderRecord, OrderStatus, Reject, RiskKind};
+use exchange::{OrderExt, OrderRecord, OrderStatus, Reject, RiskKind};
 use serde::Serialize;
 use types::{CancelReason, OrdType, Side, TimeInForce};
 use utoipa::ToSchema;
@@ -56,6 +57,9 @@ pub fn reject_code(r: Reject) -> (u16, &'static str) {
         Reject::UnknownOrder => (404, "unknown_order"),
         Reject::InvalidPrice => (400, "invalid_price"),
         Reject::InvalidQty => (400, "invalid_quantity"),
+        Reject::InvalidField(types::Field::StopPrice) => (400, "invalid_stop_price"),
+        Reject::InvalidField(types::Field::DisplayQty) => (400, "invalid_display_quantity"),
+        Reject::InvalidField(types::Field::ExpireTime) => (400, "invalid_expire_time"),
         Reject::InvalidField(_) => (400, "invalid_field"),
         Reject::DuplicateOrderId => (409, "duplicate_order_id"),
         Reject::PostOnlyWouldCross => (422, "post_only_would_cross"),
@@ -70,6 +74,9 @@ pub fn reject_code(r: Reject) -> (u16, &'static str) {
         Reject::PriceBand { .. } => (422, "price_band"),
         Reject::Blocked { .. } => (422, "blocked"),
         Reject::InstrumentNotOpen { .. } => (422, "instrument_not_open"),
+        Reject::AuctionCall => (422, "auction_call"),
+        Reject::ExpireTimePast => (422, "expire_time_passed"),
+        Reject::StopPriceChange => (422, "stop_price_not_replaceable"),
         Reject::RiskLimit { kind, .. } => (
             422,
             match kind {
@@ -110,10 +117,14 @@ pub fn side(s: Side) -> &'static str {
     }
 }
 
-pub fn ord_type(t: OrdType) -> &'static str {
-    match t {
-        OrdType::Limit => "limit",
-        OrdType::Market => "market",
+/// The type an order shows: `limit` or `market`, and for a stop order (`ext.stop_price`
+/// set) `stop_limit` or `stop` (a stop market order).
+pub fn ord_type(t: OrdType, ext: &OrderExt) -> &'static str {
+    match (t, ext.stop_price != 0) {
+        (OrdType::Limit, false) => "limit",
+        (OrdType::Market, false) => "market",
+        (OrdType::Limit, true) => "stop_limit",
+        (OrdType::Market, true) => "stop",
     }
 }
 
@@ -123,6 +134,7 @@ pub fn tif(t: TimeInForce) -> &'static str {
         TimeInForce::Gtc => "gtc",
         TimeInForce::Ioc => "ioc",
         TimeInForce::Fok => "fok",
+        TimeInForce::Gtd => "gtd",
     }
 }
 
@@ -134,6 +146,42 @@ pub fn status(s: OrderStatus) -> &'static str {
         OrderStatus::Canceled => "canceled",
         OrderStatus::Expired => "expired",
     }
+}
+
+/// `ns` since the epoch as an RFC 3339 UTC time: `2026-11-30T16:00:00Z`, with a fraction of
+/// a second only when there is one (`...:00.25Z`, trailing zeros cut).
+pub fn rfc3339(ns: u64) -> String {
+    let (secs, frac) = (ns / 1_000_000_000, ns % 1_000_000_000);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let t = secs % 86_400;
+    let mut s = format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    );
+    if frac != 0 {
+        let digits = format!("{frac:09}");
+        s.push('.');
+        s.push_str(digits.trim_end_matches('0'));
+    }
+    s.push('Z');
+    s
+}
+
+/// The proleptic Gregorian date of day `z` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 /// The client order id a key sees: what it gave the order (the part before `~`, which the
@@ -156,16 +204,21 @@ pub mod names {
         Sell,
     }
 
-    /// The type of an order: `limit` has a price, `market` none.
+    /// The type of an order: `limit` has a price, `market` none; `stop` (a stop market
+    /// order) and `stop_limit` wait until a trade at or through their `stop_price` triggers
+    /// them, then work as a market or limit order.
     #[derive(ToSchema)]
     #[schema(rename_all = "snake_case")]
     pub enum OrderType {
         Limit,
         Market,
+        Stop,
+        StopLimit,
     }
 
     /// How long an order may rest: `gtc` until canceled, `day` until the trading day ends,
-    /// `ioc` trades what it can at once, `fok` all at once or nothing.
+    /// `ioc` trades what it can at once, `fok` all at once or nothing, `gtd` until its
+    /// `expire_time`.
     #[derive(ToSchema)]
     #[schema(rename_all = "snake_case")]
     pub enum TimeInForce {
@@ -173,6 +226,20 @@ pub mod names {
         Day,
         Ioc,
         Fok,
+        Gtd,
+    }
+
+    /// An instrument's trading status: `open`; `halted` or `closed` (no new order or
+    /// replace); `preopen` or `preclose`, a call auction (orders collect, nothing trades
+    /// until the uncross when it opens or closes; no market, IOC or FOK order).
+    #[derive(ToSchema)]
+    #[schema(rename_all = "snake_case")]
+    pub enum InstrumentStatus {
+        Open,
+        Halted,
+        Closed,
+        Preopen,
+        Preclose,
     }
 
     /// The state of an order.
@@ -234,11 +301,29 @@ pub struct OrderJson {
     pub ord_type: &'static str,
     #[schema(value_type = names::TimeInForce)]
     pub time_in_force: &'static str,
-    /// The limit price (null for a market order).
+    /// A GTD order's expire time, RFC 3339 UTC (absent on other orders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, example = "2026-11-30T16:00:00Z")]
+    pub expire_time: Option<String>,
+    /// The limit price (null for a market or stop market order).
     #[schema(example = "100.25")]
     pub price: Option<String>,
+    /// A stop or stop-limit order's trigger price (absent on other orders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, example = "101.5")]
+    pub stop_price: Option<String>,
+    /// A stop or stop-limit order: whether a trade has triggered it (absent on other
+    /// orders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub triggered: Option<bool>,
     #[schema(example = "10")]
     pub quantity: String,
+    /// An iceberg order's peak: the most the book shows of it at a time (absent: all of it
+    /// is shown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, example = "2")]
+    pub display_quantity: Option<String>,
     pub filled_quantity: String,
     pub remaining_quantity: String,
     /// The average price of its fills (null before the first).
@@ -353,6 +438,18 @@ pub struct TradeJson {
     pub trade_id: u64,
 }
 
+/// During a call auction, what the uncross would trade now.
+#[derive(Serialize, ToSchema)]
+pub struct IndicativeJson {
+    /// The uncross price: the most volume, then the least imbalance, then nearest the
+    /// reference price.
+    #[schema(example = "100.25")]
+    pub price: String,
+    /// The volume it would trade.
+    #[schema(example = "40")]
+    pub quantity: String,
+}
+
 /// `GET /api/v1/ticker/{symbol}`.
 #[derive(Serialize, ToSchema)]
 pub struct TickerJson {
@@ -361,9 +458,12 @@ pub struct TickerJson {
     pub best_bid: Option<BestJson>,
     pub best_ask: Option<BestJson>,
     pub last_trade: Option<TradeJson>,
-    /// open, halted or closed.
-    #[schema(example = "open")]
+    /// The instrument's trading status.
+    #[schema(value_type = names::InstrumentStatus, example = "open")]
     pub status: &'static str,
+    /// During a call auction (`preopen`, `preclose`): the price and quantity the uncross
+    /// would trade now; null otherwise, or while nothing would trade.
+    pub indicative: Option<IndicativeJson>,
     pub updated_ns: u64,
 }
 
@@ -375,13 +475,16 @@ pub struct StatusJson {
 }
 
 impl OrderJson {
+    /// Order `id` as `o` and its stop, iceberg and GTD attributes `ext` say, at `ts`.
     pub fn of(
         id: u64,
         o: &OrderRecord,
+        ext: &OrderExt,
         def: &InstrumentDef,
         cancel: Option<CancelReason>,
         ts: u64,
     ) -> OrderJson {
+        let stop = ext.stop_price != 0;
         let status = if cancel == Some(CancelReason::Expired) {
             OrderStatus::Expired
         } else {
@@ -392,10 +495,14 @@ impl OrderJson {
             client_order_id: client_order_id(o.cl_ord_id.as_str()),
             symbol: def.symbol.as_str().to_owned(),
             side: side(o.side),
-            ord_type: ord_type(o.ord_type),
+            ord_type: ord_type(o.ord_type, ext),
             time_in_force: tif(o.tif),
+            expire_time: (ext.expire_ns != 0).then(|| rfc3339(ext.expire_ns)),
             price: (o.ord_type == OrdType::Limit).then(|| price(o.price, def)),
+            stop_price: stop.then(|| price(ext.stop_price, def)),
+            triggered: stop.then_some(ext.triggered),
             quantity: o.order_qty.to_string(),
+            display_quantity: (ext.display_qty != 0).then(|| ext.display_qty.to_string()),
             filled_quantity: o.cum_qty.to_string(),
             remaining_quantity: o.leaves_qty.to_string(),
             average_price: (o.cum_qty > 0).then(|| ratio(o.notional, o.cum_qty, def)),

@@ -1,5 +1,6 @@
 //! The public market as the HTTP side serves it: each instrument's book by level, its RptSeq
-//! and last trade, written by the market-data replica after each batch it applies and read by
+//! and last trade, its trading status and, in a call auction, its indicative uncross, written
+//! by the market-data replica after each batch it applies and read by
 //! the HTTP handlers (book, ticker) and the WebSocket connections (snapshots), with the
 //! broadcast rings of its changes (`WsHub`). Never the event loop's state.
 
@@ -27,6 +28,12 @@ pub struct BookView {
     pub updated_ns: u64,
     /// Its trading status (the operator's: `exchange::AdminAction::SetStatus`).
     pub status: exchange::InstrumentStatus,
+    /// In a call auction, the price and quantity the uncross would trade now (`None`: not
+    /// in a call, or nothing would trade).
+    pub indicative: Option<(i64, u64)>,
+    /// Changes of `status` and `indicative` so far: of two tickers, the later has the greater
+    /// `(rpt_seq, ticker_rev)` (either may change without the other).
+    pub ticker_rev: u64,
 }
 
 /// Every instrument's view, each behind its own lock (held for a copy), and the WebSocket
@@ -86,8 +93,31 @@ impl MarketView {
     /// Sets instrument `symbol`'s trading status.
     pub fn set_status(&self, symbol: u32, status: exchange::InstrumentStatus) {
         if let Some(slot) = self.books.get(symbol as usize) {
-            slot.lock().unwrap_or_else(|e| e.into_inner()).status = status;
+            let mut v = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if v.status != status {
+                v.status = status;
+                v.ticker_rev += 1;
+            }
         }
+    }
+
+    /// Sets instrument `symbol`'s indicative uncross (`None`: none).
+    pub fn set_indicative(&self, symbol: u32, indicative: Option<(i64, u64)>) {
+        if let Some(slot) = self.books.get(symbol as usize) {
+            let mut v = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if v.indicative != indicative {
+                v.indicative = indicative;
+                v.ticker_rev += 1;
+            }
+        }
+    }
+
+    /// Instrument `symbol`'s `(rpt_seq, ticker_rev)`: where its ticker stands.
+    pub fn ticker_at(&self, symbol: u32) -> (u64, u64) {
+        self.books.get(symbol as usize).map_or((0, 0), |slot| {
+            let v = slot.lock().unwrap_or_else(|e| e.into_inner());
+            (v.rpt_seq, v.ticker_rev)
+        })
     }
 
     /// A copy of instrument `symbol`'s view, its sides cut to `depth` levels.
@@ -104,6 +134,8 @@ impl MarketView {
             last_trade: v.last_trade,
             updated_ns: v.updated_ns,
             status: v.status,
+            indicative: v.indicative,
+            ticker_rev: v.ticker_rev,
         })
     }
 }

@@ -29,20 +29,33 @@ pub struct NewOrderRequest {
     pub symbol: String,
     #[schema(value_type = names::Side)]
     pub side: String,
-    /// `limit` (the default) or `market`.
+    /// `limit` (the default), `market`, `stop` (a stop market order) or `stop_limit`.
     #[serde(rename = "type")]
     #[schema(value_type = Option<names::OrderType>)]
     pub ord_type: Option<String>,
-    /// Default `gtc` for a limit order, `ioc` for a market order.
+    /// Default `ioc` for a market order, `gtc` for the others.
     #[schema(value_type = Option<names::TimeInForce>)]
     pub time_in_force: Option<String>,
-    /// Required for a limit order, refused for a market order; a multiple of the
-    /// instrument's tick.
+    /// Required with `gtd`, refused without it: when the order expires, an RFC 3339 time;
+    /// one already past is refused (422 `expire_time_passed`).
+    #[schema(example = "2026-11-30T16:00:00Z", format = DateTime)]
+    pub expire_time: Option<String>,
+    /// Required for a limit or stop-limit order, refused for a market or stop order; a
+    /// multiple of the instrument's tick.
     #[schema(example = "100.25", pattern = r"^[0-9]+(\.[0-9]+)?$")]
     pub price: Option<String>,
+    /// Required for a stop or stop-limit order, refused for the others: a trade at or above
+    /// it (a buy) or at or below it (a sell) triggers the order; a multiple of the tick.
+    #[schema(example = "101.5", pattern = r"^[0-9]+(\.[0-9]+)?$")]
+    pub stop_price: Option<String>,
     /// Whole units, positive, a multiple of the instrument's lot.
     #[schema(example = "10", pattern = r"^[0-9]+(\.0+)?$")]
     pub quantity: String,
+    /// An iceberg order: the most the book shows of it at a time, refilled from the rest
+    /// (each refill goes to the back of its price level); whole units, positive, a multiple
+    /// of the lot; not on a market, IOC or FOK order.
+    #[schema(example = "2", pattern = r"^[0-9]+(\.0+)?$")]
+    pub display_quantity: Option<String>,
     /// Refused (`post_only_would_cross`) if it would trade on arrival.
     pub post_only: Option<bool>,
     /// The key's own id of the order, unique among its orders.
@@ -62,6 +75,10 @@ pub struct ReplaceRequest {
     pub price: Option<String>,
     #[schema(example = "5", pattern = r"^[0-9]+(\.0+)?$")]
     pub quantity: Option<String>,
+    /// A stop-limit order's stop price, which cannot change: if given (with `symbol`), it
+    /// must be the order's (else 422 `stop_price_not_replaceable`).
+    #[schema(example = "101.5", pattern = r"^[0-9]+(\.[0-9]+)?$")]
+    pub stop_price: Option<String>,
     /// A new client order id for the order.
     #[schema(pattern = r"^[A-Za-z0-9_.:-]{1,36}$")]
     pub client_order_id: Option<String>,
@@ -261,8 +278,9 @@ impl IntoResponses for WriteErrors {
             TOO_LARGE,
             (
                 "422",
-                "The exchange refused it (limits, post-only, market closed...) or the \
-                 Idempotency-Key was used for another request",
+                "The exchange refused it (limits, post-only, market closed, a market order \
+                 during a call auction, an expire time passed...) or the Idempotency-Key was \
+                 used for another request",
                 false,
             ),
             THROTTLED,

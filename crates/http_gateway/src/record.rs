@@ -48,12 +48,14 @@ pub enum ApiOp {
     /// the account is the key's.
     New(NewOrder),
     Cancel(OrderRef),
-    /// A new price and/or total quantity; `cl_ord_id` the order's new client order id.
+    /// A new price and/or total quantity; `cl_ord_id` the order's new client order id;
+    /// `stop_price`, if given, must be the order's (a stop price is never changed).
     Replace {
         order: OrderRef,
         price: Option<i64>,
         qty: Option<u64>,
         cl_ord_id: Option<ClOrdId>,
+        stop_price: Option<i64>,
     },
     /// Cancel every open order of the key, optionally of one symbol and/or side.
     CancelAll {
@@ -129,7 +131,15 @@ impl ApiInput {
                 e.i64(o.price);
                 e.u64(o.qty);
                 e.opt_u32(o.account);
-                e.bool(o.post_only);
+                // Bit 0: post only; bit 1: the stop price, display quantity and expire time
+                // follow (a plain order is encoded as before they existed).
+                let ext = o.stop_price != 0 || o.display_qty != 0 || o.expire_ns != 0;
+                e.u8(u8::from(o.post_only) | u8::from(ext) << 1);
+                if ext {
+                    e.i64(o.stop_price);
+                    e.u64(o.display_qty);
+                    e.u64(o.expire_ns);
+                }
             }
             ApiOp::Cancel(r) => {
                 e.u8(2);
@@ -140,15 +150,14 @@ impl ApiInput {
                 price,
                 qty,
                 cl_ord_id,
+                stop_price,
             } => {
                 e.u8(3);
                 enc_ref(e, order);
-                match price {
-                    None => e.u8(0),
-                    Some(p) => {
-                        e.u8(1);
-                        e.i64(*p);
-                    }
+                // Bit 0: a price follows; bit 1: then a stop price.
+                e.u8(u8::from(price.is_some()) | u8::from(stop_price.is_some()) << 1);
+                for p in [price, stop_price].into_iter().flatten() {
+                    e.i64(*p);
                 }
                 e.opt_u64(*qty);
                 e.cl(cl_ord_id.as_ref().unwrap_or(&ClOrdId::EMPTY));
@@ -187,25 +196,39 @@ impl ApiInput {
             _ => return Err(DecodeError("bad idempotency flag")),
         };
         let op = match d.u8()? {
-            1 => ApiOp::New(NewOrder {
-                cl_ord_id: d.cl()?,
-                symbol: d.u32()?,
-                side: codec::side_from(d.u8()?)?,
-                ord_type: codec::ord_type_from(d.u8()?)?,
-                tif: codec::tif_from(d.u8()?)?,
-                price: d.i64()?,
-                qty: d.u64()?,
-                account: d.opt_u32()?,
-                post_only: d.bool()?,
-            }),
+            1 => {
+                let mut o = NewOrder {
+                    cl_ord_id: d.cl()?,
+                    symbol: d.u32()?,
+                    side: codec::side_from(d.u8()?)?,
+                    ord_type: codec::ord_type_from(d.u8()?)?,
+                    tif: codec::tif_from(d.u8()?)?,
+                    price: d.i64()?,
+                    qty: d.u64()?,
+                    account: d.opt_u32()?,
+                    ..Default::default()
+                };
+                let flags = d.u8()?;
+                if flags > 3 {
+                    return Err(DecodeError("bad order flags"));
+                }
+                o.post_only = flags & 1 != 0;
+                if flags & 2 != 0 {
+                    o.stop_price = d.i64()?;
+                    o.display_qty = d.u64()?;
+                    o.expire_ns = d.u64()?;
+                }
+                ApiOp::New(o)
+            }
             2 => ApiOp::Cancel(dec_ref(d)?),
             3 => {
                 let order = dec_ref(d)?;
-                let price = match d.u8()? {
-                    0 => None,
-                    1 => Some(d.i64()?),
-                    _ => return Err(DecodeError("bad price flag")),
-                };
+                let flags = d.u8()?;
+                if flags > 3 {
+                    return Err(DecodeError("bad price flags"));
+                }
+                let price = (flags & 1 != 0).then(|| d.i64()).transpose()?;
+                let stop_price = (flags & 2 != 0).then(|| d.i64()).transpose()?;
                 let qty = d.opt_u64()?;
                 let cl = d.cl()?;
                 ApiOp::Replace {
@@ -213,6 +236,7 @@ impl ApiInput {
                     price,
                     qty,
                     cl_ord_id: (!cl.is_empty()).then_some(cl),
+                    stop_price,
                 }
             }
             4 => ApiOp::CancelAll {

@@ -6,7 +6,8 @@
 //! it has written the `MarketView`, it publishes per touched instrument one `book` update with
 //! the batch's level changes and the RptSeq range of the instrument's feed entries in it (the
 //! FIX feed's RptSeq), one `trade` per trade, a `ticker` when the best bid, best ask or last
-//! trade changed; and each API key's order events (`ApiEdge::events_on`). The HTTP thread runs
+//! trade changed (and when the trading status or, in a call auction, the indicative uncross
+//! changes); and each API key's order events (`ApiEdge::events_on`). The HTTP thread runs
 //! one task per connection (`conn`): it parses the client's JSON messages, answers each with an
 //! ack or a `{"type":"error",...}`, and forwards what the connection subscribed to.
 //!
@@ -59,6 +60,9 @@ pub struct MarketMsg {
     /// The instrument's RptSeq range this message covers (a trade's and a ticker's: one).
     pub first_rpt_seq: u64,
     pub rpt_seq: u64,
+    /// A ticker's `BookView::ticker_rev` when it was made (its status and indicative
+    /// changes, which come without a feed entry); 0 for the other channels.
+    pub ticker_rev: u64,
     pub text: Text,
 }
 
@@ -169,8 +173,10 @@ struct TickerJson<'a> {
     best_bid: Option<BestJson>,
     best_ask: Option<BestJson>,
     last_trade: Option<LastTradeJson>,
-    /// open, halted or closed.
+    /// open, halted, closed, preopen or preclose.
     status: &'static str,
+    /// In a call auction: the uncross price and quantity now (null: none).
+    indicative: Option<json::IndicativeJson>,
     time_ns: u64,
 }
 
@@ -178,13 +184,15 @@ fn text(v: &impl Serialize) -> Text {
     Text::from(serde_json::to_vec(v).expect("plain data serializes"))
 }
 
-/// An instrument's ticker: best bid and ask (price, quantity), last trade.
+/// An instrument's ticker: best bid and ask (price, quantity), last trade, trading status and
+/// indicative uncross (price, quantity).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Ticker {
     bid: Option<(i64, u64)>,
     ask: Option<(i64, u64)>,
     last: Option<TradeEntry>,
     status: exchange::InstrumentStatus,
+    indicative: Option<(i64, u64)>,
 }
 
 impl Ticker {
@@ -195,6 +203,7 @@ impl Ticker {
             ask: v.asks.first().map(|l| (l.0, l.1)),
             last: v.last_trade,
             status: v.status,
+            indicative: v.indicative,
         }
     }
 
@@ -218,6 +227,10 @@ impl Ticker {
                 trade_id: t.trade_id,
             }),
             status: self.status.as_str(),
+            indicative: self.indicative.map(|(p, q)| json::IndicativeJson {
+                price: json::price(p, def),
+                quantity: q.to_string(),
+            }),
             time_ns,
         })
     }
@@ -319,6 +332,7 @@ impl WsPublisher {
                     })
                     .or(seen.last),
                 status: seen.status,
+                indicative: seen.indicative,
             };
             let changed = now != *seen;
             *seen = now;
@@ -339,7 +353,7 @@ impl WsPublisher {
                 }
             }
             let symbol = def.symbol.as_str();
-            let send = |channel, first_rpt_seq, rpt_seq, text| {
+            let send = |channel, first_rpt_seq, rpt_seq, ticker_rev, text| {
                 hub.stats.published.fetch_add(1, Ordering::Relaxed);
                 // No receiver left: nothing to do.
                 let _ = hub.market.send(MarketMsg {
@@ -347,6 +361,7 @@ impl WsPublisher {
                     channel,
                     first_rpt_seq,
                     rpt_seq,
+                    ticker_rev,
                     text,
                 });
             };
@@ -359,7 +374,7 @@ impl WsPublisher {
                 asks,
                 time_ns,
             });
-            send(Channel::Book, first, last, book);
+            send(Channel::Book, first, last, 0, book);
             for &(e, ts) in run {
                 if let EntryKind::Trade(t) = e.kind {
                     let trade = text(&TradeJson {
@@ -372,11 +387,18 @@ impl WsPublisher {
                         aggressor_side: json::side(t.aggressor),
                         time_ns: ts,
                     });
-                    send(Channel::Trades, e.rpt_seq, e.rpt_seq, trade);
+                    send(Channel::Trades, e.rpt_seq, e.rpt_seq, 0, trade);
                 }
             }
             if changed {
-                send(Channel::Ticker, last, last, now.json(def, last, time_ns));
+                let rev = self.view.ticker_at(sym).1;
+                send(
+                    Channel::Ticker,
+                    last,
+                    last,
+                    rev,
+                    now.json(def, last, time_ns),
+                );
             }
         }
         self.entries.clear();
@@ -401,18 +423,51 @@ impl WsPublisher {
             return;
         }
         seen.status = status;
+        let t = *seen;
+        self.send_ticker(feed, sym, def, t, time_ns);
+    }
+
+    /// After the batch (and `on_status`): each instrument's indicative uncross as
+    /// `indicative(symbol)` gives it now (`(price, qty)`, qty 0: none, as
+    /// `exchange::Exchange::indicative`); one that changed is written into the view and its
+    /// ticker says so.
+    pub fn on_indicatives(
+        &mut self,
+        feed: &Feed,
+        indicative: impl Fn(u32) -> (i64, u64),
+        time_ns: u64,
+    ) {
+        for sym in 0..self.tickers.len() as u32 {
+            let now = Some(indicative(sym)).filter(|&(_, q)| q != 0);
+            let seen = &mut self.tickers[sym as usize];
+            if seen.indicative == now {
+                continue;
+            }
+            seen.indicative = now;
+            let t = *seen;
+            self.view.set_indicative(sym, now);
+            let def = self.cfg.instruments[sym as usize];
+            self.send_ticker(feed, sym, &def, t, time_ns);
+        }
+    }
+
+    /// Sends ticker `t` of instrument `sym` (changed without a feed entry: its view's
+    /// `ticker_rev` orders it after the ticker of the same RptSeq).
+    fn send_ticker(&self, feed: &Feed, sym: u32, def: &InstrumentDef, t: Ticker, time_ns: u64) {
         let hub = self.view.ws();
         if hub.market.receiver_count() == 0 {
             return;
         }
         let rpt_seq = feed.rpt_seq(sym);
+        let ticker_rev = self.view.ticker_at(sym).1;
         hub.stats.published.fetch_add(1, Ordering::Relaxed);
         let _ = hub.market.send(MarketMsg {
             symbol: sym,
             channel: Channel::Ticker,
             first_rpt_seq: rpt_seq,
             rpt_seq,
-            text: seen.json(def, rpt_seq, time_ns),
+            ticker_rev,
+            text: t.json(def, rpt_seq, time_ns),
         });
     }
 

@@ -155,6 +155,7 @@ fn write_report(enc: &mut Encoder, f: &Fill<'_>, i: u64) -> usize {
         price: f.price,
         time_in_force: f.time_in_force,
         order_qty: f.qty,
+        ext: Default::default(),
         last: Some((f.price, f.qty)),
         leaves_qty: 0,
         cum_qty: f.qty,

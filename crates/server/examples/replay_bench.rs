@@ -99,6 +99,7 @@ fn write_journal(dir: &Path, n: u64) -> Result<(), String> {
                 symbol,
                 price: 990 + rng.below(21) as i64,
                 qty: 1 + rng.below(20),
+                stop_price: 0,
             })
         } else if (r < 25 && !open[s].is_empty()) || open[s].len() >= OPEN_MAX {
             let k = if open[s].len() >= OPEN_MAX {

@@ -425,6 +425,18 @@ impl MdThread {
             ws.publish_orders(self.follower.api_events());
         }
         self.follow_statuses();
+        // The indicative uncross of the books in a call auction: into the FIX feed (MDEntryType
+        // Q, unchanged values send nothing), the REST view and the WebSocket tickers.
+        {
+            let x = &self.follower.node().exchange;
+            for s in 0..self.statuses.len() as u32 {
+                let (price, qty) = x.indicative(s);
+                self.edge.set_indicative(s, price, qty);
+            }
+            if let Some(ws) = self.ws.as_mut() {
+                ws.on_indicatives(&self.feed, |s| x.indicative(s), now_ns());
+            }
+        }
         self.counters
             .applied_seq
             .store(self.follower.last_seq(), Ordering::Release);

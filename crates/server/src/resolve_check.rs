@@ -147,6 +147,7 @@ pub fn fuzz(data: &[u8]) {
                         symbol: (d % 2) as u32,
                         price,
                         qty: 1 + (e >> 4) as u64,
+                        stop_price: 0,
                     }),
                     _ => AppMsg::Status {
                         cl_ord_id: cl(b),

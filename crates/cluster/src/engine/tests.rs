@@ -305,6 +305,7 @@ fn scenario(c: &mut Cluster) {
         symbol: ACME,
         price: 9_800,
         qty: 20,
+        stop_price: 0,
     };
     c.input(Input::Replace {
         who: C1,
@@ -583,6 +584,7 @@ fn replaces_refused_and_accepted() {
         symbol: ACME,
         price: 9_900,
         qty,
+        stop_price: 0,
     };
     let out = c.input(Input::Replace {
         who: C1,

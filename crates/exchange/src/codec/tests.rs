@@ -56,6 +56,7 @@ fn replaces() -> Vec<Replace> {
             symbol: u32::MAX - k as u32,
             price: [100, -1, i64::MIN][k % 3],
             qty: [5, 0, u64::MAX][k % 3],
+            stop_price: 0,
         })
         .collect()
 }
@@ -112,6 +113,7 @@ fn replaces_round_trip_also_decoded_in_place() {
         symbol: 0,
         price: 0,
         qty: 0,
+        stop_price: 0,
     };
     for r in &all {
         let b = encoded(|e| r.encode(e));
@@ -227,6 +229,9 @@ fn reject_reasons_round_trip_and_unknown_codes_are_refused() {
         Reject::ReplaceQtyAtOrBelowFilled,
         Reject::ReplaceMarketOrder,
         Reject::ExchangeBusy,
+        Reject::AuctionCall,
+        Reject::ExpireTimePast,
+        Reject::StopPriceChange,
     ];
     all.extend(FIELDS.iter().map(|&f| Reject::InvalidField(f)));
     let mut seen = std::collections::HashSet::new();
@@ -271,7 +276,7 @@ fn reject_reasons_round_trip_and_unknown_codes_are_refused() {
     }
     let decode = |b: [u8; 2]| Reject::decode(&mut Dec(&b));
     assert_eq!(decode([0, 0]), Err(DecodeError("bad reject reason")));
-    assert_eq!(decode([24, 0]), Err(DecodeError("bad reject reason")));
+    assert_eq!(decode([25, 0]), Err(DecodeError("bad reject reason")));
     assert_eq!(decode([19, 0]), Err(DecodeError("bad risk limit kind")));
     assert_eq!(decode([255, 0]), Err(DecodeError("bad reject reason")));
     assert_eq!(decode([3, 1]), Err(DecodeError("bad reject field")));

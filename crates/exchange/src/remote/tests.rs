@@ -291,6 +291,7 @@ fn requests_about_an_order_go_to_its_shard() {
         symbol: 1,
         price: 101,
         qty: 5,
+        stop_price: 0,
     };
     let requests = |g: &mut Gateway| {
         g.input(Input::Status {
@@ -379,6 +380,7 @@ fn what_the_gateway_knows_is_answered_here() {
             symbol: 1,
             price: 100,
             qty: 5,
+            stop_price: 0,
         };
         let out = g.input(Input::Replace {
             who,
@@ -923,6 +925,7 @@ fn a_refused_replace_frees_its_clordid() {
         symbol: 1,
         price: 100,
         qty: 1,
+        stop_price: 0,
     };
     let r = replace("A2", "A");
     g.input(Input::Replace {

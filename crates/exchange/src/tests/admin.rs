@@ -190,6 +190,7 @@ fn a_halted_instrument_refuses_orders_and_replaces_takes_cancels_and_says_so_onc
         symbol: 0,
         price: 101,
         qty: 1,
+        stop_price: 0,
     };
     let who = Principal {
         originator: 0,

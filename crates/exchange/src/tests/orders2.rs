@@ -412,3 +412,58 @@ fn stops_icebergs_gtd_and_a_call_survive_a_snapshot() {
         Some(true)
     );
 }
+
+#[test]
+fn a_stop_limits_replace_keeps_its_stop_price_or_is_refused() {
+    let mut c = Clocked::new();
+    c.order(
+        T0,
+        NewOrder {
+            stop_price: 105,
+            ..order("stop", Side::Buy, 106, 4)
+        },
+    );
+    let replace = |cl: &str, orig: &str, stop_price| Replace {
+        cl_ord_id: ClOrdId::from(cl),
+        orig_cl_ord_id: ClOrdId::from(orig),
+        symbol: 0,
+        price: 107,
+        qty: 6,
+        stop_price,
+    };
+    let refused = c.at(
+        T0 + 1,
+        &Input::Replace {
+            who: who(Side::Buy),
+            replace: &replace("r1", "stop", 104),
+        },
+    );
+    assert!(
+        matches!(
+            refused.0.as_slice(),
+            [Seen::CancelRejected {
+                reason: Reject::StopPriceChange,
+                ..
+            }]
+        ),
+        "{:?}",
+        refused.0
+    );
+    // The same stop price, or none named: the limit and quantity change in place.
+    for (cl, orig, stop) in [("r2", "stop", 105), ("r3", "r2", 0)] {
+        let done = c.at(
+            T0 + 2,
+            &Input::Replace {
+                who: who(Side::Buy),
+                replace: &replace(cl, orig, stop),
+            },
+        );
+        assert_eq!(reports(&done.0), [r(cl, ReportKind::Replaced)]);
+    }
+    let id = c.x.order_of(0, b"r3").expect("live");
+    assert_eq!(c.x.order_ext(id).stop_price, 105);
+    assert_eq!(
+        c.x.order(id).map(|o| (o.price, o.leaves_qty)),
+        Some((107, 6))
+    );
+}

@@ -166,6 +166,7 @@ fn a_firm_or_account_at_its_limit_is_refused_and_other_firms_are_not() {
                 symbol: 0,
                 price: 101,
                 qty: 5,
+                stop_price: 0,
             },
         })),
         [ReportKind::Replaced]

@@ -72,6 +72,7 @@ impl Mkt {
             symbol: 0,
             price,
             qty,
+            stop_price: 0,
         };
         self.apply(&Input::Replace {
             who: Principal {

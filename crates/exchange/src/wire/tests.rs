@@ -68,7 +68,9 @@ fn commands() -> Vec<Command> {
                 qty: [1, 0, u64::MAX][k],
                 account: [None, Some(0), Some(u32::MAX)][k],
                 post_only: k == 2,
-                ..Default::default()
+                stop_price: [0, 95, i64::MAX][k],
+                display_qty: [0, 3, u64::MAX][k],
+                expire_ns: [0, 1, u64::MAX][k],
             },
         });
         v.push(Command::Cancel {
@@ -84,6 +86,7 @@ fn commands() -> Vec<Command> {
                 symbol: [1, 0, u32::MAX][k],
                 price: [101, -1, i64::MAX][k],
                 qty: [7, 0, u64::MAX][k],
+                stop_price: [0, 95, i64::MAX][k],
             },
         });
         for own in [false, true] {
@@ -113,7 +116,7 @@ fn every_command_round_trips() {
         .iter()
         .map(|c| encoded(|e| c.encode(e))[0])
         .collect();
-    assert_eq!(tags, (1..=8).collect(), "every variant is covered");
+    assert_eq!(tags, (1..=9).collect(), "every variant is covered");
     for c in commands() {
         let b = encoded(|e| c.encode(e));
         assert_eq!(decode_command(&b), Ok(c), "{c:?}");
@@ -136,7 +139,7 @@ fn bad_command_bytes_are_errors() {
             "{c:?}"
         );
     }
-    for tag in [0, 9, 255] {
+    for tag in [0, 10, 255] {
         assert_eq!(decode_command(&[tag]), Err(DecodeError("bad command tag")));
     }
     let who = |o: u32, f: u32| {
@@ -257,6 +260,8 @@ fn rejects() -> Vec<Reject> {
             account: 3,
             limit: 9,
         },
+        Reject::StopPriceChange,
+        Reject::InvalidField(Field::ExpireTime),
     ]
 }
 
@@ -269,6 +274,7 @@ fn sents() -> Vec<Sent> {
         },
         ReportKind::Replaced,
         ReportKind::Status,
+        ReportKind::Triggered,
     ];
     kinds.extend(REASONS.map(ReportKind::Canceled));
     let mut v = Vec::new();
@@ -280,7 +286,12 @@ fn sents() -> Vec<Sent> {
             kind,
             cl_ord_id: cl(["A1", "C2", ""][k % 3]),
             orig_cl_ord_id: [None, Some(cl("A1")), Some(cl(""))][k % 3],
-            ext: Default::default(),
+            ext: crate::OrderExt {
+                stop_price: [0, 95, i64::MAX][k % 3],
+                display_qty: [0, 3, u64::MAX][k % 3],
+                expire_ns: [0, 1, u64::MAX][k % 3],
+                triggered: k % 2 == 1,
+            },
         }));
     }
     for (k, reason) in rejects().into_iter().enumerate() {
@@ -387,7 +398,7 @@ fn bad_sent_bytes_are_errors() {
         b.push(0);
         assert_eq!(decode_sent(&b).err(), Some(DecodeError("trailing bytes")));
     }
-    for tag in [0, 9, 255] {
+    for tag in [0, 10, 255] {
         assert_eq!(
             decode_sent(&[tag, 1]).err(),
             Some(DecodeError("bad output tag"))

@@ -38,7 +38,8 @@ fn reads_a_market_data_request_with_several_symbols() {
         EntryTypes {
             bids: true,
             offers: true,
-            trades: true
+            trades: true,
+            indicative: false,
         }
     );
     assert_eq!(syms, vec![b"AAA".to_vec(), b"BBB".to_vec()]);

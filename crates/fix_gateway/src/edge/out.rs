@@ -209,9 +209,10 @@ impl<const MD: bool> Outputs for EdgeOut<'_, MD> {
             }
             Output::Market(e) => self.out.market.push(*e),
             Output::TradingStatus(s) => self.trading_status(s),
-            // The market-data edge tells of an instrument's status (SecurityStatus); the
-            // replica's exchange has it (`Exchange::instrument_status`).
-            Output::InstrumentStatus { .. } => {}
+            // The market-data edge tells of an instrument's status (SecurityStatus) and of
+            // its indicative uncross; the replica's exchange has both
+            // (`Exchange::instrument_status`, `Exchange::indicative`).
+            Output::InstrumentStatus { .. } | Output::Indicative { .. } => {}
         }
     }
 
@@ -236,7 +237,10 @@ fn recipient(o: &Output<'_>) -> Option<u16> {
         | Output::CancelRejected { to, .. }
         | Output::MassCanceled { to, .. }
         | Output::StatusUnknown { to, .. } => Some(to),
-        Output::Market(_) | Output::TradingStatus(_) | Output::InstrumentStatus { .. } => None,
+        Output::Market(_)
+        | Output::TradingStatus(_)
+        | Output::InstrumentStatus { .. }
+        | Output::Indicative { .. } => None,
     }
 }
 
@@ -405,6 +409,7 @@ fn exec_recipe(record_seq: u64, r: &Report<'_>) -> ExecRecipe {
         ),
         ReportKind::Replaced => (ExecType::Replaced, None, None),
         ReportKind::Status => (ExecType::OrderStatus, None, None),
+        ReportKind::Triggered => (ExecType::Triggered, None, None),
     };
     ExecRecipe {
         order_id: r.id,
@@ -427,6 +432,11 @@ fn exec_recipe(record_seq: u64, r: &Report<'_>) -> ExecRecipe {
         cum_qty: o.cum_qty,
         notional: o.notional,
         text,
+        ext: app::OrderExt {
+            stop_px: r.ext.stop_price,
+            max_floor: r.ext.display_qty,
+            expire_time_ns: r.ext.expire_ns,
+        },
         copy_of: None,
     }
 }

@@ -7,7 +7,7 @@ use crate::config::FixConfig;
 use crate::record::FixInput;
 use crate::store::{Body, ExecRecipe};
 use exchange::snap::{SnapReader, SnapWriter};
-use fix::app::{ExecType, OrdStatus};
+use fix::app::{ExecType, OrdStatus, OrderExt};
 use fix::{Encoder, FixVersion, SessionVars};
 use types::CancelReason;
 
@@ -184,18 +184,25 @@ impl FixEdge {
                         store.body_into(m, FixVersion::Fix44, &mut scratch);
                         e.bytes(scratch.body());
                     }
-                    (Body::Exec(r), cl, orig) => match r.copy_of {
-                        None => {
-                            e.u64(1);
-                            write_exec_recipe(&mut e, r, cl, orig);
+                    // 1 a report, 2 a drop copy (the session whose report it copies, then
+                    // the recipe); 3 and 4 the same of a stop, iceberg or GTD order, its
+                    // StopPx, MaxFloor and ExpireTime after the recipe.
+                    (Body::Exec(r), cl, orig) => {
+                        let ext = r.ext != OrderExt::default();
+                        match r.copy_of {
+                            None => e.u64(if ext { 3 } else { 1 }),
+                            Some(owner) => {
+                                e.u64(if ext { 4 } else { 2 });
+                                e.u64(owner as u64);
+                            }
                         }
-                        // A drop copy: the session whose report it copies, then the recipe.
-                        Some(owner) => {
-                            e.u64(2);
-                            e.u64(owner as u64);
-                            write_exec_recipe(&mut e, r, cl, orig);
+                        write_exec_recipe(&mut e, r, cl, orig);
+                        if ext {
+                            e.u64(r.ext.stop_px as u64);
+                            e.u64(r.ext.max_floor);
+                            e.u64(r.ext.expire_time_ns);
                         }
-                    },
+                    }
                 }
             }
         }
@@ -273,9 +280,9 @@ impl FixEdge {
                             None,
                         );
                     }
-                    kind @ (1 | 2) => {
+                    kind @ 1..=4 => {
                         let copy_of = match kind {
-                            2 => {
+                            2 | 4 => {
                                 let owner = r.u64()?;
                                 if owner >= n as u64 {
                                     return Err(format!(
@@ -289,6 +296,13 @@ impl FixEdge {
                         let (mut recipe, cl, orig) =
                             read_exec_recipe(&mut r, self.cfg.instruments.len())?;
                         recipe.copy_of = copy_of;
+                        if kind >= 3 {
+                            recipe.ext = OrderExt {
+                                stop_px: r.u64()? as i64,
+                                max_floor: r.u64()?,
+                                expire_time_ns: r.u64()?,
+                            };
+                        }
                         s.store_mut().restore_entry(
                             seq,
                             b'8',
@@ -331,7 +345,7 @@ const CANCEL_REASONS: [CancelReason; 9] = [
     CancelReason::Operator,
 ];
 
-const EXEC_TYPES: [ExecType; 7] = [
+const EXEC_TYPES: [ExecType; 8] = [
     ExecType::New,
     ExecType::Trade,
     ExecType::Canceled,
@@ -339,6 +353,7 @@ const EXEC_TYPES: [ExecType; 7] = [
     ExecType::Rejected,
     ExecType::Expired,
     ExecType::OrderStatus,
+    ExecType::Triggered,
 ];
 
 const ORD_STATUSES: [OrdStatus; 6] = [
@@ -467,6 +482,7 @@ fn read_exec_recipe<'a>(
         cum_qty,
         notional,
         text,
+        ext: OrderExt::default(),
         copy_of: None,
     };
     Ok((recipe, cl_ord_id, orig_cl_ord_id))

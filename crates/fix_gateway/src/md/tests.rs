@@ -657,3 +657,198 @@ fn security_status_follows_the_instruments_status_for_those_who_subscribed() {
     edge.set_instrument_status(1, S::Open, 3, &mut out);
     assert!(received(&mut out, 7).is_empty());
 }
+
+/// A call auction's status in each version: SecurityTradingStatus 21 (pre-open) with
+/// TradingSessionSubID 2 (opening) or 4 (closing) in FIX 4.4 and 5.0SP2; FIX 4.2, which has
+/// neither, 14. Every message validates against its version's dictionary.
+#[test]
+fn call_auctions_are_told_in_each_versions_values() {
+    use exchange::InstrumentStatus as S;
+    let (mut edge, feed, mut out) = (edge(), Feed::new(2), Outbox::default());
+    let mut clients = [
+        Client::new(1, "M42", FixVersion::Fix42),
+        Client::new(2, "M44", FixVersion::Fix44),
+        Client::new(3, "M50", FixVersion::Fix50Sp2),
+    ];
+    for c in &mut clients {
+        c.logon(&mut edge, &feed, &mut out);
+        c.send(&mut edge, &feed, &mut out, "e", "324=w|55=AAA|263=1|");
+        assert!(received(&mut out, c.conn)[0].text.contains("|326=17|"));
+    }
+    let check = |got: &Got, version: FixVersion| {
+        let mut d = Decoder::default();
+        let m = d.decode(&got.bytes).unwrap();
+        let valid = fix::dict::dictionary(version).validate(&m);
+        assert!(valid.is_ok(), "{version:?}: {valid:?} {}", got.text);
+    };
+    // What each client got (`received` empties the outbox: one outbox per client's view).
+    let conns = clients.each_ref().map(|c| c.conn);
+    let each = |out: &mut Outbox| {
+        let got: Vec<Vec<Got>> = conns
+            .iter()
+            .map(|&conn| {
+                let mut mine = Outbox::default();
+                for it in out.items.iter().filter(|it| it.conn == conn) {
+                    mine.push(conn, &out.buf[it.start..it.end]);
+                }
+                received(&mut mine, conn)
+            })
+            .collect();
+        out.clear();
+        got
+    };
+    for (status, sub) in [(S::PreOpen, "2"), (S::PreClose, "4")] {
+        edge.set_instrument_status(0, status, T0, &mut out);
+        let all = each(&mut out);
+        for (c, got) in clients.iter().zip(all) {
+            assert_eq!(got.len(), 1, "{:?}", c.version);
+            check(&got[0], c.version);
+            let (code, sub_id) = match c.version {
+                FixVersion::Fix42 => ("14", None),
+                _ => ("21", Some(sub.to_string())),
+            };
+            assert_eq!(got[0].field(326).as_deref(), Some(code), "{}", got[0].text);
+            assert_eq!(got[0].field(625), sub_id, "{}", got[0].text);
+            assert_eq!(got[0].field(325).as_deref(), Some("Y"));
+        }
+    }
+    // A request during the call is answered with the same values.
+    clients[1].send(&mut edge, &feed, &mut out, "e", "324=n|55=AAA|263=0|");
+    let got = received(&mut out, 2);
+    assert!(
+        got[0].text.contains("|625=4|325=N|326=21|"),
+        "{}",
+        got[0].text
+    );
+    edge.set_instrument_status(0, S::Open, T0, &mut out);
+    for got in each(&mut out) {
+        assert_eq!(got[0].field(326).as_deref(), Some("17"));
+        assert_eq!(got[0].field(625), None);
+    }
+}
+
+const SUB_Q: &str = "262=q1|263=1|264=0|265=1|267=3|269=0|269=1|269=Q|146=1|55=AAA|";
+
+/// The indicative uncross (MDEntryType Q) in FIX 5.0SP2: in the snapshot while there is one,
+/// then as X entries that appear (279=0), change (1) and are withdrawn (2), none with RptSeq,
+/// only to subscriptions that asked for Q; FIX 4.2 and 4.4 have no Q and refuse it.
+#[test]
+fn the_indicative_uncross_is_published_to_fix50_subscribers_that_ask_for_it() {
+    let (mut edge, mut feed, mut out) = (edge(), Feed::new(2), Outbox::default());
+    publish(
+        &mut edge,
+        &mut feed,
+        &mut out,
+        &[level(0, Side::Buy, 100, 10, 1)],
+    );
+    edge.set_indicative(0, 100, 10);
+    let mut q = Client::new(7, "M50", FixVersion::Fix50Sp2);
+    q.logon(&mut edge, &feed, &mut out);
+    q.send(&mut edge, &feed, &mut out, "V", SUB_Q);
+    let got = received(&mut out, 7);
+    assert_eq!(got[0].msg_type, "W");
+    assert!(
+        got[0]
+            .text
+            .contains("|268=2|269=0|270=1|271=10|346=1|83=1|269=Q|270=1|271=10|10="),
+        "{}",
+        got[0].text
+    );
+    // Another subscription of the same session asks for the book only: no Q for it.
+    q.send(
+        &mut edge,
+        &feed,
+        &mut out,
+        "V",
+        &SUB_ALL.replace("r1", "r2"),
+    );
+    assert!(!received(&mut out, 7)[0].text.contains("269=Q"));
+
+    // A change, the same again (nothing), a level, then the uncross withdrawn.
+    edge.set_indicative(0, 101, 25);
+    edge.set_indicative(0, 101, 25);
+    edge.flush(T0 + 2000, &feed, &mut out);
+    let got = received(&mut out, 7);
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0]
+            .text
+            .contains("|262=q1|268=1|279=1|269=Q|55=AAA|270=1.01|271=25|10="),
+        "{}",
+        got[0].text
+    );
+    publish(
+        &mut edge,
+        &mut feed,
+        &mut out,
+        &[level(0, Side::Sell, 102, 5, 1)],
+    );
+    let got = received(&mut out, 7);
+    assert_eq!(got.len(), 2, "one X per subscription");
+    edge.set_indicative(0, 0, 0);
+    edge.flush(T0 + 3000, &feed, &mut out);
+    let got = received(&mut out, 7);
+    assert!(
+        got[0]
+            .text
+            .contains("|279=2|269=Q|55=AAA|270=1.01|271=0|10="),
+        "{}",
+        got[0].text
+    );
+    assert_eq!(edge.indicative(0), (0, 0));
+    // Then a new one appears; BBB's is not AAA's subscribers' business.
+    edge.set_indicative(0, 99, 3);
+    edge.set_indicative(1, 50, 1);
+    edge.flush(T0 + 4000, &feed, &mut out);
+    let got = received(&mut out, 7);
+    assert_eq!(got.len(), 1);
+    assert!(got[0]
+        .text
+        .contains("|279=0|269=Q|55=AAA|270=0.99|271=3|10="));
+    for g in &got {
+        let mut d = Decoder::default();
+        let m = d.decode(&g.bytes).unwrap();
+        assert!(fix::dict::dictionary(FixVersion::Fix50Sp2)
+            .validate(&m)
+            .is_ok());
+    }
+
+    // FIX 4.4 and 4.2 have no MDEntryType Q.
+    for (conn, sender, version) in [(8, "M44", FixVersion::Fix44), (9, "M42", FixVersion::Fix42)] {
+        let mut c = Client::new(conn, sender, version);
+        c.logon(&mut edge, &feed, &mut out);
+        c.send(&mut edge, &feed, &mut out, "V", SUB_Q);
+        let got = received(&mut out, conn);
+        assert_eq!(got[0].msg_type, "Y", "{}", got[0].text);
+        assert_eq!(got[0].field(281).as_deref(), Some("8"));
+        assert_eq!(
+            got[0].field(58).as_deref(),
+            Some("MDEntryType(269) Q (auction clearing price) is published in FIX 5.0SP2 only")
+        );
+    }
+}
+
+/// An indicative uncross alone in a snapshot: the W still says its RptSeq, on an EmptyBook
+/// entry (269=J), since the Q entry carries none.
+#[test]
+fn a_snapshot_with_only_an_indicative_uncross_keeps_its_rpt_seq() {
+    let (mut edge, feed, mut out) = (edge(), Feed::new(2), Outbox::default());
+    edge.set_indicative(1, 100, 10);
+    let mut q = Client::new(7, "M50", FixVersion::Fix50Sp2);
+    q.logon(&mut edge, &feed, &mut out);
+    q.send(
+        &mut edge,
+        &feed,
+        &mut out,
+        "V",
+        &SUB_Q.replace("AAA", "BBB"),
+    );
+    let got = received(&mut out, 7);
+    assert!(
+        got[0]
+            .text
+            .contains("|268=2|269=J|83=0|269=Q|270=1|271=10|10="),
+        "{}",
+        got[0].text
+    );
+}

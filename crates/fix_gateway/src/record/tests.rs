@@ -100,6 +100,22 @@ fn messages() -> Vec<Inbound<AppMsg>> {
             qty: 7,
             account: Some(3),
             post_only: true,
+            ..Default::default()
+        })),
+        // A stop limit GTD iceberg: StopPx, MaxFloor and ExpireTime are journaled.
+        Inbound::App(AppMsg::New(NewOrder {
+            cl_ord_id: cl("x"),
+            symbol: 1,
+            side: Side::Buy,
+            ord_type: OrdType::Limit,
+            tif: TimeInForce::Gtd,
+            price: 1010,
+            qty: 30,
+            account: None,
+            post_only: false,
+            stop_price: 1005,
+            display_qty: 10,
+            expire_ns: 1_800_000_000_000_000_123,
         })),
         Inbound::App(AppMsg::Cancel {
             cl_ord_id: cl("b"),
@@ -111,6 +127,15 @@ fn messages() -> Vec<Inbound<AppMsg>> {
             symbol: 1,
             price: 100,
             qty: 5,
+            stop_price: 0,
+        })),
+        Inbound::App(AppMsg::Replace(Replace {
+            cl_ord_id: cl("s"),
+            orig_cl_ord_id: cl("c"),
+            symbol: 1,
+            price: 100,
+            qty: 5,
+            stop_price: 95,
         })),
         Inbound::App(AppMsg::MassCancel {
             cl_ord_id: cl("m"),
@@ -250,6 +275,7 @@ fn inputs() -> Vec<FixInput> {
                 symbol: 1,
                 price: 1,
                 qty: 1,
+                stop_price: 0,
             })
         } else {
             AppMsg::Cancel {
@@ -303,7 +329,7 @@ fn every_variant_round_trips_and_garbage_is_refused() {
     assert_eq!(decode(&[]), Err(DecodeError("short record")));
     assert_eq!(decode(head), Err(DecodeError("short record")));
     assert_eq!(with(0, &[]), Err(DecodeError("unknown message tag")));
-    assert_eq!(with(18, &[]), Err(DecodeError("unknown message tag")));
+    assert_eq!(with(19, &[]), Err(DecodeError("unknown message tag")));
     // A TradingSessionStatusRequest's SubscriptionRequestType beyond 2.
     assert_eq!(with(16, &[0, 0, 2]).map(|_| ()), Ok(()));
     assert_eq!(
@@ -489,7 +515,7 @@ fn echoed_fields_are_limited_to_what_an_echo_holds() {
     ));
     assert_eq!(
         status(&[b'7'; ECHO_MAX + 1]),
-        Err(DecodeError("echoed fields longer than 180 bytes"))
+        Err(DecodeError("echoed fields longer than 216 bytes"))
     );
     assert_eq!(
         status("55=Ä\x01".as_bytes()),
@@ -512,6 +538,6 @@ fn echoed_fields_are_limited_to_what_an_echo_holds() {
     busy.extend_from_slice(&[b'7'; ECHO_MAX + 1]);
     assert_eq!(
         decode(&busy),
-        Err(DecodeError("echoed fields longer than 180 bytes"))
+        Err(DecodeError("echoed fields longer than 216 bytes"))
     );
 }

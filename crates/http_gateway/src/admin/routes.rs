@@ -148,7 +148,7 @@ async fn set_status(
             error(
                 400,
                 "invalid_status",
-                format!("status must be open, halted or closed, got {v:?}"),
+                format!("status must be open, halted, closed, preopen or preclose, got {v:?}"),
             )
         })?;
         Ok(AdminAction::SetStatus { symbol, status })
@@ -178,6 +178,7 @@ async fn set_limits(
                 "breaker_bps",
                 "breaker_window_secs",
                 "breaker_halt_secs",
+                "breaker_auction_secs",
             ],
         )?;
         let band_bps = bps_of(m, "band_bps", "invalid_band")?;
@@ -222,6 +223,11 @@ async fn set_limits(
                     }),
             }
         };
+        // The reopening call auction after a breaker's halt: 0 (or none) reopens at once.
+        let auction_secs = match string(m, "breaker_auction_secs")? {
+            None | Some("0") => 0,
+            Some(_) => secs("breaker_auction_secs")?.unwrap_or(0),
+        };
         let bps = bps_of(m, "breaker_bps", "invalid_breaker")?;
         let breaker = match (
             bps,
@@ -233,6 +239,7 @@ async fn set_limits(
                 bps,
                 window_ns: window * 1_000_000_000,
                 halt_ns: halt * 1_000_000_000,
+                auction_ns: auction_secs * 1_000_000_000,
             }),
             _ => {
                 return Err(error(
@@ -242,6 +249,14 @@ async fn set_limits(
                 ))
             }
         };
+        if breaker.is_none() && m.contains_key("breaker_auction_secs") {
+            return Err(error(
+                400,
+                "invalid_breaker",
+                "breaker_auction_secs goes with breaker_bps, breaker_window_secs and \
+                 breaker_halt_secs",
+            ));
+        }
         Ok(AdminAction::SetRisk {
             symbol,
             risk: InstrumentRisk {

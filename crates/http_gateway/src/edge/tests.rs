@@ -108,6 +108,7 @@ fn limit(cl: &str, side: Side, price: i64, qty: u64) -> ApiOp {
         qty,
         account: None,
         post_only: false,
+        ..Default::default()
     })
 }
 
@@ -155,6 +156,7 @@ fn another_keys_order_is_answered_as_an_unknown_one() {
             price: Some(1000),
             qty: None,
             cl_ord_id: None,
+            stop_price: None,
         },
     ] {
         let theirs = t.call(1, None, op(OrderRef::Id(id)));
@@ -196,6 +198,7 @@ fn cancel_replace_and_list_keep_the_keys_client_order_id() {
             price: Some(990),
             qty: Some(12),
             cl_ord_id: None,
+            stop_price: None,
         },
     );
     assert_eq!(s, 200, "{v}");
@@ -323,4 +326,172 @@ fn the_store_survives_a_snapshot() {
     assert!(ApiEdge::new(t.e.cfg.clone())
         .restore(&snap[..snap.len() - 9])
         .is_err());
+}
+
+/// `op` (a new order) with a stop price, display quantity and expire time.
+fn with(op: ApiOp, stop_price: i64, display_qty: u64, expire_ns: u64) -> ApiOp {
+    let ApiOp::New(mut o) = op else {
+        panic!("a new order");
+    };
+    o.stop_price = stop_price;
+    o.display_qty = display_qty;
+    o.expire_ns = expire_ns;
+    if expire_ns != 0 {
+        o.tif = TimeInForce::Gtd;
+    }
+    ApiOp::New(o)
+}
+
+/// Key `key`'s order events so far (taken), as JSON.
+fn events_of(t: &mut T, key: u16) -> Vec<Value> {
+    let all = std::mem::take(&mut t.e.out.events);
+    all.iter()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, b)| serde_json::from_slice(b).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_stop_limit_order_shows_its_stop_price_until_and_when_it_triggers() {
+    let mut t = T::new();
+    let (s, v) = t.call(0, None, with(limit("st", Side::Buy, 1015, 5), 1010, 0, 0));
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(
+        (v["type"].as_str(), v["price"].as_str()),
+        (Some("stop_limit"), Some("10.15"))
+    );
+    assert_eq!(
+        (v["stop_price"].as_str(), v["triggered"].as_bool()),
+        (Some("10.1"), Some(false))
+    );
+    assert!(v.get("display_quantity").is_none() && v.get("expire_time").is_none());
+    let id = v["order_id"].as_u64().unwrap();
+    let (s, got) = t.call(0, None, ApiOp::Get(OrderRef::Id(id)));
+    assert_eq!(s, 200);
+    assert_eq!(
+        (got["type"].as_str(), got["stop_price"].as_str()),
+        (Some("stop_limit"), Some("10.1"))
+    );
+
+    // The stop price cannot change; the same one goes with a new quantity.
+    let replace = |stop_price, qty| ApiOp::Replace {
+        order: OrderRef::Id(id),
+        price: None,
+        qty: Some(qty),
+        cl_ord_id: None,
+        stop_price,
+    };
+    let (s, v) = t.call(0, None, replace(Some(1020), 6));
+    assert_eq!(
+        (s, v["code"].as_str(), v["message"].as_str()),
+        (
+            422,
+            Some("stop_price_not_replaceable"),
+            Some(format!("stop_price cannot be changed: order {id}'s is 10.1").as_str())
+        )
+    );
+    let (s, v) = t.call(0, None, replace(Some(1010), 6));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        (v["quantity"].as_str(), v["stop_price"].as_str()),
+        (Some("6"), Some("10.1"))
+    );
+
+    // A trade at 10.10 triggers it: a `triggered` event, then it buys what is left at 10.10.
+    t.call(1, None, limit("", Side::Sell, 1010, 3));
+    t.e.out.events.clear();
+    let (s, v) = t.call(0, None, limit("", Side::Buy, 1010, 1));
+    assert_eq!((s, v["status"].as_str()), (201, Some("filled")), "{v}");
+    let events = events_of(&mut t, 0);
+    let mine: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["order"]["order_id"] == id)
+        .collect();
+    assert_eq!(mine[0]["event"], "triggered", "{events:?}");
+    assert_eq!(mine[0]["order"]["triggered"], true);
+    assert_eq!(mine[0]["order"]["type"], "stop_limit");
+    assert_eq!(mine[1]["event"], "fill");
+    assert_eq!(mine[1]["order"]["fills"][0]["price"], "10.1");
+    assert_eq!(mine[1]["order"]["fills"][0]["quantity"], "2");
+    assert_eq!(mine[1]["order"]["remaining_quantity"], "4");
+    // A query shows it triggered; its stop price still cannot change.
+    let (_, v) = t.call(0, None, ApiOp::Get(OrderRef::Id(id)));
+    assert_eq!(
+        (
+            v["type"].as_str(),
+            v["stop_price"].as_str(),
+            v["triggered"].as_bool()
+        ),
+        (Some("stop_limit"), Some("10.1"), Some(true)),
+        "{v}"
+    );
+    let (s, v) = t.call(0, None, replace(Some(1010), 7));
+    assert_eq!((s, v["triggered"].as_bool()), (200, Some(true)), "{v}");
+    let (s, _) = t.call(0, None, replace(Some(1000), 8));
+    assert_eq!(s, 422);
+}
+
+#[test]
+fn stop_market_iceberg_and_gtd_orders_show_their_fields() {
+    let mut t = T::new();
+    let mut stop = with(limit("sm", Side::Sell, 0, 4), 900, 0, 0);
+    if let ApiOp::New(o) = &mut stop {
+        o.ord_type = OrdType::Market;
+    }
+    let (s, v) = t.call(0, None, stop);
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(
+        (
+            v["type"].as_str(),
+            v["price"].clone(),
+            v["stop_price"].as_str()
+        ),
+        (Some("stop"), Value::Null, Some("9"))
+    );
+
+    let (s, v) = t.call(1, None, with(limit("ice", Side::Sell, 1100, 10), 0, 2, 0));
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(
+        (v["display_quantity"].as_str(), v["type"].as_str()),
+        (Some("2"), Some("limit"))
+    );
+    assert!(v.get("stop_price").is_none() && v.get("triggered").is_none());
+    let ice = v["order_id"].as_u64().unwrap();
+    let (_, v) = t.call(1, None, ApiOp::Get(OrderRef::Id(ice)));
+    assert_eq!(v["display_quantity"], "2");
+
+    // 1,795,918,961.5 s: 2026-11-29T02:22:41.5Z.
+    let at = 1_795_918_961_500_000_000;
+    let (s, v) = t.call(0, None, with(limit("gtd", Side::Buy, 900, 1), 0, 0, at));
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(
+        (v["time_in_force"].as_str(), v["expire_time"].as_str()),
+        (Some("gtd"), Some("2026-11-29T02:22:41.5Z"))
+    );
+    let (_, v) = t.call(0, None, ApiOp::ListOpen { symbol: None });
+    let listed = &v["orders"].as_array().unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|o| o["expire_time"] == "2026-11-29T02:22:41.5Z"),
+        "{v}"
+    );
+
+    // Refusals name the field: an expire time already past (the records' clock), a peak
+    // on an IOC order, a stop price off the tick.
+    let (s, v) = t.call(0, None, with(limit("", Side::Buy, 900, 1), 0, 0, 1));
+    assert_eq!((s, v["code"].as_str()), (422, Some("expire_time_passed")));
+    let mut ioc = with(limit("", Side::Buy, 900, 4), 0, 2, 0);
+    if let ApiOp::New(o) = &mut ioc {
+        o.tif = TimeInForce::Ioc;
+    }
+    let (s, v) = t.call(0, None, ioc);
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (400, Some("invalid_display_quantity"))
+    );
+    assert!(v["message"].as_str().unwrap().contains("display quantity"));
+    let (s, v) = t.call(0, None, with(limit("", Side::Buy, 900, 1), -5, 0, 0));
+    assert_eq!((s, v["code"].as_str()), (400, Some("invalid_stop_price")));
+    assert!(v["message"].as_str().unwrap().contains("stop price"));
 }

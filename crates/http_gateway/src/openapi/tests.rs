@@ -77,14 +77,23 @@ fn the_new_order_body_is_the_fields_the_parser_takes() {
         fields,
         [
             "client_order_id",
+            "display_quantity",
+            "expire_time",
             "post_only",
             "price",
             "quantity",
             "side",
+            "stop_price",
             "symbol",
             "time_in_force",
             "type"
         ]
+    );
+    let mut parsed: Vec<&str> = crate::http::NEW_ORDER_FIELDS.to_vec();
+    parsed.sort_unstable();
+    assert_eq!(
+        fields, parsed,
+        "the document and the parser take the same fields"
     );
     assert_eq!(s["additionalProperties"], false);
     let mut required: Vec<&str> = s["required"]
@@ -107,10 +116,14 @@ fn an_order_object_matches_its_schema_fields() {
         client_order_id: None,
         symbol: "ACME".into(),
         side: "buy",
-        ord_type: "limit",
-        time_in_force: "gtc",
+        ord_type: "stop_limit",
+        time_in_force: "gtd",
+        expire_time: Some("2026-11-30T16:00:00Z".into()),
         price: Some("1.00".into()),
+        stop_price: Some("1.01".into()),
+        triggered: Some(false),
         quantity: "1".into(),
+        display_quantity: Some("1".into()),
         filled_quantity: "0".into(),
         remaining_quantity: "1".into(),
         average_price: None,
@@ -126,8 +139,19 @@ fn an_order_object_matches_its_schema_fields() {
     for r in s["required"].as_array().unwrap() {
         assert!(v.get(r.as_str().unwrap()).is_some(), "{r} is required");
     }
-    assert!(!s["required"]
-        .as_array()
-        .unwrap()
-        .contains(&Value::from("fills")));
+    for optional in [
+        "fills",
+        "stop_price",
+        "triggered",
+        "display_quantity",
+        "expire_time",
+    ] {
+        assert!(
+            !s["required"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from(optional)),
+            "{optional} is required"
+        );
+    }
 }

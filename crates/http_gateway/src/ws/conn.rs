@@ -116,8 +116,9 @@ struct Subs {
     /// `book`: the RptSeq the client's book is at (its snapshot's, then its last update's).
     book: Option<u64>,
     trades: bool,
-    /// `ticker`: the RptSeq of the last ticker sent.
-    ticker: Option<u64>,
+    /// `ticker`: the `(rpt_seq, ticker_rev)` of the last ticker sent (a status or indicative
+    /// change comes at the same RptSeq with a greater `ticker_rev`).
+    ticker: Option<(u64, u64)>,
     /// Each channel's `interval_ms` (0: every update as it comes).
     every: [u16; 3],
     /// Throttled channels with a change not sent yet.
@@ -605,7 +606,7 @@ impl Conn {
         let def = self.s.cfg.instruments[sym as usize];
         let v = self.s.market.book(sym, 1).unwrap_or_default();
         self.out.push(Message::Text(utf8(ticker_json(&def, &v))));
-        self.subs[sym as usize].ticker = Some(v.rpt_seq);
+        self.subs[sym as usize].ticker = Some((v.rpt_seq, v.ticker_rev));
     }
 
     fn on_market(&mut self, m: Result<MarketMsg, RecvError>) -> Step {
@@ -662,8 +663,9 @@ impl Conn {
             },
             Channel::Trades if sub.trades => self.out.push(Message::Text(utf8(m.text))),
             Channel::Ticker => {
-                if sub.ticker.is_some_and(|at| m.rpt_seq > at) {
-                    sub.ticker = Some(m.rpt_seq);
+                let m_at = (m.rpt_seq, m.ticker_rev);
+                if sub.ticker.is_some_and(|at| m_at > at) {
+                    sub.ticker = Some(m_at);
                     self.out.push(Message::Text(utf8(m.text)));
                 }
             }

@@ -188,3 +188,57 @@ fn order_events_are_moved_and_the_source_left_empty() {
     );
     assert_eq!(rx.try_recv().unwrap().key, 0);
 }
+
+#[test]
+fn a_call_auctions_status_and_indicative_come_as_tickers_ordered_after_the_last() {
+    use exchange::InstrumentStatus as S;
+    let (mut p, view, mut feed) = setup();
+    let mut rx = view.ws().market.subscribe();
+    batch(&mut p, &view, &mut feed, &[level(Side::Buy, 1000, 5, 1)]);
+    let first = rx.try_recv().unwrap();
+    let first = rx
+        .try_recv()
+        .map(|t| (t.rpt_seq, t.ticker_rev))
+        .unwrap_or_else(|_| {
+            panic!("a ticker after the book {:?}", first.channel);
+        });
+    // Into the call: its status; then an indicative, then none; no feed entry in between.
+    view.set_status(0, S::PreOpen);
+    p.on_status(&feed, 0, S::PreOpen, 8);
+    p.on_indicatives(&feed, |_| (1010, 40), 9);
+    p.on_indicatives(&feed, |_| (1010, 40), 10);
+    p.on_indicatives(&feed, |_| (1010, 0), 11);
+    let mut got = Vec::new();
+    while let Ok(m) = rx.try_recv() {
+        assert_eq!(m.channel, Channel::Ticker);
+        let v: serde_json::Value = serde_json::from_slice(&m.text).unwrap();
+        got.push(((m.rpt_seq, m.ticker_rev), v));
+    }
+    assert_eq!(got.len(), 3, "one ticker per change: {got:?}");
+    let mut at = first;
+    for (t, _) in &got {
+        assert!(*t > at, "{t:?} after {at:?}");
+        assert_eq!(t.0, first.0, "the same RptSeq");
+        at = *t;
+    }
+    assert_eq!(
+        (got[0].1["status"].as_str(), got[0].1["indicative"].clone()),
+        (Some("preopen"), serde_json::Value::Null)
+    );
+    assert_eq!(
+        got[1].1["indicative"],
+        serde_json::json!({"price": "10.1", "quantity": "40"})
+    );
+    assert_eq!(got[2].1["indicative"], serde_json::Value::Null);
+    // The view (REST ticker, a new subscriber's first ticker) has each change too.
+    p.on_indicatives(&feed, |_| (1005, 7), 12);
+    let v = view.book(0, 1).unwrap();
+    assert_eq!((v.status, v.indicative), (S::PreOpen, Some((1005, 7))));
+    assert_eq!((v.rpt_seq, v.ticker_rev), view.ticker_at(0));
+    let t: serde_json::Value =
+        serde_json::from_slice(&ticker_json(&p.cfg.instruments[0], &v)).unwrap();
+    assert_eq!(
+        t["indicative"],
+        serde_json::json!({"price": "10.05", "quantity": "7"})
+    );
+}

@@ -94,6 +94,7 @@ fn flow(seed: u64, n: usize, sessions: usize, pool: u64, unique: bool) -> Vec<Re
                 symbol: rng.below(2) as u32,
                 price,
                 qty: 1 + rng.below(8),
+                stop_price: 0,
             }),
             _ => AppMsg::Status {
                 cl_ord_id: ClOrdId::from(old_cl.as_str()),

@@ -22,6 +22,8 @@ mod http_history;
 mod http_model;
 mod malformed;
 mod market_data;
+mod orders2_fix;
+mod orders2_http;
 mod replay;
 mod risk_admin;
 mod server;

@@ -132,6 +132,7 @@ fn random_input(r: &mut Rng, seqs: &mut [u64], next_cl: &mut u64) -> Record {
                 symbol: r.below(3) as u32,
                 price: 995 + r.below(10) as i64,
                 qty: 1 + r.below(30),
+                stop_price: 0,
             }))
         }
         85..=87 => Inbound::App(AppMsg::MassCancel {

@@ -12,9 +12,10 @@ import java.util.Set;
  *
  * <pre>
  * java -jar interop.jar [--host H] [--port P] [--fix-version 4.4[,4.2,5.0sp2]] [--senders A,B,C] [--store-dir D]
- *                       [--reset] [--timeout-ms T] [--keep-going] [--verbose]
+ *                       [--reset] [--timeout-ms T] [--keep-going] [--no-orders2] [--verbose]
  *     runs the scripted order-entry scenario in each FIX version given (default 4.4 as CLIENT1,
- *     CLIENT2, CLIENT3; 4.2 as FIX42C1..3; 5.0sp2 over FIXT.1.1 as FIX50C1..3); exit 0 if every step passes
+ *     CLIENT2, CLIENT3; 4.2 as FIX42C1..3; 5.0sp2 over FIXT.1.1 as FIX50C1..3), then the order types II
+ *     ({@link OrderTypesII}, unless --no-orders2); exit 0 if every step passes
  * java -jar interop.jar --latency N --rate R [--warmup W] [--sender CLIENT9] [--flow rest|ioc]
  *                       [--window 1000] [--symbol ACME] [--host H] [--port P] ...
  *     measures NewOrderSingle -> first ExecutionReport round trips on one session
@@ -35,7 +36,7 @@ public final class Main {
 
     static final String USAGE = """
             usage: interop [--host 127.0.0.1] [--port 9878] [--fix-version 4.4] [--senders A,B,C] [--store-dir DIR]
-                           [--reset] [--timeout-ms 5000] [--keep-going] [--verbose]
+                           [--reset] [--timeout-ms 5000] [--keep-going] [--no-orders2] [--verbose]
                    interop --latency N --rate R [--warmup 2000] [--sender CLIENT9] [--flow rest|ioc]
                            [--window 1000] [--symbol ACME] [--no-spin] [--host ..] [--port ..]
                    (the latency client uses a MemoryStore and ResetSeqNumFlag=Y on Logon)
@@ -54,6 +55,8 @@ public final class Main {
                            as the server keeps its data
               --reset      send ResetSeqNumFlag(141)=Y on Logon (both sides restart at 1)
               --keep-going after a failed step, mass-cancel and run the remaining steps (default: stop)
+              --no-orders2 leave out the order types II after the scenario (stop limit, iceberg, GTD and stop
+                           orders; a server without them, e.g. the reference exchange)
             TLS (order entry): java -Dfix.tls.truststore=trust.p12 [-Dfix.tls.keystore=client.p12]
                            [-Dfix.tls.password=changeit] [-Dfix.tls.protocols=TLSv1.2] -jar interop.jar ...
             """;
@@ -62,7 +65,7 @@ public final class Main {
     record Options(String host, int port, File storeDir, boolean reset, long timeoutMs, boolean verbose, boolean keepGoing,
             long latencyCount, long rate, long warmup, String sender, String flow, int window, String symbol,
             boolean spin, List<FixVersion> versions, List<String> senders, boolean marketData, int mdPort,
-            String mdSender, List<String> orderSenders) {
+            String mdSender, List<String> orderSenders, boolean orders2) {
     }
 
     static Options parse(String[] args) {
@@ -88,6 +91,7 @@ public final class Main {
         int mdPort = 0;
         String mdSender = null;
         List<String> orderSenders = null;
+        boolean orders2 = true;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -98,6 +102,7 @@ public final class Main {
                 case "--timeout-ms" -> timeoutMs = number(args, ++i, a, 1, 3_600_000);
                 case "--verbose" -> verbose = true;
                 case "--keep-going" -> keepGoing = true;
+                case "--no-orders2" -> orders2 = false;
                 case "--latency" -> latency = number(args, ++i, a, 1, 100_000_000);
                 case "--rate" -> rate = number(args, ++i, a, 1, 10_000_000);
                 case "--warmup" -> warmup = number(args, ++i, a, 0, 100_000_000);
@@ -182,7 +187,7 @@ public final class Main {
         }
         File storeDir = new File(store != null ? store : besideJar("fix-store/" + host + "_" + port));
         return new Options(host, port, storeDir, reset, timeoutMs, verbose, keepGoing, latency, rate, warmup, sender, flow,
-                window, symbol, spin, versions, senders, marketData, mdPort, mdSender, orderSenders);
+                window, symbol, spin, versions, senders, marketData, mdPort, mdSender, orderSenders, orders2);
     }
 
     /** A path next to the running jar (target/), or under target/ of the working directory otherwise. */
@@ -256,6 +261,15 @@ public final class Main {
                 out.println("note: " + n);
             }
             boolean ok = passed == s.size();
+            int size = s.size();
+            if (o.orders2() && (ok || o.keepGoing())) {
+                OrderTypesII t = new OrderTypesII(fix, o.timeoutMs(), out);
+                int p = t.run();
+                out.println("order types II: " + v.label() + ": " + p + "/" + t.size() + " steps passed");
+                ok &= p == t.size();
+                passed += p;
+                size += t.size();
+            }
             try {
                 fix.logout(o.timeoutMs());
                 out.println("ok    logout answered on every session");
@@ -264,7 +278,7 @@ public final class Main {
                 out.println("      " + e.getMessage());
                 ok = false;
             }
-            out.println("interop: " + v.label() + ": " + passed + "/" + s.size()
+            out.println("interop: " + v.label() + ": " + passed + "/" + size
                     + " scenario steps passed, ClOrdID prefix " + s.prefix() + (ok ? " -> PASS" : " -> FAIL"));
             return ok;
         } finally {

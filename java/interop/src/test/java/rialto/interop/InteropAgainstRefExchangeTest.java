@@ -51,8 +51,10 @@ class InteropAgainstRefExchangeTest {
     }
 
     private Main.Options options(String... extra) {
+        // The reference exchange has no order types II.
         String[] base = exchange == null ? new String[0]
-            : new String[] {"--port", Integer.toString(port), "--store-dir", dir.resolve("client").toString()};
+            : new String[] {"--port", Integer.toString(port), "--store-dir", dir.resolve("client").toString(),
+                "--no-orders2"};
         String[] all = new String[base.length + extra.length];
         System.arraycopy(base, 0, all, 0, base.length);
         System.arraycopy(extra, 0, all, base.length, extra.length);
