@@ -360,11 +360,7 @@ impl Engine {
             let id = r.u64("order")?;
             let account = r.u32("order")?;
             let symbol = r.u32("order")?;
-            let side = match r.u8("order")? {
-                0 => Side::Buy,
-                1 => Side::Sell,
-                _ => return Err(corrupt("order side")),
-            };
+            let side = read_side(&mut r, "order")?;
             let price = r.u64("order")? as i64;
             let qty = r.u64("order")?;
             let orig_qty = r.u64("order")?;
@@ -518,6 +514,14 @@ impl Engine {
     }
 }
 
+fn read_side(r: &mut Reader<'_>, what: &'static str) -> Result<Side, SnapshotError> {
+    match r.u8(what)? {
+        0 => Ok(Side::Buy),
+        1 => Ok(Side::Sell),
+        _ => Err(corrupt(format!("{what} side"))),
+    }
+}
+
 fn read_stp(r: &mut Reader<'_>) -> Result<StpMode, SnapshotError> {
     Ok(match r.u8("order")? {
         0 => StpMode::CancelNewest,
@@ -545,11 +549,7 @@ fn restore_stops(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), SnapshotError
         let id = r.u64("stop")?;
         let account = r.u32("stop")?;
         let symbol = r.u32("stop")?;
-        let side = match r.u8("stop")? {
-            0 => Side::Buy,
-            1 => Side::Sell,
-            _ => return Err(corrupt("stop side")),
-        };
+        let side = read_side(r, "stop")?;
         let price = r.u64("stop")? as i64;
         let qty = r.u64("stop")?;
         let tif = match r.u8("stop")? {

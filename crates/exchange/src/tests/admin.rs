@@ -14,21 +14,6 @@ fn market(chunk: usize) -> Exchange {
     Exchange::new(Arc::new(c))
 }
 
-/// Everything an input caused, with the instrument statuses the recorder drops.
-#[derive(Default)]
-struct All(Vec<Seen>, Vec<(types::SymbolId, InstrumentStatus)>);
-
-impl Outputs for All {
-    fn output(&mut self, o: &Output<'_>) {
-        if let Output::InstrumentStatus { symbol, status } = *o {
-            self.1.push((symbol, status));
-        }
-        let mut r = Recorder::default();
-        r.output(o);
-        self.0.extend(r.0);
-    }
-}
-
 struct Mkt {
     x: Exchange,
     seq: u64,

@@ -8,21 +8,6 @@ use types::OrdType;
 
 const T0: u64 = 1_800_000_000_000_000_000;
 
-/// Everything an input caused: the recorder's outputs and the instrument statuses.
-#[derive(Default)]
-struct All(Vec<Seen>, Vec<(types::SymbolId, InstrumentStatus)>);
-
-impl Outputs for All {
-    fn output(&mut self, o: &Output<'_>) {
-        if let Output::InstrumentStatus { symbol, status } = *o {
-            self.1.push((symbol, status));
-        }
-        let mut r = Recorder::default();
-        r.output(o);
-        self.0.extend(r.0);
-    }
-}
-
 /// Inputs at chosen times, one a record.
 struct Clocked {
     x: Exchange,
