@@ -719,15 +719,20 @@ pub const PART_BYTES_MAX: usize = 60_000;
 
 impl Outcome {
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_part(self.part, self.last, &self.outputs, out);
+    }
+
+    /// This outcome's fields with `part`, `last` and `outputs` in their place.
+    fn encode_part(&self, part: u32, last: bool, outputs: &[Sent], out: &mut Vec<u8>) {
         let mut e = Enc(out);
         e.u32(self.epoch);
         e.u64(self.offset);
         e.u64(self.ts_ns);
-        e.u32(self.part);
-        e.bool(self.last);
+        e.u32(part);
+        e.bool(last);
         self.cause.encode(&mut e);
-        e.u32(self.outputs.len() as u32);
-        for o in &self.outputs {
+        e.u32(outputs.len() as u32);
+        for o in outputs {
             o.encode(&mut e);
         }
     }
@@ -780,42 +785,30 @@ impl Outcome {
         if whole.len() <= max {
             return vec![whole];
         }
-        let header = {
-            let mut h = Vec::new();
-            Outcome {
-                outputs: Vec::new(),
-                ..self.clone()
-            }
-            .encode(&mut h);
-            h.len()
-        };
-        let mut groups: Vec<Vec<Sent>> = vec![Vec::new()];
-        let mut size = header;
+        let mut header = Vec::new();
+        self.encode_part(self.part, self.last, &[], &mut header);
+        // Where each part's outputs end.
+        let mut ends = Vec::new();
+        let (mut start, mut size) = (0, header.len());
         let mut one = Vec::new();
-        for o in &self.outputs {
+        for (i, o) in self.outputs.iter().enumerate() {
             one.clear();
             o.encode(&mut Enc(&mut one));
-            let g = groups.last_mut().expect("not empty");
-            if !g.is_empty() && size + one.len() > max {
-                groups.push(Vec::new());
-                size = header;
+            if i > start && size + one.len() > max {
+                ends.push(i);
+                (start, size) = (i, header.len());
             }
             size += one.len();
-            groups.last_mut().expect("not empty").push(o.clone());
         }
-        let n = groups.len();
-        groups
-            .into_iter()
+        ends.push(self.outputs.len());
+        let n = ends.len();
+        let mut start = 0;
+        ends.iter()
             .enumerate()
-            .map(|(k, outputs)| {
+            .map(|(k, &end)| {
                 let mut b = Vec::new();
-                Outcome {
-                    part: k as u32,
-                    last: k + 1 == n,
-                    outputs,
-                    ..self.clone()
-                }
-                .encode(&mut b);
+                self.encode_part(k as u32, k + 1 == n, &self.outputs[start..end], &mut b);
+                start = end;
                 b
             })
             .collect()
