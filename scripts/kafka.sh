@@ -22,7 +22,9 @@
 #   scripts/kafka.sh perf-producer ARGS...           ProducerPerformance (kafka-producer-perf-test.sh)
 #
 # Environment: RIALTO_KAFKA_LIB (the jars' folder), RIALTO_KAFKA_HEAP (a node's heap options,
-# default "-Xmx256m -Xms256m").
+# default "-Xmx256m -Xms256m"), RIALTO_KAFKA_JVM (a node's JIT and GC options, default the G1
+# settings of Kafka's kafka-run-class.sh; the tests' nodes, which live for seconds, use
+# "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC").
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,11 +38,12 @@ stop_timeout_s=20
 # short) or with another pom's is resolved again.
 marker=.rialto-resolved
 
-# A node's JVM: the G1 settings of Kafka's kafka-run-class.sh; slf4j-simple logs to stderr (the
-# node's log file) with times; the configuration dumps (a thousand lines a start) left out.
+# A node's JVM: the G1 settings of Kafka's kafka-run-class.sh (or RIALTO_KAFKA_JVM);
+# slf4j-simple logs to stderr (the node's log file) with times; the configuration dumps (a
+# thousand lines a start) left out.
+read -ra jvm_opts <<<"${RIALTO_KAFKA_JVM:--XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent}"
 node_opts=(
-    -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
-    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
+    "${jvm_opts[@]}" -Djava.awt.headless=true
     -Dorg.slf4j.simpleLogger.showDateTime=true
     "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS"
     -Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn

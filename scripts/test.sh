@@ -12,7 +12,8 @@
 #   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 4: its seeds, saved inputs and
 #                          a short run)
 #   FUZZ_SINCE             what "lately" means: commits after this date (`git log --since`
-#                          syntax; default: 24 hours before HEAD's commit), and uncommitted work
+#                          syntax; default: 8 hours before HEAD's commit, about one change's
+#                          commits), and uncommitted work
 #   INTEROP                0 skips the QuickFIX/J interop step (default 1; needs java 17 and mvn)
 #   VENV                   the Python venv with schemathesis (default target/venv, which .ci/run
 #                          makes); without it the schemathesis step skips itself, except in CI
@@ -236,7 +237,7 @@ fuzz_changed() {
     # shellcheck disable=SC2206 # the paths are words
     local paths=(fuzz/fuzz_targets/"$target".rs "crates/rialto/tests/fuzz_regressions/$target" ${FUZZ_PATHS[$target]})
     if [ -z "$since" ]; then
-        since="@$(( $(git log -1 --format=%ct HEAD 2>/dev/null || date +%s) - 86400 ))"
+        since="@$(( $(git log -1 --format=%ct HEAD 2>/dev/null || date +%s) - 8 * 3600 ))"
     fi
     [ -n "$(git log --since="$since" --format=%h -- "${paths[@]}" 2>/dev/null | head -n 1)" ] ||
         [ -n "$(git status --porcelain -- "${paths[@]}" 2>/dev/null | head -n 1)" ]
