@@ -6,10 +6,10 @@
 # cargo-fuzz) it installs with `cargo install --locked`, saying so.
 #
 # Environment:
-#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 12; 0
+#   FUZZ_SECONDS           seconds per fuzz target whose code changed lately (default 8; 0
 #                          skips fuzzing)
 #   FUZZ_JOBS              fuzz targets run at once (default 2; each is one thread)
-#   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 4: its seeds, saved inputs and
+#   FUZZ_SECONDS_UNCHANGED seconds per other fuzz target (default 3: its seeds, saved inputs and
 #                          a short run)
 #   FUZZ_SINCE             what "lately" means: commits after this date (`git log --since`
 #                          syntax; default: 8 hours before HEAD's commit, about one change's
@@ -43,8 +43,8 @@ cd "$(dirname "$0")/.."
 
 log_dir=target/test-logs
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-12}
-FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-4}
+FUZZ_SECONDS=${FUZZ_SECONDS:-8}
+FUZZ_SECONDS_UNCHANGED=${FUZZ_SECONDS_UNCHANGED:-3}
 FUZZ_SINCE=${FUZZ_SINCE:-}
 INTEROP=${INTEROP:-1}
 VENV=${VENV:-target/venv}
@@ -523,9 +523,9 @@ PLAN=(
     "fmt"
     "web_build+build,java_build+tests,interop,schemathesis,web_test | fuzz_build+fuzz"
 )
-# The workspace's build (on the way to the tests) comes first; the fuzz build takes what it
-# leaves, and the cores while the tests wait.
-declare -A NICE=([fuzz_build]=10 [fuzz]=10)
+# The workspace's build and the tests (the critical path) come first; the fuzz build and runs
+# take the CPU they leave (nice 19: about 1.5% of a core they want), mostly while tests wait.
+declare -A NICE=([fuzz_build]=19 [fuzz]=19)
 if [ $# -gt 0 ]; then
     PLAN=("$@")
 fi

@@ -298,7 +298,7 @@ pub fn resolve() -> &'static Path {
 /// The nodes' JIT and GC (`RIALTO_KAFKA_JVM`, unless set): the client compiler only and the
 /// serial collector. A test's node lives for seconds, mostly starting: about half the CPU of
 /// the G1 and C2 defaults (a three-node failover test: 70 CPU-s against 137).
-const TEST_JVM: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+pub const TEST_JVM: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 
 /// Runs the script with `args`: its standard output, or what went wrong with its standard
 /// error.

@@ -101,6 +101,7 @@ fn nodes_end_with_their_owner_process() {
         .spawn()
         .unwrap();
     let out = Command::new(test_kafka::script())
+        .env("RIALTO_KAFKA_JVM", test_kafka::TEST_JVM)
         .args(["start", "--nodes", "1", "--dir"])
         .arg(dir.path())
         .args([
