@@ -26,25 +26,6 @@ fn server(dir: &std::path::Path) -> Server {
     start(cfg)
 }
 
-/// `POST /api/v1/orders` with `body` for `token`: the status and the JSON answer.
-fn post(api: &Api, token: &str, body: &Value) -> (u16, Value) {
-    let (st, v, _) = api.call(
-        "POST",
-        "/api/v1/orders",
-        Some(token),
-        None,
-        &body.to_string(),
-    );
-    (st, v)
-}
-
-/// A new order that must be accepted.
-fn accepted(api: &Api, token: &str, body: Value) -> Value {
-    let (st, v) = post(api, token, &body);
-    assert_eq!(st, 201, "{body}: {v}");
-    v
-}
-
 fn get(api: &Api, token: Option<&str>, path: &str) -> Value {
     let (st, v, _) = api.call("GET", path, token, None, "");
     assert_eq!(st, 200, "{path}: {v}");
@@ -108,8 +89,7 @@ fn stop_and_stop_limit_orders_rest_unseen_trigger_and_fill() {
     let mut ws = orders_ws(&s, TOKEN_A);
 
     // A stop-limit buy: waits for a trade at 10.10 or above, then buys up to 10.20.
-    let stop = accepted(
-        &api,
+    let stop = api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "type": "stop_limit", "price": "10.20",
                "stop_price": "10.10", "quantity": "5", "client_order_id": "stop-1"}),
@@ -178,8 +158,7 @@ fn stop_and_stop_limit_orders_rest_unseen_trigger_and_fill() {
     );
 
     // Not in the book until it triggers.
-    accepted(
-        &api,
+    api.accepted(
         TOKEN_B,
         json!({"symbol": "ACME", "side": "sell", "price": "10.10", "quantity": "4"}),
     );
@@ -191,8 +170,7 @@ fn stop_and_stop_limit_orders_rest_unseen_trigger_and_fill() {
     assert_eq!(book["bids"], json!([]), "a pending stop is in no book");
 
     // A trade at 10.10 triggers it: it buys the 3 left at 10.10 and rests 3 at 10.20.
-    let taker = accepted(
-        &api,
+    let taker = api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "price": "10.10", "quantity": "1"}),
     );
@@ -235,8 +213,7 @@ fn stop_and_stop_limit_orders_rest_unseen_trigger_and_fill() {
     );
 
     // Its rest fills when bob sells into it.
-    accepted(
-        &api,
+    api.accepted(
         TOKEN_B,
         json!({"symbol": "ACME", "side": "sell", "price": "10.20", "quantity": "3"}),
     );
@@ -251,8 +228,7 @@ fn stop_and_stop_limit_orders_rest_unseen_trigger_and_fill() {
     );
 
     // A stop market sell: triggered by a trade at 9.90 or below, it sells at the market.
-    let stop_market = accepted(
-        &api,
+    let stop_market = api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "sell", "type": "stop", "stop_price": "9.90",
                "quantity": "2"}),
@@ -268,14 +244,12 @@ fn stop_and_stop_limit_orders_rest_unseen_trigger_and_fill() {
         "{stop_market}"
     );
     for (px, qty) in [("9.90", "1"), ("9.80", "2")] {
-        accepted(
-            &api,
+        api.accepted(
             TOKEN_B,
             json!({"symbol": "ACME", "side": "buy", "price": px, "quantity": qty}),
         );
     }
-    accepted(
-        &api,
+    api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "sell", "price": "9.90", "quantity": "1"}),
     );
@@ -317,8 +291,7 @@ fn an_iceberg_shows_only_its_peak_in_the_book_and_refills_it() {
     let mut book_ws = Ws::connect(&s);
     book_ws.send(r#"{"op":"subscribe","channel":"book","symbol":"ACME"}"#);
     assert_eq!(book_ws.next()["type"], "subscribed");
-    let ice = accepted(
-        &api,
+    let ice = api.accepted(
         TOKEN_B,
         json!({"symbol": "ACME", "side": "sell", "price": "10.50", "quantity": "10",
                "display_quantity": "3"}),
@@ -345,8 +318,7 @@ fn an_iceberg_shows_only_its_peak_in_the_book_and_refills_it() {
     let at = depth(0, json!([["10.5", "3", 1]]));
 
     // Alice takes the peak: the book shows a new peak of 3, 7 remain.
-    let taker = accepted(
-        &api,
+    let taker = api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "price": "10.50", "quantity": "3"}),
     );
@@ -363,8 +335,7 @@ fn an_iceberg_shows_only_its_peak_in_the_book_and_refills_it() {
     );
     // 5 more: the peak of 3, then 2 of the next peak of 3 (the last 3 refilled from the 4
     // hidden): 2 remain, 1 shown and 1 hidden.
-    accepted(
-        &api,
+    api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "price": "10.50", "quantity": "5"}),
     );
@@ -409,8 +380,7 @@ fn a_gtd_order_expires_when_the_clock_passes_its_expire_time() {
     // Whole seconds: the answer shows the time as it was given.
     let at_ns = (now_ns / 1_000_000_000 + 2) * 1_000_000_000;
     let at = http_gateway::json::rfc3339(at_ns);
-    let gtd = accepted(
-        &api,
+    let gtd = api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "price": "9.00", "quantity": "1",
                "time_in_force": "gtd", "expire_time": at}),
@@ -447,8 +417,7 @@ fn a_gtd_order_expires_when_the_clock_passes_its_expire_time() {
 
     // One whose time has passed (by the server's clock): refused.
     let past = http_gateway::json::rfc3339(now_ns - 60_000_000_000);
-    let (st, v) = post(
-        &api,
+    let (st, v) = api.post_order(
         TOKEN_A,
         &json!({"symbol": "ACME", "side": "buy", "price": "9.00", "quantity": "1",
                 "time_in_force": "gtd", "expire_time": past}),
@@ -577,7 +546,7 @@ fn each_bad_field_is_refused_with_its_4xx_json_error() {
     ];
     for (extra, status, code, words) in cases {
         let body = with(extra);
-        let (st, v) = post(&api, TOKEN_A, &body);
+        let (st, v) = api.post_order(TOKEN_A, &body);
         assert_eq!(
             (st, v["code"].as_str()),
             (status, Some(code)),
@@ -622,16 +591,14 @@ fn a_call_auction_collects_orders_shows_the_indicative_and_uncrosses_at_one_pric
     assert_eq!(ticker["indicative"], Value::Null, "{ticker}");
 
     // Crossing orders rest; nothing trades.
-    let buy = accepted(
-        &api,
+    let buy = api.accepted(
         TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "price": "10.05", "quantity": "10"}),
     );
     let sells: Vec<Value> = [("10.00", "6"), ("10.05", "4")]
         .into_iter()
         .map(|(px, qty)| {
-            accepted(
-                &api,
+            api.accepted(
                 TOKEN_B,
                 json!({"symbol": "ACME", "side": "sell", "price": px, "quantity": qty}),
             )
@@ -654,7 +621,7 @@ fn a_call_auction_collects_orders_shows_the_indicative_and_uncrosses_at_one_pric
         for (k, v) in extra.as_object().unwrap() {
             body[k] = v.clone();
         }
-        let (st, v) = post(&api, TOKEN_A, &body);
+        let (st, v) = api.post_order(TOKEN_A, &body);
         assert_eq!((st, v["code"].as_str()), (422, Some("auction_call")), "{v}");
     }
 

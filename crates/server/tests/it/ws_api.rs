@@ -25,18 +25,6 @@ fn config(dir: &Path) -> Config {
 }
 
 /// A new order of `token`'s; it must be accepted.
-fn order(api: &Api, token: &str, body: Value) -> Value {
-    let (st, v, _) = api.call(
-        "POST",
-        "/api/v1/orders",
-        Some(token),
-        None,
-        &body.to_string(),
-    );
-    assert_eq!(st, 201, "{body}: {v}");
-    v
-}
-
 /// A WebSocket client.
 pub(crate) struct Ws {
     ws: tungstenite::WebSocket<TcpStream>,
@@ -247,8 +235,7 @@ fn rest_trader(api: &Api, token: &str, seed: u64, n: usize, p: &Progress) {
             let side = if rng.below(2) == 0 { "buy" } else { "sell" };
             let px = format!("10.{:02}", 40 + rng.below(20));
             let tif = if rng.below(6) == 0 { "ioc" } else { "gtc" };
-            let v = order(
-                api,
+            let v = api.accepted(
                 token,
                 json!({"symbol": "ACME", "side": side, "price": px,
                        "quantity": (1 + rng.below(9)).to_string(), "time_in_force": tif}),
@@ -442,20 +429,18 @@ fn a_keys_orders_channel_shows_its_own_events_and_never_another_keys() {
             json!({"type": "subscribed", "channel": "orders"})
         );
     }
-    let a1 = order(&api, TOKEN_A,
+    let a1 = api.accepted(TOKEN_A,
         json!({"symbol":"ACME","side":"sell","price":"10.25","quantity":"10","client_order_id":"a-1"}),
     )["order_id"]
         .as_u64()
         .unwrap();
-    let a2 = order(
-        &api,
+    let a2 = api.accepted(
         TOKEN_A,
         json!({"symbol":"ACME","side":"buy","price":"9","quantity":"1"}),
     )["order_id"]
         .as_u64()
         .unwrap();
-    let b1 = order(
-        &api,
+    let b1 = api.accepted(
         TOKEN_B,
         json!({"symbol":"ACME","side":"buy","price":"10.30","quantity":"4","time_in_force":"ioc"}),
     );
@@ -469,16 +454,14 @@ fn a_keys_orders_channel_shows_its_own_events_and_never_another_keys() {
         "",
     );
     assert_eq!(st, 200);
-    let b2 = order(
-        &api,
+    let b2 = api.accepted(
         TOKEN_B,
         json!({"symbol":"ACME","side":"buy","price":"9.5","quantity":"2"}),
     )["order_id"]
         .as_u64()
         .unwrap();
     // Alice's last order: every event before it has arrived once it has.
-    let a3 = order(
-        &api,
+    let a3 = api.accepted(
         TOKEN_A,
         json!({"symbol":"BOLT","side":"buy","price":"5","quantity":"3"}),
     )["order_id"]
@@ -627,9 +610,7 @@ fn ws_connections_max_refuses_upgrades_beyond_it_and_metrics_count_them() {
     }
     a.send(r#"{"op":"subscribe","channel":"ticker","symbol":"ACME"}"#);
     assert_eq!(a.next()["type"], "subscribed");
-    order(
-        &api,
-        TOKEN_A,
+    api.accepted(TOKEN_A,
         json!({"symbol": "ACME", "side": "buy", "type": "limit", "price": "10.40", "quantity": "5"}),
     );
     let mut fix = FixClient::connect(s.addr, "CLIENT3", "RIALTO", 1).unwrap();

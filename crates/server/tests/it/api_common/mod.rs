@@ -79,4 +79,23 @@ impl Api {
         let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
         (status, v, text)
     }
+
+    /// `POST /api/v1/orders` with `body` for `token`: the status and the JSON answer.
+    pub fn post_order(&self, token: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+        let (st, v, _) = self.call(
+            "POST",
+            "/api/v1/orders",
+            Some(token),
+            None,
+            &body.to_string(),
+        );
+        (st, v)
+    }
+
+    /// A new order that must be accepted (201): the answer.
+    pub fn accepted(&self, token: &str, body: serde_json::Value) -> serde_json::Value {
+        let (st, v) = self.post_order(token, &body);
+        assert_eq!(st, 201, "{body}: {v}");
+        v
+    }
 }

@@ -27,6 +27,15 @@ public final class Fix {
     public static final char IOC = '3';
     public static final char FOK = '4';
 
+    /** Field {@code tag} of {@code m}'s body, or null when it is absent. */
+    public static String field(Message m, int tag) {
+        try {
+            return m.isSetField(tag) ? m.getString(tag) : null;
+        } catch (FieldNotFound e) {
+            return null;
+        }
+    }
+
     /** An empty application message of type {@code msgType}. */
     public static Message app(String msgType) {
         Message m = new Message();

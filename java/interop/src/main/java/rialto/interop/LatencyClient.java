@@ -1,5 +1,7 @@
 package rialto.interop;
 
+import static rialto.interop.Fix.field;
+
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
@@ -226,13 +228,6 @@ public final class LatencyClient {
         client.drain();
     }
 
-    private static String field(Message m, int tag) {
-        try {
-            return m.isSetField(tag) ? m.getString(tag) : null;
-        } catch (FieldNotFound e) {
-            return null;
-        }
-    }
 
     private static double us(long ns) {
         return ns / 1000.0;

@@ -2,6 +2,7 @@ package rialto.interop;
 
 import static rialto.interop.Fix.BUY;
 import static rialto.interop.Fix.SELL;
+import static rialto.interop.Fix.field;
 
 import java.io.PrintStream;
 import java.math.BigDecimal;
@@ -152,13 +153,6 @@ public final class MarketDataCheck {
         return prefix + (++next);
     }
 
-    private static String field(Message m, int tag) {
-        try {
-            return m.isSetField(tag) ? m.getString(tag) : null;
-        } catch (FieldNotFound e) {
-            return null;
-        }
-    }
 
     private static String type(Message m) {
         return FixClients.type(m);

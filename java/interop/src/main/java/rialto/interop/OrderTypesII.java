@@ -4,6 +4,7 @@ import static rialto.interop.Fix.BUY;
 import static rialto.interop.Fix.GTC;
 import static rialto.interop.Fix.LIMIT;
 import static rialto.interop.Fix.SELL;
+import static rialto.interop.Fix.field;
 
 import java.io.PrintStream;
 import java.time.LocalDateTime;
@@ -81,13 +82,6 @@ public final class OrderTypesII {
         return prefix + (++next);
     }
 
-    private static String field(Message m, int tag) {
-        try {
-            return m.isSetField(tag) ? m.getString(tag) : null;
-        } catch (FieldNotFound e) {
-            return null;
-        }
-    }
 
     /** The next ExecutionReport with this ClOrdID, with the fields every one must have. */
     private Msg er(Client c, String clOrdId, String what) {

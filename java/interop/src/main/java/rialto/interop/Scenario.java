@@ -7,6 +7,7 @@ import static rialto.interop.Fix.LIMIT;
 import static rialto.interop.Fix.MARKET;
 import static rialto.interop.Fix.SELL;
 import static rialto.interop.Fix.DAY;
+import static rialto.interop.Fix.field;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -88,13 +89,6 @@ public final class Scenario {
 
     // ---------------------------------------------------------------- expectations
 
-    private static String field(Message m, int tag) {
-        try {
-            return m.isSetField(tag) ? m.getString(tag) : null;
-        } catch (quickfix.FieldNotFound e) {
-            return null;
-        }
-    }
 
     /**
      * The next ExecutionReport whose ClOrdID is clOrdId, with the fields every ER must have; not
