@@ -298,16 +298,22 @@ pub fn resolve() -> &'static Path {
 /// The nodes' JIT and GC (`RIALTO_KAFKA_JVM`, unless set): the client compiler only and the
 /// serial collector. A test's node lives for seconds, mostly starting: about half the CPU of
 /// the G1 and C2 defaults (a three-node failover test: 70 CPU-s against 137).
-pub const TEST_JVM: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+const TEST_JVM: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 
-/// Runs the script with `args`: its standard output, or what went wrong with its standard
-/// error.
-fn run(script: &Path, args: &[&str]) -> Result<String, String> {
+/// A command running `script`, whose nodes get the tests' JVM options unless
+/// `RIALTO_KAFKA_JVM` is set.
+pub fn script_command(script: &Path) -> Command {
     let mut cmd = Command::new(script);
     if std::env::var_os("RIALTO_KAFKA_JVM").is_none() {
         cmd.env("RIALTO_KAFKA_JVM", TEST_JVM);
     }
-    let out = cmd
+    cmd
+}
+
+/// Runs the script with `args`: its standard output, or what went wrong with its standard
+/// error.
+fn run(script: &Path, args: &[&str]) -> Result<String, String> {
+    let out = script_command(script)
         .args(args)
         .stdin(Stdio::null())
         .output()

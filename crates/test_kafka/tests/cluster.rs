@@ -100,8 +100,7 @@ fn nodes_end_with_their_owner_process() {
         .stdin(Stdio::null())
         .spawn()
         .unwrap();
-    let out = Command::new(test_kafka::script())
-        .env("RIALTO_KAFKA_JVM", test_kafka::TEST_JVM)
+    let out = test_kafka::script_command(&test_kafka::script())
         .args(["start", "--nodes", "1", "--dir"])
         .arg(dir.path())
         .args([
