@@ -97,8 +97,21 @@ cargo_tool() {
     fi
 }
 
+# disk_room: warns when the filesystem of the checkout has less free space than a first run
+# writes (about 2.5 GiB: target/ 1.1, fuzz/target 0.5, crate downloads 0.6, the dashboard's
+# packages, the tests' throwaway clusters), so that a later "No space left on device" has its
+# cause on the first lines.
+disk_room() {
+    local free_kib
+    free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+    if [ -n "$free_kib" ] && [ "$free_kib" -lt $((3 * 1024 * 1024)) ]; then
+        report "  warning: $((free_kib / 1024)) MiB free on the filesystem of $PWD; a first run writes about 2.5 GiB"
+    fi
+}
+
 check_tools() {
     step "tools"
+    disk_room
     cargo_tool nextest cargo-nextest
     if [ "$FUZZ_SECONDS" != 0 ] && planned fuzz_build fuzz; then
         cargo_tool fuzz cargo-fuzz
