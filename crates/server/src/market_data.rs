@@ -28,6 +28,7 @@ use crate::counters::{now_ns, Counters, Logger};
 use crate::error::ServerError;
 use crate::follower::{Follower, FOLLOW_SLICE};
 use crate::node::Node;
+use crate::transport::write_until_blocked;
 use exchange::Backing;
 use fix_gateway::md::{MdEdge, MdLimits};
 use fix_gateway::{ConnId, Outbox};
@@ -37,7 +38,7 @@ use market_data::Feed;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -700,23 +701,7 @@ impl MdThread {
         let Some(c) = self.conns.get_mut(&id) else {
             return;
         };
-        let mut written = 0;
-        let mut failed = false;
-        while written < c.wbuf.len() {
-            match c.stream.write(&c.wbuf[written..]) {
-                Ok(0) => {
-                    failed = true;
-                    break;
-                }
-                Ok(n) => written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => {
-                    failed = true;
-                    break;
-                }
-            }
-        }
+        let (written, failed) = write_until_blocked(&mut c.stream, &c.wbuf);
         c.wbuf.drain(..written);
         if failed {
             self.edge.on_closed(id);

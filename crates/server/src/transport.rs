@@ -43,6 +43,23 @@ use std::net::Shutdown;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Writes `buf` to a non-blocking stream until it is all taken or the socket would block:
+/// how many bytes were taken, and whether the connection failed (an error other than
+/// `WouldBlock`, or a write that took nothing).
+pub(crate) fn write_until_blocked(w: &mut impl Write, buf: &[u8]) -> (usize, bool) {
+    let mut written = 0;
+    while written < buf.len() {
+        match w.write(&buf[written..]) {
+            Ok(0) => return (written, true),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return (written, true),
+        }
+    }
+    (written, false)
+}
+
 /// One connection's stream.
 pub(crate) enum Transport {
     Plain(TcpStream),

@@ -18,7 +18,7 @@ use super::{EventLoop, KEEP_BUF, READ_CHUNK};
 use crate::counters::Logger;
 use crate::record::{Evict, Record};
 use crate::throttle::{Class, Verdict};
-use crate::transport::Transport;
+use crate::transport::{write_until_blocked, Transport};
 use fix::{frame, resync, Inbound, Limits};
 use fix_gateway::{AppMsg, BusyWhy, ConnId, ConnIds};
 use journal::Log;
@@ -475,23 +475,7 @@ impl<L: Log> EventLoop<L> {
         let Some(c) = self.conns.get_mut(&id) else {
             return;
         };
-        let mut written = 0;
-        let mut failed = false;
-        while written < c.wbuf.len() {
-            match c.stream.write(&c.wbuf[written..]) {
-                Ok(0) => {
-                    failed = true;
-                    break;
-                }
-                Ok(n) => written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => {
-                    failed = true;
-                    break;
-                }
-            }
-        }
+        let (written, mut failed) = write_until_blocked(&mut c.stream, &c.wbuf);
         // TLS: ciphertext of earlier writes (or the handshake) the socket did not take.
         if !failed {
             if let Err(e) = c.stream.flush() {
