@@ -1,21 +1,19 @@
 //! Order-entry messages: reading what clients send (every `Refusal` a reader gives, with its
 //! tag and text), and the exact bytes of what Rialto answers in each FIX version.
 
+mod common;
+use common::{encode, pipes, with, with_bytes, T0};
+
 use fix::app::{
-    cxl_rej_reason, ord_rej_reason, AppMessage, BusinessMessageReject, CxlRejResponseTo, Echo,
-    ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrder, NewOrderSingle, OrdStatus,
+    cxl_rej_reason, ord_rej_reason, BusinessMessageReject, CxlRejResponseTo, Echo, ExecType,
+    ExecutionReport, InstrumentRef, Instruments, NewOrder, NewOrderSingle, OrdStatus,
     OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderExt,
     OrderMassCancelReport, OrderMassCancelRequest, OrderStatusRequest, OrderlessReport, Refusal,
     TradSesStatus, TradingSessionStatus, TradingSessionStatusRequest, ECHO_MAX,
 };
 use fix::md::SubscriptionType;
-use fix::{
-    BusinessRejectReason, Decimal, Decoder, Encoder, FixVersion, Header, Limits, Message,
-    TimePrecision,
-};
+use fix::{BusinessRejectReason, Decimal, FixVersion};
 use types::{OrdType, Side, TimeInForce};
-
-const T0: u64 = 1_700_000_000_000_000_000;
 
 /// ACME: prices in cents, any cent. BOLT: prices in cents, a tick of 0.05 (5 units).
 struct Table;
@@ -39,36 +37,6 @@ impl Instruments for Table {
             _ => None,
         }
     }
-}
-
-/// A CLIENT1 -> RIALTO message of `msg_type` with `body` (`|` for SOH; any bytes).
-fn framed(msg_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut text =
-        format!("35={msg_type}|34=2|49=CLIENT1|56=RIALTO|52=20231114-22:13:20.000|").into_bytes();
-    text.extend_from_slice(body);
-    let text: Vec<u8> = text
-        .into_iter()
-        .map(|b| if b == b'|' { 1 } else { b })
-        .collect();
-    let mut out = Vec::new();
-    fix::wrap_body(FixVersion::Fix44, &text, &mut out);
-    out
-}
-
-fn pipes(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).replace('\x01', "|")
-}
-
-/// Runs `f` on the decoded message of `msg_type` with `body`.
-fn with<R>(msg_type: &str, body: &str, f: impl FnOnce(&Message<'_>) -> R) -> R {
-    with_bytes(msg_type, body.as_bytes(), f)
-}
-
-fn with_bytes<R>(msg_type: &str, body: &[u8], f: impl FnOnce(&Message<'_>) -> R) -> R {
-    let bytes = framed(msg_type, body);
-    let mut d = Decoder::new(Limits::default());
-    let m = d.decode(&bytes).unwrap();
-    f(&m)
 }
 
 /// What the reader of `msg_type` says about `body`: `Ok(())` or its refusal.
@@ -524,26 +492,6 @@ fn echo_push_and_from_bytes() {
     assert_eq!(Echo::from_bytes(&[b'a'; ECHO_MAX + 1]), None);
     assert_eq!(Echo::from("55=X\x01").as_bytes(), b"55=X\x01");
     assert_eq!(Echo::default(), Echo::EMPTY);
-}
-
-/// Encodes `msg` as RIALTO -> CLIENT1 seq 9 at T0 in `version`.
-fn encode(msg: &impl AppMessage, version: FixVersion) -> String {
-    let mut e = Encoder::default();
-    e.begin(msg.msg_type());
-    e.header(&Header {
-        sender_comp_id: b"RIALTO",
-        target_comp_id: b"CLIENT1",
-        msg_seq_num: 9,
-        sending_time_ns: T0,
-        poss_dup: false,
-        orig_sending_time: None,
-        time_precision: TimePrecision::Millis,
-    });
-    msg.encode_body(version, &mut e);
-    let bytes = e.finish(version).to_vec();
-    // Everything we write decodes.
-    Decoder::new(Limits::default()).decode(&bytes).unwrap();
-    pipes(&bytes)
 }
 
 /// 500 to buy at 10.01; 100 filled at 10.00, then 200 at 10.01.

@@ -1,6 +1,9 @@
 //! Codec tests: golden messages from the FIX literature, round trips, and every frame and
 //! field error the decoder reports.
 
+mod common;
+use common::pipes;
+
 use fix::decode::{
     checksum, frame, resync, scan_msg_seq_num, scan_msg_type, DecodeError, Decoder, FrameError,
 };
@@ -8,10 +11,6 @@ use fix::{write_u64, Decimal, Encoder, FieldErrorKind, FixVersion, Header, Limit
 
 fn soh(s: &str) -> Vec<u8> {
     s.replace('|', "\x01").into_bytes()
-}
-
-fn pipes(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).replace('\x01', "|")
 }
 
 /// The Logon example from the FIX 4.2 literature (Wikipedia's "FIX protocol" article).

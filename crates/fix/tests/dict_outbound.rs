@@ -10,6 +10,9 @@
 //! `fix::app::NewOrder`
 //! (load generator, tests) is checked on its own: it lacks two required fields.
 
+mod common;
+use common::{SEC, T0};
+
 use fix::app::{
     BusinessMessageReject, CxlRejResponseTo, DropCopy, Echo, ExecType, ExecutionReport, NewOrder,
     OrdStatus, OrderCancelReject, OrderExt, OrderMassCancelReport, OrderlessReport, TradSesStatus,
@@ -25,9 +28,6 @@ use fix::{
     Session, SessionConfig, SessionEvent, SessionHandler, SessionRejectReason, TimePrecision,
 };
 use types::{OrdType, Side, TimeInForce};
-
-const T0: u64 = 1_700_000_000_000_000_000;
-const SEC: u64 = 1_000_000_000;
 
 #[derive(Default)]
 struct Rec {

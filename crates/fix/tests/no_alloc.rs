@@ -7,6 +7,9 @@
 //! Counted with a global allocator wrapper that only this test binary installs; the count is
 //! per thread so the test harness's own threads do not disturb it.
 
+mod common;
+use common::T0;
+
 use fix::app::{
     AppMessage, ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle, OrdStatus,
 };
@@ -19,8 +22,6 @@ use fix::{
 static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
 use alloc_count::allocs;
-
-const T0: u64 = 1_700_000_000_000_000_000;
 
 struct Table;
 

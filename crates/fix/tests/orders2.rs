@@ -4,14 +4,15 @@
 //! ExecutionReport of such an order writes them back, a stop's trigger included (ExecType L
 //! in FIX 5.0SP2, D Restated in 4.2 and 4.4).
 
-use fix::app::{
-    AppMessage, Echo, ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle,
-    OrdStatus, OrderCancelReplaceRequest, OrderExt, Refusal,
-};
-use fix::{Decoder, Encoder, FixVersion, Header, Limits, Message, TimePrecision};
-use types::{OrdType, Side, TimeInForce};
+mod common;
+use common::{encode, pipes, with, T0};
 
-const T0: u64 = 1_700_000_000_000_000_000;
+use fix::app::{
+    Echo, ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle, OrdStatus,
+    OrderCancelReplaceRequest, OrderExt, Refusal,
+};
+use fix::FixVersion;
+use types::{OrdType, Side, TimeInForce};
 
 /// ACME: prices in cents, a tick of 0.05 (5 units).
 struct Table;
@@ -26,21 +27,6 @@ impl Instruments for Table {
     fn find(&self, symbol: &[u8]) -> Option<InstrumentRef> {
         (symbol == b"ACME").then_some(ACME)
     }
-}
-
-fn pipes(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).replace('\x01', "|")
-}
-
-/// Runs `f` on a CLIENT1 -> RIALTO message of `msg_type` with `body` (`|` for SOH).
-fn with<R>(msg_type: &str, body: &str, f: impl FnOnce(&Message<'_>) -> R) -> R {
-    let text = format!("35={msg_type}|34=2|49=CLIENT1|56=RIALTO|52=20231114-22:13:20.000|{body}")
-        .replace('|', "\x01");
-    let mut bytes = Vec::new();
-    fix::wrap_body(FixVersion::Fix44, text.as_bytes(), &mut bytes);
-    let mut d = Decoder::new(Limits::default());
-    let m = d.decode(&bytes).unwrap();
-    f(&m)
 }
 
 fn new_order(body: &str) -> Result<(OrdType, TimeInForce, i64, OrderExt), Refusal> {
@@ -248,24 +234,6 @@ fn replace_of_a_stop_limit_order() {
             "StopPx(99) is only for a stop limit order (OrdType 4)".to_string()
         )
     );
-}
-
-fn encode(msg: &dyn AppMessage, version: FixVersion) -> String {
-    let mut e = Encoder::default();
-    e.begin(msg.msg_type());
-    e.header(&Header {
-        sender_comp_id: b"RIALTO",
-        target_comp_id: b"CLIENT1",
-        msg_seq_num: 9,
-        sending_time_ns: T0,
-        poss_dup: false,
-        orig_sending_time: None,
-        time_precision: TimePrecision::Millis,
-    });
-    msg.encode_body(version, &mut e);
-    let bytes = e.finish(version).to_vec();
-    Decoder::new(Limits::default()).decode(&bytes).unwrap();
-    pipes(&bytes)
 }
 
 /// The body from ExecID to TransactTime, as `encode` wrote it.

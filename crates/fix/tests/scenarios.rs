@@ -20,6 +20,9 @@
 //! ```
 //! After each step, every output must be matched by the lines that follow it.
 
+mod common;
+use common::{pipes, SEC, T0};
+
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -28,9 +31,6 @@ use fix::{
     Decoder, Encoder, FixVersion, Limits, MemoryStore, Session, SessionConfig, SessionEvent,
     SessionHandler,
 };
-
-const T0: u64 = 1_700_000_000_000_000_000;
-const SEC: u64 = 1_000_000_000;
 
 #[derive(Default)]
 struct Rec {
@@ -115,10 +115,6 @@ fn inbound(text: &str, version: FixVersion, now: u64) -> Vec<u8> {
     let mut out = Vec::new();
     fix::wrap_body(version, body.as_bytes(), &mut out);
     out
-}
-
-fn pipes(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).replace('\x01', "|")
 }
 
 fn check_fields(what: &str, bytes: &[u8], want: &str, at: &str) {

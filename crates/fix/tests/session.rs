@@ -3,6 +3,9 @@
 //! muted session (journal replay), the typed `on_message`/`next_queued` path, and snapshots
 //! (`vars`/`restore`).
 
+mod common;
+use common::{pipes, SEC, T0};
+
 use fix::app::{ExecType, ExecutionReport, InstrumentRef, Instruments, NewOrderSingle, OrdStatus};
 use fix::{
     Credentials, Decoder, DisconnectReason, Encoder, FixVersion, Header, InHeader, Inbound, Limits,
@@ -19,9 +22,6 @@ impl fix::InboundApp for Order {
         b"D"
     }
 }
-
-const T0: u64 = 1_700_000_000_000_000_000;
-const SEC: u64 = 1_000_000_000;
 
 #[derive(Default)]
 struct Rec {
@@ -43,10 +43,6 @@ impl SessionHandler for Rec {
     fn muted(&self) -> bool {
         self.muted
     }
-}
-
-fn pipes(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).replace('\x01', "|")
 }
 
 impl Rec {
